@@ -1,0 +1,168 @@
+package memd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxFactLen is the longest fact text, in characters, after trimming.
+const MaxFactLen = 500
+
+// Tier says where a fact lives and how much it weighs in ranking.
+type Tier string
+
+const (
+	TierProfile Tier = "profile" // lasting facts, profile.md
+	TierLog     Tier = "log"     // dated history, log/YYYY-MM.md
+	TierNote    Tier = "note"    // a minor detail, a log line tagged [note], weight 0.5
+	TierEpisode Tier = "episode" // a summary of recent work, tagged [episode], weight 1.5
+)
+
+// ParseTier checks a tier name; "" means profile.
+func ParseTier(s string) (Tier, error) {
+	switch Tier(s) {
+	case "":
+		return TierProfile, nil
+	case TierProfile, TierLog, TierNote, TierEpisode:
+		return Tier(s), nil
+	}
+	return "", Errorf(EINVALID, "tier %q: want profile, log, note or episode", truncate(s, 40))
+}
+
+// Weight is the ranking weight of a tier.
+func (t Tier) Weight() float64 {
+	switch t {
+	case TierNote:
+		return 0.5
+	case TierEpisode:
+		return 1.5
+	}
+	return 1
+}
+
+// Fact is one dated line of memory.
+type Fact struct {
+	ID    string  `json:"id"`
+	Shard ShardID `json:"shard"`
+	Date  Date    `json:"date"`
+	Tier  Tier    `json:"tier"`
+	Text  string  `json:"text"`
+	File  string  `json:"file"` // profile.md or log/YYYY-MM.md
+}
+
+// FactID returns the identity of a fact's text: a short hex hash of the text
+// in Unicode NFC, lowercased, with runs of white space folded to one space.
+// The same text in the same shard is the same fact.
+func FactID(text string) string {
+	sum := sha256.Sum256([]byte(NormalizeFactText(text)))
+	return hex.EncodeToString(sum[:6])
+}
+
+// NormalizeFactText is the form of a text that identity compares.
+func NormalizeFactText(text string) string {
+	s := strings.ToLower(norm.NFC.String(text))
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// ValidFactID reports whether id has the form FactID returns.
+func ValidFactID(id string) bool {
+	if len(id) != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && strings.ToLower(id) == id
+}
+
+// CleanFactText trims text and checks it may be a fact: one line of
+// 1..MaxFactLen characters, valid UTF-8, no control characters, and not
+// starting with a tier tag (which would change its meaning when read back).
+func CleanFactText(text string) (string, error) {
+	t := strings.TrimSpace(text)
+	if !utf8.ValidString(t) {
+		return "", Errorf(EINVALID, "fact text is not valid UTF-8")
+	}
+	if t == "" {
+		return "", Errorf(EINVALID, "fact text is empty")
+	}
+	if n := utf8.RuneCountInString(t); n > MaxFactLen {
+		return "", Errorf(EINVALID, "fact text is %d characters; the limit is %d (split it or shorten it)", n, MaxFactLen)
+	}
+	for _, r := range t {
+		if r == '\n' || r == '\r' {
+			return "", Errorf(EINVALID, "fact text must be one line; it contains a line break")
+		}
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return "", Errorf(EINVALID, "fact text contains the control character %U", r)
+		}
+	}
+	if strings.HasPrefix(t, "[note]") || strings.HasPrefix(t, "[episode]") {
+		return "", Errorf(EINVALID, "fact text may not start with a tier tag; pass the tier instead")
+	}
+	return t, nil
+}
+
+// Date is a calendar day.
+type Date struct{ t time.Time }
+
+// DateOf returns the calendar day of t in t's location.
+func DateOf(t time.Time) Date {
+	y, m, d := t.Date()
+	return Date{time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}
+}
+
+// ParseDate parses "YYYY-MM-DD", accepting only real calendar dates.
+func ParseDate(s string) (Date, error) {
+	if len(s) != 10 {
+		return Date{}, Errorf(EINVALID, "date %q: want YYYY-MM-DD", truncate(s, 40))
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return Date{}, Errorf(EINVALID, "date %q is not a calendar date (want YYYY-MM-DD)", s)
+	}
+	return Date{t}, nil
+}
+
+// IsZero reports whether d is unset.
+func (d Date) IsZero() bool { return d.t.IsZero() }
+
+func (d Date) String() string {
+	if d.t.IsZero() {
+		return ""
+	}
+	return d.t.Format(time.DateOnly)
+}
+
+// Month returns "YYYY-MM", which names a fact's log file.
+func (d Date) Month() string { return d.t.Format("2006-01") }
+
+// Days returns the number of days since 1970-01-01.
+func (d Date) Days() int { return int(d.t.Unix() / 86400) }
+
+// Time returns midnight UTC of d.
+func (d Date) Time() time.Time { return d.t }
+
+// Before reports whether d is earlier than e.
+func (d Date) Before(e Date) bool { return d.t.Before(e.t) }
+
+// MarshalText renders "YYYY-MM-DD".
+func (d Date) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses "YYYY-MM-DD"; an empty text is the zero date.
+func (d *Date) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*d = Date{}
+		return nil
+	}
+	v, err := ParseDate(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}

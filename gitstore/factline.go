@@ -1,0 +1,143 @@
+package gitstore
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/memd/memd"
+)
+
+// Fact files: lasting facts in profile.md, dated history in one file a month.
+const (
+	ProfileFile = "profile.md"
+	LogDir      = "log"
+	NotesDir    = "notes"
+)
+
+// A fact line is
+//
+//	- (YYYY-MM-DD) <text>
+//	- (YYYY-MM-DD) [note] <text>
+//	- (YYYY-MM-DD) [episode] <text>
+//
+// with a real calendar date. Every other line is kept exactly as it is.
+
+// ParseLine parses one line (without its newline) as a fact. ok is false for
+// lines that are not facts: headers, comments, prose, blank lines.
+func ParseLine(line string) (f memd.Fact, ok bool) {
+	line = strings.TrimSuffix(line, "\r")
+	if len(line) < 15 || line[0] != '-' || line[1] != ' ' || line[2] != '(' || line[13] != ')' || line[14] != ' ' {
+		return memd.Fact{}, false
+	}
+	date, err := memd.ParseDate(line[3:13])
+	if err != nil {
+		return memd.Fact{}, false
+	}
+	text := line[15:]
+	tier := memd.Tier("")
+	for _, t := range []memd.Tier{memd.TierNote, memd.TierEpisode} {
+		if tag := "[" + string(t) + "] "; strings.HasPrefix(text, tag) {
+			tier, text = t, text[len(tag):]
+			break
+		}
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return memd.Fact{}, false
+	}
+	return memd.Fact{ID: memd.FactID(text), Date: date, Tier: tier, Text: text}, true
+}
+
+// FormatLine renders a fact as its line, with a trailing newline.
+func FormatLine(f memd.Fact) string {
+	tag := ""
+	if f.Tier == memd.TierNote || f.Tier == memd.TierEpisode {
+		tag = "[" + string(f.Tier) + "] "
+	}
+	return "- (" + f.Date.String() + ") " + tag + f.Text + "\n"
+}
+
+// FileFor returns the file a fact of tier t and date d belongs in.
+func FileFor(t memd.Tier, d memd.Date) string {
+	if t == memd.TierProfile || t == "" {
+		return ProfileFile
+	}
+	return LogDir + "/" + d.Month() + ".md"
+}
+
+// IsFactFile reports whether a path in a shard holds facts: profile.md or
+// log/YYYY-MM.md.
+func IsFactFile(path string) bool {
+	if path == ProfileFile {
+		return true
+	}
+	name, ok := strings.CutPrefix(path, LogDir+"/")
+	if !ok || len(name) != len("2006-01.md") || !strings.HasSuffix(name, ".md") {
+		return false
+	}
+	_, err := memd.ParseDate(name[:7] + "-01")
+	return err == nil
+}
+
+// fileTier is the tier of an untagged fact in a file.
+func fileTier(path string) memd.Tier {
+	if path == ProfileFile {
+		return memd.TierProfile
+	}
+	return memd.TierLog
+}
+
+// header returns the text a new fact file starts with, telling a person the
+// format.
+func header(path string) string {
+	if path == ProfileFile {
+		return "# Profile\n\n" +
+			"<!-- memd: lasting facts, one per line as \"- (YYYY-MM-DD) text\".\n" +
+			"     Other lines are kept as written. Edit freely and commit with git. -->\n\n"
+	}
+	month := strings.TrimSuffix(strings.TrimPrefix(path, LogDir+"/"), ".md")
+	return "# Log " + month + "\n\n" +
+		"<!-- memd: dated facts, one per line as \"- (YYYY-MM-DD) text\"; \"[note]\" or\n" +
+		"     \"[episode]\" after the date marks a minor detail or a summary of work.\n" +
+		"     Other lines are kept as written. Edit freely and commit with git. -->\n\n"
+}
+
+// lineFact is a fact and where its line sits in its file.
+type lineFact struct {
+	memd.Fact
+	start, end int // byte range of the line, newline included
+}
+
+// factFile is one fact file at one commit. It is never modified once built.
+type factFile struct {
+	path  string
+	blob  [20]byte
+	data  []byte
+	facts []lineFact
+}
+
+// parseFactFile finds the fact lines of a file.
+func parseFactFile(path string, data []byte) []lineFact {
+	var facts []lineFact
+	tier := fileTier(path)
+	for start := 0; start < len(data); {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += start + 1
+		}
+		if data[start] == '-' {
+			line := strings.TrimSuffix(string(data[start:end]), "\n")
+			if f, ok := ParseLine(line); ok {
+				if f.Tier == "" {
+					f.Tier = tier
+				}
+				f.File = path
+				facts = append(facts, lineFact{Fact: f, start: start, end: end})
+			}
+		}
+		start = end
+	}
+	return facts
+}

@@ -1,0 +1,338 @@
+package gitstore
+
+import (
+	"bytes"
+	"container/heap"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+)
+
+// Commit is a commit as read from a shard's history.
+type Commit struct {
+	Hash       plumbing.Hash
+	Tree       plumbing.Hash
+	Parents    []plumbing.Hash
+	Author     Signature
+	AuthorTime time.Time
+	Committer  Signature
+	Time       time.Time // committer time
+	Message    string
+}
+
+// Subject returns the first line of the message.
+func (c Commit) Subject() string {
+	s, _, _ := strings.Cut(c.Message, "\n")
+	return s
+}
+
+type commitInfo struct {
+	tree      plumbing.Hash
+	parents   []plumbing.Hash
+	author    sigTime
+	committer sigTime
+	message   string
+}
+
+type sigTime struct {
+	Signature
+	When time.Time
+}
+
+func (sh *Shard) readCommit(h plumbing.Hash) (*commitInfo, error) {
+	obj, err := sh.db.Get(h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", short(h), err)
+	}
+	if obj.Type != plumbing.CommitObject {
+		return nil, memd.Errorf(memd.ENOTFOUND, "%s is a %s, not a commit", short(h), obj.Type)
+	}
+	c, err := parseCommit(obj.Data)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", short(h), err)
+	}
+	return c, nil
+}
+
+func parseCommit(data []byte) (*commitInfo, error) {
+	c := &commitInfo{}
+	for len(data) > 0 {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return nil, errors.New("malformed commit header")
+		}
+		line := string(data[:nl])
+		data = data[nl+1:]
+		if line == "" {
+			c.message = string(data)
+			break
+		}
+		key, val, _ := strings.Cut(line, " ")
+		switch key {
+		case "tree":
+			c.tree = plumbing.NewHash(val)
+		case "parent":
+			c.parents = append(c.parents, plumbing.NewHash(val))
+		case "author":
+			c.author = parseSig(val)
+		case "committer":
+			c.committer = parseSig(val)
+		}
+	}
+	if c.tree.IsZero() {
+		return nil, errors.New("commit has no tree")
+	}
+	return c, nil
+}
+
+// parseSig parses "Name <email> 1700000000 +0100".
+func parseSig(s string) sigTime {
+	var st sigTime
+	lt := strings.LastIndexByte(s, '<')
+	gt := strings.LastIndexByte(s, '>')
+	if lt < 0 || gt < lt {
+		st.Name = s
+		return st
+	}
+	st.Name = strings.TrimSpace(s[:lt])
+	st.Email = s[lt+1 : gt]
+	fields := strings.Fields(s[gt+1:])
+	if len(fields) >= 1 {
+		sec, _ := strconv.ParseInt(fields[0], 10, 64)
+		st.When = time.Unix(sec, 0)
+		if len(fields) >= 2 && len(fields[1]) == 5 {
+			if t, err := time.Parse("-0700", fields[1]); err == nil {
+				st.When = st.When.In(t.Location())
+			}
+		}
+	}
+	return st
+}
+
+func (c *commitInfo) export(h plumbing.Hash) Commit {
+	return Commit{
+		Hash: h, Tree: c.tree, Parents: c.parents,
+		Author: c.author.Signature, AuthorTime: c.author.When,
+		Committer: c.committer.Signature, Time: c.committer.When,
+		Message: c.message,
+	}
+}
+
+// ReadCommit reads one commit.
+func (sh *Shard) ReadCommit(h plumbing.Hash) (Commit, error) {
+	c, err := sh.readCommit(h)
+	if err != nil {
+		return Commit{}, err
+	}
+	return c.export(h), nil
+}
+
+// ErrStop may be returned by a Walk callback to end the walk early.
+var ErrStop = errors.New("stop walking")
+
+// Walk calls fn for from and each of its ancestors, newest commit first
+// (by committer time), each once.
+func (sh *Shard) Walk(from plumbing.Hash, fn func(Commit) error) error {
+	if from.IsZero() {
+		return nil
+	}
+	seen := map[plumbing.Hash]bool{from: true}
+	q := &commitQueue{}
+	first, err := sh.ReadCommit(from)
+	if err != nil {
+		return err
+	}
+	heap.Push(q, first)
+	for q.Len() > 0 {
+		c := heap.Pop(q).(Commit)
+		if err := fn(c); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+		for _, p := range c.Parents {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			pc, err := sh.ReadCommit(p)
+			if err != nil {
+				return err
+			}
+			heap.Push(q, pc)
+		}
+	}
+	return nil
+}
+
+type commitQueue []Commit
+
+func (q commitQueue) Len() int           { return len(q) }
+func (q commitQueue) Less(i, j int) bool { return q[i].Time.After(q[j].Time) }
+func (q commitQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)        { *q = append(*q, x.(Commit)) }
+func (q *commitQueue) Pop() any {
+	old := *q
+	c := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return c
+}
+
+// Diff is what one commit changed, against its first parent.
+type Diff struct {
+	Facts []memd.FactChange // fact lines removed ("-") and added ("+")
+	Files []string          // every path the commit changed
+}
+
+// Diff returns the fact-level changes of a commit against its first parent
+// (against nothing for a root commit).
+func (sh *Shard) Diff(c Commit) (Diff, error) {
+	var parentTree plumbing.Hash
+	if len(c.Parents) > 0 {
+		p, err := sh.readCommit(c.Parents[0])
+		if err != nil {
+			return Diff{}, err
+		}
+		parentTree = p.tree
+	}
+	return sh.diffTrees(parentTree, c.Tree)
+}
+
+func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
+	var d Diff
+	var before, after []lineFact
+	t := &trees{db: sh.db}
+	err := t.diffFiles(from, to, "", func(string) bool { return true }, func(path string, a, b plumbing.Hash) error {
+		d.Files = append(d.Files, path)
+		if !IsFactFile(path) {
+			return nil
+		}
+		for _, side := range []struct {
+			blob plumbing.Hash
+			out  *[]lineFact
+		}{{a, &before}, {b, &after}} {
+			if side.blob.IsZero() {
+				continue
+			}
+			ff, err := sh.readFactFile(path, side.blob)
+			if err != nil {
+				return err
+			}
+			*side.out = append(*side.out, ff.facts...)
+		}
+		return nil
+	})
+	if err != nil {
+		return Diff{}, err
+	}
+	d.Facts = diffFacts(sh.id, before, after)
+	return d, nil
+}
+
+// diffFacts compares fact lines as a multiset: a line present on one side
+// only is a change. A fact whose line changed (date, tier, file) appears as
+// removed and added.
+func diffFacts(id memd.ShardID, before, after []lineFact) []memd.FactChange {
+	key := func(f memd.Fact) string {
+		return f.ID + "\x00" + f.File + "\x00" + f.Date.String() + "\x00" + string(f.Tier) + "\x00" + f.Text
+	}
+	var out []memd.FactChange
+	changed := func(op string, from, other []lineFact) {
+		count := make(map[string]int)
+		for _, lf := range other {
+			count[key(lf.Fact)]++
+		}
+		for _, lf := range from {
+			if k := key(lf.Fact); count[k] > 0 {
+				count[k]--
+				continue
+			}
+			f := lf.Fact
+			f.Shard = id
+			out = append(out, memd.FactChange{Op: op, Fact: f})
+		}
+	}
+	changed("-", before, after)
+	changed("+", after, before)
+	return out
+}
+
+// FactsAt returns the facts as they were at a commit.
+func (sh *Shard) FactsAt(h plumbing.Hash) ([]memd.Fact, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	c, err := sh.readCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string]*factFile)
+	t := &trees{db: sh.db}
+	err = t.walkFiles(c.tree, "", keepFactPaths, func(path string, blob plumbing.Hash) error {
+		ff, err := sh.readFactFile(path, blob)
+		if err == nil {
+			files[path] = ff
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return collectFacts(sh.id, files), nil
+}
+
+// Resolve names a commit on main: a full hash, a unique prefix of at least
+// four hex digits, or a date (the last commit made on or before that day,
+// UTC). ENOTFOUND when nothing matches; a date before the first commit
+// resolves to the zero hash (the empty shard).
+func (sh *Shard) Resolve(rev string) (plumbing.Hash, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if d, err := memd.ParseDate(rev); err == nil {
+		end := d.Time().AddDate(0, 0, 1)
+		var found plumbing.Hash
+		err := sh.Walk(head, func(c Commit) error {
+			if c.Time.Before(end) {
+				found = c.Hash
+				return ErrStop
+			}
+			return nil
+		})
+		return found, err
+	}
+	rev = strings.ToLower(rev)
+	if len(rev) < 4 || len(rev) > 40 || strings.Trim(rev, "0123456789abcdef") != "" {
+		return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "%q is neither a commit hash nor a date (YYYY-MM-DD)", rev)
+	}
+	var matches []plumbing.Hash
+	err = sh.Walk(head, func(c Commit) error {
+		if strings.HasPrefix(c.Hash.String(), rev) {
+			matches = append(matches, c.Hash)
+			if len(rev) == 40 {
+				return ErrStop
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	switch len(matches) {
+	case 0:
+		return plumbing.ZeroHash, memd.Errorf(memd.ENOTFOUND, "shard %s has no commit %s on main", sh.id, rev)
+	case 1:
+		return matches[0], nil
+	}
+	slices.SortFunc(matches, func(a, b plumbing.Hash) int { return strings.Compare(a.String(), b.String()) })
+	return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "commit prefix %s is ambiguous in shard %s (%s, %s, …)", rev, sh.id, short(matches[0]), short(matches[1]))
+}

@@ -1,0 +1,180 @@
+package odb
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"hash/crc32"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+)
+
+// storeThreshold is the size from which whole objects are stored without
+// compression: zlib costs tens of milliseconds on a large monthly log, and a
+// background repack compresses them later.
+const storeThreshold = 64 << 10
+
+// pack object type codes.
+const (
+	packCommit   = 1
+	packTree     = 2
+	packBlob     = 3
+	packTag      = 4
+	packOfsDelta = 6
+	packRefDelta = 7
+)
+
+// Builder assembles a pack in memory. Objects are added in order; a delta
+// may only name an object added before it, so the pack is self-contained.
+type Builder struct {
+	buf     bytes.Buffer
+	entries []idxfile.Entry
+	objects map[plumbing.Hash]int64 // offset of each object in the pack
+	fast    *zlib.Writer
+	stored  *zlib.Writer
+}
+
+// NewBuilder returns an empty pack builder.
+func NewBuilder() *Builder {
+	b := &Builder{objects: make(map[plumbing.Hash]int64)}
+	b.buf.Write(make([]byte, 12)) // header, filled in by Finish
+	b.fast, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	b.stored, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
+	return b
+}
+
+// Len returns the number of objects added.
+func (b *Builder) Len() int { return len(b.entries) }
+
+// Offset returns the offset of an object already in the pack.
+func (b *Builder) Offset(h plumbing.Hash) (int64, bool) {
+	off, ok := b.objects[h]
+	return off, ok
+}
+
+// Add adds a whole object and returns its ID. Adding an object twice keeps
+// the first copy.
+func (b *Builder) Add(t plumbing.ObjectType, content []byte) plumbing.Hash {
+	h := Hash(t, content)
+	if _, ok := b.objects[h]; ok {
+		return h
+	}
+	start := int64(b.buf.Len())
+	b.writeHeader(typeCode(t), len(content))
+	b.compress(content)
+	b.finishObject(h, start)
+	return h
+}
+
+// AddDelta adds target, an object of type t, as a delta against base, which
+// must already be in the pack, and returns target's ID.
+func (b *Builder) AddDelta(t plumbing.ObjectType, base plumbing.Hash, delta, target []byte) plumbing.Hash {
+	h := Hash(t, target)
+	if _, ok := b.objects[h]; ok {
+		return h
+	}
+	baseOff, ok := b.objects[base]
+	if !ok {
+		return b.Add(t, target)
+	}
+	start := int64(b.buf.Len())
+	b.writeHeader(packOfsDelta, len(delta))
+	b.buf.Write(encodeOfs(start - baseOff))
+	b.compress(delta)
+	b.finishObject(h, start)
+	return h
+}
+
+func (b *Builder) finishObject(h plumbing.Hash, start int64) {
+	crc := crc32.ChecksumIEEE(b.buf.Bytes()[start:])
+	b.entries = append(b.entries, idxfile.Entry{Hash: h, CRC32: crc, Offset: uint64(start)})
+	b.objects[h] = start
+}
+
+func (b *Builder) writeHeader(code byte, size int) {
+	c := code<<4 | byte(size&0x0f)
+	size >>= 4
+	for size > 0 {
+		b.buf.WriteByte(c | 0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	b.buf.WriteByte(c)
+}
+
+func (b *Builder) compress(data []byte) {
+	z := b.fast
+	if len(data) >= storeThreshold {
+		z = b.stored
+	}
+	z.Reset(&b.buf)
+	z.Write(data)
+	z.Close()
+}
+
+// encodeOfs encodes the distance back to a delta's base as git does: big
+// endian groups of seven bits, each continuation adding one.
+func encodeOfs(off int64) []byte {
+	var buf [10]byte
+	i := len(buf) - 1
+	buf[i] = byte(off & 0x7f)
+	for off >>= 7; off > 0; off >>= 7 {
+		off--
+		i--
+		buf[i] = 0x80 | byte(off&0x7f)
+	}
+	return buf[i:]
+}
+
+// Finish completes the pack and returns its bytes, its checksum (which names
+// it) and its index.
+func (b *Builder) Finish() (pack []byte, sum plumbing.Hash, idx *idxfile.MemoryIndex, err error) {
+	data := b.buf.Bytes()
+	copy(data[0:4], "PACK")
+	binary.BigEndian.PutUint32(data[4:8], 2)
+	binary.BigEndian.PutUint32(data[8:12], uint32(len(b.entries)))
+	s := sha1.Sum(data)
+	copy(sum[:], s[:])
+	b.buf.Write(s[:])
+
+	w := new(idxfile.Writer)
+	w.OnHeader(uint32(len(b.entries)))
+	for _, e := range b.entries {
+		w.Add(e.Hash, e.Offset, e.CRC32)
+	}
+	if err := w.OnFooter(sum); err != nil {
+		return nil, sum, nil, err
+	}
+	idx, err = w.Index()
+	return b.buf.Bytes(), sum, idx, err
+}
+
+func typeCode(t plumbing.ObjectType) byte {
+	switch t {
+	case plumbing.CommitObject:
+		return packCommit
+	case plumbing.TreeObject:
+		return packTree
+	case plumbing.BlobObject:
+		return packBlob
+	case plumbing.TagObject:
+		return packTag
+	}
+	panic("odb: cannot pack object type " + t.String())
+}
+
+func objectType(code byte) plumbing.ObjectType {
+	switch code {
+	case packCommit:
+		return plumbing.CommitObject
+	case packTree:
+		return plumbing.TreeObject
+	case packBlob:
+		return plumbing.BlobObject
+	case packTag:
+		return plumbing.TagObject
+	}
+	return plumbing.InvalidObject
+}

@@ -1,0 +1,183 @@
+package odb
+
+import (
+	"bufio"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+)
+
+// pack is one packfile with its index. Reads use ReadAt, so a pack serves
+// many readers at once without a lock.
+type pack struct {
+	name plumbing.Hash
+	path string
+	idx  *idxfile.MemoryIndex
+
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+func (p *pack) file() (*os.File, error) {
+	p.once.Do(func() { p.f, p.err = os.Open(p.path) })
+	return p.f, p.err
+}
+
+func (p *pack) close() {
+	if p.f != nil {
+		p.f.Close()
+	}
+}
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
+// read returns the object at off, resolving deltas. base looks up objects a
+// REF_DELTA names, which may live anywhere in the repository.
+func (p *pack) read(off int64, cache *Cache, base func(plumbing.Hash) (Object, error)) (Object, error) {
+	id, err := p.idx.FindHash(off)
+	if err == nil {
+		if obj, ok := cache.get(id); ok {
+			return obj, nil
+		}
+	}
+	f, err := p.file()
+	if err != nil {
+		return Object{}, err
+	}
+	r := readers.Get().(*bufio.Reader)
+	defer readers.Put(r)
+	r.Reset(io.NewSectionReader(f, off, 1<<62))
+
+	code, size, err := readPackHeader(r)
+	if err != nil {
+		return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+	}
+	var obj Object
+	switch code {
+	case packCommit, packTree, packBlob, packTag:
+		data, err := inflate(r, size)
+		if err != nil {
+			return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+		}
+		obj = Object{Type: objectType(code), Data: data}
+	case packOfsDelta, packRefDelta:
+		var b Object
+		if code == packOfsDelta {
+			dist, err := readOfs(r)
+			if err != nil || dist <= 0 || dist > off {
+				return Object{}, fmt.Errorf("pack %s at %d: bad delta base offset", p.name, off)
+			}
+			delta, err := inflate(r, size)
+			if err != nil {
+				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+			}
+			if b, err = p.read(off-dist, cache, base); err != nil {
+				return Object{}, err
+			}
+			obj, err = patchObject(b, delta)
+			if err != nil {
+				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+			}
+		} else {
+			var ref plumbing.Hash
+			if _, err := io.ReadFull(r, ref[:]); err != nil {
+				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+			}
+			delta, err := inflate(r, size)
+			if err != nil {
+				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+			}
+			if b, err = base(ref); err != nil {
+				return Object{}, fmt.Errorf("pack %s at %d: delta base %s: %w", p.name, off, ref, err)
+			}
+			obj, err = patchObject(b, delta)
+			if err != nil {
+				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
+			}
+		}
+	default:
+		return Object{}, fmt.Errorf("pack %s at %d: unknown object type %d", p.name, off, code)
+	}
+	if id != plumbing.ZeroHash {
+		cache.put(id, obj)
+	}
+	return obj, nil
+}
+
+func patchObject(base Object, delta []byte) (Object, error) {
+	data, err := Patch(base.Data, delta)
+	if err != nil {
+		return Object{}, err
+	}
+	return Object{Type: base.Type, Data: data}, nil
+}
+
+func readPackHeader(r io.ByteReader) (code byte, size int, err error) {
+	c, err := r.ReadByte()
+	if err != nil {
+		return 0, 0, err
+	}
+	code = (c >> 4) & 7
+	size = int(c & 0x0f)
+	shift := 4
+	for c&0x80 != 0 {
+		if c, err = r.ReadByte(); err != nil {
+			return 0, 0, err
+		}
+		size |= int(c&0x7f) << shift
+		shift += 7
+		if shift > 60 {
+			return 0, 0, errors.New("object size overflows")
+		}
+	}
+	return code, size, nil
+}
+
+func readOfs(r io.ByteReader) (int64, error) {
+	c, err := r.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	off := int64(c & 0x7f)
+	for c&0x80 != 0 {
+		if c, err = r.ReadByte(); err != nil {
+			return 0, err
+		}
+		off = ((off + 1) << 7) | int64(c&0x7f)
+		if off < 0 {
+			return 0, errors.New("delta offset overflows")
+		}
+	}
+	return off, nil
+}
+
+var inflaters sync.Pool
+
+// inflate reads one zlib stream that must hold exactly size bytes.
+func inflate(r io.Reader, size int) ([]byte, error) {
+	var z io.ReadCloser
+	if v := inflaters.Get(); v != nil {
+		z = v.(io.ReadCloser)
+		if err := z.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if z, err = zlib.NewReader(r); err != nil {
+			return nil, err
+		}
+	}
+	defer inflaters.Put(z)
+	data := make([]byte, size)
+	if _, err := io.ReadFull(z, data); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	return data, nil
+}

@@ -1,0 +1,143 @@
+package gitstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+const mainRef = "refs/heads/main"
+
+// errRefMoved means the branch is no longer where a write expected it: a
+// person or another program committed in between.
+var errRefMoved = errors.New("branch moved")
+
+// lockTimeout bounds how long memd waits for a lock file git holds.
+const lockTimeout = 10 * time.Second
+
+// readRef returns the commit a ref points at: the loose ref file if there is
+// one, else its line in packed-refs, else the zero hash.
+func readRef(gitDir, name string) (plumbing.Hash, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, name))
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		h := plumbing.NewHash(s)
+		if len(s) != 40 || h.IsZero() {
+			return plumbing.ZeroHash, fmt.Errorf("ref %s: unexpected content %q", name, truncateStr(s, 60))
+		}
+		return h, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
+	}
+	return readPackedRef(gitDir, name)
+}
+
+func readPackedRef(gitDir, name string) (plumbing.Hash, error) {
+	f, err := os.Open(filepath.Join(gitDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if len(line) > 41 && line[40] == ' ' && line[41:] == name {
+			return plumbing.NewHash(line[:40]), nil
+		}
+	}
+	return plumbing.ZeroHash, sc.Err()
+}
+
+// lockFile is a git lock file: "<path>.lock", created exclusively. Whoever
+// holds it may replace path by renaming the lock over it.
+type lockFile struct {
+	path string // the file being replaced
+	f    *os.File
+}
+
+// acquireLock creates path+".lock", waiting while another program holds it.
+func acquireLock(path string) (*lockFile, error) {
+	deadline := time.Now().Add(lockTimeout)
+	wait := 100 * time.Microsecond
+	for {
+		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return &lockFile{path: path, f: f}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: %s.lock has been held for %s; if no git command is running there, remove it", filepath.Base(path), path, lockTimeout)
+		}
+		time.Sleep(wait)
+		wait = min(wait*2, 20*time.Millisecond)
+	}
+}
+
+// commit writes data into the lock and renames it over the locked path.
+func (l *lockFile) commit(data []byte, sync bool) error {
+	_, err := l.f.Write(data)
+	if err == nil && sync {
+		err = l.f.Sync()
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(l.path+".lock", l.path)
+	}
+	if err != nil {
+		os.Remove(l.path + ".lock")
+		return fmt.Errorf("write %s: %w", filepath.Base(l.path), err)
+	}
+	return nil
+}
+
+// release drops the lock without changing the locked file.
+func (l *lockFile) release() {
+	l.f.Close()
+	os.Remove(l.path + ".lock")
+}
+
+// updateRef moves a ref from old to new the way git does: create the
+// ".lock" file exclusively, compare the current value with old (loose ref or
+// packed-refs), write, fsync, rename. A concurrent git commit therefore either
+// completes before (and the compare fails with errRefMoved) or waits.
+func updateRef(gitDir, name string, old, new plumbing.Hash, sync bool) error {
+	path := filepath.Join(gitDir, name)
+	l, err := acquireLock(path)
+	if err != nil {
+		return err
+	}
+	cur, err := readRef(gitDir, name)
+	if err != nil {
+		l.release()
+		return err
+	}
+	if cur != old {
+		l.release()
+		return fmt.Errorf("%w: %s is at %s, expected %s", errRefMoved, name, short(cur), short(old))
+	}
+	return l.commit([]byte(new.String()+"\n"), sync)
+}
+
+func short(h plumbing.Hash) string { return h.String()[:12] }
+
+func truncateStr(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

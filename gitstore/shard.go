@@ -1,0 +1,333 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
+)
+
+// Shard is one scope's memory: a git repository on branch main.
+type Shard struct {
+	id     memd.ShardID
+	dir    string
+	gitDir string
+	store  *Store
+	db     *odb.DB
+
+	// mu serialises writers and state reloads; cur is what readers see.
+	mu  sync.Mutex
+	cur atomic.Pointer[state]
+
+	qmu      sync.Mutex
+	queue    []*request
+	draining bool
+
+	repacking atomic.Bool
+}
+
+// state is a shard's facts at one commit. A published state is never
+// modified, except where, which only the writer reads (under Shard.mu).
+type state struct {
+	head  plumbing.Hash
+	root  plumbing.Hash
+	time  time.Time            // commit time of head
+	files map[string]*factFile // fact files by path
+	facts int                  // distinct fact IDs
+	where map[string][]string  // fact ID -> paths of the files holding it
+}
+
+func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
+	gitDir := filepath.Join(dir, ".git")
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
+		return nil, memd.Errorf(memd.ECONFLICT, "shard %s: HEAD is not on branch main (%s); check out main there", id, strings.TrimSpace(string(head)))
+	}
+	db, err := odb.Open(filepath.Join(gitDir, "objects"), s.cache, !s.opts.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db}
+	if _, err := sh.refresh(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := sh.repairWorktree(); err != nil {
+		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
+	}
+	return sh, nil
+}
+
+func (sh *Shard) close() {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.db.Close()
+}
+
+// ID returns the shard's ID.
+func (sh *Shard) ID() memd.ShardID { return sh.id }
+
+// Dir returns the shard's working tree.
+func (sh *Shard) Dir() string { return sh.dir }
+
+// refresh returns the state at the current HEAD, catching up with commits
+// made outside memd (a person's git commit, a pull) since the last call.
+func (sh *Shard) refresh() (*state, error) {
+	head, err := readRef(sh.gitDir, mainRef)
+	if err != nil {
+		return nil, err
+	}
+	if st := sh.cur.Load(); st != nil && st.head == head {
+		return st, nil
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.catchUp(head)
+}
+
+// catchUp moves the state to head. The caller holds sh.mu.
+func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
+	prev := sh.cur.Load()
+	if prev != nil && prev.head == head {
+		return prev, nil
+	}
+	st, err := sh.load(prev, head)
+	if err != nil {
+		sh.cur.Store(nil) // rebuild from scratch next time
+		return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
+	}
+	sh.cur.Store(st)
+	return st, nil
+}
+
+// load builds the state at head, re-reading only the files that differ
+// from prev when prev is given.
+func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
+	st := &state{head: head, files: make(map[string]*factFile), where: make(map[string][]string)}
+	if head.IsZero() {
+		return st, nil
+	}
+	c, err := sh.readCommit(head)
+	if err != nil {
+		return nil, err
+	}
+	st.root, st.time = c.tree, c.committer.When
+	t := &trees{db: sh.db}
+	if prev == nil || prev.root.IsZero() {
+		err = t.walkFiles(st.root, "", keepFactPaths, func(path string, blob plumbing.Hash) error {
+			ff, err := sh.readFactFile(path, blob)
+			if err == nil {
+				st.files[path] = ff
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, ff := range st.files {
+			for _, f := range ff.facts {
+				st.where[f.ID] = appendUnique(st.where[f.ID], ff.path)
+			}
+		}
+		st.facts = len(st.where)
+		return st, nil
+	}
+
+	// Incremental: the writer owns prev.where, and prev is being replaced.
+	st.where = prev.where
+	st.facts = prev.facts
+	for p, ff := range prev.files {
+		st.files[p] = ff
+	}
+	err = t.diffFiles(prev.root, st.root, "", keepFactPaths, func(path string, _, to plumbing.Hash) error {
+		var next *factFile
+		if !to.IsZero() {
+			var err error
+			if next, err = sh.readFactFile(path, to); err != nil {
+				return err
+			}
+			st.files[path] = next
+		} else {
+			delete(st.files, path)
+		}
+		st.reindexFile(prev.files[path], next)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// reindexFile updates where and facts for a file replaced by next.
+func (st *state) reindexFile(old, next *factFile) {
+	if old != nil {
+		for _, f := range old.facts {
+			st.dropWhere(f.ID, old.path)
+		}
+	}
+	if next != nil {
+		for _, f := range next.facts {
+			if len(st.where[f.ID]) == 0 {
+				st.facts++
+			}
+			st.where[f.ID] = appendUnique(st.where[f.ID], next.path)
+		}
+	}
+}
+
+func (st *state) dropWhere(id, path string) {
+	paths := st.where[id]
+	i := slices.Index(paths, path)
+	if i < 0 {
+		return
+	}
+	if len(paths) == 1 {
+		delete(st.where, id)
+		st.facts--
+		return
+	}
+	st.where[id] = slices.Delete(slices.Clone(paths), i, i+1)
+}
+
+func appendUnique(paths []string, p string) []string {
+	if slices.Contains(paths, p) {
+		return paths
+	}
+	return append(paths, p)
+}
+
+// keepFactPaths selects profile.md and log/YYYY-MM.md while walking a tree.
+func keepFactPaths(p string) bool {
+	return p == LogDir+"/" || IsFactFile(p)
+}
+
+func (sh *Shard) readFactFile(path string, blob plumbing.Hash) (*factFile, error) {
+	obj, err := sh.db.Get(blob)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &factFile{path: path, blob: blob, data: obj.Data, facts: parseFactFile(path, obj.Data)}, nil
+}
+
+// Head returns the commit at the tip of main (zero for an empty shard).
+func (sh *Shard) Head() (plumbing.Hash, error) {
+	st, err := sh.refresh()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return st.head, nil
+}
+
+// Info summarises the shard at HEAD.
+type Info struct {
+	Head       plumbing.Hash
+	Facts      int
+	LastChange time.Time
+}
+
+// Info returns the shard's head, fact count and last change.
+func (sh *Shard) Info() (Info, error) {
+	st, err := sh.refresh()
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Head: st.head, Facts: st.facts, LastChange: st.time}, nil
+}
+
+// Facts returns the facts at HEAD and the commit they were read from, one
+// per fact ID (the newest line wins where a person duplicated one), in file
+// order: profile first, then the logs by month.
+func (sh *Shard) Facts() ([]memd.Fact, plumbing.Hash, error) {
+	st, err := sh.refresh()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	return collectFacts(sh.id, st.files), st.head, nil
+}
+
+func collectFacts(id memd.ShardID, files map[string]*factFile) []memd.Fact {
+	paths := make([]string, 0, len(files))
+	n := 0
+	for p, ff := range files {
+		paths = append(paths, p)
+		n += len(ff.facts)
+	}
+	slices.SortFunc(paths, comparePaths)
+	out := make([]memd.Fact, 0, n)
+	seen := make(map[string]int, n)
+	for _, p := range paths {
+		for _, lf := range files[p].facts {
+			f := lf.Fact
+			f.Shard = id
+			if i, dup := seen[f.ID]; dup {
+				if out[i].Date.Before(f.Date) {
+					out[i] = f
+				}
+				continue
+			}
+			seen[f.ID] = len(out)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// comparePaths orders profile.md before the logs, and logs by month.
+func comparePaths(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == ProfileFile:
+		return -1
+	case b == ProfileFile:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// factIn finds a fact by ID among the files at paths.
+func factIn(files map[string]*factFile, paths []string, id string) (memd.Fact, bool) {
+	for _, p := range paths {
+		if ff := files[p]; ff != nil {
+			for _, lf := range ff.facts {
+				if lf.ID == id {
+					return lf.Fact, true
+				}
+			}
+		}
+	}
+	return memd.Fact{}, false
+}
+
+// Fact returns the fact with an ID at HEAD; ENOTFOUND when absent.
+func (sh *Shard) Fact(id string) (memd.Fact, error) {
+	if _, err := sh.refresh(); err != nil {
+		return memd.Fact{}, err
+	}
+	sh.mu.Lock()
+	st := sh.cur.Load()
+	var f memd.Fact
+	ok := false
+	if st != nil {
+		f, ok = factIn(st.files, st.where[id], id)
+	}
+	sh.mu.Unlock()
+	if !ok {
+		return memd.Fact{}, memd.Errorf(memd.ENOTFOUND, "shard %s holds no fact %s", sh.id, id)
+	}
+	f.Shard = sh.id
+	return f, nil
+}

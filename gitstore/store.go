@@ -1,0 +1,237 @@
+// Package gitstore keeps memd's shards as git repositories. It is the only
+// package that touches git: it owns the fact-line format, writes one commit
+// per change with its own pack writer and git's lock-file protocol, keeps
+// each shard's working tree and index in step with HEAD, and reads history
+// and fact-level diffs back.
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
+)
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Now is the clock used for commit times; time.Now when nil.
+	Now func() time.Time
+	// NoSync skips fsync of packs and refs. Acknowledged writes then survive
+	// a crash of memd but not of the machine. For tests and benchmarks.
+	NoSync bool
+	// CacheBytes bounds the object cache shared by all shards (default 64 MiB).
+	CacheBytes int
+	// RepackAt is the number of packs in a shard from which memd compacts
+	// them in the background with git repack (default 32; -1 disables).
+	RepackAt int
+	// Logger receives warnings and background errors; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// Store is one data directory's shards. One process at a time may open a
+// store; a lock file in the data directory enforces it.
+type Store struct {
+	dir   string
+	opts  Options
+	cache *odb.Cache
+	lock  *os.File
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	shards map[memd.ShardID]*Shard
+	closed bool
+	bg     sync.WaitGroup // background repacks
+}
+
+// ErrLocked is returned by Open when another process holds the store.
+var ErrLocked = errors.New("store is locked by another process")
+
+// Open opens (creating if needed) the store in dir and locks it.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.CacheBytes == 0 {
+		opts.CacheBytes = 64 << 20
+	}
+	if opts.RepackAt == 0 {
+		opts.RepackAt = 32
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "shards"), 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	lock, err := lockStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{
+		dir:    dir,
+		opts:   opts,
+		cache:  odb.NewCache(opts.CacheBytes),
+		lock:   lock,
+		log:    opts.Logger,
+		shards: make(map[memd.ShardID]*Shard),
+	}, nil
+}
+
+// lockStore takes an exclusive flock on dir/memd.lock and records our pid.
+func lockStore(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "memd.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		pid := strings.TrimSpace(string(b))
+		if pid == "" {
+			pid = "unknown"
+		}
+		return nil, fmt.Errorf("%w (pid %s holds %s)", ErrLocked, pid, path)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+// Dir returns the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close waits for background work, closes every shard and releases the lock.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	shards := s.shards
+	s.mu.Unlock()
+	s.bg.Wait()
+	for _, sh := range shards {
+		sh.close()
+	}
+	s.lock.Truncate(0)
+	return s.lock.Close()
+}
+
+// ShardDir returns the working tree of a shard.
+func (s *Store) ShardDir(id memd.ShardID) string {
+	return filepath.Join(s.dir, "shards", string(id.Kind), id.Name)
+}
+
+// Shard opens an existing shard; ENOTFOUND when there is none.
+func (s *Store) Shard(id memd.ShardID) (*Shard, error) {
+	return s.open(id, false)
+}
+
+// CreateShard opens a shard, creating its repository if needed.
+func (s *Store) CreateShard(id memd.ShardID) (*Shard, error) {
+	return s.open(id, true)
+}
+
+func (s *Store) open(id memd.ShardID, create bool) (*Shard, error) {
+	if _, err := memd.ParseShardID(id.String()); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+	}
+	if sh, ok := s.shards[id]; ok {
+		return sh, nil
+	}
+	dir := s.ShardDir(id)
+	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+		if !create {
+			return nil, memd.Errorf(memd.ENOTFOUND, "no shard %s", id)
+		}
+		if err := initRepo(dir); err != nil {
+			return nil, fmt.Errorf("create shard %s: %w", id, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("open shard %s: %w", id, err)
+	}
+	sh, err := openShard(s, id, dir)
+	if err != nil {
+		return nil, fmt.Errorf("open shard %s: %w", id, err)
+	}
+	s.shards[id] = sh
+	return sh, nil
+}
+
+// Shards lists the shards in the store, sorted by kind and name.
+func (s *Store) Shards() ([]memd.ShardID, error) {
+	var ids []memd.ShardID
+	for _, kind := range []memd.Kind{memd.KindAgent, memd.KindProject, memd.KindUser} {
+		entries, err := os.ReadDir(filepath.Join(s.dir, "shards", string(kind)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list shards: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || memd.ValidateName(e.Name()) != nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(s.dir, "shards", string(kind), e.Name(), ".git")); err == nil {
+				ids = append(ids, memd.ShardID{Kind: kind, Name: e.Name()})
+			}
+		}
+	}
+	return ids, nil
+}
+
+// initRepo creates a non-bare repository on branch main. It is built in a
+// temporary directory and renamed into place, so a crash never leaves half a
+// repository where a shard should be.
+func initRepo(dir string) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, ".init-"+filepath.Base(dir)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	git := filepath.Join(tmp, ".git")
+	for _, d := range []string{"objects/pack", "objects/info", "refs/heads", "refs/tags", "info"} {
+		if err := os.MkdirAll(filepath.Join(git, d), 0o755); err != nil {
+			return err
+		}
+	}
+	files := map[string]string{
+		"HEAD":        "ref: refs/heads/main\n",
+		"config":      "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
+		"description": "memd shard " + filepath.Base(parent) + "/" + filepath.Base(dir) + "\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(git, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // created by someone else meanwhile
+		}
+		return err
+	}
+	return nil
+}

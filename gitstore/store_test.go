@@ -1,0 +1,370 @@
+package gitstore_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+var alice = gitstore.Signature{Name: "alice", Email: "alice@agents.memd"}
+
+func openStore(t *testing.T) *gitstore.Store {
+	t.Helper()
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func createShard(t *testing.T, s *gitstore.Store, id string) *gitstore.Shard {
+	t.Helper()
+	sid, err := memd.ParseShardID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := s.CreateShard(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pat", "GIT_AUTHOR_EMAIL=pat@example.com",
+		"GIT_COMMITTER_NAME=pat", "GIT_COMMITTER_EMAIL=pat@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func remember(t *testing.T, sh *gitstore.Shard, text string, tier memd.Tier, msg string) gitstore.Result {
+	t.Helper()
+	d, _ := memd.ParseDate("2026-11-03")
+	res, err := sh.Apply(gitstore.Change{
+		Author:  alice,
+		Message: "remember: " + text + "\n\nSource-Message: " + msg,
+		Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: tier}}},
+	})
+	if err != nil {
+		t.Fatalf("remember %q: %v", text, err)
+	}
+	return res
+}
+
+func texts(t *testing.T, sh *gitstore.Shard) []string {
+	t.Helper()
+	facts, _, err := sh.Facts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range facts {
+		out = append(out, f.Text)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestShard_RememberIsACommitGitReads(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	r1 := remember(t, sh, "Lives in Lisbon", memd.TierProfile, "msg_1")
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "msg_2")
+	remember(t, sh, "Likes rooftop venues", memd.TierNote, "msg_3")
+
+	dir := sh.Dir()
+	if got := git(t, dir, "log", "--format=%(trailers:key=Source-Message,valueonly)%x00"); strings.Join(strings.Fields(strings.ReplaceAll(got, "\x00", " ")), " ") != "msg_3 msg_2 msg_1" {
+		t.Errorf("trailers in git log: got %q", got)
+	}
+	blame := git(t, dir, "blame", "--porcelain", "profile.md")
+	if !strings.Contains(blame, r1.Commit.String()) {
+		t.Errorf("git blame profile.md does not name the commit %s:\n%s", r1.Commit, blame)
+	}
+	git(t, dir, "fsck", "--strict")
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status not clean after memd writes:\n%s", st)
+	}
+	log := git(t, dir, "show", "HEAD:log/2026-11.md")
+	if !strings.Contains(log, "- (2026-11-03) Booked a flight to Lisbon\n") || !strings.Contains(log, "- (2026-11-03) [note] Likes rooftop venues\n") {
+		t.Errorf("log file content:\n%s", log)
+	}
+	if !strings.HasPrefix(log, "# Log 2026-11\n") {
+		t.Errorf("a new log file starts with a header that says its format; got:\n%s", log)
+	}
+	if author := git(t, dir, "log", "-1", "--format=%an <%ae> / %cn"); strings.TrimSpace(author) != "alice <alice@agents.memd> / memd" {
+		t.Errorf("author/committer: %q", author)
+	}
+}
+
+func TestShard_DuplicateTextIsOneFact(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	first := remember(t, sh, "Prefers aisle seats", memd.TierProfile, "m1")
+	again := remember(t, sh, "  prefers   AISLE seats ", memd.TierLog, "m2")
+	if !again.Commit.IsZero() {
+		t.Errorf("the same text again made commit %s", again.Commit)
+	}
+	if again.Facts[0].ID != first.Facts[0].ID || again.Facts[0].Text != "Prefers aisle seats" {
+		t.Errorf("existing fact: got %+v", again.Facts[0])
+	}
+	if n := strings.Count(git(t, sh.Dir(), "log", "--oneline"), "\n"); n != 1 {
+		t.Errorf("commits: got %d, want 1", n)
+	}
+}
+
+func TestShard_RefusesBadFacts(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "A first fact", memd.TierProfile, "m0")
+	d, _ := memd.ParseDate("2026-11-03")
+	cases := map[string]memd.Fact{
+		"501 characters": {Text: strings.Repeat("x", 501), Date: d},
+		"a newline":      {Text: "two\nlines", Date: d},
+		"no date":        {Text: "undated"},
+		"tag as text":    {Text: "[note] sneaky", Date: d},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := sh.Apply(gitstore.Change{Author: alice, Message: "remember: x", Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: f}}})
+			if memd.ErrorCode(err) != memd.EINVALID {
+				t.Fatalf("got %v, want an invalid error", err)
+			}
+		})
+	}
+	if n := strings.Count(git(t, sh.Dir(), "log", "--oneline"), "\n"); n != 1 {
+		t.Errorf("refused facts made commits: %d commits", n)
+	}
+	if _, err := memd.ParseDate("2026-02-30"); memd.ErrorCode(err) != memd.EINVALID {
+		t.Errorf("2026-02-30 parsed: %v", err)
+	}
+}
+
+func TestShard_ForgetRemovesEveryLine(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	r := remember(t, sh, "Lives in Austin", memd.TierProfile, "m1")
+	remember(t, sh, "Works at Acme", memd.TierProfile, "m1")
+	id := r.Facts[0].ID
+	res, err := sh.Apply(gitstore.Change{Author: alice, Message: "forget: Lives in Austin", Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 1 || res.Changes[0].Op != "-" || res.Changes[0].Fact.Text != "Lives in Austin" {
+		t.Errorf("changes: %+v", res.Changes)
+	}
+	if got := texts(t, sh); !slices.Equal(got, []string{"Works at Acme"}) {
+		t.Errorf("facts after forget: %v", got)
+	}
+	if _, err := sh.Fact(id); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("forgotten fact: %v", err)
+	}
+	// Forgetting again changes nothing.
+	res, err = sh.Apply(gitstore.Change{Author: alice, Message: "forget: again", Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}}}})
+	if err != nil || !res.Commit.IsZero() {
+		t.Errorf("second forget: commit %s, err %v", res.Commit, err)
+	}
+	git(t, sh.Dir(), "fsck", "--strict")
+}
+
+// A person's hand edit, committed with git, is what memd reads next.
+func TestShard_PicksUpGitCommits(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Lives in Austin", memd.TierProfile, "m1")
+	remember(t, sh, "Works at Acme", memd.TierProfile, "m2")
+	dir := sh.Dir()
+	profile := filepath.Join(dir, "profile.md")
+	b, _ := os.ReadFile(profile)
+	edited := strings.Replace(string(b), "- (2026-11-03) Lives in Austin\n", "- (2026-11-03) Lives in Porto\n", 1)
+	edited = strings.Replace(edited, "- (2026-11-03) Works at Acme\n", "", 1)
+	os.WriteFile(profile, []byte(edited), 0o644)
+	git(t, dir, "commit", "-q", "-am", "fix where I live")
+
+	if got := texts(t, sh); !slices.Equal(got, []string{"Lives in Porto"}) {
+		t.Errorf("facts after a person's commit: %v", got)
+	}
+	// And memd's next write builds on the person's commit.
+	remember(t, sh, "Has a cat", memd.TierProfile, "m3")
+	if got := texts(t, sh); !slices.Equal(got, []string{"Has a cat", "Lives in Porto"}) {
+		t.Errorf("facts: %v", got)
+	}
+	if log := git(t, dir, "log", "--format=%s"); !strings.Contains(log, "fix where I live") {
+		t.Errorf("the person's commit is gone:\n%s", log)
+	}
+}
+
+// A person committing in a loop while memd writes: every commit from both
+// sides stays reachable, and the person's commit -a keeps memd's facts.
+func TestShard_ConcurrentGitCLICommits(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "seed fact", memd.TierProfile, "m0")
+	dir := sh.Dir()
+
+	var wg sync.WaitGroup
+	var personCommits []string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 15; i++ {
+			path := filepath.Join(dir, "notes", fmt.Sprintf("n%d.md", i))
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, []byte(fmt.Sprintf("note %d\n", i)), 0o644)
+			cmd := exec.Command("git", "add", "-A")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if strings.Contains(string(out), "index.lock") {
+					i-- // memd held the index; git asks to retry
+					continue
+				}
+				t.Errorf("git add: %v %s", err, out)
+				return
+			}
+			cmd = exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-q", "-m", fmt.Sprintf("person %d", i))
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				// git refuses when memd moved HEAD or holds the index; the
+				// person retries, as people do.
+				if strings.Contains(string(out), "lock") || strings.Contains(string(out), "cannot lock ref") {
+					i--
+					continue
+				}
+				t.Errorf("git commit: %v %s", err, out)
+				return
+			}
+			personCommits = append(personCommits, fmt.Sprintf("person %d", i))
+		}
+	}()
+	var memdFacts []string
+	var mu sync.Mutex
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				text := fmt.Sprintf("fact %d from writer %d", i, w)
+				remember(t, sh, text, memd.TierLog, "m")
+				mu.Lock()
+				memdFacts = append(memdFacts, text)
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+
+	subjects := git(t, dir, "log", "--format=%s", "main")
+	for _, p := range personCommits {
+		if !strings.Contains(subjects, p+"\n") {
+			t.Errorf("person's commit %q is not reachable from main", p)
+		}
+	}
+	got := texts(t, sh)
+	for _, f := range memdFacts {
+		if !slices.Contains(got, f) {
+			t.Errorf("memd's fact %q is missing at HEAD", f)
+		}
+	}
+	git(t, dir, "fsck", "--strict")
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status not clean:\n%s", st)
+	}
+	// A person's commit -a now keeps everything memd wrote.
+	os.WriteFile(filepath.Join(dir, "notes", "extra.md"), []byte("x\n"), 0o644)
+	git(t, dir, "add", "notes/extra.md")
+	git(t, dir, "commit", "-q", "-am", "person edits")
+	if after := texts(t, sh); !slices.Equal(after, got) {
+		t.Errorf("a person's commit -a changed the facts: %d before, %d after", len(got), len(after))
+	}
+}
+
+// Uncommitted edits a person is making to a fact file survive memd's write.
+func TestShard_KeepsUncommittedEdits(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Lives in Austin", memd.TierProfile, "m1")
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, append(b, "A line the person is still writing\n"...), 0o644)
+	remember(t, sh, "Has a cat", memd.TierProfile, "m2")
+	now, _ := os.ReadFile(profile)
+	if !strings.Contains(string(now), "A line the person is still writing") || !strings.Contains(string(now), "Has a cat") {
+		t.Errorf("working file lost an edit:\n%s", now)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-am", "person")
+	if got := texts(t, sh); !slices.Equal(got, []string{"Has a cat", "Lives in Austin"}) {
+		t.Errorf("facts: %v", got)
+	}
+}
+
+func TestStore_OneProcessAtATime(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitstore.Open(dir, gitstore.Options{}); !errors.Is(err, gitstore.ErrLocked) {
+		t.Errorf("second open: got %v, want ErrLocked", err)
+	}
+	s.Close()
+	s2, err := gitstore.Open(dir, gitstore.Options{})
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	s2.Close()
+}
+
+func TestShard_HistoryAndTimeTravel(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh := createShard(t, s, "agent/alice")
+	r1 := remember(t, sh, "Lives in Austin", memd.TierProfile, "m1")
+	now = now.AddDate(0, 0, 2)
+	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "m2")
+
+	at, err := sh.Resolve("2026-11-02")
+	if err != nil || at != r1.Commit {
+		t.Fatalf("Resolve(date): %s, %v; want %s", at, err, r1.Commit)
+	}
+	facts, err := sh.FactsAt(at)
+	if err != nil || len(facts) != 1 || facts[0].Text != "Lives in Austin" {
+		t.Errorf("FactsAt: %+v %v", facts, err)
+	}
+	if h, err := sh.Resolve(r1.Commit.String()[:7]); err != nil || h != r1.Commit {
+		t.Errorf("Resolve(prefix): %s %v", h, err)
+	}
+	head, _ := sh.Head()
+	var subjects []string
+	sh.Walk(head, func(c gitstore.Commit) error {
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		subjects = append(subjects, fmt.Sprintf("%s %s%s", c.Subject(), d.Facts[0].Op, d.Facts[0].Fact.Text))
+		return nil
+	})
+	want := []string{"remember: Lives in Lisbon +Lives in Lisbon", "remember: Lives in Austin +Lives in Austin"}
+	if !slices.Equal(subjects, want) {
+		t.Errorf("walk: %q", subjects)
+	}
+}

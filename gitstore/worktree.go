@@ -1,0 +1,315 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// syncWorktree writes the files memd changed into the working tree and
+// records them in .git/index, so that `git status` is clean and a person's
+// `git commit -a` keeps what memd wrote. touched maps each changed path to
+// the version the change was built on (nil if the file is new); files holds
+// the new versions (a path absent from it was removed). A file the person has
+// edited or staged but not committed is merged at the level of fact lines
+// rather than overwritten. The caller holds the index lock; syncWorktree
+// commits or releases it.
+func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, files map[string]*factFile) error {
+	idx, err := sh.readIndex()
+	if err != nil {
+		lock.release()
+		return err
+	}
+	for _, path := range slices.Sorted(mapKeys(touched)) {
+		if err := sh.syncFile(idx, path, touched[path], files[path]); err != nil {
+			lock.release()
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
+		lock.release()
+		return fmt.Errorf("encode index: %w", err)
+	}
+	return lock.commit(buf.Bytes(), false)
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (sh *Shard) readIndex() (*index.Index, error) {
+	f, err := os.Open(filepath.Join(sh.gitDir, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &index.Index{Version: 2}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	defer f.Close()
+	idx := &index.Index{}
+	if err := index.NewDecoder(f).Decode(idx); err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	// Extensions (cache-tree, untracked cache) describe the old entries;
+	// git rebuilds them, and a stale cache-tree would be wrong.
+	idx.Cache, idx.ResolveUndo, idx.EndOfIndexEntry = nil, nil, nil
+	return idx, nil
+}
+
+// syncFile moves one path of the working tree and index from old to next.
+func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) error {
+	full := filepath.Join(sh.dir, filepath.FromSlash(path))
+	var oldData, newData []byte
+	var oldBlob, newBlob plumbing.Hash
+	if old != nil {
+		oldData, oldBlob = old.data, old.blob
+	}
+	if next != nil {
+		newData, newBlob = next.data, next.blob
+	}
+	entry, _ := idx.Entry(path)
+
+	// The common case: index and file are as memd left them.
+	inStep := entry == nil && old == nil || entry != nil && entry.Hash == oldBlob
+	st, err := os.Lstat(full)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if exists && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	written := newData // what the working file holds afterwards
+	if !exists || inStep && entry != nil && statMatches(entry, st) {
+		if err := sh.writeOrRemove(full, next); err != nil {
+			return err
+		}
+	} else {
+		cur, err := os.ReadFile(full)
+		if err != nil {
+			return err
+		}
+		switch {
+		case bytes.Equal(cur, newData):
+		case bytes.Equal(cur, oldData):
+			if err := sh.writeOrRemove(full, next); err != nil {
+				return err
+			}
+		case next == nil:
+			written = cur // removed at HEAD, but the person is editing it
+		default:
+			// Uncommitted edits: keep them, and apply memd's change on top.
+			written = mergeFactLines(path, oldData, newData, cur)
+			if err := writeWorktreeFile(full, written); err != nil {
+				return err
+			}
+		}
+	}
+
+	// The index: the new blob, unless the person staged a version of their
+	// own, which then gets memd's change merged in as well.
+	if !inStep && entry != nil {
+		staged, err := sh.db.Get(entry.Hash)
+		if err != nil {
+			return fmt.Errorf("read staged %s: %w", path, err)
+		}
+		merged := mergeFactLines(path, oldData, newData, staged.Data)
+		if !bytes.Equal(merged, newData) {
+			h, err := sh.db.WriteLoose(plumbing.BlobObject, merged)
+			if err != nil {
+				return err
+			}
+			entry.Hash = h
+			if !bytes.Equal(merged, written) {
+				entry.Size, entry.ModifiedAt = 0, time.Time{} // makes git look at the file
+				return nil
+			}
+			return sh.statEntry(entry, full)
+		}
+	}
+	if next == nil {
+		idx.Remove(path)
+		return nil
+	}
+	if entry == nil {
+		entry = idx.Add(path)
+	}
+	entry.Hash, entry.Mode, entry.Stage = newBlob, filemode.Regular, 0
+	if !bytes.Equal(written, newData) {
+		entry.Size, entry.ModifiedAt = 0, time.Time{} // the file holds the person's edits too
+		return nil
+	}
+	return sh.statEntry(entry, full)
+}
+
+func (sh *Shard) writeOrRemove(full string, next *factFile) error {
+	if next == nil {
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return writeWorktreeFile(full, next.data)
+}
+
+func (sh *Shard) statEntry(entry *index.Entry, full string) error {
+	st, err := os.Lstat(full)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", filepath.Base(full), err)
+	}
+	fillStat(entry, st)
+	return nil
+}
+
+func writeWorktreeFile(full string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(full), ".memd-tmp-")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), full)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", filepath.Base(full), err)
+	}
+	return nil
+}
+
+// mergeFactLines applies the fact-level change from base to ours onto
+// theirs: lines of facts ours removed are dropped from theirs, and facts ours
+// added are appended when theirs lacks them. Every other line of theirs is
+// kept as the person wrote it.
+func mergeFactLines(path string, base, ours, theirs []byte) []byte {
+	inBase := factIDs(path, base)
+	inOurs := factIDs(path, ours)
+	inTheirs := factIDs(path, theirs)
+	var out []byte
+	// Drop removed fact lines from theirs.
+	at := 0
+	for _, lf := range parseFactFile(path, theirs) {
+		if inBase[lf.ID] && !inOurs[lf.ID] {
+			out = append(out, theirs[at:lf.start]...)
+			at = lf.end
+		}
+	}
+	out = append(out, theirs[at:]...)
+	// Append added facts.
+	for _, lf := range parseFactFile(path, ours) {
+		if !inBase[lf.ID] && !inTheirs[lf.ID] {
+			if len(out) > 0 && out[len(out)-1] != '\n' {
+				out = append(out, '\n')
+			}
+			out = append(out, ours[lf.start:lf.end]...)
+			if out[len(out)-1] != '\n' {
+				out = append(out, '\n')
+			}
+		}
+	}
+	return out
+}
+
+func factIDs(path string, data []byte) map[string]bool {
+	ids := make(map[string]bool)
+	for _, lf := range parseFactFile(path, data) {
+		ids[lf.ID] = true
+	}
+	return ids
+}
+
+// repairWorktree brings index entries of fact files that lag behind HEAD
+// back in step, as after a crash between moving the branch and writing the
+// index. An entry lags when it names the file's blob in a recent ancestor of
+// HEAD; any other difference is a person's staged change and is left alone.
+func (sh *Shard) repairWorktree() error {
+	st := sh.cur.Load()
+	if st == nil || st.head.IsZero() {
+		return nil
+	}
+	idx, err := sh.readIndex()
+	if err != nil {
+		return err
+	}
+	lagging := make(map[string]plumbing.Hash) // path -> indexed blob (zero if none)
+	for path, ff := range st.files {
+		e, err := idx.Entry(path)
+		switch {
+		case err != nil:
+			lagging[path] = plumbing.ZeroHash
+		case e.Hash != ff.blob:
+			lagging[path] = e.Hash
+		}
+	}
+	if len(lagging) == 0 {
+		return nil
+	}
+	touched := make(map[string]*factFile)
+	for path, blob := range lagging {
+		if blob.IsZero() {
+			touched[path] = nil
+			continue
+		}
+		if sh.inRecentHistory(st.head, path, blob) {
+			ff, err := sh.readFactFile(path, blob)
+			if err != nil {
+				return err
+			}
+			touched[path] = ff
+		}
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	lock, err := acquireLock(filepath.Join(sh.gitDir, "index"))
+	if err != nil {
+		return err
+	}
+	return sh.syncWorktree(lock, touched, st.files)
+}
+
+// inRecentHistory reports whether path held blob in one of the last commits
+// before head (as many as one group commit writes, and some).
+func (sh *Shard) inRecentHistory(head plumbing.Hash, path string, blob plumbing.Hash) bool {
+	t := &trees{db: sh.db}
+	h := head
+	for i := 0; i <= 2*maxGroup && !h.IsZero(); i++ {
+		c, err := sh.readCommit(h)
+		if err != nil {
+			return false
+		}
+		if e, ok, err := t.lookup(c.tree, path); err == nil && ok && e.hash == blob {
+			return true
+		}
+		if len(c.parents) == 0 {
+			return false
+		}
+		h = c.parents[0]
+	}
+	return false
+}

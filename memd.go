@@ -1,0 +1,253 @@
+// Package memd holds the domain of the memd memory daemon: facts, shards,
+// provenance, the service every surface (HTTP, MCP, CLI, web UI) exposes, and
+// the error codes those surfaces share. Implementations live in subpackages:
+// gitstore keeps shards as git repositories, provenance reads and undoes
+// their history, daemon serves them, and client speaks to a running daemon.
+package memd
+
+import (
+	"context"
+	"time"
+)
+
+// Version is the version of memd, set at build time with -ldflags.
+var Version = "dev"
+
+// ChatKind is the kind of chat a call is made from, as the caller declares it.
+type ChatKind string
+
+const (
+	ChatDirect  ChatKind = "direct"  // one person and one agent
+	ChatGroup   ChatKind = "group"   // several people or agents
+	ChatRoutine ChatKind = "routine" // scheduled work, no person present
+	ChatAPI     ChatKind = "api"     // a direct API call outside any chat
+)
+
+// ParseChatKind checks a chat kind; "" is returned as "" (the caller declared
+// none, which the rules of access read as a group chat).
+func ParseChatKind(s string) (ChatKind, error) {
+	switch ChatKind(s) {
+	case "", ChatDirect, ChatGroup, ChatRoutine, ChatAPI:
+		return ChatKind(s), nil
+	}
+	return "", Errorf(EINVALID, "chat_kind %q: want direct, group, routine or api", truncate(s, 40))
+}
+
+// Source names the chat message(s) a change came from.
+type Source struct {
+	Messages []string `json:"messages,omitempty"`
+	Chat     string   `json:"chat,omitempty"`
+	ChatKind ChatKind `json:"chat_kind,omitempty"`
+}
+
+// How a change was learned, as recorded in the Learned-By trailer.
+const (
+	LearnedExplicit  = "explicit"  // an agent called remember or forget
+	LearnedLearner   = "learner"   // the learner extracted it from an exchange
+	LearnedEpisode   = "episode"   // the learner summarised recent turns
+	LearnedSynthesis = "synthesis" // a synthesis pass rewrote it
+	LearnedImport    = "import"    // memd import brought it in
+	LearnedPerson    = "person"    // a person: an admin through memd, or a git commit memd did not make
+)
+
+// Memory operations, as recorded in the Memory-Op trailer.
+const (
+	OpRemember = "remember"
+	OpForget   = "forget"
+	OpNoteEdit = "note-edit"
+	OpRevert   = "revert"
+	OpImport   = "import"
+)
+
+// Provenance is what a commit's trailers say about where a change came from.
+type Provenance struct {
+	Op             string   `json:"op,omitempty"`
+	FactIDs        []string `json:"fact_ids,omitempty"`
+	Tier           Tier     `json:"tier,omitempty"`
+	SourceMessages []string `json:"source_messages,omitempty"`
+	SourceChat     string   `json:"source_chat,omitempty"`
+	ChatKind       ChatKind `json:"chat_kind,omitempty"`
+	LearnedBy      string   `json:"learned_by"`
+	Model          string   `json:"model,omitempty"`
+	Reverts        string   `json:"reverts,omitempty"`
+}
+
+// Person is a commit's author or committer.
+type Person struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// FactChange is one fact added ("+") or removed ("-") by a commit.
+type FactChange struct {
+	Op   string `json:"op"`
+	Fact Fact   `json:"fact"`
+}
+
+// Commit is one commit of a shard with its provenance and fact-level diff.
+type Commit struct {
+	Shard      ShardID      `json:"shard"`
+	Hash       string       `json:"commit"`
+	Parents    []string     `json:"parents"`
+	Author     Person       `json:"author"`
+	Time       time.Time    `json:"time"`
+	Subject    string       `json:"subject"`
+	Provenance Provenance   `json:"provenance"`
+	Changes    []FactChange `json:"changes"`
+	Notes      []string     `json:"notes,omitempty"` // note paths the commit changed
+}
+
+// RememberRequest asks to remember one fact.
+type RememberRequest struct {
+	Shard  ShardID `json:"shard"`
+	Text   string  `json:"text"`
+	Tier   Tier    `json:"tier,omitempty"`
+	Date   Date    `json:"date,omitzero"`
+	Source Source  `json:"source,omitzero"`
+}
+
+// RememberResult is the fact as it stands after remember. Existing is true
+// when the shard already held the same text, and then no commit was made.
+type RememberResult struct {
+	Fact     Fact   `json:"fact"`
+	Commit   string `json:"commit,omitempty"`
+	Existing bool   `json:"existing"`
+}
+
+// ForgetRequest asks to forget one fact by ID.
+type ForgetRequest struct {
+	Shard  ShardID `json:"shard"`
+	ID     string  `json:"id"`
+	Source Source  `json:"source,omitzero"`
+}
+
+// ForgetResult names the forgotten fact and the commit that removed it.
+type ForgetResult struct {
+	Fact   Fact   `json:"fact"`
+	Commit string `json:"commit"`
+}
+
+// FactsQuery lists a shard's facts, optionally filtered and as of a past
+// commit or date.
+type FactsQuery struct {
+	Shard ShardID
+	Tier  Tier
+	From  Date
+	To    Date
+	At    string // a commit hash (or prefix) or a date, YYYY-MM-DD
+}
+
+// FactList is a shard's facts and the commit they were read from.
+type FactList struct {
+	Shard  ShardID `json:"shard"`
+	Commit string  `json:"commit"`
+	Facts  []Fact  `json:"facts"`
+}
+
+// LogQuery lists a shard's commits, newest first.
+type LogQuery struct {
+	Shard   ShardID
+	Message string // only commits citing this source message
+	Agent   string // only commits authored by this agent or person
+	Op      string // only commits with this Memory-Op
+	Limit   int    // at most this many; 0 means 50
+}
+
+// Trace is the provenance of one fact: the commit that introduced it as it
+// stands (what git blame names) and every commit that touched it since.
+type Trace struct {
+	Fact       Fact     `json:"fact"`
+	Present    bool     `json:"present"` // the fact is in the shard's HEAD
+	Introduced *Commit  `json:"introduced,omitempty"`
+	History    []Commit `json:"history"` // newest first, down to Introduced
+}
+
+// RevertRequest undoes one commit of a shard, or every commit that cites a
+// source message in every shard the caller may write.
+type RevertRequest struct {
+	Shard   ShardID `json:"shard,omitzero"`
+	Commit  string  `json:"commit,omitempty"`
+	Message string  `json:"message,omitempty"`
+}
+
+// Revert is one commit undone.
+type Revert struct {
+	Shard    ShardID      `json:"shard"`
+	Reverted string       `json:"reverted"`         // the commit undone
+	Commit   string       `json:"commit,omitempty"` // the revert commit; empty if nothing was left to undo
+	Changes  []FactChange `json:"changes"`
+}
+
+// RevertResult lists the commits undone, newest first.
+type RevertResult struct {
+	Reverts []Revert `json:"reverts"`
+}
+
+// ShardInfo describes a shard the caller may read.
+type ShardInfo struct {
+	Shard      ShardID   `json:"shard"`
+	Facts      int       `json:"facts"`
+	Head       string    `json:"head"`
+	LastChange time.Time `json:"last_change,omitzero"`
+}
+
+// Agent is a registered agent and the projects it is a member of.
+type Agent struct {
+	Name     string    `json:"name"`
+	Projects []string  `json:"projects"`
+	Created  time.Time `json:"created"`
+}
+
+// NewAgent is an agent just added, with its token (shown only this once).
+type NewAgent struct {
+	Agent
+	Token string `json:"token"`
+}
+
+// Status describes the running service.
+type Status struct {
+	Version  string        `json:"version"`
+	Started  time.Time     `json:"started"`
+	DataDir  string        `json:"data_dir,omitempty"`
+	Shards   int           `json:"shards"`
+	Facts    int           `json:"facts"`
+	Agents   int           `json:"agents"`
+	Caller   string        `json:"caller"`
+	Learning LearnerStatus `json:"learning"`
+}
+
+// LearnerStatus says whether automatic learning is on and how it is doing.
+type LearnerStatus struct {
+	Enabled bool   `json:"enabled"`
+	Reason  string `json:"reason,omitempty"`
+	Pending int    `json:"pending"`
+	Failed  int    `json:"failed"`
+}
+
+// Service is memd's domain API. Every surface calls it; none holds memory
+// logic of its own. The caller is taken from the context (see NewContext).
+// Methods return *Error values with the codes in errors.go.
+type Service interface {
+	// Remember adds a fact; the same text again returns the existing fact.
+	Remember(ctx context.Context, req RememberRequest) (RememberResult, error)
+	// Forget removes a fact; ENOTFOUND when the shard does not hold it.
+	Forget(ctx context.Context, req ForgetRequest) (ForgetResult, error)
+	// Facts lists a shard's facts; ENOTFOUND for an unknown shard or commit.
+	Facts(ctx context.Context, q FactsQuery) (FactList, error)
+	// Trace returns the provenance of a fact; ENOTFOUND if it never existed.
+	Trace(ctx context.Context, shard ShardID, id string) (Trace, error)
+	// Log lists a shard's commits with provenance and fact diffs.
+	Log(ctx context.Context, q LogQuery) ([]Commit, error)
+	// Revert undoes a commit, or everything learned from a message.
+	Revert(ctx context.Context, req RevertRequest) (RevertResult, error)
+	// Shards lists the shards the caller may read.
+	Shards(ctx context.Context) ([]ShardInfo, error)
+	// AddAgent registers an agent and returns its token; ECONFLICT if it exists.
+	AddAgent(ctx context.Context, name string, projects []string) (NewAgent, error)
+	// Agents lists registered agents.
+	Agents(ctx context.Context) ([]Agent, error)
+	// RemoveAgent revokes an agent's token; its shard stays.
+	RemoveAgent(ctx context.Context, name string) error
+	// Status describes the service.
+	Status(ctx context.Context) (Status, error)
+}
