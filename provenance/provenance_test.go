@@ -1,0 +1,220 @@
+package provenance_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+var bot = gitstore.Signature{Name: "alice", Email: "alice@agents.memd"}
+
+func newShard(t *testing.T) *gitstore.Shard {
+	t.Helper()
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sh, err := s.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func change(t *testing.T, sh *gitstore.Shard, op, text, msg string) plumbing.Hash {
+	t.Helper()
+	d, _ := memd.ParseDate("2026-10-01")
+	id := memd.FactID(text)
+	edit := gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierProfile}}
+	if op == memd.OpForget {
+		edit = gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}}
+	}
+	p := memd.Provenance{Op: op, FactIDs: []string{id}, Tier: memd.TierProfile, SourceMessages: []string{msg},
+		SourceChat: "chat_41", ChatKind: memd.ChatDirect, LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini"}
+	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(op, text), p), Edits: []gitstore.Edit{edit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Commit
+}
+
+func facts(t *testing.T, sh *gitstore.Shard) []string {
+	t.Helper()
+	fs, _, err := sh.Facts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Text)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestParse_RoundTripAndGit(t *testing.T) {
+	p := memd.Provenance{Op: "remember", FactIDs: []string{"3f2a9c0d1b7e"}, Tier: memd.TierProfile,
+		SourceMessages: []string{"msg_8812", "msg_8813"}, SourceChat: "chat_41", ChatKind: memd.ChatDirect,
+		LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini"}
+	msg := provenance.Message(provenance.Subject("remember", "Lives in Lisbon since October"), p)
+	if got := provenance.Parse(msg); !reflect.DeepEqual(got, p) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, p)
+	}
+	cmd := exec.Command("git", "interpret-trailers", "--parse")
+	cmd.Stdin = strings.NewReader(msg)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "Source-Message: msg_8813\n") || !strings.Contains(string(out), "Memory-Op: remember\n") {
+		t.Errorf("git interpret-trailers --parse:\n%s", out)
+	}
+	if got := provenance.Parse("fix a typo\n\nI changed: some words here\nand more"); got.LearnedBy != memd.LearnedPerson || got.Op != "" {
+		t.Errorf("a person's message parsed as %+v", got)
+	}
+}
+
+func TestSubject_CutsLongText(t *testing.T) {
+	s := provenance.Subject("remember", strings.Repeat("word ", 40))
+	if n := len([]rune(s)); n > 82 || !strings.HasSuffix(s, "…") {
+		t.Errorf("subject %q (%d runes)", s, n)
+	}
+}
+
+func TestCheckSource(t *testing.T) {
+	bad := []memd.Source{
+		{Messages: []string{"a\nb"}},
+		{Messages: []string{""}},
+		{Chat: strings.Repeat("c", 201)},
+		{ChatKind: "party"},
+	}
+	for _, src := range bad {
+		if err := provenance.CheckSource(src); memd.ErrorCode(err) != memd.EINVALID {
+			t.Errorf("CheckSource(%+v) = %v, want invalid", src, err)
+		}
+	}
+	if err := provenance.CheckSource(memd.Source{Messages: []string{"msg_1"}, Chat: "c", ChatKind: memd.ChatGroup}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestTrace_NamesTheIntroducingCommit(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Works at Acme", "m0")
+	intro := change(t, sh, memd.OpRemember, "Lives in Lisbon", "msg_8812")
+	change(t, sh, memd.OpRemember, "Has a cat", "m2")
+
+	tr, err := provenance.Trace(sh, memd.FactID("Lives in Lisbon"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Present || tr.Introduced == nil || tr.Introduced.Hash != intro.String() {
+		t.Fatalf("trace: %+v", tr)
+	}
+	p := tr.Introduced.Provenance
+	if !slices.Equal(p.SourceMessages, []string{"msg_8812"}) || p.SourceChat != "chat_41" || p.LearnedBy != memd.LearnedLearner || p.Op != "remember" {
+		t.Errorf("provenance: %+v", p)
+	}
+	if tr.Introduced.Author.Name != "alice" {
+		t.Errorf("author: %+v", tr.Introduced.Author)
+	}
+}
+
+// A fact a person added with git traces to their commit, read as a person's edit.
+func TestTrace_PersonCommit(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Works at Acme", "m0")
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, append(b, "- (2026-10-02) Speaks Portuguese\n"...), 0o644)
+	git(t, sh.Dir(), "commit", "-q", "-am", "add what I know")
+	head := strings.TrimSpace(git(t, sh.Dir(), "rev-parse", "HEAD"))
+
+	tr, err := provenance.Trace(sh, memd.FactID("Speaks Portuguese"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Introduced == nil || tr.Introduced.Hash != head || tr.Introduced.Provenance.LearnedBy != memd.LearnedPerson || tr.Introduced.Author.Name != "pat" {
+		t.Errorf("trace of a person's fact: %+v", tr.Introduced)
+	}
+	if _, err := provenance.Trace(sh, "000000000000"); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("trace of an unknown fact: %v", err)
+	}
+}
+
+// Revert by message restores exactly the facts that stood before it.
+func TestRevertMessage_RestoresWhatStoodBefore(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Lives in Austin", "m1")
+	change(t, sh, memd.OpRemember, "Works at Acme", "m1")
+	before := facts(t, sh)
+	change(t, sh, memd.OpForget, "Lives in Austin", "msg_move")
+	change(t, sh, memd.OpRemember, "Lives in Lisbon", "msg_move")
+	change(t, sh, memd.OpRemember, "Has a cat", "m3")
+
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	reverts, err := r.RevertMessage([]*gitstore.Shard{sh}, "msg_move")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reverts) != 2 || reverts[0].Changes[0].Fact.Text != "Lives in Lisbon" || reverts[0].Changes[0].Op != "-" {
+		t.Fatalf("reverts: %+v", reverts)
+	}
+	want := append(slices.Clone(before), "Has a cat")
+	slices.Sort(want)
+	if got := facts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts after revert: %v, want %v", got, want)
+	}
+	// Reverting again finds nothing left to undo.
+	if _, err := r.RevertMessage([]*gitstore.Shard{sh}, "msg_move"); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("second revert by message: %v", err)
+	}
+	log := git(t, sh.Dir(), "log", "-1", "--format=%B")
+	if !strings.Contains(log, "Memory-Op: revert") || !strings.Contains(log, "Reverts: ") {
+		t.Errorf("revert commit message:\n%s", log)
+	}
+	git(t, sh.Dir(), "fsck", "--strict")
+}
+
+// Reverting a person's edit of a line puts the old line back.
+func TestRevert_PersonEditOfALine(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Lives in Austin", "m1")
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, []byte(strings.Replace(string(b), "Austin", "Boston", 1)), 0o644)
+	git(t, sh.Dir(), "commit", "-q", "-am", "moved")
+	h, _ := sh.Head()
+	rv, err := provenance.Reverter{Author: bot, LearnedBy: memd.LearnedExplicit}.Revert(sh, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.Commit == "" {
+		t.Fatal("no revert commit")
+	}
+	if got := facts(t, sh); !slices.Equal(got, []string{"Lives in Austin"}) {
+		t.Errorf("facts: %v", got)
+	}
+}

@@ -1,0 +1,121 @@
+package provenance
+
+import (
+	"slices"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// Reverter undoes commits on behalf of someone.
+type Reverter struct {
+	Author    gitstore.Signature
+	LearnedBy string // person for an admin, explicit for an agent
+}
+
+// Revert undoes one commit of a shard semantically, on the current HEAD:
+// a fact it added is removed if still there, a fact it removed is restored
+// (with its date, tier and file) if absent. The result has no commit when
+// nothing was left to undo.
+func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, error) {
+	c, err := sh.ReadCommit(h)
+	if err != nil {
+		return memd.Revert{}, err
+	}
+	d, err := sh.Diff(c)
+	if err != nil {
+		return memd.Revert{}, err
+	}
+	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
+	// Removals of what it added first, so a line it changed is put back.
+	var edits []gitstore.Edit
+	var ids []string
+	for _, ch := range d.Facts {
+		if ch.Op == "+" {
+			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: ch.Fact.ID}})
+			ids = appendID(ids, ch.Fact.ID)
+		}
+	}
+	for _, ch := range d.Facts {
+		if ch.Op == "-" {
+			edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: ch.Fact})
+			ids = appendID(ids, ch.Fact.ID)
+		}
+	}
+	if len(edits) == 0 {
+		return out, nil
+	}
+	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{
+		Op:        memd.OpRevert,
+		FactIDs:   ids,
+		LearnedBy: r.LearnedBy,
+		Reverts:   h.String(),
+	})
+	res, err := sh.Apply(gitstore.Change{Author: r.Author, Message: msg, Edits: edits})
+	if err != nil {
+		return out, err
+	}
+	if !res.Commit.IsZero() {
+		out.Commit = res.Commit.String()
+		out.Changes = res.Changes
+	}
+	return out, nil
+}
+
+func appendID(ids []string, id string) []string {
+	if slices.Contains(ids, id) {
+		return ids
+	}
+	return append(ids, id)
+}
+
+// CitingCommits returns the commits of a shard whose Source-Message trailer
+// names msg and that are not already undone by a revert that still stands,
+// newest first.
+func CitingCommits(sh *gitstore.Shard, msg string) ([]plumbing.Hash, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	undone := make(map[string]bool)
+	var out []plumbing.Hash
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		p := Parse(c.Message)
+		if p.Reverts != "" && !undone[c.Hash.String()] {
+			undone[p.Reverts] = true
+		}
+		if slices.Contains(p.SourceMessages, msg) && !undone[c.Hash.String()] {
+			out = append(out, c.Hash)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// RevertMessage undoes every commit that cites msg in the given shards (those
+// the caller may write), newest first in each shard. ENOTFOUND when no
+// commit cites it.
+func (r Reverter) RevertMessage(shards []*gitstore.Shard, msg string) ([]memd.Revert, error) {
+	out := []memd.Revert{}
+	found := false
+	for _, sh := range shards {
+		commits, err := CitingCommits(sh, msg)
+		if err != nil {
+			return out, err
+		}
+		for _, h := range commits {
+			found = true
+			rv, err := r.Revert(sh, h)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, rv)
+		}
+	}
+	if !found {
+		return out, memd.Errorf(memd.ENOTFOUND, "no commit cites source message %q in the shards you may write", msg)
+	}
+	return out, nil
+}

@@ -1,0 +1,173 @@
+// Package provenance reads and writes where memory came from. Every commit
+// memd makes carries git trailers naming the operation, the fact, the chat
+// messages it was learned from and how; this package formats them, parses
+// them back, traces a fact to the commit that introduced it, and undoes
+// commits semantically: one commit, or every commit citing a message.
+package provenance
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/memd/memd"
+)
+
+// Trailer keys, in the order memd writes them.
+const (
+	KeyOp        = "Memory-Op"
+	KeyFactID    = "Fact-Id"
+	KeyTier      = "Tier"
+	KeyMessage   = "Source-Message"
+	KeyChat      = "Source-Chat"
+	KeyChatKind  = "Chat-Kind"
+	KeyLearnedBy = "Learned-By"
+	KeyModel     = "Model"
+	KeyReverts   = "Reverts"
+)
+
+// maxSubject is where a subject's fact text is cut.
+const maxSubject = 72
+
+// maxValue bounds a trailer value (a message or chat ID, a model name).
+const maxValue = 200
+
+// CheckSource validates the parts of a source that become trailers: IDs of
+// at most 200 printable characters on one line, and at most 100 messages.
+func CheckSource(src memd.Source) error {
+	if len(src.Messages) > 100 {
+		return memd.Errorf(memd.EINVALID, "at most 100 source messages per change, got %d", len(src.Messages))
+	}
+	for _, m := range src.Messages {
+		if err := checkValue("source message ID", m); err != nil {
+			return err
+		}
+	}
+	if src.Chat != "" {
+		if err := checkValue("source chat ID", src.Chat); err != nil {
+			return err
+		}
+	}
+	_, err := memd.ParseChatKind(string(src.ChatKind))
+	return err
+}
+
+// CheckModel validates a model name for the Model trailer.
+func CheckModel(model string) error {
+	if model == "" {
+		return nil
+	}
+	return checkValue("model name", model)
+}
+
+func checkValue(what, v string) error {
+	if v == "" || strings.TrimSpace(v) != v {
+		return memd.Errorf(memd.EINVALID, "%s %q must be non-empty without surrounding spaces", what, v)
+	}
+	if utf8.RuneCountInString(v) > maxValue {
+		return memd.Errorf(memd.EINVALID, "%s is longer than %d characters", what, maxValue)
+	}
+	if !utf8.ValidString(v) {
+		return memd.Errorf(memd.EINVALID, "%s is not valid UTF-8", what)
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return memd.Errorf(memd.EINVALID, "%s contains the control character %U", what, r)
+		}
+	}
+	return nil
+}
+
+// Subject returns a commit subject: "<op>: <text cut to ~72 characters>".
+func Subject(op, text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > maxSubject {
+		text = strings.TrimSpace(string(r[:maxSubject-1])) + "…"
+	}
+	return op + ": " + text
+}
+
+// Message returns a full commit message: the subject, a blank line and the
+// trailers of p. Values must have been checked with CheckSource/CheckModel.
+func Message(subject string, p memd.Provenance) string {
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString("\n\n")
+	add := func(k, v string) {
+		if v != "" {
+			b.WriteString(k + ": " + v + "\n")
+		}
+	}
+	add(KeyOp, p.Op)
+	for _, id := range p.FactIDs {
+		add(KeyFactID, id)
+	}
+	add(KeyTier, string(p.Tier))
+	for _, m := range p.SourceMessages {
+		add(KeyMessage, m)
+	}
+	add(KeyChat, p.SourceChat)
+	add(KeyChatKind, string(p.ChatKind))
+	add(KeyLearnedBy, p.LearnedBy)
+	add(KeyModel, p.Model)
+	add(KeyReverts, p.Reverts)
+	return b.String()
+}
+
+// Parse reads the trailers of a commit message: the key-value lines of its
+// last paragraph, as git interpret-trailers does. A message without memd's
+// trailers (a person's commit) parses with LearnedBy "person".
+func Parse(message string) memd.Provenance {
+	var p memd.Provenance
+	for _, line := range trailerBlock(message) {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case strings.ToLower(KeyOp):
+			p.Op = v
+		case strings.ToLower(KeyFactID):
+			p.FactIDs = append(p.FactIDs, v)
+		case strings.ToLower(KeyTier):
+			p.Tier = memd.Tier(v)
+		case strings.ToLower(KeyMessage):
+			p.SourceMessages = append(p.SourceMessages, v)
+		case strings.ToLower(KeyChat):
+			p.SourceChat = v
+		case strings.ToLower(KeyChatKind):
+			p.ChatKind = memd.ChatKind(v)
+		case strings.ToLower(KeyLearnedBy):
+			p.LearnedBy = v
+		case strings.ToLower(KeyModel):
+			p.Model = v
+		case strings.ToLower(KeyReverts):
+			p.Reverts = v
+		}
+	}
+	if p.LearnedBy == "" {
+		p.LearnedBy = memd.LearnedPerson
+	}
+	return p
+}
+
+// trailerBlock returns the lines of the message's last paragraph if every
+// line of it is a "Key: value" trailer (or a continuation of one).
+func trailerBlock(message string) []string {
+	msg := strings.TrimRight(message, "\n ")
+	i := strings.LastIndex(msg, "\n\n")
+	if i < 0 {
+		return nil // a subject alone has no trailers
+	}
+	var lines []string
+	for _, line := range strings.Split(msg[i+2:], "\n") {
+		if line != "" && (line[0] == ' ' || line[0] == '\t') && len(lines) > 0 {
+			lines[len(lines)-1] += " " + strings.TrimSpace(line)
+			continue
+		}
+		k, _, ok := strings.Cut(line, ": ")
+		if !ok || k == "" || strings.ContainsFunc(k, func(r rune) bool { return !(r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) }) {
+			return nil
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
