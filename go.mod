@@ -7,4 +7,7 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require github.com/pjbgf/sha1cd v0.7.0 // indirect
+require (
+	github.com/pjbgf/sha1cd v0.7.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

@@ -168,6 +168,9 @@ type RevertRequest struct {
 	Shard   ShardID `json:"shard,omitzero"`
 	Commit  string  `json:"commit,omitempty"`
 	Message string  `json:"message,omitempty"`
+	// Shards limits a revert by message to these shards; empty means every
+	// shard the caller may write.
+	Shards []ShardID `json:"shards,omitempty"`
 }
 
 // Revert is one commit undone.

@@ -86,15 +86,26 @@ func acquireLock(path string) (*lockFile, error) {
 	}
 }
 
-// commit writes data into the lock and renames it over the locked path.
-func (l *lockFile) commit(data []byte, sync bool) error {
-	_, err := l.f.Write(data)
-	if err == nil && sync {
-		err = l.f.Sync()
+// write writes data into the lock file.
+func (l *lockFile) write(data []byte) error {
+	if _, err := l.f.Write(data); err != nil {
+		return fmt.Errorf("write %s.lock: %w", filepath.Base(l.path), err)
 	}
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
+	return nil
+}
+
+// reset empties the lock file, to write the real content after a marker.
+func (l *lockFile) reset() error {
+	if err := l.f.Truncate(0); err != nil {
+		return err
 	}
+	_, err := l.f.Seek(0, 0)
+	return err
+}
+
+// commit renames the lock over the locked path.
+func (l *lockFile) commit() error {
+	err := l.f.Close()
 	if err == nil {
 		err = os.Rename(l.path+".lock", l.path)
 	}
@@ -111,26 +122,25 @@ func (l *lockFile) release() {
 	os.Remove(l.path + ".lock")
 }
 
-// updateRef moves a ref from old to new the way git does: create the
-// ".lock" file exclusively, compare the current value with old (loose ref or
-// packed-refs), write, fsync, rename. A concurrent git commit therefore either
-// completes before (and the compare fails with errRefMoved) or waits.
-func updateRef(gitDir, name string, old, new plumbing.Hash, sync bool) error {
-	path := filepath.Join(gitDir, name)
-	l, err := acquireLock(path)
+// lockRef locks a ref the way git does before moving it: create the
+// ".lock" file exclusively, then compare the current value (loose ref or
+// packed-refs) with old. A concurrent git commit therefore either completed
+// before (and the compare fails with errRefMoved) or waits for the lock.
+func lockRef(gitDir, name string, old plumbing.Hash) (*lockFile, error) {
+	l, err := acquireLock(filepath.Join(gitDir, name))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cur, err := readRef(gitDir, name)
 	if err != nil {
 		l.release()
-		return err
+		return nil, err
 	}
 	if cur != old {
 		l.release()
-		return fmt.Errorf("%w: %s is at %s, expected %s", errRefMoved, name, short(cur), short(old))
+		return nil, fmt.Errorf("%w: %s is at %s, expected %s", errRefMoved, name, short(cur), short(old))
 	}
-	return l.commit([]byte(new.String()+"\n"), sync)
+	return l, nil
 }
 
 func short(h plumbing.Hash) string { return h.String()[:12] }

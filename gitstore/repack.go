@@ -6,15 +6,53 @@ import (
 	"time"
 )
 
-// maybeRepack compacts a shard's packs in the background once group commits
-// have left many of them. Each group commit writes one small pack whose
-// first version of a file is stored whole; git's geometric repack rolls them
-// into few packs with deltas and compression, and is safe to run while memd
-// and people keep committing. Without the git CLI, packs are left as they
-// are (a warning says so once).
+// Repacking. Each group commit writes one small pack holding the whole
+// first version of each file it touches; git's geometric repack rolls such
+// packs into few, with deltas and compression, and is safe to run while
+// memd and people keep committing. It costs about a millisecond of CPU per
+// small pack, so it runs when a shard has been idle for a moment, or, under
+// sustained writes, once packs pile up past a ceiling. Without the git CLI,
+// packs are left as they are (a warning says so).
+
+// repackIdle is how long a shard must go without writes before it is
+// repacked; repackCeiling is the pack count that forces a repack anyway.
+const (
+	repackIdle    = time.Second
+	repackCeiling = 1024
+)
+
+// maybeRepack schedules a repack after a group commit. The caller holds sh.mu.
 func (sh *Shard) maybeRepack() {
 	at := sh.store.opts.RepackAt
-	if at < 0 || sh.db.PackCount() < at || !sh.repacking.CompareAndSwap(false, true) {
+	if at < 0 {
+		return
+	}
+	n := sh.db.PackCount()
+	switch {
+	case n >= repackCeiling:
+		sh.startRepack()
+	case n >= at:
+		if sh.repackTimer == nil {
+			sh.repackTimer = time.AfterFunc(repackIdle, sh.repackIfIdle)
+		} else {
+			sh.repackTimer.Reset(repackIdle)
+		}
+	}
+}
+
+func (sh *Shard) repackIfIdle() {
+	sh.qmu.Lock()
+	busy := sh.draining
+	sh.qmu.Unlock()
+	if busy {
+		return // the next group commit schedules it again
+	}
+	sh.startRepack()
+}
+
+// startRepack runs git repack in the background unless one is running.
+func (sh *Shard) startRepack() {
+	if !sh.repacking.CompareAndSwap(false, true) {
 		return
 	}
 	s := sh.store
@@ -34,7 +72,8 @@ func (sh *Shard) maybeRepack() {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "git", "-C", sh.dir, "repack", "-d", "-q", "--geometric=2")
+		// One thread: the other processor keeps serving writes.
+		cmd := exec.CommandContext(ctx, "git", "-C", sh.dir, "-c", "pack.threads=1", "repack", "-d", "-q", "--geometric=2")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			s.log.Warn("background repack failed; packs accumulate until it succeeds",

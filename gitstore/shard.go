@@ -32,7 +32,15 @@ type Shard struct {
 	queue    []*request
 	draining bool
 
-	repacking atomic.Bool
+	// While a burst of groups is written, the writer holds the index lock
+	// and the working tree and index lag HEAD for the paths in behind
+	// (mapped to the versions they hold). Guarded by mu.
+	ilock   *lockFile
+	ilockAt time.Time
+	behind  map[string]*factFile
+
+	repacking   atomic.Bool
+	repackTimer *time.Timer // guarded by mu
 }
 
 // state is a shard's facts at one commit. A published state is never
@@ -60,6 +68,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		return nil, err
 	}
 	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db}
+	sh.clearStaleLocks()
 	if _, err := sh.refresh(); err != nil {
 		db.Close()
 		return nil, err
@@ -73,7 +82,27 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 func (sh *Shard) close() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	sh.flushWorktree()
+	if sh.repackTimer != nil {
+		sh.repackTimer.Stop()
+	}
 	sh.db.Close()
+}
+
+// clearStaleLocks removes lock files a crashed memd left behind: the index
+// lock it marks as its own, and a ref lock nobody has touched for a minute
+// (git holds one for milliseconds). Only one memd opens a store at a time.
+func (sh *Shard) clearStaleLocks() {
+	index := filepath.Join(sh.gitDir, "index.lock")
+	if b, err := os.ReadFile(index); err == nil && strings.HasPrefix(string(b), indexLockMarker) {
+		os.Remove(index)
+		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
+	}
+	ref := filepath.Join(sh.gitDir, mainRef+".lock")
+	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
+		os.Remove(ref)
+		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
+	}
 }
 
 // ID returns the shard's ID.

@@ -40,7 +40,11 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 		lock.release()
 		return fmt.Errorf("encode index: %w", err)
 	}
-	return lock.commit(buf.Bytes(), false)
+	if err := lock.write(buf.Bytes()); err != nil {
+		lock.release()
+		return err
+	}
+	return lock.commit()
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -97,7 +101,13 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 	}
 	written := newData // what the working file holds afterwards
 	if !exists || inStep && entry != nil && statMatches(entry, st) {
-		if err := sh.writeOrRemove(full, next); err != nil {
+		var err error
+		if exists && next != nil && old != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
+			err = appendFile(full, newData[len(oldData):])
+		} else {
+			err = sh.writeOrRemove(full, next)
+		}
+		if err != nil {
 			return err
 		}
 	} else {
@@ -166,6 +176,23 @@ func (sh *Shard) writeOrRemove(full string, next *factFile) error {
 		return nil
 	}
 	return writeWorktreeFile(full, next.data)
+}
+
+// appendFile appends to a working file known to hold the previous version:
+// cheaper than replacing it, which matters when facts arrive one by one.
+func appendFile(full string, data []byte) error {
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", filepath.Base(full), err)
+	}
+	return nil
 }
 
 func (sh *Shard) statEntry(entry *index.Entry, full string) error {

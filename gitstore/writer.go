@@ -1,11 +1,10 @@
 package gitstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -98,7 +97,16 @@ func (sh *Shard) Apply(c Change) (Result, error) {
 }
 
 func (sh *Shard) drain() {
+	last := 0
 	for {
+		if last > 1 {
+			// Writers whose changes just went out are about to send their
+			// next ones; letting them run first makes the next group bigger.
+			// This yields the processor; it never waits on a clock.
+			for i := 0; i < last; i++ {
+				runtime.Gosched()
+			}
+		}
 		sh.qmu.Lock()
 		n := min(len(sh.queue), maxGroup)
 		if n == 0 {
@@ -110,6 +118,7 @@ func (sh *Shard) drain() {
 		sh.queue = slices.Delete(sh.queue, 0, n)
 		sh.qmu.Unlock()
 		sh.commitGroup(batch)
+		last = n
 	}
 }
 
@@ -172,6 +181,16 @@ func (sh *Shard) commitGroup(batch []*request) {
 			break
 		}
 	}
+	// The group that ends a burst brings the working tree and index in step
+	// before its writers hear back, so a write that returned is what a person
+	// sees in the files and in git status. While more writes are queued the
+	// index stays locked, but is given back every so often.
+	sh.qmu.Lock()
+	idle := len(sh.queue) == 0
+	sh.qmu.Unlock()
+	if idle || time.Since(sh.ilockAt) > maxIndexHold {
+		sh.flushWorktree()
+	}
 	for _, r := range batch {
 		if err != nil {
 			r.res, r.err = Result{}, fmt.Errorf("shard %s: %w", sh.id, err)
@@ -183,9 +202,17 @@ func (sh *Shard) commitGroup(batch []*request) {
 	}
 }
 
+// maxIndexHold bounds how long a burst of writes keeps the index locked.
+const maxIndexHold = 100 * time.Millisecond
+
 func (sh *Shard) tryGroup(batch []*request) error {
 	if sh.db == nil {
 		return memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+	}
+	// The index lock comes first: git commit takes it too, so a person's
+	// commit cannot move the branch while this group is being built.
+	if err := sh.holdIndex(); err != nil {
+		return err
 	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
@@ -196,258 +223,111 @@ func (sh *Shard) tryGroup(batch []*request) error {
 		return err
 	}
 	g := newGroup(sh, st)
-	for _, r := range batch {
-		r.res, r.err = g.apply(r.change)
+	results := make([]*Result, len(batch))
+	for i, r := range batch {
+		results[i] = g.add(r.change)
+	}
+	if err := g.build(); err != nil {
+		return err
+	}
+	for i, r := range batch {
+		r.res, r.err = *results[i], nil
 	}
 	if g.b.Len() == 0 {
-		return nil // nothing changed
+		return nil // nothing changed; the lock goes with the burst
 	}
-	name, err := sh.db.WritePack(g.b)
+	sp, err := sh.db.StagePack(g.b)
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	if err := sh.publish(st, g); err != nil {
-		if errors.Is(err, errRefMoved) {
-			sh.db.RemovePack(name)
-		}
-		return err
-	}
-	return nil
+	return sh.publish(st, g, sp)
 }
 
-// publish moves main to the group's last commit and brings the working tree
-// and index in step. The index lock is taken first and held across the ref
-// update, so a person's `git commit -a` never builds on an index that lacks
-// what memd just committed.
-func (sh *Shard) publish(st *state, g *group) error {
-	ilock, err := acquireLock(filepath.Join(sh.gitDir, "index"))
+// publish makes the group's commits durable and moves main to the last one.
+// The index lock is taken first and held across the ref update, so a
+// person's `git commit -a` never builds on an index that lacks what memd just
+// committed; while more groups follow it stays held, and the working tree
+// and index catch up once, when the burst ends (see flushWorktree). Pack,
+// pack index and new ref value reach the disk before the ref is renamed
+// into place.
+func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
+	rlock, err := lockRef(sh.gitDir, mainRef, st.head)
 	if err != nil {
+		sp.Abort()
+		sh.flushWorktree()
 		return err
 	}
-	if err := updateRef(sh.gitDir, mainRef, st.head, g.head, !sh.store.opts.NoSync); err != nil {
-		ilock.release()
+	fail := func(err error) error {
+		rlock.release()
+		sp.Abort()
+		sh.flushWorktree()
+		return err
+	}
+	if err := rlock.write([]byte(g.head.String() + "\n")); err != nil {
+		return fail(err)
+	}
+	if !sh.store.opts.NoSync {
+		if err := durable(append(sp.Files(), rlock.f)); err != nil {
+			return fail(fmt.Errorf("sync commit to disk: %w", err))
+		}
+	}
+	if err := sp.Publish(); err != nil {
+		return fail(err)
+	}
+	if err := rlock.commit(); err != nil {
+		sh.flushWorktree()
 		return err
 	}
 	sh.cur.Store(g.commitState())
-	if err := sh.syncWorktree(ilock, g.touched, g.files); err != nil {
-		sh.store.log.Warn("commit made, but the working tree could not be updated; it will be repaired at the next open",
-			"shard", sh.id, "err", err)
+	for path, old := range g.touched {
+		if _, ok := sh.behind[path]; !ok {
+			sh.behind[path] = old
+		}
 	}
 	return nil
 }
 
-// group builds a chain of commits on top of a state.
-type group struct {
-	sh      *Shard
-	base    *state
-	b       *odb.Builder
-	trees   trees
-	head    plumbing.Hash
-	root    plumbing.Hash
-	when    time.Time
-	files   map[string]*factFile
-	over    map[string][]string // fact ID -> paths, overriding base.where
-	facts   int
-	touched map[string]*factFile // path -> its version in base (nil if new)
+// indexLockMarker is what memd writes in .git/index.lock while it holds it,
+// so that a lock left by a crash can be told from one git holds.
+const indexLockMarker = "memd holds this lock while it commits; memd removes it if it crashed\n"
+
+// holdIndex takes the index lock unless this burst holds it already.
+func (sh *Shard) holdIndex() error {
+	if sh.ilock != nil {
+		return nil
+	}
+	l, err := acquireLock(filepath.Join(sh.gitDir, "index"))
+	if err != nil {
+		return err
+	}
+	if err := l.write([]byte(indexLockMarker)); err != nil {
+		l.release()
+		return err
+	}
+	sh.ilock, sh.ilockAt, sh.behind = l, time.Now(), make(map[string]*factFile)
+	return nil
 }
 
-func newGroup(sh *Shard, st *state) *group {
-	return &group{
-		sh:      sh,
-		base:    st,
-		b:       odb.NewBuilder(),
-		trees:   trees{db: sh.db},
-		head:    st.head,
-		root:    st.root,
-		when:    sh.store.opts.Now(),
-		files:   maps.Clone(st.files),
-		over:    make(map[string][]string),
-		facts:   st.facts,
-		touched: make(map[string]*factFile),
+// flushWorktree brings the working tree and index in step with HEAD for
+// what the burst changed, and releases the index lock. The caller holds
+// sh.mu.
+func (sh *Shard) flushWorktree() {
+	if sh.ilock == nil {
+		return
 	}
-}
-
-func (g *group) where(id string) []string {
-	if paths, ok := g.over[id]; ok {
-		return paths
+	l, behind := sh.ilock, sh.behind
+	sh.ilock, sh.behind = nil, nil
+	st := sh.cur.Load()
+	if st == nil || len(behind) == 0 {
+		l.release()
+		return
 	}
-	return g.base.where[id]
-}
-
-// commitState is the state after the group, with base.where updated.
-func (g *group) commitState() *state {
-	for id, paths := range g.over {
-		if len(paths) == 0 {
-			delete(g.base.where, id)
-		} else {
-			g.base.where[id] = paths
-		}
+	if err := l.reset(); err != nil {
+		l.release()
+		sh.store.log.Warn("working tree not updated; it will be repaired at the next open", "shard", sh.id, "err", err)
+		return
 	}
-	return &state{head: g.head, root: g.root, time: g.when, files: g.files, facts: g.facts, where: g.base.where}
-}
-
-// pendingFile collects one change's edits to one file.
-type pendingFile struct {
-	removes [][2]int // line ranges, in file order
-	added   []memd.Fact
-}
-
-func (g *group) apply(c Change) (Result, error) {
-	res := Result{Facts: make([]memd.Fact, len(c.Edits))}
-	pending := make(map[string]*pendingFile)
-	pend := func(path string) *pendingFile {
-		if p := pending[path]; p != nil {
-			return p
-		}
-		p := &pendingFile{}
-		pending[path] = p
-		return p
+	if err := sh.syncWorktree(l, behind, st.files); err != nil {
+		sh.store.log.Warn("working tree not updated; it will be repaired at the next open", "shard", sh.id, "err", err)
 	}
-	for i, e := range c.Edits {
-		switch e.Op {
-		case AddFact:
-			if f, ok := g.find(e.Fact.ID, pending); ok {
-				res.Facts[i] = f
-				continue
-			}
-			f := e.Fact
-			f.Shard = g.sh.id
-			p := pend(f.File)
-			p.added = append(p.added, f)
-			g.over[f.ID] = []string{f.File}
-			g.facts++
-			res.Facts[i] = f
-			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
-		case RemoveFact:
-			f, ok := g.find(e.Fact.ID, pending)
-			if !ok {
-				continue
-			}
-			res.Facts[i] = f
-			for _, path := range g.where(f.ID) {
-				p := pend(path)
-				if j := slices.IndexFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID }); j >= 0 {
-					p.added = slices.Delete(p.added, j, j+1)
-				}
-				if ff := g.files[path]; ff != nil {
-					for _, lf := range ff.facts {
-						if lf.ID == f.ID {
-							p.removes = append(p.removes, [2]int{lf.start, lf.end})
-							removed := lf.Fact
-							removed.Shard = g.sh.id
-							res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: removed})
-						}
-					}
-				}
-			}
-			g.over[f.ID] = nil
-			g.facts--
-		}
-	}
-	if len(res.Changes) == 0 {
-		return res, nil
-	}
-	paths := slices.Sorted(maps.Keys(pending))
-	root := g.root
-	for _, path := range paths {
-		blob, err := g.writeFile(path, pending[path])
-		if err != nil {
-			return Result{}, err
-		}
-		if root, err = g.trees.set(g.b, root, path, blob); err != nil {
-			return Result{}, err
-		}
-	}
-	g.root = root
-	g.head = g.b.Add(plumbing.CommitObject, g.commitBody(c))
-	res.Commit, res.Time = g.head, g.when
-	return res, nil
-}
-
-// find returns the fact with an ID as the group currently has it.
-func (g *group) find(id string, pending map[string]*pendingFile) (memd.Fact, bool) {
-	for _, p := range pending {
-		for _, f := range p.added {
-			if f.ID == id {
-				return f, true
-			}
-		}
-	}
-	f, ok := factIn(g.files, g.where(id), id)
-	f.Shard = g.sh.id
-	return f, ok
-}
-
-// writeFile applies a change's edits to one file and adds the new blob to
-// the pack, as a delta against the previous version when that is in the
-// pack already.
-func (g *group) writeFile(path string, p *pendingFile) (plumbing.Hash, error) {
-	old := g.files[path]
-	if _, seen := g.touched[path]; !seen {
-		g.touched[path] = old
-	}
-	var base []byte
-	if old != nil {
-		base = old.data
-	} else {
-		base = []byte(header(path))
-	}
-	var edits []odb.Edit
-	slices.SortFunc(p.removes, func(a, b [2]int) int { return a[0] - b[0] })
-	for i, r := range p.removes {
-		if i > 0 && r[0] < p.removes[i-1][1] {
-			continue // the same line named twice
-		}
-		edits = append(edits, odb.Edit{Pos: r[0], Del: r[1] - r[0]})
-	}
-	var ins []byte
-	if len(p.added) > 0 {
-		if len(base) > 0 && base[len(base)-1] != '\n' {
-			ins = append(ins, '\n')
-		}
-		for _, f := range p.added {
-			ins = append(ins, FormatLine(f)...)
-		}
-		edits = append(edits, odb.Edit{Pos: len(base), Ins: ins})
-	}
-	data := odb.Apply(base, edits)
-
-	var blob plumbing.Hash
-	if old != nil {
-		blob = g.b.AddDelta(plumbing.BlobObject, old.blob, odb.Delta(len(base), edits), data)
-	} else {
-		blob = g.b.Add(plumbing.BlobObject, data)
-	}
-	next := &factFile{path: path, blob: blob, data: data}
-	if old != nil && len(p.removes) == 0 {
-		// Appends only: earlier lines keep their offsets. Appending in place
-		// is safe because only the newest version is ever appended to.
-		next.facts = old.facts
-		at := len(base)
-		if len(ins) > 0 && ins[0] == '\n' {
-			at++
-		}
-		for _, f := range p.added {
-			line := FormatLine(f)
-			next.facts = append(next.facts, lineFact{Fact: f, start: at, end: at + len(line)})
-			at += len(line)
-		}
-	} else {
-		next.facts = parseFactFile(path, data)
-	}
-	g.files[path] = next
-	return blob, nil
-}
-
-func (g *group) commitBody(c Change) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "tree %s\n", g.root)
-	if !g.head.IsZero() {
-		fmt.Fprintf(&b, "parent %s\n", g.head)
-	}
-	stamp := fmt.Sprintf("%d %s", g.when.Unix(), g.when.Format("-0700"))
-	fmt.Fprintf(&b, "author %s <%s> %s\n", c.Author.Name, c.Author.Email, stamp)
-	fmt.Fprintf(&b, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
-	b.WriteString(c.Message)
-	return b.Bytes()
 }

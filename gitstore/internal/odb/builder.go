@@ -2,19 +2,14 @@ package odb
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
+	"hash/adler32"
 	"hash/crc32"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
-
-// storeThreshold is the size from which whole objects are stored without
-// compression: zlib costs tens of milliseconds on a large monthly log, and a
-// background repack compresses them later.
-const storeThreshold = 64 << 10
 
 // pack object type codes.
 const (
@@ -32,16 +27,12 @@ type Builder struct {
 	buf     bytes.Buffer
 	entries []idxfile.Entry
 	objects map[plumbing.Hash]int64 // offset of each object in the pack
-	fast    *zlib.Writer
-	stored  *zlib.Writer
 }
 
 // NewBuilder returns an empty pack builder.
 func NewBuilder() *Builder {
 	b := &Builder{objects: make(map[plumbing.Hash]int64)}
 	b.buf.Write(make([]byte, 12)) // header, filled in by Finish
-	b.fast, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	b.stored, _ = zlib.NewWriterLevel(nil, zlib.NoCompression)
 	return b
 }
 
@@ -57,7 +48,11 @@ func (b *Builder) Offset(h plumbing.Hash) (int64, bool) {
 // Add adds a whole object and returns its ID. Adding an object twice keeps
 // the first copy.
 func (b *Builder) Add(t plumbing.ObjectType, content []byte) plumbing.Hash {
-	h := Hash(t, content)
+	return b.AddHashed(t, Hash(t, content), content)
+}
+
+// AddHashed is Add for content whose ID the caller computed already.
+func (b *Builder) AddHashed(t plumbing.ObjectType, h plumbing.Hash, content []byte) plumbing.Hash {
 	if _, ok := b.objects[h]; ok {
 		return h
 	}
@@ -71,13 +66,17 @@ func (b *Builder) Add(t plumbing.ObjectType, content []byte) plumbing.Hash {
 // AddDelta adds target, an object of type t, as a delta against base, which
 // must already be in the pack, and returns target's ID.
 func (b *Builder) AddDelta(t plumbing.ObjectType, base plumbing.Hash, delta, target []byte) plumbing.Hash {
-	h := Hash(t, target)
+	return b.AddDeltaHashed(t, base, delta, Hash(t, target), target)
+}
+
+// AddDeltaHashed is AddDelta for a target whose ID the caller computed.
+func (b *Builder) AddDeltaHashed(t plumbing.ObjectType, base plumbing.Hash, delta []byte, h plumbing.Hash, target []byte) plumbing.Hash {
 	if _, ok := b.objects[h]; ok {
 		return h
 	}
 	baseOff, ok := b.objects[base]
 	if !ok {
-		return b.Add(t, target)
+		return b.AddHashed(t, h, target)
 	}
 	start := int64(b.buf.Len())
 	b.writeHeader(packOfsDelta, len(delta))
@@ -104,14 +103,30 @@ func (b *Builder) writeHeader(code byte, size int) {
 	b.buf.WriteByte(c)
 }
 
+// compress writes data as a zlib stream of stored (uncompressed) blocks.
+// Compressing costs far more than the disk it saves on the write path (tens
+// of milliseconds for a large monthly log); git's background repack
+// compresses everything later.
 func (b *Builder) compress(data []byte) {
-	z := b.fast
-	if len(data) >= storeThreshold {
-		z = b.stored
+	b.buf.Grow(len(data) + len(data)/65535*5 + 16)
+	b.buf.Write([]byte{0x78, 0x01}) // zlib header: deflate, no dictionary
+	rest := data
+	for {
+		n := min(len(rest), 65535)
+		final := byte(0)
+		if n == len(rest) {
+			final = 1
+		}
+		b.buf.Write([]byte{final, byte(n), byte(n >> 8), ^byte(n), ^byte(n >> 8)})
+		b.buf.Write(rest[:n])
+		rest = rest[n:]
+		if final == 1 {
+			break
+		}
 	}
-	z.Reset(&b.buf)
-	z.Write(data)
-	z.Close()
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32.Checksum(data))
+	b.buf.Write(sum[:])
 }
 
 // encodeOfs encodes the distance back to a delta's base as git does: big

@@ -176,11 +176,11 @@ func (db *DB) rescan() error {
 			continue
 		}
 		p, err := loadPack(dir, h)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // removed while we looked
-		}
 		if err != nil {
-			return err
+			// Removed while we looked, or left half-written by a crash
+			// before anything referenced it: either way it holds nothing
+			// we need, and git ignores it too.
+			continue
 		}
 		added = append(added, p)
 	}
@@ -205,51 +205,116 @@ func loadPack(dir string, name plumbing.Hash) (*pack, error) {
 	return &pack{name: name, path: base + ".pack", idx: idx}, nil
 }
 
-// WritePack writes a finished pack and its index into the repository and
-// makes its objects readable. The index is written last: git ignores a pack
-// without one, so a crash leaves at most an unused file.
-func (db *DB) WritePack(b *Builder) (plumbing.Hash, error) {
+// StagedPack is a pack written to disk but not yet visible: the pack file
+// has its final name (git ignores a pack without an index) and the index
+// waits under a temporary name. Publish makes it visible; Abort removes it.
+type StagedPack struct {
+	db     *DB
+	name   plumbing.Hash
+	base   string // path without extension
+	tmpIdx string
+	idx    *idxfile.MemoryIndex
+	files  []*os.File
+}
+
+// Name returns the pack's checksum, which names it.
+func (sp *StagedPack) Name() plumbing.Hash { return sp.name }
+
+// Files returns the open pack and index files, for the caller to make them
+// durable before publishing.
+func (sp *StagedPack) Files() []*os.File { return sp.files }
+
+// StagePack writes a finished pack and its index into the pack directory
+// without making them visible.
+func (db *DB) StagePack(b *Builder) (*StagedPack, error) {
 	data, name, idx, err := b.Finish()
 	if err != nil {
-		return name, fmt.Errorf("finish pack: %w", err)
+		return nil, fmt.Errorf("finish pack: %w", err)
 	}
 	var idxBuf bytes.Buffer
 	if _, err := idxfile.NewEncoder(&idxBuf).Encode(idx); err != nil {
-		return name, fmt.Errorf("encode pack index: %w", err)
+		return nil, fmt.Errorf("encode pack index: %w", err)
 	}
 	dir := filepath.Join(db.dir, "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return name, err
+		return nil, err
 	}
-	base := filepath.Join(dir, "pack-"+name.String())
-	if err := writeFileAtomic(base+".pack", data, 0o444, db.sync); err != nil {
-		return name, err
+	sp := &StagedPack{db: db, name: name, base: filepath.Join(dir, "pack-"+name.String()), idx: idx}
+	pf, err := os.OpenFile(sp.base+".pack", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o444)
+	if err != nil {
+		return nil, fmt.Errorf("write pack: %w", err)
 	}
-	if err := writeFileAtomic(base+".idx", idxBuf.Bytes(), 0o444, db.sync); err != nil {
-		os.Remove(base + ".pack")
-		return name, err
+	sp.files = append(sp.files, pf)
+	if _, err := pf.Write(data); err != nil {
+		sp.Abort()
+		return nil, fmt.Errorf("write pack: %w", err)
 	}
-	db.mu.Lock()
-	db.packs = append([]*pack{{name: name, path: base + ".pack", idx: idx}}, db.packs...)
-	db.mu.Unlock()
-	return name, nil
+	xf, err := os.CreateTemp(dir, ".tmp-idx-")
+	if err != nil {
+		sp.Abort()
+		return nil, fmt.Errorf("write pack index: %w", err)
+	}
+	sp.tmpIdx = xf.Name()
+	sp.files = append(sp.files, xf)
+	if _, err := xf.Write(idxBuf.Bytes()); err != nil {
+		sp.Abort()
+		return nil, fmt.Errorf("write pack index: %w", err)
+	}
+	return sp, nil
 }
 
-// RemovePack deletes a pack this process wrote but never referenced, such as
-// one built on a HEAD that moved before the ref could be updated.
-func (db *DB) RemovePack(name plumbing.Hash) {
+// Publish renames the index into place and makes the objects readable.
+func (sp *StagedPack) Publish() error {
+	sp.close()
+	if err := os.Chmod(sp.tmpIdx, 0o444); err != nil {
+		return err
+	}
+	if err := os.Rename(sp.tmpIdx, sp.base+".idx"); err != nil {
+		return fmt.Errorf("publish pack index: %w", err)
+	}
+	db := sp.db
 	db.mu.Lock()
-	for i, p := range db.packs {
-		if p.name == name {
-			p.close()
-			db.packs = append(db.packs[:i:i], db.packs[i+1:]...)
-			break
+	db.packs = append([]*pack{{name: sp.name, path: sp.base + ".pack", idx: sp.idx}}, db.packs...)
+	db.mu.Unlock()
+	return nil
+}
+
+// Abort removes a staged pack.
+func (sp *StagedPack) Abort() {
+	sp.close()
+	if sp.tmpIdx != "" {
+		os.Remove(sp.tmpIdx)
+	}
+	os.Remove(sp.base + ".pack")
+}
+
+func (sp *StagedPack) close() {
+	for _, f := range sp.files {
+		f.Close()
+	}
+	sp.files = nil
+}
+
+// WritePack writes a pack and its index and makes its objects readable,
+// fsyncing both first when the database syncs.
+func (db *DB) WritePack(b *Builder) (plumbing.Hash, error) {
+	sp, err := db.StagePack(b)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if db.sync {
+		for _, f := range sp.files {
+			if err := f.Sync(); err != nil {
+				sp.Abort()
+				return plumbing.ZeroHash, err
+			}
 		}
 	}
-	db.mu.Unlock()
-	base := filepath.Join(db.dir, "pack", "pack-"+name.String())
-	os.Remove(base + ".idx")
-	os.Remove(base + ".pack")
+	if err := sp.Publish(); err != nil {
+		sp.Abort()
+		return plumbing.ZeroHash, err
+	}
+	return sp.name, nil
 }
 
 // writeFileAtomic writes data to a temporary file beside path, optionally

@@ -13,28 +13,17 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
 
-// pack is one packfile with its index. Reads use ReadAt, so a pack serves
-// many readers at once without a lock.
+// pack is one packfile with its index. The file is opened for each read
+// (which costs microseconds), so a shard with a thousand packs waiting for
+// a repack does not hold a thousand descriptors, and a pack a repack removed
+// is noticed at once.
 type pack struct {
 	name plumbing.Hash
 	path string
 	idx  *idxfile.MemoryIndex
-
-	once sync.Once
-	f    *os.File
-	err  error
 }
 
-func (p *pack) file() (*os.File, error) {
-	p.once.Do(func() { p.f, p.err = os.Open(p.path) })
-	return p.f, p.err
-}
-
-func (p *pack) close() {
-	if p.f != nil {
-		p.f.Close()
-	}
-}
+func (p *pack) close() {}
 
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
@@ -47,10 +36,15 @@ func (p *pack) read(off int64, cache *Cache, base func(plumbing.Hash) (Object, e
 			return obj, nil
 		}
 	}
-	f, err := p.file()
+	f, err := os.Open(p.path)
 	if err != nil {
 		return Object{}, err
 	}
+	defer f.Close()
+	return p.readFrom(f, off, id, cache, base)
+}
+
+func (p *pack) readFrom(f *os.File, off int64, id plumbing.Hash, cache *Cache, base func(plumbing.Hash) (Object, error)) (Object, error) {
 	r := readers.Get().(*bufio.Reader)
 	defer readers.Put(r)
 	r.Reset(io.NewSectionReader(f, off, 1<<62))
@@ -78,7 +72,10 @@ func (p *pack) read(off int64, cache *Cache, base func(plumbing.Hash) (Object, e
 			if err != nil {
 				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
 			}
-			if b, err = p.read(off-dist, cache, base); err != nil {
+			baseID, _ := p.idx.FindHash(off - dist)
+			if cached, ok := cache.get(baseID); ok && baseID != plumbing.ZeroHash {
+				b = cached
+			} else if b, err = p.readFrom(f, off-dist, baseID, cache, base); err != nil {
 				return Object{}, err
 			}
 			obj, err = patchObject(b, delta)

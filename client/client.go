@@ -1,0 +1,215 @@
+// Package client speaks memd's HTTP API: it implements memd.Service against
+// a running daemon, so the CLI (and any Go program) uses the same API the
+// web UI and agents use. Errors come back as *memd.Error with the server's
+// code, message and rule.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/memd/memd"
+)
+
+// Client calls a memd daemon.
+type Client struct {
+	BaseURL  string        // e.g. http://127.0.0.1:7420
+	Token    string        // bearer token
+	ChatKind memd.ChatKind // declared on every call, if set
+	HTTP     *http.Client
+}
+
+var _ memd.Service = (*Client)(nil)
+
+// New returns a client for the daemon at baseURL.
+func New(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: http.DefaultClient}
+}
+
+// Do sends one request and decodes a JSON response into out (if not nil).
+func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	if c.ChatKind != "" {
+		if query == nil {
+			query = url.Values{}
+		}
+		if query.Get("chat_kind") == "" {
+			query.Set("chat_kind", string(c.ChatKind))
+		}
+	}
+	u := c.BaseURL + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return &memd.Error{Code: memd.EUNAVAILABLE, Message: fmt.Sprintf("cannot reach memd at %s: is `memd serve` running?", c.BaseURL), Err: err}
+		}
+		return &memd.Error{Code: memd.EUNAVAILABLE, Message: fmt.Sprintf("cannot reach memd at %s", c.BaseURL), Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("read response: %w", err)
+	}
+	if resp.StatusCode >= 400 {
+		var e struct {
+			Error struct{ Code, Message, Rule string }
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
+			return &memd.Error{Code: memd.EINTERNAL, Message: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(data)))}
+		}
+		return &memd.Error{Code: e.Error.Code, Message: e.Error.Message, Rule: e.Error.Rule}
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode response of %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+func shardPath(s memd.ShardID) string {
+	return "/v1/shards/" + url.PathEscape(string(s.Kind)) + "/" + url.PathEscape(s.Name)
+}
+
+// Remember implements memd.Service.
+func (c *Client) Remember(ctx context.Context, req memd.RememberRequest) (memd.RememberResult, error) {
+	var out memd.RememberResult
+	body := map[string]any{"text": req.Text}
+	if req.Tier != "" {
+		body["tier"] = req.Tier
+	}
+	if !req.Date.IsZero() {
+		body["date"] = req.Date
+	}
+	if len(req.Source.Messages) > 0 || req.Source.Chat != "" || req.Source.ChatKind != "" {
+		body["source"] = req.Source
+	}
+	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/facts", nil, body, &out)
+	return out, err
+}
+
+// Forget implements memd.Service.
+func (c *Client) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
+	var out memd.ForgetResult
+	q := url.Values{}
+	for _, m := range req.Source.Messages {
+		q.Add("message", m)
+	}
+	if req.Source.Chat != "" {
+		q.Set("chat", req.Source.Chat)
+	}
+	if req.Source.ChatKind != "" {
+		q.Set("chat_kind", string(req.Source.ChatKind))
+	}
+	err := c.Do(ctx, http.MethodDelete, shardPath(req.Shard)+"/facts/"+url.PathEscape(req.ID), q, nil, &out)
+	return out, err
+}
+
+// Facts implements memd.Service.
+func (c *Client) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
+	var out memd.FactList
+	v := url.Values{}
+	setNonEmpty(v, "tier", string(q.Tier))
+	setNonEmpty(v, "from", q.From.String())
+	setNonEmpty(v, "to", q.To.String())
+	setNonEmpty(v, "at", q.At)
+	err := c.Do(ctx, http.MethodGet, shardPath(q.Shard)+"/facts", v, nil, &out)
+	return out, err
+}
+
+func setNonEmpty(v url.Values, k, val string) {
+	if val != "" {
+		v.Set(k, val)
+	}
+}
+
+// Trace implements memd.Service.
+func (c *Client) Trace(ctx context.Context, s memd.ShardID, id string) (memd.Trace, error) {
+	var out memd.Trace
+	err := c.Do(ctx, http.MethodGet, shardPath(s)+"/facts/"+url.PathEscape(id)+"/trace", nil, nil, &out)
+	return out, err
+}
+
+// Log implements memd.Service.
+func (c *Client) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, error) {
+	var out struct{ Commits []memd.Commit }
+	v := url.Values{}
+	setNonEmpty(v, "message", q.Message)
+	setNonEmpty(v, "agent", q.Agent)
+	setNonEmpty(v, "op", q.Op)
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	err := c.Do(ctx, http.MethodGet, shardPath(q.Shard)+"/log", v, nil, &out)
+	return out.Commits, err
+}
+
+// Revert implements memd.Service.
+func (c *Client) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
+	var out memd.RevertResult
+	err := c.Do(ctx, http.MethodPost, "/v1/revert", nil, req, &out)
+	return out, err
+}
+
+// Shards implements memd.Service.
+func (c *Client) Shards(ctx context.Context) ([]memd.ShardInfo, error) {
+	var out struct{ Shards []memd.ShardInfo }
+	err := c.Do(ctx, http.MethodGet, "/v1/shards", nil, nil, &out)
+	return out.Shards, err
+}
+
+// AddAgent implements memd.Service.
+func (c *Client) AddAgent(ctx context.Context, name string, projects []string) (memd.NewAgent, error) {
+	var out memd.NewAgent
+	err := c.Do(ctx, http.MethodPost, "/v1/agents", nil, map[string]any{"name": name, "projects": projects}, &out)
+	return out, err
+}
+
+// Agents implements memd.Service.
+func (c *Client) Agents(ctx context.Context) ([]memd.Agent, error) {
+	var out struct{ Agents []memd.Agent }
+	err := c.Do(ctx, http.MethodGet, "/v1/agents", nil, nil, &out)
+	return out.Agents, err
+}
+
+// RemoveAgent implements memd.Service.
+func (c *Client) RemoveAgent(ctx context.Context, name string) error {
+	return c.Do(ctx, http.MethodDelete, "/v1/agents/"+url.PathEscape(name), nil, nil, nil)
+}
+
+// Status implements memd.Service.
+func (c *Client) Status(ctx context.Context) (memd.Status, error) {
+	var out memd.Status
+	err := c.Do(ctx, http.MethodGet, "/v1/status", nil, nil, &out)
+	return out, err
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func runAgent(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, "Usage: memd agent add NAME [--project P]... | memd agent list | memd agent remove NAME")
+		return errUsage
+	}
+	switch args[0] {
+	case "add":
+		return runAgentAdd(ctx, e, args[1:])
+	case "list":
+		return runAgentList(ctx, e, args[1:])
+	case "remove":
+		return runAgentRemove(ctx, e, args[1:])
+	}
+	fmt.Fprintf(e.stderr, "memd agent: unknown subcommand %q (want add, list or remove)\n", args[0])
+	return errUsage
+}
+
+func runAgentAdd(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "agent add", "[flags] NAME", "Register an agent and print its token (shown only this once). Creates the agent's shard.")
+	var cf clientFlags
+	cf.register(fs, e)
+	var projects strList
+	fs.Var(&projects, "project", "a project the agent is a member of (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 1, "the agent's name"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	a, err := c.AddAgent(ctx, pos[0], projects)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, a)
+	}
+	fmt.Fprintf(e.stdout, "added agent %s", a.Name)
+	if len(a.Projects) > 0 {
+		fmt.Fprintf(e.stdout, " (projects: %s)", strings.Join(a.Projects, ", "))
+	}
+	fmt.Fprintf(e.stdout, "\ntoken: %s\n", a.Token)
+	fmt.Fprintln(e.stderr, "The token is shown only now; memd keeps only its hash. Give it to the agent, e.g. MEMD_TOKEN=<token>.")
+	return nil
+}
+
+func runAgentList(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "agent list", "[flags]", "List the registered agents.")
+	var cf clientFlags
+	cf.register(fs, e)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	agents, err := c.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, map[string]any{"agents": agents})
+	}
+	if len(agents) == 0 {
+		fmt.Fprintln(e.stdout, "no agents yet: memd agent add NAME")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROJECTS\tADDED")
+	for _, a := range agents {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.Name, orDash(strings.Join(a.Projects, ",")), a.Created.Local().Format(time.DateOnly))
+	}
+	return tw.Flush()
+}
+
+func runAgentRemove(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "agent remove", "[flags] NAME", "Remove an agent: its token stops working. Its shard and history stay.")
+	var cf clientFlags
+	cf.register(fs, e)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 1, "the agent's name"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	if err := c.RemoveAgent(ctx, pos[0]); err != nil {
+		return err
+	}
+	if !cf.json {
+		fmt.Fprintf(e.stdout, "removed agent %s; its shard agent/%s stays\n", pos[0], pos[0])
+	}
+	return nil
+}
+
+func runShards(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "shards", "[flags]", "List the shards you may read, with fact counts and HEAD.")
+	var cf clientFlags
+	cf.register(fs, e)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	shards, err := c.Shards(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, map[string]any{"shards": shards})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SHARD\tFACTS\tHEAD\tLAST CHANGE")
+	for _, s := range shards {
+		last := "-"
+		if !s.LastChange.IsZero() {
+			last = s.LastChange.Local().Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.Shard, s.Facts, orDash(shortHash(s.Head)), last)
+	}
+	return tw.Flush()
+}
+
+func runStatus(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "status", "[flags]", "Show the daemon's status.")
+	var cf clientFlags
+	cf.register(fs, e)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	st, err := c.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, st)
+	}
+	fmt.Fprintf(e.stdout, "memd %s at %s, up since %s\n", st.Version, c.BaseURL, st.Started.Local().Format(time.DateTime))
+	if st.DataDir != "" {
+		fmt.Fprintf(e.stdout, "  data:     %s\n", st.DataDir)
+	}
+	fmt.Fprintf(e.stdout, "  shards:   %d with %d facts\n  agents:   %d\n  you are:  %s\n", st.Shards, st.Facts, st.Agents, st.Caller)
+	learning := "on"
+	if !st.Learning.Enabled {
+		learning = "off (" + st.Learning.Reason + ")"
+	}
+	fmt.Fprintf(e.stdout, "  learning: %s\n", learning)
+	return nil
+}

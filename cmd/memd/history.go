@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+func runTrace(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "trace", "[flags] ID", "Show where a fact came from: the commit that introduced it, who, when, how, and the chat messages behind it.")
+	var cf clientFlags
+	cf.register(fs, e)
+	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
+	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 1, "a fact ID"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	c.ChatKind = memd.ChatKind(*kind)
+	sid, err := shardOrOwn(ctx, c, *shard)
+	if err != nil {
+		return err
+	}
+	tr, err := c.Trace(ctx, sid, pos[0])
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, tr)
+	}
+	state := "present"
+	if !tr.Present {
+		state = "no longer present"
+	}
+	f := tr.Fact
+	fmt.Fprintf(e.stdout, "fact %s in %s (%s): %s\n  %s, dated %s, in %s\n", f.ID, sid, state, f.Text, f.Tier, f.Date, f.File)
+	if in := tr.Introduced; in != nil {
+		fmt.Fprintf(e.stdout, "\nintroduced by commit %s\n", in.Hash)
+		describeCommit(e.stdout, *in)
+	}
+	if len(tr.History) > 1 {
+		fmt.Fprintln(e.stdout, "\nhistory, newest first:")
+		for _, h := range tr.History {
+			for _, ch := range h.Changes {
+				fmt.Fprintf(e.stdout, "  %s  %s  %-10s %s %s\n", shortHash(h.Hash), h.Time.Local().Format("2006-01-02 15:04"), h.Author.Name, ch.Op, h.Subject)
+			}
+		}
+	}
+	return nil
+}
+
+// describeCommit prints a commit's author, time and provenance.
+func describeCommit(w io.Writer, c memd.Commit) {
+	p := c.Provenance
+	fmt.Fprintf(w, "  author:     %s <%s>, %s\n", c.Author.Name, c.Author.Email, c.Time.Local().Format(time.DateTime))
+	op := p.Op
+	if op == "" {
+		op = "a git commit memd did not make"
+	}
+	fmt.Fprintf(w, "  operation:  %s, learned by %s\n", op, p.LearnedBy)
+	if len(p.SourceMessages) > 0 {
+		fmt.Fprintf(w, "  messages:   %s\n", strings.Join(p.SourceMessages, ", "))
+	}
+	if p.SourceChat != "" || p.ChatKind != "" {
+		fmt.Fprintf(w, "  chat:       %s (%s)\n", orDash(p.SourceChat), orDash(string(p.ChatKind)))
+	}
+	if p.Model != "" {
+		fmt.Fprintf(w, "  model:      %s\n", p.Model)
+	}
+	if p.Reverts != "" {
+		fmt.Fprintf(w, "  reverts:    %s\n", p.Reverts)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runLog(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "log", "[flags]", "Show a shard's commits, newest first, with their provenance and the facts each added (+) or removed (-).")
+	var cf clientFlags
+	cf.register(fs, e)
+	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
+	message := fs.String("message", "", "only commits citing this source message")
+	agent := fs.String("agent", "", "only commits by this agent (or \"admin\")")
+	op := fs.String("op", "", "only this operation: remember, forget, revert, import, note-edit")
+	limit := fs.Int("limit", 20, "at most this many commits")
+	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	c.ChatKind = memd.ChatKind(*kind)
+	sid, err := shardOrOwn(ctx, c, *shard)
+	if err != nil {
+		return err
+	}
+	commits, err := c.Log(ctx, memd.LogQuery{Shard: sid, Message: *message, Agent: *agent, Op: *op, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, map[string]any{"commits": commits})
+	}
+	if len(commits) == 0 {
+		fmt.Fprintf(e.stdout, "no commits in %s match\n", sid)
+	}
+	for i, cm := range commits {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		fmt.Fprintf(e.stdout, "commit %s\n  %s\n", cm.Hash, cm.Subject)
+		describeCommit(e.stdout, cm)
+		for _, ch := range cm.Changes {
+			fmt.Fprintf(e.stdout, "  %s %s (%s) %s\n", ch.Op, ch.Fact.ID, ch.Fact.Date, ch.Fact.Text)
+		}
+		for _, n := range cm.Notes {
+			fmt.Fprintf(e.stdout, "  ~ %s\n", n)
+		}
+	}
+	return nil
+}
+
+func runRevert(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "revert", "[flags] [COMMIT]", "Undo a commit of a shard (--shard S COMMIT), or everything learned from a chat message (--message ID) in every shard you may write. Each undone commit becomes one revert commit.")
+	var cf clientFlags
+	cf.register(fs, e)
+	shard := fs.String("shard", "", "shard of the commit")
+	message := fs.String("message", "", "revert every commit citing this source message")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	var req memd.RevertRequest
+	switch {
+	case *message != "" && len(pos) == 0:
+		req.Message = *message
+		if *shard != "" {
+			s, err := memd.ParseShardID(*shard)
+			if err != nil {
+				return err
+			}
+			req.Shards = []memd.ShardID{s}
+		}
+	case *message == "" && len(pos) == 1:
+		if req.Shard, err = shardFlag(*shard); err != nil {
+			return err
+		}
+		req.Commit = pos[0]
+	default:
+		return want(fs, nil, 1, "either --shard S COMMIT or --message ID")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	res, err := c.Revert(ctx, req)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, res)
+	}
+	for _, r := range res.Reverts {
+		if r.Commit == "" {
+			fmt.Fprintf(e.stdout, "%s %s: nothing left to undo\n", r.Shard, shortHash(r.Reverted))
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s %s reverted by %s\n", r.Shard, shortHash(r.Reverted), shortHash(r.Commit))
+		for _, ch := range r.Changes {
+			fmt.Fprintf(e.stdout, "  %s %s %s\n", ch.Op, ch.Fact.ID, ch.Fact.Text)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+// Command memd is the memd memory daemon and its command-line client.
+// `memd serve` runs the daemon; every other command talks to it over its
+// HTTP API, as agents and the web UI do.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/memd/memd"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve":    {"run the daemon", runServe},
+		"remember": {"remember a fact", runRemember},
+		"forget":   {"forget a fact by ID", runForget},
+		"facts":    {"list a shard's facts", runFacts},
+		"trace":    {"show where a fact came from", runTrace},
+		"log":      {"show a shard's commits with provenance and fact diffs", runLog},
+		"revert":   {"undo a commit, or everything learned from a message", runRevert},
+		"shards":   {"list the shards you may read", runShards},
+		"agent":    {"add, list or remove agents", runAgent},
+		"status":   {"show the daemon's status", runStatus},
+		"bench":    {"measure the write path against the git CLI", runBench},
+		"version":  {"print the version", runVersion},
+	}
+}
+
+// env is what a command may touch: its streams and environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// errUsage marks a command line that could not be parsed; the message has
+// been printed already.
+var errUsage = errors.New("usage")
+
+// Run runs memd with args and returns the exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "memd: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	err := cmd.run(ctx, e, args[1:])
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+		return 2
+	}
+	msg := err.Error()
+	var me *memd.Error
+	if errors.As(err, &me) {
+		msg = me.Message
+		if me.Rule != "" {
+			msg += " (rule: " + me.Rule + ")"
+		}
+	}
+	fmt.Fprintf(stderr, "memd: %s\n", msg)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "memd keeps AI agents' memory as dated Markdown facts in git repositories.")
+	fmt.Fprintln(w, "\nUsage: memd <command> [flags] [args]\n\nCommands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun `memd <command> -h` for a command's flags.")
+}
+
+func runVersion(ctx context.Context, e *env, args []string) error {
+	fmt.Fprintln(e.stdout, "memd", memd.Version)
+	return nil
+}

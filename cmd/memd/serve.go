@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
+)
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "serve", "[flags]", "Run the memd daemon: the HTTP API on loopback, over the shards in the data directory.")
+	data := fs.String("data", dataDir(e), "data directory, created if missing (env MEMD_DATA)")
+	listenDefault := e.getenv("MEMD_LISTEN")
+	if listenDefault == "" {
+		listenDefault = daemon.DefaultListen
+	}
+	listen := fs.String("listen", listenDefault, "address to listen on (env MEMD_LISTEN)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	noSync := fs.Bool("no-fsync", false, "do not fsync commits (faster; a machine crash may lose acknowledged writes)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return memd.Errorf(memd.EINVALID, "--log-level %q: want debug, info, warn or error", *level)
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	dir, err := filepath.Abs(*data)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync})
+	if err != nil {
+		return err
+	}
+	tokenNote := ""
+	if d.AdminTokenCreated {
+		tokenNote = " (created now; it is the key to all memory, keep it private)"
+	}
+	fmt.Fprintf(e.stdout, "memd %s serving %s\n", memd.Version, d.URL())
+	fmt.Fprintf(e.stdout, "  data:        %s\n", dir)
+	fmt.Fprintf(e.stdout, "  admin token: %s%s\n", filepath.Join(dir, auth.AdminTokenFile), tokenNote)
+	fmt.Fprintf(e.stdout, "  try:         memd agent add alice   (Ctrl-C stops)\n")
+
+	errc := make(chan error, 1)
+	go func() { errc <- d.Serve() }()
+	select {
+	case err := <-errc:
+		d.Shutdown(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := d.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return <-errc
+}

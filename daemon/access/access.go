@@ -1,0 +1,238 @@
+// Package access enforces who may do what (DESIGN section 8) as a wrapper
+// around a memd.Service: every call is checked against the caller in its
+// context before it reaches the service, and refusals name the rule.
+//
+// The rules: an agent reads and writes its own shard; user memory only in
+// a direct chat; a project's memory only as a member of the project. Admins
+// may read and write everything, revert anything and manage agents. The
+// chat kind is what the caller declares; none declared reads as a group chat.
+package access
+
+import (
+	"context"
+	"slices"
+
+	"github.com/memd/memd"
+)
+
+// Names of the rules, as refusals report them.
+const (
+	RuleOwnShard      = "agent-own-shard"
+	RuleDirectChat    = "user-memory-direct-chat"
+	RuleProjectMember = "project-member"
+	RuleAdminOnly     = "admin-only"
+)
+
+// Rules decide access for a caller.
+type Rules struct {
+	// Member reports whether an agent is a member of a project.
+	Member func(agent, project string) bool
+}
+
+// Check returns nil if the caller may read and write a shard (the rules
+// are the same for both), or an EFORBIDDEN error naming the rule.
+func (r Rules) Check(c memd.Caller, verb string, s memd.ShardID) error {
+	if c.Admin {
+		return nil
+	}
+	switch s.Kind {
+	case memd.KindAgent:
+		if s.Name == c.Agent {
+			return nil
+		}
+		return memd.Forbidden(RuleOwnShard, "agent %s may not %s %s: an agent reads and writes only its own agent shard", c.Agent, verb, s)
+	case memd.KindUser:
+		if c.Direct() {
+			return nil
+		}
+		kind := string(c.ChatKind)
+		if kind == "" {
+			kind = "none declared, read as group"
+		}
+		return memd.Forbidden(RuleDirectChat, "agent %s may not %s %s in this chat (chat_kind: %s): user memory is read and written only in direct chats", c.Agent, verb, s, kind)
+	case memd.KindProject:
+		if r.Member != nil && r.Member(c.Agent, s.Name) {
+			return nil
+		}
+		return memd.Forbidden(RuleProjectMember, "agent %s may not %s %s: it is not a member of project %s", c.Agent, verb, s, s.Name)
+	}
+	return memd.Errorf(memd.EINVALID, "unknown shard kind %q", s.Kind)
+}
+
+// Guard returns a service that checks every call against the rules before
+// passing it to inner.
+func Guard(inner memd.Service, r Rules) memd.Service {
+	return &guard{inner: inner, rules: r}
+}
+
+type guard struct {
+	inner memd.Service
+	rules Rules
+}
+
+func caller(ctx context.Context) (memd.Caller, error) {
+	c, ok := memd.CallerFrom(ctx)
+	if !ok || (!c.Admin && c.Agent == "") {
+		return memd.Caller{}, memd.Errorf(memd.EUNAUTHORIZED, "no caller")
+	}
+	return c, nil
+}
+
+// declare merges the chat kind a write's source names with the one the
+// call declared, and records it on both.
+func declare(ctx context.Context, src *memd.Source) (context.Context, memd.Caller, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return ctx, c, err
+	}
+	switch {
+	case src.ChatKind == "":
+		src.ChatKind = c.ChatKind
+	case c.ChatKind == "":
+		c.ChatKind = src.ChatKind
+	case c.ChatKind != src.ChatKind:
+		return ctx, c, memd.Errorf(memd.EINVALID, "chat_kind %q in the query and %q in the source disagree", c.ChatKind, src.ChatKind)
+	}
+	return memd.NewContext(ctx, c), c, nil
+}
+
+func (g *guard) Remember(ctx context.Context, req memd.RememberRequest) (memd.RememberResult, error) {
+	ctx, c, err := declare(ctx, &req.Source)
+	if err != nil {
+		return memd.RememberResult{}, err
+	}
+	if err := g.rules.Check(c, "write", req.Shard); err != nil {
+		return memd.RememberResult{}, err
+	}
+	return g.inner.Remember(ctx, req)
+}
+
+func (g *guard) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
+	ctx, c, err := declare(ctx, &req.Source)
+	if err != nil {
+		return memd.ForgetResult{}, err
+	}
+	if err := g.rules.Check(c, "write", req.Shard); err != nil {
+		return memd.ForgetResult{}, err
+	}
+	return g.inner.Forget(ctx, req)
+}
+
+func (g *guard) read(ctx context.Context, s memd.ShardID) error {
+	c, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	return g.rules.Check(c, "read", s)
+}
+
+func (g *guard) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
+	if err := g.read(ctx, q.Shard); err != nil {
+		return memd.FactList{}, err
+	}
+	return g.inner.Facts(ctx, q)
+}
+
+func (g *guard) Trace(ctx context.Context, s memd.ShardID, id string) (memd.Trace, error) {
+	if err := g.read(ctx, s); err != nil {
+		return memd.Trace{}, err
+	}
+	return g.inner.Trace(ctx, s, id)
+}
+
+func (g *guard) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, error) {
+	if err := g.read(ctx, q.Shard); err != nil {
+		return nil, err
+	}
+	return g.inner.Log(ctx, q)
+}
+
+// Revert of one commit needs write access to its shard; revert by message
+// reaches only the shards the caller may write.
+func (g *guard) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.RevertResult{}, err
+	}
+	if req.Message == "" {
+		if err := g.rules.Check(c, "revert in", req.Shard); err != nil {
+			return memd.RevertResult{}, err
+		}
+		return g.inner.Revert(ctx, req)
+	}
+	if c.Admin {
+		return g.inner.Revert(ctx, req)
+	}
+	all, err := g.inner.Shards(ctx)
+	if err != nil {
+		return memd.RevertResult{}, err
+	}
+	var writable []memd.ShardID
+	for _, s := range all {
+		if g.rules.Check(c, "write", s.Shard) == nil && (len(req.Shards) == 0 || slices.Contains(req.Shards, s.Shard)) {
+			writable = append(writable, s.Shard)
+		}
+	}
+	if len(writable) == 0 {
+		return memd.RevertResult{}, memd.Errorf(memd.ENOTFOUND, "no shard you may write cites message %q", req.Message)
+	}
+	req.Shards = writable
+	return g.inner.Revert(ctx, req)
+}
+
+func (g *guard) Shards(ctx context.Context) ([]memd.ShardInfo, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := g.inner.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, s := range all {
+		if g.rules.Check(c, "read", s.Shard) == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (g *guard) admin(ctx context.Context, what string) error {
+	c, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	if !c.Admin {
+		return memd.Forbidden(RuleAdminOnly, "agent %s may not %s: only an admin manages agents", c.Agent, what)
+	}
+	return nil
+}
+
+func (g *guard) AddAgent(ctx context.Context, name string, projects []string) (memd.NewAgent, error) {
+	if err := g.admin(ctx, "add agents"); err != nil {
+		return memd.NewAgent{}, err
+	}
+	return g.inner.AddAgent(ctx, name, projects)
+}
+
+func (g *guard) Agents(ctx context.Context) ([]memd.Agent, error) {
+	if err := g.admin(ctx, "list agents"); err != nil {
+		return nil, err
+	}
+	return g.inner.Agents(ctx)
+}
+
+func (g *guard) RemoveAgent(ctx context.Context, name string) error {
+	if err := g.admin(ctx, "remove agents"); err != nil {
+		return err
+	}
+	return g.inner.RemoveAgent(ctx, name)
+}
+
+func (g *guard) Status(ctx context.Context) (memd.Status, error) {
+	if _, err := caller(ctx); err != nil {
+		return memd.Status{}, err
+	}
+	return g.inner.Status(ctx)
+}

@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memd/memd"
+)
+
+// Shards lists every shard with its fact count and HEAD.
+func (s *Service) Shards(ctx context.Context) ([]memd.ShardInfo, error) {
+	ids, err := s.Store.Shards()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memd.ShardInfo, 0, len(ids))
+	for _, id := range ids {
+		sh, err := s.Store.Shard(id)
+		if err != nil {
+			return nil, err
+		}
+		info, err := sh.Info()
+		if err != nil {
+			return nil, err
+		}
+		si := memd.ShardInfo{Shard: id, Facts: info.Facts, LastChange: info.LastChange}
+		if !info.Head.IsZero() {
+			si.Head = info.Head.String()
+		}
+		out = append(out, si)
+	}
+	return out, nil
+}
+
+// AddAgent registers an agent and creates its shard, so that its memory is
+// a git repository from the start.
+func (s *Service) AddAgent(ctx context.Context, name string, projects []string) (memd.NewAgent, error) {
+	a, err := s.Registry.Add(name, projects)
+	if err != nil {
+		return memd.NewAgent{}, err
+	}
+	if _, err := s.Store.CreateShard(memd.AgentShard(name)); err != nil {
+		return memd.NewAgent{}, fmt.Errorf("create shard of agent %s: %w", name, err)
+	}
+	return a, nil
+}
+
+// Agents lists the registered agents.
+func (s *Service) Agents(ctx context.Context) ([]memd.Agent, error) {
+	return s.Registry.List(), nil
+}
+
+// RemoveAgent revokes an agent's token. Its shard and history stay.
+func (s *Service) RemoveAgent(ctx context.Context, name string) error {
+	return s.Registry.Remove(name)
+}
+
+// Status describes the running service.
+func (s *Service) Status(ctx context.Context) (memd.Status, error) {
+	shards, err := s.Shards(ctx)
+	if err != nil {
+		return memd.Status{}, err
+	}
+	st := memd.Status{
+		Version:  memd.Version,
+		Started:  s.Started,
+		Shards:   len(shards),
+		Agents:   len(s.Registry.List()),
+		Caller:   callerOf(ctx).Name(),
+		Learning: memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured"},
+	}
+	if callerOf(ctx).Admin {
+		st.DataDir = s.Store.Dir()
+	}
+	for _, sh := range shards {
+		st.Facts += sh.Facts
+	}
+	return st, nil
+}

@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/memd/memd/daemon/access"
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/httpapi"
+	"github.com/memd/memd/gitstore"
+)
+
+// DefaultListen is where the daemon listens unless told otherwise: loopback.
+const DefaultListen = "127.0.0.1:7420"
+
+// Config configures a Daemon.
+type Config struct {
+	DataDir string
+	Listen  string // host:port; DefaultListen when empty, port 0 picks one
+	Logger  *slog.Logger
+	Now     func() time.Time
+	NoSync  bool // skip fsync (tests and benchmarks)
+}
+
+// Daemon is a running memd: the store, the service and its HTTP server.
+type Daemon struct {
+	Store    *gitstore.Store
+	Registry *auth.Registry
+	Service  *Service
+	// AdminTokenCreated is true when this start created the admin token.
+	AdminTokenCreated bool
+
+	log    *slog.Logger
+	ln     net.Listener
+	server *http.Server
+}
+
+// Open opens the store in cfg.DataDir (creating it), and listens.
+func Open(cfg Config) (*Daemon, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	reg, created, err := auth.Open(cfg.DataDir, cfg.Now)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	svc := &Service{Store: store, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	guarded := access.Guard(svc, access.Rules{Member: reg.IsMember})
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	d := &Daemon{
+		Store: store, Registry: reg, Service: svc, AdminTokenCreated: created,
+		log: cfg.Logger, ln: ln,
+	}
+	d.server = &http.Server{
+		Handler:           httpapi.New(guarded, reg, cfg.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	return d, nil
+}
+
+// URL is the base URL of the API.
+func (d *Daemon) URL() string { return "http://" + d.ln.Addr().String() }
+
+// Serve serves the API until Shutdown.
+func (d *Daemon) Serve() error {
+	err := d.server.Serve(d.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting requests, waits for those in flight (until ctx
+// ends), and closes the store.
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	err := d.server.Shutdown(ctx)
+	if cerr := d.Store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,146 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Remember adds a fact as one commit whose trailers name its source.
+func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.RememberResult, error) {
+	c := callerOf(ctx)
+	text, err := memd.CleanFactText(req.Text)
+	if err != nil {
+		return memd.RememberResult{}, err
+	}
+	tier, err := memd.ParseTier(string(req.Tier))
+	if err != nil {
+		return memd.RememberResult{}, err
+	}
+	if err := provenance.CheckSource(req.Source); err != nil {
+		return memd.RememberResult{}, err
+	}
+	date := req.Date
+	if date.IsZero() {
+		date = memd.DateOf(s.Now())
+	}
+	if _, err := memd.ParseShardID(req.Shard.String()); err != nil {
+		return memd.RememberResult{}, err
+	}
+	sh, err := s.Store.CreateShard(req.Shard)
+	if err != nil {
+		return memd.RememberResult{}, err
+	}
+	id := memd.FactID(text)
+	msg := provenance.Message(provenance.Subject(memd.OpRemember, text), trailers(c, memd.OpRemember, id, tier, req.Source))
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(c),
+		Message: msg,
+		Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: tier}}},
+	})
+	if err != nil {
+		return memd.RememberResult{}, err
+	}
+	out := memd.RememberResult{Fact: res.Facts[0], Existing: res.Commit.IsZero()}
+	if !out.Existing {
+		out.Commit = res.Commit.String()
+	}
+	return out, nil
+}
+
+// trailers is the provenance of a direct remember or forget.
+func trailers(c memd.Caller, op, id string, tier memd.Tier, src memd.Source) memd.Provenance {
+	kind := src.ChatKind
+	if kind == "" {
+		kind = memd.ChatAPI
+	}
+	return memd.Provenance{
+		Op:             op,
+		FactIDs:        []string{id},
+		Tier:           tier,
+		SourceMessages: src.Messages,
+		SourceChat:     src.Chat,
+		ChatKind:       kind,
+		LearnedBy:      learnedBy(c),
+	}
+}
+
+// Forget removes every line of a fact as one commit.
+func (s *Service) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
+	c := callerOf(ctx)
+	if !memd.ValidFactID(req.ID) {
+		return memd.ForgetResult{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", req.ID)
+	}
+	if err := provenance.CheckSource(req.Source); err != nil {
+		return memd.ForgetResult{}, err
+	}
+	sh, err := s.shard(req.Shard)
+	if err != nil {
+		return memd.ForgetResult{}, err
+	}
+	f, err := sh.Fact(req.ID)
+	if err != nil {
+		return memd.ForgetResult{}, err
+	}
+	msg := provenance.Message(provenance.Subject(memd.OpForget, f.Text), trailers(c, memd.OpForget, f.ID, f.Tier, req.Source))
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(c),
+		Message: msg,
+		Edits:   []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}}},
+	})
+	if err != nil {
+		return memd.ForgetResult{}, err
+	}
+	if res.Commit.IsZero() {
+		return memd.ForgetResult{}, memd.Errorf(memd.ENOTFOUND, "shard %s holds no fact %s", req.Shard, req.ID)
+	}
+	return memd.ForgetResult{Fact: res.Facts[0], Commit: res.Commit.String()}, nil
+}
+
+// Facts lists a shard's facts at HEAD or at a past commit or date.
+func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
+	if q.Tier != "" {
+		if _, err := memd.ParseTier(string(q.Tier)); err != nil {
+			return memd.FactList{}, err
+		}
+	}
+	sh, err := s.shard(q.Shard)
+	if err != nil {
+		return memd.FactList{}, err
+	}
+	var facts []memd.Fact
+	var commit string
+	if q.At != "" {
+		h, err := resolve(sh, q.At)
+		if err != nil {
+			return memd.FactList{}, err
+		}
+		if facts, err = sh.FactsAt(h); err != nil {
+			return memd.FactList{}, err
+		}
+		if !h.IsZero() {
+			commit = h.String()
+		}
+	} else {
+		all, head, err := sh.Facts()
+		if err != nil {
+			return memd.FactList{}, err
+		}
+		facts = all
+		if !head.IsZero() {
+			commit = head.String()
+		}
+	}
+	out := memd.FactList{Shard: q.Shard, Commit: commit, Facts: make([]memd.Fact, 0, len(facts))}
+	for _, f := range facts {
+		if q.Tier != "" && f.Tier != q.Tier ||
+			!q.From.IsZero() && f.Date.Before(q.From) ||
+			!q.To.IsZero() && q.To.Before(f.Date) {
+			continue
+		}
+		out.Facts = append(out.Facts, f)
+	}
+	return out, nil
+}

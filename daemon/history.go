@@ -1,0 +1,114 @@
+package daemon
+
+import (
+	"context"
+	"slices"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Trace returns the provenance of a fact.
+func (s *Service) Trace(ctx context.Context, id memd.ShardID, factID string) (memd.Trace, error) {
+	if !memd.ValidFactID(factID) {
+		return memd.Trace{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", factID)
+	}
+	sh, err := s.shard(id)
+	if err != nil {
+		return memd.Trace{}, err
+	}
+	return provenance.Trace(sh, factID)
+}
+
+const (
+	defaultLogLimit = 50
+	maxLogLimit     = 1000
+)
+
+// Log lists a shard's commits, newest first, with provenance and fact diffs.
+func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, error) {
+	limit := q.Limit
+	switch {
+	case limit == 0:
+		limit = defaultLogLimit
+	case limit < 0 || limit > maxLogLimit:
+		return nil, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d", maxLogLimit)
+	}
+	sh, err := s.shard(q.Shard)
+	if err != nil {
+		return nil, err
+	}
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	out := []memd.Commit{}
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := provenance.Parse(c.Message)
+		if q.Message != "" && !slices.Contains(p.SourceMessages, q.Message) ||
+			q.Agent != "" && c.Author.Name != q.Agent ||
+			q.Op != "" && p.Op != q.Op {
+			return nil
+		}
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		out = append(out, provenance.Describe(sh.ID(), c, d))
+		if len(out) == limit {
+			return gitstore.ErrStop
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Revert undoes one commit, or every commit citing a source message.
+func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
+	c := callerOf(ctx)
+	r := provenance.Reverter{Author: author(c), LearnedBy: learnedBy(c)}
+	switch {
+	case req.Message != "" && req.Commit != "":
+		return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "revert either a commit (with its shard) or a message, not both")
+	case req.Message != "":
+		if err := provenance.CheckSource(memd.Source{Messages: []string{req.Message}}); err != nil {
+			return memd.RevertResult{}, err
+		}
+		ids := req.Shards
+		if len(ids) == 0 {
+			var err error
+			if ids, err = s.Store.Shards(); err != nil {
+				return memd.RevertResult{}, err
+			}
+		}
+		var shards []*gitstore.Shard
+		for _, id := range ids {
+			sh, err := s.shard(id)
+			if err != nil {
+				return memd.RevertResult{}, err
+			}
+			shards = append(shards, sh)
+		}
+		reverts, err := r.RevertMessage(shards, req.Message)
+		return memd.RevertResult{Reverts: reverts}, err
+	case req.Commit != "":
+		sh, err := s.shard(req.Shard)
+		if err != nil {
+			return memd.RevertResult{}, err
+		}
+		h, err := resolve(sh, req.Commit)
+		if err != nil {
+			return memd.RevertResult{}, err
+		}
+		rv, err := r.Revert(sh, h)
+		if err != nil {
+			return memd.RevertResult{}, err
+		}
+		return memd.RevertResult{Reverts: []memd.Revert{rv}}, nil
+	}
+	return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "name a commit (with its shard) or a source message to revert")
+}

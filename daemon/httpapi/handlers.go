@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/memd/memd"
+)
+
+// rememberBody is the body of POST /v1/shards/{shard}/facts.
+type rememberBody struct {
+	Text   string      `json:"text"`
+	Tier   memd.Tier   `json:"tier,omitempty"`
+	Date   memd.Date   `json:"date,omitzero"`
+	Source memd.Source `json:"source,omitzero"`
+}
+
+func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
+	id, err := shardOf(r)
+	if err != nil {
+		return err
+	}
+	var b rememberBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	res, err := s.svc.Remember(r.Context(), memd.RememberRequest{Shard: id, Text: b.Text, Tier: b.Tier, Date: b.Date, Source: b.Source})
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if res.Existing {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, res)
+	return nil
+}
+
+func (s *Server) forget(w http.ResponseWriter, r *http.Request) error {
+	id, err := shardOf(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	src := memd.Source{Messages: q["message"], Chat: q.Get("chat")}
+	res, err := s.svc.Forget(r.Context(), memd.ForgetRequest{Shard: id, ID: r.PathValue("id"), Source: src})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) facts(w http.ResponseWriter, r *http.Request) error {
+	id, err := shardOf(r)
+	if err != nil {
+		return err
+	}
+	q := memd.FactsQuery{Shard: id, Tier: memd.Tier(r.URL.Query().Get("tier")), At: r.URL.Query().Get("at")}
+	if q.From, err = queryDate(r, "from"); err != nil {
+		return err
+	}
+	if q.To, err = queryDate(r, "to"); err != nil {
+		return err
+	}
+	list, err := s.svc.Facts(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
+func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
+	id, err := shardOf(r)
+	if err != nil {
+		return err
+	}
+	tr, err := s.svc.Trace(r.Context(), id, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tr)
+	return nil
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
+	id, err := shardOf(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	lq := memd.LogQuery{Shard: id, Message: q.Get("message"), Agent: q.Get("agent"), Op: q.Get("op")}
+	if lq.Limit, err = queryInt(r, "limit"); err != nil {
+		return err
+	}
+	commits, err := s.svc.Log(r.Context(), lq)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"commits": commits})
+	return nil
+}
+
+func (s *Server) shards(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Shards(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"shards": list})
+	return nil
+}
+
+func (s *Server) revert(w http.ResponseWriter, r *http.Request) error {
+	var req memd.RevertRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.Revert(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+type addAgentBody struct {
+	Name     string   `json:"name"`
+	Projects []string `json:"projects,omitempty"`
+}
+
+func (s *Server) addAgent(w http.ResponseWriter, r *http.Request) error {
+	var b addAgentBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	a, err := s.svc.AddAgent(r.Context(), b.Name, b.Projects)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (s *Server) agents(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Agents(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": list})
+	return nil
+}
+
+func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.RemoveAgent(r.Context(), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.svc.Status(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}

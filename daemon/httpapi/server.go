@@ -1,0 +1,245 @@
+// Package httpapi serves memd's JSON API over HTTP. Handlers parse the
+// request, call one memd.Service method and render the result; the service
+// (wrapped by access.Guard) does the rest. Errors are JSON
+// {"error": {"code", "message", "rule"}} with the status from one table.
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memd/memd"
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 1 << 20
+
+// Authenticator turns a bearer token into a caller.
+type Authenticator interface {
+	Authenticate(token string) (memd.Caller, error)
+}
+
+// Server is the HTTP API.
+type Server struct {
+	svc  memd.Service
+	auth Authenticator
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New returns the API handler for a service.
+func New(svc memd.Service, auth Authenticator, log *slog.Logger) *Server {
+	s := &Server{svc: svc, auth: auth, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	shard := "/v1/shards/{kind}/{name}"
+	s.handle("POST "+shard+"/facts", s.remember)
+	s.handle("GET "+shard+"/facts", s.facts)
+	s.handle("DELETE "+shard+"/facts/{id}", s.forget)
+	s.handle("GET "+shard+"/facts/{id}/trace", s.trace)
+	s.handle("GET "+shard+"/log", s.history)
+	s.handle("GET /v1/shards", s.shards)
+	s.handle("POST /v1/revert", s.revert)
+	s.handle("GET /v1/agents", s.agents)
+	s.handle("POST /v1/agents", s.addAgent)
+	s.handle("DELETE /v1/agents/{name}", s.removeAgent)
+	s.handle("GET /v1/status", s.status)
+	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// handle registers an authenticated JSON endpoint.
+func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		caller, err := s.authenticate(r)
+		if err == nil {
+			r = r.WithContext(memd.NewContext(r.Context(), caller))
+			err = h(w, r)
+		}
+		if err != nil {
+			if memd.ErrorCode(err) == memd.EINTERNAL {
+				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, err)
+		}
+	})
+}
+
+// ServeHTTP logs each request and turns panics into internal errors.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
+			writeError(rec, fmt.Errorf("panic: %v", p))
+		}
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "took", time.Since(start))
+	}()
+	s.mux.ServeHTTP(rec, r)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) authenticate(r *http.Request) (memd.Caller, error) {
+	h := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if h != "" && !ok {
+		return memd.Caller{}, memd.Errorf(memd.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\"")
+	}
+	c, err := s.auth.Authenticate(strings.TrimSpace(token))
+	if err != nil {
+		return c, err
+	}
+	kind, err := memd.ParseChatKind(r.URL.Query().Get("chat_kind"))
+	if err != nil {
+		return c, err
+	}
+	c.ChatKind = kind
+	return c, nil
+}
+
+// statuses maps error codes to HTTP statuses, in one place.
+var statuses = map[string]int{
+	memd.EINVALID:         http.StatusBadRequest,
+	memd.EUNAUTHORIZED:    http.StatusUnauthorized,
+	memd.EFORBIDDEN:       http.StatusForbidden,
+	memd.ENOTFOUND:        http.StatusNotFound,
+	memd.ECONFLICT:        http.StatusConflict,
+	memd.ETOOLARGE:        http.StatusRequestEntityTooLarge,
+	memd.EANCHORNOTFOUND:  http.StatusUnprocessableEntity,
+	memd.EANCHORAMBIGUOUS: http.StatusUnprocessableEntity,
+	memd.EREVISION:        http.StatusConflict,
+	memd.EUNAVAILABLE:     http.StatusServiceUnavailable,
+	memd.EINTERNAL:        http.StatusInternalServerError,
+}
+
+// StatusOf returns the HTTP status for an error code.
+func StatusOf(code string) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorBody is the JSON form of an error.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Rule    string `json:"rule,omitempty"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var body ErrorBody
+	body.Error.Code = memd.ErrorCode(err)
+	body.Error.Message = memd.ErrorMessage(err)
+	body.Error.Rule = memd.ErrorRule(err)
+	if body.Error.Code == memd.EUNAUTHORIZED {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="memd"`)
+	}
+	writeJSON(w, StatusOf(body.Error.Code), body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// decode reads one JSON value into v: at most MaxBody bytes of valid UTF-8,
+// no unknown fields, nothing after the value.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return memd.Errorf(memd.ETOOLARGE, "request body is larger than %d bytes", MaxBody)
+	}
+	if err != nil {
+		return memd.Errorf(memd.EINVALID, "read request body: %v", err)
+	}
+	if !utf8.Valid(body) {
+		return memd.Errorf(memd.EINVALID, "request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return memd.Errorf(memd.EINVALID, "request body: %s", jsonError(err))
+	}
+	if dec.More() {
+		return memd.Errorf(memd.EINVALID, "request body: unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// jsonError makes a decoding error readable without Go type names.
+func jsonError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var me *memd.Error
+	switch {
+	case errors.As(err, &me):
+		return me.Message
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("field %q has the wrong type (got a JSON %s)", typeErr.Field, typeErr.Value)
+	case errors.Is(err, io.EOF):
+		return "empty body; expected a JSON object"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func shardOf(r *http.Request) (memd.ShardID, error) {
+	return memd.ParseShardID(r.PathValue("kind") + "/" + r.PathValue("name"))
+}
+
+// queryDate parses an optional date query parameter.
+func queryDate(r *http.Request, key string) (memd.Date, error) {
+	v := r.URL.Query().Get(key)
+	if v == "" {
+		return memd.Date{}, nil
+	}
+	d, err := memd.ParseDate(v)
+	if err != nil {
+		return d, memd.Errorf(memd.EINVALID, "%s: %s", key, memd.ErrorMessage(err))
+	}
+	return d, nil
+}
+
+// queryInt parses an optional integer query parameter.
+func queryInt(r *http.Request, key string) (int, error) {
+	v := r.URL.Query().Get(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, memd.Errorf(memd.EINVALID, "%s must be a whole number, got %q", key, v)
+	}
+	return n, nil
+}

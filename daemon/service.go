@@ -1,0 +1,63 @@
+// Package daemon is memd's service: it implements memd.Service over the
+// git store and provenance, and wires the surfaces (the HTTP API) and the
+// rules of access around it.
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/gitstore"
+)
+
+// Service implements memd.Service. It trusts its caller: wrap it with
+// access.Guard before exposing it.
+type Service struct {
+	Store    *gitstore.Store
+	Registry *auth.Registry
+	Now      func() time.Time
+	Logger   *slog.Logger
+	Started  time.Time
+}
+
+var _ memd.Service = (*Service)(nil)
+
+// author is the git identity of a caller.
+func author(c memd.Caller) gitstore.Signature {
+	if c.Admin {
+		return gitstore.Signature{Name: "admin", Email: "admin@memd"}
+	}
+	return gitstore.Signature{Name: c.Agent, Email: c.Agent + "@agents.memd"}
+}
+
+// learnedBy is how a direct call's changes are recorded: a person when an
+// admin makes them, explicit when an agent does.
+func learnedBy(c memd.Caller) string {
+	if c.Admin {
+		return memd.LearnedPerson
+	}
+	return memd.LearnedExplicit
+}
+
+func callerOf(ctx context.Context) memd.Caller {
+	c, _ := memd.CallerFrom(ctx)
+	return c
+}
+
+// shard opens an existing shard.
+func (s *Service) shard(id memd.ShardID) (*gitstore.Shard, error) {
+	if _, err := memd.ParseShardID(id.String()); err != nil {
+		return nil, err
+	}
+	return s.Store.Shard(id)
+}
+
+// resolve names a commit of a shard: a hash, a prefix or a date.
+func resolve(sh *gitstore.Shard, rev string) (plumbing.Hash, error) {
+	return sh.Resolve(rev)
+}

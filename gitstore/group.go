@@ -1,0 +1,299 @@
+package gitstore
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
+)
+
+// group builds a chain of commits on top of a state, in three passes: plan
+// each change (which files it rewrites, and how), hash every new file
+// version in parallel (SHA-1 of whole monthly logs is most of the work),
+// then emit blobs, trees and commits into one pack.
+type group struct {
+	sh      *Shard
+	base    *state
+	b       *odb.Builder
+	trees   trees
+	head    plumbing.Hash
+	root    plumbing.Hash
+	when    time.Time
+	files   map[string]*factFile
+	over    map[string][]string // fact ID -> paths, overriding base.where
+	facts   int
+	touched map[string]*factFile // path -> its version in base (nil if new)
+	plans   []*plan
+}
+
+// plan is one change's commit before it is written.
+type plan struct {
+	change Change
+	res    *Result
+	files  []plannedFile // sorted by path
+}
+
+// plannedFile is one new version of a file.
+type plannedFile struct {
+	old   *factFile // nil for a new file
+	next  *factFile // blob filled in by the hashing pass
+	edits []odb.Edit
+	base  int // length of the version the edits apply to
+}
+
+func newGroup(sh *Shard, st *state) *group {
+	return &group{
+		sh:      sh,
+		base:    st,
+		b:       odb.NewBuilder(),
+		trees:   trees{db: sh.db},
+		head:    st.head,
+		root:    st.root,
+		when:    sh.store.opts.Now(),
+		files:   maps.Clone(st.files),
+		over:    make(map[string][]string),
+		facts:   st.facts,
+		touched: make(map[string]*factFile),
+	}
+}
+
+func (g *group) where(id string) []string {
+	if paths, ok := g.over[id]; ok {
+		return paths
+	}
+	return g.base.where[id]
+}
+
+// commitState is the state after the group, with base.where updated.
+func (g *group) commitState() *state {
+	for id, paths := range g.over {
+		if len(paths) == 0 {
+			delete(g.base.where, id)
+		} else {
+			g.base.where[id] = paths
+		}
+	}
+	return &state{head: g.head, root: g.root, time: g.when, files: g.files, facts: g.facts, where: g.base.where}
+}
+
+// pendingFile collects one change's edits to one file.
+type pendingFile struct {
+	removes [][2]int // line ranges, in file order
+	added   []memd.Fact
+}
+
+// add plans one change. The result's Commit is set when the group is built.
+func (g *group) add(c Change) *Result {
+	res := &Result{Facts: make([]memd.Fact, len(c.Edits))}
+	pending := make(map[string]*pendingFile)
+	pend := func(path string) *pendingFile {
+		if p := pending[path]; p != nil {
+			return p
+		}
+		p := &pendingFile{}
+		pending[path] = p
+		return p
+	}
+	added := make(map[string]memd.Fact) // facts this change adds, by ID
+	for i, e := range c.Edits {
+		switch e.Op {
+		case AddFact:
+			if f, ok := g.find(e.Fact.ID, added); ok {
+				res.Facts[i] = f
+				continue
+			}
+			f := e.Fact
+			f.Shard = g.sh.id
+			p := pend(f.File)
+			p.added = append(p.added, f)
+			added[f.ID] = f
+			g.over[f.ID] = []string{f.File}
+			g.facts++
+			res.Facts[i] = f
+			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
+		case RemoveFact:
+			f, ok := g.find(e.Fact.ID, added)
+			if !ok {
+				continue
+			}
+			delete(added, f.ID)
+			res.Facts[i] = f
+			for _, path := range g.where(f.ID) {
+				p := pend(path)
+				if j := slices.IndexFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID }); j >= 0 {
+					p.added = slices.Delete(p.added, j, j+1)
+				}
+				if ff := g.files[path]; ff != nil {
+					for _, lf := range ff.facts {
+						if lf.ID == f.ID {
+							p.removes = append(p.removes, [2]int{lf.start, lf.end})
+							removed := lf.Fact
+							removed.Shard = g.sh.id
+							res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: removed})
+						}
+					}
+				}
+			}
+			g.over[f.ID] = nil
+			g.facts--
+		}
+	}
+	if len(res.Changes) == 0 {
+		return res
+	}
+	pl := &plan{change: c, res: res}
+	for _, path := range slices.Sorted(maps.Keys(pending)) {
+		pl.files = append(pl.files, g.planFile(path, pending[path]))
+	}
+	g.plans = append(g.plans, pl)
+	return res
+}
+
+// find returns the fact with an ID as the group currently has it, counting
+// the facts the change being planned adds.
+func (g *group) find(id string, added map[string]memd.Fact) (memd.Fact, bool) {
+	if f, ok := added[id]; ok {
+		return f, true
+	}
+	f, ok := factIn(g.files, g.where(id), id)
+	f.Shard = g.sh.id
+	return f, ok
+}
+
+// planFile applies a change's edits to one file, giving its next version.
+func (g *group) planFile(path string, p *pendingFile) plannedFile {
+	old := g.files[path]
+	if _, seen := g.touched[path]; !seen {
+		g.touched[path] = old
+	}
+	var base []byte
+	if old != nil {
+		base = old.data
+	} else {
+		base = []byte(header(path))
+	}
+	var edits []odb.Edit
+	slices.SortFunc(p.removes, func(a, b [2]int) int { return a[0] - b[0] })
+	for i, r := range p.removes {
+		if i > 0 && r[0] < p.removes[i-1][1] {
+			continue // the same line named twice
+		}
+		edits = append(edits, odb.Edit{Pos: r[0], Del: r[1] - r[0]})
+	}
+	var ins []byte
+	if len(p.added) > 0 {
+		if len(base) > 0 && base[len(base)-1] != '\n' {
+			ins = append(ins, '\n')
+		}
+		for _, f := range p.added {
+			ins = append(ins, FormatLine(f)...)
+		}
+		edits = append(edits, odb.Edit{Pos: len(base), Ins: ins})
+	}
+	var data []byte
+	if old != nil && len(p.removes) == 0 {
+		// Appending in place: old's bytes keep their length, and only the
+		// newest version of a file is ever appended to.
+		data = append(old.data, ins...)
+	} else {
+		data = odb.Apply(base, edits)
+	}
+	next := &factFile{path: path, data: data}
+	if old != nil && len(p.removes) == 0 {
+		// Appends only: earlier lines keep their offsets.
+		next.facts = old.facts
+		at := len(base)
+		if len(ins) > 0 && ins[0] == '\n' {
+			at++
+		}
+		for _, f := range p.added {
+			line := FormatLine(f)
+			next.facts = append(next.facts, lineFact{Fact: f, start: at, end: at + len(line)})
+			at += len(line)
+		}
+	} else {
+		next.facts = parseFactFile(path, data)
+	}
+	g.files[path] = next
+	return plannedFile{old: old, next: next, edits: edits, base: len(base)}
+}
+
+// build hashes the planned file versions in parallel, then writes blobs,
+// trees and commits into the pack and fills in each result's commit.
+func (g *group) build() error {
+	var versions []*factFile
+	for _, pl := range g.plans {
+		for _, f := range pl.files {
+			versions = append(versions, f.next)
+		}
+	}
+	hashAll(versions)
+	for _, pl := range g.plans {
+		root := g.root
+		for _, f := range pl.files {
+			var blob plumbing.Hash
+			if f.old != nil {
+				blob = g.b.AddDeltaHashed(plumbing.BlobObject, f.old.blob, odb.Delta(f.base, f.edits), f.next.blob, f.next.data)
+			} else {
+				blob = g.b.AddHashed(plumbing.BlobObject, f.next.blob, f.next.data)
+			}
+			var err error
+			if root, err = g.trees.set(g.b, root, f.next.path, blob); err != nil {
+				return err
+			}
+		}
+		g.root = root
+		g.head = g.b.Add(plumbing.CommitObject, g.commitBody(pl.change))
+		pl.res.Commit, pl.res.Time = g.head, g.when
+	}
+	return nil
+}
+
+// hashAll computes the blob ID of each version, spreading the work over the
+// processors.
+func hashAll(versions []*factFile) {
+	workers := min(runtime.GOMAXPROCS(0), len(versions))
+	if workers <= 1 {
+		for _, v := range versions {
+			v.blob = odb.Hash(plumbing.BlobObject, v.data)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan *factFile)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := range next {
+				v.blob = odb.Hash(plumbing.BlobObject, v.data)
+			}
+		}()
+	}
+	for _, v := range versions {
+		next <- v
+	}
+	close(next)
+	wg.Wait()
+}
+
+func (g *group) commitBody(c Change) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "tree %s\n", g.root)
+	if !g.head.IsZero() {
+		fmt.Fprintf(&b, "parent %s\n", g.head)
+	}
+	stamp := fmt.Sprintf("%d %s", g.when.Unix(), g.when.Format("-0700"))
+	fmt.Fprintf(&b, "author %s <%s> %s\n", c.Author.Name, c.Author.Email, stamp)
+	fmt.Fprintf(&b, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
+	b.WriteString(c.Message)
+	return b.Bytes()
+}

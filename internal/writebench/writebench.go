@@ -1,0 +1,164 @@
+// Package writebench measures memd's write path against the git CLI doing
+// the same commits, one fact per commit, in the same run. It backs both
+// `go test -bench` and `memd bench`.
+package writebench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Result is one measured run.
+type Result struct {
+	Name    string
+	Facts   int
+	Elapsed time.Duration
+}
+
+// PerSecond returns facts written per second.
+func (r Result) PerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Facts) / r.Elapsed.Seconds()
+}
+
+var (
+	subjects = []string{"The team", "Alice", "The client", "Our CFO", "The ops rotation", "Marta", "The vendor", "Project Apollo", "The reports service", "The design review"}
+	verbs    = []string{"decided to use", "prefers", "moved the deadline for", "asked about", "migrated", "booked", "rejected", "approved", "needs", "reviewed"}
+	objects  = []string{"Postgres for the reports", "a rooftop venue in Lisbon", "the quarterly budget", "SQL Server", "the onboarding flow", "weekly status emails", "the staging database", "the billing migration", "two extra engineers", "the launch checklist"}
+)
+
+// Text returns the i-th distinct fact text of a series, about 60-90
+// characters of plausible memory.
+func Text(series string, i int) string {
+	return fmt.Sprintf("%s %s %s (%s item %d)", subjects[i%len(subjects)], verbs[(i/10)%len(verbs)], objects[(i/100)%len(objects)], series, i)
+}
+
+// Prefill writes n log facts spread over the 16 months up to today into a
+// new shard as one commit, as a stand-in for a long-lived memory.
+func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitstore.Shard, error) {
+	sh, err := s.CreateShard(id)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return sh, nil
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	edits := make([]gitstore.Edit, n)
+	for i := range edits {
+		day := today.AddDate(0, 0, -rng.IntN(480))
+		edits[i] = gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: Text("history", i), Date: memd.DateOf(day), Tier: memd.TierLog}}
+	}
+	_, err = sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: prefill", Edits: edits})
+	return sh, err
+}
+
+// Memd writes n facts to today's log with memd's write path from the given
+// number of concurrent writers, each fact its own commit with trailers.
+func Memd(sh *gitstore.Shard, writers, n int, series string, today time.Time) (Result, error) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	date := memd.DateOf(today)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += writers {
+				text := Text(series, i)
+				id := memd.FactID(text)
+				msg := provenance.Message(provenance.Subject(memd.OpRemember, text), memd.Provenance{
+					Op: memd.OpRemember, FactIDs: []string{id}, Tier: memd.TierLog,
+					SourceMessages: []string{fmt.Sprintf("msg_%s_%d", series, i)}, ChatKind: memd.ChatAPI, LearnedBy: memd.LearnedExplicit,
+				})
+				_, err := sh.Apply(gitstore.Change{
+					Author:  gitstore.Signature{Name: "bench", Email: "bench@agents.memd"},
+					Message: msg,
+					Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierLog}}},
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return Result{}, err
+	}
+	return Result{Name: fmt.Sprintf("memd, %d writer%s", writers, plural(writers)), Facts: n, Elapsed: time.Since(start)}, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// GitCLI writes n facts to today's log of the repository in dir the way a
+// script would with git: append the line, git add, git commit, per fact.
+func GitCLI(dir string, n int, series string, today time.Time) (Result, error) {
+	date := memd.DateOf(today)
+	path := gitstore.FileFor(memd.TierLog, date)
+	full := filepath.Join(dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		text := Text(series, i)
+		f, err := os.OpenFile(full, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return Result{}, err
+		}
+		_, err = f.WriteString(gitstore.FormatLine(memd.Fact{Text: text, Date: date, Tier: memd.TierLog}))
+		f.Close()
+		if err != nil {
+			return Result{}, err
+		}
+		if err := git(dir, "add", path); err != nil {
+			return Result{}, err
+		}
+		msg := provenance.Message(provenance.Subject(memd.OpRemember, text), memd.Provenance{Op: memd.OpRemember,
+			FactIDs: []string{memd.FactID(text)}, Tier: memd.TierLog, SourceMessages: []string{fmt.Sprintf("msg_%s_%d", series, i)}, LearnedBy: memd.LearnedExplicit})
+		if err := git(dir, "commit", "-q", "--no-verify", "-m", msg); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{Name: "git CLI (add + commit)", Facts: n, Elapsed: time.Since(start)}, nil
+}
+
+func git(dir string, args ...string) error {
+	cmd := exec.Command("git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git %s: %v: %s", strings.Join(args[:1], " "), err, out)
+	}
+	return nil
+}
+
+// CopyRepo copies a shard's repository (working tree and .git) with cp -a,
+// so the git CLI starts from exactly the state memd does.
+func CopyRepo(from, to string) error {
+	out, err := exec.Command("cp", "-a", from, to).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("copy %s: %v: %s", from, err, out)
+	}
+	return nil
+}
