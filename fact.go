@@ -107,13 +107,16 @@ func CleanFactText(text string) (string, error) {
 	return t, nil
 }
 
-// Date is a calendar day.
-type Date struct{ t time.Time }
+// Date is a calendar day. The zero Date is unset (0001-01-01 is a date).
+type Date struct {
+	t   time.Time
+	set bool
+}
 
 // DateOf returns the calendar day of t in t's location.
 func DateOf(t time.Time) Date {
 	y, m, d := t.Date()
-	return Date{time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}
+	return Date{time.Date(y, m, d, 0, 0, 0, 0, time.UTC), true}
 }
 
 // ParseDate parses "YYYY-MM-DD", accepting only real calendar dates.
@@ -125,14 +128,14 @@ func ParseDate(s string) (Date, error) {
 	if err != nil {
 		return Date{}, Errorf(EINVALID, "date %q is not a calendar date (want YYYY-MM-DD)", s)
 	}
-	return Date{t}, nil
+	return Date{t, true}, nil
 }
 
 // IsZero reports whether d is unset.
-func (d Date) IsZero() bool { return d.t.IsZero() }
+func (d Date) IsZero() bool { return !d.set }
 
 func (d Date) String() string {
-	if d.t.IsZero() {
+	if !d.set {
 		return ""
 	}
 	return d.t.Format(time.DateOnly)

@@ -1,0 +1,215 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+var memdBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "memd-bin-")
+	if err != nil {
+		panic(err)
+	}
+	memdBin = filepath.Join(dir, "memd")
+	if out, err := exec.Command("go", "build", "-o", memdBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build memd: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running `memd serve`.
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	data string
+	home string
+}
+
+// serve starts the real binary on a free loopback port and reads the URL it
+// prints.
+func serve(t *testing.T) *server {
+	t.Helper()
+	home := t.TempDir()
+	s := &server{t: t, home: home, data: filepath.Join(home, ".local", "share", "memd")}
+	s.cmd = exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--no-fsync")
+	s.cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR=")
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.stop() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() {
+		t.Fatalf("memd serve printed nothing: %v", sc.Err())
+	}
+	first := sc.Text()
+	i := strings.Index(first, "http://")
+	if i < 0 {
+		t.Fatalf("memd serve's first line has no URL: %q", first)
+	}
+	s.url = first[i:]
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return s
+}
+
+func (s *server) stop() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s.cmd.Wait(); err != nil {
+		s.t.Errorf("memd serve did not shut down cleanly on SIGTERM: %v", err)
+	}
+}
+
+// memd runs a CLI command against the server and returns its output.
+func (s *server) memd(env []string, args ...string) (string, error) {
+	cmd := exec.Command(memdBin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url)
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (s *server) must(args ...string) string {
+	s.t.Helper()
+	out, err := s.memd(nil, args...)
+	if err != nil {
+		s.t.Fatalf("memd %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// The README walkthrough, as a newcomer would type it.
+func TestWalkthrough(t *testing.T) {
+	s := serve(t)
+	if st, err := os.Stat(filepath.Join(s.data, "admin.token")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("admin token file: %v %v", st, err)
+	}
+	out := s.must("agent", "add", "alice", "--project", "apollo")
+	if !strings.Contains(out, "token: memd_") {
+		t.Fatalf("agent add: %s", out)
+	}
+	out = s.must("remember", "--shard", "agent/alice", "--message", "msg_8812", "--chat", "chat_41", "--chat-kind", "direct", "Lives in Lisbon since October")
+	if !strings.Contains(out, "remembered") {
+		t.Fatalf("remember: %s", out)
+	}
+	var fact struct {
+		Fact struct{ ID string }
+	}
+	out = s.must("remember", "--json", "--shard", "agent/alice", "--tier", "log", "--message", "msg_8813", "Booked a flight to Lisbon")
+	if err := json.Unmarshal([]byte(out), &fact); err != nil || fact.Fact.ID == "" {
+		t.Fatalf("remember --json: %s %v", out, err)
+	}
+	if out := s.must("remember", "--shard", "agent/alice", "lives in lisbon since october"); !strings.Contains(out, "already remembered") {
+		t.Errorf("same text again: %s", out)
+	}
+
+	shard := filepath.Join(s.data, "shards", "agent", "alice")
+	trailers := git(t, shard, "log", "--format=%(trailers:key=Source-Message,valueonly)")
+	if strings.Fields(trailers)[0] != "msg_8813" || strings.Fields(trailers)[1] != "msg_8812" {
+		t.Errorf("git log trailers: %q", trailers)
+	}
+	if blame := git(t, shard, "blame", "profile.md"); !strings.Contains(blame, "Lives in Lisbon since October") || !strings.Contains(blame, "admin") {
+		t.Errorf("git blame:\n%s", blame)
+	}
+	git(t, shard, "fsck", "--strict")
+	if st := git(t, shard, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+
+	trace := s.must("trace", "--shard", "agent/alice", fact.Fact.ID)
+	for _, want := range []string{"Booked a flight to Lisbon", "introduced by commit", "msg_8813"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace)
+		}
+	}
+	if out := s.must("log", "--shard", "agent/alice", "--message", "msg_8812"); !strings.Contains(out, "+ ") || strings.Contains(out, "msg_8813") {
+		t.Errorf("log --message:\n%s", out)
+	}
+	if out := s.must("revert", "--message", "msg_8813"); !strings.Contains(out, "reverted by") || !strings.Contains(out, "- ") {
+		t.Errorf("revert --message: %s", out)
+	}
+	facts := s.must("facts", "--shard", "agent/alice")
+	if strings.Contains(facts, "Booked a flight") || !strings.Contains(facts, "Lives in Lisbon since October") {
+		t.Errorf("facts after revert:\n%s", facts)
+	}
+	if out := s.must("status"); !strings.Contains(out, "learning: off") {
+		t.Errorf("status:\n%s", out)
+	}
+}
+
+// Errors say what was wrong, name the rule that refused, and exit non-zero.
+func TestCLI_Errors(t *testing.T) {
+	s := serve(t)
+	var added struct{ Token string }
+	if err := json.Unmarshal([]byte(s.must("agent", "add", "--json", "bob")), &added); err != nil {
+		t.Fatal(err)
+	}
+	bob := []string{"MEMD_TOKEN=" + added.Token}
+	cases := []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{bob, []string{"remember", "--shard", "agent/alice", "x"}, "rule: agent-own-shard"},
+		{bob, []string{"remember", "--shard", "user/pat", "x"}, "rule: user-memory-direct-chat"},
+		{[]string{"MEMD_TOKEN=memd_wrong"}, []string{"facts", "--shard", "agent/bob"}, "unknown token"},
+		{nil, []string{"remember", "--shard", "agent/../x", "x"}, "use lowercase letters"},
+		{nil, []string{"remember", "--shard", "agent/bob", "--date", "2026-02-30", "x"}, "not a calendar date"},
+		{nil, []string{"remember", "--shard", "agent/bob", strings.Repeat("x", 501)}, "the limit is 500"},
+		{nil, []string{"remember", "x"}, "--shard is required"},
+		{nil, []string{"nonsense"}, "unknown command"},
+	}
+	for _, c := range cases {
+		out, err := s.memd(c.env, c.args...)
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("memd %s: err %v, output %q; want an error containing %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+	// Bob remembers in his own shard with the default shard.
+	if out, err := s.memd(bob, "remember", "Bob's first fact"); err != nil || !strings.Contains(out, "agent/bob") {
+		t.Errorf("bob's remember: %v %s", err, out)
+	}
+}
+
+func TestCLI_NoDaemon(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(memdBin, "status", "--token", "x", "--addr", "127.0.0.1:1")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is `memd serve` running?") {
+		t.Errorf("status without a daemon: %v %s", err, out)
+	}
+}

@@ -1,0 +1,365 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
+)
+
+type env struct {
+	d     *daemon.Daemon
+	admin *client.Client
+	dir   string
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Serve() }()
+	t.Cleanup(func() {
+		d.Shutdown(context.Background())
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	token, err := auth.ReadAdminToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+}
+
+// agent registers an agent and returns a client with its token.
+func (e *env) agent(t *testing.T, name string, projects ...string) *client.Client {
+	t.Helper()
+	a, err := e.admin.AddAgent(context.Background(), name, projects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.New(e.d.URL(), a.Token)
+}
+
+func shard(t *testing.T, s string) memd.ShardID {
+	t.Helper()
+	id, err := memd.ParseShardID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := memd.ErrorCode(err); got != code {
+		t.Fatalf("got error %v (code %q), want code %q", err, got, code)
+	}
+}
+
+func TestDaemon_AdminTokenFile(t *testing.T) {
+	e := start(t)
+	st, err := os.Stat(filepath.Join(e.dir, auth.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("admin token file mode %v, want 0600", st.Mode().Perm())
+	}
+	b, _ := os.ReadFile(filepath.Join(e.dir, "agents.json"))
+	token, _ := auth.ReadAdminToken(e.dir)
+	if strings.Contains(string(b), token) {
+		t.Error("agents.json holds the admin token in clear")
+	}
+}
+
+func TestDaemon_RememberAndDuplicate(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	req := memd.RememberRequest{Shard: shard(t, "agent/alice"), Text: "Lives in Lisbon",
+		Source: memd.Source{Messages: []string{"msg_8812"}, Chat: "chat_41", ChatKind: memd.ChatDirect}}
+	first, err := alice.Remember(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Existing || first.Commit == "" || first.Fact.Tier != memd.TierProfile {
+		t.Errorf("first remember: %+v", first)
+	}
+	req.Text = "lives in  LISBON"
+	again, err := alice.Remember(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Existing || again.Commit != "" || again.Fact.ID != first.Fact.ID {
+		t.Errorf("same text again: %+v", again)
+	}
+	log, err := alice.Log(ctx, memd.LogQuery{Shard: req.Shard})
+	if err != nil || len(log) != 1 {
+		t.Fatalf("log: %d commits, %v", len(log), err)
+	}
+	p := log[0].Provenance
+	if p.Op != memd.OpRemember || p.LearnedBy != memd.LearnedExplicit || !slices.Equal(p.SourceMessages, []string{"msg_8812"}) || p.ChatKind != memd.ChatDirect {
+		t.Errorf("provenance: %+v", p)
+	}
+	if log[0].Author.Name != "alice" {
+		t.Errorf("author: %+v", log[0].Author)
+	}
+}
+
+// Each refusal names the rule that refused it, and makes no commit.
+func TestDaemon_AccessRules(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice", "apollo")
+	e.agent(t, "bob")
+	ctx := context.Background()
+	remember := func(c *client.Client, s string, kind memd.ChatKind) error {
+		_, err := c.Remember(ctx, memd.RememberRequest{Shard: shard(t, s), Text: "a fact", Source: memd.Source{ChatKind: kind}})
+		return err
+	}
+	cases := []struct {
+		name  string
+		shard string
+		kind  memd.ChatKind
+		rule  string // "" means allowed
+	}{
+		{"own shard", "agent/alice", "", ""},
+		{"another agent's shard", "agent/bob", memd.ChatDirect, "agent-own-shard"},
+		{"user memory, no chat kind", "user/pat", "", "user-memory-direct-chat"},
+		{"user memory, group chat", "user/pat", memd.ChatGroup, "user-memory-direct-chat"},
+		{"user memory, direct chat", "user/pat", memd.ChatDirect, ""},
+		{"a project it belongs to", "project/apollo", "", ""},
+		{"a project it does not", "project/zeus", memd.ChatDirect, "project-member"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := remember(alice, c.shard, c.kind)
+			if c.rule == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantCode(t, err, memd.EFORBIDDEN)
+			if memd.ErrorRule(err) != c.rule {
+				t.Errorf("rule %q, want %q (%v)", memd.ErrorRule(err), c.rule, err)
+			}
+		})
+	}
+	// Reads follow the same rules.
+	_, err := alice.Facts(ctx, memd.FactsQuery{Shard: shard(t, "user/pat")})
+	wantCode(t, err, memd.EFORBIDDEN)
+	alice.ChatKind = memd.ChatDirect
+	if list, err := alice.Facts(ctx, memd.FactsQuery{Shard: shard(t, "user/pat")}); err != nil || len(list.Facts) != 1 {
+		t.Errorf("direct read of user memory: %+v, %v", list, err)
+	}
+	alice.ChatKind = ""
+	// Listing shards only shows what the caller may read.
+	shards, err := alice.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range shards {
+		names = append(names, s.Shard.String())
+	}
+	if !slices.Equal(names, []string{"agent/alice", "project/apollo"}) {
+		t.Errorf("shards alice may read in a group chat: %v", names)
+	}
+	// Agents cannot manage agents.
+	_, err = alice.AddAgent(ctx, "mallory", nil)
+	wantCode(t, err, memd.EFORBIDDEN)
+	// No commit was made in bob's shard.
+	if log, _ := e.admin.Log(ctx, memd.LogQuery{Shard: shard(t, "agent/bob")}); len(log) != 0 {
+		t.Errorf("refused writes committed: %+v", log)
+	}
+}
+
+func TestDaemon_Tokens(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	bad := client.New(e.d.URL(), "memd_nope")
+	_, err := bad.Shards(ctx)
+	wantCode(t, err, memd.EUNAUTHORIZED)
+	none := client.New(e.d.URL(), "")
+	_, err = none.Shards(ctx)
+	wantCode(t, err, memd.EUNAUTHORIZED)
+
+	carol := e.agent(t, "carol")
+	if _, err := carol.Shards(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.admin.RemoveAgent(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = carol.Shards(ctx)
+	wantCode(t, err, memd.EUNAUTHORIZED)
+}
+
+// Errors are JSON with a code, and bad input is refused before anything is
+// written.
+func TestDaemon_BadRequests(t *testing.T) {
+	e := start(t)
+	token, _ := auth.ReadAdminToken(e.dir)
+	e.agent(t, "alice")
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		code                     string
+	}{
+		{"unknown field", "POST", "/v1/shards/agent/alice/facts", `{"text":"x","colour":"red"}`, 400, memd.EINVALID},
+		{"malformed JSON", "POST", "/v1/shards/agent/alice/facts", `{"text":`, 400, memd.EINVALID},
+		{"two values", "POST", "/v1/shards/agent/alice/facts", `{"text":"x"}{"text":"y"}`, 400, memd.EINVALID},
+		{"wrong type", "POST", "/v1/shards/agent/alice/facts", `{"text":42}`, 400, memd.EINVALID},
+		{"bad date", "POST", "/v1/shards/agent/alice/facts", `{"text":"x","date":"2026-02-30"}`, 400, memd.EINVALID},
+		{"multi-line fact", "POST", "/v1/shards/agent/alice/facts", `{"text":"a\nb"}`, 400, memd.EINVALID},
+		{"long fact", "POST", "/v1/shards/agent/alice/facts", `{"text":"` + strings.Repeat("x", 501) + `"}`, 400, memd.EINVALID},
+		{"bad tier", "POST", "/v1/shards/agent/alice/facts", `{"text":"x","tier":"forever"}`, 400, memd.EINVALID},
+		{"bad shard name", "POST", "/v1/shards/agent/Alice/facts", `{"text":"x"}`, 400, memd.EINVALID},
+		{"bad shard kind", "GET", "/v1/shards/team/x/facts", ``, 400, memd.EINVALID},
+		{"path traversal", "GET", "/v1/shards/agent/..%2f..%2fetc/facts", ``, 400, memd.EINVALID},
+		{"invalid UTF-8", "POST", "/v1/shards/agent/alice/facts", "{\"text\":\"\xff\xfe\"}", 400, memd.EINVALID},
+		{"huge body", "POST", "/v1/shards/agent/alice/facts", `{"text":"` + strings.Repeat("x", 2<<20) + `"}`, 413, memd.ETOOLARGE},
+		{"unknown fact", "DELETE", "/v1/shards/agent/alice/facts/0123456789ab", ``, 404, memd.ENOTFOUND},
+		{"bad fact ID", "DELETE", "/v1/shards/agent/alice/facts/xyz", ``, 400, memd.EINVALID},
+		{"unknown shard", "GET", "/v1/shards/agent/zed/facts", ``, 404, memd.ENOTFOUND},
+		{"bad chat kind", "GET", "/v1/shards/agent/alice/facts?chat_kind=party", ``, 400, memd.EINVALID},
+		{"no such endpoint", "GET", "/v1/nothing", ``, 404, memd.ENOTFOUND},
+		{"bad limit", "GET", "/v1/shards/agent/alice/log?limit=lots", ``, 400, memd.EINVALID},
+		{"revert nothing", "POST", "/v1/revert", `{}`, 400, memd.EINVALID},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(c.method, e.d.URL()+c.path, strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatalf("error body is not JSON: %v", err)
+			}
+			if resp.StatusCode != c.status || body.Error.Code != c.code || body.Error.Message == "" {
+				t.Errorf("%s %s: %d %+v; want %d %s", c.method, c.path, resp.StatusCode, body.Error, c.status, c.code)
+			}
+		})
+	}
+	if log, _ := e.admin.Log(context.Background(), memd.LogQuery{Shard: shard(t, "agent/alice")}); len(log) != 0 {
+		t.Errorf("bad requests made %d commits", len(log))
+	}
+}
+
+// A commit made with the git CLI in a shard is what the next call reads.
+func TestDaemon_SeesGitCommits(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	s := shard(t, "agent/alice")
+	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Lives in Austin"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := e.d.Store.ShardDir(s)
+	profile := filepath.Join(dir, "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, []byte(strings.Replace(string(b), "Austin", "Lisbon", 1)), 0o644)
+	cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "moved")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v %s", err, out)
+	}
+	list, err := alice.Facts(ctx, memd.FactsQuery{Shard: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Facts) != 1 || list.Facts[0].Text != "Lives in Lisbon" {
+		t.Errorf("facts after a git commit: %+v", list.Facts)
+	}
+	tr, err := alice.Trace(ctx, s, memd.FactID("Lives in Lisbon"))
+	if err != nil || tr.Introduced == nil || tr.Introduced.Provenance.LearnedBy != memd.LearnedPerson || tr.Introduced.Author.Name != "pat" {
+		t.Errorf("trace of the person's line: %+v, %v", tr.Introduced, err)
+	}
+}
+
+// Revert by message, through the API, restores the facts that stood before.
+func TestDaemon_RevertByMessage(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice", "apollo")
+	rem := func(s, text, msg string) {
+		t.Helper()
+		_, err := alice.Remember(ctx, memd.RememberRequest{Shard: shard(t, s), Text: text, Source: memd.Source{Messages: []string{msg}, ChatKind: memd.ChatDirect}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rem("agent/alice", "Lives in Austin", "m1")
+	rem("user/pat", "Pat likes tea", "m1")
+	if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: shard(t, "agent/alice"), ID: memd.FactID("Lives in Austin"), Source: memd.Source{Messages: []string{"m_bad"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rem("agent/alice", "Lives in Lisbon", "m_bad")
+	rem("project/apollo", "Launch moved to May", "m_bad")
+	rem("user/pat", "Pat hates tea", "m_bad")
+
+	// Alice, in a group chat, may not write user memory: her revert leaves it.
+	res, err := alice.Revert(ctx, memd.RevertRequest{Message: "m_bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Reverts) != 3 {
+		t.Fatalf("reverts: %+v", res.Reverts)
+	}
+	texts := func(s string) []string {
+		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: shard(t, s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range list.Facts {
+			out = append(out, f.Text)
+		}
+		return out
+	}
+	if got := texts("agent/alice"); !slices.Equal(got, []string{"Lives in Austin"}) {
+		t.Errorf("agent/alice after revert: %v", got)
+	}
+	if got := texts("project/apollo"); len(got) != 0 {
+		t.Errorf("project/apollo after revert: %v", got)
+	}
+	if got := texts("user/pat"); len(got) != 2 {
+		t.Errorf("user/pat should be untouched by a group-chat revert: %v", got)
+	}
+	// The admin reverts what is left.
+	res, err = e.admin.Revert(ctx, memd.RevertRequest{Message: "m_bad"})
+	if err != nil || len(res.Reverts) != 1 {
+		t.Fatalf("admin revert: %+v, %v", res, err)
+	}
+	if got := texts("user/pat"); !slices.Equal(got, []string{"Pat likes tea"}) {
+		t.Errorf("user/pat after the admin's revert: %v", got)
+	}
+	log, err := e.admin.Log(ctx, memd.LogQuery{Shard: shard(t, "user/pat"), Op: memd.OpRevert})
+	if err != nil || len(log) != 1 || log[0].Author.Name != "admin" || log[0].Provenance.LearnedBy != memd.LearnedPerson {
+		t.Errorf("revert commit: %+v %v", log, err)
+	}
+}

@@ -1,0 +1,109 @@
+package memd_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+func TestFactID_Normalizes(t *testing.T) {
+	same := []string{
+		"Lives in Lisbon",
+		"lives in lisbon",
+		"  Lives   in\tLisbon ",
+		"LIVES IN LISBON",
+	}
+	want := memd.FactID(same[0])
+	for _, s := range same {
+		if got := memd.FactID(s); got != want {
+			t.Errorf("FactID(%q) = %s, want %s", s, got, want)
+		}
+	}
+	// NFC and NFD spellings of the same text are one fact.
+	if nfc, nfd := memd.FactID("Caf\u00e9 on the corner"), memd.FactID("Cafe\u0301 on the corner"); nfc != nfd {
+		t.Errorf("NFC %s != NFD %s", nfc, nfd)
+	}
+	if memd.FactID("Lives in Lisbon") == memd.FactID("Lives in Porto") {
+		t.Error("different texts share an ID")
+	}
+	if id := memd.FactID("x"); !memd.ValidFactID(id) {
+		t.Errorf("FactID returned %q, which ValidFactID refuses", id)
+	}
+}
+
+func TestCleanFactText(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string // "" means refused
+	}{
+		{"  Moved to NYC  ", "Moved to NYC"},
+		{strings.Repeat("é", 500), strings.Repeat("é", 500)},
+		{strings.Repeat("x", 501), ""},
+		{"two\nlines", ""},
+		{"carriage\rreturn", ""},
+		{"tab\there", ""},
+		{"nul\x00byte", ""},
+		{"", ""},
+		{"   ", ""},
+		{"\xff\xfe invalid", ""},
+		{"[note] tagged", ""},
+		{"[episode] tagged", ""},
+		{"a [note] inside is fine", "a [note] inside is fine"},
+	}
+	for _, c := range cases {
+		got, err := memd.CleanFactText(c.in)
+		if c.want == "" {
+			if memd.ErrorCode(err) != memd.EINVALID {
+				t.Errorf("CleanFactText(%q) = %q, %v; want an invalid error", c.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("CleanFactText(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	_, err := memd.CleanFactText(strings.Repeat("x", 501))
+	if !strings.Contains(memd.ErrorMessage(err), "500") {
+		t.Errorf("the error for a long fact should say the limit: %v", err)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"2026-11-30": true, "2024-02-29": true, "2026-02-30": false, "2025-02-29": false,
+		"2026-13-01": false, "2026-1-5": false, "30/11/2026": false, "": false, "2026-11-30T00:00:00Z": false,
+	} {
+		_, err := memd.ParseDate(in)
+		if (err == nil) != ok {
+			t.Errorf("ParseDate(%q): err %v, want ok=%v", in, err, ok)
+		}
+	}
+}
+
+func TestParseShardID(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"agent/alice": true, "user/u-42": true, "project/apollo.v2": true, "agent/a_b": true,
+		"agent/../x": false, "agent/Alice": false, "a/b": false, "agent/": false, "agent": false,
+		"agent/.hidden": false, "agent/" + strings.Repeat("a", 65): false, "agent/a/b": false, "user/ spaced": false,
+	} {
+		_, err := memd.ParseShardID(in)
+		if (err == nil) != ok {
+			t.Errorf("ParseShardID(%q): err %v, want ok=%v", in, err, ok)
+		}
+		if err != nil && memd.ErrorCode(err) != memd.EINVALID {
+			t.Errorf("ParseShardID(%q): code %s", in, memd.ErrorCode(err))
+		}
+	}
+}
+
+func TestValidateNotePath(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"deploy-runbook.md": true, "team/ops/deploy.md": true,
+		"../x.md": false, "a//b.md": false, "/abs.md": false, "notes.txt": false, "A.md": false, "a/../b.md": false,
+	} {
+		if err := memd.ValidateNotePath(in); (err == nil) != ok {
+			t.Errorf("ValidateNotePath(%q): err %v, want ok=%v", in, err, ok)
+		}
+	}
+}
