@@ -107,16 +107,25 @@ func CleanFactText(text string) (string, error) {
 	return t, nil
 }
 
-// Date is a calendar day. The zero Date is unset (0001-01-01 is a date).
+// Date is a calendar day, comparable with ==. The zero Date is unset.
 type Date struct {
-	t   time.Time
-	set bool
+	days int32 // since 1970-01-01
+	set  bool
 }
 
 // DateOf returns the calendar day of t in t's location.
 func DateOf(t time.Time) Date {
 	y, m, d := t.Date()
-	return Date{time.Date(y, m, d, 0, 0, 0, 0, time.UTC), true}
+	u := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()
+	return Date{days: int32(floorDiv(u, 86400)), set: true}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // ParseDate parses "YYYY-MM-DD", accepting only real calendar dates.
@@ -128,7 +137,7 @@ func ParseDate(s string) (Date, error) {
 	if err != nil {
 		return Date{}, Errorf(EINVALID, "date %q is not a calendar date (want YYYY-MM-DD)", s)
 	}
-	return Date{t, true}, nil
+	return DateOf(t), nil
 }
 
 // IsZero reports whether d is unset.
@@ -138,20 +147,20 @@ func (d Date) String() string {
 	if !d.set {
 		return ""
 	}
-	return d.t.Format(time.DateOnly)
+	return d.Time().Format(time.DateOnly)
 }
 
 // Month returns "YYYY-MM", which names a fact's log file.
-func (d Date) Month() string { return d.t.Format("2006-01") }
+func (d Date) Month() string { return d.Time().Format("2006-01") }
 
 // Days returns the number of days since 1970-01-01.
-func (d Date) Days() int { return int(d.t.Unix() / 86400) }
+func (d Date) Days() int { return int(d.days) }
 
 // Time returns midnight UTC of d.
-func (d Date) Time() time.Time { return d.t }
+func (d Date) Time() time.Time { return time.Unix(int64(d.days)*86400, 0).UTC() }
 
 // Before reports whether d is earlier than e.
-func (d Date) Before(e Date) bool { return d.t.Before(e.t) }
+func (d Date) Before(e Date) bool { return d.days < e.days }
 
 // MarshalText renders "YYYY-MM-DD".
 func (d Date) MarshalText() ([]byte, error) { return []byte(d.String()), nil }

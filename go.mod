@@ -4,10 +4,20 @@ go 1.26.8
 
 require (
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/kljensen/snowball v0.10.0
+	github.com/tidwall/buntdb v1.3.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0
 )
 
 require (
 	github.com/pjbgf/sha1cd v0.7.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/tidwall/btree v1.4.2 // indirect
+	github.com/tidwall/gjson v1.14.3 // indirect
+	github.com/tidwall/grect v0.1.4 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.0 // indirect
+	github.com/tidwall/rtred v0.1.2 // indirect
+	github.com/tidwall/tinyqueue v0.1.1 // indirect
 )

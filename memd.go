@@ -231,6 +231,7 @@ type LearnerStatus struct {
 // logic of its own. The caller is taken from the context (see NewContext).
 // Methods return *Error values with the codes in errors.go.
 type Service interface {
+	Reader
 	// Remember adds a fact; the same text again returns the existing fact.
 	Remember(ctx context.Context, req RememberRequest) (RememberResult, error)
 	// Forget removes a fact; ENOTFOUND when the shard does not hold it.

@@ -213,3 +213,30 @@ func (c *Client) Status(ctx context.Context) (memd.Status, error) {
 	err := c.Do(ctx, http.MethodGet, "/v1/status", nil, nil, &out)
 	return out, err
 }
+
+// Recall implements memd.Service.
+func (c *Client) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallResult, error) {
+	var out memd.RecallResult
+	v := url.Values{"q": {q.Q}}
+	setNonEmpty(v, "agent", q.Agent)
+	setNonEmpty(v, "user", q.User)
+	setNonEmpty(v, "projects", strings.Join(q.Projects, ","))
+	setNonEmpty(v, "at", q.At)
+	if q.K != 0 {
+		v.Set("k", strconv.Itoa(q.K))
+	}
+	err := c.Do(ctx, http.MethodGet, "/v1/recall", v, nil, &out)
+	return out, err
+}
+
+// Context implements memd.Service.
+func (c *Client) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryContext, error) {
+	var out memd.MemoryContext
+	v := url.Values{"format": {"json"}}
+	setNonEmpty(v, "agent", q.Agent)
+	setNonEmpty(v, "user", q.User)
+	setNonEmpty(v, "projects", strings.Join(q.Projects, ","))
+	setNonEmpty(v, "at", q.At)
+	err := c.Do(ctx, http.MethodGet, "/v1/context", v, nil, &out)
+	return out, err
+}

@@ -7,13 +7,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/httpapi"
+	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/gitstore"
 )
+
+// IndexFile is the index's file in the data directory; deleting it loses
+// nothing.
+const IndexFile = "index.db"
 
 // DefaultListen is where the daemon listens unless told otherwise: loopback.
 const DefaultListen = "127.0.0.1:7420"
@@ -30,6 +36,7 @@ type Config struct {
 // Daemon is a running memd: the store, the service and its HTTP server.
 type Daemon struct {
 	Store    *gitstore.Store
+	Index    *index.Index
 	Registry *auth.Registry
 	Service  *Service
 	// AdminTokenCreated is true when this start created the admin token.
@@ -60,16 +67,27 @@ func Open(cfg Config) (*Daemon, error) {
 		store.Close()
 		return nil, err
 	}
-	svc := &Service{Store: store, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
-	guarded := access.Guard(svc, access.Rules{Member: reg.IsMember})
+	idx, err := index.Open(filepath.Join(cfg.DataDir, IndexFile), store, cfg.Logger)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := idx.CatchUpAll(); err != nil {
+		idx.Close()
+		store.Close()
+		return nil, fmt.Errorf("bring the index up to date: %w", err)
+	}
+	svc := &Service{Store: store, Index: idx, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	guarded := access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects})
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		idx.Close()
 		store.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	d := &Daemon{
-		Store: store, Registry: reg, Service: svc, AdminTokenCreated: created,
+		Store: store, Index: idx, Registry: reg, Service: svc, AdminTokenCreated: created,
 		log: cfg.Logger, ln: ln,
 	}
 	d.server = &http.Server{
@@ -99,6 +117,9 @@ func (d *Daemon) Serve() error {
 // ends), and closes the store.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	err := d.server.Shutdown(ctx)
+	if cerr := d.Index.Close(); err == nil {
+		err = cerr
+	}
 	if cerr := d.Store.Close(); err == nil {
 		err = cerr
 	}

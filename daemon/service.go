@@ -12,6 +12,8 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
 )
 
@@ -19,10 +21,18 @@ import (
 // access.Guard before exposing it.
 type Service struct {
 	Store    *gitstore.Store
+	Index    *index.Index
 	Registry *auth.Registry
+	Reranker Reranker // optional semantic re-ranking of recall
 	Now      func() time.Time
 	Logger   *slog.Logger
 	Started  time.Time
+}
+
+// Reranker reorders recall's lexical hits, for instance by the similarity
+// of embeddings.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, hits []search.Hit) ([]search.Hit, error)
 }
 
 var _ memd.Service = (*Service)(nil)

@@ -215,19 +215,25 @@ func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
 		if !IsFactFile(path) {
 			return nil
 		}
+		var old, cur []byte
 		for _, side := range []struct {
 			blob plumbing.Hash
-			out  *[]lineFact
-		}{{a, &before}, {b, &after}} {
+			out  *[]byte
+		}{{a, &old}, {b, &cur}} {
 			if side.blob.IsZero() {
 				continue
 			}
-			ff, err := sh.readFactFile(path, side.blob)
+			obj, err := sh.db.Get(side.blob)
 			if err != nil {
-				return err
+				return fmt.Errorf("read %s: %w", path, err)
 			}
-			*side.out = append(*side.out, ff.facts...)
+			*side.out = obj.Data
 		}
+		// Only the lines between the common head and tail can differ; for
+		// a fact appended to a large log that is one line.
+		old, cur = changedLines(old, cur)
+		before = append(before, parseFactFile(path, old)...)
+		after = append(after, parseFactFile(path, cur)...)
 		return nil
 	})
 	if err != nil {
@@ -235,6 +241,30 @@ func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
 	}
 	d.Facts = diffFacts(sh.id, before, after)
 	return d, nil
+}
+
+// changedLines trims the whole lines two versions of a file share at the
+// start and at the end, and returns what remains of each.
+func changedLines(a, b []byte) ([]byte, []byte) {
+	n := min(len(a), len(b))
+	p := 0
+	for p < n && a[p] == b[p] {
+		p++
+	}
+	if p < len(a) || p < len(b) {
+		p = bytes.LastIndexByte(a[:p], '\n') + 1 // back to a line start
+	}
+	s := 0
+	for s < n-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	// Forward to a line start inside the common tail.
+	if i := bytes.IndexByte(a[len(a)-s:], '\n'); s > 0 && i >= 0 && i+1 <= s {
+		s -= i + 1
+	} else {
+		s = 0
+	}
+	return a[p : len(a)-s], b[p : len(b)-s]
 }
 
 // diffFacts compares fact lines as a multiset: a line present on one side
@@ -267,6 +297,29 @@ func diffFacts(id memd.ShardID, before, after []lineFact) []memd.FactChange {
 
 // FactsAt returns the facts as they were at a commit.
 func (sh *Shard) FactsAt(h plumbing.Hash) ([]memd.Fact, error) {
+	files, err := sh.filesAt(h)
+	if err != nil {
+		return nil, err
+	}
+	return collectFacts(sh.id, files), nil
+}
+
+// LinesAt returns the facts as they were at a commit, with their offsets.
+func (sh *Shard) LinesAt(h plumbing.Hash) ([]Line, error) {
+	files, err := sh.filesAt(h)
+	if err != nil {
+		return nil, err
+	}
+	var out []Line
+	for _, path := range slices.SortedFunc(mapKeys(files), comparePaths) {
+		for _, lf := range files[path].facts {
+			out = append(out, lineOf(sh.id, lf))
+		}
+	}
+	return out, nil
+}
+
+func (sh *Shard) filesAt(h plumbing.Hash) (map[string]*factFile, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
@@ -283,10 +336,25 @@ func (sh *Shard) FactsAt(h plumbing.Hash) ([]memd.Fact, error) {
 		}
 		return err
 	})
+	return files, err
+}
+
+// ResolveTime returns the last commit on main made at or before t (zero if
+// the shard had no commit yet).
+func (sh *Shard) ResolveTime(t time.Time) (plumbing.Hash, error) {
+	head, err := sh.Head()
 	if err != nil {
-		return nil, err
+		return plumbing.ZeroHash, err
 	}
-	return collectFacts(sh.id, files), nil
+	var found plumbing.Hash
+	err = sh.Walk(head, func(c Commit) error {
+		if !c.Time.After(t) {
+			found = c.Hash
+			return ErrStop
+		}
+		return nil
+	})
+	return found, err
 }
 
 // Resolve names a commit on main: a full hash, a unique prefix of at least
@@ -299,16 +367,7 @@ func (sh *Shard) Resolve(rev string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	if d, err := memd.ParseDate(rev); err == nil {
-		end := d.Time().AddDate(0, 0, 1)
-		var found plumbing.Hash
-		err := sh.Walk(head, func(c Commit) error {
-			if c.Time.Before(end) {
-				found = c.Hash
-				return ErrStop
-			}
-			return nil
-		})
-		return found, err
+		return sh.ResolveTime(d.Time().AddDate(0, 0, 1).Add(-time.Nanosecond))
 	}
 	rev = strings.ToLower(rev)
 	if len(rev) < 4 || len(rev) > 40 || strings.Trim(rev, "0123456789abcdef") != "" {

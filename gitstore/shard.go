@@ -360,3 +360,79 @@ func (sh *Shard) Fact(id string) (memd.Fact, error) {
 	f.Shard = sh.id
 	return f, nil
 }
+
+// Line is a fact at HEAD with the byte offset of its line in its file.
+type Line struct {
+	memd.Fact
+	Offset int
+}
+
+func lineOf(id memd.ShardID, lf lineFact) Line {
+	f := lf.Fact
+	f.Shard = id
+	return Line{Fact: f, Offset: lf.start}
+}
+
+// Lines returns every fact at HEAD with its offset (one per ID, as Facts),
+// and the commit they were read from.
+func (sh *Shard) Lines() ([]Line, plumbing.Hash, error) {
+	st, err := sh.refresh()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	var out []Line
+	seen := make(map[string]int)
+	for _, path := range slices.SortedFunc(mapKeys(st.files), comparePaths) {
+		for _, lf := range st.files[path].facts {
+			if i, dup := seen[lf.ID]; dup {
+				if out[i].Date.Before(lf.Date) {
+					out[i] = lineOf(sh.id, lf)
+				}
+				continue
+			}
+			seen[lf.ID] = len(out)
+			out = append(out, lineOf(sh.id, lf))
+		}
+	}
+	return out, st.head, nil
+}
+
+// Lookup returns the facts among ids that HEAD holds, by ID, and the commit
+// they were read from.
+func (sh *Shard) Lookup(ids []string) (map[string]Line, plumbing.Hash, error) {
+	if _, err := sh.refresh(); err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	st := sh.cur.Load()
+	if st == nil {
+		return nil, plumbing.ZeroHash, fmt.Errorf("shard %s: no state", sh.id)
+	}
+	found := make(map[string]Line)
+	for _, id := range ids {
+		for _, p := range st.where[id] {
+			for _, lf := range st.files[p].facts {
+				if lf.ID == id && (found[id].ID == "" || found[id].Date.Before(lf.Date)) {
+					found[id] = lineOf(sh.id, lf)
+				}
+			}
+		}
+	}
+	return found, st.head, nil
+}
+
+// FileLines returns the facts of one file at HEAD with their offsets.
+func (sh *Shard) FileLines(path string) ([]Line, plumbing.Hash, error) {
+	st, err := sh.refresh()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	var out []Line
+	if ff := st.files[path]; ff != nil {
+		for _, lf := range ff.facts {
+			out = append(out, lineOf(sh.id, lf))
+		}
+	}
+	return out, st.head, nil
+}

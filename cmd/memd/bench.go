@@ -55,7 +55,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(tw, "shard\tpath\tfacts\tfacts/s\tvs git CLI\t\n")
 	for _, size := range sizes {
 		label := fmt.Sprintf("%d facts", size)
-		progress(e.stderr, "preparing a shard of %s…", label)
+		status(e.stderr, "preparing a shard of %s…", label)
 		base := memd.ProjectShard(fmt.Sprintf("bench-%d", size))
 		if _, err := writebench.Prefill(store, base, size, today); err != nil {
 			return err
@@ -73,7 +73,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 
-		progress(e.stderr, "%s: git CLI writing %d facts…", label, *gitFacts)
+		status(e.stderr, "%s: git CLI writing %d facts…", label, *gitFacts)
 		g, err := writebench.GitCLI(gitDir, *gitFacts, "bench", today)
 		if err != nil {
 			return err
@@ -87,7 +87,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			progress(e.stderr, "%s: memd writing %d facts with %d writer(s)…", label, *facts, run.writers)
+			status(e.stderr, "%s: memd writing %d facts with %d writer(s)…", label, *facts, run.writers)
 			r, err := writebench.Memd(sh, run.writers, *facts, "bench", today)
 			if err != nil {
 				return err
@@ -98,7 +98,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return ctx.Err()
 		}
 	}
-	progress(e.stderr, "")
+	status(e.stderr, "")
 	tw.Flush()
 	fsync := "with fsync"
 	if *noSync {
@@ -109,7 +109,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// progress rewrites one status line on stderr.
-func progress(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "\r\033[K"+format, args...)
+// status rewrites one status line on a terminal.
+func status(w io.Writer, format string, args ...any) {
+	if p := newProgress(w); p.tty {
+		fmt.Fprintf(w, "\r\033[K"+format, args...)
+	}
 }

@@ -27,6 +27,65 @@ const (
 type Rules struct {
 	// Member reports whether an agent is a member of a project.
 	Member func(agent, project string) bool
+	// Projects lists the projects an agent is a member of.
+	Projects func(agent string) []string
+}
+
+// maxContextProjects is how many project memories one prompt holds.
+const maxContextProjects = 3
+
+// Scopes resolves which shards an agent's view reads in the caller's chat:
+// its own, the user's only in a direct chat (a group chat never sees user
+// memory), and its projects — those named, which it must be a member of, or
+// for recall every project it belongs to. An agent sees only its own view;
+// an admin names the agent, or for recall none, to search every shard.
+func (r Rules) Scopes(c memd.Caller, agent, user string, projects []string, forContext bool, all func() ([]memd.ShardInfo, error)) (memd.Scopes, error) {
+	var s memd.Scopes
+	switch {
+	case !c.Admin && agent != "" && agent != c.Agent:
+		return s, memd.Forbidden(RuleOwnShard, "agent %s may not read the memory of agent %s", c.Agent, agent)
+	case !c.Admin:
+		agent = c.Agent
+	case agent == "" && forContext:
+		return s, memd.Errorf(memd.EINVALID, "name the agent whose memory section to build (agent=...)")
+	case agent == "":
+		infos, err := all()
+		if err != nil {
+			return s, err
+		}
+		for _, i := range infos {
+			s.All = append(s.All, i.Shard)
+		}
+		return s, nil
+	}
+	if err := memd.ValidateName(agent); err != nil {
+		return s, memd.Errorf(memd.EINVALID, "agent: %s", memd.ErrorMessage(err))
+	}
+	s.Agent = memd.AgentShard(agent)
+	if user != "" {
+		if err := memd.ValidateName(user); err != nil {
+			return s, memd.Errorf(memd.EINVALID, "user: %s", memd.ErrorMessage(err))
+		}
+		if c.Direct() {
+			s.User = memd.UserShard(user)
+		}
+	}
+	if forContext && len(projects) > maxContextProjects {
+		return s, memd.Errorf(memd.EINVALID, "at most %d projects in a memory section, got %d", maxContextProjects, len(projects))
+	}
+	if len(projects) == 0 && !forContext && r.Projects != nil {
+		projects = r.Projects(agent)
+	}
+	for _, p := range projects {
+		if err := memd.ValidateName(p); err != nil {
+			return s, memd.Errorf(memd.EINVALID, "project: %s", memd.ErrorMessage(err))
+		}
+		if !c.Admin && (r.Member == nil || !r.Member(agent, p)) {
+			return s, memd.Forbidden(RuleProjectMember, "agent %s may not read project/%s: it is not a member of project %s", agent, p, p)
+		}
+		s.Projects = append(s.Projects, memd.ProjectShard(p))
+	}
+	return s, nil
 }
 
 // Check returns nil if the caller may read and write a shard (the rules
@@ -228,6 +287,28 @@ func (g *guard) RemoveAgent(ctx context.Context, name string) error {
 		return err
 	}
 	return g.inner.RemoveAgent(ctx, name)
+}
+
+func (g *guard) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallResult, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.RecallResult{}, err
+	}
+	if q.Scopes, err = g.rules.Scopes(c, q.Agent, q.User, q.Projects, false, func() ([]memd.ShardInfo, error) { return g.inner.Shards(ctx) }); err != nil {
+		return memd.RecallResult{}, err
+	}
+	return g.inner.Recall(ctx, q)
+}
+
+func (g *guard) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryContext, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.MemoryContext{}, err
+	}
+	if q.Scopes, err = g.rules.Scopes(c, q.Agent, q.User, q.Projects, true, nil); err != nil {
+		return memd.MemoryContext{}, err
+	}
+	return g.inner.Context(ctx, q)
 }
 
 func (g *guard) Status(ctx context.Context) (memd.Status, error) {

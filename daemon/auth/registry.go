@@ -201,6 +201,12 @@ func (r *Registry) IsMember(agent, project string) bool {
 	return ok && slices.Contains(a.Projects, project)
 }
 
+// Projects lists the projects an agent is a member of.
+func (r *Registry) Projects(agent string) []string {
+	a, _ := r.Agent(agent)
+	return a.Projects
+}
+
 func (r *Registry) find(name string) int {
 	return slices.IndexFunc(r.data.Agents, func(a agentRecord) bool { return a.Name == name })
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/memd/memd"
 )
@@ -164,5 +165,52 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// list reads a comma-separated or repeated query parameter.
+func list(r *http.Request, key string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[key] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) recall(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	rq := memd.RecallQuery{Q: q.Get("q"), Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at")}
+	var err error
+	if rq.K, err = queryInt(r, "k"); err != nil {
+		return err
+	}
+	res, err := s.svc.Recall(r.Context(), rq)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	cq := memd.ContextQuery{Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at")}
+	res, err := s.svc.Context(r.Context(), cq)
+	if err != nil {
+		return err
+	}
+	switch q.Get("format") {
+	case "json":
+		writeJSON(w, http.StatusOK, res)
+	case "", "markdown":
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Write([]byte(res.Markdown))
+	default:
+		return memd.Errorf(memd.EINVALID, "format must be markdown or json")
+	}
 	return nil
 }

@@ -56,6 +56,8 @@ func (s *Server) routes() {
 	s.handle("POST /v1/agents", s.addAgent)
 	s.handle("DELETE /v1/agents/{name}", s.removeAgent)
 	s.handle("GET /v1/status", s.status)
+	s.handle("GET /v1/recall", s.recall)
+	s.handle("GET /v1/context", s.context)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
 	})

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memd/memd"
+)
+
+func runRecall(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "recall", "[flags] QUERY", "Search the memory an agent may read in its chat: its own, the user's (direct chats only) and its projects. Best first, each with where it came from.")
+	var cf clientFlags
+	cf.register(fs, e)
+	agent := fs.String("agent", "", "whose memory (default: the calling agent; an admin without it searches every shard)")
+	user := fs.String("user", "", "the person in the chat (user memory needs --chat-kind direct)")
+	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api (none reads as group)")
+	var projects strList
+	fs.Var(&projects, "project", "only this project (repeatable; default: every project of the agent)")
+	k := fs.Int("k", 0, fmt.Sprintf("at most this many facts (default %d, at most %d)", memd.DefaultRecallK, memd.MaxRecallK))
+	at := fs.String("at", "", "search memory as it was at a commit or date (YYYY-MM-DD)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return want(fs, pos, 1, "a query")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	c.ChatKind = memd.ChatKind(*kind)
+	res, err := c.Recall(ctx, memd.RecallQuery{Q: strings.Join(pos, " "), K: *k, Agent: *agent, User: *user, Projects: projects, At: *at})
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, res)
+	}
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(e.stdout, "nothing found in %d shard(s)\n", len(res.Searched))
+		return nil
+	}
+	for _, h := range res.Hits {
+		fmt.Fprintf(e.stdout, "%s  %s  %-8s %s  %s\n", h.ID, h.Date, h.Tier, h.Shard, h.Text)
+		if h.Commit != "" {
+			src := ""
+			if len(h.SourceMessages) > 0 {
+				src = "  from " + strings.Join(h.SourceMessages, ", ")
+			}
+			fmt.Fprintf(e.stdout, "              commit %s%s\n", shortHash(h.Commit), src)
+		}
+	}
+	return nil
+}
+
+func runContext(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "context", "[flags]", "Print the memory section of an agent's prompt: the user's memory (direct chats only), up to three projects, and the agent's own, each within its budget.")
+	var cf clientFlags
+	cf.register(fs, e)
+	agent := fs.String("agent", "", "whose memory (default: the calling agent; required with the admin token)")
+	user := fs.String("user", "", "the person in the chat (user memory needs --chat-kind direct)")
+	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api (none reads as group)")
+	var projects strList
+	fs.Var(&projects, "project", "a project whose memory to include (repeatable, at most 3)")
+	at := fs.String("at", "", "the section as it was at a commit or date (YYYY-MM-DD)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	c.ChatKind = memd.ChatKind(*kind)
+	res, err := c.Context(ctx, memd.ContextQuery{Agent: *agent, User: *user, Projects: projects, At: *at})
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, res)
+	}
+	fmt.Fprint(e.stdout, res.Markdown)
+	return nil
+}

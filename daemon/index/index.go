@@ -1,0 +1,588 @@
+// Package index keeps every fact of every shard in a buntdb file, derived
+// from each shard's HEAD: the fact's shard, tier, date, file and line, and
+// the commit that introduced it with that commit's source messages. It
+// records per shard the commit it was built from and catches up from there
+// after any commit — memd's own, a person's, a revert, a pull — by reading
+// the trailers of memd's commits and diffing the trees of the others. It is
+// a cache: deleting the file loses nothing. The facts also feed the
+// in-memory search engine.
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/tidwall/buntdb"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Key prefixes in the buntdb file.
+const (
+	factPrefix = "fact:" // fact:<shard>:<id> -> record
+	headPrefix = "head:" // head:<shard> -> the commit the shard's facts were read from
+	metaFormat = "meta:format"
+	format     = "1"
+)
+
+// maxWalk bounds how many commits catch-up reads before it reads HEAD
+// afresh instead.
+const maxWalk = 10000
+
+// record is a fact as stored.
+type record struct {
+	Date     string   `json:"d"`
+	Tier     string   `json:"t"`
+	Text     string   `json:"x"`
+	File     string   `json:"f"`
+	Offset   int      `json:"o"`
+	Commit   string   `json:"c,omitempty"`
+	Messages []string `json:"m,omitempty"`
+	Chat     string   `json:"h,omitempty"`
+}
+
+// Index is the fact index of a store.
+type Index struct {
+	db     *buntdb.DB
+	store  *gitstore.Store
+	search *search.Index
+	log    *slog.Logger
+
+	mu    sync.Mutex // guards heads and locks
+	heads map[memd.ShardID]plumbing.Hash
+	locks map[memd.ShardID]*sync.Mutex
+
+	bg     sync.WaitGroup // background attribution
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// OnCatchUp, when set, is told how long each catch-up took.
+	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
+}
+
+// Open opens (or creates) the index file at path and loads it. A file in an
+// older format is discarded and rebuilt.
+func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) {
+	db, err := buntdb.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	db.SetConfig(buntdb.Config{SyncPolicy: buntdb.EverySecond, AutoShrinkPercentage: 100, AutoShrinkMinSize: 32 << 20})
+	x := &Index{db: db, store: store, search: search.New(), log: log,
+		heads: make(map[memd.ShardID]plumbing.Hash), locks: make(map[memd.ShardID]*sync.Mutex)}
+	x.ctx, x.cancel = context.WithCancel(context.Background())
+	if err := x.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// Close stops background work, writes the index to disk and closes it.
+func (x *Index) Close() error {
+	x.cancel()
+	x.bg.Wait()
+	return x.db.Close()
+}
+
+// Search returns the in-memory search engine over the indexed facts.
+func (x *Index) Search() *search.Index { return x.search }
+
+func (x *Index) load() error {
+	var docs []search.Doc
+	stale := false
+	err := x.db.View(func(tx *buntdb.Tx) error {
+		if v, err := tx.Get(metaFormat); err != nil || v != format {
+			stale = true
+			return nil
+		}
+		if err := tx.AscendKeys(headPrefix+"*", func(k, v string) bool {
+			if id, err := memd.ParseShardID(strings.TrimPrefix(k, headPrefix)); err == nil {
+				x.heads[id] = plumbing.NewHash(v)
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+		return tx.AscendKeys(factPrefix+"*", func(k, v string) bool {
+			if d, ok := decode(k, v); ok {
+				docs = append(docs, d)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("load index: %w", err)
+	}
+	if stale {
+		x.heads = make(map[memd.ShardID]plumbing.Hash)
+		return x.db.Update(func(tx *buntdb.Tx) error {
+			if err := tx.DeleteAll(); err != nil {
+				return err
+			}
+			_, _, err := tx.Set(metaFormat, format, nil)
+			return err
+		})
+	}
+	x.search.PutAll(docs)
+	return nil
+}
+
+func factKey(shard memd.ShardID, id string) string {
+	return factPrefix + shard.String() + ":" + id
+}
+
+func encode(d search.Doc) string {
+	b, _ := json.Marshal(record{Date: d.Date.String(), Tier: string(d.Tier), Text: d.Text, File: d.File,
+		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat})
+	return string(b)
+}
+
+func decode(key, value string) (search.Doc, bool) {
+	rest := strings.TrimPrefix(key, factPrefix)
+	i := strings.LastIndexByte(rest, ':')
+	if i < 0 {
+		return search.Doc{}, false
+	}
+	shard, err := memd.ParseShardID(rest[:i])
+	if err != nil {
+		return search.Doc{}, false
+	}
+	var r record
+	if json.Unmarshal([]byte(value), &r) != nil {
+		return search.Doc{}, false
+	}
+	date, err := memd.ParseDate(r.Date)
+	if err != nil {
+		return search.Doc{}, false
+	}
+	return search.Doc{
+		Fact:   memd.Fact{ID: rest[i+1:], Shard: shard, Date: date, Tier: memd.Tier(r.Tier), Text: r.Text, File: r.File},
+		Offset: r.Offset, Commit: r.Commit, Messages: r.Messages, Chat: r.Chat,
+	}, true
+}
+
+func docOf(l gitstore.Line) search.Doc {
+	return search.Doc{Fact: l.Fact, Offset: l.Offset}
+}
+
+// lock serialises catch-up of one shard.
+func (x *Index) lock(id memd.ShardID) func() {
+	x.mu.Lock()
+	l := x.locks[id]
+	if l == nil {
+		l = &sync.Mutex{}
+		x.locks[id] = l
+	}
+	x.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Head returns the commit a shard's facts were indexed from.
+func (x *Index) Head(id memd.ShardID) plumbing.Hash {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.heads[id]
+}
+
+// CatchUp brings the index of the given shards to their HEADs. Shards that
+// do not exist are skipped.
+func (x *Index) CatchUp(ids ...memd.ShardID) error {
+	for _, id := range ids {
+		sh, err := x.store.Shard(id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := x.catchUp(sh); err != nil {
+			return fmt.Errorf("index %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// CatchUpAll brings every shard of the store up to date.
+func (x *Index) CatchUpAll() error {
+	ids, err := x.store.Shards()
+	if err != nil {
+		return err
+	}
+	return x.CatchUp(ids...)
+}
+
+func (x *Index) catchUp(sh *gitstore.Shard) error {
+	head, err := sh.Head()
+	if err != nil {
+		return err
+	}
+	id := sh.ID()
+	if x.Head(id) == head {
+		return nil
+	}
+	defer x.lock(id)()
+	indexed := x.Head(id)
+	if indexed == head {
+		return nil
+	}
+	start := time.Now()
+	full := false
+	if head.IsZero() {
+		err = x.replaceShard(sh, nil, head)
+	} else {
+		// A shard never indexed is followed from its first commit while its
+		// history is short, which attributes every fact on the way.
+		err = x.follow(sh, indexed, head)
+		if errors.Is(err, errUnknownBase) {
+			full = true
+			err = x.rebuildShard(sh)
+		}
+	}
+	if err == nil && x.OnCatchUp != nil {
+		x.OnCatchUp(id, time.Since(start), full)
+	}
+	return err
+}
+
+var errUnknownBase = errors.New("indexed commit is not an ancestor of HEAD")
+
+// follow catches up from indexed to head by reading the commits between
+// them: the trailers of memd's commits name the facts they changed, other
+// commits are diffed. Each touched fact is then read from HEAD: present, it
+// is (re)indexed, attributed to the newest commit that touched it; absent,
+// it is dropped.
+func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
+	type touch struct {
+		commit   string
+		messages []string
+		chat     string
+	}
+	touched := make(map[string]*touch)
+	var order []string
+	reached := false
+	n := 0
+	err := sh.Walk(head, func(c gitstore.Commit) error {
+		if c.Hash == indexed {
+			reached = true
+			return gitstore.ErrStop
+		}
+		if n++; n > maxWalk {
+			return gitstore.ErrStop
+		}
+		p := provenance.Parse(c.Message)
+		var ids []string
+		if c.Committer == gitstore.Committer && p.Op != "" {
+			ids = p.FactIDs
+		} else {
+			d, err := sh.Diff(c)
+			if err != nil {
+				return err
+			}
+			for _, ch := range d.Facts {
+				ids = append(ids, ch.Fact.ID)
+			}
+		}
+		for _, fid := range ids {
+			if touched[fid] == nil {
+				touched[fid] = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat}
+				order = append(order, fid)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !reached && !(indexed.IsZero() && n <= maxWalk) {
+		return errUnknownBase
+	}
+	found, at, err := sh.Lookup(order)
+	if err != nil {
+		return err
+	}
+	_ = at // if the shard moved meanwhile, the next catch-up reads the rest
+	var put []search.Doc
+	var del []string
+	moved := make(map[string]bool) // files whose later lines moved up
+	for _, fid := range order {
+		l, ok := found[fid]
+		if !ok {
+			if old, had := x.search.Get(sh.ID(), fid); had {
+				moved[old.File] = true
+			}
+			del = append(del, fid)
+			continue
+		}
+		t := touched[fid]
+		d := docOf(l)
+		d.Commit, d.Messages, d.Chat = t.commit, t.messages, t.chat
+		put = append(put, d)
+	}
+	return x.apply(sh, put, del, moved, head)
+}
+
+// apply writes the changes of one catch-up to the file and the engine.
+func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved map[string]bool, head plumbing.Hash) error {
+	id := sh.ID()
+	// Lines after a removed one moved; refresh the offsets of those files.
+	for file := range moved {
+		lines, _, err := sh.FileLines(file)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			if d, ok := x.search.Get(id, l.ID); ok && d.Offset != l.Offset && !slices.ContainsFunc(put, func(p search.Doc) bool { return p.ID == l.ID }) {
+				d.Offset = l.Offset
+				put = append(put, d)
+			}
+		}
+	}
+	err := x.db.Update(func(tx *buntdb.Tx) error {
+		for _, fid := range del {
+			if _, err := tx.Delete(factKey(id, fid)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+				return err
+			}
+		}
+		for _, d := range put {
+			if _, _, err := tx.Set(factKey(id, d.ID), encode(d), nil); err != nil {
+				return err
+			}
+		}
+		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	for _, fid := range del {
+		x.search.Delete(id, fid)
+	}
+	x.search.PutAll(put)
+	x.mu.Lock()
+	x.heads[id] = head
+	x.mu.Unlock()
+	return nil
+}
+
+// rebuildShard indexes a shard afresh from HEAD, then attributes each fact
+// to the commit that introduced it by walking history in the background.
+func (x *Index) rebuildShard(sh *gitstore.Shard) error {
+	lines, head, err := sh.Lines()
+	if err != nil {
+		return err
+	}
+	if err := x.replaceShard(sh, lines, head); err != nil {
+		return err
+	}
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
+			x.log.Warn("attributing facts to commits", "shard", sh.ID(), "err", err)
+		}
+	}()
+	return nil
+}
+
+// replaceShard replaces everything indexed for a shard with lines.
+func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plumbing.Hash) error {
+	id := sh.ID()
+	docs := make([]search.Doc, len(lines))
+	for i, l := range lines {
+		docs[i] = docOf(l)
+		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text {
+			docs[i].Commit, docs[i].Messages, docs[i].Chat = old.Commit, old.Messages, old.Chat
+		}
+	}
+	prefix := factPrefix + id.String() + ":"
+	err := x.db.Update(func(tx *buntdb.Tx) error {
+		var keys []string
+		tx.AscendKeys(prefix+"*", func(k, _ string) bool {
+			keys = append(keys, k)
+			return true
+		})
+		for _, k := range keys {
+			tx.Delete(k)
+		}
+		for _, d := range docs {
+			if _, _, err := tx.Set(prefix+d.ID, encode(d), nil); err != nil {
+				return err
+			}
+		}
+		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	x.search.DropShard(id)
+	x.search.PutAll(docs)
+	x.mu.Lock()
+	x.heads[id] = head
+	x.mu.Unlock()
+	return nil
+}
+
+// attribute walks a shard's history from head, newest first, and records
+// for each indexed fact not yet attributed the commit that introduced it.
+// progress, when given, is told how many commits have been read.
+func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, progress func(int)) error {
+	id := sh.ID()
+	want := make(map[string]bool)
+	x.search.Walk(id, true, func(d search.Doc) bool {
+		if d.Commit == "" {
+			want[d.ID] = true
+		}
+		return true
+	})
+	x.search.Walk(id, false, func(d search.Doc) bool {
+		if d.Commit == "" {
+			want[d.ID] = true
+		}
+		return true
+	})
+	if len(want) == 0 {
+		return nil
+	}
+	var batch []search.Doc
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		// Under the shard's lock, and only for facts still indexed as
+		// they were: a catch-up may have moved on meanwhile.
+		defer x.lock(id)()
+		err := x.db.Update(func(tx *buntdb.Tx) error {
+			for _, d := range batch {
+				cur, ok := x.search.Get(id, d.ID)
+				if !ok || cur.Commit != "" || cur.Text != d.Text || cur.Date != d.Date {
+					continue
+				}
+				cur.Commit, cur.Messages, cur.Chat = d.Commit, d.Messages, d.Chat
+				if _, _, err := tx.Set(factKey(id, d.ID), encode(cur), nil); err != nil {
+					return err
+				}
+				x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat)
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	}
+	n := 0
+	err := sh.Walk(head, func(c gitstore.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if n++; progress != nil && n%1000 == 0 {
+			progress(n)
+		}
+		p := provenance.Parse(c.Message)
+		var ids []string
+		if c.Committer == gitstore.Committer && p.Op != "" {
+			ids = p.FactIDs
+		} else {
+			d, err := sh.Diff(c)
+			if err != nil {
+				return err
+			}
+			for _, ch := range d.Facts {
+				if ch.Op == "+" {
+					ids = append(ids, ch.Fact.ID)
+				}
+			}
+		}
+		for _, fid := range ids {
+			if !want[fid] {
+				continue
+			}
+			delete(want, fid)
+			if d, ok := x.search.Get(id, fid); ok {
+				d.Commit, d.Messages, d.Chat = c.Hash.String(), p.SourceMessages, p.SourceChat
+				batch = append(batch, d)
+			}
+		}
+		if len(batch) >= 1000 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(want) == 0 {
+			return gitstore.ErrStop
+		}
+		return nil
+	})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	if progress != nil {
+		progress(n)
+	}
+	return err
+}
+
+// Rebuild discards the index and rebuilds every shard from HEAD, then
+// attributes every fact to its commit. progress, when given, is told what
+// is being done: a stage name, and how far along it is.
+func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
+	ids, err := x.store.Shards()
+	if err != nil {
+		return err
+	}
+	if err := x.db.Update(func(tx *buntdb.Tx) error {
+		if err := tx.DeleteAll(); err != nil {
+			return err
+		}
+		_, _, err := tx.Set(metaFormat, format, nil)
+		return err
+	}); err != nil {
+		return err
+	}
+	x.search.Reset()
+	x.mu.Lock()
+	x.heads = make(map[memd.ShardID]plumbing.Hash)
+	x.mu.Unlock()
+	report := func(stage string, done, total int) {
+		if progress != nil {
+			progress(stage, done, total)
+		}
+	}
+	shards := make([]*gitstore.Shard, 0, len(ids))
+	for i, id := range ids {
+		report("reading HEAD", i, len(ids))
+		sh, err := x.store.Shard(id)
+		if err != nil {
+			return err
+		}
+		lines, head, err := sh.Lines()
+		if err != nil {
+			return err
+		}
+		if err := x.replaceShard(sh, lines, head); err != nil {
+			return err
+		}
+		shards = append(shards, sh)
+	}
+	report("reading HEAD", len(ids), len(ids))
+	for i, sh := range shards {
+		report("attributing facts to commits", i, len(shards))
+		if err := x.attribute(ctx, sh, x.Head(sh.ID()), nil); err != nil {
+			return err
+		}
+	}
+	report("attributing facts to commits", len(shards), len(shards))
+	return nil
+}

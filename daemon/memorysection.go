@@ -1,0 +1,93 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+)
+
+// Budgets of one scope's block in the memory section (DESIGN section 5).
+const (
+	profileMaxFacts = 100
+	profileMaxChars = 20000
+	recentMaxFacts  = 30
+	recentMaxChars  = 4000
+)
+
+// precedence tells the model how to read the section.
+const precedence = "Facts are dated. Within one scope, a newer fact wins over an older one it contradicts. " +
+	"Across scopes, your own memory wins over project memory, which wins over user memory. " +
+	"Facts not shown here are still on disk: use recall to search them."
+
+// contextBlock cuts one scope's block: its lasting facts, then its highest
+// ranked dated facts, each part stopping at the first fact that would
+// overflow its budget.
+func contextBlock(x *search.Index, shard memd.ShardID, title string) memd.ContextBlock {
+	b := memd.ContextBlock{Shard: shard, Title: title, Profile: []memd.Fact{}, Recent: []memd.Fact{}}
+	take := func(profile bool, maxFacts, maxChars int, out *[]memd.Fact) int {
+		used := 0
+		n := x.Walk(shard, profile, func(d search.Doc) bool {
+			size := lineSize(d.Fact)
+			if len(*out) == maxFacts || used+size > maxChars {
+				return false
+			}
+			used += size
+			*out = append(*out, d.Fact)
+			return true
+		})
+		return n - len(*out)
+	}
+	b.ProfileLeft = take(true, profileMaxFacts, profileMaxChars, &b.Profile)
+	b.RecentLeft = take(false, recentMaxFacts, recentMaxChars, &b.Recent)
+	return b
+}
+
+// lineSize is what a fact costs in a budget: its line, in characters.
+func lineSize(f memd.Fact) int {
+	return utf8.RuneCountInString(gitstore.FormatLine(f))
+}
+
+// renderContext renders blocks as Markdown. The output depends only on the
+// facts, so it is byte-stable while memory is unchanged and can sit in a
+// cached prompt prefix.
+func renderContext(blocks []memd.ContextBlock) string {
+	var b strings.Builder
+	b.WriteString("## Memory\n\n" + precedence + "\n")
+	for _, bl := range blocks {
+		fmt.Fprintf(&b, "\n### %s\n", bl.Title)
+		if len(bl.Profile)+bl.ProfileLeft+len(bl.Recent)+bl.RecentLeft == 0 {
+			b.WriteString("\n(no facts yet)\n")
+			continue
+		}
+		if len(bl.Profile)+bl.ProfileLeft > 0 {
+			b.WriteString("\nLasting facts:\n")
+			for _, f := range bl.Profile {
+				b.WriteString(gitstore.FormatLine(f))
+			}
+			if bl.ProfileLeft > 0 {
+				fmt.Fprintf(&b, "(%d more lasting %s on disk)\n", bl.ProfileLeft, plural(bl.ProfileLeft, "fact", "facts"))
+			}
+		}
+		if len(bl.Recent)+bl.RecentLeft > 0 {
+			b.WriteString("\nRecent facts:\n")
+			for _, f := range bl.Recent {
+				b.WriteString(gitstore.FormatLine(f))
+			}
+			if bl.RecentLeft > 0 {
+				fmt.Fprintf(&b, "(%d more dated %s on disk)\n", bl.RecentLeft, plural(bl.RecentLeft, "fact", "facts"))
+			}
+		}
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

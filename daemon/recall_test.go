@@ -1,0 +1,361 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/gitstore"
+)
+
+func hitTexts(res memd.RecallResult) []string {
+	var out []string
+	for _, h := range res.Hits {
+		out = append(out, h.Text)
+	}
+	return out
+}
+
+func remember(t *testing.T, c *client.Client, s, text string, tier memd.Tier, src memd.Source) memd.RememberResult {
+	t.Helper()
+	res, err := c.Remember(context.Background(), memd.RememberRequest{Shard: shard(t, s), Text: text, Tier: tier, Source: src})
+	if err != nil {
+		t.Fatalf("remember %q: %v", text, err)
+	}
+	return res
+}
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func TestRecall_ShortTokensInflectionsAndProvenance(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	remember(t, alice, "agent/alice", "Migrated the reports to SQL Server", memd.TierLog, memd.Source{Messages: []string{"msg_1"}, Chat: "c1"})
+	remember(t, alice, "agent/alice", "Booked a flight to Lisbon", memd.TierLog, memd.Source{Messages: []string{"msg_2"}})
+	remember(t, alice, "agent/alice", "Moved to NYC", memd.TierProfile, memd.Source{Messages: []string{"msg_3"}})
+	for q, want := range map[string]string{
+		"SQL":     "Migrated the reports to SQL Server",
+		"flights": "Booked a flight to Lisbon",
+		"NYC":     "Moved to NYC",
+	} {
+		res, err := alice.Recall(ctx, memd.RecallQuery{Q: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Text != want {
+			t.Errorf("recall %q: %v, want %q first", q, hitTexts(res), want)
+			continue
+		}
+		h := res.Hits[0]
+		if h.Commit == "" || len(h.SourceMessages) != 1 || h.Shard != memd.AgentShard("alice") || h.ID != memd.FactID(want) {
+			t.Errorf("recall %q: hit lacks its provenance: %+v", q, h)
+		}
+	}
+	_, err := alice.Recall(ctx, memd.RecallQuery{Q: "x", K: 51})
+	wantCode(t, err, memd.EINVALID)
+	_, err = alice.Recall(ctx, memd.RecallQuery{Q: "x", Agent: "bob"})
+	wantCode(t, err, memd.EFORBIDDEN)
+}
+
+// A line deleted or edited with the git CLI is what the next call reads.
+func TestRecall_FollowsGitEdits(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	remember(t, alice, "agent/alice", "Booked a flight to Lisbon", memd.TierLog, memd.Source{})
+	remember(t, alice, "agent/alice", "Moved to NYC", memd.TierLog, memd.Source{})
+	remember(t, alice, "agent/alice", "Prefers window seats", memd.TierProfile, memd.Source{})
+	if res, _ := alice.Recall(ctx, memd.RecallQuery{Q: "NYC"}); len(res.Hits) == 0 {
+		t.Fatal("NYC not found before the edit")
+	}
+	dir := e.d.Store.ShardDir(memd.AgentShard("alice"))
+	logs, _ := filepath.Glob(filepath.Join(dir, "log", "*.md"))
+	b, _ := os.ReadFile(logs[0])
+	var kept []string
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(line, "Moved to NYC") {
+			kept = append(kept, line)
+		}
+	}
+	os.WriteFile(logs[0], []byte(strings.Join(kept, "")), 0o644)
+	p := filepath.Join(dir, "profile.md")
+	b, _ = os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(b), "window", "aisle", 1)), 0o644)
+	gitIn(t, dir, "commit", "-qam", "fix memory by hand")
+
+	if res, _ := alice.Recall(ctx, memd.RecallQuery{Q: "NYC"}); slices.Contains(hitTexts(res), "Moved to NYC") {
+		t.Errorf("a line deleted with git is still recalled: %v", hitTexts(res))
+	}
+	res, _ := alice.Recall(ctx, memd.RecallQuery{Q: "seats"})
+	if got := hitTexts(res); !slices.Equal(got, []string{"Prefers aisle seats"}) {
+		t.Errorf("after the edit, recall reads %v", got)
+	}
+	mc, err := alice.Context(ctx, memd.ContextQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(mc.Markdown, "NYC") || strings.Contains(mc.Markdown, "window") || !strings.Contains(mc.Markdown, "Prefers aisle seats") {
+		t.Errorf("context after the edit:\n%s", mc.Markdown)
+	}
+	if h := res.Hits[0]; h.Commit == "" {
+		t.Errorf("the edited fact is not attributed to the person's commit: %+v", h)
+	}
+}
+
+func TestRecallAndContext_UserMemoryOnlyInDirectChats(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	remember(t, alice, "user/pat", "Pat lives at 12 Rua Augusta", memd.TierProfile, memd.Source{ChatKind: memd.ChatDirect})
+	remember(t, alice, "agent/alice", "The team offsite is in Lisbon", memd.TierProfile, memd.Source{})
+
+	for _, kind := range []memd.ChatKind{"", memd.ChatGroup, memd.ChatRoutine, memd.ChatAPI} {
+		alice.ChatKind = kind
+		res, err := alice.Recall(ctx, memd.RecallQuery{Q: "Rua Augusta lives", User: "pat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			if h.Shard.Kind == memd.KindUser {
+				t.Errorf("chat kind %q: recall returned user memory %q", kind, h.Text)
+			}
+		}
+		mc, err := alice.Context(ctx, memd.ContextQuery{User: "pat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(mc.Markdown, "Rua Augusta") || strings.Contains(mc.Markdown, "User memory") {
+			t.Errorf("chat kind %q: context holds user memory:\n%s", kind, mc.Markdown)
+		}
+	}
+	alice.ChatKind = memd.ChatDirect
+	res, err := alice.Recall(ctx, memd.RecallQuery{Q: "Rua Augusta", User: "pat"})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Shard != memd.UserShard("pat") {
+		t.Errorf("direct recall of user memory: %v %v", hitTexts(res), err)
+	}
+	mc, err := alice.Context(ctx, memd.ContextQuery{User: "pat"})
+	if err != nil || !strings.Contains(mc.Markdown, "Pat lives at 12 Rua Augusta") {
+		t.Errorf("direct context:\n%s %v", mc.Markdown, err)
+	}
+	// The user block comes first and the agent's own last.
+	if u, a := strings.Index(mc.Markdown, "User memory"), strings.Index(mc.Markdown, "Your own memory"); u < 0 || a < u {
+		t.Errorf("block order:\n%s", mc.Markdown)
+	}
+}
+
+func TestContext_ByteStableWhileMemoryIsUnchanged(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice", "apollo")
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		remember(t, alice, "agent/alice", fmt.Sprintf("Fact number %d about the launch", i), memd.TierLog, memd.Source{})
+	}
+	remember(t, alice, "project/apollo", "Launch is in May", memd.TierProfile, memd.Source{})
+	get := func() string {
+		mc, err := alice.Context(ctx, memd.ContextQuery{Projects: []string{"apollo"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mc.Markdown
+	}
+	first := get()
+	for i := 0; i < 5; i++ {
+		if again := get(); again != first {
+			t.Fatalf("context changed between calls with no write:\n%s\n---\n%s", first, again)
+		}
+	}
+	if !strings.Contains(first, "(10 more dated facts on disk)") {
+		t.Errorf("30 of 40 dated facts shown, so 10 left on disk:\n%s", first)
+	}
+	remember(t, alice, "agent/alice", "One more fact", memd.TierLog, memd.Source{})
+	if get() == first {
+		t.Error("context did not change after a write")
+	}
+	_, err := alice.Context(ctx, memd.ContextQuery{Projects: []string{"a", "b", "c", "d"}})
+	wantCode(t, err, memd.EINVALID)
+	_, err = alice.Context(ctx, memd.ContextQuery{Projects: []string{"zeus"}})
+	wantCode(t, err, memd.EFORBIDDEN)
+}
+
+func TestTimeTravel(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d.Serve()
+	defer d.Shutdown(context.Background())
+	token, _ := auth.ReadAdminToken(dir)
+	admin := client.New(d.URL(), token)
+	ctx := context.Background()
+	a, _ := admin.AddAgent(ctx, "alice", nil)
+	alice := client.New(d.URL(), a.Token)
+
+	first := remember(t, alice, "agent/alice", "Lives in Austin", memd.TierProfile, memd.Source{})
+	now = now.AddDate(0, 1, 0)
+	forget, err := alice.Forget(ctx, memd.ForgetRequest{Shard: memd.AgentShard("alice"), ID: first.Fact.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember(t, alice, "agent/alice", "Lives in Lisbon", memd.TierProfile, memd.Source{})
+
+	for _, at := range []string{"2026-10-15", first.Commit, first.Commit[:8]} {
+		list, err := alice.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("alice"), At: at})
+		if err != nil || len(list.Facts) != 1 || list.Facts[0].Text != "Lives in Austin" {
+			t.Errorf("facts at %s: %+v %v", at, list.Facts, err)
+		}
+		res, err := alice.Recall(ctx, memd.RecallQuery{Q: "lives", At: at})
+		if err != nil || !slices.Equal(hitTexts(res), []string{"Lives in Austin"}) {
+			t.Errorf("recall at %s: %v %v", at, hitTexts(res), err)
+		}
+		mc, err := alice.Context(ctx, memd.ContextQuery{At: at})
+		if err != nil || !strings.Contains(mc.Markdown, "Lives in Austin") || strings.Contains(mc.Markdown, "Lisbon") {
+			t.Errorf("context at %s:\n%s %v", at, mc.Markdown, err)
+		}
+	}
+	res, _ := alice.Recall(ctx, memd.RecallQuery{Q: "lives", At: forget.Commit})
+	if len(res.Hits) != 0 {
+		t.Errorf("recall right after the forget: %v", hitTexts(res))
+	}
+	res, _ = alice.Recall(ctx, memd.RecallQuery{Q: "lives"})
+	if !slices.Equal(hitTexts(res), []string{"Lives in Lisbon"}) {
+		t.Errorf("recall now: %v", hitTexts(res))
+	}
+	_, err = alice.Recall(ctx, memd.RecallQuery{Q: "lives", At: "deadbeef"})
+	wantCode(t, err, memd.ENOTFOUND)
+}
+
+// Deleting the index file loses nothing: the next start rebuilds it, with
+// every fact attributed to its commit.
+func TestIndex_DeletedFileLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*daemon.Daemon, *client.Client) {
+		d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go d.Serve()
+		token, _ := auth.ReadAdminToken(dir)
+		return d, client.New(d.URL(), token)
+	}
+	d, admin := open()
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		remember(t, admin, "project/apollo", fmt.Sprintf("Decision %d about the launch plan", i), memd.TierLog, memd.Source{Messages: []string{fmt.Sprint("m", i)}})
+	}
+	before, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch decision", K: 50})
+	if err != nil || len(before.Hits) != 20 {
+		t.Fatalf("before: %d hits, %v", len(before.Hits), err)
+	}
+	d.Shutdown(ctx)
+	if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
+		t.Fatal(err)
+	}
+	d, admin = open()
+	defer d.Shutdown(ctx)
+	after, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch decision", K: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Hits) != len(before.Hits) {
+		t.Fatalf("after rebuilding: %d hits, want %d", len(after.Hits), len(before.Hits))
+	}
+	for i := range before.Hits {
+		b, a := before.Hits[i], after.Hits[i]
+		if a.ID != b.ID || a.Commit != b.Commit || !slices.Equal(a.SourceMessages, b.SourceMessages) {
+			t.Errorf("hit %d: before %+v, after %+v", i, b, a)
+		}
+	}
+}
+
+// A property of the memory section over random stores: no block exceeds its
+// budgets, and each "left on disk" count is exactly what was not shown.
+func TestContext_BudgetsHoldOnRandomStores(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	e.agent(t, "alice", "p1", "p2")
+	rng := rand.New(rand.NewPCG(7, 9))
+	tiers := []memd.Tier{memd.TierProfile, memd.TierLog, memd.TierNote, memd.TierEpisode}
+	for round := 0; round < 6; round++ {
+		want := make(map[memd.ShardID]map[bool]int) // shard -> profile? -> facts
+		for _, s := range []string{"agent/alice", "user/pat", "project/p1", "project/p2"} {
+			id := shard(t, s)
+			sh, err := e.d.Store.CreateShard(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var edits []gitstore.Edit
+			for i, n := 0, rng.IntN(260); i < n; i++ {
+				text := fmt.Sprintf("r%d %s", round, strings.Repeat("word ", 1+rng.IntN(95)))
+				date := memd.DateOf(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, rng.IntN(600)))
+				edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text + fmt.Sprint(i), Date: date, Tier: tiers[rng.IntN(4)]}})
+			}
+			if len(edits) > 0 {
+				if _, err := sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "t", Email: "t@x"}, Message: "bulk", Edits: edits}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			facts, _, err := sh.Facts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[id] = map[bool]int{}
+			for _, f := range facts {
+				want[id][f.Tier == memd.TierProfile]++
+			}
+		}
+		e.admin.ChatKind = memd.ChatDirect
+		mc, err := e.admin.Context(ctx, memd.ContextQuery{Agent: "alice", User: "pat", Projects: []string{"p1", "p2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mc.Blocks) != 4 {
+			t.Fatalf("blocks: %d", len(mc.Blocks))
+		}
+		for _, b := range mc.Blocks {
+			size := func(fs []memd.Fact) int {
+				n := 0
+				for _, f := range fs {
+					n += utf8.RuneCountInString(gitstore.FormatLine(f))
+				}
+				return n
+			}
+			if len(b.Profile) > 100 || size(b.Profile) > 20000 || len(b.Recent) > 30 || size(b.Recent) > 4000 {
+				t.Errorf("round %d %s: over budget: %d lasting (%d chars), %d recent (%d chars)", round, b.Shard, len(b.Profile), size(b.Profile), len(b.Recent), size(b.Recent))
+			}
+			if got, w := len(b.Profile)+b.ProfileLeft, want[b.Shard][true]; got != w {
+				t.Errorf("round %d %s: %d lasting shown + %d left = %d, but the shard holds %d", round, b.Shard, len(b.Profile), b.ProfileLeft, got, w)
+			}
+			if got, w := len(b.Recent)+b.RecentLeft, want[b.Shard][false]; got != w {
+				t.Errorf("round %d %s: %d recent shown + %d left = %d, but the shard holds %d", round, b.Shard, len(b.Recent), b.RecentLeft, got, w)
+			}
+			if b.RecentLeft > 0 && !strings.Contains(mc.Markdown, fmt.Sprintf("(%d more dated", b.RecentLeft)) {
+				t.Errorf("round %d %s: the Markdown does not say %d dated facts are left", round, b.Shard, b.RecentLeft)
+			}
+		}
+	}
+}

@@ -1,0 +1,349 @@
+// Package search is memd's in-memory search over facts: an inverted index
+// with BM25 ranking over stemmed words of any length, phrase and substring
+// fallbacks, context borrowed from neighbouring facts, dates named in the
+// query, and the rank-ordered lists the memory section of a prompt is cut
+// from. It knows nothing of git; the index package feeds it.
+package search
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/memd/memd"
+)
+
+// Doc is one fact as the index keeps it.
+type Doc struct {
+	memd.Fact
+	Offset   int      // byte offset of the fact's line in its file
+	Commit   string   // the commit that introduced it, when known
+	Messages []string // the Source-Message trailers of that commit
+	Chat     string   // the Source-Chat trailer of that commit
+}
+
+type entry struct {
+	doc    Doc
+	folded string // folded text, words separated by single spaces
+	length int    // number of terms
+	days   int
+	rank   float64
+	alive  bool
+}
+
+type posting struct {
+	doc int32
+	tf  uint16
+}
+
+type docKey struct {
+	shard memd.ShardID
+	id    string
+}
+
+type fileKey struct {
+	shard memd.ShardID
+	file  string
+}
+
+type chatKey struct {
+	chat string
+	days int
+}
+
+// shardDocs lists a shard's facts by rank, highest first: lasting facts
+// (profile) and dated ones (log, note, episode) apart.
+type shardDocs struct {
+	profile []int32
+	recent  []int32
+}
+
+// Index is safe for concurrent use.
+type Index struct {
+	mu       sync.RWMutex
+	entries  []*entry
+	dead     int
+	byKey    map[docKey]int32
+	postings map[string][]posting
+	totalLen int
+	live     int
+	shards   map[memd.ShardID]*shardDocs
+	files    map[fileKey][]int32 // by offset
+	chats    map[chatKey][]int32
+	dates    map[int][]int32
+}
+
+// New returns an empty index.
+func New() *Index {
+	x := &Index{}
+	x.reset()
+	return x
+}
+
+func (x *Index) reset() {
+	x.entries = nil
+	x.dead, x.totalLen, x.live = 0, 0, 0
+	x.byKey = make(map[docKey]int32)
+	x.postings = make(map[string][]posting)
+	x.shards = make(map[memd.ShardID]*shardDocs)
+	x.files = make(map[fileKey][]int32)
+	x.chats = make(map[chatKey][]int32)
+	x.dates = make(map[int][]int32)
+}
+
+// Reset empties the index.
+func (x *Index) Reset() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.reset()
+}
+
+// Rank is the rank of a dated fact in the memory section: its date in
+// 30-day units plus the base-2 log of its tier's weight, so a note ranks like
+// a fact 30 days older and an episode like one about 18 days newer.
+func Rank(d memd.Date, t memd.Tier) float64 {
+	return float64(d.Days())/30 + math.Log2(t.Weight())
+}
+
+// Put adds a fact, replacing the fact with the same shard and ID.
+func (x *Index) Put(d Doc) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.remove(docKey{d.Shard, d.ID})
+	x.add(d, true)
+	x.maybeCompact()
+}
+
+// PutAll adds many facts at once, sorting each list once rather than
+// inserting into it fact by fact.
+func (x *Index) PutAll(docs []Doc) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	shards := make(map[memd.ShardID]bool)
+	files := make(map[fileKey]bool)
+	for _, d := range docs {
+		x.remove(docKey{d.Shard, d.ID})
+		x.add(d, false)
+		shards[d.Shard] = true
+		files[fileKey{d.Shard, d.File}] = true
+	}
+	for s := range shards {
+		x.sortShard(x.shards[s])
+	}
+	for fk := range files {
+		x.sortFile(fk)
+	}
+	x.maybeCompact()
+}
+
+func (x *Index) compare(a, b int32) int {
+	switch {
+	case x.before(a, b):
+		return -1
+	case x.before(b, a):
+		return 1
+	}
+	return 0
+}
+
+func (x *Index) sortShard(sd *shardDocs) {
+	slices.SortFunc(sd.profile, x.compare)
+	slices.SortFunc(sd.recent, x.compare)
+}
+
+func (x *Index) sortFile(fk fileKey) {
+	slices.SortFunc(x.files[fk], func(a, b int32) int { return x.entries[a].doc.Offset - x.entries[b].doc.Offset })
+}
+
+// Delete removes a fact; it is not an error if the index lacks it.
+func (x *Index) Delete(shard memd.ShardID, id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.remove(docKey{shard, id})
+	x.maybeCompact()
+}
+
+// DropShard removes every fact of a shard.
+func (x *Index) DropShard(shard memd.ShardID) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sd := x.shards[shard]
+	if sd == nil {
+		return
+	}
+	for _, list := range [][]int32{slices.Clone(sd.profile), slices.Clone(sd.recent)} {
+		for _, i := range list {
+			x.remove(docKey{shard, x.entries[i].doc.ID})
+		}
+	}
+	delete(x.shards, shard)
+	x.maybeCompact()
+}
+
+// SetProvenance records where a fact came from, once that is known.
+func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []string, chat string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i, ok := x.byKey[docKey{shard, id}]
+	if !ok {
+		return
+	}
+	e := x.entries[i]
+	if e.doc.Chat != chat {
+		x.chats[chatKey{e.doc.Chat, e.days}] = without(x.chats[chatKey{e.doc.Chat, e.days}], i)
+		if chat != "" {
+			k := chatKey{chat, e.days}
+			x.chats[k] = append(x.chats[k], i)
+		}
+	}
+	e.doc.Commit, e.doc.Messages, e.doc.Chat = commit, messages, chat
+}
+
+// Get returns a fact by shard and ID.
+func (x *Index) Get(shard memd.ShardID, id string) (Doc, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if i, ok := x.byKey[docKey{shard, id}]; ok {
+		return x.entries[i].doc, true
+	}
+	return Doc{}, false
+}
+
+// Len returns the number of facts.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.live
+}
+
+// add indexes a fact. With sorted, it goes into its place in the ordered
+// lists; otherwise it is appended and the caller sorts them.
+func (x *Index) add(d Doc, sorted bool) {
+	ts := terms(d.Text)
+	e := &entry{
+		doc:    d,
+		folded: strings.Join(words(fold(d.Text)), " "),
+		length: len(ts),
+		days:   d.Date.Days(),
+		rank:   Rank(d.Date, d.Tier),
+		alive:  true,
+	}
+	i := int32(len(x.entries))
+	x.entries = append(x.entries, e)
+	x.byKey[docKey{d.Shard, d.ID}] = i
+	x.live++
+	x.totalLen += e.length
+
+	counts := make(map[string]uint16, len(ts))
+	for _, t := range ts {
+		counts[t]++
+	}
+	for t, n := range counts {
+		x.postings[t] = append(x.postings[t], posting{i, n})
+	}
+
+	sd := x.shards[d.Shard]
+	if sd == nil {
+		sd = &shardDocs{}
+		x.shards[d.Shard] = sd
+	}
+	list := &sd.recent
+	if d.Tier == memd.TierProfile {
+		list = &sd.profile
+	}
+	fk := fileKey{d.Shard, d.File}
+	if sorted {
+		*list = x.insertRanked(*list, i)
+		files := x.files[fk]
+		at, _ := slices.BinarySearchFunc(files, d.Offset, func(j int32, off int) int { return x.entries[j].doc.Offset - off })
+		x.files[fk] = slices.Insert(files, at, i)
+	} else {
+		*list = append(*list, i)
+		x.files[fk] = append(x.files[fk], i)
+	}
+	if d.Chat != "" {
+		k := chatKey{d.Chat, e.days}
+		x.chats[k] = append(x.chats[k], i)
+	}
+	x.dates[e.days] = append(x.dates[e.days], i)
+}
+
+// before orders facts by rank, then date, newest first, then ID.
+func (x *Index) before(a, b int32) bool {
+	ea, eb := x.entries[a], x.entries[b]
+	if ea.rank != eb.rank {
+		return ea.rank > eb.rank
+	}
+	if ea.days != eb.days {
+		return ea.days > eb.days
+	}
+	if ea.doc.Shard != eb.doc.Shard {
+		return ea.doc.Shard.String() < eb.doc.Shard.String()
+	}
+	return ea.doc.ID < eb.doc.ID
+}
+
+func (x *Index) insertRanked(list []int32, i int32) []int32 {
+	at, _ := slices.BinarySearchFunc(list, i, x.compare)
+	return slices.Insert(list, at, i)
+}
+
+func (x *Index) remove(k docKey) {
+	i, ok := x.byKey[k]
+	if !ok {
+		return
+	}
+	e := x.entries[i]
+	delete(x.byKey, k)
+	e.alive = false
+	x.live--
+	x.dead++
+	x.totalLen -= e.length
+	// Postings keep dead entries until the next compaction; the lists a
+	// caller walks in order drop them now.
+	if sd := x.shards[k.shard]; sd != nil {
+		if e.doc.Tier == memd.TierProfile {
+			sd.profile = without(sd.profile, i)
+		} else {
+			sd.recent = without(sd.recent, i)
+		}
+	}
+	fk := fileKey{k.shard, e.doc.File}
+	x.files[fk] = without(x.files[fk], i)
+	if e.doc.Chat != "" {
+		ck := chatKey{e.doc.Chat, e.days}
+		x.chats[ck] = without(x.chats[ck], i)
+	}
+	x.dates[e.days] = without(x.dates[e.days], i)
+}
+
+func without(list []int32, i int32) []int32 {
+	if j := slices.Index(list, i); j >= 0 {
+		return slices.Delete(list, j, j+1)
+	}
+	return list
+}
+
+// maybeCompact rebuilds the index once dead entries outnumber live ones.
+func (x *Index) maybeCompact() {
+	if x.dead < 1024 || x.dead < x.live {
+		return
+	}
+	var docs []Doc
+	for _, e := range x.entries {
+		if e.alive {
+			docs = append(docs, e.doc)
+		}
+	}
+	x.reset()
+	for _, d := range docs {
+		x.add(d, false)
+	}
+	for _, sd := range x.shards {
+		x.sortShard(sd)
+	}
+	for fk := range x.files {
+		x.sortFile(fk)
+	}
+}

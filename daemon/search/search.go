@@ -1,0 +1,310 @@
+package search
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+// Query is a recall query.
+type Query struct {
+	Text   string
+	Shards []memd.ShardID // the shards the caller may read; none means none
+	K      int            // at most this many hits
+	Budget int            // at most this many characters of fact text
+	Now    time.Time      // anchors dates named without a year
+}
+
+// Hit is a fact recall found, with its score.
+type Hit struct {
+	Doc
+	Score float64
+}
+
+// Tuning of the ranking, chosen on the judged set in testdata/recall.
+const (
+	k1            = 1.2
+	b             = 0.75
+	phraseBoost   = 0.5  // added share of the score when the words appear as a phrase
+	neighbourLend = 0.25 // share of a neighbour's score a fact borrows
+	dateWindow    = 3    // days around a named date that still count
+	maxNeighbours = 8
+	maxLenders    = 256
+)
+
+var scoresPool = sync.Pool{New: func() any { return new(scores) }}
+
+// scores is a dense score array with the list of entries it touched.
+type scores struct {
+	v       []float64
+	touched []int32
+}
+
+func (s *scores) add(i int32, v float64) {
+	if s.v[i] == 0 {
+		s.touched = append(s.touched, i)
+	}
+	s.v[i] += v
+}
+
+// Search ranks the facts of the allowed shards against a query: BM25 over
+// stemmed words, a bonus when the words appear as a phrase, a substring
+// fallback when no word matches, facts near a date the query names, and a
+// share of the score of neighbouring facts (adjacent lines of the same day,
+// or the same chat and day), since an answer often spans a question and its
+// reply. Ties go to the newer fact.
+func (x *Index) Search(q Query) []Hit {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(q.Shards) == 0 || x.live == 0 {
+		return nil
+	}
+	allowed := make(map[memd.ShardID]bool, len(q.Shards))
+	for _, s := range q.Shards {
+		allowed[s] = true
+	}
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	spans, rest := queryDates(q.Text, now)
+	qwords := words(fold(rest))
+	content := make([]string, 0, len(qwords))
+	for _, w := range qwords {
+		if !isStop(w) {
+			content = append(content, w)
+		}
+	}
+	if len(content) == 0 {
+		content = qwords
+	}
+
+	sc := scoresPool.Get().(*scores)
+	defer func() {
+		for _, i := range sc.touched {
+			sc.v[i] = 0
+		}
+		sc.touched = sc.touched[:0]
+		scoresPool.Put(sc)
+	}()
+	if len(sc.v) < len(x.entries) {
+		sc.v = make([]float64, len(x.entries)+len(x.entries)/4)
+	}
+	ok := func(i int32) bool {
+		e := x.entries[i]
+		return e.alive && allowed[e.doc.Shard]
+	}
+
+	x.scoreTerms(sc, content, ok)
+	if len(sc.touched) == 0 && len(spans) == 0 {
+		x.scoreSubstrings(sc, content, ok)
+	}
+	x.scoreDates(sc, spans, ok)
+	if len(content) >= 2 {
+		x.boostPhrase(sc, strings.Join(content, " "))
+	}
+	x.lendToNeighbours(sc, ok)
+	return x.collect(sc, q)
+}
+
+func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
+	avg := float64(x.totalLen) / math.Max(1, float64(x.live))
+	seen := make(map[string]bool, len(content))
+	for _, w := range content {
+		t := stem(w)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		list := x.postings[t]
+		if len(list) == 0 {
+			continue
+		}
+		n := float64(len(list))
+		idf := math.Log(1 + (float64(x.live)-n+0.5)/(n+0.5))
+		for _, p := range list {
+			if !ok(p.doc) {
+				continue
+			}
+			tf := float64(p.tf)
+			dl := float64(x.entries[p.doc].length)
+			sc.add(p.doc, idf*tf*(k1+1)/(tf+k1*(1-b+b*dl/avg)))
+		}
+	}
+}
+
+// scoreSubstrings finds facts containing a query word as part of a word,
+// such as "lisb" or a product code, when no whole word matched.
+func (x *Index) scoreSubstrings(sc *scores, content []string, ok func(int32) bool) {
+	var needles []string
+	for _, w := range content {
+		if len(w) >= 3 {
+			needles = append(needles, w)
+		}
+	}
+	if len(needles) == 0 {
+		return
+	}
+	for i, e := range x.entries {
+		if !ok(int32(i)) {
+			continue
+		}
+		for _, n := range needles {
+			if strings.Contains(e.folded, n) {
+				sc.add(int32(i), 1)
+			}
+		}
+	}
+}
+
+// scoreDates favours facts dated within or near the spans the query names:
+// they join the candidates, and matching ones weigh more.
+func (x *Index) scoreDates(sc *scores, spans []dateSpan, ok func(int32) bool) {
+	if len(spans) == 0 {
+		return
+	}
+	best := 1.0
+	for _, i := range sc.touched {
+		best = math.Max(best, sc.v[i])
+	}
+	for _, sp := range spans {
+		for d := sp.from - dateWindow; d <= sp.to+dateWindow; d++ {
+			dist := max(0, sp.from-d, d-sp.to)
+			w := 1 / (1 + float64(dist))
+			for _, i := range x.dates[d] {
+				if ok(i) {
+					sc.add(i, 0.5*best*w)
+				}
+			}
+		}
+	}
+}
+
+func (x *Index) boostPhrase(sc *scores, phrase string) {
+	for _, i := range sc.touched {
+		if strings.Contains(x.entries[i].folded, phrase) {
+			sc.v[i] *= 1 + phraseBoost
+		}
+	}
+}
+
+// lendToNeighbours adds to each fact a share of the best score among its
+// neighbours: the facts on the lines around it with the same date, and the
+// facts learned from the same chat on the same day.
+func (x *Index) lendToNeighbours(sc *scores, ok func(int32) bool) {
+	// Only the strongest candidates lend; the rest could not lift a
+	// neighbour into the results anyway.
+	floor := 0.0
+	if len(sc.touched) > maxLenders {
+		vs := make([]float64, len(sc.touched))
+		for j, i := range sc.touched {
+			vs[j] = sc.v[i]
+		}
+		slices.Sort(vs)
+		floor = vs[len(vs)-maxLenders]
+	}
+	base := make(map[int32]float64, min(len(sc.touched), maxLenders))
+	for _, i := range sc.touched {
+		if sc.v[i] >= floor {
+			base[i] = sc.v[i]
+		}
+	}
+	for i, v := range base {
+		e := x.entries[i]
+		x.neighbours(i, e, func(j int32) {
+			if ok(j) {
+				if lend := neighbourLend * v; lend > 0 && base[j] < v {
+					sc.add(j, lend*(1-base[j]/v))
+				}
+			}
+		})
+	}
+}
+
+func (x *Index) neighbours(i int32, e *entry, fn func(int32)) {
+	list := x.files[fileKey{e.doc.Shard, e.doc.File}]
+	at, _ := slices.BinarySearchFunc(list, e.doc.Offset, func(j int32, off int) int { return x.entries[j].doc.Offset - off })
+	for at < len(list) && list[at] != i && x.entries[list[at]].doc.Offset == e.doc.Offset {
+		at++ // facts sharing an offset (only in hand-made indexes)
+	}
+	if at < len(list) && list[at] == i {
+		for _, j := range []int{at - 1, at + 1} {
+			if j >= 0 && j < len(list) && x.entries[list[j]].days == e.days {
+				fn(list[j])
+			}
+		}
+	}
+	if e.doc.Chat != "" {
+		n := 0
+		for _, j := range x.chats[chatKey{e.doc.Chat, e.days}] {
+			if j != i && n < maxNeighbours {
+				fn(j)
+				n++
+			}
+		}
+	}
+}
+
+// collect orders the scored facts and takes the best that fit the budget.
+func (x *Index) collect(sc *scores, q Query) []Hit {
+	if len(sc.touched) == 0 {
+		return nil
+	}
+	cand := slices.Clone(sc.touched)
+	slices.SortFunc(cand, func(a, b int32) int {
+		// Scores within a hair count as a tie, which the newer fact wins.
+		va, vb := sc.v[a]*(1+0.05*math.Log2(x.entries[a].doc.Tier.Weight())), sc.v[b]*(1+0.05*math.Log2(x.entries[b].doc.Tier.Weight()))
+		if math.Abs(va-vb) > 1e-9*math.Max(va, vb) {
+			if va > vb {
+				return -1
+			}
+			return 1
+		}
+		ea, eb := x.entries[a], x.entries[b]
+		if ea.days != eb.days {
+			return eb.days - ea.days
+		}
+		return strings.Compare(ea.doc.Shard.String()+ea.doc.ID, eb.doc.Shard.String()+eb.doc.ID)
+	})
+	var hits []Hit
+	used := 0
+	for _, i := range cand {
+		if len(hits) == q.K {
+			break
+		}
+		e := x.entries[i]
+		if q.Budget > 0 && used+len(e.doc.Text) > q.Budget {
+			continue
+		}
+		used += len(e.doc.Text)
+		hits = append(hits, Hit{Doc: e.doc, Score: sc.v[i]})
+	}
+	return hits
+}
+
+// Walk calls fn for a shard's facts of one kind in rank order, highest
+// first, until fn returns false: lasting facts (profile) when profile is
+// true, dated ones (log, note, episode) otherwise. It returns how many such
+// facts the shard holds.
+func (x *Index) Walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sd := x.shards[shard]
+	if sd == nil {
+		return 0
+	}
+	list := sd.recent
+	if profile {
+		list = sd.profile
+	}
+	for _, i := range list {
+		if !fn(x.entries[i].doc) {
+			break
+		}
+	}
+	return len(list)
+}

@@ -1,0 +1,182 @@
+package search_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+)
+
+var (
+	alice = memd.AgentShard("alice")
+	pat   = memd.UserShard("pat")
+	now   = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+)
+
+func doc(shard memd.ShardID, date, text string, offset int) search.Doc {
+	d, err := memd.ParseDate(date)
+	if err != nil {
+		panic(err)
+	}
+	return search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: offset}
+}
+
+func index(docs ...search.Doc) *search.Index {
+	x := search.New()
+	x.PutAll(docs)
+	return x
+}
+
+func texts(hits []search.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Text)
+	}
+	return out
+}
+
+func first(t *testing.T, x *search.Index, q string, shards ...memd.ShardID) string {
+	t.Helper()
+	if len(shards) == 0 {
+		shards = []memd.ShardID{alice}
+	}
+	hits := x.Search(search.Query{Text: q, Shards: shards, K: 5, Now: now})
+	if len(hits) == 0 {
+		return ""
+	}
+	return hits[0].Text
+}
+
+func TestSearch_WordsOfAnyLengthAndInflections(t *testing.T) {
+	x := index(
+		doc(alice, "2026-10-01", "Migrated the reports to SQL Server", 0),
+		doc(alice, "2026-10-02", "Booked a flight to Lisbon", 100),
+		doc(alice, "2026-10-03", "Moved to NYC", 200),
+		doc(alice, "2026-10-04", "Prefers aisle seats on long trips", 300),
+		doc(alice, "2026-10-05", "The quarterly report goes to the board", 400),
+		doc(alice, "2026-10-06", "Café on the corner serves the best espresso", 500),
+	)
+	cases := map[string]string{
+		"SQL":                       "Migrated the reports to SQL Server",
+		"flights":                   "Booked a flight to Lisbon",
+		"NYC":                       "Moved to NYC",
+		"where did I move?":         "Moved to NYC",
+		"booking flights to lisbon": "Booked a flight to Lisbon",
+		"seat preference":           "Prefers aisle seats on long trips",
+		"migration":                 "Migrated the reports to SQL Server",
+		"cafe":                      "Café on the corner serves the best espresso",
+		"lisb":                      "Booked a flight to Lisbon", // substring fallback
+	}
+	for q, want := range cases {
+		if got := first(t, x, q); got != want {
+			t.Errorf("%q: first hit %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestSearch_OnlyAllowedShards(t *testing.T) {
+	x := index(doc(alice, "2026-10-01", "Team offsite in Lisbon", 0), doc(pat, "2026-10-01", "Pat lives in Lisbon", 0))
+	hits := x.Search(search.Query{Text: "Lisbon", Shards: []memd.ShardID{alice}, K: 10, Now: now})
+	if got := texts(hits); len(got) != 1 || got[0] != "Team offsite in Lisbon" {
+		t.Errorf("hits outside the allowed shards: %v", got)
+	}
+	if hits := x.Search(search.Query{Text: "Lisbon", K: 10, Now: now}); hits != nil {
+		t.Errorf("no shards allowed, yet hits: %v", texts(hits))
+	}
+}
+
+func TestSearch_RecencyBreaksTies(t *testing.T) {
+	x := index(doc(alice, "2026-01-01", "Lives in Austin", 0), doc(alice, "2026-06-01", "Lives in Lisbon", 0))
+	if got := first(t, x, "lives"); got != "Lives in Lisbon" {
+		t.Errorf("tie went to %q, want the newer fact", got)
+	}
+}
+
+func TestSearch_DatesInTheQuery(t *testing.T) {
+	x := index(
+		doc(alice, "2026-03-14", "Signed the venue contract", 0),
+		doc(alice, "2026-05-20", "Signed the catering contract", 0),
+		doc(alice, "2026-05-20", "Paid the deposit", 60),
+	)
+	for q, want := range map[string]string{
+		"what did we sign on 2026-03-14": "Signed the venue contract",
+		"contract signed March 14":       "Signed the venue contract",
+		"contract from 20 May":           "Signed the catering contract",
+	} {
+		if got := first(t, x, q); got != want {
+			t.Errorf("%q: %q, want %q", q, got, want)
+		}
+	}
+	// With no word to match, the date alone finds the day's facts.
+	hits := x.Search(search.Query{Text: "what happened on May 20th?", Shards: []memd.ShardID{alice}, K: 5, Now: now})
+	if len(hits) != 2 || hits[0].Date.String() != "2026-05-20" || hits[1].Date.String() != "2026-05-20" {
+		t.Errorf("May 20th: %v", texts(hits))
+	}
+}
+
+// A reply on the next line of the same day is found through its question.
+func TestSearch_NeighboursLendContext(t *testing.T) {
+	x := index(
+		doc(alice, "2026-10-02", "Pat asked which hotel we booked for the offsite", 0),
+		doc(alice, "2026-10-02", "The Memmo Alfama, three nights", 60),
+		doc(alice, "2026-10-09", "Pat likes quiet rooms", 120),
+		doc(alice, "2026-10-09", "Unrelated note about invoices", 180),
+	)
+	hits := x.Search(search.Query{Text: "which hotel for the offsite", Shards: []memd.ShardID{alice}, K: 3, Now: now})
+	got := texts(hits)
+	if len(got) < 2 || got[1] != "The Memmo Alfama, three nights" {
+		t.Errorf("the answer on the neighbouring line should come second: %v", got)
+	}
+}
+
+func TestSearch_KAndBudget(t *testing.T) {
+	var docs []search.Doc
+	for i := 0; i < 100; i++ {
+		docs = append(docs, doc(alice, "2026-10-01", fmt.Sprintf("budget line %d %s", i, strings.Repeat("x", 190)), i*300))
+	}
+	x := index(docs...)
+	hits := x.Search(search.Query{Text: "budget", Shards: []memd.ShardID{alice}, K: 50, Budget: 4000, Now: now})
+	used := 0
+	for _, h := range hits {
+		used += len(h.Text)
+	}
+	if used > 4000 || len(hits) != 19 {
+		t.Errorf("%d hits using %d characters; want 19 within 4000", len(hits), used)
+	}
+}
+
+func TestIndex_PutReplacesAndDelete(t *testing.T) {
+	x := index(doc(alice, "2026-10-01", "Lives in Austin", 0))
+	d := doc(alice, "2026-10-05", "Lives in Austin", 0)
+	x.Put(d)
+	if x.Len() != 1 {
+		t.Fatalf("len %d after replacing", x.Len())
+	}
+	got, _ := x.Get(alice, d.ID)
+	if got.Date.String() != "2026-10-05" {
+		t.Errorf("replaced fact has date %s", got.Date)
+	}
+	x.Delete(alice, d.ID)
+	if first(t, x, "Austin") != "" || x.Len() != 0 {
+		t.Error("deleted fact still found")
+	}
+}
+
+func TestIndex_WalkInRankOrder(t *testing.T) {
+	note := doc(alice, "2026-10-20", "a minor detail", 0)
+	note.Tier = memd.TierNote
+	episode := doc(alice, "2026-09-20", "worked on the budget", 0)
+	episode.Tier = memd.TierEpisode
+	x := index(doc(alice, "2026-10-01", "older", 0), doc(alice, "2026-10-10", "newer", 0), note, episode)
+	var order []string
+	n := x.Walk(alice, false, func(d search.Doc) bool { order = append(order, d.Text); return true })
+	// Ranks: newer 10-10; the note is 30 days lighter (ranks as 09-20);
+	// the episode is ~18 days heavier (as 10-08); older 10-01.
+	want := []string{"newer", "worked on the budget", "older", "a minor detail"}
+	if n != 4 || strings.Join(order, "|") != strings.Join(want, "|") {
+		t.Errorf("walk order %v (n=%d), want %v", order, n, want)
+	}
+}

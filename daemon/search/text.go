@@ -1,0 +1,158 @@
+package search
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/memd/memd"
+)
+
+// fold lowercases text and strips accents, so "Café" and "cafe" match.
+func fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range norm.NFKD.String(s) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// words splits folded text into words: runs of letters and digits, of any
+// length, so "NYC", "SQL" and "Q3" are words like any other.
+func words(folded string) []string {
+	return strings.FieldsFunc(folded, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// stems caches the stem of each word; vocabularies are small and stemming
+// every word of 100,000 facts would dominate a rebuild.
+var stems sync.Map
+
+// stem returns the Snowball (Porter2) English stem of a folded word, so
+// "flights" matches "flight" and "migrated" matches "migration".
+func stem(w string) string {
+	if len(w) <= 2 {
+		return w
+	}
+	if s, ok := stems.Load(w); ok {
+		return s.(string)
+	}
+	s := english.Stem(w, true)
+	if s == "" {
+		s = w
+	}
+	stems.Store(w, s)
+	return s
+}
+
+// terms returns the stemmed terms of a text, in order.
+func terms(text string) []string {
+	ws := words(fold(text))
+	for i, w := range ws {
+		ws[i] = stem(w)
+	}
+	return ws
+}
+
+// isStop reports whether a folded word carries little meaning in a query.
+func isStop(w string) bool {
+	if english.IsStopWord(w) {
+		return true
+	}
+	switch w {
+	case "what", "when", "where", "which", "who", "whom", "why", "did", "does", "do", "we", "us", "you", "your", "i", "tell", "know", "remember", "anything", "something":
+		return true
+	}
+	return false
+}
+
+var months = map[string]time.Month{
+	"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+	"may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+	"september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
+	"december": 12, "dec": 12,
+}
+
+var (
+	isoDate   = regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`)
+	monthDay  = regexp.MustCompile(`(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b`)
+	dayMonth  = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b(?:,?\s+(\d{4}))?`)
+	monthYear = regexp.MustCompile(`(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?\s+(\d{4})\b`)
+)
+
+// dateSpan is a range of days a query names, inclusive.
+type dateSpan struct{ from, to int }
+
+// queryDates finds the dates a query names: 2026-03-14, "March 14",
+// "14 March 2026", "March 2026". A day without a year is taken in the year
+// of ref (or the year before, if that day would be after ref). It returns
+// the query with the dates removed, so their words do not count as terms.
+func queryDates(q string, ref time.Time) ([]dateSpan, string) {
+	var spans []dateSpan
+	day := func(y int, m time.Month, d int) (int, bool) {
+		t := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+		if t.Month() != m || t.Day() != d {
+			return 0, false
+		}
+		return memd.DateOf(t).Days(), true
+	}
+	yearOf := func(s string, m time.Month, d int) int {
+		if s != "" {
+			y, _ := strconv.Atoi(s)
+			return y
+		}
+		y := ref.Year()
+		if time.Date(y, m, d, 0, 0, 0, 0, time.UTC).After(ref) {
+			y--
+		}
+		return y
+	}
+	q = isoDate.ReplaceAllStringFunc(q, func(s string) string {
+		if d, err := memd.ParseDate(s); err == nil {
+			spans = append(spans, dateSpan{d.Days(), d.Days()})
+			return " "
+		}
+		return s
+	})
+	q = monthDay.ReplaceAllStringFunc(q, func(s string) string {
+		m := monthDay.FindStringSubmatch(s)
+		mon, dd := months[strings.ToLower(m[1])], atoi(m[2])
+		if n, ok := day(yearOf(m[3], mon, dd), mon, dd); ok {
+			spans = append(spans, dateSpan{n, n})
+			return " "
+		}
+		return s
+	})
+	q = dayMonth.ReplaceAllStringFunc(q, func(s string) string {
+		m := dayMonth.FindStringSubmatch(s)
+		mon, dd := months[strings.ToLower(m[2])], atoi(m[1])
+		if n, ok := day(yearOf(m[3], mon, dd), mon, dd); ok {
+			spans = append(spans, dateSpan{n, n})
+			return " "
+		}
+		return s
+	})
+	q = monthYear.ReplaceAllStringFunc(q, func(s string) string {
+		m := monthYear.FindStringSubmatch(s)
+		mon, y := months[strings.ToLower(m[1])], atoi(m[2])
+		first, _ := day(y, mon, 1)
+		last := memd.DateOf(time.Date(y, mon+1, 0, 0, 0, 0, 0, time.UTC)).Days()
+		spans = append(spans, dateSpan{first, last})
+		return " "
+	})
+	return spans, q
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
