@@ -66,6 +66,7 @@ type Index struct {
 	dead     int
 	byKey    map[docKey]int32
 	postings map[string][]posting
+	prefixes map[string][]string // first five letters of a term -> terms
 	totalLen int
 	live     int
 	shards   map[memd.ShardID]*shardDocs
@@ -86,6 +87,7 @@ func (x *Index) reset() {
 	x.dead, x.totalLen, x.live = 0, 0, 0
 	x.byKey = make(map[docKey]int32)
 	x.postings = make(map[string][]posting)
+	x.prefixes = make(map[string][]string)
 	x.shards = make(map[memd.ShardID]*shardDocs)
 	x.files = make(map[fileKey][]int32)
 	x.chats = make(map[chatKey][]int32)
@@ -240,6 +242,9 @@ func (x *Index) add(d Doc, sorted bool) {
 		counts[t]++
 	}
 	for t, n := range counts {
+		if len(x.postings[t]) == 0 && len(t) >= prefixLen {
+			x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
+		}
 		x.postings[t] = append(x.postings[t], posting{i, n})
 	}
 

@@ -27,13 +27,17 @@ type Hit struct {
 
 // Tuning of the ranking, chosen on the judged set in testdata/recall.
 const (
-	k1            = 1.2
-	b             = 0.75
-	phraseBoost   = 0.5  // added share of the score when the words appear as a phrase
-	neighbourLend = 0.25 // share of a neighbour's score a fact borrows
-	dateWindow    = 3    // days around a named date that still count
-	maxNeighbours = 8
-	maxLenders    = 256
+	k1                = 1.2
+	b                 = 0.75
+	phraseBoost       = 0.5  // added share of the score when the words appear as a phrase
+	neighbourLend     = 0.25 // share of a neighbour's score a fact borrows
+	dateWindow        = 3    // days around a named date that still count
+	maxNeighbours     = 8
+	maxLenders        = 256
+	prefixLen         = 5   // letters two terms must share to match by prefix
+	prefixShare       = 0.6 // weight of a term matched by prefix
+	namedShardBoost   = 0.5 // added share for facts of a shard the query names
+	namedProfileScore = 1.0 // score of a named shard's lasting facts, about one matched word
 )
 
 var scoresPool = sync.Pool{New: func() any { return new(scores) }}
@@ -71,8 +75,11 @@ func (x *Index) Search(q Query) []Hit {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	spans, rest := queryDates(q.Text, now)
-	qwords := words(fold(rest))
+	// Dates the query names favour facts of those days. Spelled-out dates
+	// ("March 14") still count as words, for facts that mention the date in
+	// their text; numeric ones (2026-03-14) rarely appear in text and do not.
+	spans, _ := queryDates(q.Text, now)
+	qwords := words(fold(isoDate.ReplaceAllString(q.Text, " ")))
 	content := make([]string, 0, len(qwords))
 	for _, w := range qwords {
 		if !isStop(w) {
@@ -100,6 +107,7 @@ func (x *Index) Search(q Query) []Hit {
 	}
 
 	x.scoreTerms(sc, content, ok)
+	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
 		x.scoreSubstrings(sc, content, ok)
 	}
@@ -111,8 +119,10 @@ func (x *Index) Search(q Query) []Hit {
 	return x.collect(sc, q)
 }
 
+// scoreTerms adds the BM25 score of each query term, and a share of it for
+// terms of the index that extend or shorten the term (the stemmer keeps
+// "auditor" and "audit", "allergi" and "allerg" apart).
 func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
-	avg := float64(x.totalLen) / math.Max(1, float64(x.live))
 	seen := make(map[string]bool, len(content))
 	for _, w := range content {
 		t := stem(w)
@@ -120,19 +130,61 @@ func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
 			continue
 		}
 		seen[t] = true
-		list := x.postings[t]
-		if len(list) == 0 {
+		x.scoreTerm(sc, t, 1, ok)
+		if len(t) < prefixLen {
 			continue
 		}
-		n := float64(len(list))
-		idf := math.Log(1 + (float64(x.live)-n+0.5)/(n+0.5))
-		for _, p := range list {
-			if !ok(p.doc) {
-				continue
+		for _, other := range x.prefixes[t[:prefixLen]] {
+			if other != t && !seen[other] && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
+				x.scoreTerm(sc, other, prefixShare, ok)
 			}
-			tf := float64(p.tf)
-			dl := float64(x.entries[p.doc].length)
-			sc.add(p.doc, idf*tf*(k1+1)/(tf+k1*(1-b+b*dl/avg)))
+		}
+	}
+}
+
+func (x *Index) scoreTerm(sc *scores, t string, weight float64, ok func(int32) bool) {
+	list := x.postings[t]
+	if len(list) == 0 {
+		return
+	}
+	avg := float64(x.totalLen) / math.Max(1, float64(x.live))
+	n := float64(len(list))
+	idf := weight * math.Log(1+(float64(x.live)-n+0.5)/(n+0.5))
+	for _, p := range list {
+		if !ok(p.doc) {
+			continue
+		}
+		tf := float64(p.tf)
+		dl := float64(x.entries[p.doc].length)
+		sc.add(p.doc, idf*tf*(k1+1)/(tf+k1*(1-b+b*dl/avg)))
+	}
+}
+
+// boostNamedShards favours the facts of a shard the query names: facts in
+// user/pat are about Pat even when they do not say "Pat".
+func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.ShardID]bool) {
+	named := make(map[memd.ShardID]bool)
+	for _, w := range content {
+		for _, k := range []memd.Kind{memd.KindUser, memd.KindAgent, memd.KindProject} {
+			if id := (memd.ShardID{Kind: k, Name: w}); allowed[id] {
+				named[id] = true
+			}
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	for _, i := range sc.touched {
+		if named[x.entries[i].doc.Shard] {
+			sc.v[i] *= 1 + namedShardBoost
+		}
+	}
+	// What a shard says lastingly answers "what does Alice do".
+	for id := range named {
+		if sd := x.shards[id]; sd != nil {
+			for _, i := range sd.profile {
+				sc.add(i, namedProfileScore)
+			}
 		}
 	}
 }
