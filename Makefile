@@ -17,3 +17,4 @@ race:
 # Each fuzz target for a few seconds; FUZZTIME=10m for a real run.
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./gitstore/
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./provenance/

@@ -217,6 +217,9 @@ type Status struct {
 	Agents   int           `json:"agents"`
 	Caller   string        `json:"caller"`
 	Learning LearnerStatus `json:"learning"`
+	// Reranking names the embedding model recall re-ranks with; "" when
+	// recall is purely lexical.
+	Reranking string `json:"reranking,omitempty"`
 }
 
 // LearnerStatus says whether automatic learning is on and how it is doing.

@@ -62,12 +62,13 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 		return memd.Status{}, err
 	}
 	st := memd.Status{
-		Version:  memd.Version,
-		Started:  s.Started,
-		Shards:   len(shards),
-		Agents:   len(s.Registry.List()),
-		Caller:   callerOf(ctx).Name(),
-		Learning: memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured"},
+		Version:   memd.Version,
+		Started:   s.Started,
+		Shards:    len(shards),
+		Agents:    len(s.Registry.List()),
+		Caller:    callerOf(ctx).Name(),
+		Learning:  memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured"},
+		Reranking: s.RerankModel,
 	}
 	if callerOf(ctx).Admin {
 		st.DataDir = s.Store.Dir()

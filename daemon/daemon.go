@@ -12,6 +12,7 @@ import (
 
 	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/embed"
 	"github.com/memd/memd/daemon/httpapi"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/gitstore"
@@ -31,6 +32,8 @@ type Config struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	NoSync  bool // skip fsync (tests and benchmarks)
+	// Embeddings, when set, re-rank recall by embedding similarity.
+	Embeddings *embed.Config
 }
 
 // Daemon is a running memd: the store, the service and its HTTP server.
@@ -78,6 +81,10 @@ func Open(cfg Config) (*Daemon, error) {
 		return nil, fmt.Errorf("bring the index up to date: %w", err)
 	}
 	svc := &Service{Store: store, Index: idx, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	if cfg.Embeddings != nil {
+		svc.Reranker = embed.New(*cfg.Embeddings, idx)
+		svc.RerankModel = cfg.Embeddings.Model
+	}
 	guarded := access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects})
 
 	ln, err := net.Listen("tcp", cfg.Listen)

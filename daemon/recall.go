@@ -32,11 +32,18 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 	if err != nil {
 		return memd.RecallResult{}, err
 	}
-	hits := x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now()})
+	var hits []search.Hit
 	if s.Reranker != nil && q.At == "" {
-		if hits, err = s.Reranker.Rerank(ctx, q.Q, hits); err != nil {
-			s.Logger.Warn("semantic re-ranking failed; returning the lexical ranking", "err", err)
+		// Re-rank a wider lexical net, then cut to k within the budget.
+		wide := x.Search(search.Query{Text: q.Q, Shards: shards, K: max(3*k, 30), Now: s.Now()})
+		reranked, err := s.Reranker.Rerank(ctx, q.Q, wide)
+		if err != nil {
+			s.Logger.Warn("semantic re-ranking failed; answering with the lexical ranking", "err", err)
+			reranked = wide
 		}
+		hits = search.Fit(reranked, k, memd.RecallBudget)
+	} else {
+		hits = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now()})
 	}
 	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(hits)), Searched: shards, At: at}
 	if out.Searched == nil {

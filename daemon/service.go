@@ -24,9 +24,11 @@ type Service struct {
 	Index    *index.Index
 	Registry *auth.Registry
 	Reranker Reranker // optional semantic re-ranking of recall
-	Now      func() time.Time
-	Logger   *slog.Logger
-	Started  time.Time
+	// RerankModel names the embedding model, for status.
+	RerankModel string
+	Now         func() time.Time
+	Logger      *slog.Logger
+	Started     time.Time
 }
 
 // Reranker reorders recall's lexical hits, for instance by the similarity

@@ -246,8 +246,14 @@ func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
 // changedLines trims the whole lines two versions of a file share at the
 // start and at the end, and returns what remains of each.
 func changedLines(a, b []byte) ([]byte, []byte) {
+	p, endA, endB := changedRange(a, b)
+	return a[p:endA], b[p:endB]
+}
+
+// changedRange returns where the lines that differ between a and b start
+// (the same offset in both) and end in each.
+func changedRange(a, b []byte) (p, endA, endB int) {
 	n := min(len(a), len(b))
-	p := 0
 	for p < n && a[p] == b[p] {
 		p++
 	}
@@ -264,7 +270,7 @@ func changedLines(a, b []byte) ([]byte, []byte) {
 	} else {
 		s = 0
 	}
-	return a[p : len(a)-s], b[p : len(b)-s]
+	return p, len(a) - s, len(b) - s
 }
 
 // diffFacts compares fact lines as a multiset: a line present on one side

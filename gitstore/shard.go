@@ -181,17 +181,22 @@ func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
 		st.files[p] = ff
 	}
 	err = t.diffFiles(prev.root, st.root, "", keepFactPaths, func(path string, _, to plumbing.Hash) error {
-		var next *factFile
-		if !to.IsZero() {
-			var err error
-			if next, err = sh.readFactFile(path, to); err != nil {
-				return err
-			}
-			st.files[path] = next
-		} else {
+		old := prev.files[path]
+		if to.IsZero() {
 			delete(st.files, path)
+			if old != nil {
+				st.reindex(path, old.facts, nil)
+			}
+			return nil
 		}
-		st.reindexFile(prev.files[path], next)
+		obj, err := sh.db.Get(to)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		next, gone, came := reparse(path, old, obj.Data)
+		next.blob = to
+		st.files[path] = next
+		st.reindex(path, gone, came)
 		return nil
 	})
 	if err != nil {
@@ -200,21 +205,57 @@ func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
 	return st, nil
 }
 
-// reindexFile updates where and facts for a file replaced by next.
-func (st *state) reindexFile(old, next *factFile) {
-	if old != nil {
-		for _, f := range old.facts {
-			st.dropWhere(f.ID, old.path)
+// reindex updates where and facts for a file whose lines gone were
+// replaced by the lines came.
+func (st *state) reindex(path string, gone, came []lineFact) {
+	for _, f := range gone {
+		st.dropWhere(f.ID, path)
+	}
+	for _, f := range came {
+		if len(st.where[f.ID]) == 0 {
+			st.facts++
+		}
+		st.where[f.ID] = appendUnique(st.where[f.ID], path)
+	}
+}
+
+// reparse reads a new version of a fact file, parsing only the lines
+// between what it shares with the old version at the start and at the end
+// (one line, when a fact was appended to a large log). It returns the new
+// file, and the fact lines that went and came.
+func reparse(path string, old *factFile, data []byte) (next *factFile, gone, came []lineFact) {
+	next = &factFile{path: path, data: data}
+	if old == nil {
+		next.facts = parseFactFile(path, data)
+		return next, nil, next.facts
+	}
+	p, endOld, endNew := changedRange(old.data, data)
+	shift := endNew - endOld
+	var facts []lineFact
+	for _, lf := range old.facts {
+		switch {
+		case lf.end <= p:
+			facts = append(facts, lf) // in the shared head
+		case lf.start >= endOld:
+		default:
+			gone = append(gone, lf)
 		}
 	}
-	if next != nil {
-		for _, f := range next.facts {
-			if len(st.where[f.ID]) == 0 {
-				st.facts++
-			}
-			st.where[f.ID] = appendUnique(st.where[f.ID], next.path)
+	for _, lf := range parseFactFile(path, data[p:endNew]) {
+		lf.start += p
+		lf.end += p
+		came = append(came, lf)
+	}
+	facts = append(facts, came...)
+	for _, lf := range old.facts {
+		if lf.start >= endOld {
+			lf.start += shift
+			lf.end += shift
+			facts = append(facts, lf) // in the shared tail, moved
 		}
 	}
+	next.facts = facts
+	return next, gone, came
 }
 
 func (st *state) dropWhere(id, path string) {
@@ -409,13 +450,21 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, plumbing.Hash, error) {
 	if st == nil {
 		return nil, plumbing.ZeroHash, fmt.Errorf("shard %s: no state", sh.id)
 	}
-	found := make(map[string]Line)
+	// Scan each file that holds a wanted fact once, whatever the number
+	// of facts wanted.
+	want := make(map[string]bool, len(ids))
+	paths := make(map[string]bool)
 	for _, id := range ids {
+		want[id] = true
 		for _, p := range st.where[id] {
-			for _, lf := range st.files[p].facts {
-				if lf.ID == id && (found[id].ID == "" || found[id].Date.Before(lf.Date)) {
-					found[id] = lineOf(sh.id, lf)
-				}
+			paths[p] = true
+		}
+	}
+	found := make(map[string]Line)
+	for p := range paths {
+		for _, lf := range st.files[p].facts {
+			if want[lf.ID] && (found[lf.ID].ID == "" || found[lf.ID].Date.Before(lf.Date)) {
+				found[lf.ID] = lineOf(sh.id, lf)
 			}
 		}
 	}

@@ -218,3 +218,25 @@ func TestRevert_PersonEditOfALine(t *testing.T) {
 		t.Errorf("facts: %v", got)
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	f.Add(provenance.Message("remember: x", memd.Provenance{Op: "remember", FactIDs: []string{"3f2a9c0d1b7e"}, SourceMessages: []string{"m1"}, LearnedBy: "learner"}))
+	f.Add("fix a typo\n\nSigned-off-by: Pat <pat@example.com>\n")
+	f.Add("subject\n\nMemory-Op: revert\n  continued\nReverts: abc\n")
+	f.Fuzz(func(t *testing.T, msg string) {
+		p := provenance.Parse(msg)
+		if p.LearnedBy == "" {
+			t.Fatal("Parse left LearnedBy empty")
+		}
+		// What memd writes, it reads back.
+		for _, v := range append(append([]string{p.Op, p.SourceChat, p.Model, p.Reverts}, p.SourceMessages...), p.FactIDs...) {
+			if v != "" && provenance.CheckSource(memd.Source{Messages: []string{v}}) != nil {
+				return // not a value memd would write
+			}
+		}
+		again := provenance.Parse(provenance.Message("subject", p))
+		if !reflect.DeepEqual(again, p) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", again, p)
+		}
+	})
+}

@@ -122,6 +122,9 @@ func Parse(message string) memd.Provenance {
 	for _, line := range trailerBlock(message) {
 		k, v, _ := strings.Cut(line, ":")
 		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
 		switch strings.ToLower(strings.TrimSpace(k)) {
 		case strings.ToLower(KeyOp):
 			p.Op = v

@@ -182,5 +182,10 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		learning = "off (" + st.Learning.Reason + ")"
 	}
 	fmt.Fprintf(e.stdout, "  learning: %s\n", learning)
+	rerank := "off (recall is lexical; --embed-url turns it on)"
+	if st.Reranking != "" {
+		rerank = "on, " + st.Reranking
+	}
+	fmt.Fprintf(e.stdout, "  re-ranking by embeddings: %s\n", rerank)
 	return nil
 }

@@ -23,12 +23,16 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	noSync := fs.Bool("no-fsync", false, "measure memd without fsync")
 	repackAt := fs.Int("repack-at", 0, "background repack threshold in packs (0: memd's default, -1: off)")
 	dir := fs.String("dir", "", "work directory (default: a temporary one, removed after)")
+	read := fs.Bool("read", false, "measure the read path at --large facts instead: rebuild, catch-up, recall, context, daemon memory")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := want(fs, pos, 0, "no arguments"); err != nil {
 		return err
+	}
+	if *read {
+		return benchRead(ctx, e, *dir, *large)
 	}
 	work := *dir
 	if work == "" {

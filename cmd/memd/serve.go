@@ -11,6 +11,7 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/embed"
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -23,6 +24,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", listenDefault, "address to listen on (env MEMD_LISTEN)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	noSync := fs.Bool("no-fsync", false, "do not fsync commits (faster; a machine crash may lose acknowledged writes)")
+	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall re-ranks by them when set (env MEMD_EMBED_URL)")
+	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
+	embedKey := fs.String("embed-key", e.getenv("MEMD_EMBED_KEY"), "API key for the embeddings endpoint (env MEMD_EMBED_KEY)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -43,7 +47,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync})
+	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync}
+	if *embedURL != "" {
+		cfg.Embeddings = &embed.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey}
+	}
+	d, err := daemon.Open(cfg)
 	if err != nil {
 		return err
 	}
@@ -71,4 +79,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return <-errc
+}
+
+// envOr returns an environment variable, or def when it is unset.
+func envOr(e *env, key, def string) string {
+	if v := e.getenv(key); v != "" {
+		return v
+	}
+	return def
 }

@@ -10,10 +10,12 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -407,6 +409,13 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 			docs[i].Commit, docs[i].Messages, docs[i].Chat = old.Commit, old.Messages, old.Chat
 		}
 	}
+	// The file and the search engine are filled at the same time.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		x.search.DropShard(id)
+		x.search.PutAll(docs)
+	}()
 	prefix := factPrefix + id.String() + ":"
 	err := x.db.Update(func(tx *buntdb.Tx) error {
 		var keys []string
@@ -425,11 +434,10 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
 		return err
 	})
+	<-done
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	x.search.DropShard(id)
-	x.search.PutAll(docs)
 	x.mu.Lock()
 	x.heads[id] = head
 	x.mu.Unlock()
@@ -534,17 +542,36 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 	return err
 }
 
-// Rebuild discards the index and rebuilds every shard from HEAD, then
-// attributes every fact to its commit. progress, when given, is told what
+// Rebuild discards the index and rebuilds it: every shard from HEAD, then
+// every fact attributed to its commit. progress, when given, is told what
 // is being done: a stage name, and how far along it is.
 func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
+	if err := x.Reload(progress); err != nil {
+		return err
+	}
+	return x.AttributeAll(ctx, progress)
+}
+
+// Reload discards the index and reads every shard's facts from HEAD.
+func (x *Index) Reload(progress func(stage string, done, total int)) error {
 	ids, err := x.store.Shards()
 	if err != nil {
 		return err
 	}
 	if err := x.db.Update(func(tx *buntdb.Tx) error {
-		if err := tx.DeleteAll(); err != nil {
-			return err
+		// Facts and heads go; cached embeddings stay, as they depend only
+		// on a fact's text.
+		var keys []string
+		for _, prefix := range []string{factPrefix, headPrefix} {
+			tx.AscendKeys(prefix+"*", func(k, _ string) bool {
+				keys = append(keys, k)
+				return true
+			})
+		}
+		for _, k := range keys {
+			if _, err := tx.Delete(k); err != nil {
+				return err
+			}
 		}
 		_, _, err := tx.Set(metaFormat, format, nil)
 		return err
@@ -555,14 +582,8 @@ func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, t
 	x.mu.Lock()
 	x.heads = make(map[memd.ShardID]plumbing.Hash)
 	x.mu.Unlock()
-	report := func(stage string, done, total int) {
-		if progress != nil {
-			progress(stage, done, total)
-		}
-	}
-	shards := make([]*gitstore.Shard, 0, len(ids))
 	for i, id := range ids {
-		report("reading HEAD", i, len(ids))
+		report(progress, "reading HEAD", i, len(ids))
 		sh, err := x.store.Shard(id)
 		if err != nil {
 			return err
@@ -574,15 +595,71 @@ func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, t
 		if err := x.replaceShard(sh, lines, head); err != nil {
 			return err
 		}
-		shards = append(shards, sh)
 	}
-	report("reading HEAD", len(ids), len(ids))
-	for i, sh := range shards {
-		report("attributing facts to commits", i, len(shards))
-		if err := x.attribute(ctx, sh, x.Head(sh.ID()), nil); err != nil {
+	report(progress, "reading HEAD", len(ids), len(ids))
+	return nil
+}
+
+// AttributeAll attributes every indexed fact of every shard to the commit
+// that introduced it.
+func (x *Index) AttributeAll(ctx context.Context, progress func(stage string, done, total int)) error {
+	ids, err := x.store.Shards()
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		report(progress, "attributing facts to commits", i, len(ids))
+		sh, err := x.store.Shard(id)
+		if err != nil {
+			return err
+		}
+		if err := x.attribute(ctx, sh, x.Head(id), nil); err != nil {
 			return err
 		}
 	}
-	report("attributing facts to commits", len(shards), len(shards))
+	report(progress, "attributing facts to commits", len(ids), len(ids))
 	return nil
+}
+
+func report(progress func(string, int, int), stage string, done, total int) {
+	if progress != nil {
+		progress(stage, done, total)
+	}
+}
+
+// embPrefix keys cached embeddings: emb:<model>:<fact id>.
+const embPrefix = "emb:"
+
+// Embedding returns a fact text's cached embedding for a model.
+func (x *Index) Embedding(model, id string) ([]float32, bool) {
+	var v string
+	err := x.db.View(func(tx *buntdb.Tx) error {
+		var err error
+		v, err = tx.Get(embPrefix + model + ":" + id)
+		return err
+	})
+	if err != nil || len(v)%4 != 0 {
+		return nil, false
+	}
+	out := make([]float32, len(v)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32([]byte(v[i*4 : i*4+4])))
+	}
+	return out, true
+}
+
+// PutEmbeddings caches embeddings of fact texts for a model.
+func (x *Index) PutEmbeddings(model string, vecs map[string][]float32) error {
+	return x.db.Update(func(tx *buntdb.Tx) error {
+		for id, v := range vecs {
+			b := make([]byte, 4*len(v))
+			for i, f := range v {
+				binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(f))
+			}
+			if _, _, err := tx.Set(embPrefix+model+":"+id, string(b), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -7,8 +7,8 @@ package search
 
 import (
 	"math"
+	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/memd/memd"
@@ -30,6 +30,7 @@ type entry struct {
 	days   int
 	rank   float64
 	alive  bool
+	shard  uint32 // index into Index.shardIDs
 }
 
 type posting struct {
@@ -59,10 +60,22 @@ type shardDocs struct {
 	recent  []int32
 }
 
+// smallBatch is the most facts PutAll inserts one by one.
+const smallBatch = 256
+
 // Index is safe for concurrent use.
 type Index struct {
-	mu       sync.RWMutex
-	entries  []*entry
+	mu      sync.RWMutex
+	entries []*entry
+	// Dense copies of what scoring reads for every posting, by entry.
+	alive    []bool
+	shardOf  []uint32
+	lengths  []float64 // terms in the fact
+	factor   []float64 // tier weight factor in the final score
+	days     []int32
+	offsets  []int32
+	shardIDs []memd.ShardID
+	shardNum map[memd.ShardID]uint32
 	dead     int
 	byKey    map[docKey]int32
 	postings map[string][]posting
@@ -84,6 +97,9 @@ func New() *Index {
 
 func (x *Index) reset() {
 	x.entries = nil
+	x.alive, x.shardOf, x.shardIDs = nil, nil, nil
+	x.lengths, x.factor, x.days, x.offsets = nil, nil, nil, nil
+	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.totalLen, x.live = 0, 0, 0
 	x.byKey = make(map[docKey]int32)
 	x.postings = make(map[string][]posting)
@@ -113,20 +129,67 @@ func (x *Index) Put(d Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(docKey{d.Shard, d.ID})
-	x.add(d, true)
+	x.add(d, analyzeDoc(d), true)
 	x.maybeCompact()
 }
 
-// PutAll adds many facts at once, sorting each list once rather than
-// inserting into it fact by fact.
+// analysed is a fact's text prepared for the index.
+type analysed struct {
+	folded string
+	terms  []string
+}
+
+func analyzeDoc(d Doc) analysed {
+	f, ts := analyze(d.Text)
+	return analysed{f, ts}
+}
+
+// analyzeAll analyses many facts, spread over the processors.
+func analyzeAll(docs []Doc) []analysed {
+	out := make([]analysed, len(docs))
+	workers := runtime.GOMAXPROCS(0)
+	if len(docs) < 1000 || workers == 1 {
+		for i, d := range docs {
+			out[i] = analyzeDoc(d)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	chunk := (len(docs) + workers - 1) / workers
+	for w := 0; w < len(docs); w += chunk {
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			for i := from; i < to; i++ {
+				out[i] = analyzeDoc(docs[i])
+			}
+		}(w, min(w+chunk, len(docs)))
+	}
+	wg.Wait()
+	return out
+}
+
+// PutAll adds many facts at once: their words are analysed in parallel
+// before the index is locked, and each list is sorted once rather than
+// inserted into fact by fact.
 func (x *Index) PutAll(docs []Doc) {
+	analysed := analyzeAll(docs)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if len(docs) <= smallBatch {
+		// A few facts go into their places; sorting would cost more.
+		for i, d := range docs {
+			x.remove(docKey{d.Shard, d.ID})
+			x.add(d, analysed[i], true)
+		}
+		x.maybeCompact()
+		return
+	}
 	shards := make(map[memd.ShardID]bool)
 	files := make(map[fileKey]bool)
-	for _, d := range docs {
+	for i, d := range docs {
 		x.remove(docKey{d.Shard, d.ID})
-		x.add(d, false)
+		x.add(d, analysed[i], false)
 		shards[d.Shard] = true
 		files[fileKey{d.Shard, d.File}] = true
 	}
@@ -155,7 +218,7 @@ func (x *Index) sortShard(sd *shardDocs) {
 }
 
 func (x *Index) sortFile(fk fileKey) {
-	slices.SortFunc(x.files[fk], func(a, b int32) int { return x.entries[a].doc.Offset - x.entries[b].doc.Offset })
+	slices.SortFunc(x.files[fk], func(a, b int32) int { return int(x.offsets[a] - x.offsets[b]) })
 }
 
 // Delete removes a fact; it is not an error if the index lacks it.
@@ -221,27 +284,45 @@ func (x *Index) Len() int {
 
 // add indexes a fact. With sorted, it goes into its place in the ordered
 // lists; otherwise it is appended and the caller sorts them.
-func (x *Index) add(d Doc, sorted bool) {
-	ts := terms(d.Text)
+func (x *Index) add(d Doc, a analysed, sorted bool) {
+	ts := a.terms
 	e := &entry{
 		doc:    d,
-		folded: strings.Join(words(fold(d.Text)), " "),
+		folded: a.folded,
 		length: len(ts),
 		days:   d.Date.Days(),
 		rank:   Rank(d.Date, d.Tier),
 		alive:  true,
 	}
+	n, ok := x.shardNum[d.Shard]
+	if !ok {
+		n = uint32(len(x.shardIDs))
+		x.shardIDs = append(x.shardIDs, d.Shard)
+		x.shardNum[d.Shard] = n
+	}
+	e.shard = n
 	i := int32(len(x.entries))
 	x.entries = append(x.entries, e)
+	x.alive = append(x.alive, true)
+	x.shardOf = append(x.shardOf, n)
+	x.lengths = append(x.lengths, float64(e.length))
+	x.factor = append(x.factor, 1+0.05*math.Log2(d.Tier.Weight()))
+	x.days = append(x.days, int32(e.days))
+	x.offsets = append(x.offsets, int32(d.Offset))
 	x.byKey[docKey{d.Shard, d.ID}] = i
 	x.live++
 	x.totalLen += e.length
 
-	counts := make(map[string]uint16, len(ts))
-	for _, t := range ts {
-		counts[t]++
-	}
-	for t, n := range counts {
+	for j, t := range ts {
+		if slices.Contains(ts[:j], t) {
+			continue // counted at its first occurrence
+		}
+		n := uint16(1)
+		for _, u := range ts[j+1:] {
+			if u == t {
+				n++
+			}
+		}
 		if len(x.postings[t]) == 0 && len(t) >= prefixLen {
 			x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
 		}
@@ -261,7 +342,7 @@ func (x *Index) add(d Doc, sorted bool) {
 	if sorted {
 		*list = x.insertRanked(*list, i)
 		files := x.files[fk]
-		at, _ := slices.BinarySearchFunc(files, d.Offset, func(j int32, off int) int { return x.entries[j].doc.Offset - off })
+		at, _ := slices.BinarySearchFunc(files, int32(d.Offset), func(j, off int32) int { return int(x.offsets[j] - off) })
 		x.files[fk] = slices.Insert(files, at, i)
 	} else {
 		*list = append(*list, i)
@@ -302,6 +383,7 @@ func (x *Index) remove(k docKey) {
 	e := x.entries[i]
 	delete(x.byKey, k)
 	e.alive = false
+	x.alive[i] = false
 	x.live--
 	x.dead++
 	x.totalLen -= e.length
@@ -343,7 +425,7 @@ func (x *Index) maybeCompact() {
 	}
 	x.reset()
 	for _, d := range docs {
-		x.add(d, false)
+		x.add(d, analyzeDoc(d), false)
 	}
 	for _, sd := range x.shards {
 		x.sortShard(sd)

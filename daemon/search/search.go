@@ -34,6 +34,7 @@ const (
 	dateWindow        = 3    // days around a named date that still count
 	maxNeighbours     = 8
 	maxLenders        = 256
+	minIDF            = 0.3 // below this a word is in most facts (about 70% or more)
 	prefixLen         = 5   // letters two terms must share to match by prefix
 	prefixShare       = 0.6 // weight of a term matched by prefix
 	namedShardBoost   = 0.5 // added share for facts of a shard the query names
@@ -68,8 +69,12 @@ func (x *Index) Search(q Query) []Hit {
 		return nil
 	}
 	allowed := make(map[memd.ShardID]bool, len(q.Shards))
+	allowedNum := make([]bool, len(x.shardIDs))
 	for _, s := range q.Shards {
 		allowed[s] = true
+		if n, ok := x.shardNum[s]; ok {
+			allowedNum[n] = true
+		}
 	}
 	now := q.Now
 	if now.IsZero() {
@@ -101,10 +106,7 @@ func (x *Index) Search(q Query) []Hit {
 	if len(sc.v) < len(x.entries) {
 		sc.v = make([]float64, len(x.entries)+len(x.entries)/4)
 	}
-	ok := func(i int32) bool {
-		e := x.entries[i]
-		return e.alive && allowed[e.doc.Shard]
-	}
+	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
 	x.scoreTerms(sc, content, ok)
 	x.boostNamedShards(sc, content, allowed)
@@ -112,10 +114,13 @@ func (x *Index) Search(q Query) []Hit {
 		x.scoreSubstrings(sc, content, ok)
 	}
 	x.scoreDates(sc, spans, ok)
+	// The phrase and the neighbours only change the order of the strongest
+	// candidates; weaker ones could not reach the results anyway.
+	top := strongest(sc, maxLenders)
 	if len(content) >= 2 {
-		x.boostPhrase(sc, strings.Join(content, " "))
+		x.boostPhrase(sc, strings.Join(content, " "), top)
 	}
-	x.lendToNeighbours(sc, ok)
+	x.lendToNeighbours(sc, top, ok)
 	return x.collect(sc, q)
 }
 
@@ -124,12 +129,21 @@ func (x *Index) Search(q Query) []Hit {
 // "auditor" and "audit", "allergi" and "allerg" apart).
 func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
 	seen := make(map[string]bool, len(content))
+	var ts []string
+	informative := false
 	for _, w := range content {
-		t := stem(w)
-		if seen[t] {
+		if t := stem(w); !seen[t] {
+			seen[t] = true
+			ts = append(ts, t)
+			informative = informative || x.idf(t) >= minIDF
+		}
+	}
+	for _, t := range ts {
+		// A word nearly every fact holds says nothing; reading its postings
+		// would cost the most for the least.
+		if informative && x.idf(t) < minIDF {
 			continue
 		}
-		seen[t] = true
 		x.scoreTerm(sc, t, 1, ok)
 		if len(t) < prefixLen {
 			continue
@@ -142,21 +156,26 @@ func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
 	}
 }
 
+// idf is the inverse document frequency of a term, as BM25 weighs it.
+func (x *Index) idf(t string) float64 {
+	n := float64(len(x.postings[t]))
+	return math.Log(1 + (float64(x.live)-n+0.5)/(n+0.5))
+}
+
 func (x *Index) scoreTerm(sc *scores, t string, weight float64, ok func(int32) bool) {
 	list := x.postings[t]
 	if len(list) == 0 {
 		return
 	}
 	avg := float64(x.totalLen) / math.Max(1, float64(x.live))
-	n := float64(len(list))
-	idf := weight * math.Log(1+(float64(x.live)-n+0.5)/(n+0.5))
+	idf := weight * x.idf(t)
+	norm := k1 * b / avg
 	for _, p := range list {
 		if !ok(p.doc) {
 			continue
 		}
 		tf := float64(p.tf)
-		dl := float64(x.entries[p.doc].length)
-		sc.add(p.doc, idf*tf*(k1+1)/(tf+k1*(1-b+b*dl/avg)))
+		sc.add(p.doc, idf*tf*(k1+1)/(tf+k1*(1-b)+norm*x.lengths[p.doc]))
 	}
 }
 
@@ -236,34 +255,80 @@ func (x *Index) scoreDates(sc *scores, spans []dateSpan, ok func(int32) bool) {
 	}
 }
 
-func (x *Index) boostPhrase(sc *scores, phrase string) {
-	for _, i := range sc.touched {
+func (x *Index) boostPhrase(sc *scores, phrase string, top []int32) {
+	for _, i := range top {
 		if strings.Contains(x.entries[i].folded, phrase) {
 			sc.v[i] *= 1 + phraseBoost
 		}
 	}
 }
 
+// strongest returns the n best candidates (all of them if fewer); among
+// candidates tied at the cut, the first scored.
+func strongest(sc *scores, n int) []int32 {
+	if len(sc.touched) <= n {
+		return slices.Clone(sc.touched)
+	}
+	vs := make([]float64, len(sc.touched))
+	for j, i := range sc.touched {
+		vs[j] = sc.v[i]
+	}
+	floor := nth(vs, len(vs)-n)
+	top := make([]int32, 0, n)
+	for _, i := range sc.touched {
+		if sc.v[i] > floor {
+			top = append(top, i)
+		}
+	}
+	for _, i := range sc.touched {
+		if len(top) == n {
+			break
+		}
+		if sc.v[i] == floor {
+			top = append(top, i)
+		}
+	}
+	return top
+}
+
+// nth returns the k-th smallest value of vs (which it reorders).
+func nth(vs []float64, k int) float64 {
+	lo, hi := 0, len(vs)-1
+	for lo < hi {
+		p := vs[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for vs[i] < p {
+				i++
+			}
+			for vs[j] > p {
+				j--
+			}
+			if i <= j {
+				vs[i], vs[j] = vs[j], vs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return vs[k]
+		}
+	}
+	return vs[k]
+}
+
 // lendToNeighbours adds to each fact a share of the best score among its
 // neighbours: the facts on the lines around it with the same date, and the
 // facts learned from the same chat on the same day.
-func (x *Index) lendToNeighbours(sc *scores, ok func(int32) bool) {
-	// Only the strongest candidates lend; the rest could not lift a
-	// neighbour into the results anyway.
-	floor := 0.0
-	if len(sc.touched) > maxLenders {
-		vs := make([]float64, len(sc.touched))
-		for j, i := range sc.touched {
-			vs[j] = sc.v[i]
-		}
-		slices.Sort(vs)
-		floor = vs[len(vs)-maxLenders]
-	}
-	base := make(map[int32]float64, min(len(sc.touched), maxLenders))
-	for _, i := range sc.touched {
-		if sc.v[i] >= floor {
-			base[i] = sc.v[i]
-		}
+func (x *Index) lendToNeighbours(sc *scores, top []int32, ok func(int32) bool) {
+	base := make(map[int32]float64, len(top))
+	for _, i := range top {
+		base[i] = sc.v[i]
 	}
 	for i, v := range base {
 		e := x.entries[i]
@@ -279,13 +344,14 @@ func (x *Index) lendToNeighbours(sc *scores, ok func(int32) bool) {
 
 func (x *Index) neighbours(i int32, e *entry, fn func(int32)) {
 	list := x.files[fileKey{e.doc.Shard, e.doc.File}]
-	at, _ := slices.BinarySearchFunc(list, e.doc.Offset, func(j int32, off int) int { return x.entries[j].doc.Offset - off })
-	for at < len(list) && list[at] != i && x.entries[list[at]].doc.Offset == e.doc.Offset {
+	off := x.offsets[i]
+	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
+	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
 		at++ // facts sharing an offset (only in hand-made indexes)
 	}
 	if at < len(list) && list[at] == i {
 		for _, j := range []int{at - 1, at + 1} {
-			if j >= 0 && j < len(list) && x.entries[list[j]].days == e.days {
+			if j >= 0 && j < len(list) && int(x.days[list[j]]) == e.days {
 				fn(list[j])
 			}
 		}
@@ -301,41 +367,112 @@ func (x *Index) neighbours(i int32, e *entry, fn func(int32)) {
 	}
 }
 
-// collect orders the scored facts and takes the best that fit the budget.
+// ranked is a candidate with its final score.
+type ranked struct {
+	i    int32
+	v    float64
+	days int
+}
+
+// better orders candidates: higher score (scores within a hair are a tie),
+// then the newer fact, then shard and ID for a stable order.
+func (x *Index) better(a, b ranked) bool {
+	if math.Abs(a.v-b.v) > 1e-9*math.Max(a.v, b.v) {
+		return a.v > b.v
+	}
+	if a.days != b.days {
+		return a.days > b.days
+	}
+	ea, eb := x.entries[a.i], x.entries[b.i]
+	if ea.doc.Shard != eb.doc.Shard {
+		return ea.doc.Shard.String() < eb.doc.Shard.String()
+	}
+	return ea.doc.ID < eb.doc.ID
+}
+
+// collect takes the best scored facts that fit the budget. It keeps only
+// the best few candidates in a heap rather than sorting them all.
 func (x *Index) collect(sc *scores, q Query) []Hit {
-	if len(sc.touched) == 0 {
+	if len(sc.touched) == 0 || q.K <= 0 {
 		return nil
 	}
-	cand := slices.Clone(sc.touched)
-	slices.SortFunc(cand, func(a, b int32) int {
-		// Scores within a hair count as a tie, which the newer fact wins.
-		va, vb := sc.v[a]*(1+0.05*math.Log2(x.entries[a].doc.Tier.Weight())), sc.v[b]*(1+0.05*math.Log2(x.entries[b].doc.Tier.Weight()))
-		if math.Abs(va-vb) > 1e-9*math.Max(va, vb) {
-			if va > vb {
-				return -1
-			}
-			return 1
-		}
-		ea, eb := x.entries[a], x.entries[b]
-		if ea.days != eb.days {
-			return eb.days - ea.days
-		}
-		return strings.Compare(ea.doc.Shard.String()+ea.doc.ID, eb.doc.Shard.String()+eb.doc.ID)
-	})
-	var hits []Hit
-	used := 0
-	for _, i := range cand {
-		if len(hits) == q.K {
-			break
-		}
-		e := x.entries[i]
-		if q.Budget > 0 && used+len(e.doc.Text) > q.Budget {
+	limit := q.K*4 + 32 // room for hits the budget skips
+	h := make([]ranked, 0, limit+1)
+	worse := func(a, b ranked) bool { return x.better(b, a) }
+	for _, i := range sc.touched {
+		r := ranked{i: i, v: sc.v[i] * x.factor[i], days: int(x.days[i])}
+		if len(h) == limit && (r.v < h[0].v*(1-1e-9) || !x.better(r, h[0])) {
 			continue
 		}
-		used += len(e.doc.Text)
-		hits = append(hits, Hit{Doc: e.doc, Score: sc.v[i]})
+		h = append(h, r)
+		up(h, len(h)-1, worse)
+		if len(h) > limit {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+			down(h, 0, worse)
+		}
 	}
-	return hits
+	slices.SortFunc(h, func(a, b ranked) int {
+		if x.better(a, b) {
+			return -1
+		}
+		if x.better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	hits := make([]Hit, len(h))
+	for j, r := range h {
+		hits[j] = Hit{Doc: x.entries[r.i].doc, Score: sc.v[r.i]}
+	}
+	return Fit(hits, q.K, q.Budget)
+}
+
+// Fit keeps the first hits, at most k, whose texts fit the budget.
+func Fit(hits []Hit, k, budget int) []Hit {
+	var out []Hit
+	used := 0
+	for _, h := range hits {
+		if len(out) == k {
+			break
+		}
+		if budget > 0 && used+len(h.Text) > budget {
+			continue
+		}
+		used += len(h.Text)
+		out = append(out, h)
+	}
+	return out
+}
+
+// up and down keep h a heap whose root is the least by less.
+func up(h []ranked, j int, less func(a, b ranked) bool) {
+	for j > 0 {
+		p := (j - 1) / 2
+		if !less(h[j], h[p]) {
+			return
+		}
+		h[j], h[p] = h[p], h[j]
+		j = p
+	}
+}
+
+func down(h []ranked, j int, less func(a, b ranked) bool) {
+	for {
+		l := 2*j + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && less(h[r], h[l]) {
+			m = r
+		}
+		if !less(h[m], h[j]) {
+			return
+		}
+		h[j], h[m] = h[m], h[j]
+		j = m
+	}
 }
 
 // Walk calls fn for a shard's facts of one kind in rank order, highest

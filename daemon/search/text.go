@@ -16,6 +16,16 @@ import (
 
 // fold lowercases text and strips accents, so "Café" and "cafe" match.
 func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range norm.NFKD.String(s) {
@@ -54,13 +64,15 @@ func stem(w string) string {
 	return s
 }
 
-// terms returns the stemmed terms of a text, in order.
-func terms(text string) []string {
+// analyze returns a text's words, folded and joined by single spaces (for
+// phrase and substring matching), and its stemmed terms, in order.
+func analyze(text string) (folded string, ts []string) {
 	ws := words(fold(text))
+	folded = strings.Join(ws, " ")
 	for i, w := range ws {
 		ws[i] = stem(w)
 	}
-	return ws
+	return folded, ws
 }
 
 // isStop reports whether a folded word carries little meaning in a query.

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/internal/readbench"
+)
+
+// benchRead measures the read-path rows of DESIGN section 11 at n facts and
+// prints each figure beside its target.
+func benchRead(ctx context.Context, e *env, dir string, n int) error {
+	if n <= 0 {
+		n = 100000
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "memd-bench-read-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	data := filepath.Join(dir, "data")
+	status(e.stderr, "preparing a store of %d facts…", n)
+	s, err := readbench.Build(data, n)
+	if err != nil {
+		return err
+	}
+	status(e.stderr, "rebuilding the index…")
+	head, attribution, err := s.Rebuild()
+	if err != nil {
+		s.Close()
+		return err
+	}
+	status(e.stderr, "catching up after git CLI commits…")
+	catchUp, err := s.CatchUp(100)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	status(e.stderr, "recall…")
+	s.Recall(50)
+	recall, err := s.Recall(5000)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	status(e.stderr, "memory section…")
+	contextTimes, err := s.Context(2000)
+	s.Close()
+	if err != nil {
+		return err
+	}
+	status(e.stderr, "daemon memory…")
+	rss, err := daemonRSS(ctx, data)
+	if err != nil {
+		return err
+	}
+	status(e.stderr, "")
+
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+	p := readbench.Percentile
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "read path at %d facts\tmeasured\ttarget\t\n", n)
+	fmt.Fprintf(tw, "full rebuild from HEAD\t%s\t≤ 1000 ms\t\n", ms(head))
+	fmt.Fprintf(tw, "  then attributing every fact to its commit\t%s\t(in the background)\t\n", ms(attribution))
+	fmt.Fprintf(tw, "catch-up after one git CLI commit, p50 / p99\t%s / %s\t≤ 5 ms\t\n", ms(p(catchUp, 50)), ms(p(catchUp, 99)))
+	fmt.Fprintf(tw, "recall, p50 / p99\t%s / %s\t≤ 1 ms / ≤ 5 ms\t\n", ms(p(recall, 50)), ms(p(recall, 99)))
+	fmt.Fprintf(tw, "memory section, p50 / p99\t%s / %s\t p99 ≤ 5 ms\t\n", ms(p(contextTimes, 50)), ms(p(contextTimes, 99)))
+	fmt.Fprintf(tw, "memd serve resident memory\t%d MB\t≤ 300 MB\t\n", rss>>20)
+	return tw.Flush()
+}
+
+// daemonRSS starts memd serve on the data directory, runs recall and the
+// memory section through its API, and reads its resident memory.
+func daemonRSS(ctx context.Context, data string) (int64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.CommandContext(ctx, self, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() {
+		return 0, fmt.Errorf("memd serve did not start")
+	}
+	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	token, err := auth.ReadAdminToken(data)
+	if err != nil {
+		return 0, err
+	}
+	for i, q := range readbench.Queries {
+		path := "/v1/recall?agent=bench&q=" + strings.ReplaceAll(q, " ", "+")
+		if i%5 == 0 {
+			path = "/v1/context?agent=bench&projects=bench"
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for memd serve")
+}
