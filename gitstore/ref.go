@@ -94,13 +94,13 @@ func (l *lockFile) write(data []byte) error {
 	return nil
 }
 
-// reset empties the lock file, to write the real content after a marker.
-func (l *lockFile) reset() error {
-	if err := l.f.Truncate(0); err != nil {
-		return err
+// overwrite writes data at the start of the lock file, over a marker that
+// must be shorter than data.
+func (l *lockFile) overwrite(data []byte) error {
+	if _, err := l.f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("write %s.lock: %w", filepath.Base(l.path), err)
 	}
-	_, err := l.f.Seek(0, 0)
-	return err
+	return nil
 }
 
 // commit renames the lock over the locked path.

@@ -31,6 +31,7 @@ type Shard struct {
 	qmu      sync.Mutex
 	queue    []*request
 	draining bool
+	arrived  chan struct{} // a change was queued (capacity one; a wake-up)
 
 	// While a burst of groups is written, the writer holds the index lock
 	// and the working tree and index lag HEAD for the paths in behind
@@ -67,7 +68,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db}
+	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db, arrived: make(chan struct{}, 1)}
 	sh.clearStaleLocks()
 	if _, err := sh.refresh(); err != nil {
 		db.Close()
@@ -94,7 +95,7 @@ func (sh *Shard) close() {
 // (git holds one for milliseconds). Only one memd opens a store at a time.
 func (sh *Shard) clearStaleLocks() {
 	index := filepath.Join(sh.gitDir, "index.lock")
-	if b, err := os.ReadFile(index); err == nil && strings.HasPrefix(string(b), indexLockMarker) {
+	if b, err := os.ReadFile(index); err == nil && string(b) == indexLockMarker {
 		os.Remove(index)
 		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
 	}

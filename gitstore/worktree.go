@@ -40,7 +40,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 		lock.release()
 		return fmt.Errorf("encode index: %w", err)
 	}
-	if err := lock.write(buf.Bytes()); err != nil {
+	if err := lock.overwrite(buf.Bytes()); err != nil {
 		lock.release()
 		return err
 	}

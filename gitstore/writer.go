@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -92,6 +91,10 @@ func (sh *Shard) Apply(c Change) (Result, error) {
 	if start {
 		go sh.drain()
 	}
+	select {
+	case sh.arrived <- struct{}{}:
+	default:
+	}
 	<-r.done
 	return r.res, r.err
 }
@@ -100,12 +103,7 @@ func (sh *Shard) drain() {
 	last := 0
 	for {
 		if last > 1 {
-			// Writers whose changes just went out are about to send their
-			// next ones; letting them run first makes the next group bigger.
-			// This yields the processor; it never waits on a clock.
-			for i := 0; i < last; i++ {
-				runtime.Gosched()
-			}
+			sh.gather(last)
 		}
 		sh.qmu.Lock()
 		n := min(len(sh.queue), maxGroup)
@@ -119,6 +117,32 @@ func (sh *Shard) drain() {
 		sh.qmu.Unlock()
 		sh.commitGroup(batch)
 		last = n
+	}
+}
+
+// groupDelay bounds how long the writer waits for more changes before a
+// group commit, once the last group showed that several writers are busy.
+// Waiting a fraction of a commit's cost lets the next group carry the
+// writers whose changes just went out, like a database's commit delay.
+const groupDelay = 500 * time.Microsecond
+
+// gather waits, at most groupDelay, until as many changes are queued as the
+// last group carried.
+func (sh *Shard) gather(want int) {
+	timer := time.NewTimer(groupDelay)
+	defer timer.Stop()
+	for {
+		sh.qmu.Lock()
+		n := len(sh.queue)
+		sh.qmu.Unlock()
+		if n >= want {
+			return
+		}
+		select {
+		case <-sh.arrived:
+		case <-timer.C:
+			return
+		}
 	}
 }
 
@@ -288,8 +312,9 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 }
 
 // indexLockMarker is what memd writes in .git/index.lock while it holds it,
-// so that a lock left by a crash can be told from one git holds.
-const indexLockMarker = "memd holds this lock while it commits; memd removes it if it crashed\n"
+// so that a lock left by a crash can be told from one git holds (an index
+// starts "DIRC"). It is shorter than any index, which later overwrites it.
+const indexLockMarker = "memd\n"
 
 // holdIndex takes the index lock unless this burst holds it already.
 func (sh *Shard) holdIndex() error {
@@ -320,11 +345,6 @@ func (sh *Shard) flushWorktree() {
 	st := sh.cur.Load()
 	if st == nil || len(behind) == 0 {
 		l.release()
-		return
-	}
-	if err := l.reset(); err != nil {
-		l.release()
-		sh.store.log.Warn("working tree not updated; it will be repaired at the next open", "shard", sh.id, "err", err)
 		return
 	}
 	if err := sh.syncWorktree(l, behind, st.files); err != nil {

@@ -156,6 +156,9 @@ func git(dir string, args ...string) error {
 // CopyRepo copies a shard's repository (working tree and .git) with cp -a,
 // so the git CLI starts from exactly the state memd does.
 func CopyRepo(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
 	out, err := exec.Command("cp", "-a", from, to).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("copy %s: %v: %s", from, err, out)
