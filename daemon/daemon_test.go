@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memd/memd"
@@ -361,5 +363,77 @@ func TestDaemon_RevertByMessage(t *testing.T) {
 	log, err := e.admin.Log(ctx, memd.LogQuery{Shard: shard(t, "user/pat"), Op: memd.OpRevert})
 	if err != nil || len(log) != 1 || log[0].Author.Name != "admin" || log[0].Provenance.LearnedBy != memd.LearnedPerson {
 		t.Errorf("revert commit: %+v %v", log, err)
+	}
+}
+
+// A person commits with the git CLI in a loop while agents write through
+// the API: every commit from both sides stays reachable from main, the
+// working tree is clean afterwards, and a person's commit -a keeps every
+// fact memd wrote.
+func TestDaemon_APIWritesBesideGitCommits(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	dir := e.d.Store.ShardDir(memd.AgentShard("alice"))
+	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: shard(t, "agent/alice"), Text: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string)
+	go func() {
+		var made []string
+		for i := 0; len(made) < 12 && i < 500; i++ {
+			os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
+			os.WriteFile(filepath.Join(dir, "notes", fmt.Sprintf("n%d.md", len(made))), []byte("note\n"), 0o644)
+			subject := fmt.Sprintf("person %d", len(made))
+			add := exec.Command("git", "add", "notes")
+			add.Dir = dir
+			commit := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", subject)
+			commit.Dir = dir
+			// git refuses while memd holds a lock or moved HEAD; people retry.
+			if add.Run() == nil && commit.Run() == nil {
+				made = append(made, subject)
+			}
+		}
+		done <- made
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: shard(t, "agent/alice"), Text: fmt.Sprintf("fact %d of writer %d", i, w), Tier: memd.TierLog}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	made := <-done
+	if len(made) == 0 {
+		t.Fatal("the person never managed to commit")
+	}
+	out, _ := exec.Command("git", "-C", dir, "log", "--format=%s", "main").CombinedOutput()
+	for _, s := range made {
+		if !strings.Contains(string(out), s+"\n") {
+			t.Errorf("the person's commit %q is not reachable from main", s)
+		}
+	}
+	list, err := alice.Facts(ctx, memd.FactsQuery{Shard: shard(t, "agent/alice")})
+	if err != nil || len(list.Facts) != 81 {
+		t.Fatalf("facts: %d, %v; want 81", len(list.Facts), err)
+	}
+	if st, _ := exec.Command("git", "-C", dir, "status", "--porcelain").CombinedOutput(); len(st) != 0 {
+		t.Errorf("git status after the writes:\n%s", st)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, "notes", "last.md"), []byte("x\n"), 0o644)
+	gitIn(t, dir, "add", "notes")
+	gitIn(t, dir, "commit", "-qam", "person commits everything")
+	if after, _ := alice.Facts(ctx, memd.FactsQuery{Shard: shard(t, "agent/alice")}); len(after.Facts) != 81 {
+		t.Errorf("after a person's commit -a: %d facts, want 81", len(after.Facts))
 	}
 }
