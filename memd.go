@@ -257,4 +257,7 @@ type Service interface {
 	RemoveAgent(ctx context.Context, name string) error
 	// Status describes the service.
 	Status(ctx context.Context) (Status, error)
+	// Subscribe follows the memory diffs of shards; ENOTFOUND for a since
+	// commit that is not on its shard's branch.
+	Subscribe(ctx context.Context, q FeedQuery) (Subscription, error)
 }

@@ -8,13 +8,18 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/embed"
+	"github.com/memd/memd/daemon/feed"
 	"github.com/memd/memd/daemon/httpapi"
 	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/gitstore"
 )
 
@@ -34,12 +39,16 @@ type Config struct {
 	NoSync  bool // skip fsync (tests and benchmarks)
 	// Embeddings, when set, re-rank recall by embedding similarity.
 	Embeddings *embed.Config
+	// PollInterval is how often shards are checked for commits made outside
+	// memd, for the feed; 500ms when zero.
+	PollInterval time.Duration
 }
 
 // Daemon is a running memd: the store, the service and its HTTP server.
 type Daemon struct {
 	Store    *gitstore.Store
 	Index    *index.Index
+	Feed     *feed.Hub
 	Registry *auth.Registry
 	Service  *Service
 	// AdminTokenCreated is true when this start created the admin token.
@@ -48,6 +57,8 @@ type Daemon struct {
 	log    *slog.Logger
 	ln     net.Listener
 	server *http.Server
+	stop   context.CancelFunc // stops background work
+	bg     sync.WaitGroup
 }
 
 // Open opens the store in cfg.DataDir (creating it), and listens.
@@ -61,7 +72,18 @@ func Open(cfg Config) (*Daemon, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger})
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 500 * time.Millisecond
+	}
+	// The feed hears of memd's own commits at once; it is made after the
+	// store it reads, so the store reaches it through a pointer.
+	var hub atomic.Pointer[feed.Hub]
+	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
+		OnCommit: func(id memd.ShardID) {
+			if h := hub.Load(); h != nil {
+				h.Notify(id)
+			}
+		}})
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +102,25 @@ func Open(cfg Config) (*Daemon, error) {
 		store.Close()
 		return nil, fmt.Errorf("bring the index up to date: %w", err)
 	}
-	svc := &Service{Store: store, Index: idx, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	var m *metrics.Metrics
+	h, err := feed.New(store, cfg.Logger, feed.Hooks{
+		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
+		Dropped:   func() { m.FeedDrops.Inc() },
+	})
+	if err != nil {
+		idx.Close()
+		store.Close()
+		return nil, err
+	}
+	m = metrics.New(h.Subscribers)
+	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
+	hub.Store(h)
+	svc := &Service{Store: store, Index: idx, Feed: h, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
 	if cfg.Embeddings != nil {
 		svc.Reranker = embed.New(*cfg.Embeddings, idx)
 		svc.RerankModel = cfg.Embeddings.Model
 	}
-	guarded := access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects})
+	guarded := m.Instrument(access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects}))
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -94,11 +129,18 @@ func Open(cfg Config) (*Daemon, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	d := &Daemon{
-		Store: store, Index: idx, Registry: reg, Service: svc, AdminTokenCreated: created,
+		Store: store, Index: idx, Feed: h, Registry: reg, Service: svc, AdminTokenCreated: created,
 		log: cfg.Logger, ln: ln,
 	}
+	var ctx context.Context
+	ctx, d.stop = context.WithCancel(context.Background())
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		h.Run(ctx, cfg.PollInterval)
+	}()
 	d.server = &http.Server{
-		Handler:           httpapi.New(guarded, reg, cfg.Logger),
+		Handler:           httpapi.New(guarded, reg, cfg.Logger, m.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -123,7 +165,10 @@ func (d *Daemon) Serve() error {
 // Shutdown stops accepting requests, waits for those in flight (until ctx
 // ends), and closes the store.
 func (d *Daemon) Shutdown(ctx context.Context) error {
+	d.Feed.Close()
 	err := d.server.Shutdown(ctx)
+	d.stop()
+	d.bg.Wait()
 	if cerr := d.Index.Close(); err == nil {
 		err = cerr
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/feed"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
@@ -22,6 +23,7 @@ import (
 type Service struct {
 	Store    *gitstore.Store
 	Index    *index.Index
+	Feed     *feed.Hub
 	Registry *auth.Registry
 	Reranker Reranker // optional semantic re-ranking of recall
 	// RerankModel names the embedding model, for status.

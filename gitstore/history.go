@@ -401,3 +401,25 @@ func (sh *Shard) Resolve(rev string) (plumbing.Hash, error) {
 	slices.SortFunc(matches, func(a, b plumbing.Hash) int { return strings.Compare(a.String(), b.String()) })
 	return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "commit prefix %s is ambiguous in shard %s (%s, %s, …)", rev, sh.id, short(matches[0]), short(matches[1]))
 }
+
+// FileAt returns the content of a file as it was at a commit; ok is false
+// when the commit had no such file.
+func (sh *Shard) FileAt(commit plumbing.Hash, path string) (data []byte, ok bool, err error) {
+	if commit.IsZero() {
+		return nil, false, nil
+	}
+	c, err := sh.readCommit(commit)
+	if err != nil {
+		return nil, false, err
+	}
+	t := &trees{db: sh.db}
+	e, found, err := t.lookup(c.tree, path)
+	if err != nil || !found || e.isDir() {
+		return nil, false, err
+	}
+	obj, err := sh.db.Get(e.hash)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return obj.Data, true, nil
+}

@@ -36,6 +36,9 @@ type Options struct {
 	RepackAt int
 	// Logger receives warnings and background errors; slog.Default when nil.
 	Logger *slog.Logger
+	// OnCommit, when set, is told each time memd moves a shard's branch. It
+	// runs on the writer's goroutine and must not block.
+	OnCommit func(memd.ShardID)
 }
 
 // Store is one data directory's shards. One process at a time may open a

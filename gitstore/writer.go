@@ -303,6 +303,9 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 		return err
 	}
 	sh.cur.Store(g.commitState())
+	if f := sh.store.opts.OnCommit; f != nil {
+		f(sh.id)
+	}
 	for path, old := range g.touched {
 		if _, ok := sh.behind[path]; !ok {
 			sh.behind[path] = old

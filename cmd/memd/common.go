@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +122,11 @@ func shardFlag(v string) (memd.ShardID, error) {
 }
 
 func printJSON(e *env, v any) error {
-	enc := json.NewEncoder(e.stdout)
+	return printJSONTo(e.stdout, v)
+}
+
+func printJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 var memdBin string
@@ -41,10 +43,14 @@ type server struct {
 // serve starts the real binary on a free loopback port and reads the URL it
 // prints.
 func serve(t *testing.T) *server {
+	return serveAt(t, t.TempDir(), "127.0.0.1:0")
+}
+
+// serveAt starts memd serve with a home directory and listen address.
+func serveAt(t *testing.T, home, listen string) *server {
 	t.Helper()
-	home := t.TempDir()
 	s := &server{t: t, home: home, data: filepath.Join(home, ".local", "share", "memd")}
-	s.cmd = exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--no-fsync")
+	s.cmd = exec.Command(memdBin, "serve", "--listen", listen, "--no-fsync")
 	s.cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR=")
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -212,4 +218,82 @@ func TestCLI_NoDaemon(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "is `memd serve` running?") {
 		t.Errorf("status without a daemon: %v %s", err, out)
 	}
+}
+
+// memd watch prints changes as they happen, and resumes by itself after the
+// daemon restarts, with what was committed meanwhile.
+func TestWatch_ResumesAfterARestart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	home := t.TempDir()
+	s := serveAt(t, home, addr)
+	s.must("agent", "add", "alice")
+
+	watch := exec.Command(memdBin, "watch", "agent/alice")
+	watch.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url)
+	out, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { watch.Process.Kill(); watch.Wait() }()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	expect := func(text string) {
+		t.Helper()
+		deadline := time.After(15 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("memd watch ended before printing %q", text)
+				}
+				if strings.Contains(l, text) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("memd watch did not print %q", text)
+			}
+		}
+	}
+	// The watch connects in the background: write until it prints a fact.
+	connected := false
+	for i := 0; i < 5 && !connected; i++ {
+		s.must("remember", "--shard", "agent/alice", "--tier", "log", fmt.Sprintf("Warm-up fact %d", i))
+		select {
+		case l := <-lines:
+			connected = strings.Contains(l, "+ ")
+		case <-time.After(2 * time.Second):
+		}
+	}
+	if !connected {
+		t.Fatal("memd watch printed nothing")
+	}
+	s.must("remember", "--shard", "agent/alice", "--tier", "log", "Before the restart")
+	expect("Before the restart")
+
+	s.stop()
+	shard := filepath.Join(s.data, "shards", "agent", "alice")
+	logs, _ := filepath.Glob(filepath.Join(shard, "log", "*.md"))
+	f, _ := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "- (%s) Written by hand while memd was down\n", time.Now().Format("2006-01-02"))
+	f.Close()
+	git(t, shard, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand")
+
+	s2 := serveAt(t, home, addr)
+	expect("Written by hand while memd was down")
+	s2.must("remember", "--shard", "agent/alice", "--tier", "log", "After the restart")
+	expect("After the restart")
 }

@@ -311,6 +311,35 @@ func (g *guard) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryCo
 	return g.inner.Context(ctx, q)
 }
 
+// Subscribe follows only shards the caller may read in its declared chat:
+// those it names, each checked, or every such shard as events arrive.
+func (g *guard) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscription, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range q.Shards {
+		if err := g.rules.Check(c, "read", s); err != nil {
+			return nil, err
+		}
+	}
+	if len(q.Shards) > 0 {
+		named := slices.Clone(q.Shards)
+		q.Wants = func(s memd.ShardID) bool { return slices.Contains(named, s) }
+	} else {
+		q.Wants = func(s memd.ShardID) bool { return g.rules.Check(c, "read", s) == nil }
+	}
+	for s := range q.Since {
+		if !q.Wants(s) {
+			if err := g.rules.Check(c, "read", s); err != nil {
+				return nil, err
+			}
+			return nil, memd.Errorf(memd.EINVALID, "since names %s, which the subscription does not follow", s)
+		}
+	}
+	return g.inner.Subscribe(ctx, q)
+}
+
 func (g *guard) Status(ctx context.Context) (memd.Status, error) {
 	if _, err := caller(ctx); err != nil {
 		return memd.Status{}, err

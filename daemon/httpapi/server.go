@@ -5,12 +5,14 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,10 +38,14 @@ type Server struct {
 	mux  *http.ServeMux
 }
 
-// New returns the API handler for a service.
-func New(svc memd.Service, auth Authenticator, log *slog.Logger) *Server {
+// New returns the API handler for a service, with metrics (when given)
+// at /metrics.
+func New(svc memd.Service, auth Authenticator, log *slog.Logger, metrics http.Handler) *Server {
 	s := &Server{svc: svc, auth: auth, log: log, mux: http.NewServeMux()}
 	s.routes()
+	if metrics != nil {
+		s.mux.Handle("GET /metrics", metrics)
+	}
 	return s
 }
 
@@ -58,6 +64,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/status", s.status)
 	s.handle("GET /v1/recall", s.recall)
 	s.handle("GET /v1/context", s.context)
+	s.handle("GET /v1/feed", s.feed)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -105,6 +112,16 @@ func (r *statusRecorder) WriteHeader(code int) {
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack hands the connection over, for the websocket feed.
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := r.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("the connection cannot be taken over")
+	}
+	r.status = http.StatusSwitchingProtocols
+	return h.Hijack()
+}
 
 func (s *Server) authenticate(r *http.Request) (memd.Caller, error) {
 	h := r.Header.Get("Authorization")

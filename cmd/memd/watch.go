@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+)
+
+func runWatch(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "watch", "[flags] [SHARD...]", "Print memory changes as they happen: one line per fact added (+) or removed (-), per note changed (~). Without shards, follows every shard you may read. Resumes by itself, from the last commit it printed, when the connection drops.")
+	var cf clientFlags
+	cf.register(fs, e)
+	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
+	var since strList
+	fs.Var(&since, "since", "start after a commit: SHARD:COMMIT (repeatable); without it, from now")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	c.ChatKind = memd.ChatKind(*kind)
+	q := memd.FeedQuery{Since: map[memd.ShardID]string{}}
+	for _, p := range pos {
+		id, err := memd.ParseShardID(p)
+		if err != nil {
+			return err
+		}
+		q.Shards = append(q.Shards, id)
+	}
+	for _, s := range since {
+		i := len(s) - 1
+		for i >= 0 && s[i] != ':' {
+			i--
+		}
+		if i < 0 {
+			return memd.Errorf(memd.EINVALID, "--since %q: want SHARD:COMMIT", s)
+		}
+		id, err := memd.ParseShardID(s[:i])
+		if err != nil {
+			return err
+		}
+		q.Since[id] = s[i+1:]
+	}
+	return watch(ctx, e, c, q, cf.json)
+}
+
+// watch follows the feed until ctx ends, reconnecting after drops with
+// since set to the last commit seen in each shard.
+func watch(ctx context.Context, e *env, c *client.Client, q memd.FeedQuery, asJSON bool) error {
+	wait := 100 * time.Millisecond
+	for {
+		sub, err := c.Subscribe(ctx, q)
+		if err != nil {
+			code := memd.ErrorCode(err)
+			if code != memd.EUNAVAILABLE || ctx.Err() != nil {
+				return err // a refusal or a bad since will not get better
+			}
+			fmt.Fprintf(e.stderr, "memd watch: %s; retrying in %s\n", memd.ErrorMessage(err), wait)
+		} else {
+			wait = 100 * time.Millisecond
+			err = follow(ctx, e.stdout, sub, q.Since, asJSON)
+			sub.Close()
+			if ctx.Err() != nil {
+				return nil
+			}
+			var closed *client.FeedClosed
+			if errors.As(err, &closed) && closed.Overrun() {
+				fmt.Fprintln(e.stderr, "memd watch: fell behind; resuming from the last commit printed")
+				continue
+			}
+			fmt.Fprintf(e.stderr, "memd watch: connection lost (%v); resuming from the last commit printed\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// follow prints events until the subscription ends, recording in since the
+// last commit printed per shard.
+func follow(ctx context.Context, w io.Writer, sub memd.Subscription, since map[memd.ShardID]string, asJSON bool) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-sub.Events():
+			if !ok {
+				return sub.Err()
+			}
+			printEvent(w, ev, asJSON)
+			if ev.Type == memd.EventCommit || ev.Type == memd.EventReset {
+				since[ev.Shard] = ev.Commit
+			}
+		}
+	}
+}
+
+func printEvent(w io.Writer, ev memd.FeedEvent, asJSON bool) {
+	if asJSON {
+		json.NewEncoder(w).Encode(ev) // one event per line
+		return
+	}
+	if ev.Type == memd.EventReset {
+		fmt.Fprintf(w, "%s %s  branch reset\n", ev.Shard, shortHash(ev.Commit))
+		return
+	}
+	how := ev.Provenance.Op
+	if how == "" {
+		how = "git commit"
+	}
+	head := fmt.Sprintf("%s %s %s (%s)", ev.Shard, shortHash(ev.Commit), ev.Author.Name, how)
+	if len(ev.Changes) == 0 && len(ev.Notes) == 0 {
+		fmt.Fprintf(w, "%s  %s\n", head, ev.Subject)
+	}
+	for _, ch := range ev.Changes {
+		fmt.Fprintf(w, "%s  %s %s (%s) %s\n", head, ch.Op, ch.Fact.ID, ch.Fact.Date, ch.Fact.Text)
+	}
+	for _, n := range ev.Notes {
+		fmt.Fprintf(w, "%s  ~ %s\n", head, n.Path)
+	}
+}

@@ -1,0 +1,41 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/feed"
+)
+
+// Subscribe follows the shards q.Wants accepts.
+func (s *Service) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscription, error) {
+	if q.Wants == nil {
+		return nil, memd.Errorf(memd.EINVALID, "a subscription needs the shards it may follow")
+	}
+	since := make(map[memd.ShardID]plumbing.Hash, len(q.Since))
+	for id, rev := range q.Since {
+		sh, err := s.shard(id)
+		if err != nil {
+			return nil, err
+		}
+		h, err := sh.Resolve(rev)
+		if err != nil {
+			return nil, err
+		}
+		since[id] = h
+	}
+	sub, err := s.Feed.Subscribe(q.Wants, since)
+	if err != nil {
+		return nil, err
+	}
+	return &subscription{Subscriber: sub, hub: s.Feed}, nil
+}
+
+type subscription struct {
+	*feed.Subscriber
+	hub *feed.Hub
+}
+
+func (s *subscription) Close() { s.hub.Unsubscribe(s.Subscriber) }

@@ -1,0 +1,376 @@
+// Package feed sends memory diffs to subscribers as they happen: after
+// every commit in a shard — memd's own write, a revert, a person's git
+// commit, a pull — each subscriber that may read the shard gets one event
+// with the commit's provenance and its fact-level diff. A subscriber that
+// resumes from a commit gets the commits after it from git history first,
+// then the live ones, with no gap and no duplicate. A subscriber that falls
+// behind its bounded buffer is cut off with a reason, and resumes.
+package feed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/udiff"
+	"github.com/memd/memd/provenance"
+)
+
+// Buffer is how many events a subscriber may fall behind by before it is
+// cut off.
+const Buffer = 512
+
+// maxReplay bounds how many commits one publish or replay reads.
+const maxReplay = 10000
+
+// Hooks let the daemon count what the hub does.
+type Hooks struct {
+	Published func(op string) // a commit was sent; op is its Memory-Op, or "person"
+	Dropped   func()          // a subscriber was cut off for falling behind
+	Delivered func(commitTime time.Time)
+}
+
+// Hub publishes commits to subscribers.
+type Hub struct {
+	store *gitstore.Store
+	log   *slog.Logger
+	hooks Hooks
+
+	mu     sync.Mutex // guards subs
+	subs   map[*Subscriber]struct{}
+	shards sync.Map // memd.ShardID -> *shardFeed
+
+	dirtyMu sync.Mutex
+	dirty   map[memd.ShardID]bool
+	wake    chan struct{}
+}
+
+// shardFeed is what the hub has published of one shard.
+type shardFeed struct {
+	mu   sync.Mutex
+	head plumbing.Hash // the last commit published
+}
+
+// New returns a hub for a store. Shards are published from their current
+// HEAD on: commits made before the hub started reach subscribers only
+// through since.
+func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
+	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}),
+		dirty: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1)}
+	ids, err := store.Shards()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		sh, err := store.Shard(id)
+		if err != nil {
+			return nil, err
+		}
+		head, err := sh.Head()
+		if err != nil {
+			return nil, err
+		}
+		h.shards.Store(id, &shardFeed{head: head})
+	}
+	return h, nil
+}
+
+func (h *Hub) feedOf(id memd.ShardID) *shardFeed {
+	// A shard first seen after start is new: everything in it is news.
+	f, _ := h.shards.LoadOrStore(id, &shardFeed{})
+	return f.(*shardFeed)
+}
+
+// Notify tells the hub a shard's branch may have moved. It never blocks;
+// the hub's worker reads the new commits.
+func (h *Hub) Notify(id memd.ShardID) {
+	h.dirtyMu.Lock()
+	h.dirty[id] = true
+	h.dirtyMu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run publishes notified shards until ctx ends, and every interval checks
+// every shard for commits made outside memd (a person's git commit).
+func (h *Hub) Run(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.wake:
+		case <-tick.C:
+			if ids, err := h.store.Shards(); err == nil {
+				for _, id := range ids {
+					h.Notify(id)
+				}
+			}
+		}
+		h.dirtyMu.Lock()
+		dirty := h.dirty
+		h.dirty = make(map[memd.ShardID]bool)
+		h.dirtyMu.Unlock()
+		for id := range dirty {
+			if err := h.publish(id); err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
+				h.log.Warn("feed: reading new commits", "shard", id, "err", err)
+			}
+		}
+	}
+}
+
+// publish sends the commits of a shard since the last one published, in
+// order.
+func (h *Hub) publish(id memd.ShardID) error {
+	sh, err := h.store.Shard(id)
+	if err != nil {
+		return err
+	}
+	f := h.feedOf(id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	head, err := sh.Head()
+	if err != nil || head == f.head {
+		return err
+	}
+	commits, reached, err := after(sh, f.head, head)
+	if err != nil {
+		return err
+	}
+	if !reached {
+		// The branch was reset or rewritten: say so, then carry on from it.
+		h.deliver(memd.FeedEvent{Type: memd.EventReset, Shard: id, Commit: head.String()})
+		f.head = head
+		return nil
+	}
+	for _, c := range commits {
+		ev, err := event(sh, c)
+		if err != nil {
+			return err
+		}
+		h.deliver(ev)
+		if h.hooks.Published != nil {
+			op := ev.Provenance.Op
+			if op == "" {
+				op = memd.LearnedPerson
+			}
+			h.hooks.Published(op)
+		}
+	}
+	f.head = head
+	return nil
+}
+
+// after returns the commits after from up to to, oldest first; reached is
+// false when from is not an ancestor of to (within maxReplay commits).
+func after(sh *gitstore.Shard, from, to plumbing.Hash) (commits []gitstore.Commit, reached bool, err error) {
+	n := 0
+	err = sh.Walk(to, func(c gitstore.Commit) error {
+		if c.Hash == from {
+			reached = true
+			return gitstore.ErrStop
+		}
+		if n++; n > maxReplay {
+			return gitstore.ErrStop
+		}
+		commits = append(commits, c)
+		return nil
+	})
+	if from.IsZero() && n <= maxReplay {
+		reached = true
+	}
+	slices.Reverse(commits)
+	return commits, reached, err
+}
+
+// event describes one commit.
+func event(sh *gitstore.Shard, c gitstore.Commit) (memd.FeedEvent, error) {
+	d, err := sh.Diff(c)
+	if err != nil {
+		return memd.FeedEvent{}, err
+	}
+	rec := provenance.Describe(sh.ID(), c, d)
+	ev := memd.FeedEvent{Type: memd.EventCommit, Shard: sh.ID(), Commit: rec.Hash, Author: rec.Author,
+		Time: rec.Time, Subject: rec.Subject, Provenance: rec.Provenance, Changes: rec.Changes}
+	var parent plumbing.Hash
+	if len(c.Parents) > 0 {
+		parent = c.Parents[0]
+		ev.Parent = parent.String()
+	}
+	for _, path := range rec.Notes {
+		if !strings.HasPrefix(path, gitstore.NotesDir+"/") {
+			continue
+		}
+		before, hadBefore, err := sh.FileAt(parent, path)
+		if err != nil {
+			return ev, err
+		}
+		now, hasNow, err := sh.FileAt(c.Hash, path)
+		if err != nil {
+			return ev, err
+		}
+		nc := memd.NoteChange{Path: path, Diff: udiff.Diff(path, string(before), string(now))}
+		if hadBefore {
+			nc.Before = Revision(before)
+		}
+		if hasNow {
+			nc.After = Revision(now)
+		}
+		ev.Notes = append(ev.Notes, nc)
+	}
+	return ev, nil
+}
+
+// Revision names a version of a note's text: hex sha256.
+func Revision(text []byte) string {
+	sum := sha256.Sum256(text)
+	return hex.EncodeToString(sum[:])
+}
+
+func (h *Hub) deliver(ev memd.FeedEvent) {
+	ev.Encoded, _ = json.Marshal(ev) // once, for every subscriber
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if !s.wants(ev.Shard) {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			delete(h.subs, s)
+			s.cut(memd.ErrOverrun)
+			if h.hooks.Dropped != nil {
+				h.hooks.Dropped()
+			}
+		}
+	}
+}
+
+// Subscriber receives the events of the shards it wants.
+type Subscriber struct {
+	wants  func(memd.ShardID) bool
+	ch     chan memd.FeedEvent
+	done   chan struct{}
+	once   sync.Once
+	reason error
+	replay []memd.FeedEvent
+}
+
+// Events returns the live events; read Replay first.
+func (s *Subscriber) Events() <-chan memd.FeedEvent { return s.ch }
+
+// Done is closed when the hub cut the subscriber off; Err says why.
+func (s *Subscriber) Done() <-chan struct{} { return s.done }
+
+// Err is why the subscriber was cut off.
+func (s *Subscriber) Err() error { return s.reason }
+
+// Replay returns the events from history that precede the live ones.
+func (s *Subscriber) Replay() []memd.FeedEvent { return s.replay }
+
+func (s *Subscriber) cut(err error) {
+	s.once.Do(func() {
+		s.reason = err
+		close(s.done)
+	})
+}
+
+// Subscribe registers a subscriber for the shards wants accepts. For each
+// shard in since it first reads the commits after the given one from
+// history, up to the last commit published; live events follow from there,
+// so nothing is missed or sent twice. A commit that is not on the shard's
+// branch is an error.
+func (h *Hub) Subscribe(wants func(memd.ShardID) bool, since map[memd.ShardID]plumbing.Hash) (*Subscriber, error) {
+	s := &Subscriber{wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
+	ids := make([]memd.ShardID, 0, len(since))
+	for id := range since {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
+	// Hold each resumed shard's feed while registering, so no commit is
+	// published between the point replay reads up to and the first live one.
+	heads := make(map[memd.ShardID]plumbing.Hash)
+	var shards []*gitstore.Shard
+	var locked []*shardFeed
+	defer func() {
+		for _, f := range locked {
+			f.mu.Unlock()
+		}
+	}()
+	for _, id := range ids {
+		sh, err := h.store.Shard(id)
+		if err != nil {
+			return nil, err
+		}
+		f := h.feedOf(id)
+		f.mu.Lock()
+		locked = append(locked, f)
+		heads[id] = f.head
+		shards = append(shards, sh)
+	}
+	for i, id := range ids {
+		commits, reached, err := after(shards[i], since[id], heads[id])
+		if err != nil {
+			return nil, err
+		}
+		if !reached {
+			return nil, memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since[id], id, maxReplay, id)
+		}
+		for _, c := range commits {
+			ev, err := event(shards[i], c)
+			if err != nil {
+				return nil, err
+			}
+			ev.Replay = true
+			s.replay = append(s.replay, ev)
+		}
+	}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	return s, nil
+}
+
+// Unsubscribe removes a subscriber.
+func (h *Hub) Unsubscribe(s *Subscriber) {
+	h.mu.Lock()
+	delete(h.subs, s)
+	h.mu.Unlock()
+	s.cut(fmt.Errorf("unsubscribed"))
+}
+
+// Close cuts every subscriber off, as the daemon stops.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		s.cut(ErrShutdown)
+		delete(h.subs, s)
+	}
+}
+
+// ErrShutdown is why subscribers are cut off when memd stops.
+var ErrShutdown = errors.New("memd is shutting down; reconnect with since to resume")
+
+// Subscribers returns how many subscribers are registered.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}

@@ -1,0 +1,263 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
+)
+
+// startFeed starts a daemon that checks for git commits every 20ms.
+func startFeed(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d.Serve()
+	t.Cleanup(func() { d.Shutdown(context.Background()) })
+	token, _ := auth.ReadAdminToken(dir)
+	return &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+}
+
+// collect reads events until one for commit last arrives, failing after a
+// deadline.
+func collect(t *testing.T, sub memd.Subscription, last string) []memd.FeedEvent {
+	t.Helper()
+	var got []memd.FeedEvent
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("feed ended after %d events: %v", len(got), sub.Err())
+			}
+			got = append(got, ev)
+			if ev.Commit == last {
+				return got
+			}
+		case <-deadline:
+			t.Fatalf("no event for %s after %d events", last, len(got))
+		}
+	}
+}
+
+func commits(evs []memd.FeedEvent) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.Commit)
+	}
+	return out
+}
+
+// Three subscribers; one drops mid-stream and resumes with since, and ends
+// with exactly the commits of one that stayed connected.
+func TestFeed_ResumeWithSinceHasNoGapAndNoDuplicate(t *testing.T) {
+	e := startFeed(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	q := memd.FeedQuery{Shards: []memd.ShardID{s}}
+	stay, err := alice.Subscribe(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stay.Close()
+	other, err := e.admin.Subscribe(ctx, memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	drop, err := alice.Subscribe(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const n = 60
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var last string
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < n/3; i++ {
+				res, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: fmt.Sprintf("fact %d by writer %d", i, w), Tier: memd.TierLog})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				last = res.Commit
+				mu.Unlock()
+			}
+		}(w)
+	}
+	// The dropping client reads a third of the stream, then hangs up.
+	var first []memd.FeedEvent
+	for len(first) < n/3 {
+		first = append(first, <-drop.Events())
+	}
+	drop.Close()
+	wg.Wait()
+	head, _ := e.d.Store.Shard(s)
+	h, _ := head.Head()
+	if h.String() != last {
+		t.Fatalf("head %s, last write %s", h, last)
+	}
+
+	resumed, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: q.Shards, Since: map[memd.ShardID]string{s: first[len(first)-1].Commit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	rest := collect(t, resumed, last)
+	want := commits(collect(t, stay, last))
+	got := append(commits(first), commits(rest)...)
+	if len(want) != n {
+		t.Fatalf("the connected subscriber saw %d commits, want %d", len(want), n)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("resumed sequence differs:\n got %v\nwant %v", got, want)
+	}
+	// Every commit was made before the resume, so all of them are replayed
+	// from history.
+	for _, ev := range rest {
+		if !ev.Replay {
+			t.Errorf("commit %s was made before the resume but not marked as replayed", ev.Commit)
+		}
+	}
+	// The admin's feed of every shard saw the same commits in order.
+	if all := commits(collect(t, other, last)); strings.Join(all, ",") != strings.Join(want, ",") {
+		t.Errorf("admin feed differs: %d commits", len(all))
+	}
+	ev := rest[len(rest)-1]
+	if ev.Shard != s || ev.Author.Name != "alice" || ev.Provenance.Op != memd.OpRemember || len(ev.Changes) != 1 || ev.Changes[0].Op != "+" || ev.Parent == "" {
+		t.Errorf("event: %+v", ev)
+	}
+}
+
+func TestFeed_GitCommitsReachSubscribers(t *testing.T) {
+	e := startFeed(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	remember(t, alice, "agent/alice", "Lives in Austin", memd.TierProfile, memd.Source{})
+	sub, err := alice.Subscribe(ctx, memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	dir := e.d.Store.ShardDir(memd.AgentShard("alice"))
+	p := filepath.Join(dir, "profile.md")
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(b), "Austin", "Lisbon", 1)), 0o644)
+	os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
+	os.WriteFile(filepath.Join(dir, "notes", "trip.md"), []byte("# Trip\n\nFlights booked.\n"), 0o644)
+	gitIn(t, dir, "add", "notes")
+	gitIn(t, dir, "commit", "-qam", "moved, and a note")
+	sh, _ := e.d.Store.Shard(memd.AgentShard("alice"))
+	head, _ := sh.Head()
+	evs := collect(t, sub, head.String())
+	ev := evs[len(evs)-1]
+	if ev.Author.Name != "pat" || ev.Provenance.LearnedBy != memd.LearnedPerson || len(ev.Changes) != 2 {
+		t.Fatalf("event of a git commit: %+v", ev)
+	}
+	if ev.Changes[0].Op != "-" || ev.Changes[0].Fact.Text != "Lives in Austin" || ev.Changes[1].Op != "+" || ev.Changes[1].Fact.Text != "Lives in Lisbon" {
+		t.Errorf("changes: %+v", ev.Changes)
+	}
+	if len(ev.Notes) != 1 || ev.Notes[0].Path != "notes/trip.md" || ev.Notes[0].Before != "" || len(ev.Notes[0].After) != 64 || !strings.Contains(ev.Notes[0].Diff, "+Flights booked.") {
+		t.Errorf("notes: %+v", ev.Notes)
+	}
+}
+
+func TestFeed_OnlyWhatTheCallerMayRead(t *testing.T) {
+	e := startFeed(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	bob := e.agent(t, "bob")
+	alice.ChatKind = memd.ChatGroup
+	sub, err := alice.Subscribe(ctx, memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	e.admin.ChatKind = memd.ChatDirect
+	remember(t, e.admin, "user/pat", "Pat's home address", memd.TierProfile, memd.Source{})
+	remember(t, bob, "agent/bob", "Bob's secret", memd.TierProfile, memd.Source{})
+	own := remember(t, alice, "agent/alice", "Alice's own fact", memd.TierProfile, memd.Source{})
+	for _, ev := range collect(t, sub, own.Commit) {
+		if ev.Shard != memd.AgentShard("alice") {
+			t.Errorf("alice in a group chat received %s: %+v", ev.Shard, ev.Changes)
+		}
+	}
+	// Naming a shard it may not read is refused before the upgrade.
+	_, err = alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{memd.UserShard("pat")}})
+	wantCode(t, err, memd.EFORBIDDEN)
+	_, err = alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{memd.AgentShard("bob")}})
+	wantCode(t, err, memd.EFORBIDDEN)
+	if memd.ErrorRule(err) != "agent-own-shard" {
+		t.Errorf("rule: %q", memd.ErrorRule(err))
+	}
+	// A commit that is not on main is a clear error.
+	_, err = alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{memd.AgentShard("alice")}, Since: map[memd.ShardID]string{memd.AgentShard("alice"): "deadbeefdeadbeef"}})
+	wantCode(t, err, memd.ENOTFOUND)
+}
+
+// A subscriber that stops reading is cut off with a reason; the others do
+// not slow down and miss nothing.
+func TestFeed_StalledSubscriberIsCutOff(t *testing.T) {
+	e := startFeed(t)
+	ctx := memd.NewContext(context.Background(), memd.Caller{Admin: true})
+	wants := func(memd.ShardID) bool { return true }
+	stalled, err := e.d.Service.Subscribe(ctx, memd.FeedQuery{Wants: wants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := e.admin.Subscribe(context.Background(), memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	n := 600 // more than a subscriber's buffer
+	var last string
+	for i := 0; i < n; i++ {
+		res := remember(t, e.admin, "project/busy", fmt.Sprintf("busy fact %d", i), memd.TierLog, memd.Source{})
+		last = res.Commit
+	}
+	select {
+	case <-stalled.Done():
+		if stalled.Err() != memd.ErrOverrun {
+			t.Errorf("cut off because %v", stalled.Err())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stalled subscriber was not cut off")
+	}
+	if got := collect(t, reader, last); len(got) != n {
+		t.Errorf("the reading subscriber got %d events, want %d", len(got), n)
+	}
+	resp, err := http.Get(e.d.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"memd_feed_drops_total 1", "memd_feed_subscribers 1", `memd_commits_total{op="remember"} 600`, "memd_write_seconds_count 600"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

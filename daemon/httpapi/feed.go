@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/memd/memd"
+)
+
+// Feed connection limits.
+const (
+	pingEvery    = 20 * time.Second
+	pongWait     = 60 * time.Second
+	writeWait    = 10 * time.Second
+	maxFrameRead = 4 << 10   // clients only send control frames and small texts
+	sendBuffer   = 256 << 10 // kernel send buffer of one feed connection
+)
+
+// upgrader refuses cross-origin browser pages (gorilla's default origin
+// check) and keeps frames small.
+var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 10}
+
+// feed serves GET /v1/feed: the query is checked and the subscription made
+// before the upgrade, so a bad request gets a JSON error.
+func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
+	q := memd.FeedQuery{Since: map[memd.ShardID]string{}}
+	for _, v := range list(r, "shards") {
+		id, err := memd.ParseShardID(v)
+		if err != nil {
+			return err
+		}
+		q.Shards = append(q.Shards, id)
+	}
+	for _, v := range list(r, "since") {
+		i := strings.LastIndexByte(v, ':')
+		if i < 0 {
+			return memd.Errorf(memd.EINVALID, "since %q: want <shard>:<commit>", v)
+		}
+		id, err := memd.ParseShardID(v[:i])
+		if err != nil {
+			return err
+		}
+		q.Since[id] = v[i+1:]
+	}
+	sub, err := s.svc.Subscribe(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		sub.Close()
+		return nil // the upgrader answered already
+	}
+	// Bound what a subscriber that stops reading holds in the kernel; past
+	// it, its events wait in its buffer, and past that it is cut off.
+	if tc, ok := conn.UnderlyingConn().(*net.TCPConn); ok {
+		tc.SetWriteBuffer(sendBuffer)
+	}
+	go s.stream(conn, sub)
+	return nil
+}
+
+// stream writes a subscription's events to a websocket until either ends.
+func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription) {
+	defer conn.Close()
+	defer sub.Close()
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		conn.SetReadLimit(maxFrameRead)
+		conn.SetReadDeadline(time.Now().Add(pongWait))
+		conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
+		for {
+			if _, _, err := conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+	send := func(ev memd.FeedEvent) bool {
+		b := ev.Encoded
+		if b == nil {
+			b, _ = json.Marshal(ev)
+		}
+		conn.SetWriteDeadline(time.Now().Add(writeWait))
+		return conn.WriteMessage(websocket.TextMessage, b) == nil
+	}
+	for _, ev := range sub.Replay() {
+		if !send(ev) {
+			return
+		}
+	}
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case ev := <-sub.Events():
+			if !send(ev) {
+				return
+			}
+		case <-ping.C:
+			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+				return
+			}
+		case <-gone:
+			return
+		case <-sub.Done():
+			// Send what is still buffered, then say why the feed ends.
+			for {
+				select {
+				case ev := <-sub.Events():
+					if !send(ev) {
+						return
+					}
+					continue
+				default:
+				}
+				break
+			}
+			code, reason := websocket.CloseNormalClosure, "closed"
+			if err := sub.Err(); err != nil {
+				reason = err.Error()
+				if errors.Is(err, memd.ErrOverrun) {
+					code = memd.CloseOverrun
+				}
+			}
+			if len(reason) > 120 {
+				reason = reason[:120]
+			}
+			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
+			return
+		}
+	}
+}

@@ -1,0 +1,97 @@
+// Package metrics exposes memd's Prometheus metrics: commits by operation,
+// write and recall latency, feed subscribers and drops, index catch-up time,
+// and the learner's queue and failures. Timing is a wrapper around the
+// service, so no handler measures anything itself.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/memd/memd"
+)
+
+// Metrics holds memd's collectors on their own registry.
+type Metrics struct {
+	registry        *prometheus.Registry
+	Commits         *prometheus.CounterVec
+	WriteSeconds    prometheus.Histogram
+	RecallSeconds   prometheus.Histogram
+	FeedDrops       prometheus.Counter
+	FeedDelivered   prometheus.Counter
+	CatchUpSeconds  prometheus.Histogram
+	LearnerQueue    prometheus.Gauge
+	LearnerFailures prometheus.Counter
+}
+
+// New registers memd's metrics. subscribers reports the feed's current
+// subscriber count.
+func New(subscribers func() int) *Metrics {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{
+		registry: r,
+		Commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_commits_total",
+			Help: "Commits published, by Memory-Op (person for commits memd did not make)."}, []string{"op"}),
+		WriteSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "memd_write_seconds",
+			Help: "Time to remember, forget or revert, until the commit is durable.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+		RecallSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "memd_recall_seconds",
+			Help: "Time to answer a recall.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14)}),
+		FeedDrops: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_feed_drops_total",
+			Help: "Feed subscribers cut off for falling behind their buffer."}),
+		FeedDelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_feed_events_total",
+			Help: "Feed events published."}),
+		CatchUpSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "memd_index_catchup_seconds",
+			Help: "Time for the index to catch up with a shard's new commits.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		LearnerQueue: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memd_learner_queue_depth",
+			Help: "Exchanges waiting for the learner."}),
+		LearnerFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_learner_failures_total",
+			Help: "Exchanges the learner gave up on after its retries."}),
+	}
+	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
+			func() float64 { return float64(subscribers()) }))
+	return m
+}
+
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// Instrument wraps a service so that writes and recalls are timed.
+func (m *Metrics) Instrument(svc memd.Service) memd.Service {
+	return &instrumented{Service: svc, m: m}
+}
+
+type instrumented struct {
+	memd.Service
+	m *Metrics
+}
+
+func since(h prometheus.Histogram, start time.Time) { h.Observe(time.Since(start).Seconds()) }
+
+func (i *instrumented) Remember(ctx context.Context, req memd.RememberRequest) (memd.RememberResult, error) {
+	defer since(i.m.WriteSeconds, time.Now())
+	return i.Service.Remember(ctx, req)
+}
+
+func (i *instrumented) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
+	defer since(i.m.WriteSeconds, time.Now())
+	return i.Service.Forget(ctx, req)
+}
+
+func (i *instrumented) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
+	defer since(i.m.WriteSeconds, time.Now())
+	return i.Service.Revert(ctx, req)
+}
+
+func (i *instrumented) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallResult, error) {
+	defer since(i.m.RecallSeconds, time.Now())
+	return i.Service.Recall(ctx, q)
+}

@@ -1,0 +1,70 @@
+package memd
+
+import (
+	"errors"
+	"time"
+)
+
+// Feed event types.
+const (
+	EventCommit = "commit" // one commit in a shard
+	EventReset  = "reset"  // the shard's branch moved to a commit not after the last one sent
+)
+
+// NoteChange is one note a commit changed: its revision before and after
+// (hex sha256 of the text; empty when absent) and a unified diff.
+type NoteChange struct {
+	Path   string `json:"path"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+	Diff   string `json:"diff"`
+}
+
+// FeedEvent is what a feed subscriber receives for each commit in a shard
+// it may read, in commit order per shard.
+type FeedEvent struct {
+	Type       string       `json:"type"`
+	Shard      ShardID      `json:"shard"`
+	Commit     string       `json:"commit"`
+	Parent     string       `json:"parent,omitempty"`
+	Author     Person       `json:"author"`
+	Time       time.Time    `json:"time"`
+	Subject    string       `json:"subject,omitempty"`
+	Provenance Provenance   `json:"provenance"`
+	Changes    []FactChange `json:"changes"`
+	Notes      []NoteChange `json:"notes,omitempty"`
+	// Replay is true for events read from history to catch up a
+	// subscriber that resumed with since, false for live ones.
+	Replay bool `json:"replay,omitempty"`
+	// Encoded is the event as JSON, when the sender encoded it once for
+	// all its subscribers.
+	Encoded []byte `json:"-"`
+}
+
+// FeedQuery subscribes to memory diffs.
+type FeedQuery struct {
+	// Shards to follow; none means every shard the caller may read in its
+	// chat, including shards created later.
+	Shards []ShardID
+	// Since resumes a shard after a commit: the commits after it are
+	// replayed from history before live events.
+	Since map[ShardID]string
+	// Wants is set by the rules of access: the shards the caller may follow.
+	Wants func(ShardID) bool `json:"-"`
+}
+
+// Subscription is a running feed. Read Replay, then Events until Done.
+type Subscription interface {
+	Replay() []FeedEvent
+	Events() <-chan FeedEvent
+	Done() <-chan struct{}
+	Err() error // why it ended
+	Close()
+}
+
+// ErrOverrun is why a subscriber that fell behind its buffer is cut off.
+var ErrOverrun = errors.New("fell too far behind; reconnect with since=<shard>:<last commit received> for each shard")
+
+// CloseOverrun is the websocket close code of a subscriber cut off for
+// falling behind; it resumes with since.
+const CloseOverrun = 4001
