@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
@@ -260,4 +262,24 @@ func TestFeed_StalledSubscriberIsCutOff(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+}
+
+// A browser page from another origin cannot open the feed, even with a
+// token; one from the daemon's own origin can.
+func TestFeed_RefusesOtherOrigins(t *testing.T) {
+	e := startFeed(t)
+	url := strings.Replace(e.d.URL(), "http", "ws", 1) + "/v1/feed"
+	h := http.Header{"Authorization": {"Bearer " + e.admin.Token}, "Origin": {"https://evil.example"}}
+	if c, resp, err := websocket.DefaultDialer.Dial(url, h); err == nil {
+		c.Close()
+		t.Fatal("a cross-origin page opened the feed")
+	} else if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-origin: %v %v", resp, err)
+	}
+	h.Set("Origin", e.d.URL())
+	c, _, err := websocket.DefaultDialer.Dial(url, h)
+	if err != nil {
+		t.Fatalf("same origin: %v", err)
+	}
+	c.Close()
 }
