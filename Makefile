@@ -18,3 +18,4 @@ race:
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./provenance/
+	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./learn/

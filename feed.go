@@ -7,8 +7,10 @@ import (
 
 // Feed event types.
 const (
-	EventCommit = "commit" // one commit in a shard
-	EventReset  = "reset"  // the shard's branch moved to a commit not after the last one sent
+	EventCommit        = "commit"         // one commit in a shard
+	EventReset         = "reset"          // the shard's branch moved to a commit not after the last one sent
+	EventLearnerFailed = "learner_failed" // the learner gave up on an exchange of the shard's agent
+	EventLearned       = "learned"        // the learner finished an exchange of the shard's agent
 )
 
 // NoteChange is one note a commit changed: its revision before and after
@@ -36,6 +38,11 @@ type FeedEvent struct {
 	// Replay is true for events read from history to catch up a
 	// subscriber that resumed with since, false for live ones.
 	Replay bool `json:"replay,omitempty"`
+	// Exchange, Error and Learned describe learner events: the exchange,
+	// why it failed, and the commits it made.
+	Exchange string   `json:"exchange,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Learned  []string `json:"learned,omitempty"`
 	// Encoded is the event as JSON, when the sender encoded it once for
 	// all its subscribers.
 	Encoded []byte `json:"-"`

@@ -226,6 +226,7 @@ type Status struct {
 type LearnerStatus struct {
 	Enabled bool   `json:"enabled"`
 	Reason  string `json:"reason,omitempty"`
+	Model   string `json:"model,omitempty"`
 	Pending int    `json:"pending"`
 	Failed  int    `json:"failed"`
 }
@@ -235,6 +236,7 @@ type LearnerStatus struct {
 // Methods return *Error values with the codes in errors.go.
 type Service interface {
 	Reader
+	Learner
 	// Remember adds a fact; the same text again returns the existing fact.
 	Remember(ctx context.Context, req RememberRequest) (RememberResult, error)
 	// Forget removes a fact; ENOTFOUND when the shard does not hold it.

@@ -50,11 +50,20 @@ func ParseShardID(s string) (ShardID, error) {
 	return ShardID{Kind(kind), name}, nil
 }
 
-// MarshalText renders the shard as "kind/name".
-func (s ShardID) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+// MarshalText renders the shard as "kind/name", and no shard as "".
+func (s ShardID) MarshalText() ([]byte, error) {
+	if s.IsZero() {
+		return nil, nil
+	}
+	return []byte(s.String()), nil
+}
 
-// UnmarshalText parses "kind/name".
+// UnmarshalText parses "kind/name"; "" is no shard.
 func (s *ShardID) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*s = ShardID{}
+		return nil
+	}
 	id, err := ParseShardID(string(b))
 	if err != nil {
 		return err

@@ -240,3 +240,26 @@ func (c *Client) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryC
 	err := c.Do(ctx, http.MethodGet, "/v1/context", v, nil, &out)
 	return out, err
 }
+
+// Learn implements memd.Service.
+func (c *Client) Learn(ctx context.Context, ex memd.Exchange) (memd.ExchangeStatus, error) {
+	var out memd.ExchangeStatus
+	err := c.Do(ctx, http.MethodPost, "/v1/exchanges", nil, ex, &out)
+	return out, err
+}
+
+// Exchanges implements memd.Service.
+func (c *Client) Exchanges(ctx context.Context, state string) ([]memd.ExchangeStatus, error) {
+	var out struct{ Exchanges []memd.ExchangeStatus }
+	v := url.Values{}
+	setNonEmpty(v, "state", state)
+	err := c.Do(ctx, http.MethodGet, "/v1/exchanges", v, nil, &out)
+	return out.Exchanges, err
+}
+
+// RetryExchange implements memd.Service.
+func (c *Client) RetryExchange(ctx context.Context, id string) (memd.ExchangeStatus, error) {
+	var out memd.ExchangeStatus
+	err := c.Do(ctx, http.MethodPost, "/v1/exchanges/"+url.PathEscape(id)+"/retry", nil, nil, &out)
+	return out, err
+}

@@ -67,8 +67,15 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 		Shards:    len(shards),
 		Agents:    len(s.Registry.List()),
 		Caller:    callerOf(ctx).Name(),
-		Learning:  memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured"},
+		Learning:  memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
 		Reranking: s.RerankModel,
+	}
+	if s.Learner != nil {
+		pending, failed, err := s.Learner.Counts()
+		if err != nil {
+			return memd.Status{}, err
+		}
+		st.Learning = memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName(), Pending: pending, Failed: failed}
 	}
 	if callerOf(ctx).Admin {
 		st.DataDir = s.Store.Dir()

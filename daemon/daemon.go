@@ -21,11 +21,16 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/learn"
 )
 
 // IndexFile is the index's file in the data directory; deleting it loses
 // nothing.
 const IndexFile = "index.db"
+
+// LearnerFile is the learner's queue in the data directory: exchanges not
+// yet learned, failures, and the turns awaiting an episode.
+const LearnerFile = "learner.db"
 
 // DefaultListen is where the daemon listens unless told otherwise: loopback.
 const DefaultListen = "127.0.0.1:7420"
@@ -42,6 +47,11 @@ type Config struct {
 	// PollInterval is how often shards are checked for commits made outside
 	// memd, for the feed; 500ms when zero.
 	PollInterval time.Duration
+	// Model, when set, turns learning on: exchanges are learned from with
+	// this OpenAI-compatible chat model.
+	Model *learn.ModelConfig
+	// LearnRetryBase is the learner's first backoff (2s when zero).
+	LearnRetryBase time.Duration
 }
 
 // Daemon is a running memd: the store, the service and its HTTP server.
@@ -116,6 +126,29 @@ func Open(cfg Config) (*Daemon, error) {
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	hub.Store(h)
 	svc := &Service{Store: store, Index: idx, Feed: h, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	if cfg.Model != nil {
+		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
+			Model: learn.NewModel(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
+			Now: cfg.Now, Logger: cfg.Logger,
+			Hooks: learn.Hooks{
+				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
+				Done: func(st memd.ExchangeStatus) {
+					h.Announce(memd.FeedEvent{Type: memd.EventLearned, Shard: memd.AgentShard(st.Agent),
+						Exchange: st.ID, Learned: st.Commits, Time: cfg.Now()})
+				},
+				Failed: func(st memd.ExchangeStatus) {
+					m.LearnerFailures.Inc()
+					h.Announce(memd.FeedEvent{Type: memd.EventLearnerFailed, Shard: memd.AgentShard(st.Agent),
+						Exchange: st.ID, Error: st.Error, Time: cfg.Now()})
+				},
+			},
+		})
+		if err != nil {
+			idx.Close()
+			store.Close()
+			return nil, err
+		}
+	}
 	if cfg.Embeddings != nil {
 		svc.Reranker = embed.New(*cfg.Embeddings, idx)
 		svc.RerankModel = cfg.Embeddings.Model
@@ -124,6 +157,9 @@ func Open(cfg Config) (*Daemon, error) {
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		if svc.Learner != nil {
+			svc.Learner.Close()
+		}
 		idx.Close()
 		store.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -139,6 +175,13 @@ func Open(cfg Config) (*Daemon, error) {
 		defer d.bg.Done()
 		h.Run(ctx, cfg.PollInterval)
 	}()
+	if svc.Learner != nil {
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			svc.Learner.Run(ctx)
+		}()
+	}
 	d.server = &http.Server{
 		Handler:           httpapi.New(guarded, reg, cfg.Logger, m.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -169,6 +212,11 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	err := d.server.Shutdown(ctx)
 	d.stop()
 	d.bg.Wait()
+	if d.Service.Learner != nil {
+		if cerr := d.Service.Learner.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if cerr := d.Index.Close(); err == nil {
 		err = cerr
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -31,7 +30,7 @@ func start(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
 	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,6 +421,19 @@ func TestDaemon_APIWritesBesideGitCommits(t *testing.T) {
 	}
 	list, err := alice.Facts(ctx, memd.FactsQuery{Shard: shard(t, "agent/alice")})
 	if err != nil || len(list.Facts) != 81 {
+		var have []string
+		for _, f := range list.Facts {
+			have = append(have, f.Text)
+		}
+		for w := 0; w < 4; w++ {
+			for i := 0; i < 20; i++ {
+				if text := fmt.Sprintf("fact %d of writer %d", i, w); !slices.Contains(have, text) {
+					hist, _ := exec.Command("git", "-C", dir, "log", "--format=%h %an %s", "-S", text, "--all").CombinedOutput()
+					grep, _ := exec.Command("git", "-C", dir, "grep", "-c", text, "HEAD").CombinedOutput()
+					t.Errorf("missing %q; git log -S:\n%s\ngit grep in HEAD: %s", text, hist, grep)
+				}
+			}
+		}
 		t.Fatalf("facts: %d, %v; want 81", len(list.Facts), err)
 	}
 	if st, _ := exec.Command("git", "-C", dir, "status", "--porcelain").CombinedOutput(); len(st) != 0 {

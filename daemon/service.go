@@ -16,6 +16,7 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/learn"
 )
 
 // Service implements memd.Service. It trusts its caller: wrap it with
@@ -24,6 +25,7 @@ type Service struct {
 	Store    *gitstore.Store
 	Index    *index.Index
 	Feed     *feed.Hub
+	Learner  *learn.Learner // nil when learning is off
 	Registry *auth.Registry
 	Reranker Reranker // optional semantic re-ranking of recall
 	// RerankModel names the embedding model, for status.

@@ -177,7 +177,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  data:     %s\n", st.DataDir)
 	}
 	fmt.Fprintf(e.stdout, "  shards:   %d with %d facts\n  agents:   %d\n  you are:  %s\n", st.Shards, st.Facts, st.Agents, st.Caller)
-	learning := "on"
+	learning := fmt.Sprintf("on, %s; %d pending, %d failed", st.Learning.Model, st.Learning.Pending, st.Learning.Failed)
 	if !st.Learning.Enabled {
 		learning = "off (" + st.Learning.Reason + ")"
 	}

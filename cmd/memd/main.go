@@ -43,6 +43,7 @@ func commands() map[string]command {
 		"context":  {"print the memory section of an agent's prompt", runContext},
 		"reindex":  {"rebuild the index from the shards (daemon stopped)", runReindex},
 		"watch":    {"print memory changes as they happen", runWatch},
+		"learn":    {"hand exchanges to the learner; list or retry failed ones", runLearn},
 		"agent":    {"add, list or remove agents", runAgent},
 		"status":   {"show the daemon's status", runStatus},
 		"bench":    {"measure the write path against the git CLI", runBench},

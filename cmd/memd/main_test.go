@@ -2,9 +2,12 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 )
 
 var memdBin string
@@ -296,4 +302,108 @@ func TestWatch_ResumesAfterARestart(t *testing.T) {
 	expect("Written by hand while memd was down")
 	s2.must("remember", "--shard", "agent/alice", "--tier", "log", "After the restart")
 	expect("After the restart")
+}
+
+// kill -9 of the daemon with 20 exchanges queued, then a restart: all 20
+// are learned once, none twice.
+func TestLearn_SurvivesKill9(t *testing.T) {
+	release := make(chan struct{})
+	asked := make(chan struct{}, 100)
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct{ Role, Content string }
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		asked <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		user := body.Messages[len(body.Messages)-1].Content
+		i := strings.Index(user, "from chat ")
+		chat := strings.Fields(user[i+len("from chat "):])[0]
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "log: Learned from " + chat}}}})
+	}))
+	defer model.Close()
+
+	home := t.TempDir()
+	s := &server{t: t, home: home, data: filepath.Join(home, ".local", "share", "memd")}
+	start := func() {
+		s.cmd = exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--model-url", model.URL+"/v1", "--model", "m")
+		s.cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=")
+		out, _ := s.cmd.StdoutPipe()
+		if err := s.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Scan()
+		s.url = sc.Text()[strings.Index(sc.Text(), "http://"):]
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+	}
+	start()
+	s.must("agent", "add", "alice")
+
+	var lines strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&lines, `{"agent":"alice","chat":"k%02d","chat_kind":"direct","messages":[{"id":"k%02d-1","role":"user","text":"Please remember item %d of the plan"},{"id":"k%02d-2","role":"agent","text":"Noted."}]}`+"\n", i, i, i, i)
+	}
+	file := filepath.Join(t.TempDir(), "exchanges.jsonl")
+	os.WriteFile(file, []byte(lines.String()), 0o644)
+	if out := s.must("learn", file); !strings.Contains(out, "handed 20 exchanges") {
+		t.Fatalf("memd learn: %s", out)
+	}
+	// The first exchange is at the model, the other 19 wait: kill -9 now.
+	<-asked
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Wait()
+	close(release)
+
+	shard := filepath.Join(s.data, "shards", "agent", "alice")
+	start()
+	token, _ := os.ReadFile(filepath.Join(s.data, "admin.token"))
+	c := client.New(s.url, strings.TrimSpace(string(token)))
+	sub, err := c.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{memd.AgentShard("alice")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// Facts learned before the subscription are on disk; wait for the rest.
+	have := func() int {
+		list, err := c.Facts(context.Background(), memd.FactsQuery{Shard: memd.AgentShard("alice")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Facts)
+	}
+	deadline := time.After(30 * time.Second)
+	for have() < 20 {
+		select {
+		case <-sub.Events():
+		case <-deadline:
+			t.Fatalf("after the restart only %d of 20 exchanges were learned", have())
+		}
+	}
+	s.stop()
+	subjects := git(t, shard, "log", "--format=%s%x09%(trailers:key=Fact-Id,valueonly)")
+	learnedFacts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(subjects), "\n") {
+		if strings.HasPrefix(line, "remember: Learned from") {
+			learnedFacts[line]++
+		}
+	}
+	if len(learnedFacts) != 20 {
+		t.Errorf("%d distinct learned commits, want 20:\n%s", len(learnedFacts), subjects)
+	}
+	for l, n := range learnedFacts {
+		if n != 1 {
+			t.Errorf("%q committed %d times", l, n)
+		}
+	}
+	git(t, shard, "fsck", "--strict")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/embed"
+	"github.com/memd/memd/learn"
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -27,6 +28,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall re-ranks by them when set (env MEMD_EMBED_URL)")
 	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
 	embedKey := fs.String("embed-key", e.getenv("MEMD_EMBED_KEY"), "API key for the embeddings endpoint (env MEMD_EMBED_KEY)")
+	modelURL := fs.String("model-url", e.getenv("MEMD_MODEL_URL"), "OpenAI-compatible API base URL of the model that learns from exchanges; learning is off without it (env MEMD_MODEL_URL)")
+	model := fs.String("model", envOr(e, "MEMD_MODEL", "gpt-4o-mini"), "model name (env MEMD_MODEL)")
+	modelKey := fs.String("model-key", e.getenv("MEMD_MODEL_KEY"), "API key of the model endpoint (env MEMD_MODEL_KEY)")
+	modelTimeout := fs.Duration("model-timeout", envDuration(e, "MEMD_MODEL_TIMEOUT", 60*time.Second), "time limit of one model call (env MEMD_MODEL_TIMEOUT)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -51,6 +56,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *embedURL != "" {
 		cfg.Embeddings = &embed.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey}
 	}
+	if *modelURL != "" {
+		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout}
+	}
 	d, err := daemon.Open(cfg)
 	if err != nil {
 		return err
@@ -62,6 +70,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "memd %s serving %s\n", memd.Version, d.URL())
 	fmt.Fprintf(e.stdout, "  data:        %s\n", dir)
 	fmt.Fprintf(e.stdout, "  admin token: %s%s\n", filepath.Join(dir, auth.AdminTokenFile), tokenNote)
+	if cfg.Model != nil {
+		fmt.Fprintf(e.stdout, "  learning:    on, %s at %s\n", cfg.Model.Model, cfg.Model.BaseURL)
+	} else {
+		fmt.Fprintf(e.stdout, "  learning:    off (--model-url turns it on)\n")
+	}
 	fmt.Fprintf(e.stdout, "  try:         memd agent add alice   (Ctrl-C stops)\n")
 
 	errc := make(chan error, 1)
@@ -79,6 +92,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return <-errc
+}
+
+// envDuration reads a duration from the environment, or returns def.
+func envDuration(e *env, key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(e.getenv(key)); err == nil {
+		return d
+	}
+	return def
 }
 
 // envOr returns an environment variable, or def when it is unset.

@@ -340,6 +340,60 @@ func (g *guard) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscript
 	return g.inner.Subscribe(ctx, q)
 }
 
+// Learn accepts an agent's own exchanges; the admin's for any agent.
+func (g *guard) Learn(ctx context.Context, ex memd.Exchange) (memd.ExchangeStatus, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.ExchangeStatus{}, err
+	}
+	if !c.Admin {
+		if ex.Agent == "" {
+			ex.Agent = c.Agent
+		}
+		if ex.Agent != c.Agent {
+			return memd.ExchangeStatus{}, memd.Forbidden(RuleOwnShard, "agent %s may not hand in exchanges of agent %s", c.Agent, ex.Agent)
+		}
+	}
+	return g.inner.Learn(ctx, ex)
+}
+
+// Exchanges shows an agent its own work; the admin everything.
+func (g *guard) Exchanges(ctx context.Context, state string) ([]memd.ExchangeStatus, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := g.inner.Exchanges(ctx, state)
+	if err != nil || c.Admin {
+		return all, err
+	}
+	out := all[:0:0]
+	for _, st := range all {
+		if st.Agent == c.Agent {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// RetryExchange retries an agent's own exchanges; the admin's any.
+func (g *guard) RetryExchange(ctx context.Context, id string) (memd.ExchangeStatus, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.ExchangeStatus{}, err
+	}
+	if !c.Admin {
+		mine, err := g.Exchanges(ctx, "")
+		if err != nil {
+			return memd.ExchangeStatus{}, err
+		}
+		if !slices.ContainsFunc(mine, func(st memd.ExchangeStatus) bool { return st.ID == id }) {
+			return memd.ExchangeStatus{}, memd.Errorf(memd.ENOTFOUND, "no exchange %s of agent %s", id, c.Agent)
+		}
+	}
+	return g.inner.RetryExchange(ctx, id)
+}
+
 func (g *guard) Status(ctx context.Context) (memd.Status, error) {
 	if _, err := caller(ctx); err != nil {
 		return memd.Status{}, err

@@ -236,6 +236,10 @@ func event(sh *gitstore.Shard, c gitstore.Commit) (memd.FeedEvent, error) {
 	return ev, nil
 }
 
+// Announce sends an event that is not a commit (a learner failure) to the
+// subscribers of its shard.
+func (h *Hub) Announce(ev memd.FeedEvent) { h.deliver(ev) }
+
 // Revision names a version of a note's text: hex sha256.
 func Revision(text []byte) string {
 	sum := sha256.Sum256(text)

@@ -214,3 +214,34 @@ func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 	}
 	return nil
 }
+
+func (s *Server) learn(w http.ResponseWriter, r *http.Request) error {
+	var ex memd.Exchange
+	if err := decode(w, r, &ex); err != nil {
+		return err
+	}
+	st, err := s.svc.Learn(r.Context(), ex)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, st)
+	return nil
+}
+
+func (s *Server) exchanges(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Exchanges(r.Context(), r.URL.Query().Get("state"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"exchanges": list})
+	return nil
+}
+
+func (s *Server) retryExchange(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.svc.RetryExchange(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, st)
+	return nil
+}

@@ -65,6 +65,9 @@ func (s *Server) routes() {
 	s.handle("GET /v1/recall", s.recall)
 	s.handle("GET /v1/context", s.context)
 	s.handle("GET /v1/feed", s.feed)
+	s.handle("POST /v1/exchanges", s.learn)
+	s.handle("GET /v1/exchanges", s.exchanges)
+	s.handle("POST /v1/exchanges/{id}/retry", s.retryExchange)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
 	})

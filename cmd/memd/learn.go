@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+func runLearn(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "learn", "[flags] FILE | --failed | --retry ID", "Hand exchanges to the learner from a JSONL transcript (one exchange per line: agent, chat, chat_kind, user, messages [{id, role, text}], time), list failed ones, or retry one.")
+	var cf clientFlags
+	cf.register(fs, e)
+	failed := fs.Bool("failed", false, "list the exchanges the learner gave up on")
+	pending := fs.Bool("pending", false, "list the exchanges waiting to be learned")
+	retry := fs.String("retry", "", "queue a failed exchange again (its ID, or \"all\")")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	switch {
+	case *failed || *pending:
+		state := memd.ExchangeFailed
+		if *pending {
+			state = memd.ExchangePending
+		}
+		list, err := c.Exchanges(ctx, state)
+		if err != nil {
+			return err
+		}
+		if cf.json {
+			return printJSON(e, map[string]any{"exchanges": list})
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(e.stdout, "no %s exchanges\n", state)
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tAGENT\tKIND\tTRIES\tACCEPTED\tERROR")
+		for _, st := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", st.ID, st.Agent, st.Kind, st.Attempts, st.Accepted.Local().Format(time.DateTime), st.Error)
+		}
+		return tw.Flush()
+	case *retry != "":
+		ids := []string{*retry}
+		if *retry == "all" {
+			list, err := c.Exchanges(ctx, memd.ExchangeFailed)
+			if err != nil {
+				return err
+			}
+			ids = ids[:0]
+			for _, st := range list {
+				ids = append(ids, st.ID)
+			}
+		}
+		for _, id := range ids {
+			st, err := c.RetryExchange(ctx, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s queued again\n", st.ID)
+		}
+		return nil
+	}
+	if err := want(fs, pos, 1, "a JSONL file of exchanges (- for standard input)"); err != nil {
+		return err
+	}
+	in := e.stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	n, skipped := 0, 0
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var ex memd.Exchange
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ex); err != nil {
+			return fmt.Errorf("%s line %d: %v", pos[0], line, err)
+		}
+		st, err := c.Learn(ctx, ex)
+		if err != nil {
+			return fmt.Errorf("%s line %d: %w", pos[0], line, err)
+		}
+		n++
+		if st.State == memd.ExchangeSkipped {
+			skipped++
+		}
+		if cf.json {
+			printJSONTo(e.stdout, st)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if !cf.json {
+		fmt.Fprintf(e.stdout, "handed %d exchanges to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, skipped)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package daemon
+
+import (
+	"context"
+	"slices"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/learn"
+	"github.com/memd/memd/provenance"
+)
+
+// How many known facts the extraction call sees (DESIGN section 7).
+const (
+	knownProfile = 100
+	knownRecent  = 30
+	knownShared  = 10
+)
+
+// Learn hands an exchange to the learner.
+func (s *Service) Learn(ctx context.Context, ex memd.Exchange) (memd.ExchangeStatus, error) {
+	if s.Learner == nil {
+		return memd.ExchangeStatus{}, memd.Errorf(memd.EUNAVAILABLE, "learning is off: start memd serve with --model-url (see memd serve -h)")
+	}
+	return s.Learner.Accept(ex)
+}
+
+// Exchanges lists the learner's work.
+func (s *Service) Exchanges(ctx context.Context, state string) ([]memd.ExchangeStatus, error) {
+	switch state {
+	case "", memd.ExchangePending, memd.ExchangeDone, memd.ExchangeSkipped, memd.ExchangeFailed:
+	default:
+		return nil, memd.Errorf(memd.EINVALID, "state must be pending, done, skipped or failed")
+	}
+	if s.Learner == nil {
+		return []memd.ExchangeStatus{}, nil
+	}
+	return s.Learner.Status(state)
+}
+
+// RetryExchange queues a failed exchange again.
+func (s *Service) RetryExchange(ctx context.Context, id string) (memd.ExchangeStatus, error) {
+	if s.Learner == nil {
+		return memd.ExchangeStatus{}, memd.Errorf(memd.EUNAVAILABLE, "learning is off")
+	}
+	return s.Learner.Retry(id)
+}
+
+// learnerMemory is what the learner reads and writes, over the index and
+// the shards.
+type learnerMemory struct{ s *Service }
+
+// Known returns the facts the extraction call sees: lasting facts, the
+// highest-ranked dated ones, and a few that share words with the exchange,
+// from the agent's memory and, in a direct chat, the person's.
+func (m learnerMemory) Known(ctx context.Context, ex memd.Exchange) ([]memd.Fact, error) {
+	shards := []memd.ShardID{memd.AgentShard(ex.Agent)}
+	if ex.ChatKind == memd.ChatDirect && ex.User != "" {
+		shards = append(shards, memd.UserShard(ex.User))
+	}
+	if err := m.s.Index.CatchUp(shards...); err != nil {
+		return nil, err
+	}
+	x := m.s.Index.Search()
+	var out []memd.Fact
+	seen := make(map[memd.ShardID]map[string]bool)
+	add := func(f memd.Fact) bool {
+		if seen[f.Shard] == nil {
+			seen[f.Shard] = make(map[string]bool)
+		}
+		if seen[f.Shard][f.ID] {
+			return false
+		}
+		seen[f.Shard][f.ID] = true
+		out = append(out, f)
+		return true
+	}
+	for _, profile := range []bool{true, false} {
+		limit := knownRecent
+		if profile {
+			limit = knownProfile
+		}
+		var best []search.Doc
+		for _, id := range shards {
+			x.Walk(id, profile, func(d search.Doc) bool {
+				best = append(best, d)
+				return len(best) < limit*len(shards)
+			})
+		}
+		slices.SortStableFunc(best, func(a, b search.Doc) int {
+			ra, rb := search.Rank(a.Date, a.Tier), search.Rank(b.Date, b.Tier)
+			switch {
+			case ra > rb:
+				return -1
+			case ra < rb:
+				return 1
+			}
+			return 0
+		})
+		for i := 0; i < len(best) && i < limit; i++ {
+			add(best[i].Fact)
+		}
+	}
+	var said string
+	for _, msg := range ex.Messages {
+		said += msg.Text + " "
+	}
+	n := 0
+	for _, h := range x.Search(search.Query{Text: said, Shards: shards, K: memd.MaxRecallK, Now: m.s.Now()}) {
+		if n < knownShared && add(h.Fact) {
+			n++
+		}
+	}
+	return out, nil
+}
+
+// Add commits one learned fact; the same text already there changes nothing.
+func (m learnerMemory) Add(ctx context.Context, agent string, shard memd.ShardID, f memd.Fact, p memd.Provenance) (string, error) {
+	sh, err := m.s.Store.CreateShard(shard)
+	if err != nil {
+		return "", err
+	}
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(memd.Caller{Agent: agent}),
+		Message: provenance.Message(provenance.Subject(memd.OpRemember, f.Text), p),
+		Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: f}},
+	})
+	if err != nil || res.Commit.IsZero() {
+		return "", err
+	}
+	return res.Commit.String(), nil
+}
+
+// Remove commits the removal of one fact; a fact already gone changes
+// nothing.
+func (m learnerMemory) Remove(ctx context.Context, agent string, shard memd.ShardID, id string, p memd.Provenance) (string, error) {
+	sh, err := m.s.Store.Shard(shard)
+	if err != nil {
+		return "", err
+	}
+	f, err := sh.Fact(id)
+	if memd.ErrorCode(err) == memd.ENOTFOUND {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(memd.Caller{Agent: agent}),
+		Message: provenance.Message(provenance.Subject(memd.OpForget, f.Text), p),
+		Edits:   []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}}},
+	})
+	if err != nil || res.Commit.IsZero() {
+		return "", err
+	}
+	return res.Commit.String(), nil
+}
+
+var _ learn.Memory = learnerMemory{}

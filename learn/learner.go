@@ -1,0 +1,625 @@
+package learn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/buntdb"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/provenance"
+)
+
+// Limits on what one exchange may teach.
+const (
+	MaxAdds      = 10 // new facts from one exchange
+	MaxRemoves   = 5  // facts one exchange may retire
+	EpisodeEvery = 6  // eligible turns per episode
+	maxMessages  = 50
+	maxMessage   = 20000 // characters of one message
+)
+
+// Memory is what the learner reads and writes: the facts it shows the
+// model, and single-fact commits with provenance, authored by the agent
+// whose exchange taught them. Adding a fact the shard holds, or removing
+// one it lacks, changes nothing and is not an error, so a change applied
+// twice counts once.
+type Memory interface {
+	Known(ctx context.Context, ex memd.Exchange) ([]memd.Fact, error)
+	Add(ctx context.Context, agent string, shard memd.ShardID, f memd.Fact, p memd.Provenance) (commit string, err error)
+	Remove(ctx context.Context, agent string, shard memd.ShardID, id string, p memd.Provenance) (commit string, err error)
+}
+
+// Hooks let the daemon see what the learner does.
+type Hooks struct {
+	Failed func(st memd.ExchangeStatus) // gave up after the last retry
+	Done   func(st memd.ExchangeStatus) // learned (the commits are made)
+	Queue  func(pending int)            // the number of pending jobs changed
+}
+
+// Config configures a Learner.
+type Config struct {
+	Model     Model
+	Memory    Memory
+	Retries   int           // tries before an exchange fails; 5 when zero
+	RetryBase time.Duration // first backoff, doubling; 2s when zero
+	Workers   int           // agents learned from at once; 2 when zero
+	Now       func() time.Time
+	Logger    *slog.Logger
+	Hooks     Hooks
+}
+
+// Learner learns from exchanges, durably, in order per agent.
+type Learner struct {
+	cfg Config
+	db  *buntdb.DB
+
+	mu      sync.Mutex
+	busy    map[string]bool // agents being learned from
+	wake    chan struct{}
+	running sync.WaitGroup
+}
+
+// job is one unit of the learner's work, as stored.
+type job struct {
+	Seq      uint64         `json:"seq"`
+	Kind     string         `json:"kind"` // exchange or episode
+	Agent    string         `json:"agent"`
+	Exchange *memd.Exchange `json:"exchange,omitempty"`
+	Turns    []Turn         `json:"turns,omitempty"`
+	State    string         `json:"state"`
+	Attempts int            `json:"attempts"`
+	Error    string         `json:"error,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	Accepted time.Time      `json:"accepted"`
+	NextTry  time.Time      `json:"next_try,omitzero"`
+	Plan     *plan          `json:"plan,omitempty"` // the model's answer, kept before it is applied
+	Commits  []string       `json:"commits,omitempty"`
+}
+
+// plan is the changes a model answer makes, ready to apply.
+type plan struct {
+	Model   string `json:"model"`
+	Steps   []step `json:"steps"`
+	Ignored int    `json:"ignored"`
+}
+
+type step struct {
+	Remove bool         `json:"remove,omitempty"`
+	Shard  memd.ShardID `json:"shard"`
+	Fact   memd.Fact    `json:"fact"`
+}
+
+func (j *job) id() string {
+	prefix := "ex_"
+	if j.Kind == kindEpisode {
+		prefix = "ep_"
+	}
+	return prefix + strconv.FormatUint(j.Seq, 10)
+}
+
+func (j *job) status() memd.ExchangeStatus {
+	st := memd.ExchangeStatus{ID: j.id(), Kind: j.Kind, Agent: j.Agent, State: j.State, Attempts: j.Attempts,
+		Error: j.Error, Reason: j.Reason, Accepted: j.Accepted, Commits: j.Commits}
+	if j.Plan != nil {
+		st.Ignored = j.Plan.Ignored
+	}
+	return st
+}
+
+const (
+	kindExchange = "exchange"
+	kindEpisode  = "episode"
+	seqKey       = "seq"
+	jobPrefix    = "job:"
+	turnsPrefix  = "turns:"
+	doneTTL      = 24 * time.Hour
+)
+
+func jobKey(seq uint64) string { return fmt.Sprintf("%s%020d", jobPrefix, seq) }
+
+// Open opens (or creates) the learner's queue at path. Every write is made
+// durable before it returns.
+func Open(path string, cfg Config) (*Learner, error) {
+	if cfg.Retries == 0 {
+		cfg.Retries = 5
+	}
+	if cfg.RetryBase == 0 {
+		cfg.RetryBase = 2 * time.Second
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 2
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	db, err := buntdb.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open learner queue %s: %w", path, err)
+	}
+	db.SetConfig(buntdb.Config{SyncPolicy: buntdb.Always, AutoShrinkPercentage: 100, AutoShrinkMinSize: 8 << 20})
+	return &Learner{cfg: cfg, db: db, busy: make(map[string]bool), wake: make(chan struct{}, 1)}, nil
+}
+
+// Close waits for jobs being learned and closes the queue.
+func (l *Learner) Close() error {
+	l.running.Wait()
+	return l.db.Close()
+}
+
+// ModelName names the model the learner calls.
+func (l *Learner) ModelName() string { return l.cfg.Model.Name() }
+
+// Accept validates an exchange and stores it durably; it is learned later.
+// An exchange that is not eligible (not a direct or group chat, or small
+// talk) is recorded as skipped and never reaches the model.
+func (l *Learner) Accept(ex memd.Exchange) (memd.ExchangeStatus, error) {
+	if err := validate(&ex, l.cfg.Now); err != nil {
+		return memd.ExchangeStatus{}, err
+	}
+	j := &job{Kind: kindExchange, Agent: ex.Agent, Exchange: &ex, State: memd.ExchangePending, Accepted: l.cfg.Now().UTC()}
+	if ok, reason := Eligible(ex); !ok {
+		j.State, j.Reason = memd.ExchangeSkipped, reason
+	}
+	if err := l.db.Update(func(tx *buntdb.Tx) error {
+		seq, err := nextSeq(tx)
+		if err != nil {
+			return err
+		}
+		j.Seq = seq
+		j.Exchange.ID = j.id()
+		return putJob(tx, j)
+	}); err != nil {
+		return memd.ExchangeStatus{}, fmt.Errorf("store exchange: %w", err)
+	}
+	l.poke()
+	return j.status(), nil
+}
+
+func validate(ex *memd.Exchange, now func() time.Time) error {
+	if err := memd.ValidateName(ex.Agent); err != nil {
+		return memd.Errorf(memd.EINVALID, "agent: %s", memd.ErrorMessage(err))
+	}
+	kind, err := memd.ParseChatKind(string(ex.ChatKind))
+	if err != nil {
+		return err
+	}
+	if kind == "" {
+		return memd.Errorf(memd.EINVALID, "chat_kind is required: direct, group, routine or api")
+	}
+	if ex.User != "" {
+		if err := memd.ValidateName(ex.User); err != nil {
+			return memd.Errorf(memd.EINVALID, "user: %s", memd.ErrorMessage(err))
+		}
+	}
+	if err := provenance.CheckSource(memd.Source{Chat: ex.Chat, Messages: ex.MessageIDs()}); err != nil {
+		return err
+	}
+	if ex.Chat == "" {
+		return memd.Errorf(memd.EINVALID, "chat is required: the ID of the chat the exchange happened in")
+	}
+	if len(ex.Messages) == 0 || len(ex.Messages) > maxMessages {
+		return memd.Errorf(memd.EINVALID, "an exchange has 1 to %d messages, got %d", maxMessages, len(ex.Messages))
+	}
+	users := 0
+	for _, m := range ex.Messages {
+		if m.Role != "user" && m.Role != "agent" {
+			return memd.Errorf(memd.EINVALID, "message %s: role must be user or agent, not %q", m.ID, m.Role)
+		}
+		if m.Role == "user" {
+			users++
+		}
+		if len([]rune(m.Text)) > maxMessage {
+			return memd.Errorf(memd.EINVALID, "message %s is longer than %d characters", m.ID, maxMessage)
+		}
+	}
+	if users == 0 {
+		return memd.Errorf(memd.EINVALID, "an exchange needs at least one user message")
+	}
+	if ex.Time.IsZero() {
+		ex.Time = now().UTC()
+	}
+	return nil
+}
+
+func nextSeq(tx *buntdb.Tx) (uint64, error) {
+	v, err := tx.Get(seqKey)
+	if err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+		return 0, err
+	}
+	n, _ := strconv.ParseUint(v, 10, 64)
+	n++
+	_, _, err = tx.Set(seqKey, strconv.FormatUint(n, 10), nil)
+	return n, err
+}
+
+func putJob(tx *buntdb.Tx, j *job) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	var opts *buntdb.SetOptions
+	if j.State == memd.ExchangeDone || j.State == memd.ExchangeSkipped {
+		opts = &buntdb.SetOptions{Expires: true, TTL: doneTTL} // kept a day for status
+	}
+	_, _, err = tx.Set(jobKey(j.Seq), string(b), opts)
+	return err
+}
+
+func (l *Learner) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run learns until ctx ends: at most Workers agents at a time, each
+// agent's jobs in the order they were accepted, failed calls retried with
+// backoff.
+func (l *Learner) Run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := l.dispatch(ctx)
+		if !next.IsZero() {
+			timer.Reset(max(time.Until(next), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			l.running.Wait()
+			return
+		case <-l.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// dispatch starts the first runnable job of each idle agent, and returns
+// when the next retry is due (zero if none is waiting).
+func (l *Learner) dispatch(ctx context.Context) time.Time {
+	jobs, err := l.jobs(memd.ExchangePending)
+	if err != nil {
+		l.cfg.Logger.Error("learner: reading the queue", "err", err)
+		return l.cfg.Now().Add(time.Second)
+	}
+	if l.cfg.Hooks.Queue != nil {
+		l.cfg.Hooks.Queue(len(jobs))
+	}
+	now := l.cfg.Now()
+	var next time.Time
+	seen := make(map[string]bool)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	running := len(l.busy)
+	for _, j := range jobs {
+		if seen[j.Agent] {
+			continue // a later job of an agent waits for its first
+		}
+		seen[j.Agent] = true
+		if l.busy[j.Agent] {
+			continue
+		}
+		if j.NextTry.After(now) {
+			if next.IsZero() || j.NextTry.Before(next) {
+				next = j.NextTry
+			}
+			continue
+		}
+		if running == l.cfg.Workers {
+			break
+		}
+		running++
+		l.busy[j.Agent] = true
+		l.running.Add(1)
+		go func(j *job) {
+			defer l.running.Done()
+			l.work(ctx, j)
+			l.mu.Lock()
+			delete(l.busy, j.Agent)
+			l.mu.Unlock()
+			l.poke()
+		}(j)
+	}
+	return next
+}
+
+// jobs returns the stored jobs in a state (all when state is ""), oldest
+// first.
+func (l *Learner) jobs(state string) ([]*job, error) {
+	var out []*job
+	var bad error
+	err := l.db.View(func(tx *buntdb.Tx) error {
+		return tx.AscendKeys(jobPrefix+"*", func(k, v string) bool {
+			var j job
+			if err := json.Unmarshal([]byte(v), &j); err != nil {
+				bad = fmt.Errorf("learner queue entry %s: %w", k, err)
+				return false
+			}
+			if state == "" || j.State == state {
+				out = append(out, &j)
+			}
+			return true
+		})
+	})
+	if err == nil {
+		err = bad
+	}
+	return out, err
+}
+
+// work learns one job: ask the model (unless its answer is stored from an
+// earlier try), store the answer, apply it, then mark the job done.
+func (l *Learner) work(ctx context.Context, j *job) {
+	if j.Plan == nil {
+		p, err := l.ask(ctx, j)
+		if err != nil {
+			if ctx.Err() != nil {
+				return // stopping; the job stays pending
+			}
+			l.failed(j, err)
+			return
+		}
+		j.Plan = p
+		if err := l.save(j); err != nil {
+			l.cfg.Logger.Error("learner: storing the model's answer", "job", j.id(), "err", err)
+			return
+		}
+	}
+	commits, err := l.apply(ctx, j)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		l.failed(j, err)
+		return
+	}
+	j.Commits, j.State, j.Error, j.NextTry = commits, memd.ExchangeDone, "", time.Time{}
+	if err := l.finish(j); err != nil {
+		l.cfg.Logger.Error("learner: marking a job done", "job", j.id(), "err", err)
+		return
+	}
+	if l.cfg.Hooks.Done != nil {
+		l.cfg.Hooks.Done(j.status())
+	}
+}
+
+// ask calls the model and turns its answer into a plan.
+func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
+	if j.Kind == kindEpisode {
+		system, user := episodePrompt(j.Agent, j.Turns)
+		answer, err := l.cfg.Model.Complete(ctx, system, user)
+		if err != nil {
+			return nil, err
+		}
+		text, err := episodeText(answer)
+		if err != nil {
+			return nil, fmt.Errorf("episode summary unusable: %s", memd.ErrorMessage(err))
+		}
+		last := j.Turns[len(j.Turns)-1].Time
+		f := memd.Fact{Text: text, Date: memd.DateOf(last.UTC()), Tier: memd.TierEpisode}
+		return &plan{Model: l.cfg.Model.Name(), Steps: []step{{Shard: memd.AgentShard(j.Agent), Fact: f}}}, nil
+	}
+	ex := *j.Exchange
+	known, err := l.cfg.Memory.Known(ctx, ex)
+	if err != nil {
+		return nil, fmt.Errorf("read known facts: %w", err)
+	}
+	system, user := extractionPrompt(j.Agent, ex, known, MaxAdds)
+	answer, err := l.cfg.Model.Complete(ctx, system, user)
+	if err != nil {
+		return nil, err
+	}
+	return planOf(ex, known, ParseAnswer(answer, MaxAdds, MaxRemoves), l.cfg.Model.Name()), nil
+}
+
+// planOf turns a parsed answer into changes: removals of shown facts first
+// (so a correction is its removal then its addition), then additions.
+// user: facts go to the person's memory, and only from direct chats.
+func planOf(ex memd.Exchange, known []memd.Fact, a Answer, model string) *plan {
+	p := &plan{Model: model, Ignored: a.Ignored}
+	date := memd.DateOf(ex.Time.UTC())
+	for _, quote := range a.Removes {
+		id := memd.FactID(quote)
+		i := slices.IndexFunc(known, func(f memd.Fact) bool { return f.ID == id })
+		if i < 0 {
+			p.Ignored++ // not a fact it was shown: never guessed at
+			continue
+		}
+		p.Steps = append(p.Steps, step{Remove: true, Shard: known[i].Shard, Fact: known[i]})
+	}
+	for _, add := range a.Adds {
+		f := memd.Fact{Text: add.Text, Date: date}
+		shard := memd.AgentShard(ex.Agent)
+		switch add.Kind {
+		case KindProfile:
+			f.Tier = memd.TierProfile
+		case KindLog:
+			f.Tier = memd.TierLog
+		case KindNote:
+			f.Tier = memd.TierNote
+		case KindUser:
+			if ex.ChatKind != memd.ChatDirect || ex.User == "" {
+				p.Ignored++ // what is said in a group never becomes user memory
+				continue
+			}
+			f.Tier, shard = memd.TierProfile, memd.UserShard(ex.User)
+		}
+		p.Steps = append(p.Steps, step{Shard: shard, Fact: f})
+	}
+	return p
+}
+
+// apply commits a plan's steps, one commit each. Steps already applied by
+// an earlier try change nothing.
+func (l *Learner) apply(ctx context.Context, j *job) ([]string, error) {
+	prov := memd.Provenance{LearnedBy: memd.LearnedLearner, Model: j.Plan.Model, ChatKind: memd.ChatDirect}
+	if j.Kind == kindEpisode {
+		prov.LearnedBy = memd.LearnedEpisode
+		prov.ChatKind = ""
+		for _, t := range j.Turns {
+			prov.SourceMessages = append(prov.SourceMessages, t.Messages...)
+		}
+	} else {
+		prov.SourceMessages = j.Exchange.MessageIDs()
+		prov.SourceChat = j.Exchange.Chat
+		prov.ChatKind = j.Exchange.ChatKind
+	}
+	var commits []string
+	for _, s := range j.Plan.Steps {
+		p := prov
+		var commit string
+		var err error
+		if s.Remove {
+			p.Op, p.FactIDs, p.Tier = memd.OpForget, []string{s.Fact.ID}, s.Fact.Tier
+			commit, err = l.cfg.Memory.Remove(ctx, j.Agent, s.Shard, s.Fact.ID, p)
+		} else {
+			p.Op, p.FactIDs, p.Tier = memd.OpRemember, []string{memd.FactID(s.Fact.Text)}, s.Fact.Tier
+			commit, err = l.cfg.Memory.Add(ctx, j.Agent, s.Shard, s.Fact, p)
+		}
+		if err != nil {
+			return commits, err
+		}
+		if commit != "" {
+			commits = append(commits, commit)
+		}
+	}
+	return commits, nil
+}
+
+// failed records a failed try: retried later with backoff, or, after the
+// last try, failed for good and reported.
+func (l *Learner) failed(j *job, err error) {
+	j.Attempts++
+	j.Error = err.Error()
+	if j.Attempts >= l.cfg.Retries {
+		j.State, j.NextTry = memd.ExchangeFailed, time.Time{}
+		l.cfg.Logger.Warn("learner: giving up on a job; retry it with memd learn --retry", "job", j.id(), "agent", j.Agent, "err", err)
+	} else {
+		j.NextTry = l.cfg.Now().Add(l.cfg.RetryBase << (j.Attempts - 1))
+		l.cfg.Logger.Info("learner: will retry", "job", j.id(), "attempt", j.Attempts, "err", err)
+	}
+	if serr := l.save(j); serr != nil {
+		l.cfg.Logger.Error("learner: storing a failure", "job", j.id(), "err", serr)
+		return
+	}
+	if j.State == memd.ExchangeFailed && l.cfg.Hooks.Failed != nil {
+		l.cfg.Hooks.Failed(j.status())
+	}
+}
+
+func (l *Learner) save(j *job) error {
+	return l.db.Update(func(tx *buntdb.Tx) error { return putJob(tx, j) })
+}
+
+// finish marks a job done and, for an exchange, adds its turn to the
+// agent's episode buffer, which every EpisodeEvery turns becomes an episode
+// job — all in one durable step, so no turn is counted twice or lost.
+func (l *Learner) finish(j *job) error {
+	return l.db.Update(func(tx *buntdb.Tx) error {
+		if err := putJob(tx, j); err != nil {
+			return err
+		}
+		if j.Kind != kindExchange {
+			return nil
+		}
+		var turns []Turn
+		if v, err := tx.Get(turnsPrefix + j.Agent); err == nil {
+			json.Unmarshal([]byte(v), &turns)
+		}
+		turns = append(turns, turnOf(*j.Exchange))
+		if len(turns) < EpisodeEvery {
+			b, _ := json.Marshal(turns)
+			_, _, err := tx.Set(turnsPrefix+j.Agent, string(b), nil)
+			return err
+		}
+		seq, err := nextSeq(tx)
+		if err != nil {
+			return err
+		}
+		ep := &job{Seq: seq, Kind: kindEpisode, Agent: j.Agent, Turns: turns, State: memd.ExchangePending, Accepted: l.cfg.Now().UTC()}
+		if err := putJob(tx, ep); err != nil {
+			return err
+		}
+		_, err = tx.Delete(turnsPrefix + j.Agent)
+		if errors.Is(err, buntdb.ErrNotFound) {
+			err = nil
+		}
+		return err
+	})
+}
+
+// Status lists jobs in a state ("" for all kept).
+func (l *Learner) Status(state string) ([]memd.ExchangeStatus, error) {
+	jobs, err := l.jobs(state)
+	out := make([]memd.ExchangeStatus, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, j.status())
+	}
+	return out, err
+}
+
+// Counts returns how many jobs are pending and failed.
+func (l *Learner) Counts() (pending, failed int, err error) {
+	jobs, err := l.jobs("")
+	for _, j := range jobs {
+		switch j.State {
+		case memd.ExchangePending:
+			pending++
+		case memd.ExchangeFailed:
+			failed++
+		}
+	}
+	return pending, failed, err
+}
+
+// Retry queues a failed job again, with its tries counted afresh.
+func (l *Learner) Retry(id string) (memd.ExchangeStatus, error) {
+	seq, ok := parseID(id)
+	if !ok {
+		return memd.ExchangeStatus{}, memd.Errorf(memd.EINVALID, "%q is not an exchange ID (ex_<n> or ep_<n>)", id)
+	}
+	var j job
+	err := l.db.Update(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(jobKey(seq))
+		if errors.Is(err, buntdb.ErrNotFound) {
+			return memd.Errorf(memd.ENOTFOUND, "no exchange %s", id)
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(v), &j); err != nil {
+			return err
+		}
+		if j.State != memd.ExchangeFailed {
+			return memd.Errorf(memd.ECONFLICT, "exchange %s is %s, not failed", id, j.State)
+		}
+		j.State, j.Attempts, j.NextTry = memd.ExchangePending, 0, time.Time{}
+		return putJob(tx, &j)
+	})
+	if err != nil {
+		return memd.ExchangeStatus{}, err
+	}
+	l.poke()
+	return j.status(), nil
+}
+
+func parseID(id string) (uint64, bool) {
+	for _, p := range []string{"ex_", "ep_"} {
+		if rest, ok := strings.CutPrefix(id, p); ok {
+			n, err := strconv.ParseUint(rest, 10, 64)
+			return n, err == nil && n > 0
+		}
+	}
+	return 0, false
+}
