@@ -22,6 +22,7 @@ import (
 	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
+	"github.com/memd/memd/provenance"
 )
 
 // IndexFile is the index's file in the data directory; deleting it loses
@@ -93,7 +94,9 @@ func Open(cfg Config) (*Daemon, error) {
 			if h := hub.Load(); h != nil {
 				h.Notify(id)
 			}
-		}})
+		},
+		Restore: provenance.RestoreMessage,
+	})
 	if err != nil {
 		return nil, err
 	}

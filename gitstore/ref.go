@@ -68,7 +68,12 @@ type lockFile struct {
 
 // acquireLock creates path+".lock", waiting while another program holds it.
 func acquireLock(path string) (*lockFile, error) {
-	deadline := time.Now().Add(lockTimeout)
+	return acquireLockWithin(path, lockTimeout)
+}
+
+// acquireLockWithin is acquireLock waiting at most timeout.
+func acquireLockWithin(path string, timeout time.Duration) (*lockFile, error) {
+	deadline := time.Now().Add(timeout)
 	wait := 100 * time.Microsecond
 	for {
 		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
@@ -79,7 +84,7 @@ func acquireLock(path string) (*lockFile, error) {
 			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("lock %s: %s.lock has been held for %s; if no git command is running there, remove it", filepath.Base(path), path, lockTimeout)
+			return nil, fmt.Errorf("lock %s: %s.lock has been held for %s; if no git command is running there, remove it", filepath.Base(path), path, timeout)
 		}
 		time.Sleep(wait)
 		wait = min(wait*2, 20*time.Millisecond)

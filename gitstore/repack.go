@@ -1,7 +1,9 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"time"
 )
@@ -69,17 +71,35 @@ func (sh *Shard) startRepack() {
 	go func() {
 		defer s.bg.Done()
 		defer sh.repacking.Store(false)
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		// One thread: the other processor keeps serving writes.
-		cmd := exec.CommandContext(ctx, "git", "-C", sh.dir, "-c", "pack.threads=1", "repack", "-d", "-q", "--geometric=2")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			s.log.Warn("background repack failed; packs accumulate until it succeeds",
-				"shard", sh.id, "err", err, "output", string(out))
-			return
+		if err := sh.repack(); err != nil {
+			s.log.Warn("background repack failed; packs accumulate until it succeeds", "shard", sh.id, "err", err)
 		}
-		s.log.Debug("repacked shard", "shard", sh.id, "took", time.Since(start))
 	}()
+}
+
+// Repack rolls the shard's small packs together now, after any repack
+// already running, and cancels one that was scheduled. git fsck, and other
+// readers that list the pack directory once, want a shard nobody repacks.
+func (sh *Shard) Repack() error {
+	sh.mu.Lock()
+	if sh.repackTimer != nil {
+		sh.repackTimer.Stop()
+	}
+	sh.mu.Unlock()
+	return sh.repack()
+}
+
+func (sh *Shard) repack() error {
+	sh.repackMu.Lock()
+	defer sh.repackMu.Unlock()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	// One thread: the other processor keeps serving writes.
+	cmd := exec.CommandContext(ctx, "git", "-C", sh.dir, "-c", "pack.threads=1", "repack", "-d", "-q", "--geometric=2")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git repack: %w: %s", err, bytes.TrimSpace(out))
+	}
+	sh.store.log.Debug("repacked shard", "shard", sh.id, "took", time.Since(start))
+	return nil
 }

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,15 +34,21 @@ type Shard struct {
 	draining bool
 	arrived  chan struct{} // a change was queued (capacity one; a wake-up)
 
-	// While a burst of groups is written, the writer holds the index lock
-	// and the working tree and index lag HEAD for the paths in behind
-	// (mapped to the versions they hold). Guarded by mu.
-	ilock   *lockFile
-	ilockAt time.Time
-	behind  map[string]*factFile
-
 	repacking   atomic.Bool
 	repackTimer *time.Timer // guarded by mu
+	repackMu    sync.Mutex  // held while git repack runs
+
+	// The working tree and index, guarded by mu: paths whose index entry
+	// lags HEAD (with the version it holds), and the blobs memd recently
+	// put in the index for each path.
+	behind     map[string]*factFile
+	indexed    map[string][]plumbing.Hash
+	indexLate  bool
+	indexTimer *time.Timer
+
+	// unfinished is the commit memd was making when it last stopped, read
+	// from the lock on main it left; zero if it stopped cleanly.
+	unfinished plumbing.Hash
 }
 
 // state is a shard's facts at one commit. A published state is never
@@ -83,10 +90,13 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 func (sh *Shard) close() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.flushWorktree()
 	if sh.repackTimer != nil {
 		sh.repackTimer.Stop()
 	}
+	if sh.indexTimer != nil {
+		sh.indexTimer.Stop()
+	}
+	sh.behind = nil
 	sh.db.Close()
 }
 
@@ -100,10 +110,32 @@ func (sh *Shard) clearStaleLocks() {
 		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
 	}
 	ref := filepath.Join(sh.gitDir, mainRef+".lock")
-	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
-		os.Remove(ref)
-		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
+	if b, err := os.ReadFile(ref); err == nil {
+		if h, ok := sh.ownCommit(b); ok {
+			// memd stopped between updating the index and moving main:
+			// the index may hold that commit's files (see repairWorktree).
+			os.Remove(ref)
+			sh.unfinished = h
+			sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it was making was not acknowledged", "shard", sh.id, "commit", short(h))
+		} else if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
+			os.Remove(ref)
+			sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
+		}
 	}
+}
+
+// ownCommit reports whether a ref lock's content names a commit memd made.
+func (sh *Shard) ownCommit(lock []byte) (plumbing.Hash, bool) {
+	s := strings.TrimSpace(string(lock))
+	if len(s) != 40 {
+		return plumbing.ZeroHash, false
+	}
+	h := plumbing.NewHash(s)
+	c, err := sh.readCommit(h)
+	if err != nil || c.committer.Name != Committer.Name || c.committer.Email != Committer.Email {
+		return plumbing.ZeroHash, false
+	}
+	return h, true
 }
 
 // ID returns the shard's ID.
@@ -139,7 +171,28 @@ func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
 		return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
 	}
 	sh.cur.Store(st)
-	return st, nil
+	if prev == nil {
+		return st, nil
+	}
+	// Commits from outside memd may have come from a stale index.
+	for attempt := 0; ; attempt++ {
+		restored, err := sh.restoreDropped(prev.head, st)
+		if !errors.Is(err, errRefMoved) || attempt == 5 {
+			if err != nil {
+				sh.store.log.Warn("restoring facts a stale index dropped", "shard", sh.id, "err", err)
+			}
+			return restored, nil
+		}
+		// Someone committed meanwhile: read on and look again.
+		if head, err = readRef(sh.gitDir, mainRef); err != nil {
+			return st, err
+		}
+		if st, err = sh.load(sh.cur.Load(), head); err != nil {
+			sh.cur.Store(nil)
+			return nil, err
+		}
+		sh.cur.Store(st)
+	}
 }
 
 // load builds the state at head, re-reading only the files that differ

@@ -39,6 +39,9 @@ type Options struct {
 	// OnCommit, when set, is told each time memd moves a shard's branch. It
 	// runs on the writer's goroutine and must not block.
 	OnCommit func(memd.ShardID)
+	// Restore, when set, turns on restoring facts that a git commit made
+	// from a stale index dropped, with commits whose messages it formats.
+	Restore RestoreMessage
 }
 
 // Store is one data directory's shards. One process at a time may open a

@@ -20,7 +20,7 @@ var alice = gitstore.Signature{Name: "alice", Email: "alice@agents.memd"}
 
 func openStore(t *testing.T) *gitstore.Store {
 	t.Helper()
-	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
 	if err != nil {
 		t.Fatal(err)
 	}

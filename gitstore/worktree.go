@@ -89,8 +89,12 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 	}
 	entry, _ := idx.Entry(path)
 
-	// The common case: index and file are as memd left them.
-	inStep := entry == nil && old == nil || entry != nil && entry.Hash == oldBlob
+	// The common case: index and file are as memd left them. An entry memd
+	// wrote earlier is as good: git commands write back the index they
+	// read, and one that read it before memd's last update (git status, a
+	// git commit) leaves an older version of memd's own in the index, not a
+	// change of the person's.
+	inStep := entry == nil && old == nil || entry != nil && (entry.Hash == oldBlob || sh.wasIndexed(path, entry.Hash))
 	st, err := os.Lstat(full)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -161,11 +165,31 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 		entry = idx.Add(path)
 	}
 	entry.Hash, entry.Mode, entry.Stage = newBlob, filemode.Regular, 0
+	sh.noteIndexed(path, newBlob)
 	if !bytes.Equal(written, newData) {
 		entry.Size, entry.ModifiedAt = 0, time.Time{} // the file holds the person's edits too
 		return nil
 	}
 	return sh.statEntry(entry, full)
+}
+
+// indexedKept is how many of the blobs memd put in the index are
+// remembered per path: more than git can write back while memd commits.
+const indexedKept = 256
+
+func (sh *Shard) noteIndexed(path string, blob plumbing.Hash) {
+	if sh.indexed == nil {
+		sh.indexed = make(map[string][]plumbing.Hash)
+	}
+	blobs := sh.indexed[path]
+	if len(blobs) == indexedKept {
+		blobs = append(blobs[:0], blobs[1:]...)
+	}
+	sh.indexed[path] = append(blobs, blob)
+}
+
+func (sh *Shard) wasIndexed(path string, blob plumbing.Hash) bool {
+	return slices.Contains(sh.indexed[path], blob)
 }
 
 func (sh *Shard) writeOrRemove(full string, next *factFile) error {
@@ -270,10 +294,12 @@ func factIDs(path string, data []byte) map[string]bool {
 	return ids
 }
 
-// repairWorktree brings index entries of fact files that lag behind HEAD
-// back in step, as after a crash between moving the branch and writing the
-// index. An entry lags when it names the file's blob in a recent ancestor of
-// HEAD; any other difference is a person's staged change and is left alone.
+// repairWorktree brings index entries of fact files that lag behind HEAD,
+// or are ahead of it, back in step, as after memd stopped in the middle of a
+// commit. An entry lags when it names the file's blob in a recent ancestor
+// of HEAD, and is ahead when it names the blob of the commit memd was making
+// (the one its leftover lock on main named); any other difference is a
+// person's staged change and is left alone.
 func (sh *Shard) repairWorktree() error {
 	st := sh.cur.Load()
 	if st == nil || st.head.IsZero() {
@@ -283,31 +309,26 @@ func (sh *Shard) repairWorktree() error {
 	if err != nil {
 		return err
 	}
-	lagging := make(map[string]plumbing.Hash) // path -> indexed blob (zero if none)
+	touched := make(map[string]*factFile) // path -> the version the index holds
+	if !sh.unfinished.IsZero() && sh.unfinished != st.head {
+		if err := sh.aheadOfHead(idx, st, touched); err != nil {
+			return err
+		}
+	}
 	for path, ff := range st.files {
+		if _, ok := touched[path]; ok {
+			continue
+		}
 		e, err := idx.Entry(path)
 		switch {
 		case err != nil:
-			lagging[path] = plumbing.ZeroHash
-		case e.Hash != ff.blob:
-			lagging[path] = e.Hash
-		}
-	}
-	if len(lagging) == 0 {
-		return nil
-	}
-	touched := make(map[string]*factFile)
-	for path, blob := range lagging {
-		if blob.IsZero() {
 			touched[path] = nil
-			continue
-		}
-		if sh.inRecentHistory(st.head, path, blob) {
-			ff, err := sh.readFactFile(path, blob)
+		case e.Hash != ff.blob && sh.inRecentHistory(st.head, path, e.Hash):
+			old, err := sh.readFactFile(path, e.Hash)
 			if err != nil {
 				return err
 			}
-			touched[path] = ff
+			touched[path] = old
 		}
 	}
 	if len(touched) == 0 {
@@ -318,6 +339,30 @@ func (sh *Shard) repairWorktree() error {
 		return err
 	}
 	return sh.syncWorktree(lock, touched, st.files)
+}
+
+// aheadOfHead adds to touched the fact files whose index entries hold the
+// unfinished commit's version rather than HEAD's.
+func (sh *Shard) aheadOfHead(idx *index.Index, st *state, touched map[string]*factFile) error {
+	c, err := sh.readCommit(sh.unfinished)
+	if err != nil {
+		return err
+	}
+	t := &trees{db: sh.db}
+	return t.diffFiles(st.root, c.tree, "", keepFactPaths, func(path string, _, ahead plumbing.Hash) error {
+		e, err := idx.Entry(path)
+		switch {
+		case ahead.IsZero() && err != nil: // the commit removed the file
+			touched[path] = nil
+		case !ahead.IsZero() && err == nil && e.Hash == ahead:
+			ff, err := sh.readFactFile(path, ahead)
+			if err != nil {
+				return err
+			}
+			touched[path] = ff
+		}
+		return nil
+	})
 }
 
 // inRecentHistory reports whether path held blob in one of the last commits

@@ -205,16 +205,6 @@ func (sh *Shard) commitGroup(batch []*request) {
 			break
 		}
 	}
-	// The group that ends a burst brings the working tree and index in step
-	// before its writers hear back, so a write that returned is what a person
-	// sees in the files and in git status. While more writes are queued the
-	// index stays locked, but is given back every so often.
-	sh.qmu.Lock()
-	idle := len(sh.queue) == 0
-	sh.qmu.Unlock()
-	if idle || time.Since(sh.ilockAt) > maxIndexHold {
-		sh.flushWorktree()
-	}
 	for _, r := range batch {
 		if err != nil {
 			r.res, r.err = Result{}, fmt.Errorf("shard %s: %w", sh.id, err)
@@ -226,17 +216,9 @@ func (sh *Shard) commitGroup(batch []*request) {
 	}
 }
 
-// maxIndexHold bounds how long a burst of writes keeps the index locked.
-const maxIndexHold = 100 * time.Millisecond
-
 func (sh *Shard) tryGroup(batch []*request) error {
 	if sh.db == nil {
 		return memd.Errorf(memd.EUNAVAILABLE, "store is closed")
-	}
-	// The index lock comes first: git commit takes it too, so a person's
-	// commit cannot move the branch while this group is being built.
-	if err := sh.holdIndex(); err != nil {
-		return err
 	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
@@ -258,7 +240,7 @@ func (sh *Shard) tryGroup(batch []*request) error {
 		r.res, r.err = *results[i], nil
 	}
 	if g.b.Len() == 0 {
-		return nil // nothing changed; the lock goes with the burst
+		return nil // nothing changed
 	}
 	sp, err := sh.db.StagePack(g.b)
 	if err != nil {
@@ -267,90 +249,116 @@ func (sh *Shard) tryGroup(batch []*request) error {
 	return sh.publish(st, g, sp)
 }
 
-// publish makes the group's commits durable and moves main to the last one.
-// The index lock is taken first and held across the ref update, so a
-// person's `git commit -a` never builds on an index that lacks what memd just
-// committed; while more groups follow it stays held, and the working tree
-// and index catch up once, when the burst ends (see flushWorktree). Pack,
-// pack index and new ref value reach the disk before the ref is renamed
-// into place.
+// publish makes the group's commits visible. The order is what keeps a
+// person's git commit, run at the same moment, from losing memd's facts:
+//
+//  1. the pack, so the index may name its blobs;
+//  2. the lock on main, checking main is still where the group was built;
+//  3. pack and new ref value made durable;
+//  4. the working tree and .git/index;
+//  5. main renamed into place.
+//
+// git commit reads HEAD, then reads the index without locking it, and moves
+// the branch only if HEAD is still what it read. A git commit that read HEAD
+// after step 5 reads the new index; one that read it before fails to move
+// the branch, which memd holds locked or has moved. A pack the branch never
+// comes to point at stays, unreferenced, until a repack.
 func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
+	if err := sp.Publish(); err != nil {
+		sp.Abort()
+		return err
+	}
+	defer sp.Close()
 	rlock, err := lockRef(sh.gitDir, mainRef, st.head)
 	if err != nil {
-		sp.Abort()
-		sh.flushWorktree()
 		return err
 	}
-	fail := func(err error) error {
-		rlock.release()
-		sp.Abort()
-		sh.flushWorktree()
-		return err
-	}
+	// Written now, so that after a crash the lock names the commit whose
+	// files the index may already hold (see repairWorktree).
 	if err := rlock.write([]byte(g.head.String() + "\n")); err != nil {
-		return fail(err)
+		rlock.release()
+		return err
 	}
 	if !sh.store.opts.NoSync {
 		if err := durable(append(sp.Files(), rlock.f)); err != nil {
-			return fail(fmt.Errorf("sync commit to disk: %w", err))
+			rlock.release()
+			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	if err := sp.Publish(); err != nil {
-		return fail(err)
-	}
+	sh.syncIndex(g.touched, g.files)
 	if err := rlock.commit(); err != nil {
-		sh.flushWorktree()
 		return err
 	}
 	sh.cur.Store(g.commitState())
 	if f := sh.store.opts.OnCommit; f != nil {
 		f(sh.id)
 	}
-	for path, old := range g.touched {
+	return nil
+}
+
+// indexWait is how long a write waits for a git command to give back the
+// index lock before leaving the index to catch up later.
+const indexWait = 20 * time.Millisecond
+
+// indexRetry is how soon an index left behind is tried again when no write
+// comes along to do it.
+const indexRetry = 100 * time.Millisecond
+
+// syncIndex brings the working tree and .git/index in step with files for
+// the paths touched and any left behind before. A git command may hold the
+// index lock for long (git commit, while its editor is open); memd's write
+// then goes ahead without waiting, and the index catches up with the next
+// write or a moment later. The caller holds sh.mu.
+func (sh *Shard) syncIndex(touched, files map[string]*factFile) {
+	if sh.behind == nil {
+		sh.behind = make(map[string]*factFile)
+	}
+	for path, old := range touched {
 		if _, ok := sh.behind[path]; !ok {
 			sh.behind[path] = old
 		}
 	}
-	return nil
+	if len(sh.behind) == 0 {
+		return
+	}
+	lock, err := acquireLockWithin(filepath.Join(sh.gitDir, "index"), indexWait)
+	if err == nil {
+		if err = lock.write([]byte(indexLockMarker)); err != nil {
+			lock.release()
+		}
+	}
+	if err == nil {
+		err = sh.syncWorktree(lock, sh.behind, files)
+	}
+	if err != nil {
+		if !sh.indexLate {
+			sh.store.log.Info("the working tree and index will catch up with memd's commits in a moment", "shard", sh.id, "reason", err)
+		}
+		sh.indexLate = true
+		if sh.indexTimer == nil {
+			sh.indexTimer = time.AfterFunc(indexRetry, sh.catchUpIndex)
+		} else {
+			sh.indexTimer.Reset(indexRetry)
+		}
+		return
+	}
+	clear(sh.behind)
+	sh.indexLate = false
+}
+
+// catchUpIndex retries an index left behind.
+func (sh *Shard) catchUpIndex() {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.db == nil || len(sh.behind) == 0 {
+		return
+	}
+	if st := sh.cur.Load(); st != nil {
+		sh.syncIndex(nil, st.files)
+	}
 }
 
 // indexLockMarker is what memd writes in .git/index.lock while it holds it,
 // so that a lock left by a crash can be told from one git holds (an index
 // starts "DIRC"). It is shorter than any index, which later overwrites it.
 const indexLockMarker = "memd\n"
-
-// holdIndex takes the index lock unless this burst holds it already.
-func (sh *Shard) holdIndex() error {
-	if sh.ilock != nil {
-		return nil
-	}
-	l, err := acquireLock(filepath.Join(sh.gitDir, "index"))
-	if err != nil {
-		return err
-	}
-	if err := l.write([]byte(indexLockMarker)); err != nil {
-		l.release()
-		return err
-	}
-	sh.ilock, sh.ilockAt, sh.behind = l, time.Now(), make(map[string]*factFile)
-	return nil
-}
-
-// flushWorktree brings the working tree and index in step with HEAD for
-// what the burst changed, and releases the index lock. The caller holds
-// sh.mu.
-func (sh *Shard) flushWorktree() {
-	if sh.ilock == nil {
-		return
-	}
-	l, behind := sh.ilock, sh.behind
-	sh.ilock, sh.behind = nil, nil
-	st := sh.cur.Load()
-	if st == nil || len(behind) == 0 {
-		l.release()
-		return
-	}
-	if err := sh.syncWorktree(l, behind, st.files); err != nil {
-		sh.store.log.Warn("working tree not updated; it will be repaired at the next open", "shard", sh.id, "err", err)
-	}
-}

@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -118,4 +119,23 @@ func (r Reverter) RevertMessage(shards []*gitstore.Shard, msg string) ([]memd.Re
 		return out, memd.Errorf(memd.ENOTFOUND, "no commit cites source message %q in the shards you may write", msg)
 	}
 	return out, nil
+}
+
+// RestoreMessage is the message of the commit that puts back facts a git
+// commit dropped by committing a stale index (see gitstore): a revert of
+// that commit's removals.
+func RestoreMessage(dropper gitstore.Commit, facts []memd.Fact) string {
+	ids := make([]string, len(facts))
+	for i, f := range facts {
+		ids[i] = f.ID
+	}
+	subject := fmt.Sprintf("revert: restore %d %s that %s dropped by committing a stale index", len(facts), plural(len(facts), "fact", "facts"), dropper.Hash.String()[:12])
+	return Message(subject, memd.Provenance{Op: memd.OpRevert, FactIDs: ids, LearnedBy: memd.LearnedExplicit, Reverts: dropper.Hash.String()})
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -264,8 +264,8 @@ func (db *DB) StagePack(b *Builder) (*StagedPack, error) {
 }
 
 // Publish renames the index into place and makes the objects readable.
+// The files stay open, to be made durable, until Close.
 func (sp *StagedPack) Publish() error {
-	sp.close()
 	if err := os.Chmod(sp.tmpIdx, 0o444); err != nil {
 		return err
 	}
@@ -287,6 +287,9 @@ func (sp *StagedPack) Abort() {
 	}
 	os.Remove(sp.base + ".pack")
 }
+
+// Close closes the pack's files.
+func (sp *StagedPack) Close() { sp.close() }
 
 func (sp *StagedPack) close() {
 	for _, f := range sp.files {
@@ -314,6 +317,7 @@ func (db *DB) WritePack(b *Builder) (plumbing.Hash, error) {
 		sp.Abort()
 		return plumbing.ZeroHash, err
 	}
+	sp.Close()
 	return sp.name, nil
 }
 

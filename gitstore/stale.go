@@ -1,0 +1,145 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+)
+
+// Restoring what a stale index dropped.
+//
+// git reads .git/index before it locks it, and several git commands (git
+// status among them) write back the index they read. One that read it just
+// before memd's update leaves an index lacking memd's latest facts, while
+// the working files hold them; the person's next git commit then commits
+// them away without anyone meaning to. The signature: a commit memd did not
+// make, not a git revert, that puts a fact file back exactly as it was a few
+// commits earlier, while the working file still holds the facts it dropped.
+// A person who deletes a fact on purpose deletes it from the file. memd
+// restores such facts in one commit whose message names the commit that
+// dropped them; it is reverted like any other.
+
+// staleLookback is how far back a fact file's earlier versions are looked for.
+const staleLookback = 64
+
+// RestoreMessage formats the message of a commit restoring facts that a
+// commit built from a stale index dropped.
+type RestoreMessage func(dropper Commit, facts []memd.Fact) string
+
+// droppedByStaleIndex returns the facts c removed by committing a fact file
+// exactly as it was in a recent ancestor, and which its working file still
+// holds.
+func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
+	if c.Committer == Committer || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
+		return nil, nil
+	}
+	parent, err := sh.readCommit(c.Parents[0])
+	if err != nil {
+		return nil, err
+	}
+	t := &trees{db: sh.db}
+	var lost []memd.Fact
+	err = t.diffFiles(parent.tree, c.Tree, "", keepFactPaths, func(path string, before, after plumbing.Hash) error {
+		if before.IsZero() || after.IsZero() || !sh.hadBlob(parent.parents, path, after) {
+			return nil
+		}
+		was, err := sh.readFactFile(path, before)
+		if err != nil {
+			return err
+		}
+		now, err := sh.readFactFile(path, after)
+		if err != nil {
+			return err
+		}
+		working, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
+		if err != nil {
+			return nil // gone from the working tree too
+		}
+		inWorking := factIDs(path, working)
+		for _, lf := range was.facts {
+			if inWorking[lf.ID] && !slices.ContainsFunc(now.facts, func(n lineFact) bool { return n.ID == lf.ID }) {
+				f := lf.Fact
+				f.Shard = sh.id
+				lost = append(lost, f)
+			}
+		}
+		return nil
+	})
+	return lost, err
+}
+
+// hadBlob reports whether path held blob in one of the first-parent
+// ancestors starting at parents.
+func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Hash) bool {
+	t := &trees{db: sh.db}
+	for i := 0; i < staleLookback && len(parents) > 0; i++ {
+		c, err := sh.readCommit(parents[0])
+		if err != nil {
+			return false
+		}
+		if e, ok, err := t.lookup(c.tree, path); err == nil && ok && e.hash == blob {
+			return true
+		}
+		parents = c.parents
+	}
+	return false
+}
+
+// restoreDropped looks at the commits from..st.head that memd did not make
+// and, where one dropped facts by committing a stale index, commits them
+// back on st. It returns the state to continue from. The caller holds sh.mu.
+func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
+	msgf := sh.store.opts.Restore
+	if msgf == nil || from.IsZero() {
+		return st, nil
+	}
+	var dropper Commit
+	var lost []memd.Fact
+	n := 0
+	err := sh.Walk(st.head, func(c Commit) error {
+		if c.Hash == from {
+			return ErrStop
+		}
+		if n++; n > staleLookback {
+			return ErrStop
+		}
+		facts, err := sh.droppedByStaleIndex(c)
+		if err != nil {
+			return err
+		}
+		for _, f := range facts {
+			if !slices.ContainsFunc(lost, func(l memd.Fact) bool { return l.ID == f.ID }) && len(st.where[f.ID]) == 0 {
+				lost = append(lost, f)
+				dropper = c
+			}
+		}
+		return nil
+	})
+	if err != nil || len(lost) == 0 {
+		return st, err
+	}
+	edits := make([]Edit, len(lost))
+	for i, f := range lost {
+		edits[i] = Edit{Op: AddFact, Fact: f}
+	}
+	g := newGroup(sh, st)
+	g.add(Change{Author: Committer, Message: msgf(dropper, lost), Edits: edits})
+	if err := g.build(); err != nil || g.b.Len() == 0 {
+		return st, err
+	}
+	sp, err := sh.db.StagePack(g.b)
+	if err != nil {
+		return st, err
+	}
+	if err := sh.publish(st, g, sp); err != nil {
+		return st, err
+	}
+	sh.store.log.Warn("a git commit made from a stale index dropped facts memd had written; restored them",
+		"shard", sh.id, "commit", short(dropper.Hash), "facts", len(lost))
+	return sh.cur.Load(), nil
+}

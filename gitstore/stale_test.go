@@ -1,0 +1,164 @@
+package gitstore_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+func restoreMessage(dropper gitstore.Commit, facts []memd.Fact) string {
+	return fmt.Sprintf("restore %d facts %s dropped", len(facts), dropper.Hash)
+}
+
+// copyFile copies src to dst, standing in for a git command writing back
+// the index it read earlier.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// git status writes back the index it read; when it read it before memd's
+// last commit, the person's next git commit commits memd's facts away.
+// memd puts them back in a commit of its own that names the dropping one.
+func TestShard_RestoresFactsAStaleIndexDropped(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	dir := sh.Dir()
+	index := filepath.Join(dir, ".git", "index")
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	stale := filepath.Join(t.TempDir(), "index")
+	copyFile(t, index, stale)
+	remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
+	remember(t, sh, "Took the night train", memd.TierLog, "m3")
+	copyFile(t, stale, index)
+
+	os.WriteFile(filepath.Join(dir, "todo.md"), []byte("call mum\n"), 0o644)
+	git(t, dir, "add", "todo.md")
+	git(t, dir, "commit", "-qm", "todo")
+	dropper := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	if show := git(t, dir, "show", "HEAD:log/2026-11.md"); strings.Contains(show, "raincoat") {
+		t.Fatalf("the person's commit did not drop the facts, so this test shows nothing:\n%s", show)
+	}
+
+	want := []string{"Booked a flight to Lisbon", "Packed a raincoat", "Took the night train"}
+	if got := texts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts after the person's commit: %v, want %v", got, want)
+	}
+	log := git(t, dir, "log", "--format=%an|%s", "-3")
+	if !strings.HasPrefix(log, "memd|restore 2 facts "+dropper+" dropped\npat|todo\n") {
+		t.Errorf("git log:\n%s", log)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+	if todo := git(t, dir, "show", "HEAD:todo.md"); todo != "call mum\n" {
+		t.Errorf("the person's file: %q", todo)
+	}
+}
+
+// Taking facts out on purpose, by editing them away or with git revert, is
+// not mistaken for a stale index.
+func TestShard_KeepsDeliberateRemovals(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	dir := sh.Dir()
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	remember(t, sh, "Took the night train", memd.TierLog, "m2")
+	r := remember(t, sh, "Packed a raincoat", memd.TierLog, "m3")
+
+	// The file goes back to exactly its version of a commit ago.
+	git(t, dir, "revert", "--no-edit", r.Commit.String())
+	if got := texts(t, sh); !slices.Equal(got, []string{"Booked a flight to Lisbon", "Took the night train"}) {
+		t.Errorf("facts after git revert: %v", got)
+	}
+	log := filepath.Join(dir, "log", "2026-11.md")
+	b, _ := os.ReadFile(log)
+	os.WriteFile(log, []byte(strings.Replace(string(b), "- (2026-11-03) Took the night train\n", "", 1)), 0o644)
+	git(t, dir, "commit", "-qam", "not true")
+	if got := texts(t, sh); !slices.Equal(got, []string{"Booked a flight to Lisbon"}) {
+		t.Errorf("facts after editing one away: %v", got)
+	}
+	if n := strings.Count(git(t, dir, "log", "--format=%an"), "memd"); n != 0 {
+		t.Errorf("%d commits by memd itself, want none", n)
+	}
+}
+
+// An index a git command wrote back after memd's update is an older version
+// of memd's own, not a change the person staged: memd's next commit brings
+// it up to date rather than merging into it and staging the loss of facts.
+func TestShard_StaleIndexIsNotAStagedChange(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	dir := sh.Dir()
+	index := filepath.Join(dir, ".git", "index")
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	stale := filepath.Join(t.TempDir(), "index")
+	copyFile(t, index, stale)
+	remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
+	copyFile(t, stale, index)
+	remember(t, sh, "Took the night train", memd.TierLog, "m3")
+
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "person commits what is staged")
+	if got := texts(t, sh); len(got) != 3 {
+		t.Errorf("facts after the person's commit: %v", got)
+	}
+}
+
+// memd stopped after writing the index for a commit but before moving main
+// to it: the commit was never acknowledged, so on the next start the lock
+// it left on main goes, and the index and working tree go back to HEAD.
+func TestStore_RepairsAStopInTheMiddleOfACommit(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	shardDir := sh.Dir()
+	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	second := remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
+	s.Close()
+	// The state on disk at that moment: main at the first commit, its lock
+	// naming the second, the index and files holding the second's.
+	git(t, shardDir, "update-ref", "refs/heads/main", first.Commit.String())
+	lock := filepath.Join(shardDir, ".git", "refs", "heads", "main.lock")
+	os.WriteFile(lock, []byte(second.Commit.String()+"\n"), 0o644)
+
+	s, err = gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh, err = s.Shard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("the lock on main is still there: %v", err)
+	}
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+	if b, _ := os.ReadFile(filepath.Join(shardDir, "log", "2026-11.md")); strings.Contains(string(b), "raincoat") {
+		t.Errorf("the working file keeps the unacknowledged fact:\n%s", b)
+	}
+	remember(t, sh, "Took the night train", memd.TierLog, "m3")
+	if got := texts(t, sh); !slices.Equal(got, []string{"Booked a flight to Lisbon", "Took the night train"}) {
+		t.Errorf("facts: %v", got)
+	}
+}
