@@ -19,3 +19,4 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./provenance/
 	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./learn/
+	go test -run '^$$' -fuzz '^FuzzFind$$' -fuzztime $(FUZZTIME) ./gitstore/anchor/

@@ -237,6 +237,7 @@ type LearnerStatus struct {
 type Service interface {
 	Reader
 	Learner
+	Notes
 	// Remember adds a fact; the same text again returns the existing fact.
 	Remember(ctx context.Context, req RememberRequest) (RememberResult, error)
 	// Forget removes a fact; ENOTFOUND when the shard does not hold it.

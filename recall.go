@@ -50,6 +50,9 @@ type RecallQuery struct {
 // Hit is one fact recall found, with where it came from.
 type Hit struct {
 	Fact
+	// Note, for a passage of a note, is the note's path under notes/; the
+	// passage is Text, and Date the day the note last changed.
+	Note           string   `json:"note,omitempty"`
 	Score          float64  `json:"score"`
 	Commit         string   `json:"commit,omitempty"`
 	SourceMessages []string `json:"source_messages,omitempty"`

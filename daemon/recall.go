@@ -8,7 +8,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
 )
 
 // Recall ranks the facts of the query's scopes. With At, it searches memory
@@ -50,7 +52,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 		out.Searched = []memd.ShardID{}
 	}
 	for _, h := range hits {
-		out.Hits = append(out.Hits, memd.Hit{Fact: h.Fact, Score: h.Score, Commit: h.Commit, SourceMessages: h.Messages, SourceChat: h.Chat})
+		out.Hits = append(out.Hits, memd.Hit{Fact: h.Fact, Note: h.Note, Score: h.Score, Commit: h.Commit, SourceMessages: h.Messages, SourceChat: h.Chat})
 	}
 	return out, nil
 }
@@ -96,6 +98,14 @@ func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string,
 				d.Commit, d.Messages, d.Chat = cur.Commit, cur.Messages, cur.Chat
 			}
 			docs = append(docs, d)
+		}
+		notes, _, err := sh.Notes(h)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, n := range notes {
+			path := strings.TrimPrefix(n.Path, gitstore.NotesDir+"/")
+			x.PutNote(id, path, index.Passages(id, path, string(n.Data), memd.DateOf(when), ""))
 		}
 	}
 	x.PutAll(docs)

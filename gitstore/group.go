@@ -32,6 +32,11 @@ type group struct {
 	facts   int
 	touched map[string]*factFile // path -> its version in base (nil if new)
 	plans   []*plan
+
+	// Notes the group changes: their latest versions (nil: removed) and
+	// their versions in base (nil if new).
+	notes       map[string]*factFile
+	noteTouched map[string]*factFile
 }
 
 // plan is one change's commit before it is written.
@@ -39,6 +44,7 @@ type plan struct {
 	change Change
 	res    *Result
 	files  []plannedFile // sorted by path
+	notes  []plannedNote
 }
 
 // plannedFile is one new version of a file.
@@ -62,6 +68,9 @@ func newGroup(sh *Shard, st *state) *group {
 		over:    make(map[string][]string),
 		facts:   st.facts,
 		touched: make(map[string]*factFile),
+
+		notes:       make(map[string]*factFile),
+		noteTouched: make(map[string]*factFile),
 	}
 }
 
@@ -70,6 +79,22 @@ func (g *group) where(id string) []string {
 		return paths
 	}
 	return g.base.where[id]
+}
+
+// worktreeChanges returns the paths the group changed with their versions
+// in base (nil if new) and after the group (nil if removed), for the
+// working tree and index.
+func (g *group) worktreeChanges() (touched, next map[string]*factFile) {
+	touched = maps.Clone(g.touched)
+	next = make(map[string]*factFile, len(touched)+len(g.noteTouched))
+	for path := range g.touched {
+		next[path] = g.files[path]
+	}
+	for path, old := range g.noteTouched {
+		touched[path] = old
+		next[path] = g.notes[path]
+	}
+	return touched, next
 }
 
 // commitState is the state after the group, with base.where updated.
@@ -91,7 +116,11 @@ type pendingFile struct {
 }
 
 // add plans one change. The result's Commit is set when the group is built.
-func (g *group) add(c Change) *Result {
+// A change that fails (a note update refusing) is left out of the group.
+func (g *group) add(c Change) (*Result, error) {
+	if c.Note != nil {
+		return g.addNote(c)
+	}
 	res := &Result{Facts: make([]memd.Fact, len(c.Edits))}
 	pending := make(map[string]*pendingFile)
 	pend := func(path string) *pendingFile {
@@ -147,14 +176,14 @@ func (g *group) add(c Change) *Result {
 		}
 	}
 	if len(res.Changes) == 0 {
-		return res
+		return res, nil
 	}
 	pl := &plan{change: c, res: res}
 	for _, path := range slices.Sorted(maps.Keys(pending)) {
 		pl.files = append(pl.files, g.planFile(path, pending[path]))
 	}
 	g.plans = append(g.plans, pl)
-	return res
+	return res, nil
 }
 
 // find returns the fact with an ID as the group currently has it, counting
@@ -234,6 +263,11 @@ func (g *group) build() error {
 		for _, f := range pl.files {
 			versions = append(versions, f.next)
 		}
+		for _, n := range pl.notes {
+			if n.next != nil {
+				versions = append(versions, n.next)
+			}
+		}
 	}
 	hashAll(versions)
 	for _, pl := range g.plans {
@@ -249,6 +283,19 @@ func (g *group) build() error {
 			if root, err = g.trees.set(g.b, root, f.next.path, blob); err != nil {
 				return err
 			}
+		}
+		for _, n := range pl.notes {
+			var blob plumbing.Hash // zero removes the note
+			if n.next != nil {
+				blob = g.b.AddHashed(plumbing.BlobObject, n.next.blob, n.next.data)
+			}
+			var err error
+			if root, err = g.trees.set(g.b, root, n.path, blob); err != nil {
+				return err
+			}
+		}
+		if root.IsZero() {
+			root = g.b.Add(plumbing.TreeObject, nil) // the last file went
 		}
 		g.root = root
 		g.head = g.b.Add(plumbing.CommitObject, g.commitBody(pl.change))

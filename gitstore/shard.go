@@ -42,6 +42,7 @@ type Shard struct {
 	// lags HEAD (with the version it holds), and the blobs memd recently
 	// put in the index for each path.
 	behind     map[string]*factFile
+	behindNext map[string]*factFile
 	indexed    map[string][]plumbing.Hash
 	indexLate  bool
 	indexTimer *time.Timer
@@ -96,7 +97,7 @@ func (sh *Shard) close() {
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
 	}
-	sh.behind = nil
+	sh.behind, sh.behindNext = nil, nil
 	sh.db.Close()
 }
 

@@ -128,7 +128,9 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 		edits[i] = Edit{Op: AddFact, Fact: f}
 	}
 	g := newGroup(sh, st)
-	g.add(Change{Author: Committer, Message: msgf(dropper, lost), Edits: edits})
+	if _, err := g.add(Change{Author: Committer, Message: msgf(dropper, lost), Edits: edits}); err != nil {
+		return st, err
+	}
 	if err := g.build(); err != nil || g.b.Len() == 0 {
 		return st, err
 	}

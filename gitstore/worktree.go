@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -127,6 +128,8 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 			}
 		case next == nil:
 			written = cur // removed at HEAD, but the person is editing it
+		case !IsFactFile(path):
+			written = cur // a note the person is editing: theirs to commit
 		default:
 			// Uncommitted edits: keep them, and apply memd's change on top.
 			written = mergeFactLines(path, oldData, newData, cur)
@@ -138,6 +141,9 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 
 	// The index: the new blob, unless the person staged a version of their
 	// own, which then gets memd's change merged in as well.
+	if !inStep && entry != nil && !IsFactFile(path) {
+		return nil // a version of a note the person staged stays staged
+	}
 	if !inStep && entry != nil {
 		staged, err := sh.db.Get(entry.Hash)
 		if err != nil {
@@ -334,11 +340,28 @@ func (sh *Shard) repairWorktree() error {
 	if len(touched) == 0 {
 		return nil
 	}
+	next := make(map[string]*factFile, len(touched))
+	t := &trees{db: sh.db}
+	for path := range touched {
+		if IsFactFile(path) {
+			next[path] = st.files[path]
+			continue
+		}
+		e, ok, err := t.lookup(st.root, path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if next[path], err = sh.readFactFile(path, e.hash); err != nil {
+				return err
+			}
+		}
+	}
 	lock, err := acquireLock(filepath.Join(sh.gitDir, "index"))
 	if err != nil {
 		return err
 	}
-	return sh.syncWorktree(lock, touched, st.files)
+	return sh.syncWorktree(lock, touched, next)
 }
 
 // aheadOfHead adds to touched the fact files whose index entries hold the
@@ -349,7 +372,10 @@ func (sh *Shard) aheadOfHead(idx *index.Index, st *state, touched map[string]*fa
 		return err
 	}
 	t := &trees{db: sh.db}
-	return t.diffFiles(st.root, c.tree, "", keepFactPaths, func(path string, _, ahead plumbing.Hash) error {
+	keep := func(p string) bool {
+		return keepFactPaths(p) || p == NotesDir+"/" || strings.HasPrefix(p, NotesDir+"/")
+	}
+	return t.diffFiles(st.root, c.tree, "", keep, func(path string, _, ahead plumbing.Hash) error {
 		e, err := idx.Entry(path)
 		switch {
 		case ahead.IsZero() && err != nil: // the commit removed the file

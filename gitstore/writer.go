@@ -47,12 +47,13 @@ type Edit struct {
 }
 
 // Change is one commit: who, the message (subject and trailers), and the
-// fact edits. Edits that would change nothing are skipped; a change left
-// with nothing to do makes no commit.
+// fact edits or the note change (one or the other). Edits that would change
+// nothing are skipped; a change left with nothing to do makes no commit.
 type Change struct {
 	Author  Signature
 	Message string
 	Edits   []Edit
+	Note    *NoteChange
 }
 
 // Result says what a Change did.
@@ -64,6 +65,8 @@ type Result struct {
 	// existing one when the text was already there), or as it stood before
 	// RemoveFact (zero when the shard did not hold it).
 	Facts []memd.Fact
+	// Note is the note after a note change.
+	Note NoteState
 }
 
 type request struct {
@@ -147,7 +150,12 @@ func (sh *Shard) gather(want int) {
 }
 
 func validateChange(c *Change) error {
-	if len(c.Edits) == 0 {
+	switch {
+	case c.Note != nil && len(c.Edits) > 0:
+		return memd.Errorf(memd.EINVALID, "a change edits facts or one note, not both")
+	case c.Note != nil && (!IsNoteFile(c.Note.Path) || c.Note.Update == nil):
+		return memd.Errorf(memd.EINVALID, "%q is not a note", c.Note.Path)
+	case c.Note == nil && len(c.Edits) == 0:
 		return memd.Errorf(memd.EINVALID, "a change needs at least one edit")
 	}
 	if strings.TrimSpace(c.Message) == "" || !utf8.ValidString(c.Message) || strings.ContainsRune(c.Message, 0) {
@@ -230,13 +238,20 @@ func (sh *Shard) tryGroup(batch []*request) error {
 	}
 	g := newGroup(sh, st)
 	results := make([]*Result, len(batch))
+	refused := make([]error, len(batch))
 	for i, r := range batch {
-		results[i] = g.add(r.change)
+		if results[i], refused[i] = g.add(r.change); refused[i] != nil && memd.ErrorCode(refused[i]) == memd.EINTERNAL {
+			return refused[i]
+		}
 	}
 	if err := g.build(); err != nil {
 		return err
 	}
 	for i, r := range batch {
+		if refused[i] != nil {
+			r.res, r.err = Result{}, refused[i]
+			continue
+		}
 		r.res, r.err = *results[i], nil
 	}
 	if g.b.Len() == 0 {
@@ -285,7 +300,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	sh.syncIndex(g.touched, g.files)
+	sh.syncIndex(g.worktreeChanges())
 	if err := rlock.commit(); err != nil {
 		return err
 	}
@@ -304,19 +319,21 @@ const indexWait = 20 * time.Millisecond
 // comes along to do it.
 const indexRetry = 100 * time.Millisecond
 
-// syncIndex brings the working tree and .git/index in step with files for
-// the paths touched and any left behind before. A git command may hold the
+// syncIndex brings the working tree and .git/index in step for the paths
+// touched (mapped to the versions they held) and any left behind before,
+// to their versions in next (nil: removed). A git command may hold the
 // index lock for long (git commit, while its editor is open); memd's write
 // then goes ahead without waiting, and the index catches up with the next
 // write or a moment later. The caller holds sh.mu.
-func (sh *Shard) syncIndex(touched, files map[string]*factFile) {
+func (sh *Shard) syncIndex(touched, next map[string]*factFile) {
 	if sh.behind == nil {
-		sh.behind = make(map[string]*factFile)
+		sh.behind, sh.behindNext = make(map[string]*factFile), make(map[string]*factFile)
 	}
 	for path, old := range touched {
 		if _, ok := sh.behind[path]; !ok {
 			sh.behind[path] = old
 		}
+		sh.behindNext[path] = next[path]
 	}
 	if len(sh.behind) == 0 {
 		return
@@ -328,7 +345,7 @@ func (sh *Shard) syncIndex(touched, files map[string]*factFile) {
 		}
 	}
 	if err == nil {
-		err = sh.syncWorktree(lock, sh.behind, files)
+		err = sh.syncWorktree(lock, sh.behind, sh.behindNext)
 	}
 	if err != nil {
 		if !sh.indexLate {
@@ -343,6 +360,7 @@ func (sh *Shard) syncIndex(touched, files map[string]*factFile) {
 		return
 	}
 	clear(sh.behind)
+	clear(sh.behindNext)
 	sh.indexLate = false
 }
 
@@ -350,11 +368,8 @@ func (sh *Shard) syncIndex(touched, files map[string]*factFile) {
 func (sh *Shard) catchUpIndex() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.db == nil || len(sh.behind) == 0 {
-		return
-	}
-	if st := sh.cur.Load(); st != nil {
-		sh.syncIndex(nil, st.files)
+	if len(sh.behind) > 0 {
+		sh.syncIndex(nil, nil)
 	}
 }
 

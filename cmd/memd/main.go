@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"log":      {"show a shard's commits with provenance and fact diffs", runLog},
 		"revert":   {"undo a commit, or everything learned from a message", runRevert},
 		"shards":   {"list the shards you may read", runShards},
+		"notes":    {"list, read, create, edit or delete notes", runNotes},
 		"recall":   {"search memory", runRecall},
 		"context":  {"print the memory section of an agent's prompt", runContext},
 		"reindex":  {"rebuild the index from the shards (daemon stopped)", runReindex},

@@ -43,7 +43,12 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	for _, h := range res.Hits {
-		fmt.Fprintf(e.stdout, "%s  %s  %-8s %s  %s\n", h.ID, h.Date, h.Tier, h.Shard, h.Text)
+		if h.Note != "" {
+			// A passage of a note: where it is, then its text on one line.
+			fmt.Fprintf(e.stdout, "%s  %s  %-8s %s  %s: %s\n", h.ID, h.Date, "note", h.Shard, h.File, strings.Join(strings.Fields(h.Text), " "))
+		} else {
+			fmt.Fprintf(e.stdout, "%s  %s  %-8s %s  %s\n", h.ID, h.Date, h.Tier, h.Shard, h.Text)
+		}
 		if h.Commit != "" {
 			src := ""
 			if len(h.SourceMessages) > 0 {

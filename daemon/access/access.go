@@ -400,3 +400,50 @@ func (g *guard) Status(ctx context.Context) (memd.Status, error) {
 	}
 	return g.inner.Status(ctx)
 }
+
+func (g *guard) ListNotes(ctx context.Context, shard memd.ShardID) ([]memd.NoteInfo, error) {
+	if err := g.read(ctx, shard); err != nil {
+		return nil, err
+	}
+	return g.inner.ListNotes(ctx, shard)
+}
+
+func (g *guard) ReadNote(ctx context.Context, shard memd.ShardID, path, at string) (memd.Note, error) {
+	if err := g.read(ctx, shard); err != nil {
+		return memd.Note{}, err
+	}
+	return g.inner.ReadNote(ctx, shard, path, at)
+}
+
+// write checks a write to a shard made from a source.
+func (g *guard) write(ctx context.Context, shard memd.ShardID, src *memd.Source) (context.Context, error) {
+	ctx, c, err := declare(ctx, src)
+	if err != nil {
+		return ctx, err
+	}
+	return ctx, g.rules.Check(c, "write", shard)
+}
+
+func (g *guard) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (memd.NoteResult, error) {
+	ctx, err := g.write(ctx, req.Shard, &req.Source)
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	return g.inner.CreateNote(ctx, req)
+}
+
+func (g *guard) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.NoteResult, error) {
+	ctx, err := g.write(ctx, req.Shard, &req.Source)
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	return g.inner.EditNote(ctx, req)
+}
+
+func (g *guard) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (memd.NoteResult, error) {
+	ctx, err := g.write(ctx, req.Shard, &req.Source)
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	return g.inner.DeleteNote(ctx, req)
+}

@@ -35,7 +35,7 @@ const (
 	factPrefix = "fact:" // fact:<shard>:<id> -> record
 	headPrefix = "head:" // head:<shard> -> the commit the shard's facts were read from
 	metaFormat = "meta:format"
-	format     = "1"
+	format     = "2" // 2: notes
 )
 
 // maxWalk bounds how many commits catch-up reads before it reads HEAD
@@ -103,6 +103,7 @@ func (x *Index) Search() *search.Index { return x.search }
 
 func (x *Index) load() error {
 	var docs []search.Doc
+	var notes [][2]string
 	stale := false
 	err := x.db.View(func(tx *buntdb.Tx) error {
 		if v, err := tx.Get(metaFormat); err != nil || v != format {
@@ -113,6 +114,12 @@ func (x *Index) load() error {
 			if id, err := memd.ParseShardID(strings.TrimPrefix(k, headPrefix)); err == nil {
 				x.heads[id] = plumbing.NewHash(v)
 			}
+			return true
+		}); err != nil {
+			return err
+		}
+		if err := tx.AscendKeys(notePrefix+"*", func(k, v string) bool {
+			notes = append(notes, [2]string{k, v})
 			return true
 		}); err != nil {
 			return err
@@ -138,6 +145,9 @@ func (x *Index) load() error {
 		})
 	}
 	x.search.PutAll(docs)
+	for _, kv := range notes {
+		x.loadNote(kv[0], kv[1])
+	}
 	return nil
 }
 
@@ -274,6 +284,8 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 	}
 	touched := make(map[string]*touch)
 	var order []string
+	notes := make(map[string]*noteRecord) // notes changed, by path; filled in below
+	noteCommits := make(map[string]gitstore.Commit)
 	reached := false
 	n := 0
 	err := sh.Walk(head, func(c gitstore.Commit) error {
@@ -303,6 +315,17 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 				order = append(order, fid)
 			}
 		}
+		if c.Committer != gitstore.Committer || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert {
+			changed, err := sh.ChangedNotes(c)
+			if err != nil {
+				return err
+			}
+			for _, path := range changed {
+				if _, seen := noteCommits[path]; !seen {
+					noteCommits[path] = c
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -310,6 +333,17 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 	}
 	if !reached && !(indexed.IsZero() && n <= maxWalk) {
 		return errUnknownBase
+	}
+	for file, c := range noteCommits {
+		data, ok, _, err := sh.Note(head, file)
+		if err != nil {
+			return err
+		}
+		path := strings.TrimPrefix(file, gitstore.NotesDir+"/")
+		notes[path] = nil
+		if ok {
+			notes[path] = &noteRecord{Date: memd.DateOf(c.Time).String(), Commit: c.Hash.String(), Text: string(data)}
+		}
 	}
 	found, at, err := sh.Lookup(order)
 	if err != nil {
@@ -333,11 +367,11 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 		d.Commit, d.Messages, d.Chat = t.commit, t.messages, t.chat
 		put = append(put, d)
 	}
-	return x.apply(sh, put, del, moved, head)
+	return x.apply(sh, put, del, moved, notes, head)
 }
 
 // apply writes the changes of one catch-up to the file and the engine.
-func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved map[string]bool, head plumbing.Hash) error {
+func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved map[string]bool, notes map[string]*noteRecord, head plumbing.Hash) error {
 	id := sh.ID()
 	// Lines after a removed one moved; refresh the offsets of those files.
 	for file := range moved {
@@ -363,6 +397,9 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 				return err
 			}
 		}
+		if err := x.putNotes(tx, id, notes); err != nil {
+			return err
+		}
 		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
 		return err
 	})
@@ -373,6 +410,7 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 		x.search.Delete(id, fid)
 	}
 	x.search.PutAll(put)
+	x.searchNotes(id, notes)
 	x.mu.Lock()
 	x.heads[id] = head
 	x.mu.Unlock()
@@ -399,9 +437,20 @@ func (x *Index) rebuildShard(sh *gitstore.Shard) error {
 	return nil
 }
 
-// replaceShard replaces everything indexed for a shard with lines.
+// replaceShard replaces everything indexed for a shard with lines and the
+// notes at head.
 func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plumbing.Hash) error {
 	id := sh.ID()
+	notes := map[string]*noteRecord{}
+	if !head.IsZero() {
+		c, err := sh.ReadCommit(head)
+		if err != nil {
+			return err
+		}
+		if notes, err = notesAt(sh, head, c.Time); err != nil {
+			return err
+		}
+	}
 	docs := make([]search.Doc, len(lines))
 	for i, l := range lines {
 		docs[i] = docOf(l)
@@ -415,14 +464,17 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 		defer close(done)
 		x.search.DropShard(id)
 		x.search.PutAll(docs)
+		x.searchNotes(id, notes)
 	}()
 	prefix := factPrefix + id.String() + ":"
 	err := x.db.Update(func(tx *buntdb.Tx) error {
 		var keys []string
-		tx.AscendKeys(prefix+"*", func(k, _ string) bool {
-			keys = append(keys, k)
-			return true
-		})
+		for _, p := range []string{prefix, notePrefix + id.String() + ":"} {
+			tx.AscendKeys(p+"*", func(k, _ string) bool {
+				keys = append(keys, k)
+				return true
+			})
+		}
 		for _, k := range keys {
 			tx.Delete(k)
 		}
@@ -430,6 +482,9 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 			if _, _, err := tx.Set(prefix+d.ID, encode(d), nil); err != nil {
 				return err
 			}
+		}
+		if err := x.putNotes(tx, id, notes); err != nil {
+			return err
 		}
 		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
 		return err
@@ -562,7 +617,7 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 		// Facts and heads go; cached embeddings stay, as they depend only
 		// on a fact's text.
 		var keys []string
-		for _, prefix := range []string{factPrefix, headPrefix} {
+		for _, prefix := range []string{factPrefix, headPrefix, notePrefix} {
 			tx.AscendKeys(prefix+"*", func(k, _ string) bool {
 				keys = append(keys, k)
 				return true

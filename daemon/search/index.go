@@ -14,13 +14,17 @@ import (
 	"github.com/memd/memd"
 )
 
-// Doc is one fact as the index keeps it.
+// Doc is one fact as the index keeps it, or one passage of a note: then
+// Note names the note (its path under notes/), Text is the passage, Date
+// the day the note last changed, and Tier is empty. Passages are searched
+// like facts but stay out of the memory section's lists.
 type Doc struct {
 	memd.Fact
-	Offset   int      // byte offset of the fact's line in its file
+	Offset   int      // byte offset of the fact's line (or passage) in its file
 	Commit   string   // the commit that introduced it, when known
 	Messages []string // the Source-Message trailers of that commit
 	Chat     string   // the Source-Chat trailer of that commit
+	Note     string
 }
 
 type entry struct {
@@ -86,6 +90,7 @@ type Index struct {
 	files    map[fileKey][]int32 // by offset
 	chats    map[chatKey][]int32
 	dates    map[int][]int32
+	notes    map[fileKey][]int32 // passages by note
 }
 
 // New returns an empty index.
@@ -108,6 +113,7 @@ func (x *Index) reset() {
 	x.files = make(map[fileKey][]int32)
 	x.chats = make(map[chatKey][]int32)
 	x.dates = make(map[int][]int32)
+	x.notes = make(map[fileKey][]int32)
 }
 
 // Reset empties the index.
@@ -190,8 +196,10 @@ func (x *Index) PutAll(docs []Doc) {
 	for i, d := range docs {
 		x.remove(docKey{d.Shard, d.ID})
 		x.add(d, analysed[i], false)
-		shards[d.Shard] = true
-		files[fileKey{d.Shard, d.File}] = true
+		if d.Note == "" {
+			shards[d.Shard] = true
+			files[fileKey{d.Shard, d.File}] = true
+		}
 	}
 	for s := range shards {
 		x.sortShard(x.shards[s])
@@ -229,10 +237,35 @@ func (x *Index) Delete(shard memd.ShardID, id string) {
 	x.maybeCompact()
 }
 
-// DropShard removes every fact of a shard.
+// PutNote replaces the passages of a note (none: the note is gone).
+func (x *Index) PutNote(shard memd.ShardID, note string, passages []Doc) {
+	analysed := analyzeAll(passages)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropNote(fileKey{shard, note})
+	for i, d := range passages {
+		d.Shard, d.Note = shard, note
+		x.remove(docKey{shard, d.ID})
+		x.add(d, analysed[i], true)
+	}
+	x.maybeCompact()
+}
+
+func (x *Index) dropNote(nk fileKey) {
+	for _, i := range slices.Clone(x.notes[nk]) {
+		x.remove(docKey{nk.shard, x.entries[i].doc.ID})
+	}
+}
+
+// DropShard removes every fact and note of a shard.
 func (x *Index) DropShard(shard memd.ShardID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	for nk := range x.notes {
+		if nk.shard == shard {
+			x.dropNote(nk)
+		}
+	}
 	sd := x.shards[shard]
 	if sd == nil {
 		return
@@ -312,21 +345,11 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.byKey[docKey{d.Shard, d.ID}] = i
 	x.live++
 	x.totalLen += e.length
-
-	for j, t := range ts {
-		if slices.Contains(ts[:j], t) {
-			continue // counted at its first occurrence
-		}
-		n := uint16(1)
-		for _, u := range ts[j+1:] {
-			if u == t {
-				n++
-			}
-		}
-		if len(x.postings[t]) == 0 && len(t) >= prefixLen {
-			x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
-		}
-		x.postings[t] = append(x.postings[t], posting{i, n})
+	x.addPostings(i, ts)
+	if d.Note != "" {
+		nk := fileKey{d.Shard, d.Note}
+		x.notes[nk] = append(x.notes[nk], i)
+		return
 	}
 
 	sd := x.shards[d.Shard]
@@ -353,6 +376,25 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		x.chats[k] = append(x.chats[k], i)
 	}
 	x.dates[e.days] = append(x.dates[e.days], i)
+}
+
+// addPostings records the terms of entry i.
+func (x *Index) addPostings(i int32, ts []string) {
+	for j, t := range ts {
+		if slices.Contains(ts[:j], t) {
+			continue // counted at its first occurrence
+		}
+		n := uint16(1)
+		for _, u := range ts[j+1:] {
+			if u == t {
+				n++
+			}
+		}
+		if len(x.postings[t]) == 0 && len(t) >= prefixLen {
+			x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
+		}
+		x.postings[t] = append(x.postings[t], posting{i, n})
+	}
 }
 
 // before orders facts by rank, then date, newest first, then ID.
@@ -389,6 +431,13 @@ func (x *Index) remove(k docKey) {
 	x.totalLen -= e.length
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
+	if e.doc.Note != "" {
+		nk := fileKey{k.shard, e.doc.Note}
+		if x.notes[nk] = without(x.notes[nk], i); len(x.notes[nk]) == 0 {
+			delete(x.notes, nk)
+		}
+		return
+	}
 	if sd := x.shards[k.shard]; sd != nil {
 		if e.doc.Tier == memd.TierProfile {
 			sd.profile = without(sd.profile, i)

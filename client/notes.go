@@ -1,0 +1,91 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/memd/memd"
+)
+
+func notePath(s memd.ShardID, path string) string {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return shardPath(s) + "/notes/" + strings.Join(segs, "/")
+}
+
+// sourceBody is a write's source, or nil when it names nothing.
+func sourceBody(src memd.Source) any {
+	if len(src.Messages) == 0 && src.Chat == "" && src.ChatKind == "" {
+		return nil
+	}
+	return src
+}
+
+// ListNotes implements memd.Service.
+func (c *Client) ListNotes(ctx context.Context, shard memd.ShardID) ([]memd.NoteInfo, error) {
+	var out struct {
+		Notes []memd.NoteInfo `json:"notes"`
+	}
+	err := c.Do(ctx, http.MethodGet, shardPath(shard)+"/notes", nil, nil, &out)
+	return out.Notes, err
+}
+
+// ReadNote implements memd.Service.
+func (c *Client) ReadNote(ctx context.Context, shard memd.ShardID, path, at string) (memd.Note, error) {
+	var out memd.Note
+	var q url.Values
+	if at != "" {
+		q = url.Values{"at": {at}}
+	}
+	err := c.Do(ctx, http.MethodGet, notePath(shard, path), q, nil, &out)
+	return out, err
+}
+
+// CreateNote implements memd.Service.
+func (c *Client) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (memd.NoteResult, error) {
+	var out memd.NoteResult
+	body := map[string]any{"path": req.Path, "text": req.Text}
+	if src := sourceBody(req.Source); src != nil {
+		body["source"] = src
+	}
+	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/notes", nil, body, &out)
+	return out, err
+}
+
+// EditNote implements memd.Service.
+func (c *Client) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.NoteResult, error) {
+	var out memd.NoteResult
+	body := map[string]any{"edits": req.Edits}
+	if req.ExpectedRevision != "" {
+		body["expectedRevision"] = req.ExpectedRevision
+	}
+	if src := sourceBody(req.Source); src != nil {
+		body["source"] = src
+	}
+	err := c.Do(ctx, http.MethodPost, notePath(req.Shard, req.Path)+":edit", nil, body, &out)
+	return out, err
+}
+
+// DeleteNote implements memd.Service.
+func (c *Client) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (memd.NoteResult, error) {
+	var out memd.NoteResult
+	q := url.Values{}
+	if req.ExpectedRevision != "" {
+		q.Set("expectedRevision", req.ExpectedRevision)
+	}
+	for _, m := range req.Source.Messages {
+		q.Add("message", m)
+	}
+	if req.Source.Chat != "" {
+		q.Set("chat", req.Source.Chat)
+	}
+	if req.Source.ChatKind != "" {
+		q.Set("chat_kind", string(req.Source.ChatKind))
+	}
+	err := c.Do(ctx, http.MethodDelete, notePath(req.Shard, req.Path), q, nil, &out)
+	return out, err
+}

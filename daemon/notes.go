@@ -1,0 +1,254 @@
+package daemon
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/gitstore/anchor"
+	"github.com/memd/memd/provenance"
+)
+
+// maxNoteEdits bounds the anchored edits of one call.
+const maxNoteEdits = 100
+
+// ListNotes lists a shard's notes at HEAD.
+func (s *Service) ListNotes(ctx context.Context, shard memd.ShardID) ([]memd.NoteInfo, error) {
+	sh, err := s.shard(shard)
+	if memd.ErrorCode(err) == memd.ENOTFOUND {
+		return []memd.NoteInfo{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	files, _, err := sh.Notes(plumbing.ZeroHash)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memd.NoteInfo, 0, len(files))
+	for _, f := range files {
+		out = append(out, noteInfo(shard, strings.TrimPrefix(f.Path, gitstore.NotesDir+"/"), f.Data))
+	}
+	return out, nil
+}
+
+func noteInfo(shard memd.ShardID, path string, data []byte) memd.NoteInfo {
+	return memd.NoteInfo{Shard: shard, Path: path, Revision: memd.NoteRevision(string(data)), Size: len(data), Title: noteTitle(data)}
+}
+
+// noteTitle is a note's first Markdown heading.
+func noteTitle(data []byte) string {
+	for _, line := range strings.SplitN(string(data), "\n", 50) {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(line), "#"); ok {
+			return strings.TrimSpace(strings.TrimLeft(t, "#"))
+		}
+	}
+	return ""
+}
+
+// ReadNote reads a note at HEAD or at a commit or date.
+func (s *Service) ReadNote(ctx context.Context, shard memd.ShardID, path, at string) (memd.Note, error) {
+	if err := memd.ValidateNotePath(path); err != nil {
+		return memd.Note{}, err
+	}
+	sh, err := s.shard(shard)
+	if err != nil {
+		return memd.Note{}, err
+	}
+	var h plumbing.Hash
+	if at != "" {
+		if h, err = resolve(sh, at); err != nil {
+			return memd.Note{}, err
+		}
+		if h.IsZero() {
+			return memd.Note{}, memd.Errorf(memd.ENOTFOUND, "shard %s had no commits by %s", shard, at)
+		}
+	}
+	data, ok, commit, err := sh.Note(h, memd.NoteFile(path))
+	if err != nil {
+		return memd.Note{}, err
+	}
+	if !ok {
+		return memd.Note{}, memd.Errorf(memd.ENOTFOUND, "shard %s has no note %s", shard, path)
+	}
+	return memd.Note{NoteInfo: noteInfo(shard, path, data), Text: string(data), Commit: commit.String()}, nil
+}
+
+// CreateNote writes a new note as one commit.
+func (s *Service) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (memd.NoteResult, error) {
+	if err := memd.ValidateNotePath(req.Path); err != nil {
+		return memd.NoteResult{}, err
+	}
+	if err := checkNoteText(req.Text); err != nil {
+		return memd.NoteResult{}, err
+	}
+	if err := provenance.CheckSource(req.Source); err != nil {
+		return memd.NoteResult{}, err
+	}
+	if _, err := memd.ParseShardID(req.Shard.String()); err != nil {
+		return memd.NoteResult{}, err
+	}
+	sh, err := s.Store.CreateShard(req.Shard)
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	create := func(cur []byte, exists bool) ([]byte, bool, error) {
+		if exists {
+			return nil, false, memd.Errorf(memd.ECONFLICT, "note %s exists (revision %s); edit it instead", req.Path, memd.NoteRevision(string(cur)))
+		}
+		return []byte(req.Text), false, nil
+	}
+	return s.writeNote(ctx, sh, req.Shard, req.Path, "create "+req.Path, req.Source, create)
+}
+
+// EditNote applies anchored edits to a note, all or none, as one commit.
+func (s *Service) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.NoteResult, error) {
+	if err := memd.ValidateNotePath(req.Path); err != nil {
+		return memd.NoteResult{}, err
+	}
+	switch {
+	case len(req.Edits) == 0:
+		return memd.NoteResult{}, memd.Errorf(memd.EINVALID, "no edits given")
+	case len(req.Edits) > maxNoteEdits:
+		return memd.NoteResult{}, memd.Errorf(memd.EINVALID, "at most %d edits per call, got %d", maxNoteEdits, len(req.Edits))
+	}
+	for i, e := range req.Edits {
+		for _, v := range []string{e.Find, e.Replace, e.Anchor, e.Text} {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return memd.NoteResult{}, memd.Errorf(memd.EINVALID, "edit %d (%s): text must be UTF-8 without NUL bytes", i+1, e.Op)
+			}
+		}
+	}
+	if err := checkRevision(req.ExpectedRevision); err != nil {
+		return memd.NoteResult{}, err
+	}
+	if err := provenance.CheckSource(req.Source); err != nil {
+		return memd.NoteResult{}, err
+	}
+	sh, err := s.shard(req.Shard)
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	edit := func(cur []byte, exists bool) ([]byte, bool, error) {
+		if !exists {
+			return nil, false, memd.Errorf(memd.ENOTFOUND, "shard %s has no note %s", req.Shard, req.Path)
+		}
+		if err := matchRevision(req.Path, cur, req.ExpectedRevision); err != nil {
+			return nil, false, err
+		}
+		next, err := anchor.Apply(string(cur), req.Edits)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := checkNoteText(next); err != nil {
+			return nil, false, err
+		}
+		return []byte(next), false, nil
+	}
+	return s.writeNote(ctx, sh, req.Shard, req.Path, editSummary(req.Path, req.Edits), req.Source, edit)
+}
+
+// DeleteNote removes a note as one commit.
+func (s *Service) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (memd.NoteResult, error) {
+	if err := memd.ValidateNotePath(req.Path); err != nil {
+		return memd.NoteResult{}, err
+	}
+	if err := checkRevision(req.ExpectedRevision); err != nil {
+		return memd.NoteResult{}, err
+	}
+	if err := provenance.CheckSource(req.Source); err != nil {
+		return memd.NoteResult{}, err
+	}
+	sh, err := s.shard(req.Shard)
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	del := func(cur []byte, exists bool) ([]byte, bool, error) {
+		if exists {
+			if err := matchRevision(req.Path, cur, req.ExpectedRevision); err != nil {
+				return nil, false, err
+			}
+		}
+		return nil, true, nil
+	}
+	return s.writeNote(ctx, sh, req.Shard, req.Path, "delete "+req.Path, req.Source, del)
+}
+
+// writeNote commits one note change with the caller's provenance.
+func (s *Service) writeNote(ctx context.Context, sh *gitstore.Shard, shard memd.ShardID, path, summary string, src memd.Source, u gitstore.NoteUpdate) (memd.NoteResult, error) {
+	c := callerOf(ctx)
+	kind := src.ChatKind
+	if kind == "" {
+		kind = memd.ChatAPI
+	}
+	msg := provenance.Message(provenance.Subject(memd.OpNoteEdit, summary), memd.Provenance{
+		Op: memd.OpNoteEdit, SourceMessages: src.Messages, SourceChat: src.Chat, ChatKind: kind, LearnedBy: learnedBy(c),
+	})
+	res, err := sh.Apply(gitstore.Change{Author: author(c), Message: msg, Note: &gitstore.NoteChange{Path: memd.NoteFile(path), Update: u}})
+	if err != nil {
+		return memd.NoteResult{}, err
+	}
+	out := memd.NoteResult{Note: memd.Note{NoteInfo: memd.NoteInfo{Shard: shard, Path: path}}}
+	if res.Note.Exists {
+		out.Note = memd.Note{NoteInfo: noteInfo(shard, path, res.Note.Data), Text: string(res.Note.Data)}
+	}
+	if !res.Commit.IsZero() {
+		out.Commit, out.Time = res.Commit.String(), res.Time
+		out.Note.Commit = out.Commit
+	}
+	return out, nil
+}
+
+// editSummary names a note and the kinds of edit made to it.
+func editSummary(path string, edits []memd.NoteEdit) string {
+	var ops []string
+	for _, e := range edits {
+		if len(ops) == 0 || ops[len(ops)-1] != e.Op {
+			ops = append(ops, e.Op)
+		}
+	}
+	return path + " (" + strings.Join(ops, ", ") + ")"
+}
+
+func checkNoteText(text string) error {
+	switch {
+	case len(text) > memd.MaxNoteBytes:
+		return memd.Errorf(memd.ETOOLARGE, "a note holds at most %d KiB, this one would be %d KiB", memd.MaxNoteBytes>>10, (len(text)+1023)>>10)
+	case !utf8.ValidString(text):
+		return memd.Errorf(memd.EINVALID, "a note must be UTF-8 text")
+	case strings.ContainsRune(text, 0):
+		return memd.Errorf(memd.EINVALID, "a note may not contain NUL bytes")
+	}
+	return nil
+}
+
+func checkRevision(rev string) error {
+	if rev == "" {
+		return nil
+	}
+	if len(rev) != 64 || strings.Trim(rev, "0123456789abcdef") != "" {
+		return memd.Errorf(memd.EINVALID, "expectedRevision %q: want the 64 hex digits read_note returned", truncate(rev, 80))
+	}
+	return nil
+}
+
+func matchRevision(path string, cur []byte, want string) error {
+	if want == "" {
+		return nil
+	}
+	if have := memd.NoteRevision(string(cur)); have != want {
+		return memd.Errorf(memd.EREVISION, "note %s is at revision %s, not %s: it changed since it was read; read it again", path, have, want)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

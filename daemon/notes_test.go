@@ -1,0 +1,210 @@
+package daemon_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+const runbook = "# Deploy runbook\n\n1. Build the image.\n2. Run the migrations.\n3. Ship it.\n\n## Rollback\n\nRevert the release tag and redeploy the previous image.\n"
+
+func head(t *testing.T, e *env, s string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", e.d.Store.ShardDir(shard(t, s)), "rev-parse", "HEAD").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestNotes_CreateReadEditDelete(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	src := memd.Source{Messages: []string{"msg_1"}, Chat: "chat_9", ChatKind: memd.ChatDirect}
+	created, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbooks/deploy.md", Text: runbook, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Commit == "" || created.Note.Revision != memd.NoteRevision(runbook) || created.Note.Title != "Deploy runbook" {
+		t.Errorf("created: %+v", created)
+	}
+	_, err = alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbooks/deploy.md", Text: "again"})
+	wantCode(t, err, memd.ECONFLICT)
+
+	note, err := alice.ReadNote(ctx, s, "runbooks/deploy.md", "")
+	if err != nil || note.Text != runbook || note.Revision != memd.NoteRevision(runbook) || note.Commit != created.Commit {
+		t.Fatalf("read: %+v, %v", note, err)
+	}
+	edited, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "runbooks/deploy.md", ExpectedRevision: note.Revision, Source: src,
+		Edits: []memd.NoteEdit{
+			// Copied the way a model copies: curly quotes are not in the
+			// note, doubled spaces are not either.
+			{Op: memd.NoteInsertAfter, Anchor: "2. Run the  migrations.\n", Text: "2b. Warm the cache.\n"},
+			{Op: memd.NoteReplace, Find: "Ship it.", Replace: "Ship it to \u201cproduction\u201d."},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(strings.Replace(runbook, "2. Run the migrations.\n", "2. Run the migrations.\n2b. Warm the cache.\n", 1), "Ship it.", "Ship it to \u201cproduction\u201d.", 1)
+	if edited.Note.Text != want || edited.Note.Revision != memd.NoteRevision(want) {
+		t.Errorf("edited:\n%s", edited.Note.Text)
+	}
+	list, err := alice.ListNotes(ctx, s)
+	if err != nil || len(list) != 1 || list[0].Path != "runbooks/deploy.md" || list[0].Revision != edited.Note.Revision {
+		t.Errorf("list: %+v, %v", list, err)
+	}
+	old, err := alice.ReadNote(ctx, s, "runbooks/deploy.md", created.Commit)
+	if err != nil || old.Text != runbook {
+		t.Errorf("the note at its first commit: %q, %v", old.Text, err)
+	}
+
+	// Each call is one commit with the source in its trailers.
+	commits, err := alice.Log(ctx, memd.LogQuery{Shard: s, Op: memd.OpNoteEdit})
+	if err != nil || len(commits) != 2 {
+		t.Fatalf("log: %d commits, %v", len(commits), err)
+	}
+	if p := commits[0].Provenance; p.SourceChat != "chat_9" || p.SourceMessages[0] != "msg_1" || p.LearnedBy != memd.LearnedExplicit ||
+		!strings.HasPrefix(commits[0].Subject, "note-edit: runbooks/deploy.md (insert_after, replace)") {
+		t.Errorf("commit: %+v", commits[0])
+	}
+
+	_, err = alice.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: "runbooks/deploy.md", ExpectedRevision: note.Revision})
+	wantCode(t, err, memd.EREVISION)
+	if _, err := alice.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: "runbooks/deploy.md"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = alice.ReadNote(ctx, s, "runbooks/deploy.md", "")
+	wantCode(t, err, memd.ENOTFOUND)
+	if st, _ := exec.Command("git", "-C", e.d.Store.ShardDir(s), "status", "--porcelain").CombinedOutput(); len(st) != 0 {
+		t.Errorf("git status: %s", st)
+	}
+}
+
+// Two agents edit one note from the same revision: one wins, the other is
+// told the note changed, and the winner's change stands.
+func TestNotes_SameRevisionOneWins(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	a := e.agent(t, "alice", "apollo")
+	b := e.agent(t, "bob", "apollo")
+	s := shard(t, "project/apollo")
+	created, err := a.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "plan.md", Text: runbook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := created.Note.Revision
+	var wg sync.WaitGroup
+	res := make([]memd.NoteResult, 2)
+	errs := make([]error, 2)
+	for i, c := range []interface {
+		EditNote(context.Context, memd.EditNoteRequest) (memd.NoteResult, error)
+	}{a, b} {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res[i], errs[i] = c.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "plan.md", ExpectedRevision: rev,
+				Edits: []memd.NoteEdit{{Op: memd.NoteReplace, Find: "Ship it.", Replace: []string{"Ship it on Monday.", "Ship it on Friday."}[i]}}})
+		}(i)
+	}
+	wg.Wait()
+	win := -1
+	for i, err := range errs {
+		switch memd.ErrorCode(err) {
+		case "":
+			win = i
+		case memd.EREVISION:
+		default:
+			t.Fatalf("agent %d: %v", i, err)
+		}
+	}
+	if win < 0 || errs[1-win] == nil {
+		t.Fatalf("want one success and one revision_mismatch, got %v", errs)
+	}
+	note, err := a.ReadNote(ctx, s, "plan.md", "")
+	if err != nil || note.Text != res[win].Note.Text || !strings.Contains(note.Text, []string{"Monday", "Friday"}[win]) {
+		t.Errorf("the note: %q, %v", note.Text, err)
+	}
+}
+
+// An anchor that matches twice fails the whole call: the note and HEAD stay
+// as they were, and the error names the edit.
+func TestNotes_AmbiguousAnchorChangesNothing(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "deploy.md", Text: runbook}); err != nil {
+		t.Fatal(err)
+	}
+	before := head(t, e, "agent/alice")
+	_, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "deploy.md", Edits: []memd.NoteEdit{
+		{Op: memd.NoteReplace, Find: "Build the image.", Replace: "Build the container image."},
+		{Op: memd.NoteInsertAfter, Anchor: "image", Text: " (signed)"},
+	}})
+	wantCode(t, err, memd.EANCHORAMBIGUOUS)
+	if !strings.HasPrefix(memd.ErrorMessage(err), "edit 2 (insert_after)") {
+		t.Errorf("message: %s", memd.ErrorMessage(err))
+	}
+	_, err = alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "deploy.md", Edits: []memd.NoteEdit{{Op: memd.NoteDelete, Find: "Run the migrations twice."}}})
+	wantCode(t, err, memd.EANCHORNOTFOUND)
+	if after := head(t, e, "agent/alice"); after != before {
+		t.Errorf("HEAD moved from %s to %s", before, after)
+	}
+	note, _ := alice.ReadNote(ctx, s, "deploy.md", "")
+	if note.Text != runbook {
+		t.Errorf("the note changed:\n%s", note.Text)
+	}
+}
+
+// Notes answer recall beside facts, with the passage that matched; a note
+// edited with git is found as edited, and a deleted one no longer.
+func TestNotes_FoundByRecall(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "The release train leaves on Tuesdays"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbooks/deploy.md", Text: runbook}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := alice.Recall(ctx, memd.RecallQuery{Q: "how do I roll back a release?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var passage *memd.Hit
+	fact := false
+	for i, h := range res.Hits {
+		if h.Note == "runbooks/deploy.md" && passage == nil {
+			passage = &res.Hits[i]
+		}
+		fact = fact || h.Note == "" && strings.Contains(h.Text, "release train")
+	}
+	// The hit is the passage that answers, not the whole note.
+	if passage == nil || !strings.Contains(passage.Text, "Revert the release tag") || strings.Contains(passage.Text, "Build the image") || passage.Commit == "" {
+		t.Fatalf("no passage of the runbook answers: %+v", res.Hits)
+	}
+	if !fact {
+		t.Errorf("the fact about releases is not among the hits: %+v", res.Hits)
+	}
+
+	dir := e.d.Store.ShardDir(s)
+	gitIn(t, dir, "rm", "-q", "notes/runbooks/deploy.md")
+	gitIn(t, dir, "commit", "-qm", "runbook moved to the wiki")
+	res, err = alice.Recall(ctx, memd.RecallQuery{Q: "roll back the release tag"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.Note != "" {
+			t.Errorf("a deleted note still answers: %+v", h)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package gitstore
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+)
+
+// IsNoteFile reports whether a path of a shard is a note.
+func IsNoteFile(path string) bool {
+	p, ok := strings.CutPrefix(path, NotesDir+"/")
+	return ok && memd.ValidateNotePath(p) == nil
+}
+
+// NoteUpdate computes a note's next text from its current one (exists is
+// false when there is none). It runs on the shard's writer, against the
+// note as the commit will change it, so a check it makes (a revision, an
+// anchor) holds for the commit. It returns the new text, or remove to
+// delete the note; returning the text unchanged makes no commit.
+type NoteUpdate func(cur []byte, exists bool) (next []byte, remove bool, err error)
+
+// NoteChange is a change to one note.
+type NoteChange struct {
+	Path   string // the file: notes/<path>
+	Update NoteUpdate
+}
+
+// NoteState is a note after a change.
+type NoteState struct {
+	Data   []byte
+	Exists bool
+}
+
+// NoteFile is a note of a shard at a commit.
+type NoteFile struct {
+	Path string // the file: notes/<path>
+	Data []byte
+}
+
+// Notes returns the notes at a commit (the zero hash for HEAD), sorted by
+// path, and the commit read.
+func (sh *Shard) Notes(at plumbing.Hash) ([]NoteFile, plumbing.Hash, error) {
+	root, at, err := sh.rootAt(at)
+	if err != nil || root.IsZero() {
+		return nil, at, err
+	}
+	t := &trees{db: sh.db}
+	var out []NoteFile
+	err = t.walkFiles(root, "", keepNotePaths, func(path string, blob plumbing.Hash) error {
+		obj, err := sh.db.Get(blob)
+		if err != nil {
+			return err
+		}
+		out = append(out, NoteFile{Path: path, Data: obj.Data})
+		return nil
+	})
+	slices.SortFunc(out, func(a, b NoteFile) int { return strings.Compare(a.Path, b.Path) })
+	return out, at, err
+}
+
+// Note returns one note at a commit (zero for HEAD); ok is false when the
+// commit has no such note.
+func (sh *Shard) Note(at plumbing.Hash, path string) (data []byte, ok bool, commit plumbing.Hash, err error) {
+	if at.IsZero() {
+		if at, err = sh.Head(); err != nil {
+			return nil, false, at, err
+		}
+	}
+	data, ok, err = sh.FileAt(at, path)
+	return data, ok, at, err
+}
+
+// rootAt returns the tree of a commit, or of HEAD for the zero hash.
+func (sh *Shard) rootAt(at plumbing.Hash) (root, commit plumbing.Hash, err error) {
+	if at.IsZero() {
+		st, err := sh.refresh()
+		if err != nil {
+			return plumbing.ZeroHash, plumbing.ZeroHash, err
+		}
+		return st.root, st.head, nil
+	}
+	c, err := sh.readCommit(at)
+	if err != nil {
+		return plumbing.ZeroHash, at, err
+	}
+	return c.tree, at, nil
+}
+
+// plannedNote is one new version of a note (next nil: removed).
+type plannedNote struct {
+	path string
+	next *factFile
+}
+
+// addNote plans a note change.
+func (g *group) addNote(c Change) (*Result, error) {
+	path := c.Note.Path
+	cur, exists := g.notes[path], false
+	if _, touched := g.notes[path]; touched {
+		exists = cur != nil
+	} else {
+		e, found, err := g.trees.lookup(g.base.root, path)
+		if err != nil {
+			return nil, err
+		}
+		if found && !e.isDir() {
+			obj, err := g.sh.db.Get(e.hash)
+			if err != nil {
+				return nil, err
+			}
+			cur, exists = &factFile{path: path, blob: e.hash, data: obj.Data}, true
+		}
+	}
+	var data []byte
+	if exists {
+		data = cur.data
+	}
+	next, remove, err := c.Note.Update(data, exists)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	switch {
+	case remove && !exists:
+		return nil, memd.Errorf(memd.ENOTFOUND, "there is no note %s", strings.TrimPrefix(path, NotesDir+"/"))
+	case !remove && exists && string(next) == string(data):
+		res.Note = NoteState{Data: data, Exists: true}
+		return res, nil // nothing changes
+	}
+	if _, seen := g.noteTouched[path]; !seen {
+		g.noteTouched[path] = cur
+	}
+	pn := plannedNote{path: path}
+	if !remove {
+		pn.next = &factFile{path: path, data: next}
+		res.Note = NoteState{Data: next, Exists: true}
+	}
+	g.notes[path] = pn.next
+	g.plans = append(g.plans, &plan{change: c, res: res, notes: []plannedNote{pn}})
+	return res, nil
+}
+
+// keepNotePaths walks only the notes folder.
+func keepNotePaths(p string) bool {
+	return strings.HasPrefix(p, NotesDir+"/") && (strings.HasSuffix(p, "/") || IsNoteFile(p))
+}
+
+// ChangedNotes returns the notes a commit added, changed or removed against
+// its first parent (their files, notes/<path>).
+func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
+	var parentTree plumbing.Hash
+	if len(c.Parents) > 0 {
+		p, err := sh.readCommit(c.Parents[0])
+		if err != nil {
+			return nil, err
+		}
+		parentTree = p.tree
+	}
+	var out []string
+	t := &trees{db: sh.db}
+	err := t.diffFiles(parentTree, c.Tree, "", keepNotePaths, func(path string, _, _ plumbing.Hash) error {
+		out = append(out, path)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,142 @@
+package gitstore_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+func setNote(text string) gitstore.NoteUpdate {
+	return func([]byte, bool) ([]byte, bool, error) { return []byte(text), false, nil }
+}
+
+func appendNote(line string) gitstore.NoteUpdate {
+	return func(cur []byte, exists bool) ([]byte, bool, error) {
+		if !exists {
+			return nil, false, memd.Errorf(memd.ENOTFOUND, "no note")
+		}
+		return append(append([]byte{}, cur...), line...), false, nil
+	}
+}
+
+func noteChange(path, msg string, u gitstore.NoteUpdate) gitstore.Change {
+	return gitstore.Change{Author: alice, Message: msg, Note: &gitstore.NoteChange{Path: path, Update: u}}
+}
+
+func TestShard_NotesAreFilesGitReads(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	dir := sh.Dir()
+	res, err := sh.Apply(noteChange("notes/runbooks/deploy.md", "note-edit: create runbooks/deploy.md", setNote("# Deploy\n\n1. Build.\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.Apply(noteChange("notes/runbooks/deploy.md", "note-edit: runbooks/deploy.md", appendNote("2. Ship.\n"))); err != nil {
+		t.Fatal(err)
+	}
+	want := "# Deploy\n\n1. Build.\n2. Ship.\n"
+	if b, _ := os.ReadFile(filepath.Join(dir, "notes", "runbooks", "deploy.md")); string(b) != want {
+		t.Errorf("working file: %q", b)
+	}
+	if got := git(t, dir, "show", "HEAD:notes/runbooks/deploy.md"); got != want {
+		t.Errorf("HEAD: %q", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+	if n := strings.Count(git(t, dir, "log", "--format=%s"), "note-edit"); n != 2 {
+		t.Errorf("%d note commits, want 2", n)
+	}
+	notes, _, err := sh.Notes(plumbing.ZeroHash)
+	if err != nil || len(notes) != 1 || notes[0].Path != "notes/runbooks/deploy.md" || string(notes[0].Data) != want {
+		t.Errorf("Notes: %+v, %v", notes, err)
+	}
+	old, ok, _, err := sh.Note(res.Commit, "notes/runbooks/deploy.md")
+	if err != nil || !ok || string(old) != "# Deploy\n\n1. Build.\n" {
+		t.Errorf("the note at its first commit: %q, %v, %v", old, ok, err)
+	}
+
+	// Deleting it removes the file too.
+	del := func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }
+	if _, err := sh.Apply(noteChange("notes/runbooks/deploy.md", "note-edit: delete runbooks/deploy.md", del)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes", "runbooks", "deploy.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the working file is still there: %v", err)
+	}
+	if _, err := sh.Apply(noteChange("notes/runbooks/deploy.md", "note-edit: delete again", del)); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("deleting a missing note: %v", err)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+	git(t, dir, "fsck", "--strict")
+}
+
+// Updates queued together see each other: each runs against the note as
+// the commits before it in the group leave it, and a refused one is left
+// out without failing the others.
+func TestShard_NoteUpdatesInOneGroup(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	if _, err := sh.Apply(noteChange("notes/log.md", "note-edit: create", setNote("start\n"))); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			u := appendNote("line\n")
+			if i%5 == 0 {
+				u = func([]byte, bool) ([]byte, bool, error) { return nil, false, memd.Errorf(memd.ECONFLICT, "refused") }
+			}
+			_, errs[i] = sh.Apply(noteChange("notes/log.md", "note-edit: append", u))
+		}(i)
+	}
+	wg.Wait()
+	refused := 0
+	for _, err := range errs {
+		if memd.ErrorCode(err) == memd.ECONFLICT {
+			refused++
+		} else if err != nil {
+			t.Error(err)
+		}
+	}
+	data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/log.md")
+	if refused != 4 || strings.Count(string(data), "line\n") != 16 {
+		t.Errorf("refused %d, note:\n%s", refused, data)
+	}
+	if st := git(t, sh.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+}
+
+// A note a person is editing keeps their edits; memd's commit still lands.
+func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("v1\n"))); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(sh.Dir(), "notes", "plan.md")
+	os.WriteFile(file, []byte("v1\nmy draft\n"), 0o644)
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("agent line\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "v1\nmy draft\n" {
+		t.Errorf("the person's draft: %q", b)
+	}
+	if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != "v1\nagent line\n" {
+		t.Errorf("HEAD: %q", got)
+	}
+}

@@ -1,0 +1,118 @@
+package memd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
+
+// Notes are Markdown documents in a shard's notes/ folder, which people
+// open and fix and agents amend one anchored edit at a time (DESIGN
+// section 6). A note is named by its path under notes/, such as
+// "runbooks/deploy.md".
+
+// MaxNoteBytes is the largest note memd writes.
+const MaxNoteBytes = 256 << 10
+
+// NoteRevision is the revision of a note's text: the hex SHA-256 of it.
+func NoteRevision(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// NoteFile is the file in a shard that holds a note.
+func NoteFile(path string) string { return "notes/" + path }
+
+// NoteInfo describes a note without its text.
+type NoteInfo struct {
+	Shard    ShardID `json:"shard"`
+	Path     string  `json:"path"`
+	Revision string  `json:"revision"`
+	Size     int     `json:"size"`
+	Title    string  `json:"title,omitempty"` // its first heading
+}
+
+// Note is a note's text and revision, as read from a commit.
+type Note struct {
+	NoteInfo
+	Text   string `json:"text"`
+	Commit string `json:"commit,omitempty"` // the commit it was read from, or written in
+}
+
+// NoteEdit is one anchored edit. Op is one of the NoteOp constants:
+//
+//	replace        Find -> Replace
+//	insert_after   Text after Anchor
+//	insert_before  Text before Anchor
+//	delete         Find removed
+//
+// Find and Anchor must occur exactly once unless All is set (replace and
+// delete only).
+type NoteEdit struct {
+	Op      string `json:"op"`
+	Find    string `json:"find,omitempty"`
+	Replace string `json:"replace,omitempty"`
+	Anchor  string `json:"anchor,omitempty"`
+	Text    string `json:"text,omitempty"`
+	All     bool   `json:"all,omitempty"`
+}
+
+// The operations of an anchored edit.
+const (
+	NoteReplace      = "replace"
+	NoteInsertAfter  = "insert_after"
+	NoteInsertBefore = "insert_before"
+	NoteDelete       = "delete"
+)
+
+// CreateNoteRequest creates a note; ECONFLICT if it exists.
+type CreateNoteRequest struct {
+	Shard  ShardID `json:"shard"`
+	Path   string  `json:"path"`
+	Text   string  `json:"text"`
+	Source Source  `json:"source,omitzero"`
+}
+
+// EditNoteRequest applies anchored edits to a note, all or none, in one
+// commit. With ExpectedRevision, the call fails with EREVISION unless the
+// note is at that revision.
+type EditNoteRequest struct {
+	Shard            ShardID    `json:"shard"`
+	Path             string     `json:"path"`
+	ExpectedRevision string     `json:"expectedRevision,omitempty"`
+	Edits            []NoteEdit `json:"edits"`
+	Source           Source     `json:"source,omitzero"`
+}
+
+// DeleteNoteRequest deletes a note, optionally only at a revision.
+type DeleteNoteRequest struct {
+	Shard            ShardID `json:"shard"`
+	Path             string  `json:"path"`
+	ExpectedRevision string  `json:"expectedRevision,omitempty"`
+	Source           Source  `json:"source,omitzero"`
+}
+
+// NoteResult is a note after a write and the commit that wrote it (empty
+// when the edit changed nothing).
+type NoteResult struct {
+	Note   Note      `json:"note"`
+	Commit string    `json:"commit,omitempty"`
+	Time   time.Time `json:"time,omitzero"`
+}
+
+// Notes is the notes part of the service.
+type Notes interface {
+	// ListNotes lists a shard's notes; an unknown shard has none.
+	ListNotes(ctx context.Context, shard ShardID) ([]NoteInfo, error)
+	// ReadNote reads a note at HEAD, or at a commit or date; ENOTFOUND if
+	// it does not exist there.
+	ReadNote(ctx context.Context, shard ShardID, path, at string) (Note, error)
+	// CreateNote writes a new note; ECONFLICT if one exists at the path.
+	CreateNote(ctx context.Context, req CreateNoteRequest) (NoteResult, error)
+	// EditNote applies anchored edits, all or none; EANCHORNOTFOUND,
+	// EANCHORAMBIGUOUS or EREVISION name the edit that failed.
+	EditNote(ctx context.Context, req EditNoteRequest) (NoteResult, error)
+	// DeleteNote removes a note; ENOTFOUND if there is none.
+	DeleteNote(ctx context.Context, req DeleteNoteRequest) (NoteResult, error)
+}
