@@ -36,13 +36,19 @@ func New(baseURL, token string) *Client {
 }
 
 // Do sends one request and decodes a JSON response into out (if not nil).
+// The chat kind declared is the client's, or else that of a memd.Caller in
+// ctx (so a program serving several chats can declare one per call).
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	if c.ChatKind != "" {
+	kind := c.ChatKind
+	if caller, ok := memd.CallerFrom(ctx); ok && kind == "" {
+		kind = caller.ChatKind
+	}
+	if kind != "" {
 		if query == nil {
 			query = url.Values{}
 		}
 		if query.Get("chat_kind") == "" {
-			query.Set("chat_kind", string(c.ChatKind))
+			query.Set("chat_kind", string(kind))
 		}
 	}
 	u := c.BaseURL + path

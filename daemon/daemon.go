@@ -185,8 +185,10 @@ func Open(cfg Config) (*Daemon, error) {
 			svc.Learner.Run(ctx)
 		}()
 	}
+	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
+	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
 	d.server = &http.Server{
-		Handler:           httpapi.New(guarded, reg, cfg.Logger, m.Handler()),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       2 * time.Minute,

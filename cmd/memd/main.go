@@ -40,6 +40,7 @@ func commands() map[string]command {
 		"revert":   {"undo a commit, or everything learned from a message", runRevert},
 		"shards":   {"list the shards you may read", runShards},
 		"notes":    {"list, read, create, edit or delete notes", runNotes},
+		"mcp":      {"serve memd's tools to an MCP client over stdio", runMCP},
 		"recall":   {"search memory", runRecall},
 		"context":  {"print the memory section of an agent's prompt", runContext},
 		"reindex":  {"rebuild the index from the shards (daemon stopped)", runReindex},

@@ -95,6 +95,19 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 	})
 }
 
+// Mount serves h at pattern for authenticated callers, with the caller in
+// the request's context; others get the API's 401.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		caller, err := s.authenticate(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(memd.NewContext(r.Context(), caller)))
+	})
+}
+
 // ServeHTTP logs each request and turns panics into internal errors.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()

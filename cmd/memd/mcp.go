@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/mcpserver"
+)
+
+func runMCP(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "mcp", "[flags]",
+		"Serve memd's tools to an MCP client over standard input and output, as a client of the running daemon:\n"+
+			"the client starts `memd mcp` with the agent's token in MEMD_TOKEN. Tools: remember, forget, recall,\n"+
+			"memory_context, trace, history, list_notes, read_note, create_note, edit_note.")
+	var cf clientFlags
+	cf.register(fs, e)
+	kind := fs.String("chat-kind", "", "chat kind every call declares: direct, group, routine or api (default: each call says, else group)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	ck, err := memd.ParseChatKind(*kind)
+	if err != nil {
+		return err
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	// The daemon may start after the MCP client; until then tools say so.
+	if _, err := c.Status(ctx); err != nil {
+		fmt.Fprintf(e.stderr, "memd mcp: %s (serving anyway; tools fail until it is reachable)\n", memd.ErrorMessage(err))
+	}
+	srv := mcpserver.New(c, mcpserver.Options{
+		Own:      func(ctx context.Context) (memd.ShardID, error) { return shardOrOwn(ctx, c, "") },
+		ChatKind: ck,
+	})
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	if ctx.Err() != nil {
+		return nil // interrupted
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,176 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memd/memd"
+)
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// agentToken adds an agent and returns its token.
+func agentToken(t *testing.T, s *server, name string, projects ...string) string {
+	t.Helper()
+	args := []string{"agent", "add", "--json", name}
+	for _, p := range projects {
+		args = append(args, "--project", p)
+	}
+	var a memd.NewAgent
+	if err := json.Unmarshal([]byte(s.must(args...)), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.Token
+}
+
+// The SDK's own client calls every tool, over stdio (`memd mcp`, a client
+// of the running daemon) and over streamable HTTP at /mcp.
+func TestMCP_EveryToolOverBothTransports(t *testing.T) {
+	s := serve(t)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := context.Background()
+			agent := "mcp-" + transport
+			token := agentToken(t, s, agent)
+			var tr mcp.Transport
+			if transport == "stdio" {
+				cmd := exec.Command(memdBin, "mcp")
+				cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN="+token, "MEMD_ADDR="+s.url)
+				cmd.Stderr = os.Stderr
+				tr = &mcp.CommandTransport{Command: cmd}
+			} else {
+				tr = &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp",
+					HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v1"}, nil).Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			testEveryTool(t, ctx, cs, agent)
+		})
+	}
+}
+
+func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (string, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError {
+		return "error: " + text, nil
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &out)
+	return text, out
+}
+
+func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, agent string) {
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Description == "" || tool.InputSchema == nil {
+			t.Errorf("tool %s has no description or input schema", tool.Name)
+		}
+		names = append(names, tool.Name)
+	}
+	want := "create_note edit_note forget history list_notes memory_context read_note recall remember trace"
+	slices.Sort(names)
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("tools: %s, want %s", got, want)
+	}
+
+	text, out := call(t, ctx, cs, "remember", map[string]any{"text": "Pat moved to Lisbon in October", "source_messages": []string{"msg_77"}, "source_chat": "chat_3"})
+	if !strings.HasPrefix(text, "remembered ") {
+		t.Fatalf("remember: %s", text)
+	}
+	id := out["fact"].(map[string]any)["id"].(string)
+	if text, _ := call(t, ctx, cs, "recall", map[string]any{"query": "where does Pat live?"}); !strings.Contains(text, "Lisbon") || !strings.Contains(text, "msg_77") {
+		t.Errorf("recall: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "memory_context", map[string]any{}); !strings.Contains(text, "Pat moved to Lisbon") {
+		t.Errorf("memory_context: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "trace", map[string]any{"id": id}); !strings.Contains(text, "msg_77") || !strings.Contains(text, "chat_3") {
+		t.Errorf("trace: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "history", map[string]any{"message": "msg_77"}); !strings.Contains(text, "+ "+id) {
+		t.Errorf("history: %s", text)
+	}
+
+	if text, _ := call(t, ctx, cs, "create_note", map[string]any{"path": "deploy.md", "text": "# Deploy\n\n1. Build.\n2. Ship.\n"}); !strings.HasPrefix(text, "created deploy.md") {
+		t.Fatalf("create_note: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "list_notes", map[string]any{}); !strings.Contains(text, "deploy.md") {
+		t.Errorf("list_notes: %s", text)
+	}
+	_, note := call(t, ctx, cs, "read_note", map[string]any{"path": "deploy.md"})
+	rev := note["revision"].(string)
+	text, _ = call(t, ctx, cs, "edit_note", map[string]any{"path": "deploy.md", "expectedRevision": rev,
+		"edits": []map[string]any{{"op": "insert_after", "anchor": "1. Build.\n", "text": "1b. Test.\n"}}})
+	if !strings.HasPrefix(text, "edited deploy.md") {
+		t.Fatalf("edit_note: %s", text)
+	}
+	// Failures are tool errors carrying memd's codes.
+	text, _ = call(t, ctx, cs, "edit_note", map[string]any{"path": "deploy.md", "expectedRevision": rev,
+		"edits": []map[string]any{{"op": "delete", "find": "2. Ship."}}})
+	if !strings.HasPrefix(text, "error: revision_mismatch: ") {
+		t.Errorf("stale revision: %s", text)
+	}
+	text, _ = call(t, ctx, cs, "edit_note", map[string]any{"path": "deploy.md", "edits": []map[string]any{{"op": "insert_before", "anchor": ".", "text": "x"}}})
+	if !strings.HasPrefix(text, "error: anchor_ambiguous: edit 1 (insert_before)") {
+		t.Errorf("ambiguous anchor: %s", text)
+	}
+	tea := "Likes tea, said to " + agent
+	if text, _ := call(t, ctx, cs, "remember", map[string]any{"shard": "user/pat", "text": tea}); !strings.HasPrefix(text, "error: forbidden (rule user-memory-direct-chat): ") {
+		t.Errorf("user memory from a group chat: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "remember", map[string]any{"shard": "user/pat", "text": tea, "chat_kind": "direct"}); !strings.HasPrefix(text, "remembered ") {
+		t.Errorf("user memory from a direct chat: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "remember", map[string]any{"shard": "agent/someone-else", "text": "x"}); !strings.HasPrefix(text, "error: forbidden (rule agent-own-shard)") {
+		t.Errorf("another agent's shard: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "forget", map[string]any{"id": id, "source_messages": []string{"msg_78"}}); !strings.HasPrefix(text, "forgot "+id) {
+		t.Errorf("forget: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "forget", map[string]any{"id": "zz"}); !strings.HasPrefix(text, "error: invalid: ") {
+		t.Errorf("bad ID: %s", text)
+	}
+}
+
+// /mcp wants a token like every other endpoint.
+func TestMCP_HTTPNeedsAToken(t *testing.T) {
+	s := serve(t)
+	resp, err := http.Post(s.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status %d, want 401", resp.StatusCode)
+	}
+}

@@ -1,0 +1,139 @@
+// Package mcpserver serves memd's tools over the Model Context Protocol,
+// with the official Go SDK: remember, forget, recall, memory_context,
+// trace, history and the notes tools. Each tool calls one memd.Service
+// method — the daemon's own (behind the rules of access) for /mcp, or a
+// client of the running daemon for `memd mcp` over stdio — so MCP holds no
+// memory logic of its own. A failure is a tool error whose text starts with
+// memd's error code ("anchor_ambiguous: edit 2 (insert_after): ...").
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memd/memd"
+)
+
+// Options configure a server.
+type Options struct {
+	// Bind, when set, prepares each call's context (the daemon puts the
+	// authenticated caller in it).
+	Bind func(context.Context) context.Context
+	// Own returns the caller's own shard, the default of tools that take
+	// a shard; an admin has none and must name one.
+	Own func(context.Context) (memd.ShardID, error)
+	// ChatKind is the chat kind the connection declared, if any.
+	ChatKind memd.ChatKind
+	// Cache, when set, is shared by servers made one per request.
+	Cache *mcp.SchemaCache
+}
+
+// New returns an MCP server whose tools call svc.
+func New(svc memd.Service, opts Options) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "memd", Title: "memd: git-backed memory", Version: memd.Version},
+		&mcp.ServerOptions{SchemaCache: opts.Cache, Instructions: instructions})
+	t := &tools{svc: svc, opts: opts}
+	add(s, t, "remember", rememberDesc, t.remember)
+	add(s, t, "forget", forgetDesc, t.forget)
+	add(s, t, "recall", recallDesc, t.recall)
+	add(s, t, "memory_context", contextDesc, t.memoryContext)
+	add(s, t, "trace", traceDesc, t.trace)
+	add(s, t, "history", historyDesc, t.history)
+	add(s, t, "list_notes", listNotesDesc, t.listNotes)
+	add(s, t, "read_note", readNoteDesc, t.readNote)
+	add(s, t, "create_note", createNoteDesc, t.createNote)
+	add(s, t, "edit_note", editNoteDesc, t.editNote)
+	return s
+}
+
+const instructions = "memd is your long-term memory, kept as dated facts and Markdown notes in git. " +
+	"Call memory_context at the start of a conversation, recall before answering from memory, " +
+	"remember what is worth keeping (one fact per call, citing the message it came from), " +
+	"and amend notes with edit_note using the revision read_note gave you."
+
+type tools struct {
+	svc  memd.Service
+	opts Options
+}
+
+// result is what a tool returns: text for the model and the structured
+// value for programs.
+type result struct {
+	text  string
+	value any
+}
+
+// add registers a tool whose handler returns a result or a memd error.
+func add[In any](s *mcp.Server, t *tools, name, desc string, h func(context.Context, In) (result, error)) {
+	mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		if t.opts.Bind != nil {
+			ctx = t.opts.Bind(ctx)
+		}
+		r, err := h(ctx, in)
+		if err != nil {
+			return nil, nil, toolError(err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text}}}, r.value, nil
+	})
+}
+
+// toolError turns a memd error into the text of a tool error: the code
+// first, then the rule that refused (if any) and the message.
+func toolError(err error) error {
+	code := memd.ErrorCode(err)
+	msg := memd.ErrorMessage(err)
+	if rule := memd.ErrorRule(err); rule != "" {
+		return fmt.Errorf("%s (rule %s): %s", code, rule, msg)
+	}
+	return fmt.Errorf("%s: %s", code, msg)
+}
+
+// declare records the chat kind a call declares on the caller in its
+// context (a context without a caller, as with `memd mcp`, gets one that
+// carries only the chat kind, which the client sends along).
+func (t *tools) declare(ctx context.Context, kind string) (context.Context, error) {
+	k, err := memd.ParseChatKind(kind)
+	if err != nil {
+		return ctx, err
+	}
+	c, _ := memd.CallerFrom(ctx)
+	for _, have := range []memd.ChatKind{t.opts.ChatKind, c.ChatKind} {
+		switch {
+		case have == "":
+		case k == "":
+			k = have
+		case k != have:
+			return ctx, memd.Errorf(memd.EINVALID, "chat_kind %q disagrees with the %q the connection declared", k, have)
+		}
+	}
+	c.ChatKind = k
+	return memd.NewContext(ctx, c), nil
+}
+
+// shard parses a tool's shard argument, defaulting to the caller's own.
+func (t *tools) shard(ctx context.Context, s string) (memd.ShardID, error) {
+	if s != "" {
+		return memd.ParseShardID(s)
+	}
+	if t.opts.Own == nil {
+		return memd.ShardID{}, memd.Errorf(memd.EINVALID, "name the shard: agent/<name>, user/<id> or project/<slug>")
+	}
+	return t.opts.Own(ctx)
+}
+
+// Source is where a change came from, as tools take it.
+type Source struct {
+	SourceMessages []string `json:"source_messages,omitempty" jsonschema:"IDs of the chat messages this comes from; name every one, they let people trace and undo it"`
+	SourceChat     string   `json:"source_chat,omitempty" jsonschema:"ID of the chat this comes from"`
+	ChatKind       string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct (one person), group, routine (no person present) or api; user memory needs direct"`
+}
+
+func (s Source) source(ctx context.Context) memd.Source {
+	c, _ := memd.CallerFrom(ctx)
+	return memd.Source{Messages: s.SourceMessages, Chat: s.SourceChat, ChatKind: c.ChatKind}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,371 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memd/memd"
+)
+
+const shardDesc = "the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"
+
+const rememberDesc = "Remember one fact: a single line of at most 500 characters, written so it stands on its own " +
+	"(\"Pat moved to Lisbon in October 2026\", not \"he moved\"). It becomes one git commit that names the messages it " +
+	"came from. Remembering the same text again changes nothing. Tiers: profile (lasting facts about someone or " +
+	"something, the default), log (what happened, dated), note (a minor detail), episode (a summary of recent work). " +
+	"To correct a fact, forget the old one and remember the new one."
+
+// RememberInput is the input of remember.
+type RememberInput struct {
+	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Text  string `json:"text" jsonschema:"the fact, one line, at most 500 characters"`
+	Tier  string `json:"tier,omitempty" jsonschema:"profile (default), log, note or episode"`
+	Date  string `json:"date,omitempty" jsonschema:"the day the fact is about, YYYY-MM-DD; default: today"`
+	Source
+}
+
+func (t *tools) remember(ctx context.Context, in RememberInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	req := memd.RememberRequest{Shard: s, Text: in.Text, Tier: memd.Tier(in.Tier), Source: in.source(ctx)}
+	if in.Date != "" {
+		if req.Date, err = memd.ParseDate(in.Date); err != nil {
+			return result{}, err
+		}
+	}
+	res, err := t.svc.Remember(ctx, req)
+	if err != nil {
+		return result{}, err
+	}
+	if res.Existing {
+		return result{fmt.Sprintf("already remembered as %s in %s (no change)", res.Fact.ID, res.Fact.Shard), res}, nil
+	}
+	return result{fmt.Sprintf("remembered %s in %s (commit %s): %s", res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
+}
+
+const forgetDesc = "Forget a fact by its ID (as recall, memory_context or trace show it), as one git commit. " +
+	"Use it for facts that are wrong or no longer true, and name the message that says so."
+
+// ForgetInput is the input of forget.
+type ForgetInput struct {
+	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ID    string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	Source
+}
+
+func (t *tools) forget(ctx context.Context, in ForgetInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	res, err := t.svc.Forget(ctx, memd.ForgetRequest{Shard: s, ID: in.ID, Source: in.source(ctx)})
+	if err != nil {
+		return result{}, err
+	}
+	return result{fmt.Sprintf("forgot %s in %s (commit %s): %s", res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
+}
+
+const recallDesc = "Search memory: your own, the user's (in a direct chat) and your projects'. Ask in plain words; " +
+	"names, short tokens (SQL, NYC) and dates (March 14, 2026-03-14) work. Returns facts and passages of notes, " +
+	"best first, each with its ID, shard, date and the commit and messages it came from."
+
+// RecallInput is the input of recall.
+type RecallInput struct {
+	Query    string   `json:"query" jsonschema:"what to look for, in plain words"`
+	K        int      `json:"k,omitempty" jsonschema:"at most this many hits, 1 to 50; default 20"`
+	User     string   `json:"user,omitempty" jsonschema:"the person you are talking to; their memory is searched in a direct chat"`
+	Projects []string `json:"projects,omitempty" jsonschema:"only these projects; default: every project you are a member of"`
+	At       string   `json:"at,omitempty" jsonschema:"search memory as it was at a commit or a date (YYYY-MM-DD)"`
+	Agent    string   `json:"agent,omitempty" jsonschema:"admins only: whose view to search"`
+	ChatKind string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
+}
+
+func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: in.K, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent})
+	if err != nil {
+		return result{}, err
+	}
+	var b strings.Builder
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(&b, "nothing found in %d shard(s)", len(res.Searched))
+	}
+	for _, h := range res.Hits {
+		if h.Note != "" {
+			fmt.Fprintf(&b, "- [%s, note %s, %s] %s\n", h.Shard, h.Note, h.Date, oneLine(h.Text))
+			continue
+		}
+		fmt.Fprintf(&b, "- [%s, %s, %s, id %s] %s", h.Shard, h.Date, h.Tier, h.ID, h.Text)
+		if len(h.SourceMessages) > 0 {
+			fmt.Fprintf(&b, " (from %s)", strings.Join(h.SourceMessages, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return result{b.String(), res}, nil
+}
+
+const contextDesc = "The memory section for your prompt: the user's memory (direct chats only), up to three projects " +
+	"and your own, as Markdown, with lasting facts and the most relevant dated ones. Call it when a conversation starts."
+
+// ContextInput is the input of memory_context.
+type ContextInput struct {
+	User     string   `json:"user,omitempty" jsonschema:"the person you are talking to (their memory is included in a direct chat)"`
+	Projects []string `json:"projects,omitempty" jsonschema:"up to three projects to include"`
+	At       string   `json:"at,omitempty" jsonschema:"memory as it was at a commit or a date (YYYY-MM-DD)"`
+	Agent    string   `json:"agent,omitempty" jsonschema:"admins only: whose memory section to build"`
+	ChatKind string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
+}
+
+func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	mc, err := t.svc.Context(ctx, memd.ContextQuery{Agent: in.Agent, User: in.User, Projects: in.Projects, At: in.At})
+	if err != nil {
+		return result{}, err
+	}
+	return result{mc.Markdown, mc}, nil
+}
+
+const traceDesc = "Where a fact came from: the commit that introduced it, who wrote it and when, how it was learned, " +
+	"the messages and chat it came from, and every later commit that touched it."
+
+// TraceInput is the input of trace.
+type TraceInput struct {
+	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ID    string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+}
+
+func (t *tools) trace(ctx context.Context, in TraceInput) (result, error) {
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	tr, err := t.svc.Trace(ctx, s, in.ID)
+	if err != nil {
+		return result{}, err
+	}
+	var b strings.Builder
+	state := "present"
+	if !tr.Present {
+		state = "no longer in memory"
+	}
+	fmt.Fprintf(&b, "%s (%s): %s\n", tr.Fact.ID, state, tr.Fact.Text)
+	if c := tr.Introduced; c != nil {
+		fmt.Fprintf(&b, "introduced by commit %s by %s on %s, %s", short(c.Hash), c.Author.Name, c.Time.Format("2006-01-02 15:04"), learned(c.Provenance))
+		if len(c.Provenance.SourceMessages) > 0 {
+			fmt.Fprintf(&b, ", from message(s) %s", strings.Join(c.Provenance.SourceMessages, ", "))
+		}
+		if c.Provenance.SourceChat != "" {
+			fmt.Fprintf(&b, " in chat %s", c.Provenance.SourceChat)
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range tr.History {
+		fmt.Fprintf(&b, "- %s %s %s: %s\n", short(c.Hash), c.Time.Format("2006-01-02 15:04"), c.Author.Name, c.Subject)
+	}
+	return result{b.String(), tr}, nil
+}
+
+func learned(p memd.Provenance) string {
+	if p.LearnedBy == "" {
+		return "learned by a person's edit"
+	}
+	s := "learned by " + p.LearnedBy
+	if p.Model != "" {
+		s += " (" + p.Model + ")"
+	}
+	return s
+}
+
+const historyDesc = "A shard's commits, newest first, with who made them, how they were learned, the messages they " +
+	"came from and the facts they added (+) and removed (-). Filter by a message ID, an author or an operation."
+
+// HistoryInput is the input of history.
+type HistoryInput struct {
+	Shard   string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Message string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
+	Author  string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
+	Op      string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, note-edit, revert or import"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many commits; default 50"`
+}
+
+func (t *tools) history(ctx context.Context, in HistoryInput) (result, error) {
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	commits, err := t.svc.Log(ctx, memd.LogQuery{Shard: s, Message: in.Message, Agent: in.Author, Op: in.Op, Limit: in.Limit})
+	if err != nil {
+		return result{}, err
+	}
+	var b strings.Builder
+	if len(commits) == 0 {
+		b.WriteString("no commits match")
+	}
+	for _, c := range commits {
+		fmt.Fprintf(&b, "%s %s %s: %s\n", short(c.Hash), c.Time.Format("2006-01-02 15:04"), c.Author.Name, c.Subject)
+		for _, ch := range c.Changes {
+			fmt.Fprintf(&b, "  %s %s %s\n", ch.Op, ch.Fact.ID, ch.Fact.Text)
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "  ~ %s\n", n)
+		}
+	}
+	return result{b.String(), map[string]any{"commits": commits}}, nil
+}
+
+const listNotesDesc = "List a shard's notes (Markdown documents under notes/) with their revisions and titles."
+
+// ListNotesInput is the input of list_notes.
+type ListNotesInput struct {
+	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+}
+
+func (t *tools) listNotes(ctx context.Context, in ListNotesInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	notes, err := t.svc.ListNotes(ctx, s)
+	if err != nil {
+		return result{}, err
+	}
+	var b strings.Builder
+	if len(notes) == 0 {
+		fmt.Fprintf(&b, "%s has no notes", s)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "- %s (%d bytes, revision %s) %s\n", n.Path, n.Size, n.Revision, n.Title)
+	}
+	return result{b.String(), map[string]any{"notes": notes}}, nil
+}
+
+const readNoteDesc = "Read a note's text and its revision. Quote the text exactly in edit_note anchors, and pass the " +
+	"revision as expectedRevision so an edit never overwrites a change you have not seen."
+
+// ReadNoteInput is the input of read_note.
+type ReadNoteInput struct {
+	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Path     string `json:"path" jsonschema:"the note's path under notes/, such as runbooks/deploy.md"`
+	At       string `json:"at,omitempty" jsonschema:"the note as it was at a commit or a date (YYYY-MM-DD)"`
+	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+}
+
+func (t *tools) readNote(ctx context.Context, in ReadNoteInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	n, err := t.svc.ReadNote(ctx, s, in.Path, in.At)
+	if err != nil {
+		return result{}, err
+	}
+	return result{fmt.Sprintf("revision: %s\n\n%s", n.Revision, n.Text), n}, nil
+}
+
+const createNoteDesc = "Create a note: a Markdown document under notes/ that people can open and fix. Fails with " +
+	"conflict if the note exists; then read it and use edit_note."
+
+// CreateNoteInput is the input of create_note.
+type CreateNoteInput struct {
+	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Path  string `json:"path" jsonschema:"the note's path under notes/: lowercase names separated by /, ending in .md"`
+	Text  string `json:"text" jsonschema:"the note's Markdown text"`
+	Source
+}
+
+func (t *tools) createNote(ctx context.Context, in CreateNoteInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	res, err := t.svc.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: in.Path, Text: in.Text, Source: in.source(ctx)})
+	if err != nil {
+		return result{}, err
+	}
+	return result{fmt.Sprintf("created %s in %s (commit %s), revision %s", in.Path, s, short(res.Commit), res.Note.Revision), res}, nil
+}
+
+const editNoteDesc = "Change a note with anchored edits, all or none, as one commit. Each edit quotes text of the note " +
+	"exactly as read_note showed it, and that text must occur exactly once (add surrounding words until it does, or " +
+	"set all for replace and delete). Ops: replace {find, replace}, insert_after {anchor, text}, insert_before " +
+	"{anchor, text}, delete {find}. Edits apply in order. Errors: anchor_not_found, anchor_ambiguous (the error " +
+	"names the edit), revision_mismatch (someone changed the note: read it again)."
+
+// EditNoteInput is the input of edit_note.
+type EditNoteInput struct {
+	Shard            string     `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Path             string     `json:"path" jsonschema:"the note's path under notes/"`
+	ExpectedRevision string     `json:"expectedRevision,omitempty" jsonschema:"the revision read_note returned; the edit fails if the note changed since"`
+	Edits            []NoteEdit `json:"edits" jsonschema:"the edits, applied in order"`
+	Source
+}
+
+// NoteEdit is one anchored edit.
+type NoteEdit struct {
+	Op      string `json:"op" jsonschema:"replace, insert_after, insert_before or delete"`
+	Find    string `json:"find,omitempty" jsonschema:"replace and delete: the exact text to change"`
+	Replace string `json:"replace,omitempty" jsonschema:"replace: the new text"`
+	Anchor  string `json:"anchor,omitempty" jsonschema:"insert_after and insert_before: the exact text to insert next to"`
+	Text    string `json:"text,omitempty" jsonschema:"insert_after and insert_before: the text to insert"`
+	All     bool   `json:"all,omitempty" jsonschema:"replace and delete: every occurrence rather than exactly one"`
+}
+
+func (t *tools) editNote(ctx context.Context, in EditNoteInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	edits := make([]memd.NoteEdit, len(in.Edits))
+	for i, e := range in.Edits {
+		edits[i] = memd.NoteEdit(e)
+	}
+	res, err := t.svc.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Edits: edits, Source: in.source(ctx)})
+	if err != nil {
+		return result{}, err
+	}
+	if res.Commit == "" {
+		return result{fmt.Sprintf("the edits leave %s as it was (no commit); revision %s", in.Path, res.Note.Revision), res}, nil
+	}
+	return result{fmt.Sprintf("edited %s in %s (commit %s), revision %s", in.Path, s, short(res.Commit), res.Note.Revision), res}, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
