@@ -1,9 +1,16 @@
 # The whole test suite, as CI runs it (.ci/run calls `make test`).
-.PHONY: test fmt vet race fuzz
+.PHONY: test fmt vet race fuzz chromium
 
 FUZZTIME ?= 5s
 
-test: fmt vet race fuzz
+test: chromium fmt vet race fuzz
+
+# The web UI test drives Debian's Chromium; install it when it is missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the web UI test"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

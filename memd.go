@@ -127,6 +127,23 @@ type ForgetResult struct {
 	Commit string `json:"commit"`
 }
 
+// EditFactRequest rewrites a fact's text where it stands, keeping its date
+// and tier: one commit that removes the old fact and adds the new one.
+type EditFactRequest struct {
+	Shard  ShardID `json:"shard"`
+	ID     string  `json:"id"`
+	Text   string  `json:"text"`
+	Source Source  `json:"source,omitzero"`
+}
+
+// EditFactResult is the fact as rewritten, the one it replaced, and the
+// commit (empty when the text did not change).
+type EditFactResult struct {
+	Fact     Fact   `json:"fact"`
+	Replaced Fact   `json:"replaced"`
+	Commit   string `json:"commit,omitempty"`
+}
+
 // FactsQuery lists a shard's facts, optionally filtered and as of a past
 // commit or date.
 type FactsQuery struct {
@@ -171,6 +188,8 @@ type RevertRequest struct {
 	// Shards limits a revert by message to these shards; empty means every
 	// shard the caller may write.
 	Shards []ShardID `json:"shards,omitempty"`
+	// DryRun lists what the revert would change, and commits nothing.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Revert is one commit undone.
@@ -242,6 +261,9 @@ type Service interface {
 	Remember(ctx context.Context, req RememberRequest) (RememberResult, error)
 	// Forget removes a fact; ENOTFOUND when the shard does not hold it.
 	Forget(ctx context.Context, req ForgetRequest) (ForgetResult, error)
+	// EditFact rewrites a fact's text in place; ENOTFOUND when the shard
+	// does not hold it, ECONFLICT when it holds the new text already.
+	EditFact(ctx context.Context, req EditFactRequest) (EditFactResult, error)
 	// Facts lists a shard's facts; ENOTFOUND for an unknown shard or commit.
 	Facts(ctx context.Context, q FactsQuery) (FactList, error)
 	// Trace returns the provenance of a fact; ENOTFOUND if it never existed.

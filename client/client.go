@@ -141,6 +141,17 @@ func (c *Client) Forget(ctx context.Context, req memd.ForgetRequest) (memd.Forge
 	return out, err
 }
 
+// EditFact implements memd.Service.
+func (c *Client) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.EditFactResult, error) {
+	var out memd.EditFactResult
+	body := map[string]any{"text": req.Text}
+	if src := sourceBody(req.Source); src != nil {
+		body["source"] = src
+	}
+	err := c.Do(ctx, http.MethodPatch, shardPath(req.Shard)+"/facts/"+url.PathEscape(req.ID), nil, body, &out)
+	return out, err
+}
+
 // Facts implements memd.Service.
 func (c *Client) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
 	var out memd.FactList

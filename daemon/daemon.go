@@ -23,6 +23,7 @@ import (
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 	"github.com/memd/memd/provenance"
+	"github.com/memd/memd/web"
 )
 
 // IndexFile is the index's file in the data directory; deleting it loses
@@ -64,6 +65,8 @@ type Daemon struct {
 	Service  *Service
 	// AdminTokenCreated is true when this start created the admin token.
 	AdminTokenCreated bool
+	// Sessions are the web UI's signed-in browsers.
+	Sessions *web.Sessions
 
 	log    *slog.Logger
 	ln     net.Listener
@@ -187,6 +190,9 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
 	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
+	d.Sessions = web.NewSessions()
+	api.Sessions = d.Sessions
+	api.Open("/", web.New(d.Sessions, reg))
 	d.server = &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -99,6 +99,56 @@ func (s *Service) Forget(ctx context.Context, req memd.ForgetRequest) (memd.Forg
 	return memd.ForgetResult{Fact: res.Facts[0], Commit: res.Commit.String()}, nil
 }
 
+// EditFact rewrites a fact's text where its line stands, as one commit.
+func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.EditFactResult, error) {
+	c := callerOf(ctx)
+	if !memd.ValidFactID(req.ID) {
+		return memd.EditFactResult{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", req.ID)
+	}
+	text, err := memd.CleanFactText(req.Text)
+	if err != nil {
+		return memd.EditFactResult{}, err
+	}
+	if err := provenance.CheckSource(req.Source); err != nil {
+		return memd.EditFactResult{}, err
+	}
+	sh, err := s.shard(req.Shard)
+	if err != nil {
+		return memd.EditFactResult{}, err
+	}
+	old, err := sh.Fact(req.ID)
+	if err != nil {
+		return memd.EditFactResult{}, err
+	}
+	newID := memd.FactID(text)
+	if newID != old.ID {
+		if other, err := sh.Fact(newID); err == nil {
+			return memd.EditFactResult{}, memd.Errorf(memd.ECONFLICT, "shard %s already holds that text as fact %s; forget %s instead", req.Shard, other.ID, old.ID)
+		}
+	}
+	p := trailers(c, memd.OpRemember, newID, old.Tier, req.Source)
+	if newID != old.ID {
+		p.FactIDs = append(p.FactIDs, old.ID)
+	}
+	msg := provenance.Message(provenance.Subject(memd.OpRemember, text), p)
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(c),
+		Message: msg,
+		Edits:   []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: old.ID}, With: memd.Fact{Text: text}}},
+	})
+	if err != nil {
+		return memd.EditFactResult{}, err
+	}
+	if res.Facts[0].ID == "" {
+		return memd.EditFactResult{}, memd.Errorf(memd.ENOTFOUND, "shard %s holds no fact %s", req.Shard, req.ID)
+	}
+	out := memd.EditFactResult{Fact: res.Facts[0], Replaced: old}
+	if !res.Commit.IsZero() {
+		out.Commit = res.Commit.String()
+	}
+	return out, nil
+}
+
 // Facts lists a shard's facts at HEAD or at a past commit or date.
 func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
 	if q.Tier != "" {

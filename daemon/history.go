@@ -70,7 +70,7 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 // Revert undoes one commit, or every commit citing a source message.
 func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
 	c := callerOf(ctx)
-	r := provenance.Reverter{Author: author(c), LearnedBy: learnedBy(c)}
+	r := provenance.Reverter{Author: author(c), LearnedBy: learnedBy(c), DryRun: req.DryRun}
 	switch {
 	case req.Message != "" && req.Commit != "":
 		return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "revert either a commit (with its shard) or a message, not both")

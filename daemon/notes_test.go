@@ -208,3 +208,58 @@ func TestNotes_FoundByRecall(t *testing.T) {
 		}
 	}
 }
+
+// Editing a fact rewrites its line where it stands, as one commit that a
+// revert undoes; a revert can be previewed without committing.
+func TestFacts_EditInPlaceAndPreviewARevert(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	alice := e.agent(t, "alice")
+	var ids []string
+	for _, text := range []string{"Lives in Austin", "Works at Acme", "Has a cat"} {
+		r, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Fact.ID)
+	}
+	res, err := e.admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: ids[1], Text: "Works at Globex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commit == "" || res.Fact.Text != "Works at Globex" || res.Replaced.ID != ids[1] {
+		t.Fatalf("edit: %+v", res)
+	}
+	dir := e.d.Store.ShardDir(s)
+	profile, _ := exec.Command("git", "-C", dir, "show", "HEAD:profile.md").CombinedOutput()
+	if !strings.Contains(string(profile), "Lives in Austin\n- (") || strings.Index(string(profile), "Globex") > strings.Index(string(profile), "Has a cat") {
+		t.Errorf("the line did not stay in place:\n%s", profile)
+	}
+	_, err = e.admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: res.Fact.ID, Text: "Has a cat"})
+	wantCode(t, err, memd.ECONFLICT)
+
+	preview, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: res.Commit, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := head(t, e, "agent/alice"); h != res.Commit {
+		t.Errorf("a dry run moved HEAD to %s", h)
+	}
+	ch := preview.Reverts[0].Changes
+	if len(ch) != 2 || ch[0].Op != "-" || ch[0].Fact.Text != "Works at Globex" || ch[1].Op != "+" || ch[1].Fact.Text != "Works at Acme" {
+		t.Errorf("preview: %+v", ch)
+	}
+	done, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: res.Commit})
+	if err != nil || done.Reverts[0].Commit == "" {
+		t.Fatalf("revert: %+v, %v", done, err)
+	}
+	list, _ := alice.Facts(ctx, memd.FactsQuery{Shard: s})
+	var texts []string
+	for _, f := range list.Facts {
+		texts = append(texts, f.Text)
+	}
+	if strings.Join(texts, "|") != "Lives in Austin|Has a cat|Works at Acme" && strings.Join(texts, "|") != "Lives in Austin|Works at Acme|Has a cat" {
+		t.Errorf("after the revert: %v", texts)
+	}
+}

@@ -111,8 +111,15 @@ func (g *group) commitState() *state {
 
 // pendingFile collects one change's edits to one file.
 type pendingFile struct {
-	removes [][2]int // line ranges, in file order
-	added   []memd.Fact
+	removes  [][2]int // line ranges, in file order
+	replaces []lineReplace
+	added    []memd.Fact
+}
+
+// lineReplace rewrites the line at [start, end).
+type lineReplace struct {
+	start, end int
+	line       []byte
 }
 
 // add plans one change. The result's Commit is set when the group is built.
@@ -173,6 +180,41 @@ func (g *group) add(c Change) (*Result, error) {
 			}
 			g.over[f.ID] = nil
 			g.facts--
+		case ReplaceFact:
+			old, ok := g.find(e.Fact.ID, added)
+			if !ok || added[old.ID].ID != "" {
+				continue // nothing to replace (or added by this very change)
+			}
+			next := old
+			next.Text, next.ID = e.With.Text, e.With.ID
+			if next.Text == old.Text {
+				res.Facts[i] = old
+				continue
+			}
+			var at string
+			for _, path := range g.where(old.ID) {
+				ff := g.files[path]
+				if ff == nil {
+					continue
+				}
+				p := pend(path)
+				for _, lf := range ff.facts {
+					if lf.ID != old.ID {
+						continue
+					}
+					if at == "" {
+						at = path
+						next.File = path
+						p.replaces = append(p.replaces, lineReplace{lf.start, lf.end, []byte(FormatLine(next))})
+					} else {
+						p.removes = append(p.removes, [2]int{lf.start, lf.end})
+					}
+				}
+			}
+			g.over[old.ID] = nil
+			g.over[next.ID] = []string{at}
+			res.Facts[i] = next
+			res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: old}, memd.FactChange{Op: "+", Fact: next})
 		}
 	}
 	if len(res.Changes) == 0 {
@@ -210,13 +252,14 @@ func (g *group) planFile(path string, p *pendingFile) plannedFile {
 		base = []byte(header(path))
 	}
 	var edits []odb.Edit
-	slices.SortFunc(p.removes, func(a, b [2]int) int { return a[0] - b[0] })
-	for i, r := range p.removes {
-		if i > 0 && r[0] < p.removes[i-1][1] {
-			continue // the same line named twice
-		}
+	for _, r := range p.removes {
 		edits = append(edits, odb.Edit{Pos: r[0], Del: r[1] - r[0]})
 	}
+	for _, r := range p.replaces {
+		edits = append(edits, odb.Edit{Pos: r.start, Del: r.end - r.start, Ins: r.line})
+	}
+	slices.SortStableFunc(edits, func(a, b odb.Edit) int { return a.Pos - b.Pos })
+	edits = slices.CompactFunc(edits, func(a, b odb.Edit) bool { return a.Pos == b.Pos }) // the same line named twice
 	var ins []byte
 	if len(p.added) > 0 {
 		if len(base) > 0 && base[len(base)-1] != '\n' {
@@ -228,7 +271,7 @@ func (g *group) planFile(path string, p *pendingFile) plannedFile {
 		edits = append(edits, odb.Edit{Pos: len(base), Ins: ins})
 	}
 	var data []byte
-	if old != nil && len(p.removes) == 0 {
+	if old != nil && len(p.removes) == 0 && len(p.replaces) == 0 {
 		// Appending in place: old's bytes keep their length, and only the
 		// newest version of a file is ever appended to.
 		data = append(old.data, ins...)
@@ -236,7 +279,7 @@ func (g *group) planFile(path string, p *pendingFile) plannedFile {
 		data = odb.Apply(base, edits)
 	}
 	next := &factFile{path: path, data: data}
-	if old != nil && len(p.removes) == 0 {
+	if old != nil && len(p.removes) == 0 && len(p.replaces) == 0 {
 		// Appends only: earlier lines keep their offsets.
 		next.facts = old.facts
 		at := len(base)

@@ -36,14 +36,18 @@ const (
 	AddFact EditOp = iota + 1
 	// RemoveFact removes every line of a fact ID, if there are any.
 	RemoveFact
+	// ReplaceFact rewrites a fact's text where its line stands, keeping its
+	// date and tier (and removes any other line of it).
+	ReplaceFact
 )
 
 // Edit is one change to one fact. For AddFact, Fact carries the text, date
 // and tier (and optionally the file, to restore a line where it was); for
-// RemoveFact, only the ID.
+// RemoveFact, only the ID; for ReplaceFact, the ID, and With the new text.
 type Edit struct {
 	Op   EditOp
 	Fact memd.Fact
+	With memd.Fact
 }
 
 // Change is one commit: who, the message (subject and trailers), and the
@@ -195,6 +199,15 @@ func validateChange(c *Change) error {
 			if !memd.ValidFactID(e.Fact.ID) {
 				return memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", e.Fact.ID)
 			}
+		case ReplaceFact:
+			if !memd.ValidFactID(e.Fact.ID) {
+				return memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", e.Fact.ID)
+			}
+			text, err := memd.CleanFactText(e.With.Text)
+			if err != nil {
+				return err
+			}
+			e.With = memd.Fact{Text: text, ID: memd.FactID(text)}
 		default:
 			return memd.Errorf(memd.EINVALID, "unknown edit")
 		}

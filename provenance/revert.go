@@ -3,6 +3,7 @@ package provenance
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -14,6 +15,9 @@ import (
 type Reverter struct {
 	Author    gitstore.Signature
 	LearnedBy string // person for an admin, explicit for an agent
+	// DryRun reports what a revert would change on the current HEAD and
+	// commits nothing.
+	DryRun bool
 }
 
 // Revert undoes one commit of a shard semantically, on the current HEAD:
@@ -48,6 +52,10 @@ func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, erro
 	if len(edits) == 0 {
 		return out, nil
 	}
+	if r.DryRun {
+		out.Changes, err = wouldChange(sh, d.Facts)
+		return out, err
+	}
 	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{
 		Op:        memd.OpRevert,
 		FactIDs:   ids,
@@ -61,6 +69,29 @@ func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, erro
 	if !res.Commit.IsZero() {
 		out.Commit = res.Commit.String()
 		out.Changes = res.Changes
+	}
+	return out, nil
+}
+
+// wouldChange is what undoing fact changes would do on HEAD: remove the
+// added facts still there, restore the removed ones now absent.
+func wouldChange(sh *gitstore.Shard, changes []memd.FactChange) ([]memd.FactChange, error) {
+	out := []memd.FactChange{}
+	// Removals first, as Revert makes them.
+	changes = slices.Clone(changes)
+	slices.SortStableFunc(changes, func(a, b memd.FactChange) int { return strings.Compare(a.Op, b.Op) }) // "+" sorts before "-"
+	for _, ch := range changes {
+		f, err := sh.Fact(ch.Fact.ID)
+		present := err == nil
+		if err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
+			return nil, err
+		}
+		switch {
+		case ch.Op == "+" && present:
+			out = append(out, memd.FactChange{Op: "-", Fact: f})
+		case ch.Op == "-" && !present:
+			out = append(out, memd.FactChange{Op: "+", Fact: ch.Fact})
+		}
 	}
 	return out, nil
 }

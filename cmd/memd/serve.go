@@ -75,6 +75,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "  learning:    off (--model-url turns it on)\n")
 	}
+	fmt.Fprintf(e.stdout, "  web UI:      %s/login?code=%s   (one-time sign-in link, 15 minutes)\n", d.URL(), d.Sessions.LoginLink())
 	fmt.Fprintf(e.stdout, "  try:         memd agent add alice   (Ctrl-C stops)\n")
 
 	errc := make(chan error, 1)

@@ -177,6 +177,14 @@ func (g *guard) Forget(ctx context.Context, req memd.ForgetRequest) (memd.Forget
 	return g.inner.Forget(ctx, req)
 }
 
+func (g *guard) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.EditFactResult, error) {
+	ctx, err := g.write(ctx, req.Shard, &req.Source)
+	if err != nil {
+		return memd.EditFactResult{}, err
+	}
+	return g.inner.EditFact(ctx, req)
+}
+
 func (g *guard) read(ctx context.Context, s memd.ShardID) error {
 	c, err := caller(ctx)
 	if err != nil {

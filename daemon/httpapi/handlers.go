@@ -51,6 +51,29 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// editFactBody is the body of PATCH /v1/shards/{shard}/facts/{id}.
+type editFactBody struct {
+	Text   string      `json:"text"`
+	Source memd.Source `json:"source,omitzero"`
+}
+
+func (s *Server) editFact(w http.ResponseWriter, r *http.Request) error {
+	id, err := shardOf(r)
+	if err != nil {
+		return err
+	}
+	var b editFactBody
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	res, err := s.svc.EditFact(r.Context(), memd.EditFactRequest{Shard: id, ID: r.PathValue("id"), Text: b.Text, Source: b.Source})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 func (s *Server) facts(w http.ResponseWriter, r *http.Request) error {
 	id, err := shardOf(r)
 	if err != nil {

@@ -36,12 +36,17 @@ type Server struct {
 	auth Authenticator
 	log  *slog.Logger
 	mux  *http.ServeMux
+
+	// Sessions, when set, lets a signed-in browser (the web UI) call the
+	// API as the admin with its session cookie instead of a token.
+	Sessions interface{ Session(*http.Request) bool }
+	csrf     *http.CrossOriginProtection
 }
 
 // New returns the API handler for a service, with metrics (when given)
 // at /metrics.
 func New(svc memd.Service, auth Authenticator, log *slog.Logger, metrics http.Handler) *Server {
-	s := &Server{svc: svc, auth: auth, log: log, mux: http.NewServeMux()}
+	s := &Server{svc: svc, auth: auth, log: log, mux: http.NewServeMux(), csrf: http.NewCrossOriginProtection()}
 	s.routes()
 	if metrics != nil {
 		s.mux.Handle("GET /metrics", metrics)
@@ -54,6 +59,7 @@ func (s *Server) routes() {
 	s.handle("POST "+shard+"/facts", s.remember)
 	s.handle("GET "+shard+"/facts", s.facts)
 	s.handle("DELETE "+shard+"/facts/{id}", s.forget)
+	s.handle("PATCH "+shard+"/facts/{id}", s.editFact)
 	s.handle("GET "+shard+"/facts/{id}/trace", s.trace)
 	s.handle("GET "+shard+"/log", s.history)
 	s.handle("GET "+shard+"/notes", s.listNotes)
@@ -94,6 +100,10 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 		}
 	})
 }
+
+// Open serves h at pattern with no authentication of its own (the web
+// UI, which signs people in).
+func (s *Server) Open(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Mount serves h at pattern for authenticated callers, with the caller in
 // the request's context; others get the API's 401.
@@ -150,9 +160,19 @@ func (s *Server) authenticate(r *http.Request) (memd.Caller, error) {
 	if h != "" && !ok {
 		return memd.Caller{}, memd.Errorf(memd.EUNAUTHORIZED, "Authorization must be \"Bearer <token>\"")
 	}
-	c, err := s.auth.Authenticate(strings.TrimSpace(token))
-	if err != nil {
-		return c, err
+	var c memd.Caller
+	if h == "" && s.Sessions != nil && s.Sessions.Session(r) {
+		// A cookie is sent by the browser whoever asks it to: writes must
+		// come from the UI's own pages.
+		if err := s.csrf.Check(r); err != nil {
+			return c, memd.Errorf(memd.EFORBIDDEN, "cross-origin request refused")
+		}
+		c = memd.Caller{Admin: true}
+	} else {
+		var err error
+		if c, err = s.auth.Authenticate(strings.TrimSpace(token)); err != nil {
+			return c, err
+		}
 	}
 	kind, err := memd.ParseChatKind(r.URL.Query().Get("chat_kind"))
 	if err != nil {

@@ -1,0 +1,272 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
+)
+
+// chromium is the browser the UI test drives: Debian's, which `make test`
+// installs when it is missing, or MEMD_CHROMIUM.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("MEMD_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	t.Fatal("no Chromium: run `make test`, which installs Debian's chromium, or set MEMD_CHROMIUM")
+	return ""
+}
+
+// outputDir is where the test leaves its screenshots.
+func outputDir(t *testing.T) string {
+	dir := filepath.Join("..", "test-output", "ui")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func startDaemon(t *testing.T) (*daemon.Daemon, *client.Client) {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Serve() }()
+	t.Cleanup(func() {
+		d.Shutdown(context.Background())
+		<-done
+	})
+	token, err := auth.ReadAdminToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, client.New(d.URL(), token)
+}
+
+// browser returns a chromedp context on a fresh headless Chromium.
+func browser(t *testing.T, width, height int) (context.Context, context.CancelFunc) {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(width, height),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
+}
+
+func screenshot(dir, name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		png, err := chromedp.FullScreenshot(100)(ctx, t)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	})
+}
+
+// textOf reads the text of the first element matching a CSS selector.
+func textOf(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
+}
+
+func evalInt(ctx context.Context, t *testing.T, expr string) int {
+	t.Helper()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return n
+}
+
+func run(ctx context.Context, t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+var (
+	css   = func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	xpath = func(s string) chromedp.Search { return chromedp.Search(s) }
+)
+
+// A team lead signs in with the link memd serve prints, searches, opens a
+// fact's provenance, reverts it, sees it gone and the revert in history,
+// edits a note, and sees a fact written through the API appear live.
+func TestUI_ReviewAndFixMemory(t *testing.T) {
+	d, admin := startDaemon(t)
+	ctx := context.Background()
+	if _, err := admin.AddAgent(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	s := memd.AgentShard("alice")
+	for i, text := range []string{"Lives in Austin", "Works at Acme on the billing team", "Has a cat named Miso"} {
+		if _, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: text,
+			Source: memd.Source{Messages: []string{fmt.Sprintf("msg_%d", i+1)}, Chat: "chat_9", ChatKind: memd.ChatDirect}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := admin.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbook.md",
+		Text: "# Runbook\n\nDeploy with **care**.\n\n- build\n- ship\n"}); err != nil {
+		t.Fatal(err)
+	}
+	out := outputDir(t)
+	b, cancel := browser(t, 1280, 900)
+	defer cancel()
+	base := d.URL()
+
+	run(b, t, "sign in with the printed link",
+		chromedp.Navigate(base+"/login?code="+d.Sessions.LoginLink()),
+		chromedp.WaitVisible(css(`#shards tr[data-shard="agent/alice"]`)),
+		screenshot(out, "shards-1280"))
+
+	run(b, t, "search facts",
+		chromedp.Navigate(base+"/#/shard/agent/alice/facts"),
+		chromedp.WaitVisible(css(`#facts tbody tr`)),
+		chromedp.SendKeys(css(`#fact-search`), "acme"))
+	rows := evalInt(b, t, `document.querySelectorAll('#facts tbody tr').length`)
+	if rows != 1 || !strings.Contains(textOf(b, t, `#facts tbody`), "billing team") {
+		t.Fatalf("search for acme shows %d rows: %q", rows, textOf(b, t, `#facts tbody`))
+	}
+	run(b, t, "screenshot facts", screenshot(out, "facts-1280"))
+
+	run(b, t, "open the fact's provenance",
+		chromedp.Click(css(`#facts tbody tr a`)),
+		chromedp.WaitVisible(css(`#provenance`)),
+		screenshot(out, "provenance-1280"))
+	if p := textOf(b, t, `#provenance`); !strings.Contains(p, "msg_2") || !strings.Contains(p, "chat_9") || !strings.Contains(p, "explicit") && !strings.Contains(p, "person") {
+		t.Errorf("provenance: %q", p)
+	}
+
+	run(b, t, "revert its commit, after the preview",
+		chromedp.Click(css(`#revert-commit`)),
+		chromedp.WaitVisible(css(`#revert-preview`)))
+	if p := textOf(b, t, `#revert-preview`); !strings.Contains(p, "- ") || !strings.Contains(p, "Works at Acme on the billing team") {
+		t.Errorf("revert preview: %q", p)
+	}
+	run(b, t, "confirm the revert",
+		chromedp.Click(css(`#confirm-ok`)),
+		chromedp.WaitVisible(xpath(`//p[contains(., "no longer in memory")]`)))
+
+	run(b, t, "the fact is gone",
+		chromedp.Navigate(base+"/#/shard/agent/alice/facts"),
+		chromedp.WaitVisible(css(`#facts tbody tr`)))
+	if f := textOf(b, t, `#facts tbody`); strings.Contains(f, "Acme") || !strings.Contains(f, "Austin") {
+		t.Errorf("facts after the revert: %q", f)
+	}
+	run(b, t, "the revert is in history",
+		chromedp.Navigate(base+"/#/shard/agent/alice/history"),
+		chromedp.WaitVisible(css(`#history .commit`)),
+		chromedp.WaitVisible(css(`#timeline svg`)),
+		screenshot(out, "history-1280"))
+	if first := textOf(b, t, `#history .commit`); !strings.Contains(first, "revert: remember: Works at Acme") {
+		t.Errorf("newest commit in history: %q", first)
+	}
+
+	run(b, t, "edit the note",
+		chromedp.Navigate(base+"/#/note/agent/alice/runbook.md"),
+		chromedp.WaitVisible(css(`#note-rendered strong`)),
+		screenshot(out, "note-1280"),
+		chromedp.Click(css(`#note-edit`)),
+		chromedp.WaitVisible(css(`#note-text`)),
+		chromedp.SetValue(css(`#note-text`), "# Runbook\n\nDeploy with **care**, never on Fridays.\n\n- build\n- test\n- ship\n"),
+		chromedp.Click(css(`#note-save`)),
+		chromedp.WaitVisible(xpath(`//div[@id="note-rendered"]//p[contains(., "never on Fridays")]`)))
+	note, err := admin.ReadNote(ctx, s, "runbook.md", "")
+	if err != nil || !strings.Contains(note.Text, "- test\n") {
+		t.Errorf("the note after the edit: %q, %v", note.Text, err)
+	}
+
+	run(b, t, "open the facts page",
+		chromedp.Navigate(base+"/#/shard/agent/alice/facts"),
+		chromedp.WaitVisible(css(`#facts tbody tr`)),
+		chromedp.WaitVisible(css(`#feed-state.on`)))
+	res, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Booked a flight to Lisbon", Tier: memd.TierLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(b, t, "a fact written through the API appears without a reload",
+		chromedp.WaitVisible(css(fmt.Sprintf(`#facts tr[data-id="%s"]`, res.Fact.ID))))
+
+	run(b, t, "the live and learner pages",
+		chromedp.Navigate(base+"/#/live"),
+		chromedp.WaitVisible(css(`#live .commit`)),
+		screenshot(out, "live-1280"),
+		chromedp.Navigate(base+"/#/learner"),
+		chromedp.WaitVisible(xpath(`//h1[.="Learner"]`)),
+		screenshot(out, "learner-1280"))
+}
+
+// Every main page is usable 400 pixels wide: nothing wider than the screen.
+func TestUI_NarrowScreen(t *testing.T) {
+	d, admin := startDaemon(t)
+	ctx := context.Background()
+	admin.AddAgent(ctx, "alice", nil)
+	s := memd.AgentShard("alice")
+	r, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Prefers answers in German, short, with the sources listed at the end",
+		Source: memd.Source{Messages: []string{"msg_1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbook.md", Text: "# Runbook\n\nA long line of text that must wrap on a narrow screen rather than run off its edge.\n"})
+	out := outputDir(t)
+	b, cancel := browser(t, 400, 850)
+	defer cancel()
+	base := d.URL()
+	// A phone-sized viewport: Chromium's window cannot be made that narrow.
+	run(b, t, "sign in", chromedp.EmulateViewport(400, 850), chromedp.Navigate(base+"/login?code="+d.Sessions.LoginLink()), chromedp.WaitVisible(css(`#shards`)))
+	for _, p := range []struct{ name, hash, wait string }{
+		{"shards", "#/", "#shards"},
+		{"facts", "#/shard/agent/alice/facts", "#facts"},
+		{"provenance", "#/fact/agent/alice/" + r.Fact.ID, "#provenance"},
+		{"history", "#/shard/agent/alice/history", "#history"},
+		{"note", "#/note/agent/alice/runbook.md", "#note-rendered"},
+		{"live", "#/live", "#live"},
+	} {
+		run(b, t, p.name,
+			chromedp.Navigate(base+"/"+p.hash),
+			chromedp.WaitVisible(css(p.wait)),
+			screenshot(out, p.name+"-400"))
+		width := evalInt(b, t, `document.documentElement.scrollWidth`)
+		if width > 400 {
+			t.Errorf("%s is %d pixels wide on a 400-pixel screen", p.name, width)
+		}
+	}
+}
