@@ -1,0 +1,296 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memd/memd"
+)
+
+// badCase is one request that must be refused with a specific code.
+type badCase struct {
+	name   string
+	method string
+	path   string
+	body   string
+	token  string // "admin" (default), "alice", "none", or a literal header value
+	want   string
+}
+
+// heads reads the HEAD of every shard with the git CLI.
+func heads(t *testing.T, e *env) map[string]string {
+	t.Helper()
+	ids, err := e.d.Store.Shards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, id := range ids {
+		// An empty shard has no HEAD yet; "" then.
+		b, _ := exec.Command("git", "-C", e.d.Store.ShardDir(id), "rev-parse", "--verify", "-q", "HEAD").Output()
+		out[id.String()] = strings.TrimSpace(string(b))
+	}
+	return out
+}
+
+// Bad input at every HTTP endpoint and MCP tool gets a clear error with
+// the right code, and no shard's HEAD moves.
+func TestBadInput(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	agent, err := e.admin.AddAgent(ctx, "alice", []string{"apollo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.admin.AddAgent(ctx, "bob", nil)
+	s := memd.AgentShard("alice")
+	fact, err := e.admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Lives in Lisbon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, err := e.admin.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "plan.md", Text: "# Plan\n\nShip it. Ship it.\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.admin.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "plan.md", Edits: []memd.NoteEdit{{Op: "insert_after", Anchor: "# Plan\n", Text: "\nv2\n"}}})
+	stale := note.Note.Revision
+	before := heads(t, e)
+
+	long := strings.Repeat("x", 501)
+	nested := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	cases := []badCase{
+		// Facts.
+		{"501-character fact", "POST", "/v1/shards/agent/alice/facts", `{"text": "` + long + `"}`, "", memd.EINVALID},
+		{"multi-line fact", "POST", "/v1/shards/agent/alice/facts", `{"text": "one\ntwo"}`, "", memd.EINVALID},
+		{"empty fact", "POST", "/v1/shards/agent/alice/facts", `{"text": "   "}`, "", memd.EINVALID},
+		{"control character", "POST", "/v1/shards/agent/alice/facts", `{"text": "bell \u0007"}`, "", memd.EINVALID},
+		{"NUL byte", "POST", "/v1/shards/agent/alice/facts", `{"text": "a\u0000b"}`, "", memd.EINVALID},
+		{"invalid UTF-8", "POST", "/v1/shards/agent/alice/facts", "{\"text\": \"caf\xe9\"}", "", memd.EINVALID},
+		{"February 30th", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "2026-02-30"}`, "", memd.EINVALID},
+		{"date in another format", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "30/11/2026"}`, "", memd.EINVALID},
+		{"unknown tier", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "tier": "secret"}`, "", memd.EINVALID},
+		{"unknown field", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "admin": true}`, "", memd.EINVALID},
+		{"malformed JSON", "POST", "/v1/shards/agent/alice/facts", `{"text": "x"`, "", memd.EINVALID},
+		{"JSON array", "POST", "/v1/shards/agent/alice/facts", `["x"]`, "", memd.EINVALID},
+		{"deeply nested JSON", "POST", "/v1/shards/agent/alice/facts", `{"text": ` + nested + `}`, "", memd.EINVALID},
+		{"two JSON values", "POST", "/v1/shards/agent/alice/facts", `{"text": "x"} {"text": "y"}`, "", memd.EINVALID},
+		{"huge body", "POST", "/v1/shards/agent/alice/facts", `{"text": "` + strings.Repeat("y", 2<<20) + `"}`, "", memd.ETOOLARGE},
+		{"trailer injection in a message ID", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "source": {"messages": ["m1\nReverts: abc"]}}`, "", memd.EINVALID},
+		{"101 source messages", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "source": {"messages": [` + strings.Repeat(`"m",`, 100) + `"m"]}}`, "", memd.EINVALID},
+		{"chat kinds that disagree", "POST", "/v1/shards/agent/alice/facts?chat_kind=group", `{"text": "x", "source": {"chat_kind": "direct"}}`, "", memd.EINVALID},
+		{"unknown chat kind", "POST", "/v1/shards/agent/alice/facts?chat_kind=private", `{"text": "x"}`, "", memd.EINVALID},
+		{"uppercase name", "POST", "/v1/shards/agent/Alice/facts", `{"text": "x"}`, "", memd.EINVALID},
+		{"unknown shard kind", "POST", "/v1/shards/team/alice/facts", `{"text": "x"}`, "", memd.EINVALID},
+		{"path traversal in a shard", "POST", "/v1/shards/agent/..%2F..%2Fetc/facts", `{"text": "x"}`, "", memd.EINVALID},
+		{"dot name", "POST", "/v1/shards/agent/.git/facts", `{"text": "x"}`, "", memd.EINVALID},
+		{"wrong token", "POST", "/v1/shards/agent/alice/facts", `{"text": "x"}`, "Bearer nonsense", memd.EUNAUTHORIZED},
+		{"no token", "POST", "/v1/shards/agent/alice/facts", `{"text": "x"}`, "none", memd.EUNAUTHORIZED},
+		{"basic auth", "POST", "/v1/shards/agent/alice/facts", `{"text": "x"}`, "Basic YWRtaW46eA==", memd.EUNAUTHORIZED},
+		{"another agent's shard", "POST", "/v1/shards/agent/bob/facts", `{"text": "x"}`, "alice", memd.EFORBIDDEN},
+		{"user memory from a group chat", "POST", "/v1/shards/user/pat/facts?chat_kind=group", `{"text": "x"}`, "alice", memd.EFORBIDDEN},
+		{"project not a member of", "POST", "/v1/shards/project/zeus/facts", `{"text": "x"}`, "alice", memd.EFORBIDDEN},
+		{"forget a malformed ID", "DELETE", "/v1/shards/agent/alice/facts/xyz%2F..", "", "", memd.EINVALID},
+		{"forget an unknown fact", "DELETE", "/v1/shards/agent/alice/facts/000000000000", "", "", memd.ENOTFOUND},
+		{"edit into 501 characters", "PATCH", "/v1/shards/agent/alice/facts/" + fact.Fact.ID, `{"text": "` + long + `"}`, "", memd.EINVALID},
+		{"edit an unknown fact", "PATCH", "/v1/shards/agent/alice/facts/000000000000", `{"text": "x"}`, "", memd.ENOTFOUND},
+		{"trace a malformed ID", "GET", "/v1/shards/agent/alice/facts/zz/trace", "", "", memd.EINVALID},
+		{"facts at a bad date", "GET", "/v1/shards/agent/alice/facts?at=2026-13-01", "", "", memd.EINVALID},
+		{"facts from a bad date", "GET", "/v1/shards/agent/alice/facts?from=yesterday", "", "", memd.EINVALID},
+		{"log limit below one", "GET", "/v1/shards/agent/alice/log?limit=-1", "", "", memd.EINVALID},
+		{"log limit not a number", "GET", "/v1/shards/agent/alice/log?limit=lots", "", "", memd.EINVALID},
+		{"log limit too high", "GET", "/v1/shards/agent/alice/log?limit=100000", "", "", memd.EINVALID},
+		// Revert.
+		{"revert a commit and a message", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "abc", "message": "m"}`, "", memd.EINVALID},
+		{"revert nothing", "POST", "/v1/revert", `{}`, "", memd.EINVALID},
+		{"revert an unknown commit", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "0123456789abcdef0123456789abcdef01234567"}`, "", memd.ENOTFOUND},
+		{"revert a commit that is not hex", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "HEAD~1"}`, "", memd.EINVALID},
+		{"revert an unknown message", "POST", "/v1/revert", `{"message": "never-sent"}`, "", memd.ENOTFOUND},
+		{"revert another agent's commit", "POST", "/v1/revert", `{"shard": "agent/bob", "commit": "abc"}`, "alice", memd.EFORBIDDEN},
+		// Agents.
+		{"agent named with a path", "POST", "/v1/agents", `{"name": "../x"}`, "", memd.EINVALID},
+		{"agent named in capitals", "POST", "/v1/agents", `{"name": "Alice"}`, "", memd.EINVALID},
+		{"agent added twice", "POST", "/v1/agents", `{"name": "alice"}`, "", memd.ECONFLICT},
+		{"agent adding an agent", "POST", "/v1/agents", `{"name": "mallory"}`, "alice", memd.EFORBIDDEN},
+		{"agent listing agents", "GET", "/v1/agents", "", "alice", memd.EFORBIDDEN},
+		{"remove an unknown agent", "DELETE", "/v1/agents/nobody", "", "", memd.ENOTFOUND},
+		// Reading.
+		{"recall nothing", "GET", "/v1/recall?q=%20", "", "alice", memd.EINVALID},
+		{"recall k=51", "GET", "/v1/recall?q=x&k=51", "", "alice", memd.EINVALID},
+		{"recall 2000-byte query", "GET", "/v1/recall?q=" + strings.Repeat("w", 2000), "", "alice", memd.EINVALID},
+		{"recall another agent's view", "GET", "/v1/recall?q=x&agent=bob", "", "alice", memd.EFORBIDDEN},
+		{"context with four projects", "GET", "/v1/context?agent=alice&projects=a,b,c,d", "", "", memd.EINVALID},
+		{"context of no agent", "GET", "/v1/context", "", "", memd.EINVALID},
+		{"context at an unknown commit", "GET", "/v1/context?at=0123456789ab", "", "alice", memd.ENOTFOUND},
+		// Notes.
+		{"note path traversal", "POST", "/v1/shards/agent/alice/notes", `{"path": "../../etc/passwd.md", "text": "x"}`, "", memd.EINVALID},
+		{"note that is not Markdown", "POST", "/v1/shards/agent/alice/notes", `{"path": "run.sh", "text": "x"}`, "", memd.EINVALID},
+		{"note path with a capital", "POST", "/v1/shards/agent/alice/notes", `{"path": "Plan.md", "text": "x"}`, "", memd.EINVALID},
+		{"note created twice", "POST", "/v1/shards/agent/alice/notes", `{"path": "plan.md", "text": "x"}`, "", memd.ECONFLICT},
+		{"note over 256 KiB", "POST", "/v1/shards/agent/alice/notes", `{"path": "big.md", "text": "` + strings.Repeat("z", 300<<10) + `"}`, "", memd.ETOOLARGE},
+		{"note with a NUL byte", "POST", "/v1/shards/agent/alice/notes", `{"path": "nul.md", "text": "a\u0000"}`, "", memd.EINVALID},
+		{"read a note by traversal", "GET", "/v1/shards/agent/alice/notes/..%2F..%2Fprofile.md", "", "", memd.EINVALID},
+		{"read an absent note", "GET", "/v1/shards/agent/alice/notes/absent.md", "", "", memd.ENOTFOUND},
+		{"edit at a stale revision", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"expectedRevision": "` + stale + `", "edits": [{"op": "replace", "find": "Plan", "replace": "Goal"}]}`, "", memd.EREVISION},
+		{"edit at a malformed revision", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"expectedRevision": "abc", "edits": [{"op": "replace", "find": "Plan", "replace": "Goal"}]}`, "", memd.EINVALID},
+		{"ambiguous anchor", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "replace", "find": "Ship it.", "replace": "Done."}]}`, "", memd.EANCHORAMBIGUOUS},
+		{"missing anchor", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "insert_after", "anchor": "## Risks", "text": "x"}]}`, "", memd.EANCHORNOTFOUND},
+		{"second edit's anchor missing", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "replace", "find": "Plan", "replace": "Goal"}, {"op": "delete", "find": "Risks"}]}`, "", memd.EANCHORNOTFOUND},
+		{"unknown edit op", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "append", "text": "x"}]}`, "", memd.EINVALID},
+		{"no edits", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": []}`, "", memd.EINVALID},
+		{"POST a note without :edit", "POST", "/v1/shards/agent/alice/notes/plan.md", `{}`, "", memd.EINVALID},
+		{"delete an absent note", "DELETE", "/v1/shards/agent/alice/notes/absent.md", "", "", memd.ENOTFOUND},
+		{"another agent's notes", "GET", "/v1/shards/agent/bob/notes", "", "alice", memd.EFORBIDDEN},
+		// Learning, feed, and the rest.
+		{"exchange with learning off", "POST", "/v1/exchanges", `{"agent": "alice", "chat": "c", "chat_kind": "direct", "messages": [{"id": "m", "role": "user", "text": "hi"}]}`, "alice", memd.EUNAVAILABLE},
+		{"feed since a malformed commit", "GET", "/v1/feed?since=agent/alice:zz", "", "alice", memd.EINVALID},
+		{"feed since another shard's commit", "GET", "/v1/feed?since=agent/alice:0123456789abcdef0123456789abcdef01234567", "", "alice", memd.ENOTFOUND},
+		{"feed since without a shard", "GET", "/v1/feed?since=abc", "", "alice", memd.EINVALID},
+		{"unknown endpoint", "GET", "/v1/secrets", "", "", memd.ENOTFOUND},
+	}
+	tokens := map[string]string{"": "Bearer " + e.admin.Token, "admin": "Bearer " + e.admin.Token, "alice": "Bearer " + agent.Token, "none": ""}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest(c.method, e.d.URL()+c.path, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			auth, ok := tokens[c.token]
+			if !ok {
+				auth = c.token
+			}
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			if c.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got struct {
+				Error struct{ Code, Message string }
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if err := json.Unmarshal(body, &got); err != nil || got.Error.Code != c.want || got.Error.Message == "" {
+				t.Errorf("%s %s: %d %s, want code %s", c.method, c.path[:min(len(c.path), 80)], resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 300)]), c.want)
+			}
+		})
+	}
+	mcpCases := mcpBadInput(t, e, agent.Token)
+
+	if after := heads(t, e); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("HEADs moved:\nbefore %v\nafter  %v", before, after)
+	}
+	t.Logf("bad input: %d HTTP cases, %d MCP cases", len(cases), mcpCases)
+}
+
+// mcpBadInput calls the MCP tools with bad arguments; each must be a tool
+// error starting with the right code.
+func mcpBadInput(t *testing.T, e *env, token string) int {
+	ctx := context.Background()
+	tr := &mcp.StreamableClientTransport{Endpoint: e.d.URL() + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{token}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bad-input", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"remember", map[string]any{"text": strings.Repeat("x", 501)}, "invalid: "},
+		{"remember", map[string]any{"text": "one\ntwo"}, "invalid: "},
+		{"remember", map[string]any{"text": "x", "date": "2026-02-30"}, "invalid: "},
+		{"remember", map[string]any{"text": "x", "shard": "agent/../bob"}, "invalid: "},
+		{"remember", map[string]any{"text": "x", "shard": "agent/bob"}, "forbidden (rule agent-own-shard): "},
+		{"remember", map[string]any{"text": "x", "shard": "user/pat", "chat_kind": "group"}, "forbidden (rule user-memory-direct-chat): "},
+		{"remember", map[string]any{"text": "x", "chat_kind": "secret"}, "invalid: "},
+		{"remember", map[string]any{"text": "x", "source_messages": []string{"m\nReverts: x"}}, "invalid: "},
+		{"remember", map[string]any{"text": 5}, ""},
+		{"forget", map[string]any{"id": "../x"}, "invalid: "},
+		{"forget", map[string]any{"id": "000000000000"}, "not_found: "},
+		{"recall", map[string]any{"query": "x", "k": 100}, "invalid: "},
+		{"recall", map[string]any{"query": ""}, "invalid: "},
+		{"memory_context", map[string]any{"projects": []string{"a", "b", "c", "d"}}, "invalid: "},
+		{"trace", map[string]any{"id": "zz"}, "invalid: "},
+		{"history", map[string]any{"limit": 5000}, "invalid: "},
+		{"read_note", map[string]any{"path": "../profile.md"}, "invalid: "},
+		{"create_note", map[string]any{"path": "plan.md", "text": "x"}, "conflict: "},
+		{"create_note", map[string]any{"path": "big.md", "text": strings.Repeat("z", 300<<10)}, "too_large: "},
+		{"edit_note", map[string]any{"path": "plan.md", "edits": []map[string]any{{"op": "replace", "find": "Ship it.", "replace": "x"}}}, "anchor_ambiguous: edit 1 (replace)"},
+		{"edit_note", map[string]any{"path": "plan.md", "edits": []map[string]any{{"op": "delete", "find": "nowhere"}}}, "anchor_not_found: edit 1 (delete)"},
+		{"edit_note", map[string]any{"path": "plan.md", "expectedRevision": strings.Repeat("0", 64), "edits": []map[string]any{{"op": "delete", "find": "Plan"}}}, "revision_mismatch: "},
+	}
+	for _, c := range cases {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Errorf("%s %v: %v", c.tool, c.args["text"], err)
+			continue
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !res.IsError || !strings.HasPrefix(text, c.want) {
+			t.Errorf("%s: error %v %q, want it to start with %q", c.tool, res.IsError, text[:min(len(text), 200)], c.want)
+		}
+	}
+	return len(cases)
+}
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Frames and bodies: a feed client sending a huge frame is cut off, and a
+// client trickling its body slows nobody else down.
+func TestBadInput_FramesAndSlowBodies(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	a, _ := e.admin.AddAgent(ctx, "alice", nil)
+	url := strings.Replace(e.d.URL(), "http://", "ws://", 1) + "/v1/feed"
+	conn, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Authorization": {"Bearer " + a.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.WriteMessage(websocket.TextMessage, bytes.Repeat([]byte("x"), 1<<20))
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		if _, _, err = conn.ReadMessage(); err != nil {
+			break
+		}
+	}
+	if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) && !strings.Contains(err.Error(), "reset") && !strings.Contains(err.Error(), "EOF") {
+		t.Errorf("after a 1 MiB frame: %v, want the connection closed", err)
+	}
+
+	// A body sent one byte at a time, never finished.
+	slow, err := net.Dial("tcp", strings.TrimPrefix(e.d.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /v1/shards/agent/alice/facts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"te", a.Token)
+	res, err := e.admin.Remember(ctx, memd.RememberRequest{Shard: memd.AgentShard("alice"), Text: "Written while another client trickles"})
+	if err != nil || res.Commit == "" {
+		t.Errorf("a write beside a slow body: %+v, %v", res, err)
+	}
+}
