@@ -99,14 +99,27 @@ func (l *lockFile) write(data []byte) error {
 	return nil
 }
 
-// overwrite writes data at the start of the lock file, over a marker that
-// must be shorter than data.
-func (l *lockFile) overwrite(data []byte) error {
-	if _, err := l.f.WriteAt(data, 0); err != nil {
-		return fmt.Errorf("write %s.lock: %w", filepath.Base(l.path), err)
+// replace puts data in place of the locked file and drops the lock. The
+// data goes through a file of its own rather than the lock, so the lock
+// keeps the marker memd wrote in it until the end: a crash at any moment
+// leaves a lock memd recognises as its own (see clearStaleLocks).
+func (l *lockFile) replace(data []byte) error {
+	tmp := l.path + replaceSuffix
+	err := os.WriteFile(tmp, data, 0o644)
+	if err == nil {
+		err = os.Rename(tmp, l.path)
 	}
+	if err != nil {
+		os.Remove(tmp)
+		l.release()
+		return fmt.Errorf("write %s: %w", filepath.Base(l.path), err)
+	}
+	l.release()
 	return nil
 }
+
+// replaceSuffix names the file replace writes before renaming it.
+const replaceSuffix = ".memd-new"
 
 // commit renames the lock over the locked path.
 func (l *lockFile) commit() error {

@@ -72,9 +72,12 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
 		return nil, memd.Errorf(memd.ECONFLICT, "shard %s: HEAD is not on branch main (%s); check out main there", id, strings.TrimSpace(string(head)))
 	}
-	db, err := odb.Open(filepath.Join(gitDir, "objects"), s.cache, !s.opts.NoSync)
+	db, removed, err := odb.OpenRepaired(filepath.Join(gitDir, "objects"), s.cache, !s.opts.NoSync)
 	if err != nil {
 		return nil, err
+	}
+	if removed > 0 {
+		s.log.Warn("removed pack files memd was writing when it stopped; their commits were not acknowledged", "shard", id, "files", removed)
 	}
 	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db, arrived: make(chan struct{}, 1)}
 	sh.clearStaleLocks()
@@ -105,11 +108,12 @@ func (sh *Shard) close() {
 // lock it marks as its own, and a ref lock nobody has touched for a minute
 // (git holds one for milliseconds). Only one memd opens a store at a time.
 func (sh *Shard) clearStaleLocks() {
-	index := filepath.Join(sh.gitDir, "index.lock")
-	if b, err := os.ReadFile(index); err == nil && string(b) == indexLockMarker {
-		os.Remove(index)
+	index := filepath.Join(sh.gitDir, "index")
+	if b, err := os.ReadFile(index + ".lock"); err == nil && string(b) == indexLockMarker {
+		os.Remove(index + ".lock")
 		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
 	}
+	os.Remove(index + replaceSuffix)
 	ref := filepath.Join(sh.gitDir, mainRef+".lock")
 	if b, err := os.ReadFile(ref); err == nil {
 		if h, ok := sh.ownCommit(b); ok {
@@ -157,6 +161,12 @@ func (sh *Shard) refresh() (*state, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	// Read main again under the lock: a writer may have moved it, and
+	// stored its state, while this call waited; the head read before
+	// would take the state back to an older commit.
+	if head, err = readRef(sh.gitDir, mainRef); err != nil {
+		return nil, err
+	}
 	return sh.catchUp(head)
 }
 

@@ -368,3 +368,103 @@ func TestShard_HistoryAndTimeTravel(t *testing.T) {
 		t.Errorf("walk: %q", subjects)
 	}
 }
+
+// A reader that read main just before a writer moved it must not take the
+// shard's state back to the older commit: every later read, and the
+// index's lookup of what a commit changed, must see the write.
+func TestShard_ReadsNeverGoBackInTime(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := 0; r < 4; r++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, _, err := sh.Facts(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	var writers sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			d, _ := memd.ParseDate("2026-11-03")
+			for i := 0; i < 100; i++ {
+				text := fmt.Sprintf("Writer %d wrote fact %d", w, i)
+				res, err := sh.Apply(gitstore.Change{Author: alice, Message: "remember: " + text,
+					Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierLog}}}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				id := res.Facts[0].ID
+				if _, err := sh.Fact(id); err != nil {
+					t.Errorf("right after its commit: %v", err)
+				}
+				if found, _, err := sh.Lookup([]string{id}); err != nil || found[id].ID != id {
+					t.Errorf("lookup right after its commit found %v (%v)", found, err)
+				}
+			}
+		}()
+	}
+	writers.Wait()
+	close(stop)
+	readers.Wait()
+}
+
+// memd killed while it held .git/index.lock leaves the lock with its
+// marker (and maybe the index it was writing); the next open removes both
+// and keeps the index in step. A lock git holds is left alone.
+func TestStore_ClearsTheIndexLockACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *gitstore.Store {
+		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Likes green tea", memd.TierLog, "m1")
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	s.Close()
+
+	os.WriteFile(filepath.Join(gitDir, "index.lock"), []byte("memd\n"), 0o644)
+	os.WriteFile(filepath.Join(gitDir, "index.memd-new"), []byte("DIRC half"), 0o644)
+	s = open()
+	sh, err := s.Shard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"index.lock", "index.memd-new"} {
+		if _, err := os.Stat(filepath.Join(gitDir, name)); err == nil {
+			t.Errorf("%s is still there after the restart", name)
+		}
+	}
+	remember(t, sh, "Moved to Lisbon", memd.TierLog, "m2")
+	if out := git(t, sh.Dir(), "status", "--porcelain"); out != "" {
+		t.Errorf("git status after the restart and a write:\n%s", out)
+	}
+	s.Close()
+
+	// A lock git holds (it starts like an index) stays.
+	os.WriteFile(filepath.Join(gitDir, "index.lock"), []byte("DIRC\x00\x00\x00\x02"), 0o644)
+	s = open()
+	defer s.Close()
+	if _, err := os.Stat(filepath.Join(gitDir, "index.lock")); err != nil {
+		t.Errorf("memd removed a lock git held: %v", err)
+	}
+	os.Remove(filepath.Join(gitDir, "index.lock"))
+}

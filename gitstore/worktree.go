@@ -23,7 +23,7 @@ import (
 // the new versions (a path absent from it was removed). A file the person has
 // edited or staged but not committed is merged at the level of fact lines
 // rather than overwritten. The caller holds the index lock; syncWorktree
-// commits or releases it.
+// releases it.
 func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, files map[string]*factFile) error {
 	idx, err := sh.readIndex()
 	if err != nil {
@@ -41,11 +41,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 		lock.release()
 		return fmt.Errorf("encode index: %w", err)
 	}
-	if err := lock.overwrite(buf.Bytes()); err != nil {
-		lock.release()
-		return err
-	}
-	return lock.commit()
+	return lock.replace(buf.Bytes())
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {

@@ -388,5 +388,6 @@ func (sh *Shard) catchUpIndex() {
 
 // indexLockMarker is what memd writes in .git/index.lock while it holds it,
 // so that a lock left by a crash can be told from one git holds (an index
-// starts "DIRC"). It is shorter than any index, which later overwrites it.
+// starts "DIRC"). It stays there until memd drops the lock: the new index
+// is written to a file of its own and renamed over .git/index.
 const indexLockMarker = "memd\n"

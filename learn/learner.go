@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tidwall/buntdb"
+	"github.com/tidwall/gjson"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/provenance"
@@ -120,6 +121,7 @@ const (
 	kindEpisode  = "episode"
 	seqKey       = "seq"
 	jobPrefix    = "job:"
+	stateIndex   = "state"
 	turnsPrefix  = "turns:"
 	doneTTL      = 24 * time.Hour
 )
@@ -149,6 +151,12 @@ func Open(path string, cfg Config) (*Learner, error) {
 		return nil, fmt.Errorf("open learner queue %s: %w", path, err)
 	}
 	db.SetConfig(buntdb.Config{SyncPolicy: buntdb.Always, AutoShrinkPercentage: 100, AutoShrinkMinSize: 8 << 20})
+	// Jobs by state, so that finding the next pending job does not read
+	// the day of finished ones kept beside it.
+	if err := db.CreateIndex(stateIndex, jobPrefix+"*", buntdb.IndexJSON("state")); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open learner queue %s: %w", path, err)
+	}
 	return &Learner{cfg: cfg, db: db, busy: make(map[string]bool), wake: make(chan struct{}, 1)}, nil
 }
 
@@ -288,25 +296,20 @@ func (l *Learner) Run(ctx context.Context) {
 // dispatch starts the first runnable job of each idle agent, and returns
 // when the next retry is due (zero if none is waiting).
 func (l *Learner) dispatch(ctx context.Context) time.Time {
-	jobs, err := l.jobs(memd.ExchangePending)
+	heads, pending, err := l.agentHeads()
 	if err != nil {
 		l.cfg.Logger.Error("learner: reading the queue", "err", err)
 		return l.cfg.Now().Add(time.Second)
 	}
 	if l.cfg.Hooks.Queue != nil {
-		l.cfg.Hooks.Queue(len(jobs))
+		l.cfg.Hooks.Queue(pending)
 	}
 	now := l.cfg.Now()
 	var next time.Time
-	seen := make(map[string]bool)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	running := len(l.busy)
-	for _, j := range jobs {
-		if seen[j.Agent] {
-			continue // a later job of an agent waits for its first
-		}
-		seen[j.Agent] = true
+	for _, j := range heads {
 		if l.busy[j.Agent] {
 			continue
 		}
@@ -334,23 +337,62 @@ func (l *Learner) dispatch(ctx context.Context) time.Time {
 	return next
 }
 
+// agentHeads returns the first pending job of each agent, oldest first
+// (a later job of an agent waits for its first), and the number pending.
+// Only those jobs are decoded: a backlog costs a field lookup per job.
+func (l *Learner) agentHeads() ([]*job, int, error) {
+	var heads []*job
+	var bad error
+	pending := 0
+	seen := make(map[string]bool)
+	err := l.db.View(func(tx *buntdb.Tx) error {
+		return tx.AscendEqual(stateIndex, stateDoc(memd.ExchangePending), func(k, v string) bool {
+			pending++
+			agent := gjson.Get(v, "agent").String()
+			if seen[agent] {
+				return true
+			}
+			seen[agent] = true
+			var j job
+			if err := json.Unmarshal([]byte(v), &j); err != nil {
+				bad = fmt.Errorf("learner queue entry %s: %w", k, err)
+				return false
+			}
+			heads = append(heads, &j)
+			return true
+		})
+	})
+	if err == nil {
+		err = bad
+	}
+	return heads, pending, err
+}
+
+// stateDoc is the pivot that finds jobs in a state through stateIndex.
+func stateDoc(state string) string {
+	b, _ := json.Marshal(map[string]string{"state": state})
+	return string(b)
+}
+
 // jobs returns the stored jobs in a state (all when state is ""), oldest
 // first.
 func (l *Learner) jobs(state string) ([]*job, error) {
 	var out []*job
 	var bad error
 	err := l.db.View(func(tx *buntdb.Tx) error {
-		return tx.AscendKeys(jobPrefix+"*", func(k, v string) bool {
+		each := func(k, v string) bool {
 			var j job
 			if err := json.Unmarshal([]byte(v), &j); err != nil {
 				bad = fmt.Errorf("learner queue entry %s: %w", k, err)
 				return false
 			}
-			if state == "" || j.State == state {
-				out = append(out, &j)
-			}
+			out = append(out, &j)
 			return true
-		})
+		}
+		if state == "" {
+			return tx.AscendKeys(jobPrefix+"*", each)
+		}
+		return tx.AscendEqual(stateIndex, stateDoc(state), each)
 	})
 	if err == nil {
 		err = bad
@@ -571,15 +613,14 @@ func (l *Learner) Status(state string) ([]memd.ExchangeStatus, error) {
 
 // Counts returns how many jobs are pending and failed.
 func (l *Learner) Counts() (pending, failed int, err error) {
-	jobs, err := l.jobs("")
-	for _, j := range jobs {
-		switch j.State {
-		case memd.ExchangePending:
-			pending++
-		case memd.ExchangeFailed:
-			failed++
+	err = l.db.View(func(tx *buntdb.Tx) error {
+		for state, n := range map[string]*int{memd.ExchangePending: &pending, memd.ExchangeFailed: &failed} {
+			if err := tx.AscendEqual(stateIndex, stateDoc(state), func(_, _ string) bool { *n++; return true }); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	})
 	return pending, failed, err
 }
 

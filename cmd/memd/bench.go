@@ -12,6 +12,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/loadbench"
 	"github.com/memd/memd/internal/writebench"
 )
 
@@ -24,6 +25,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	repackAt := fs.Int("repack-at", -1, "background repack threshold in packs (-1: off, so one run does not disturb the next; 0: memd's default)")
 	dir := fs.String("dir", "", "work directory (default: a temporary one, removed after)")
 	read := fs.Bool("read", false, "measure the read path at --large facts instead: rebuild, catch-up, recall, context, daemon memory")
+	load := fs.Bool("load", false, "run memd serve under load instead: --shards × --writers × --writer-facts facts over HTTP while recall and --subscribers feed subscribers run; checks nothing is lost or duplicated")
+	loadShards := fs.Int("shards", 8, "with --load: shards written")
+	loadWriters := fs.Int("writers", 8, "with --load: writers per shard")
+	writerFacts := fs.Int("writer-facts", 10000, "with --load: facts each writer writes")
+	subscribers := fs.Int("subscribers", 50, "with --load: feed subscribers")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -33,6 +39,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	if *read {
 		return benchRead(ctx, e, *dir, *large)
+	}
+	if *load {
+		return benchLoad(ctx, e, *dir, loadbench.Config{Shards: *loadShards, Writers: *loadWriters, Facts: *writerFacts, Subscribers: *subscribers, Recallers: 2})
 	}
 	work := *dir
 	if work == "" {

@@ -126,16 +126,5 @@ func daemonRSS(ctx context.Context, data string) (int64, error) {
 		}
 		resp.Body.Close()
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
-			return kb << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for memd serve")
+	return readbench.ProcessRSS(cmd.Process.Pid)
 }

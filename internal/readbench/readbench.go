@@ -229,15 +229,21 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 
 // RSS returns the resident memory of this process, in bytes.
 func RSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+	rss, _ := ProcessRSS(os.Getpid())
+	return rss
+}
+
+// ProcessRSS returns the resident memory of a process, in bytes.
+func ProcessRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
 		}
 	}
-	return 0
+	return 0, fmt.Errorf("no VmRSS for process %d", pid)
 }

@@ -49,6 +49,38 @@ func Open(dir string, cache *Cache, sync bool) (*DB, error) {
 	return db, nil
 }
 
+// OpenRepaired opens the database as its only writer, first removing what
+// a crash while publishing a pack left behind: staged files, and a pack
+// index whose pack was never renamed into place. git itself never leaves
+// an index without its pack, since it renames the pack first.
+func OpenRepaired(dir string, cache *Cache, sync bool) (*DB, int, error) {
+	packDir := filepath.Join(dir, "pack")
+	entries, err := os.ReadDir(packDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("read pack directory: %w", err)
+	}
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		stem, isIdx := strings.CutSuffix(name, ".idx")
+		leftover := strings.HasPrefix(name, stagePrefix) || strings.HasPrefix(name, ".tmp-idx-") ||
+			(isIdx && strings.HasPrefix(name, "pack-") && !names[stem+".pack"])
+		if !leftover {
+			continue
+		}
+		if err := os.Remove(filepath.Join(packDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, removed, fmt.Errorf("remove %s a crash left: %w", name, err)
+		}
+		removed++
+	}
+	db, err := Open(dir, cache, sync)
+	return db, removed, err
+}
+
 // Close releases the open pack files.
 func (db *DB) Close() error {
 	db.mu.Lock()
@@ -205,17 +237,25 @@ func loadPack(dir string, name plumbing.Hash) (*pack, error) {
 	return &pack{name: name, path: base + ".pack", idx: idx}, nil
 }
 
-// StagedPack is a pack written to disk but not yet visible: the pack file
-// has its final name (git ignores a pack without an index) and the index
-// waits under a temporary name. Publish makes it visible; Abort removes it.
+// StagedPack is a pack written to disk but not yet visible: pack and index
+// wait under temporary names. Publish makes them visible; Abort removes them.
 type StagedPack struct {
-	db     *DB
-	name   plumbing.Hash
-	base   string // path without extension
-	tmpIdx string
-	idx    *idxfile.MemoryIndex
-	files  []*os.File
+	db      *DB
+	name    plumbing.Hash
+	base    string // final path without extension
+	tmpBase string // temporary path without extension
+	idx     *idxfile.MemoryIndex
+	files   []*os.File
 }
+
+// Names of the files of a pack being written: they must not end in .pack
+// or .idx, which git repack and git fsck take for packs. A crash can leave
+// them behind; OpenRepaired removes them.
+const (
+	stagePrefix = "tmp-memd-"
+	stagedPack  = "-pack"
+	stagedIdx   = "-idx"
+)
 
 // Name returns the pack's checksum, which names it.
 func (sp *StagedPack) Name() plumbing.Hash { return sp.name }
@@ -239,38 +279,39 @@ func (db *DB) StagePack(b *Builder) (*StagedPack, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	sp := &StagedPack{db: db, name: name, base: filepath.Join(dir, "pack-"+name.String()), idx: idx}
-	pf, err := os.OpenFile(sp.base+".pack", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o444)
-	if err != nil {
-		return nil, fmt.Errorf("write pack: %w", err)
-	}
-	sp.files = append(sp.files, pf)
-	if _, err := pf.Write(data); err != nil {
-		sp.Abort()
-		return nil, fmt.Errorf("write pack: %w", err)
-	}
-	xf, err := os.CreateTemp(dir, ".tmp-idx-")
-	if err != nil {
-		sp.Abort()
-		return nil, fmt.Errorf("write pack index: %w", err)
-	}
-	sp.tmpIdx = xf.Name()
-	sp.files = append(sp.files, xf)
-	if _, err := xf.Write(idxBuf.Bytes()); err != nil {
-		sp.Abort()
-		return nil, fmt.Errorf("write pack index: %w", err)
+	sp := &StagedPack{db: db, name: name, idx: idx,
+		base:    filepath.Join(dir, "pack-"+name.String()),
+		tmpBase: filepath.Join(dir, stagePrefix+name.String())}
+	for _, part := range []struct {
+		ext  string
+		data []byte
+	}{{stagedPack, data}, {stagedIdx, idxBuf.Bytes()}} {
+		f, err := os.OpenFile(sp.tmpBase+part.ext, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o444)
+		if err != nil {
+			sp.Abort()
+			return nil, fmt.Errorf("write pack: %w", err)
+		}
+		sp.files = append(sp.files, f)
+		if _, err := f.Write(part.data); err != nil {
+			sp.Abort()
+			return nil, fmt.Errorf("write pack: %w", err)
+		}
 	}
 	return sp, nil
 }
 
-// Publish renames the index into place and makes the objects readable.
+// Publish renames index and pack into place and makes the objects
+// readable. The index goes first: git, and memd, skip an index whose pack
+// is missing, while git fsck fails on a pack without its index, so a crash
+// between the two renames leaves only what OpenRepaired clears away.
 // The files stay open, to be made durable, until Close.
 func (sp *StagedPack) Publish() error {
-	if err := os.Chmod(sp.tmpIdx, 0o444); err != nil {
-		return err
-	}
-	if err := os.Rename(sp.tmpIdx, sp.base+".idx"); err != nil {
+	if err := os.Rename(sp.tmpBase+stagedIdx, sp.base+".idx"); err != nil {
 		return fmt.Errorf("publish pack index: %w", err)
+	}
+	if err := os.Rename(sp.tmpBase+stagedPack, sp.base+".pack"); err != nil {
+		os.Remove(sp.base + ".idx")
+		return fmt.Errorf("publish pack: %w", err)
 	}
 	db := sp.db
 	db.mu.Lock()
@@ -282,10 +323,8 @@ func (sp *StagedPack) Publish() error {
 // Abort removes a staged pack.
 func (sp *StagedPack) Abort() {
 	sp.close()
-	if sp.tmpIdx != "" {
-		os.Remove(sp.tmpIdx)
-	}
-	os.Remove(sp.base + ".pack")
+	os.Remove(sp.tmpBase + stagedIdx)
+	os.Remove(sp.tmpBase + stagedPack)
 }
 
 // Close closes the pack's files.

@@ -169,3 +169,66 @@ func TestSplicePatch(t *testing.T) {
 		})
 	}
 }
+
+// A crash while a pack is staged, or between publishing its index and its
+// pack, leaves files that git fsck would fail on or that nobody removes;
+// opening the database as its writer clears them and keeps the rest.
+func TestDB_OpenRepairedClearsWhatACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	objects := filepath.Join(dir, ".git", "objects")
+	db, err := odb.Open(objects, odb.NewCache(1<<20), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := func(msg string) (*odb.StagedPack, plumbing.Hash) {
+		b := odb.NewBuilder()
+		blob := b.Add(plumbing.BlobObject, []byte(msg+"\n"))
+		tree := b.Add(plumbing.TreeObject, treeWith("log.md", blob))
+		commit := b.Add(plumbing.CommitObject, commitBody(tree, plumbing.ZeroHash, msg))
+		sp, err := db.StagePack(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sp, commit
+	}
+	kept, commit := pack("published")
+	if err := kept.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	kept.Close()
+	os.WriteFile(filepath.Join(dir, ".git", "refs", "heads", "main"), []byte(commit.String()+"\n"), 0o644)
+	staged, _ := pack("staged, never published")
+	staged.Close()
+	half, _ := pack("index published, pack not")
+	half.Close()
+	packDir := filepath.Join(objects, "pack")
+	// The crash came between the two renames of Publish.
+	if err := os.Rename(filepath.Join(packDir, "tmp-memd-"+half.Name().String()+"-idx"),
+		filepath.Join(packDir, "pack-"+half.Name().String()+".idx")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, removed, err := odb.OpenRepaired(objects, odb.NewCache(1<<20), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if removed != 4 {
+		t.Errorf("removed %d leftover files, want 4 (two staged packs, a staged index, an index without its pack)", removed)
+	}
+	entries, _ := os.ReadDir(packDir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{"pack-" + kept.Name().String() + ".idx", "pack-" + kept.Name().String() + ".pack"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("pack directory holds %v, want %v", names, want)
+	}
+	if _, err := db.Get(commit); err != nil {
+		t.Errorf("the published commit: %v", err)
+	}
+	git(t, dir, "fsck", "--strict")
+}

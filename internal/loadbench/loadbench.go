@@ -1,0 +1,440 @@
+// Package loadbench drives a running memd serve over HTTP the way a busy
+// team does: many shards, several writers each, recall running, and many
+// feed subscribers, then checks that nothing was lost or duplicated.
+package loadbench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/readbench"
+)
+
+// Config sizes a run.
+type Config struct {
+	Binary      string // the memd executable
+	Dir         string // work directory; the daemon's data goes under it
+	Shards      int
+	Writers     int // per shard
+	Facts       int // per writer
+	Subscribers int // feed subscribers, each following one shard
+	Recallers   int // goroutines calling recall in a loop
+	// Progress, when set, is called now and then with the facts written.
+	Progress func(done, total int)
+}
+
+// Result is what a run measured and found.
+type Result struct {
+	Facts       int           // acknowledged writes
+	Took        time.Duration // from the first write to the last answer
+	Write       []time.Duration
+	Recall      []time.Duration
+	FeedEvents  int // commit events received, over all subscribers
+	Resumed     int // times a subscriber was cut off and resumed with since
+	PeakRSS     int64
+	FinalRSS    int64
+	Problems    []string // errors, lost or duplicated facts, feed gaps
+	ShardCounts map[memd.ShardID]int
+}
+
+// Run starts memd serve, drives the load, stops it, and checks the shards.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	data := filepath.Join(cfg.Dir, "data")
+	d, err := startDaemon(ctx, cfg.Binary, data)
+	if err != nil {
+		return nil, err
+	}
+	defer d.stop()
+	token, err := auth.ReadAdminToken(data)
+	if err != nil {
+		return nil, err
+	}
+	c := client.New(d.url, token)
+	res := &Result{ShardCounts: make(map[memd.ShardID]int)}
+	var pmu sync.Mutex
+	problem := func(format string, args ...any) {
+		pmu.Lock()
+		defer pmu.Unlock()
+		if len(res.Problems) < 50 {
+			res.Problems = append(res.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+
+	shards := make([]memd.ShardID, cfg.Shards)
+	heads := make(map[memd.ShardID]string)
+	for i := range shards {
+		name := fmt.Sprintf("load-%d", i)
+		if _, err := c.AddAgent(ctx, name, nil); err != nil {
+			return nil, fmt.Errorf("create agent %s: %w", name, err)
+		}
+		shards[i] = memd.AgentShard(name)
+	}
+	infos, err := c.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range infos {
+		heads[in.Shard] = in.Head
+	}
+
+	stop := make(chan struct{})
+	var background sync.WaitGroup
+
+	// Memory, sampled while the load runs.
+	var peak atomic.Int64
+	background.Add(1)
+	go func() {
+		defer background.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if rss, err := readbench.ProcessRSS(d.cmd.Process.Pid); err == nil && rss > peak.Load() {
+				peak.Store(rss)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+
+	// Feed subscribers, each checking that the commits of its shard arrive
+	// as an unbroken parent chain, resuming with since when cut off.
+	subs := make([]*subscriber, cfg.Subscribers)
+	ready := make(chan error, cfg.Subscribers)
+	for i := range subs {
+		s := &subscriber{c: c, shard: shards[i%len(shards)], last: heads[shards[i%len(shards)]], problem: problem}
+		subs[i] = s
+		background.Add(1)
+		go func() { defer background.Done(); s.run(ctx, stop, ready) }()
+	}
+	for range subs {
+		if err := <-ready; err != nil {
+			close(stop)
+			background.Wait()
+			return nil, fmt.Errorf("subscribe to the feed: %w", err)
+		}
+	}
+
+	// Recall, across every shard, while the writers run.
+	var rmu sync.Mutex
+	for r := 0; r < cfg.Recallers; r++ {
+		background.Add(1)
+		go func() {
+			defer background.Done()
+			words := []string{"lisbon", "deploy", "invoice", "garden", "SQL", "flights", "migrated reports", "writer 3"}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				_, err := c.Recall(ctx, memd.RecallQuery{Q: words[i%len(words)], Agent: fmt.Sprintf("load-%d", i%len(shards))})
+				took := time.Since(start)
+				if err != nil {
+					problem("recall: %v", err)
+					return
+				}
+				rmu.Lock()
+				res.Recall = append(res.Recall, took)
+				rmu.Unlock()
+			}
+		}()
+	}
+
+	// The writers.
+	total := cfg.Shards * cfg.Writers * cfg.Facts
+	var done atomic.Int64
+	acked := make([]map[string]bool, len(shards))
+	lat := make([][]time.Duration, len(shards)*cfg.Writers)
+	var wmu sync.Mutex
+	for i := range acked {
+		acked[i] = make(map[string]bool)
+	}
+	var writers sync.WaitGroup
+	start := time.Now()
+	for si, sh := range shards {
+		for w := 0; w < cfg.Writers; w++ {
+			writers.Add(1)
+			go func() {
+				defer writers.Done()
+				mine := make([]string, 0, cfg.Facts)
+				times := make([]time.Duration, 0, cfg.Facts)
+				for i := 0; i < cfg.Facts; i++ {
+					text, date := factOf(si, w, i)
+					t0 := time.Now()
+					r, err := c.Remember(ctx, memd.RememberRequest{Shard: sh, Text: text, Tier: memd.TierLog, Date: date,
+						Source: memd.Source{Messages: []string{fmt.Sprintf("load-%d-%d-%d", si, w, i)}, Chat: "load"}})
+					times = append(times, time.Since(t0))
+					if err != nil {
+						problem("remember in %s: %v", sh, err)
+						break
+					}
+					if r.Existing {
+						problem("remember in %s: %q was already there", sh, text)
+					}
+					mine = append(mine, r.Fact.ID)
+					if n := done.Add(1); cfg.Progress != nil && n%500 == 0 {
+						cfg.Progress(int(n), total)
+					}
+				}
+				wmu.Lock()
+				for _, id := range mine {
+					acked[si][id] = true
+				}
+				lat[si*cfg.Writers+w] = times
+				wmu.Unlock()
+			}()
+		}
+	}
+	writers.Wait()
+	res.Took = time.Since(start)
+	res.Facts = int(done.Load())
+	for _, l := range lat {
+		res.Write = append(res.Write, l...)
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(res.Facts, total)
+	}
+
+	// Every subscriber must reach its shard's head before the load ends.
+	infos, err = c.Shards(ctx)
+	if err != nil {
+		problem("list shards: %v", err)
+	}
+	for _, in := range infos {
+		heads[in.Shard] = in.Head
+	}
+	for _, s := range subs {
+		if !s.waitFor(heads[s.shard], 60*time.Second) {
+			problem("a subscriber of %s stopped at %s, short of %s", s.shard, s.lastSeen(), heads[s.shard])
+		}
+	}
+	close(stop)
+	background.Wait()
+	for _, s := range subs {
+		res.FeedEvents += s.events
+		res.Resumed += s.resumed
+	}
+	res.PeakRSS = peak.Load()
+	res.FinalRSS, _ = readbench.ProcessRSS(d.cmd.Process.Pid)
+	if err := d.stop(); err != nil {
+		problem("memd serve did not stop cleanly: %v", err)
+	}
+
+	// What the shards hold: every acknowledged fact, each on one line.
+	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		return res, err
+	}
+	defer store.Close()
+	for si, id := range shards {
+		lines, err := factLines(store.ShardDir(id))
+		if err != nil {
+			return res, err
+		}
+		res.ShardCounts[id] = len(lines)
+		for fid, n := range lines {
+			if n > 1 {
+				problem("%s holds fact %s on %d lines", id, fid, n)
+			}
+		}
+		for fid := range acked[si] {
+			if lines[fid] == 0 {
+				problem("%s lost acknowledged fact %s", id, fid)
+			}
+		}
+		if len(lines) != len(acked[si]) {
+			problem("%s holds %d facts; %d were acknowledged", id, len(lines), len(acked[si]))
+		}
+	}
+	return res, nil
+}
+
+// factOf is the text and date of a writer's i-th fact: distinct texts with
+// words recall looks for, dates spread over two years.
+func factOf(shard, writer, i int) (string, memd.Date) {
+	topics := []string{"the Lisbon office", "the deploy pipeline", "invoice 4471", "the community garden", "reports migrated to SQL Server", "flights to Porto"}
+	text := fmt.Sprintf("Shard %d writer %d noted item %d about %s", shard, writer, i, topics[i%len(topics)])
+	day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, (i*7+writer)%700)
+	return text, memd.DateOf(day)
+}
+
+// factLines counts the lines of each fact ID in a shard's fact files.
+func factLines(dir string) (map[string]int, error) {
+	out := make(map[string]int)
+	files, _ := filepath.Glob(filepath.Join(dir, "log", "*.md"))
+	files = append(files, filepath.Join(dir, gitstore.ProfileFile))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if fact, ok := gitstore.ParseLine(line); ok {
+				out[fact.ID]++
+			}
+		}
+	}
+	return out, nil
+}
+
+type subscriber struct {
+	c       *client.Client
+	shard   memd.ShardID
+	problem func(string, ...any)
+
+	mu      sync.Mutex
+	last    string
+	moved   chan struct{}
+	events  int
+	resumed int
+}
+
+func (s *subscriber) lastSeen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// waitFor waits until the subscriber has received commit head.
+func (s *subscriber) waitFor(head string, limit time.Duration) bool {
+	deadline := time.After(limit)
+	for {
+		s.mu.Lock()
+		last, moved := s.last, s.moved
+		s.mu.Unlock()
+		if last == head {
+			return true
+		}
+		select {
+		case <-moved:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+func (s *subscriber) run(ctx context.Context, stop chan struct{}, ready chan<- error) {
+	s.mu.Lock()
+	s.moved = make(chan struct{})
+	s.mu.Unlock()
+	first := true
+	for {
+		q := memd.FeedQuery{Shards: []memd.ShardID{s.shard}}
+		if last := s.lastSeen(); last != "" {
+			q.Since = map[memd.ShardID]string{s.shard: last}
+		}
+		sub, err := s.c.Subscribe(ctx, q)
+		if first {
+			ready <- err
+			first = false
+		}
+		if err != nil {
+			if !first {
+				s.problem("resume the feed of %s: %v", s.shard, err)
+			}
+			return
+		}
+		go func() {
+			select {
+			case <-stop:
+				sub.Close()
+			case <-sub.Done():
+			}
+		}()
+		for ev := range sub.Events() {
+			if ev.Type != memd.EventCommit {
+				continue
+			}
+			s.mu.Lock()
+			if ev.Parent != s.last {
+				s.problem("feed of %s: commit %s has parent %s, the last one received was %s", s.shard, ev.Commit, ev.Parent, s.last)
+			}
+			s.last = ev.Commit
+			s.events++
+			close(s.moved)
+			s.moved = make(chan struct{})
+			s.mu.Unlock()
+		}
+		var fc *client.FeedClosed
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if errors.As(sub.Err(), &fc) && fc.Overrun() {
+			s.mu.Lock()
+			s.resumed++
+			s.mu.Unlock()
+			continue
+		}
+		s.problem("feed of %s ended: %v", s.shard, sub.Err())
+		return
+	}
+}
+
+// daemon is memd serve running as a child process.
+type daemon struct {
+	cmd     *exec.Cmd
+	url     string
+	stopped bool
+}
+
+func startDaemon(ctx context.Context, binary, data string) (*daemon, error) {
+	cmd := exec.CommandContext(ctx, binary, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("memd serve did not start")
+	}
+	line := sc.Text()
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("memd serve printed %q", line)
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return &daemon{cmd: cmd, url: strings.Fields(line[i:])[0]}, nil
+}
+
+func (d *daemon) stop() error {
+	if d.stopped {
+		return nil
+	}
+	d.stopped = true
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	return d.cmd.Wait()
+}
