@@ -17,6 +17,7 @@ import (
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/embed"
 	"github.com/memd/memd/daemon/feed"
+	"github.com/memd/memd/daemon/githttp"
 	"github.com/memd/memd/daemon/httpapi"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
@@ -159,7 +160,8 @@ func Open(cfg Config) (*Daemon, error) {
 		svc.Reranker = embed.New(*cfg.Embeddings, idx)
 		svc.RerankModel = cfg.Embeddings.Model
 	}
-	guarded := m.Instrument(access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects}))
+	rules := access.Rules{Member: reg.IsMember, Projects: reg.Projects}
+	guarded := m.Instrument(access.Guard(svc, rules))
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -190,6 +192,7 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
 	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
+	api.MountGit(githttp.Prefix, githttp.Handler(store, rules, httpapi.WriteGitError))
 	d.Sessions = web.NewSessions()
 	api.Sessions = d.Sessions
 	api.Open("/", web.New(d.Sessions, reg))

@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"recall":   {"search memory", runRecall},
 		"context":  {"print the memory section of an agent's prompt", runContext},
 		"reindex":  {"rebuild the index from the shards (daemon stopped)", runReindex},
+		"import":   {"import an OpenTeam-style memory folder (daemon stopped)", runImport},
 		"watch":    {"print memory changes as they happen", runWatch},
 		"learn":    {"hand exchanges to the learner; list or retry failed ones", runLearn},
 		"agent":    {"add, list or remove agents", runAgent},

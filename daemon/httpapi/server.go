@@ -118,6 +118,39 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 	})
 }
 
+// MountGit serves h at pattern for git clients: they authenticate with
+// HTTP Basic (any user name, the token as password) or a Bearer header,
+// are challenged for Basic when they sent neither, and read refusals as
+// plain text, which git shows its user as "remote: …" lines.
+func (s *Server) MountGit(pattern string, h http.Handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if _, pass, ok := r.BasicAuth(); ok {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+pass)
+		}
+		caller, err := s.authenticate(r)
+		if err != nil {
+			if memd.ErrorCode(err) == memd.EUNAUTHORIZED {
+				w.Header().Set("WWW-Authenticate", `Basic realm="memd"`)
+			}
+			WriteGitError(w, err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(memd.NewContext(r.Context(), caller)))
+	})
+}
+
+// WriteGitError answers a git client with an error it shows its user.
+func WriteGitError(w http.ResponseWriter, err error) {
+	msg := memd.ErrorMessage(err)
+	if rule := memd.ErrorRule(err); rule != "" {
+		msg += " (rule: " + rule + ")"
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(StatusOf(memd.ErrorCode(err)))
+	io.WriteString(w, memd.ErrorCode(err)+": "+msg+"\n")
+}
+
 // ServeHTTP logs each request and turns panics into internal errors.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()

@@ -1,0 +1,105 @@
+// Package githttp serves shards over git's smart HTTP protocol, read-only,
+// so that `git clone` and `git fetch` work against a running memd with the
+// same tokens and rules of access as the API. The protocol itself is git's
+// own http-backend; memd authenticates, checks the rules and maps the URL.
+package githttp
+
+import (
+	"net/http"
+	"net/http/cgi"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/access"
+	"github.com/memd/memd/gitstore"
+)
+
+// Prefix is where shards are served: /git/<kind>/<name>.git.
+const Prefix = "/git/"
+
+// Handler serves the shards of store under Prefix. The caller must be in
+// the request's context (see httpapi.Server.MountGit); errors are written
+// by fail, in the API's format.
+func Handler(store *gitstore.Store, rules access.Rules, fail func(http.ResponseWriter, error)) http.Handler {
+	return &handler{store: store, rules: rules, fail: fail}
+}
+
+type handler struct {
+	store *gitstore.Store
+	rules access.Rules
+	fail  func(http.ResponseWriter, error)
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, rest, err := parsePath(strings.TrimPrefix(r.URL.Path, Prefix))
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	if rest == "git-receive-pack" || r.URL.Query().Get("service") == "git-receive-pack" {
+		h.fail(w, memd.Errorf(memd.EFORBIDDEN, "memd serves shards read-only over git: write with the API, the CLI or MCP, or commit in the shard's own repository"))
+		return
+	}
+	if rest != "info/refs" && rest != "git-upload-pack" && rest != "HEAD" {
+		h.fail(w, memd.Errorf(memd.ENOTFOUND, "no %s in %s over git's smart HTTP", rest, id))
+		return
+	}
+	caller, ok := memd.CallerFrom(r.Context())
+	if !ok {
+		h.fail(w, memd.Errorf(memd.EUNAUTHORIZED, "no caller"))
+		return
+	}
+	if err := h.rules.Check(caller, "read", id); err != nil {
+		h.fail(w, err)
+		return
+	}
+	if _, err := h.store.Shard(id); err != nil {
+		h.fail(w, err)
+		return
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		h.fail(w, memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", err))
+		return
+	}
+	dir := h.store.ShardDir(id)
+	backend := &cgi.Handler{
+		Path: git,
+		Args: []string{"http-backend"},
+		Dir:  dir,
+		Env: []string{
+			"GIT_PROJECT_ROOT=" + filepath.Dir(filepath.Dir(dir)),
+			"GIT_HTTP_EXPORT_ALL=1",
+			"REMOTE_USER=" + who(caller),
+		},
+		InheritEnv: []string{"PATH", "HOME"},
+	}
+	// http-backend finds the repository from the path; the shard's
+	// repository is <kind>/<name>/.git under the shards directory.
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/" + string(id.Kind) + "/" + id.Name + "/" + rest
+	backend.ServeHTTP(w, r2)
+}
+
+// parsePath splits "<kind>/<name>.git/<rest>" into a shard and the rest.
+func parsePath(p string) (memd.ShardID, string, error) {
+	kind, after, ok := strings.Cut(p, "/")
+	name, rest, ok2 := strings.Cut(after, ".git/")
+	if !ok || !ok2 {
+		return memd.ShardID{}, "", memd.Errorf(memd.ENOTFOUND, "shards are served at /git/<kind>/<name>.git")
+	}
+	id, err := memd.ParseShardID(kind + "/" + name)
+	if err != nil {
+		return memd.ShardID{}, "", err
+	}
+	return id, rest, nil
+}
+
+func who(c memd.Caller) string {
+	if c.Admin {
+		return "admin"
+	}
+	return c.Agent
+}
