@@ -32,8 +32,15 @@ import (
 // cut off.
 const Buffer = 512
 
-// maxReplay bounds how many commits one publish or replay reads.
-const maxReplay = 10000
+// maxReplay bounds how many commits a subscriber resuming with since may
+// ask to replay. maxBacklog bounds how far the hub itself may fall behind a
+// shard under sustained writes before it gives up and sends a reset: it is
+// large, because a reset under load would break the promise of every commit
+// once, in order, for every subscriber of the shard.
+const (
+	maxReplay  = 10000
+	maxBacklog = 1 << 20
+)
 
 // Hooks let the daemon count what the hub does.
 type Hooks struct {
@@ -148,7 +155,7 @@ func (h *Hub) publish(id memd.ShardID) error {
 	if err != nil || head == f.head {
 		return err
 	}
-	commits, reached, err := after(sh, f.head, head)
+	commits, reached, err := after(sh, f.head, head, maxBacklog)
 	if err != nil {
 		return err
 	}
@@ -177,21 +184,21 @@ func (h *Hub) publish(id memd.ShardID) error {
 }
 
 // after returns the commits after from up to to, oldest first; reached is
-// false when from is not an ancestor of to (within maxReplay commits).
-func after(sh *gitstore.Shard, from, to plumbing.Hash) (commits []gitstore.Commit, reached bool, err error) {
+// false when from is not an ancestor of to within limit commits.
+func after(sh *gitstore.Shard, from, to plumbing.Hash, limit int) (commits []gitstore.Commit, reached bool, err error) {
 	n := 0
 	err = sh.Walk(to, func(c gitstore.Commit) error {
 		if c.Hash == from {
 			reached = true
 			return gitstore.ErrStop
 		}
-		if n++; n > maxReplay {
+		if n++; n > limit {
 			return gitstore.ErrStop
 		}
 		commits = append(commits, c)
 		return nil
 	})
-	if from.IsZero() && n <= maxReplay {
+	if from.IsZero() && n <= limit {
 		reached = true
 	}
 	slices.Reverse(commits)
@@ -329,7 +336,7 @@ func (h *Hub) Subscribe(wants func(memd.ShardID) bool, since map[memd.ShardID]pl
 		shards = append(shards, sh)
 	}
 	for i, id := range ids {
-		commits, reached, err := after(shards[i], since[id], heads[id])
+		commits, reached, err := after(shards[i], since[id], heads[id], maxReplay)
 		if err != nil {
 			return nil, err
 		}

@@ -213,7 +213,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Progress(res.Facts, total)
 	}
 
-	// Every subscriber must reach its shard's head before the load ends.
+	// Every subscriber must reach its shard's head before the load ends;
+	// the feed may lag the writers, but it must keep moving.
 	infos, err = c.Shards(ctx)
 	if err != nil {
 		problem("list shards: %v", err)
@@ -316,9 +317,9 @@ func (s *subscriber) lastSeen() string {
 	return s.last
 }
 
-// waitFor waits until the subscriber has received commit head.
-func (s *subscriber) waitFor(head string, limit time.Duration) bool {
-	deadline := time.After(limit)
+// waitFor waits until the subscriber has received commit head; it gives
+// up when no event arrived for quiet.
+func (s *subscriber) waitFor(head string, quiet time.Duration) bool {
 	for {
 		s.mu.Lock()
 		last, moved := s.last, s.moved
@@ -328,7 +329,7 @@ func (s *subscriber) waitFor(head string, limit time.Duration) bool {
 		}
 		select {
 		case <-moved:
-		case <-deadline:
+		case <-time.After(quiet):
 			return false
 		}
 	}
