@@ -313,7 +313,8 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	sh.syncIndex(g.worktreeChanges())
+	touched, next := g.worktreeChanges()
+	sh.syncIndex(touched, next, indexWait)
 	if err := rlock.commit(); err != nil {
 		return err
 	}
@@ -338,7 +339,7 @@ const indexRetry = 100 * time.Millisecond
 // index lock for long (git commit, while its editor is open); memd's write
 // then goes ahead without waiting, and the index catches up with the next
 // write or a moment later. The caller holds sh.mu.
-func (sh *Shard) syncIndex(touched, next map[string]*factFile) {
+func (sh *Shard) syncIndex(touched, next map[string]*factFile, wait time.Duration) {
 	if sh.behind == nil {
 		sh.behind, sh.behindNext = make(map[string]*factFile), make(map[string]*factFile)
 	}
@@ -351,7 +352,7 @@ func (sh *Shard) syncIndex(touched, next map[string]*factFile) {
 	if len(sh.behind) == 0 {
 		return
 	}
-	lock, err := acquireLockWithin(filepath.Join(sh.gitDir, "index"), indexWait)
+	lock, err := acquireLockWithin(filepath.Join(sh.gitDir, "index"), wait)
 	if err == nil {
 		if err = lock.write([]byte(indexLockMarker)); err != nil {
 			lock.release()
@@ -382,8 +383,20 @@ func (sh *Shard) catchUpIndex() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if len(sh.behind) > 0 {
-		sh.syncIndex(nil, nil)
+		sh.syncIndex(nil, nil, indexWait)
 	}
+}
+
+// SyncWorktree brings the working tree and .git/index up to HEAD now if a
+// git command kept them behind, waiting up to wait for its index lock. It
+// reports whether they are in step.
+func (sh *Shard) SyncWorktree(wait time.Duration) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(sh.behind) > 0 {
+		sh.syncIndex(nil, nil, wait)
+	}
+	return len(sh.behind) == 0
 }
 
 // indexLockMarker is what memd writes in .git/index.lock while it holds it,
