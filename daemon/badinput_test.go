@@ -158,6 +158,15 @@ func TestBadInput(t *testing.T) {
 		{"feed since another shard's commit", "GET", "/v1/feed?since=agent/alice:0123456789abcdef0123456789abcdef01234567", "", "alice", memd.ENOTFOUND},
 		{"feed since without a shard", "GET", "/v1/feed?since=abc", "", "alice", memd.EINVALID},
 		{"unknown endpoint", "GET", "/v1/secrets", "", "", memd.ENOTFOUND},
+		// Shards over git's smart HTTP.
+		{"git: another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
+		{"git: user shard, no chat declared", "GET", "/git/user/pat.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
+		{"git: push advertisement", "GET", "/git/agent/alice.git/info/refs?service=git-receive-pack", "", "alice", memd.EFORBIDDEN},
+		{"git: push", "POST", "/git/agent/alice.git/git-receive-pack", "0000", "alice", memd.EFORBIDDEN},
+		{"git: dot-dot shard", "GET", "/git/agent/%2e%2e.git/info/refs", "", "", memd.EINVALID},
+		{"git: dumb protocol file", "GET", "/git/agent/alice.git/objects/info/packs", "", "", memd.ENOTFOUND},
+		{"git: wrong token", "GET", "/git/agent/alice.git/info/refs?service=git-upload-pack", "", "Bearer memd_nope", memd.EUNAUTHORIZED},
+		{"git: no token", "GET", "/git/agent/alice.git/info/refs?service=git-upload-pack", "", "none", memd.EUNAUTHORIZED},
 	}
 	tokens := map[string]string{"": "Bearer " + e.admin.Token, "admin": "Bearer " + e.admin.Token, "alice": "Bearer " + agent.Token, "none": ""}
 	for _, c := range cases {
@@ -185,7 +194,13 @@ func TestBadInput(t *testing.T) {
 				Error struct{ Code, Message string }
 			}
 			body, _ := io.ReadAll(resp.Body)
-			if err := json.Unmarshal(body, &got); err != nil || got.Error.Code != c.want || got.Error.Message == "" {
+			err = json.Unmarshal(body, &got)
+			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+				// git clients read errors as text: "<code>: <message>".
+				got.Error.Code, got.Error.Message, _ = strings.Cut(strings.TrimSpace(string(body)), ": ")
+				err = nil
+			}
+			if err != nil || got.Error.Code != c.want || got.Error.Message == "" {
 				t.Errorf("%s %s: %d %s, want code %s", c.method, c.path[:min(len(c.path), 80)], resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 300)]), c.want)
 			}
 		})
