@@ -116,9 +116,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// Feed subscribers, each checking that the commits of its shard arrive
 	// as an unbroken parent chain, resuming with since when cut off.
 	subs := make([]*subscriber, cfg.Subscribers)
+	feed := &progress{ch: make(chan struct{})}
 	ready := make(chan error, cfg.Subscribers)
 	for i := range subs {
-		s := &subscriber{c: c, shard: shards[i%len(shards)], last: heads[shards[i%len(shards)]], problem: problem}
+		s := &subscriber{c: c, shard: shards[i%len(shards)], last: heads[shards[i%len(shards)]], problem: problem, feed: feed}
 		subs[i] = s
 		background.Add(1)
 		go func() { defer background.Done(); s.run(ctx, stop, ready) }()
@@ -306,7 +307,7 @@ type subscriber struct {
 
 	mu      sync.Mutex
 	last    string
-	moved   chan struct{}
+	feed    *progress
 	events  int
 	resumed int
 }
@@ -317,12 +318,34 @@ func (s *subscriber) lastSeen() string {
 	return s.last
 }
 
+// progress is closed and replaced each time any subscriber receives an
+// event: the feed publishes shard by shard, so one shard may go quiet for
+// a while when the feed is catching up with another.
+type progress struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (p *progress) moved() {
+	p.mu.Lock()
+	close(p.ch)
+	p.ch = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *progress) next() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ch
+}
+
 // waitFor waits until the subscriber has received commit head; it gives
-// up when no event arrived for quiet.
+// up when no subscriber received anything for quiet.
 func (s *subscriber) waitFor(head string, quiet time.Duration) bool {
 	for {
+		moved := s.feed.next() // before reading last, so no event is missed
 		s.mu.Lock()
-		last, moved := s.last, s.moved
+		last := s.last
 		s.mu.Unlock()
 		if last == head {
 			return true
@@ -336,9 +359,6 @@ func (s *subscriber) waitFor(head string, quiet time.Duration) bool {
 }
 
 func (s *subscriber) run(ctx context.Context, stop chan struct{}, ready chan<- error) {
-	s.mu.Lock()
-	s.moved = make(chan struct{})
-	s.mu.Unlock()
 	first := true
 	for {
 		q := memd.FeedQuery{Shards: []memd.ShardID{s.shard}}
@@ -373,9 +393,8 @@ func (s *subscriber) run(ctx context.Context, stop chan struct{}, ready chan<- e
 			}
 			s.last = ev.Commit
 			s.events++
-			close(s.moved)
-			s.moved = make(chan struct{})
 			s.mu.Unlock()
+			s.feed.moved()
 		}
 		var fc *client.FeedClosed
 		select {
