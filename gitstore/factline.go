@@ -33,7 +33,8 @@ func ParseLine(line string) (f memd.Fact, ok bool) {
 	if err != nil {
 		return memd.Fact{}, false
 	}
-	text := line[15:]
+	// Extra spaces before a tag (a hand edit) do not hide it.
+	text := strings.TrimLeft(line[15:], " \t")
 	tier := memd.Tier("")
 	for _, t := range []memd.Tier{memd.TierNote, memd.TierEpisode} {
 		if tag := "[" + string(t) + "] "; strings.HasPrefix(text, tag) {
