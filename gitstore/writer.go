@@ -367,7 +367,7 @@ func (sh *Shard) syncIndex(touched, next map[string]*factFile, wait time.Duratio
 		}
 		sh.indexLate = true
 		if sh.indexTimer == nil {
-			sh.indexTimer = time.AfterFunc(indexRetry, sh.catchUpIndex)
+			sh.indexTimer = time.AfterFunc(indexRetry, func() { sh.SyncWorktree(indexWait) })
 		} else {
 			sh.indexTimer.Reset(indexRetry)
 		}
@@ -376,15 +376,6 @@ func (sh *Shard) syncIndex(touched, next map[string]*factFile, wait time.Duratio
 	clear(sh.behind)
 	clear(sh.behindNext)
 	sh.indexLate = false
-}
-
-// catchUpIndex retries an index left behind.
-func (sh *Shard) catchUpIndex() {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if len(sh.behind) > 0 {
-		sh.syncIndex(nil, nil, indexWait)
-	}
 }
 
 // SyncWorktree brings the working tree and .git/index up to HEAD now if a

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/internal/loadbench"
 	"github.com/memd/memd/internal/readbench"
 )
 
@@ -88,27 +87,11 @@ func daemonRSS(ctx context.Context, data string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.CommandContext(ctx, self, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error")
-	out, err := cmd.StdoutPipe()
+	d, err := loadbench.Start(ctx, self, data)
 	if err != nil {
 		return 0, err
 	}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	}()
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() {
-		return 0, fmt.Errorf("memd serve did not start")
-	}
-	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	defer d.Stop()
 	token, err := auth.ReadAdminToken(data)
 	if err != nil {
 		return 0, err
@@ -118,7 +101,7 @@ func daemonRSS(ctx context.Context, data string) (int64, error) {
 		if i%5 == 0 {
 			path = "/v1/context?agent=bench&projects=bench"
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -126,5 +109,5 @@ func daemonRSS(ctx context.Context, data string) (int64, error) {
 		}
 		resp.Body.Close()
 	}
-	return readbench.ProcessRSS(cmd.Process.Pid)
+	return readbench.ProcessRSS(d.Pid())
 }

@@ -23,13 +23,16 @@ const Prefix = "/git/"
 // the request's context (see httpapi.Server.MountGit); errors are written
 // by fail, in the API's format.
 func Handler(store *gitstore.Store, rules access.Rules, fail func(http.ResponseWriter, error)) http.Handler {
-	return &handler{store: store, rules: rules, fail: fail}
+	git, err := exec.LookPath("git")
+	return &handler{store: store, rules: rules, fail: fail, git: git, noGit: err}
 }
 
 type handler struct {
 	store *gitstore.Store
 	rules access.Rules
 	fail  func(http.ResponseWriter, error)
+	git   string // the git CLI, found once
+	noGit error  // why it was not found
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,14 +62,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		h.fail(w, memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", err))
+	if h.noGit != nil {
+		h.fail(w, memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", h.noGit))
 		return
 	}
 	dir := h.store.ShardDir(id)
 	backend := &cgi.Handler{
-		Path: git,
+		Path: h.git,
 		Args: []string{"http-backend"},
 		Dir:  dir,
 		Env: []string{

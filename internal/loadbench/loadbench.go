@@ -54,16 +54,16 @@ type Result struct {
 // Run starts memd serve, drives the load, stops it, and checks the shards.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	data := filepath.Join(cfg.Dir, "data")
-	d, err := startDaemon(ctx, cfg.Binary, data)
+	d, err := Start(ctx, cfg.Binary, data)
 	if err != nil {
 		return nil, err
 	}
-	defer d.stop()
+	defer d.Stop()
 	token, err := auth.ReadAdminToken(data)
 	if err != nil {
 		return nil, err
 	}
-	c := client.New(d.url, token)
+	c := client.New(d.URL, token)
 	res := &Result{ShardCounts: make(map[memd.ShardID]int)}
 	var pmu sync.Mutex
 	problem := func(format string, args ...any) {
@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if rss, err := readbench.ProcessRSS(d.cmd.Process.Pid); err == nil && rss > peak.Load() {
+			if rss, err := readbench.ProcessRSS(d.Pid()); err == nil && rss > peak.Load() {
 				peak.Store(rss)
 			}
 			select {
@@ -235,8 +235,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Resumed += s.resumed
 	}
 	res.PeakRSS = peak.Load()
-	res.FinalRSS, _ = readbench.ProcessRSS(d.cmd.Process.Pid)
-	if err := d.stop(); err != nil {
+	res.FinalRSS, _ = readbench.ProcessRSS(d.Pid())
+	if err := d.Stop(); err != nil {
 		problem("memd serve did not stop cleanly: %v", err)
 	}
 
@@ -413,14 +413,16 @@ func (s *subscriber) run(ctx context.Context, stop chan struct{}, ready chan<- e
 	}
 }
 
-// daemon is memd serve running as a child process.
-type daemon struct {
+// Daemon is memd serve running as a child process.
+type Daemon struct {
+	URL     string // where it listens, as it printed
 	cmd     *exec.Cmd
-	url     string
 	stopped bool
 }
 
-func startDaemon(ctx context.Context, binary, data string) (*daemon, error) {
+// Start runs binary serve on data, on a free loopback port, and waits for
+// the URL it prints.
+func Start(ctx context.Context, binary, data string) (*Daemon, error) {
 	cmd := exec.CommandContext(ctx, binary, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -447,10 +449,15 @@ func startDaemon(ctx context.Context, binary, data string) (*daemon, error) {
 		for sc.Scan() {
 		}
 	}()
-	return &daemon{cmd: cmd, url: strings.Fields(line[i:])[0]}, nil
+	return &Daemon{cmd: cmd, URL: strings.Fields(line[i:])[0]}, nil
 }
 
-func (d *daemon) stop() error {
+// Pid is the daemon's process ID.
+func (d *Daemon) Pid() int { return d.cmd.Process.Pid }
+
+// Stop asks the daemon to shut down and waits for it; later calls do
+// nothing.
+func (d *Daemon) Stop() error {
 	if d.stopped {
 		return nil
 	}
