@@ -33,8 +33,9 @@ func ParseLine(line string) (f memd.Fact, ok bool) {
 	if err != nil {
 		return memd.Fact{}, false
 	}
-	// Extra spaces before a tag (a hand edit) do not hide it.
-	text := strings.TrimLeft(line[15:], " \t")
+	// Spaces before a tag (a hand edit) do not hide it: trim as the text
+	// itself is trimmed.
+	text := strings.TrimSpace(line[15:])
 	tier := memd.Tier("")
 	for _, t := range []memd.Tier{memd.TierNote, memd.TierEpisode} {
 		if tag := "[" + string(t) + "] "; strings.HasPrefix(text, tag) {
