@@ -66,37 +66,47 @@ type lockFile struct {
 	f    *os.File
 }
 
-// acquireLock creates path+".lock", waiting while another program holds it.
-func acquireLock(path string) (*lockFile, error) {
-	return acquireLockWithin(path, lockTimeout)
-}
-
-// acquireLockWithin is acquireLock waiting at most timeout.
-func acquireLockWithin(path string, timeout time.Duration) (*lockFile, error) {
+// acquireLock creates gitDir/name+".lock" holding content, waiting up to
+// timeout while another program holds it. The lock appears with its
+// content already in it: the content is written to a file of memd's own,
+// which is then hard-linked into place (the link fails, as git's O_EXCL
+// create does, while the lock exists). So a crash never leaves an empty
+// lock, which memd could not tell from one git is about to fill.
+func acquireLock(gitDir, name string, content []byte, timeout time.Duration) (*lockFile, error) {
+	path := filepath.Join(gitDir, name)
+	stage := stagedLockPath(gitDir, name)
+	f, err := os.OpenFile(stage, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	defer os.Remove(stage)
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
 	deadline := time.Now().Add(timeout)
 	wait := 100 * time.Microsecond
 	for {
-		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		err := os.Link(stage, path+".lock")
 		if err == nil {
 			return &lockFile{path: path, f: f}, nil
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("lock %s: %s.lock has been held for %s; if no git command is running there, remove it", filepath.Base(path), path, timeout)
+		if !errors.Is(err, fs.ErrExist) || time.Now().After(deadline) {
+			f.Close()
+			if errors.Is(err, fs.ErrExist) {
+				return nil, fmt.Errorf("lock %s: %s.lock has been held for %s; if no git command is running there, remove it", name, path, timeout)
+			}
+			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
 		time.Sleep(wait)
 		wait = min(wait*2, 20*time.Millisecond)
 	}
 }
 
-// write writes data into the lock file.
-func (l *lockFile) write(data []byte) error {
-	if _, err := l.f.Write(data); err != nil {
-		return fmt.Errorf("write %s.lock: %w", filepath.Base(l.path), err)
-	}
-	return nil
+// stagedLockPath is where acquireLock writes a lock's content first: in
+// the git directory itself, where git looks for nothing of that name.
+func stagedLockPath(gitDir, name string) string {
+	return filepath.Join(gitDir, "memd-"+strings.ReplaceAll(name, "/", "-")+".lock-new")
 }
 
 // replace puts data in place of the locked file and drops the lock. The
@@ -140,12 +150,12 @@ func (l *lockFile) release() {
 	os.Remove(l.path + ".lock")
 }
 
-// lockRef locks a ref the way git does before moving it: create the
-// ".lock" file exclusively, then compare the current value (loose ref or
+// lockRef locks a ref the way git does before moving it, with the lock
+// naming next (see acquireLock): create the ".lock" file exclusively, then compare the current value (loose ref or
 // packed-refs) with old. A concurrent git commit therefore either completed
 // before (and the compare fails with errRefMoved) or waits for the lock.
-func lockRef(gitDir, name string, old plumbing.Hash) (*lockFile, error) {
-	l, err := acquireLock(filepath.Join(gitDir, name))
+func lockRef(gitDir, name string, old, next plumbing.Hash) (*lockFile, error) {
+	l, err := acquireLock(gitDir, name, []byte(next.String()+"\n"), lockTimeout)
 	if err != nil {
 		return nil, err
 	}

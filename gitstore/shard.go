@@ -114,6 +114,9 @@ func (sh *Shard) clearStaleLocks() {
 		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
 	}
 	os.Remove(index + replaceSuffix)
+	for _, name := range []string{"index", mainRef} {
+		os.Remove(stagedLockPath(sh.gitDir, name))
+	}
 	ref := filepath.Join(sh.gitDir, mainRef+".lock")
 	if b, err := os.ReadFile(ref); err == nil {
 		if h, ok := sh.ownCommit(b); ok {

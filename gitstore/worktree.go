@@ -353,7 +353,7 @@ func (sh *Shard) repairWorktree() error {
 			}
 		}
 	}
-	lock, err := acquireLock(filepath.Join(sh.gitDir, "index"))
+	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), lockTimeout)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -297,14 +296,10 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 		return err
 	}
 	defer sp.Close()
-	rlock, err := lockRef(sh.gitDir, mainRef, st.head)
-	if err != nil {
-		return err
-	}
-	// Written now, so that after a crash the lock names the commit whose
+	// The lock names the new commit, so that after a crash it says whose
 	// files the index may already hold (see repairWorktree).
-	if err := rlock.write([]byte(g.head.String() + "\n")); err != nil {
-		rlock.release()
+	rlock, err := lockRef(sh.gitDir, mainRef, st.head, g.head)
+	if err != nil {
 		return err
 	}
 	if !sh.store.opts.NoSync {
@@ -352,12 +347,7 @@ func (sh *Shard) syncIndex(touched, next map[string]*factFile, wait time.Duratio
 	if len(sh.behind) == 0 {
 		return
 	}
-	lock, err := acquireLockWithin(filepath.Join(sh.gitDir, "index"), wait)
-	if err == nil {
-		if err = lock.write([]byte(indexLockMarker)); err != nil {
-			lock.release()
-		}
-	}
+	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), wait)
 	if err == nil {
 		err = sh.syncWorktree(lock, sh.behind, sh.behindNext)
 	}
