@@ -57,6 +57,7 @@ const (
 	OpNoteEdit = "note-edit"
 	OpRevert   = "revert"
 	OpImport   = "import"
+	OpMerge    = "merge" // memd integrated commits from a remote
 )
 
 // Provenance is what a commit's trailers say about where a change came from.

@@ -183,26 +183,11 @@ func (h *Hub) publish(id memd.ShardID) error {
 	return nil
 }
 
-// after returns the commits after from up to to, oldest first; reached is
-// false when from is not an ancestor of to within limit commits.
+// after returns the commits after from up to to, parents first; reached is
+// false when from is not an ancestor of to within limit commits. Commits
+// brought in from a remote come in as they were made, then the merge.
 func after(sh *gitstore.Shard, from, to plumbing.Hash, limit int) (commits []gitstore.Commit, reached bool, err error) {
-	n := 0
-	err = sh.Walk(to, func(c gitstore.Commit) error {
-		if c.Hash == from {
-			reached = true
-			return gitstore.ErrStop
-		}
-		if n++; n > limit {
-			return gitstore.ErrStop
-		}
-		commits = append(commits, c)
-		return nil
-	})
-	if from.IsZero() && n <= limit {
-		reached = true
-	}
-	slices.Reverse(commits)
-	return commits, reached, err
+	return sh.Range(from, to, limit)
 }
 
 // event describes one commit.

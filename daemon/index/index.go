@@ -286,19 +286,24 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 	var order []string
 	notes := make(map[string]*noteRecord) // notes changed, by path; filled in below
 	noteCommits := make(map[string]gitstore.Commit)
-	reached := false
-	n := 0
-	err := sh.Walk(head, func(c gitstore.Commit) error {
-		if c.Hash == indexed {
-			reached = true
-			return gitstore.ErrStop
-		}
-		if n++; n > maxWalk {
-			return gitstore.ErrStop
-		}
+	commits, reached, err := sh.Range(indexed, head, maxWalk)
+	if err != nil {
+		return err
+	}
+	if !reached {
+		return errUnknownBase
+	}
+	// Newest first, so that each fact is attributed to the last commit
+	// that touched it. A merge's own diff repeats the changes of the
+	// commits it brought in, which are in the range too: it counts only
+	// for facts no other commit touched.
+	var merged []string
+	mergedBy := make(map[string]gitstore.Commit)
+	for i := len(commits) - 1; i >= 0; i-- {
+		c := commits[i]
 		p := provenance.Parse(c.Message)
 		var ids []string
-		if c.Committer == gitstore.Committer && p.Op != "" {
+		if c.Committer == gitstore.Committer && p.Op != "" && p.Op != memd.OpMerge {
 			ids = p.FactIDs
 		} else {
 			d, err := sh.Diff(c)
@@ -309,13 +314,22 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 				ids = append(ids, ch.Fact.ID)
 			}
 		}
+		if len(c.Parents) > 1 {
+			for _, fid := range ids {
+				if _, seen := mergedBy[fid]; !seen {
+					mergedBy[fid] = c
+					merged = append(merged, fid)
+				}
+			}
+			ids = nil
+		}
 		for _, fid := range ids {
 			if touched[fid] == nil {
 				touched[fid] = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat}
 				order = append(order, fid)
 			}
 		}
-		if c.Committer != gitstore.Committer || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert {
+		if c.Committer != gitstore.Committer || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert || p.Op == memd.OpMerge {
 			changed, err := sh.ChangedNotes(c)
 			if err != nil {
 				return err
@@ -326,13 +340,12 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	if !reached && !(indexed.IsZero() && n <= maxWalk) {
-		return errUnknownBase
+	for _, fid := range merged {
+		if touched[fid] == nil {
+			touched[fid] = &touch{commit: mergedBy[fid].Hash.String()}
+			order = append(order, fid)
+		}
 	}
 	for file, c := range noteCommits {
 		data, ok, _, err := sh.Note(head, file)

@@ -1,0 +1,395 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
+)
+
+// Integration is what integrating another line of history did.
+type Integration struct {
+	Kind      string        // IntegrateNone, IntegrateFastForward or IntegrateMerge
+	Head      plumbing.Hash // main afterwards
+	Commits   int           // commits brought in
+	Conflicts []string      // paths merged line by line with conflict markers
+}
+
+// Kinds of Integration.
+const (
+	IntegrateNone        = "up-to-date"
+	IntegrateFastForward = "fast-forward"
+	IntegrateMerge       = "merge"
+)
+
+// maxIntegrate bounds the commits one integration walks.
+const maxIntegrate = 1 << 20
+
+// Integrate brings the commits of theirs (a commit already in the shard's
+// objects, as after git fetch) into main. When main is an ancestor of
+// theirs, main moves there. Otherwise memd commits a merge: each fact file
+// takes the fact changes of both sides since their common ancestor (a fact
+// added on either side is kept, one removed on either side is removed, so
+// no fact is lost), and other files (notes) are merged line by line, keeping
+// both versions between conflict markers where the sides disagree. from
+// names theirs in the merge commit's subject. The working tree and index
+// follow, as for memd's own commits.
+func (sh *Shard) Integrate(theirs plumbing.Hash, from string) (Integration, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.db == nil {
+		return Integration{}, memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+	}
+	if !theirs.IsZero() && !sh.db.Has(theirs) {
+		return Integration{}, fmt.Errorf("shard %s: integrate %s: commit not in the shard", sh.id, short(theirs))
+	}
+	for attempt := 0; ; attempt++ {
+		in, err := sh.tryIntegrate(theirs, from)
+		if !errors.Is(err, errRefMoved) || attempt == 9 {
+			if err != nil {
+				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), err)
+			}
+			return in, err
+		}
+	}
+}
+
+func (sh *Shard) tryIntegrate(theirs plumbing.Hash, from string) (Integration, error) {
+	head, err := readRef(sh.gitDir, mainRef)
+	if err != nil {
+		return Integration{}, err
+	}
+	st, err := sh.catchUp(head)
+	if err != nil {
+		return Integration{}, err
+	}
+	in := Integration{Kind: IntegrateNone, Head: head}
+	if theirs.IsZero() || theirs == head {
+		return in, nil
+	}
+	newer, ahead, err := sh.Range(head, theirs, maxIntegrate)
+	if err != nil {
+		return in, err
+	}
+	if len(newer) == 0 && !ahead {
+		return in, fmt.Errorf("more than %d commits to bring in", maxIntegrate)
+	}
+	if len(newer) == 0 {
+		return in, nil // theirs is already in main
+	}
+	in.Commits = len(newer)
+	if ahead || head.IsZero() {
+		tc, err := sh.readCommit(theirs)
+		if err != nil {
+			return in, err
+		}
+		touched, next, err := sh.fileChanges(st.root, tc.tree)
+		if err != nil {
+			return in, err
+		}
+		if err := sh.moveMain(st, theirs, nil, touched, next); err != nil {
+			return in, err
+		}
+		in.Kind, in.Head = IntegrateFastForward, theirs
+		return in, nil
+	}
+	merged, conflicts, touched, next, sp, err := sh.merge(st, theirs, len(newer), from)
+	if err != nil {
+		return in, err
+	}
+	if err := sh.moveMain(st, merged, sp, touched, next); err != nil {
+		return in, err
+	}
+	in.Kind, in.Head, in.Conflicts = IntegrateMerge, merged, conflicts
+	return in, nil
+}
+
+// moveMain publishes a commit that is not a group's (a fast-forward or a
+// merge) the way publish does: pack, lock, durable, working tree, ref.
+func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, touched, files map[string]*factFile) error {
+	if sp != nil {
+		if err := sp.Publish(); err != nil {
+			sp.Abort()
+			return err
+		}
+		defer sp.Close()
+	}
+	rlock, err := lockRef(sh.gitDir, mainRef, st.head, next)
+	if err != nil {
+		return err
+	}
+	if !sh.store.opts.NoSync {
+		// Synced as a file system: the objects git fetch wrote too.
+		if err := durable([]*os.File{rlock.f}); err != nil {
+			rlock.release()
+			return fmt.Errorf("sync commit to disk: %w", err)
+		}
+	}
+	sh.syncIndex(touched, files, indexWait)
+	if err := rlock.commit(); err != nil {
+		return err
+	}
+	nst, err := sh.load(st, next)
+	if err != nil {
+		sh.cur.Store(nil) // rebuilt at the next read
+	} else {
+		sh.cur.Store(nst)
+	}
+	if f := sh.store.opts.OnCommit; f != nil {
+		f(sh.id)
+	}
+	return nil
+}
+
+// fileChanges lists the files that differ between two trees, as the
+// working tree sync wants them: path -> version in from (nil if absent), and
+// path -> version in to (absent if removed).
+func (sh *Shard) fileChanges(from, to plumbing.Hash) (touched, next map[string]*factFile, err error) {
+	touched, next = make(map[string]*factFile), make(map[string]*factFile)
+	t := &trees{db: sh.db}
+	err = t.diffFiles(from, to, "", everyPath, func(path string, a, b plumbing.Hash) error {
+		touched[path] = nil
+		if !a.IsZero() {
+			ff, err := sh.fileVersion(path, a)
+			if err != nil {
+				return err
+			}
+			touched[path] = ff
+		}
+		if !b.IsZero() {
+			ff, err := sh.fileVersion(path, b)
+			if err != nil {
+				return err
+			}
+			next[path] = ff
+		}
+		return nil
+	})
+	return touched, next, err
+}
+
+func everyPath(string) bool { return true }
+
+func (sh *Shard) fileVersion(path string, blob plumbing.Hash) (*factFile, error) {
+	obj, err := sh.db.Get(blob)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &factFile{path: path, blob: blob, data: obj.Data}, nil
+}
+
+// merge builds the merge commit of main (st) and theirs into a staged pack.
+func (sh *Shard) merge(st *state, theirs plumbing.Hash, commits int, from string) (merged plumbing.Hash, conflicts []string, touched, next map[string]*factFile, sp *odb.StagedPack, err error) {
+	base, err := sh.mergeBase(st.head, theirs)
+	if err != nil {
+		return
+	}
+	var baseRoot plumbing.Hash
+	if !base.IsZero() {
+		bc, err2 := sh.readCommit(base)
+		if err2 != nil {
+			err = err2
+			return
+		}
+		baseRoot = bc.tree
+	}
+	tc, err := sh.readCommit(theirs)
+	if err != nil {
+		return
+	}
+	t := &trees{db: sh.db}
+	ours := make(map[string]plumbing.Hash) // path -> our blob, for paths we changed since base
+	err = t.diffFiles(baseRoot, st.root, "", everyPath, func(path string, _, to plumbing.Hash) error {
+		ours[path] = to
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	type side struct {
+		path               string
+		base, ours, theirs plumbing.Hash
+	}
+	var both []side
+	err = t.diffFiles(baseRoot, tc.tree, "", everyPath, func(path string, b, to plumbing.Hash) error {
+		o, changed := ours[path]
+		if !changed {
+			o = b
+		}
+		if o != to {
+			both = append(both, side{path, b, o, to})
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	b := odb.NewBuilder()
+	root := st.root
+	touched, next = make(map[string]*factFile), make(map[string]*factFile)
+	for _, s := range both {
+		var final *factFile // nil: the file goes
+		if s.ours == s.base {
+			// Only their side changed the file.
+			if !s.theirs.IsZero() {
+				if final, err = sh.fileVersion(s.path, s.theirs); err != nil {
+					return
+				}
+			}
+		} else {
+			data, conflict, err2 := sh.mergeFile(s.path, s.base, s.ours, s.theirs, from)
+			if err2 != nil {
+				err = err2
+				return
+			}
+			if conflict {
+				conflicts = append(conflicts, s.path)
+			}
+			if data != nil {
+				final = &factFile{path: s.path, blob: b.Add(plumbing.BlobObject, data), data: data}
+			}
+		}
+		var blob plumbing.Hash
+		if final != nil {
+			blob = final.blob
+		}
+		if blob == s.ours {
+			continue // the merge kept our version
+		}
+		touched[s.path] = nil
+		if !s.ours.IsZero() {
+			if touched[s.path], err = sh.fileVersion(s.path, s.ours); err != nil {
+				return
+			}
+		}
+		if final != nil {
+			next[s.path] = final
+		}
+		if root, err = t.set(b, root, s.path, blob); err != nil {
+			return
+		}
+	}
+	if root.IsZero() {
+		root = b.Add(plumbing.TreeObject, nil)
+	}
+	when := sh.store.opts.Now()
+	stamp := fmt.Sprintf("%d %s", when.Unix(), when.Format("-0700"))
+	var msg bytes.Buffer
+	fmt.Fprintf(&msg, "tree %s\nparent %s\nparent %s\n", root, st.head, theirs)
+	fmt.Fprintf(&msg, "author %s <%s> %s\n", Committer.Name, Committer.Email, stamp)
+	fmt.Fprintf(&msg, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
+	msg.WriteString(MergeMessage(commits, from, theirs, conflicts))
+	merged = b.Add(plumbing.CommitObject, msg.Bytes())
+	sp, err = sh.db.StagePack(b)
+	if err != nil {
+		err = fmt.Errorf("write pack: %w", err)
+	}
+	return
+}
+
+// MergeMessage is the message of a merge commit: a subject, then trailers
+// naming the commit merged and each file merged with conflict markers.
+func MergeMessage(commits int, from string, theirs plumbing.Hash, conflicts []string) string {
+	noun := "commits"
+	if commits == 1 {
+		noun = "commit"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d %s from %s\n\n", memd.OpMerge, commits, noun, from)
+	fmt.Fprintf(&b, "Memory-Op: %s\nMerged: %s\n", memd.OpMerge, theirs)
+	for _, c := range conflicts {
+		fmt.Fprintf(&b, "Conflict: %s\n", c)
+	}
+	return b.String()
+}
+
+// mergeFile merges one file both sides changed. A fact file takes their
+// fact changes on top of ours; any other file is merged line by line by
+// git merge-file. nil data removes the file.
+func (sh *Shard) mergeFile(path string, base, ours, theirs plumbing.Hash, from string) (data []byte, conflict bool, err error) {
+	read := func(h plumbing.Hash) ([]byte, error) {
+		if h.IsZero() {
+			return nil, nil
+		}
+		obj, err := sh.db.Get(h)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return obj.Data, nil
+	}
+	var b, o, t []byte
+	if b, err = read(base); err != nil {
+		return
+	}
+	if o, err = read(ours); err != nil {
+		return
+	}
+	if t, err = read(theirs); err != nil {
+		return
+	}
+	if IsFactFile(path) {
+		out := mergeFactLines(path, b, t, o)
+		if ours.IsZero() && len(parseFactFile(path, out)) > 0 {
+			out = append([]byte(header(path)), out...) // we had removed the file
+		}
+		if len(out) == 0 {
+			return nil, false, nil
+		}
+		return out, false, nil
+	}
+	if ours.IsZero() || theirs.IsZero() {
+		// Removed on one side, changed on the other: keep the change.
+		if ours.IsZero() {
+			return t, true, nil
+		}
+		return o, true, nil
+	}
+	return mergeLines(o, b, t, from)
+}
+
+// mergeLines is a three-way line merge (git merge-file), with conflicts
+// kept between markers naming memd's side and from.
+func mergeLines(ours, base, theirs []byte, from string) ([]byte, bool, error) {
+	dir, err := os.MkdirTemp("", "memd-merge-")
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.RemoveAll(dir)
+	names := []string{"ours", "base", "theirs"}
+	for i, data := range [][]byte{ours, base, theirs} {
+		if err := os.WriteFile(filepath.Join(dir, names[i]), data, 0o600); err != nil {
+			return nil, false, err
+		}
+	}
+	cmd := exec.Command("git", "merge-file", "-p", "-L", "memd", "-L", "base", "-L", from, "ours", "base", "theirs")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return out, false, nil
+	case errors.As(err, &exit) && exit.ExitCode() > 0 && exit.ExitCode() < 128:
+		return out, true, nil // the exit code counts the conflicts
+	default:
+		return nil, false, fmt.Errorf("git merge-file: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+}
+
+// Ref returns the commit a ref of the shard's repository points at (zero if
+// it does not exist), such as the remote-tracking ref git fetch writes.
+func (sh *Shard) Ref(name string) (plumbing.Hash, error) {
+	if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") {
+		return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "%q is not a ref name", name)
+	}
+	return readRef(sh.gitDir, name)
+}

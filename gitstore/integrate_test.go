@@ -1,0 +1,166 @@
+package gitstore_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// fetchInto copies main of one shard into another's objects, as git fetch
+// from a remote does, and returns the commit fetched.
+func fetchInto(t *testing.T, to, from *gitstore.Shard) plumbing.Hash {
+	t.Helper()
+	git(t, to.Dir(), "fetch", "--quiet", from.Dir(), "+refs/heads/main:refs/remotes/peer/main")
+	h, err := to.Ref("refs/remotes/peer/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func forget(t *testing.T, sh *gitstore.Shard, text string) {
+	t.Helper()
+	_, err := sh.Apply(gitstore.Change{Author: alice, Message: "forget: " + text,
+		Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID(text)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func integrate(t *testing.T, to, from *gitstore.Shard) gitstore.Integration {
+	t.Helper()
+	in, err := to.Integrate(fetchInto(t, to, from), "peer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestShard_IntegrateFastForwardsAndMergesFacts(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	remember(t, a, "Lives in Lisbon", memd.TierProfile, "m1")
+	remember(t, a, "Prefers tea", memd.TierProfile, "m2")
+	remember(t, a, "Shipped the importer", memd.TierLog, "m3")
+
+	// b has nothing: it takes a's commits as they are.
+	in := integrate(t, b, a)
+	if in.Kind != gitstore.IntegrateFastForward || in.Commits != 3 {
+		t.Fatalf("first integration: %+v, want a fast-forward of 3 commits", in)
+	}
+	ha, _ := a.Head()
+	if hb, _ := b.Head(); hb != ha {
+		t.Fatalf("b at %s after fast-forward, want %s", hb, ha)
+	}
+	if st := git(t, b.Dir(), "status", "--porcelain"); st != "" {
+		t.Fatalf("git status after fast-forward:\n%s", st)
+	}
+
+	// Both sides write, and each forgets one fact the other keeps.
+	remember(t, a, "Learning Portuguese", memd.TierProfile, "m4")
+	forget(t, a, "Prefers tea")
+	remember(t, a, "Reviewed the merge code", memd.TierLog, "m5")
+	remember(t, b, "Has a cat called Miso", memd.TierProfile, "m6")
+	forget(t, b, "Shipped the importer")
+	remember(t, b, "Wrote the sync loop", memd.TierLog, "m7")
+	remember(t, b, "Learning Portuguese", memd.TierProfile, "m8") // the same fact on both sides
+
+	in = integrate(t, a, b)
+	if in.Kind != gitstore.IntegrateMerge || len(in.Conflicts) != 0 {
+		t.Fatalf("integration of diverged histories: %+v, want a merge without conflicts", in)
+	}
+	want := []string{"Has a cat called Miso", "Learning Portuguese", "Lives in Lisbon", "Reviewed the merge code", "Wrote the sync loop"}
+	if got := texts(t, a); !slices.Equal(got, want) {
+		t.Fatalf("facts after merge:\n got %q\nwant %q", got, want)
+	}
+	profile := git(t, a.Dir(), "show", "HEAD:profile.md")
+	if strings.Count(profile, "Learning Portuguese") != 1 {
+		t.Fatalf("a fact both sides added is there once:\n%s", profile)
+	}
+	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
+		t.Fatalf("git status after merge:\n%s", st)
+	}
+	git(t, a.Dir(), "fsck", "--strict")
+	parents := strings.Fields(git(t, a.Dir(), "log", "-1", "--format=%P"))
+	if len(parents) != 2 {
+		t.Fatalf("merge commit parents %q", parents)
+	}
+	if op := strings.TrimSpace(git(t, a.Dir(), "log", "-1", "--format=%(trailers:key=Memory-Op,valueonly)")); op != memd.OpMerge {
+		t.Fatalf("Memory-Op of the merge: %q", op)
+	}
+
+	// The other side now fast-forwards to the merge, and both agree.
+	in = integrate(t, b, a)
+	if in.Kind != gitstore.IntegrateFastForward {
+		t.Fatalf("b after a merged: %+v", in)
+	}
+	if got := texts(t, b); !slices.Equal(got, want) {
+		t.Fatalf("b's facts:\n got %q\nwant %q", got, want)
+	}
+	// Integrating what is already there does nothing.
+	if in := integrate(t, a, b); in.Kind != gitstore.IntegrateNone {
+		t.Fatalf("integrating an ancestor: %+v", in)
+	}
+}
+
+func TestShard_IntegrateUnrelatedHistories(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	remember(t, a, "Written on a", memd.TierProfile, "m1")
+	remember(t, b, "Written on b", memd.TierProfile, "m2")
+	in := integrate(t, a, b)
+	if in.Kind != gitstore.IntegrateMerge {
+		t.Fatalf("%+v", in)
+	}
+	if got := texts(t, a); !slices.Equal(got, []string{"Written on a", "Written on b"}) {
+		t.Fatalf("facts: %q", got)
+	}
+	if p := git(t, a.Dir(), "show", "HEAD:profile.md"); strings.Count(p, "# Profile") != 1 {
+		t.Fatalf("profile after merging two new files:\n%s", p)
+	}
+}
+
+func TestShard_IntegrateNotesLineByLine(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	apply := func(sh *gitstore.Shard, c gitstore.Change) {
+		t.Helper()
+		if _, err := sh.Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(a, noteChange("notes/runbook.md", "note-edit: runbook", setNote("# Runbook\n\nstep one\nstep two\nstep three\n")))
+	apply(a, noteChange("notes/plan.md", "note-edit: plan", setNote("plan v1\n")))
+	integrate(t, b, a)
+
+	// Edits to different lines merge cleanly; the same line edited two
+	// ways is kept both ways, between markers.
+	apply(a, noteChange("notes/runbook.md", "note-edit", setNote("# Runbook\n\nstep one (checked)\nstep two\nstep three\n")))
+	apply(b, noteChange("notes/runbook.md", "note-edit", setNote("# Runbook\n\nstep one\nstep two\nstep three (checked)\n")))
+	apply(a, noteChange("notes/plan.md", "note-edit", setNote("plan v2 from a\n")))
+	apply(b, noteChange("notes/plan.md", "note-edit", setNote("plan v2 from b\n")))
+	in := integrate(t, a, b)
+	if in.Kind != gitstore.IntegrateMerge || !slices.Equal(in.Conflicts, []string{"notes/plan.md"}) {
+		t.Fatalf("%+v, want a merge reporting a conflict in notes/plan.md", in)
+	}
+	if got := git(t, a.Dir(), "show", "HEAD:notes/runbook.md"); got != "# Runbook\n\nstep one (checked)\nstep two\nstep three (checked)\n" {
+		t.Fatalf("runbook merged:\n%s", got)
+	}
+	plan := git(t, a.Dir(), "show", "HEAD:notes/plan.md")
+	for _, want := range []string{"<<<<<<< memd", "plan v2 from a", "=======", "plan v2 from b", ">>>>>>> peer"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if c := strings.TrimSpace(git(t, a.Dir(), "log", "-1", "--format=%(trailers:key=Conflict,valueonly)")); c != "notes/plan.md" {
+		t.Fatalf("Conflict trailer %q", c)
+	}
+	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
+		t.Fatalf("git status after merge:\n%s", st)
+	}
+}
