@@ -251,6 +251,24 @@ type LearnerStatus struct {
 	Failed  int    `json:"failed"`
 }
 
+// RemoteStatus is how a shard's remote is doing.
+type RemoteStatus struct {
+	Shard  ShardID `json:"shard"`
+	URL    string  `json:"url"` // without credentials
+	Head   string  `json:"head,omitempty"`
+	Remote string  `json:"remote,omitempty"` // main on the remote, as last seen
+	// Pending is true while local commits wait to be pushed.
+	Pending   bool      `json:"pending"`
+	PushedAt  time.Time `json:"pushed_at,omitzero"`
+	FetchedAt time.Time `json:"fetched_at,omitzero"`
+	// Integrated is what the last fetch did: up-to-date, fast-forward or
+	// merge; Conflicts lists the files that merge kept with conflict markers.
+	Integrated string    `json:"integrated,omitempty"`
+	Conflicts  []string  `json:"conflicts,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	ErrorAt    time.Time `json:"error_at,omitzero"`
+}
+
 // Service is memd's domain API. Every surface calls it; none holds memory
 // logic of its own. The caller is taken from the context (see NewContext).
 // Methods return *Error values with the codes in errors.go.
@@ -283,6 +301,11 @@ type Service interface {
 	RemoveAgent(ctx context.Context, name string) error
 	// Status describes the service.
 	Status(ctx context.Context) (Status, error)
+	// Remotes describes the remote of each shard that has one.
+	Remotes(ctx context.Context) ([]RemoteStatus, error)
+	// SyncRemotes fetches, integrates and pushes shards now: those named,
+	// or every shard with a remote.
+	SyncRemotes(ctx context.Context, shards []ShardID) ([]RemoteStatus, error)
 	// Subscribe follows the memory diffs of shards; ENOTFOUND for a since
 	// commit that is not on its shard's branch.
 	Subscribe(ctx context.Context, q FeedQuery) (Subscription, error)

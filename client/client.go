@@ -231,6 +231,23 @@ func (c *Client) Status(ctx context.Context) (memd.Status, error) {
 	return out, err
 }
 
+// Remotes implements memd.Service.
+func (c *Client) Remotes(ctx context.Context) ([]memd.RemoteStatus, error) {
+	var out struct{ Remotes []memd.RemoteStatus }
+	err := c.Do(ctx, http.MethodGet, "/v1/remotes", nil, nil, &out)
+	return out.Remotes, err
+}
+
+// SyncRemotes implements memd.Service.
+func (c *Client) SyncRemotes(ctx context.Context, shards []memd.ShardID) ([]memd.RemoteStatus, error) {
+	var out struct{ Remotes []memd.RemoteStatus }
+	body := struct {
+		Shards []memd.ShardID `json:"shards,omitempty"`
+	}{shards}
+	err := c.Do(ctx, http.MethodPost, "/v1/remotes/sync", nil, body, &out)
+	return out.Remotes, err
+}
+
 // Recall implements memd.Service.
 func (c *Client) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallResult, error) {
 	var out memd.RecallResult

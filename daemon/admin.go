@@ -85,3 +85,19 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 	}
 	return st, nil
 }
+
+// Remotes describes the remote of each shard that has one.
+func (s *Service) Remotes(ctx context.Context) ([]memd.RemoteStatus, error) {
+	if s.Syncer == nil {
+		return nil, nil
+	}
+	return s.Syncer.Status()
+}
+
+// SyncRemotes fetches, integrates and pushes shards now.
+func (s *Service) SyncRemotes(ctx context.Context, shards []memd.ShardID) ([]memd.RemoteStatus, error) {
+	if s.Syncer == nil {
+		return nil, memd.Errorf(memd.EUNAVAILABLE, "this memd has no remotes")
+	}
+	return s.Syncer.Sync(ctx, shards)
+}

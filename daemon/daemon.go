@@ -21,6 +21,7 @@ import (
 	"github.com/memd/memd/daemon/httpapi"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
+	"github.com/memd/memd/daemon/remote"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 	"github.com/memd/memd/provenance"
@@ -55,6 +56,9 @@ type Config struct {
 	Model *learn.ModelConfig
 	// LearnRetryBase is the learner's first backoff (2s when zero).
 	LearnRetryBase time.Duration
+	// Remote configures pushing to and fetching from git remotes; shards
+	// without a remote (no Template, none in their git config) stay local.
+	Remote remote.Config
 }
 
 // Daemon is a running memd: the store, the service and its HTTP server.
@@ -92,11 +96,18 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	// The feed hears of memd's own commits at once; it is made after the
 	// store it reads, so the store reaches it through a pointer.
+	if err := remote.ValidateTemplate(cfg.Remote.Template); err != nil {
+		return nil, err
+	}
 	var hub atomic.Pointer[feed.Hub]
+	var syncer atomic.Pointer[remote.Syncer]
 	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
 		OnCommit: func(id memd.ShardID) {
 			if h := hub.Load(); h != nil {
 				h.Notify(id)
+			}
+			if s := syncer.Load(); s != nil {
+				s.Notify(id)
 			}
 		},
 		Restore: provenance.RestoreMessage,
@@ -132,7 +143,24 @@ func Open(cfg Config) (*Daemon, error) {
 	m = metrics.New(h.Subscribers)
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	hub.Store(h)
-	svc := &Service{Store: store, Index: idx, Feed: h, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	rcfg := cfg.Remote
+	rcfg.Logger = cfg.Logger
+	rcfg.Hooks = remote.Hooks{
+		Pushed:  func(result string) { m.RemotePushes.WithLabelValues(result).Inc() },
+		Fetched: func(ok bool) { m.RemoteFetches.WithLabelValues(okOrError(ok)).Inc() },
+		Integrated: func(kind string, conflicts int) {
+			m.RemoteIntegrations.WithLabelValues(kind).Inc()
+			m.RemoteConflicts.Add(float64(conflicts))
+		},
+	}
+	syncr, err := remote.New(store, rcfg)
+	if err != nil {
+		idx.Close()
+		store.Close()
+		return nil, err
+	}
+	syncer.Store(syncr)
+	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
 	if cfg.Model != nil {
 		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
 			Model: learn.NewModel(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
@@ -182,6 +210,11 @@ func Open(cfg Config) (*Daemon, error) {
 	go func() {
 		defer d.bg.Done()
 		h.Run(ctx, cfg.PollInterval)
+	}()
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		syncr.Run(ctx)
 	}()
 	if svc.Learner != nil {
 		d.bg.Add(1)
@@ -238,4 +271,11 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+func okOrError(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "error"
 }

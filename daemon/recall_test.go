@@ -39,13 +39,16 @@ func remember(t *testing.T, c *client.Client, s, text string, tier memd.Tier, sr
 	return res
 }
 
-func gitIn(t *testing.T, dir string, args ...string) {
+// gitIn runs git in dir and returns its output, trimmed.
+func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
+	return strings.TrimSpace(string(out))
 }
 
 func TestRecall_ShortTokensInflectionsAndProvenance(t *testing.T) {

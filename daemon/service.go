@@ -14,6 +14,7 @@ import (
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/feed"
 	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/remote"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
@@ -27,7 +28,8 @@ type Service struct {
 	Feed     *feed.Hub
 	Learner  *learn.Learner // nil when learning is off
 	Registry *auth.Registry
-	Reranker Reranker // optional semantic re-ranking of recall
+	Syncer   *remote.Syncer // pushes to and fetches from git remotes
+	Reranker Reranker       // optional semantic re-ranking of recall
 	// RerankModel names the embedding model, for status.
 	RerankModel string
 	Now         func() time.Time

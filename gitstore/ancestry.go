@@ -2,18 +2,27 @@ package gitstore
 
 import (
 	"container/heap"
+	"errors"
+	"slices"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
+// ErrTooFar means a walk went past its limit of commits.
+var ErrTooFar = errors.New("too many commits to walk")
+
 // Range returns the commits reachable from to but not from from (git's
 // from..to), parents before children. reached reports whether from is an
-// ancestor of to; with a zero from, whether the walk got to the root. At
-// most limit commits are collected; past that, reached is false.
+// ancestor of to; with a zero from, it is true. Past limit commits it
+// returns ErrTooFar.
 //
-// The walk goes newest first from both ends and stops once every commit
-// still queued is an ancestor of from, so its cost is the number of commits
-// in the range, not the length of the history.
+// The walk goes newest first from both ends. Its cost is the commits in
+// the range, plus, when they include merges or do not lead to from, the
+// ancestors of from as recent as the oldest of them: a commit can only be
+// known not to be an ancestor of from once the walk down from from has
+// passed its time. Commits of one group share a commit time, and another
+// machine's clock may be off, so a few more are walked than times suggest.
 func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, reached bool, err error) {
 	if to.IsZero() || to == from {
 		return nil, true, nil
@@ -33,35 +42,71 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 		heap.Push(q, c)
 		return nil
 	}
-	if !from.IsZero() {
-		// An unknown from (a rewritten branch, a pruned commit) hides
-		// nothing: the walk then reports it did not reach it.
-		if sh.db.Has(from) {
-			hidden[from] = true
-			if err := push(from); err != nil {
-				return nil, false, err
-			}
+	// An unknown from (a rewritten branch, a pruned commit) hides nothing:
+	// the walk then reports it did not reach it.
+	if !from.IsZero() && sh.db.Has(from) {
+		hidden[from] = true
+		if err := push(from); err != nil {
+			return nil, false, err
 		}
 	}
 	if err := push(to); err != nil {
 		return nil, false, err
 	}
 	var popped []Commit
-	for q.Len() > 0 && sh.anyShown(*q, hidden) {
+	taken := make(map[plumbing.Hash]Commit) // commits popped as not hidden
+	var oldest time.Time                    // of the commits taken
+	linear := true                          // every commit taken has one parent
+	// hide marks a commit as an ancestor of from, and with it the parents
+	// of every commit taken already.
+	hide := func(h plumbing.Hash) error {
+		stack := []plumbing.Hash{h}
+		for len(stack) > 0 {
+			h := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if hidden[h] {
+				continue
+			}
+			hidden[h] = true
+			if c, ok := taken[h]; ok {
+				stack = append(stack, c.Parents...)
+			} else if err := push(h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	const slop = 8 // hidden commits walked past the time that says stop
+	extra := 0
+	for q.Len() > 0 {
+		if !anyShown(*q, hidden) {
+			if linear && reached {
+				break // a chain down to from: nothing taken can be hidden
+			}
+			if (*q)[0].Time.Before(oldest) {
+				if extra++; extra > slop {
+					break
+				}
+			}
+		}
 		c := heap.Pop(q).(Commit)
 		if hidden[c.Hash] {
 			for _, p := range c.Parents {
-				hidden[p] = true
-				if err := push(p); err != nil {
+				if err := hide(p); err != nil {
 					return nil, false, err
 				}
 			}
 			continue
 		}
 		if len(popped) == limit {
-			return nil, false, nil
+			return nil, false, ErrTooFar
 		}
 		popped = append(popped, c)
+		taken[c.Hash] = c
+		if oldest.IsZero() || c.Time.Before(oldest) {
+			oldest = c.Time
+		}
+		linear = linear && len(c.Parents) <= 1
 		for _, p := range c.Parents {
 			if p == from {
 				reached = true
@@ -74,8 +119,6 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 	if from.IsZero() {
 		reached = true
 	}
-	// A clock skewed commit may have been taken before the walk learnt it
-	// is an ancestor of from.
 	kept := popped[:0]
 	for _, c := range popped {
 		if !hidden[c.Hash] {
@@ -87,7 +130,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 
 // anyShown reports whether a queued commit is not (yet) known to be an
 // ancestor of from.
-func (sh *Shard) anyShown(q commitQueue, hidden map[plumbing.Hash]bool) bool {
+func anyShown(q commitQueue, hidden map[plumbing.Hash]bool) bool {
 	for _, c := range q {
 		if !hidden[c.Hash] {
 			return true
@@ -132,42 +175,58 @@ func parentsFirst(newestFirst []Commit) []Commit {
 	return out
 }
 
-// mergeBase returns the newest common ancestor of a and b, or the zero hash
-// when their histories are unrelated.
-func (sh *Shard) mergeBase(a, b plumbing.Hash) (plumbing.Hash, error) {
-	const fromA, fromB = 1, 2
-	flags := map[plumbing.Hash]uint8{a: fromA}
-	flags[b] |= fromB
-	done := make(map[plumbing.Hash]uint8)
-	q := &commitQueue{}
-	for _, h := range []plumbing.Hash{a, b} {
-		c, err := sh.ReadCommit(h)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		heap.Push(q, c)
+// mergeBase returns the best common ancestor of main and theirs, given
+// the commits theirs has that main lacks (newer): one of the commits those
+// stand on that is not an ancestor of another; zero when the histories are
+// unrelated.
+func (sh *Shard) mergeBase(newer []Commit) (plumbing.Hash, error) {
+	in := make(map[plumbing.Hash]bool, len(newer))
+	for _, c := range newer {
+		in[c.Hash] = true
 	}
-	for q.Len() > 0 {
-		c := heap.Pop(q).(Commit)
-		f := flags[c.Hash]
-		if f == fromA|fromB {
-			return c.Hash, nil
-		}
-		if done[c.Hash] == f {
-			continue // queued twice
-		}
-		done[c.Hash] = f
+	var bases []plumbing.Hash
+	for _, c := range newer {
 		for _, p := range c.Parents {
-			if flags[p]|f == flags[p] {
+			if !in[p] && !slices.Contains(bases, p) {
+				bases = append(bases, p)
+			}
+		}
+	}
+	// Drop each base that is an ancestor of another.
+	best := bases[:0]
+	for i, b := range bases {
+		below := false
+		for j, other := range bases {
+			if i == j {
 				continue
 			}
-			flags[p] |= f
-			pc, err := sh.ReadCommit(p)
+			_, reached, err := sh.Range(b, other, maxIntegrate)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
-			heap.Push(q, pc)
+			if reached {
+				below = true
+				break
+			}
+		}
+		if !below {
+			best = append(best, b)
 		}
 	}
-	return plumbing.ZeroHash, nil
+	if len(best) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	// Criss-cross histories have several; any of them keeps every fact
+	// both sides hold, and the newest knows the most removals.
+	newest, at := best[0], time.Time{}
+	for _, b := range best {
+		c, err := sh.ReadCommit(b)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if c.Time.After(at) {
+			newest, at = b, c.Time
+		}
+	}
+	return newest, nil
 }

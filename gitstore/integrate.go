@@ -79,11 +79,8 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, from string) (Integration, e
 	if err != nil {
 		return in, err
 	}
-	if len(newer) == 0 && !ahead {
-		return in, fmt.Errorf("more than %d commits to bring in", maxIntegrate)
-	}
 	if len(newer) == 0 {
-		return in, nil // theirs is already in main
+		return in, nil // theirs is in main already
 	}
 	in.Commits = len(newer)
 	if ahead || head.IsZero() {
@@ -101,7 +98,7 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, from string) (Integration, e
 		in.Kind, in.Head = IntegrateFastForward, theirs
 		return in, nil
 	}
-	merged, conflicts, touched, next, sp, err := sh.merge(st, theirs, len(newer), from)
+	merged, conflicts, touched, next, sp, err := sh.merge(st, theirs, newer, from)
 	if err != nil {
 		return in, err
 	}
@@ -187,8 +184,8 @@ func (sh *Shard) fileVersion(path string, blob plumbing.Hash) (*factFile, error)
 }
 
 // merge builds the merge commit of main (st) and theirs into a staged pack.
-func (sh *Shard) merge(st *state, theirs plumbing.Hash, commits int, from string) (merged plumbing.Hash, conflicts []string, touched, next map[string]*factFile, sp *odb.StagedPack, err error) {
-	base, err := sh.mergeBase(st.head, theirs)
+func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from string) (merged plumbing.Hash, conflicts []string, touched, next map[string]*factFile, sp *odb.StagedPack, err error) {
+	base, err := sh.mergeBase(newer)
 	if err != nil {
 		return
 	}
@@ -286,7 +283,7 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, commits int, from string
 	fmt.Fprintf(&msg, "tree %s\nparent %s\nparent %s\n", root, st.head, theirs)
 	fmt.Fprintf(&msg, "author %s <%s> %s\n", Committer.Name, Committer.Email, stamp)
 	fmt.Fprintf(&msg, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
-	msg.WriteString(MergeMessage(commits, from, theirs, conflicts))
+	msg.WriteString(MergeMessage(len(newer), from, theirs, conflicts))
 	merged = b.Add(plumbing.CommitObject, msg.Bytes())
 	sp, err = sh.db.StagePack(b)
 	if err != nil {

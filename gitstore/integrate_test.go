@@ -70,6 +70,7 @@ func TestShard_IntegrateFastForwardsAndMergesFacts(t *testing.T) {
 	remember(t, b, "Wrote the sync loop", memd.TierLog, "m7")
 	remember(t, b, "Learning Portuguese", memd.TierProfile, "m8") // the same fact on both sides
 
+	before, _ := a.Head()
 	in = integrate(t, a, b)
 	if in.Kind != gitstore.IntegrateMerge || len(in.Conflicts) != 0 {
 		t.Fatalf("integration of diverged histories: %+v, want a merge without conflicts", in)
@@ -94,10 +95,38 @@ func TestShard_IntegrateFastForwardsAndMergesFacts(t *testing.T) {
 		t.Fatalf("Memory-Op of the merge: %q", op)
 	}
 
+	// What the merge brought in, as the feed and the index walk it: b's
+	// four commits (all made within the same second as a's), then the
+	// merge, each once, parents first.
+	brought, reached, err := a.Range(before, in.Head, 100)
+	if err != nil || !reached {
+		t.Fatalf("range: %v, reached %v (the merge's first parent is a's old head)", err, reached)
+	}
+	var subjects []string
+	for _, c := range brought {
+		subjects = append(subjects, c.Subject())
+	}
+	wantSubjects := []string{"forget: Shipped the importer", "remember: Has a cat called Miso", "remember: Learning Portuguese", "remember: Wrote the sync loop"}
+	if len(subjects) != 5 || !strings.HasPrefix(subjects[4], "merge: 4 commits from peer") || !slices.Equal(slices.Sorted(slices.Values(subjects[:4])), wantSubjects) {
+		t.Fatalf("range before..merge: %q", subjects)
+	}
+
 	// The other side now fast-forwards to the merge, and both agree.
+	beforeB, _ := b.Head()
 	in = integrate(t, b, a)
 	if in.Kind != gitstore.IntegrateFastForward {
 		t.Fatalf("b after a merged: %+v", in)
+	}
+	// From b's side the merge brings a's three commits, not the three
+	// both started from, though they share one second with them.
+	brought, _, err = b.Range(beforeB, in.Head, 100)
+	if err != nil || len(brought) != 4 || brought[3].Hash != in.Head {
+		t.Fatalf("range on b: %v, %d commits", err, len(brought))
+	}
+	for _, c := range brought[:3] {
+		if !strings.Contains("remember: Learning Portuguese|forget: Prefers tea|remember: Reviewed the merge code", c.Subject()) {
+			t.Fatalf("range on b took %q", c.Subject())
+		}
 	}
 	if got := texts(t, b); !slices.Equal(got, want) {
 		t.Fatalf("b's facts:\n got %q\nwant %q", got, want)

@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"learn":    {"hand exchanges to the learner; list or retry failed ones", runLearn},
 		"agent":    {"add, list or remove agents", runAgent},
 		"status":   {"show the daemon's status", runStatus},
+		"remote":   {"show shards' git remotes, or sync them now", runRemote},
 		"bench":    {"measure the write path against the git CLI", runBench},
 		"version":  {"print the version", runVersion},
 	}

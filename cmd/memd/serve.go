@@ -12,6 +12,7 @@ import (
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/embed"
+	"github.com/memd/memd/daemon/remote"
 	"github.com/memd/memd/learn"
 )
 
@@ -32,12 +33,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	model := fs.String("model", envOr(e, "MEMD_MODEL", "gpt-4o-mini"), "model name (env MEMD_MODEL)")
 	modelKey := fs.String("model-key", e.getenv("MEMD_MODEL_KEY"), "API key of the model endpoint (env MEMD_MODEL_KEY)")
 	modelTimeout := fs.Duration("model-timeout", envDuration(e, "MEMD_MODEL_TIMEOUT", 60*time.Second), "time limit of one model call (env MEMD_MODEL_TIMEOUT)")
+	remoteURL := fs.String("remote", e.getenv("MEMD_REMOTE"), "git remote of every shard, with {shard} or {kind} and {name} in it, e.g. /srv/memory/{shard}.git or git://host/{shard}.git; a shard's own `git remote add memd URL` wins (env MEMD_REMOTE)")
+	fetchEvery := fs.Duration("fetch-every", envDuration(e, "MEMD_FETCH_EVERY", time.Minute), "how often shards with a remote are fetched and merged; 0 fetches only on command (memd remote sync) and before a rejected push is retried (env MEMD_FETCH_EVERY)")
+	pushDelay := fs.Duration("push-delay", envDuration(e, "MEMD_PUSH_DELAY", time.Second), "how long a commit waits for others to share its push (env MEMD_PUSH_DELAY)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := want(fs, pos, 0, "no arguments"); err != nil {
 		return err
+	}
+	if *fetchEvery < 0 || *pushDelay <= 0 {
+		return memd.Errorf(memd.EINVALID, "--fetch-every must be 0 or more and --push-delay more than 0")
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
@@ -52,7 +59,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 
-	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync}
+	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync,
+		Remote: remote.Config{Template: *remoteURL, FetchEvery: *fetchEvery, PushDelay: *pushDelay}}
+	if *fetchEvery == 0 {
+		cfg.Remote.FetchEvery = -1
+	}
 	if *embedURL != "" {
 		cfg.Embeddings = &embed.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey}
 	}
@@ -74,6 +85,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  learning:    on, %s at %s\n", cfg.Model.Model, cfg.Model.BaseURL)
 	} else {
 		fmt.Fprintf(e.stdout, "  learning:    off (--model-url turns it on)\n")
+	}
+	if *remoteURL != "" {
+		fmt.Fprintf(e.stdout, "  remotes:     %s (pushed after commits, fetched every %s)\n", remote.Redact(*remoteURL), *fetchEvery)
 	}
 	fmt.Fprintf(e.stdout, "  web UI:      %s/login?code=%s   (one-time sign-in link, 15 minutes)\n", d.URL(), d.Sessions.LoginLink())
 	fmt.Fprintf(e.stdout, "  try:         memd agent add alice   (Ctrl-C stops)\n")

@@ -271,7 +271,7 @@ func (g *guard) admin(ctx context.Context, what string) error {
 		return err
 	}
 	if !c.Admin {
-		return memd.Forbidden(RuleAdminOnly, "agent %s may not %s: only an admin manages agents", c.Agent, what)
+		return memd.Forbidden(RuleAdminOnly, "agent %s may not %s: only an admin may", c.Agent, what)
 	}
 	return nil
 }
@@ -407,6 +407,20 @@ func (g *guard) Status(ctx context.Context) (memd.Status, error) {
 		return memd.Status{}, err
 	}
 	return g.inner.Status(ctx)
+}
+
+func (g *guard) Remotes(ctx context.Context) ([]memd.RemoteStatus, error) {
+	if err := g.admin(ctx, "see the remotes"); err != nil {
+		return nil, err
+	}
+	return g.inner.Remotes(ctx)
+}
+
+func (g *guard) SyncRemotes(ctx context.Context, shards []memd.ShardID) ([]memd.RemoteStatus, error) {
+	if err := g.admin(ctx, "sync remotes"); err != nil {
+		return nil, err
+	}
+	return g.inner.SyncRemotes(ctx, shards)
 }
 
 func (g *guard) ListNotes(ctx context.Context, shard memd.ShardID) ([]memd.NoteInfo, error) {

@@ -187,7 +187,11 @@ func (h *Hub) publish(id memd.ShardID) error {
 // false when from is not an ancestor of to within limit commits. Commits
 // brought in from a remote come in as they were made, then the merge.
 func after(sh *gitstore.Shard, from, to plumbing.Hash, limit int) (commits []gitstore.Commit, reached bool, err error) {
-	return sh.Range(from, to, limit)
+	commits, reached, err = sh.Range(from, to, limit)
+	if errors.Is(err, gitstore.ErrTooFar) {
+		return nil, false, nil
+	}
+	return commits, reached, err
 }
 
 // event describes one commit.

@@ -191,6 +191,32 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) remotes(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Remotes(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"remotes": list})
+	return nil
+}
+
+func (s *Server) syncRemotes(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Shards []memd.ShardID `json:"shards"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &b); err != nil {
+			return err
+		}
+	}
+	list, err := s.svc.SyncRemotes(r.Context(), b.Shards)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"remotes": list})
+	return nil
+}
+
 // list reads a comma-separated or repeated query parameter.
 func list(r *http.Request, key string) []string {
 	var out []string

@@ -73,6 +73,8 @@ func (s *Server) routes() {
 	s.handle("POST /v1/agents", s.addAgent)
 	s.handle("DELETE /v1/agents/{name}", s.removeAgent)
 	s.handle("GET /v1/status", s.status)
+	s.handle("GET /v1/remotes", s.remotes)
+	s.handle("POST /v1/remotes/sync", s.syncRemotes)
 	s.handle("GET /v1/recall", s.recall)
 	s.handle("GET /v1/context", s.context)
 	s.handle("GET /v1/feed", s.feed)

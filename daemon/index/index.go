@@ -287,7 +287,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 	notes := make(map[string]*noteRecord) // notes changed, by path; filled in below
 	noteCommits := make(map[string]gitstore.Commit)
 	commits, reached, err := sh.Range(indexed, head, maxWalk)
-	if err != nil {
+	if err != nil && !errors.Is(err, gitstore.ErrTooFar) {
 		return err
 	}
 	if !reached {

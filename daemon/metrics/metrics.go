@@ -27,6 +27,11 @@ type Metrics struct {
 	CatchUpSeconds  prometheus.Histogram
 	LearnerQueue    prometheus.Gauge
 	LearnerFailures prometheus.Counter
+
+	RemotePushes       *prometheus.CounterVec
+	RemoteFetches      *prometheus.CounterVec
+	RemoteIntegrations *prometheus.CounterVec
+	RemoteConflicts    prometheus.Counter
 }
 
 // New registers memd's metrics. subscribers reports the feed's current
@@ -52,8 +57,17 @@ func New(subscribers func() int) *Metrics {
 			Help: "Exchanges waiting for the learner."}),
 		LearnerFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_learner_failures_total",
 			Help: "Exchanges the learner gave up on after its retries."}),
+		RemotePushes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_pushes_total",
+			Help: "Pushes to shards' remotes: ok, rejected (the remote had moved on; memd fetched and merged) or error."}, []string{"result"}),
+		RemoteFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_fetches_total",
+			Help: "Fetches from shards' remotes, ok or error."}, []string{"result"}),
+		RemoteIntegrations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_integrations_total",
+			Help: "What fetches did to main: up-to-date, fast-forward or merge."}, []string{"kind"}),
+		RemoteConflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_remote_conflicts_total",
+			Help: "Files merges kept with conflict markers (notes edited on both sides)."}),
 	}
 	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures,
+		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
 			func() float64 { return float64(subscribers()) }))
 	return m

@@ -1,0 +1,534 @@
+// Package remote keeps shards in step with git remotes: it pushes a shard's
+// commits soon after they are made (several commits, one push), fetches on
+// a schedule and on command, and integrates what it fetched through
+// gitstore (a fast-forward, or a merge that keeps every fact).
+//
+// The git CLI does the transport, so a remote is anything git reaches: a
+// bare repository's path, git://, http(s):// or ssh. A shard's remote is
+// remote.memd.url in its own .git/config (set with `git remote add memd
+// URL` in the shard), else the store's URL template with the shard filled in.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/config"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// Name is the remote's name in a shard's git config, and of the
+// remote-tracking branch a fetch writes (refs/remotes/memd/main).
+const Name = "memd"
+
+const trackingRef = "refs/remotes/" + Name + "/main"
+
+// Config configures a Syncer.
+type Config struct {
+	// Template is the remote of every shard without one of its own, with
+	// {shard} (agent/alice), {kind} (agent) and {name} (alice) filled in;
+	// empty: only shards with their own remote sync.
+	Template string
+	// FetchEvery is how often every shard with a remote is fetched (one
+	// minute when zero; negative: only on command and before pushes).
+	FetchEvery time.Duration
+	// PushDelay is how long a commit waits for others to share its push
+	// (one second when zero).
+	PushDelay time.Duration
+	Logger    *slog.Logger
+	Hooks     Hooks
+}
+
+// Hooks report what the syncer does, for metrics.
+type Hooks struct {
+	Pushed     func(result string) // ok, rejected (then fetched and merged) or error
+	Fetched    func(ok bool)
+	Integrated func(kind string, conflicts int)
+}
+
+// ValidateTemplate checks a URL template names the shard.
+func ValidateTemplate(t string) error {
+	if t == "" || strings.Contains(t, "{shard}") || strings.Contains(t, "{kind}") && strings.Contains(t, "{name}") {
+		return nil
+	}
+	return memd.Errorf(memd.EINVALID, "remote URL template %q must name the shard with {shard}, or with {kind} and {name}", t)
+}
+
+// Syncer pushes and fetches the shards of a store.
+type Syncer struct {
+	store *gitstore.Store
+	cfg   Config
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	shards   map[memd.ShardID]*shardSync
+	wake     chan struct{}
+	bg       sync.WaitGroup
+	fetching atomic.Bool // a scheduled fetch is running
+}
+
+// shardSync is one shard's remote state.
+type shardSync struct {
+	op sync.Mutex // one fetch or push of the shard at a time
+
+	// Guarded by Syncer.mu.
+	status   memd.RemoteStatus
+	due      time.Time // push due; zero when nothing waits
+	inflight bool
+	failures int
+
+	// The shard's own remote, and the git config it was read from.
+	configURL  string
+	configTime time.Time
+	configSize int64
+}
+
+// New returns a syncer; Run starts its background work.
+func New(store *gitstore.Store, cfg Config) (*Syncer, error) {
+	if err := ValidateTemplate(cfg.Template); err != nil {
+		return nil, err
+	}
+	if cfg.FetchEvery == 0 {
+		cfg.FetchEvery = time.Minute
+	}
+	if cfg.PushDelay == 0 {
+		cfg.PushDelay = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Syncer{store: store, cfg: cfg, log: cfg.Logger, shards: make(map[memd.ShardID]*shardSync), wake: make(chan struct{}, 1)}, nil
+}
+
+func (s *Syncer) shard(id memd.ShardID) *shardSync {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.shards[id]
+	if ss == nil {
+		ss = &shardSync{status: memd.RemoteStatus{Shard: id}}
+		s.shards[id] = ss
+	}
+	return ss
+}
+
+// URL returns a shard's remote, and false when it has none.
+func (s *Syncer) URL(id memd.ShardID) (string, bool) {
+	if u := s.ownURL(id); u != "" {
+		return u, true
+	}
+	if s.cfg.Template == "" {
+		return "", false
+	}
+	r := strings.NewReplacer("{shard}", id.String(), "{kind}", string(id.Kind), "{name}", id.Name)
+	return r.Replace(s.cfg.Template), true
+}
+
+// ownURL reads remote.memd.url from the shard's git config, parsing the
+// file again only when it changed.
+func (s *Syncer) ownURL(id memd.ShardID) string {
+	path := filepath.Join(s.store.ShardDir(id), ".git", "config")
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	ss := s.shard(id)
+	s.mu.Lock()
+	if ss.configTime.Equal(fi.ModTime()) && ss.configSize == fi.Size() {
+		u := ss.configURL
+		s.mu.Unlock()
+		return u
+	}
+	s.mu.Unlock()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	cfg, err := config.ReadConfig(bytes.NewReader(data))
+	if err != nil {
+		s.log.Warn("unreadable git config in shard", "shard", id, "err", err)
+		return ""
+	}
+	var u string
+	if r := cfg.Remotes[Name]; r != nil && len(r.URLs) > 0 {
+		u = r.URLs[0]
+	}
+	s.mu.Lock()
+	ss.configTime, ss.configSize, ss.configURL = fi.ModTime(), fi.Size(), u
+	s.mu.Unlock()
+	return u
+}
+
+// Notify tells the syncer a shard has a new commit: it is pushed once
+// PushDelay has passed, with whatever else was committed meanwhile.
+func (s *Syncer) Notify(id memd.ShardID) {
+	if _, ok := s.URL(id); !ok {
+		return
+	}
+	ss := s.shard(id)
+	s.mu.Lock()
+	if ss.due.IsZero() {
+		ss.due = time.Now().Add(s.cfg.PushDelay)
+	}
+	ss.status.Pending = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run fetches every shard with a remote at once and then on schedule, and
+// pushes shards as their commits come due, until ctx ends.
+func (s *Syncer) Run(ctx context.Context) {
+	defer s.bg.Wait()
+	s.fetchAll(ctx)
+	var fetch <-chan time.Time
+	if s.cfg.FetchEvery > 0 {
+		t := time.NewTicker(s.cfg.FetchEvery)
+		defer t.Stop()
+		fetch = t.C
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		timer.Reset(s.startDue(ctx))
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-timer.C:
+		case <-fetch:
+			s.fetchAll(ctx)
+		}
+	}
+}
+
+// fetchAll syncs every shard with a remote in the background, unless the
+// last round is still going.
+func (s *Syncer) fetchAll(ctx context.Context) {
+	if !s.fetching.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.fetching.Store(false)
+		if _, err := s.Sync(ctx, nil); err != nil && ctx.Err() == nil {
+			s.log.Debug("scheduled fetch", "err", err)
+		}
+	}()
+}
+
+// startDue starts the pushes that are due and returns how long until the
+// next one is.
+func (s *Syncer) startDue(ctx context.Context) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	wait := time.Hour
+	for id, ss := range s.shards {
+		if ss.due.IsZero() || ss.inflight {
+			continue
+		}
+		if d := ss.due.Sub(now); d > 0 {
+			wait = min(wait, d)
+			continue
+		}
+		ss.due, ss.inflight = time.Time{}, true
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			err := s.push(ctx, id)
+			s.mu.Lock()
+			ss.inflight = false
+			if err != nil && ctx.Err() == nil {
+				// Try again later, backing off to a minute.
+				ss.failures++
+				if ss.due.IsZero() {
+					ss.due = time.Now().Add(min(time.Minute, s.cfg.PushDelay<<min(ss.failures, 6)))
+				}
+			} else {
+				ss.failures = 0
+			}
+			s.mu.Unlock()
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}()
+	}
+	return wait
+}
+
+// Status returns the state of every shard with a remote.
+func (s *Syncer) Status() ([]memd.RemoteStatus, error) {
+	ids, err := s.store.Shards()
+	if err != nil {
+		return nil, err
+	}
+	var out []memd.RemoteStatus
+	for _, id := range ids {
+		u, ok := s.URL(id)
+		if !ok {
+			continue
+		}
+		out = append(out, s.statusOf(id, u))
+	}
+	return out, nil
+}
+
+func (s *Syncer) statusOf(id memd.ShardID, u string) memd.RemoteStatus {
+	ss := s.shard(id)
+	s.mu.Lock()
+	st := ss.status
+	s.mu.Unlock()
+	st.Conflicts = slices.Clone(st.Conflicts)
+	st.URL = Redact(u)
+	if sh, err := s.store.Shard(id); err == nil {
+		if h, err := sh.Head(); err == nil && !h.IsZero() {
+			st.Head = h.String()
+		}
+	}
+	return st
+}
+
+// Sync fetches, integrates and pushes the shards named (every shard with a
+// remote when none is), one after the other, and returns their state, with
+// any fetch or push that failed in its Error. A shard named that does not
+// exist here is created from its remote.
+func (s *Syncer) Sync(ctx context.Context, ids []memd.ShardID) ([]memd.RemoteStatus, error) {
+	all := len(ids) == 0
+	if all {
+		var err error
+		if ids, err = s.store.Shards(); err != nil {
+			return nil, err
+		}
+	}
+	var out []memd.RemoteStatus
+	var errs []error
+	for _, id := range ids {
+		u, ok := s.URL(id)
+		if !ok {
+			if !all {
+				errs = append(errs, memd.Errorf(memd.EINVALID, "shard %s has no remote: start memd serve with --remote, or run git remote add %s URL in the shard", id, Name))
+			}
+			continue
+		}
+		if err := s.syncOne(ctx, id, u); err != nil && memd.ErrorCode(err) != memd.EINTERNAL {
+			errs = append(errs, err) // a fetch or push that failed is in the status
+		}
+		out = append(out, s.statusOf(id, u))
+	}
+	return out, errors.Join(errs...)
+}
+
+func (s *Syncer) syncOne(ctx context.Context, id memd.ShardID, u string) error {
+	ss := s.shard(id)
+	ss.op.Lock()
+	defer ss.op.Unlock()
+	sh, err := s.store.Shard(id)
+	if memd.ErrorCode(err) == memd.ENOTFOUND {
+		sh, err = s.store.CreateShard(id)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.fetch(ctx, sh, ss, u); err != nil {
+		return err
+	}
+	return s.pushLocked(ctx, sh, ss, u)
+}
+
+// push pushes a shard's main to its remote.
+func (s *Syncer) push(ctx context.Context, id memd.ShardID) error {
+	u, ok := s.URL(id)
+	if !ok {
+		return nil
+	}
+	ss := s.shard(id)
+	ss.op.Lock()
+	defer ss.op.Unlock()
+	sh, err := s.store.Shard(id)
+	if err != nil {
+		return err
+	}
+	return s.pushLocked(ctx, sh, ss, u)
+}
+
+// pushLocked pushes main; when the remote has moved on, it fetches,
+// integrates and tries again. The caller holds ss.op.
+func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u string) error {
+	for attempt := 0; ; attempt++ {
+		head, err := sh.Head()
+		if err != nil {
+			return s.failed(ss, "push", err)
+		}
+		s.mu.Lock()
+		remote := ss.status.Remote
+		s.mu.Unlock()
+		if head.IsZero() || head.String() == remote {
+			s.mu.Lock()
+			ss.status.Pending = !ss.due.IsZero()
+			s.mu.Unlock()
+			return nil
+		}
+		if err := prepareLocal(ctx, u); err != nil {
+			return s.failed(ss, "push", err)
+		}
+		out, err := s.git(ctx, sh.Dir(), "push", "--porcelain", u, head.String()+":refs/heads/main")
+		if err == nil {
+			s.hook(func(h Hooks) { h.Pushed("ok") })
+			s.mu.Lock()
+			ss.status.Remote, ss.status.PushedAt = head.String(), time.Now()
+			ss.status.Error, ss.status.ErrorAt = "", time.Time{}
+			ss.status.Pending = !ss.due.IsZero()
+			s.mu.Unlock()
+			return nil
+		}
+		if !rejected(out) || attempt == 3 {
+			s.hook(func(h Hooks) { h.Pushed("error") })
+			return s.failed(ss, "push", err)
+		}
+		// Someone else pushed first: bring their commits in, then push the
+		// merge.
+		s.hook(func(h Hooks) { h.Pushed("rejected") })
+		if err := s.fetch(ctx, sh, ss, u); err != nil {
+			return err
+		}
+	}
+}
+
+// rejected reports whether git push was refused because the remote has
+// commits the push lacks.
+func rejected(out string) bool {
+	return strings.Contains(out, "[rejected]") || strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first")
+}
+
+// fetch fetches the remote's main and integrates it. The caller holds ss.op.
+func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u string) error {
+	if err := prepareLocal(ctx, u); err != nil {
+		return s.failed(ss, "fetch", err)
+	}
+	_, err := s.git(ctx, sh.Dir(), "fetch", "--no-tags", "--quiet", u, "+refs/heads/main:"+trackingRef)
+	if err != nil && strings.Contains(err.Error(), "couldn't find remote ref") {
+		// An empty remote: nothing to bring in; the push creates main.
+		s.hook(func(h Hooks) { h.Fetched(true) })
+		s.mu.Lock()
+		ss.status.FetchedAt, ss.status.Remote = time.Now(), ""
+		s.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		s.hook(func(h Hooks) { h.Fetched(false) })
+		return s.failed(ss, "fetch", err)
+	}
+	s.hook(func(h Hooks) { h.Fetched(true) })
+	theirs, err := sh.Ref(trackingRef)
+	if err != nil {
+		return s.failed(ss, "fetch", err)
+	}
+	in, err := sh.Integrate(theirs, Redact(u))
+	if err != nil {
+		return s.failed(ss, "integrate", err)
+	}
+	s.hook(func(h Hooks) { h.Integrated(in.Kind, len(in.Conflicts)) })
+	if in.Kind == gitstore.IntegrateMerge {
+		s.log.Info("merged commits from the remote", "shard", sh.ID(), "commits", in.Commits, "merge", in.Head.String()[:12], "conflicts", in.Conflicts)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss.status.FetchedAt, ss.status.Remote = time.Now(), theirs.String()
+	ss.status.Integrated = in.Kind
+	if in.Kind != gitstore.IntegrateNone {
+		ss.status.Conflicts = in.Conflicts
+	}
+	ss.status.Error, ss.status.ErrorAt = "", time.Time{}
+	return nil
+}
+
+func (s *Syncer) failed(ss *shardSync, what string, err error) error {
+	err = fmt.Errorf("%s %s: %w", what, ss.status.Shard, err)
+	s.mu.Lock()
+	first := ss.status.Error == ""
+	ss.status.Error, ss.status.ErrorAt = err.Error(), time.Now()
+	s.mu.Unlock()
+	if first {
+		s.log.Warn("remote", "shard", ss.status.Shard, "err", err)
+	}
+	return err
+}
+
+func (s *Syncer) hook(f func(Hooks)) {
+	h := s.cfg.Hooks
+	if h.Pushed == nil {
+		h.Pushed = func(string) {}
+	}
+	if h.Fetched == nil {
+		h.Fetched = func(bool) {}
+	}
+	if h.Integrated == nil {
+		h.Integrated = func(string, int) {}
+	}
+	f(h)
+}
+
+// gitTimeout bounds one git fetch or push.
+const gitTimeout = 2 * time.Minute
+
+// git runs a git command in a shard with no prompts and no housekeeping of
+// its own (memd repacks shards itself), returning its output.
+func (s *Syncer) git(ctx context.Context, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	full := append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "fetch.writeCommitGraph=false"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if os.Getenv("GIT_SSH_COMMAND") == "" {
+		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// prepareLocal creates a remote that is a path on this machine as a bare
+// repository, the first time memd pushes to it.
+func prepareLocal(ctx context.Context, u string) error {
+	if !filepath.IsAbs(u) {
+		return nil
+	}
+	if _, err := os.Stat(u); err == nil {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "init", "--quiet", "--bare", "--initial-branch=main", u)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("create the bare repository %s: %w: %s", u, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Redact removes a password or token from a remote URL.
+func Redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	return p.Redacted()
+}

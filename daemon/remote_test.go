@@ -1,0 +1,250 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/remote"
+)
+
+// startWithRemote starts a daemon whose shards push to and fetch from the
+// remotes the template names, pushing 10ms after a commit and fetching
+// every 100ms, so that the two sides' writes cross while they sync.
+func startWithRemote(t *testing.T, template string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Remote: remote.Config{Template: template, PushDelay: 10 * time.Millisecond, FetchEvery: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d.Serve()
+	t.Cleanup(func() { d.Shutdown(context.Background()) })
+	token, _ := auth.ReadAdminToken(dir)
+	return &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+}
+
+// gitDaemon serves the bare repositories under base over git's own
+// protocol on loopback, pushes allowed, and returns its address.
+func gitDaemon(t *testing.T, base string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr",
+		"--base-path="+base, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	// Its own process group: git daemon forks a child per connection.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("git daemon is not listening on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a child process that is starting
+	}
+}
+
+// Two daemons share agent/alice through a remote, write to it at the same
+// time, and converge: the same facts on both, none lost, every forget
+// honoured, and each side's feed reports every commit the other side made.
+func TestRemote_TwoDaemonsConverge(t *testing.T) {
+	for _, transport := range []string{"bare repository", "git daemon"} {
+		t.Run(transport, func(t *testing.T) {
+			base := t.TempDir()
+			template := filepath.Join(base, "{kind}", "{name}.git") // created on the first push
+			if transport == "git daemon" {
+				gitIn(t, base, "init", "--quiet", "--bare", "--initial-branch=main", filepath.Join(base, "agent", "alice.git"))
+				template = "git://" + gitDaemon(t, base) + "/{shard}.git"
+			}
+			convergeThrough(t, startWithRemote(t, template), startWithRemote(t, template))
+			bare := filepath.Join(base, "agent", "alice.git")
+			gitIn(t, bare, "fsck", "--strict")
+		})
+	}
+}
+
+func convergeThrough(t *testing.T, a, b *env) {
+	ctx := context.Background()
+	alice := shard(t, "agent/alice")
+	for _, e := range []*env{a, b} {
+		e.agent(t, "alice")
+	}
+	subA, err := a.admin.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{alice}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer subA.Close()
+	subB, err := b.admin.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{alice}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer subB.Close()
+
+	// A fact both start with, which b will forget.
+	if _, err := a.admin.Remember(ctx, memd.RememberRequest{Shard: alice, Text: "Worked from the Porto office"}); err != nil {
+		t.Fatal(err)
+	}
+	syncAll(t, a, b)
+
+	// Both write at once: two writers each, and b forgets the shared fact.
+	var mu sync.Mutex
+	made := map[*env][]string{} // commits each side made
+	want := map[string]bool{"Both daemons heard this": true}
+	var wg sync.WaitGroup
+	for _, e := range []*env{a, b} {
+		side := "a"
+		if e == b {
+			side = "b"
+		}
+		for w := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 12 {
+					text := fmt.Sprintf("Fact %d from writer %d on daemon %s", i, w, side)
+					res, err := e.admin.Remember(ctx, memd.RememberRequest{Shard: alice, Text: text})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					want[text] = true
+					made[e] = append(made[e], res.Commit)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.admin.Remember(ctx, memd.RememberRequest{Shard: alice, Text: "Both daemons heard this"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			if !res.Existing {
+				made[e] = append(made[e], res.Commit)
+			}
+			mu.Unlock()
+		}()
+	}
+	forgot, err := b.admin.Forget(ctx, memd.ForgetRequest{Shard: alice, ID: memd.FactID("Worked from the Porto office")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	made[b] = append(made[b], forgot.Commit)
+	mu.Unlock()
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	head := syncAll(t, a, b)
+	t.Logf("converged at %s after %s merge commits", head[:12], gitIn(t, a.d.Store.ShardDir(alice), "rev-list", "--merges", "--count", head))
+	for _, e := range []*env{a, b} {
+		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: alice})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range list.Facts {
+			got = append(got, f.Text)
+		}
+		slices.Sort(got)
+		wantList := slices.Sorted(mapKeys(want))
+		if !slices.Equal(got, wantList) {
+			t.Fatalf("facts on %s:\n got %q\nwant %q", e.d.URL(), got, wantList)
+		}
+		dir := e.d.Store.ShardDir(alice)
+		gitIn(t, dir, "fsck", "--strict")
+		if st := gitIn(t, dir, "status", "--porcelain"); st != "" {
+			t.Fatalf("git status in %s:\n%s", dir, st)
+		}
+	}
+
+	// Each feed reports the commits the other daemon made, one event each.
+	for _, c := range []struct {
+		sub   memd.Subscription
+		other *env
+	}{{subA, b}, {subB, a}} {
+		seen := make(map[string]int)
+		evs := collect(t, c.sub, head)
+		for _, ev := range evs {
+			seen[ev.Commit]++
+		}
+		for _, h := range made[c.other] {
+			if seen[h] != 1 {
+				for _, ev := range evs {
+					t.Logf("event %s %.7s parent %.7s %s", ev.Type, ev.Commit, ev.Parent, ev.Subject)
+				}
+				t.Log(gitIn(t, a.d.Store.ShardDir(alice), "log", "--graph", "--format=%h %ct %s", head))
+				t.Fatalf("feed reported the other daemon's commit %s %d times, want once", h, seen[h])
+			}
+		}
+	}
+}
+
+// syncAll syncs both daemons until they stand on the same commit, which it
+// returns; a pending push or a merge just made may take a round or two.
+func syncAll(t *testing.T, a, b *env) string {
+	t.Helper()
+	ctx := context.Background()
+	alice := shard(t, "agent/alice")
+	for round := 0; round < 10; round++ {
+		var heads []string
+		for _, e := range []*env{a, b, a} {
+			list, err := e.admin.SyncRemotes(ctx, []memd.ShardID{alice})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].Error != "" {
+				t.Fatalf("sync: %+v", list)
+			}
+			heads = append(heads, list[0].Head)
+		}
+		if heads[1] == heads[2] && heads[2] == heads[0] {
+			return heads[0]
+		}
+	}
+	t.Fatal("the two daemons did not converge in 10 rounds of sync")
+	return ""
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
