@@ -161,8 +161,10 @@ func TestBadInput(t *testing.T) {
 		// Shards over git's smart HTTP.
 		{"git: another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
 		{"git: user shard, no chat declared", "GET", "/git/user/pat.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
-		{"git: push advertisement", "GET", "/git/agent/alice.git/info/refs?service=git-receive-pack", "", "alice", memd.EFORBIDDEN},
-		{"git: push", "POST", "/git/agent/alice.git/git-receive-pack", "0000", "alice", memd.EFORBIDDEN},
+		{"git: push to another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-receive-pack", "", "alice", memd.EFORBIDDEN},
+		{"git: push body not pkt-lines", "POST", "/git/agent/alice.git/git-receive-pack", "zzzz", "alice", memd.EINVALID},
+		{"git: push command malformed", "POST", "/git/agent/alice.git/git-receive-pack", "000dnot a ref0000", "alice", memd.EINVALID},
+		{"git: push by GET", "GET", "/git/agent/alice.git/git-receive-pack", "", "alice", memd.EINVALID},
 		{"git: dot-dot shard", "GET", "/git/agent/%2e%2e.git/info/refs", "", "", memd.EINVALID},
 		{"git: dumb protocol file", "GET", "/git/agent/alice.git/objects/info/packs", "", "", memd.ENOTFOUND},
 		{"git: wrong token", "GET", "/git/agent/alice.git/info/refs?service=git-upload-pack", "", "Bearer memd_nope", memd.EUNAUTHORIZED},

@@ -30,6 +30,14 @@ const (
 	IntegrateMerge       = "merge"
 )
 
+// IntegrateOptions says where commits come from and what a merge may do.
+type IntegrateOptions struct {
+	From string // names theirs in a merge commit's subject and markers
+	// RefuseConflicts makes a merge that would keep conflict markers fail
+	// with ECONFLICT instead, as for a push whose author can merge.
+	RefuseConflicts bool
+}
+
 // maxIntegrate bounds the commits one integration walks.
 const maxIntegrate = 1 << 20
 
@@ -39,10 +47,9 @@ const maxIntegrate = 1 << 20
 // takes the fact changes of both sides since their common ancestor (a fact
 // added on either side is kept, one removed on either side is removed, so
 // no fact is lost), and other files (notes) are merged line by line, keeping
-// both versions between conflict markers where the sides disagree. from
-// names theirs in the merge commit's subject. The working tree and index
-// follow, as for memd's own commits.
-func (sh *Shard) Integrate(theirs plumbing.Hash, from string) (Integration, error) {
+// both versions between conflict markers where the sides disagree.
+// The working tree and index follow, as for memd's own commits.
+func (sh *Shard) Integrate(theirs plumbing.Hash, opts IntegrateOptions) (Integration, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.db == nil {
@@ -52,7 +59,7 @@ func (sh *Shard) Integrate(theirs plumbing.Hash, from string) (Integration, erro
 		return Integration{}, fmt.Errorf("shard %s: integrate %s: commit not in the shard", sh.id, short(theirs))
 	}
 	for attempt := 0; ; attempt++ {
-		in, err := sh.tryIntegrate(theirs, from)
+		in, err := sh.tryIntegrate(theirs, opts)
 		if !errors.Is(err, errRefMoved) || attempt == 9 {
 			if err != nil {
 				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), err)
@@ -62,7 +69,7 @@ func (sh *Shard) Integrate(theirs plumbing.Hash, from string) (Integration, erro
 	}
 }
 
-func (sh *Shard) tryIntegrate(theirs plumbing.Hash, from string) (Integration, error) {
+func (sh *Shard) tryIntegrate(theirs plumbing.Hash, opts IntegrateOptions) (Integration, error) {
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
 		return Integration{}, err
@@ -98,9 +105,13 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, from string) (Integration, e
 		in.Kind, in.Head = IntegrateFastForward, theirs
 		return in, nil
 	}
-	merged, conflicts, touched, next, sp, err := sh.merge(st, theirs, newer, from)
+	merged, conflicts, touched, next, sp, err := sh.merge(st, theirs, newer, opts.From)
 	if err != nil {
 		return in, err
+	}
+	if len(conflicts) > 0 && opts.RefuseConflicts {
+		sp.Abort()
+		return in, memd.Errorf(memd.ECONFLICT, "%s changed both here and in %s, in the same lines; fetch, merge and try again", strings.Join(conflicts, ", "), opts.From)
 	}
 	if err := sh.moveMain(st, merged, sp, touched, next); err != nil {
 		return in, err

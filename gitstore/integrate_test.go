@@ -34,7 +34,7 @@ func forget(t *testing.T, sh *gitstore.Shard, text string) {
 
 func integrate(t *testing.T, to, from *gitstore.Shard) gitstore.Integration {
 	t.Helper()
-	in, err := to.Integrate(fetchInto(t, to, from), "peer")
+	in, err := to.Integrate(fetchInto(t, to, from), gitstore.IntegrateOptions{From: "peer"})
 	if err != nil {
 		t.Fatal(err)
 	}

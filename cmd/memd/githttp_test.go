@@ -10,7 +10,7 @@ import (
 
 // git clone and git fetch of a shard over memd's own HTTP port, with a
 // token as the password: the clone holds the shard's history, the rules of
-// access hold, and a push is refused with its reason.
+// access hold.
 func TestGitHTTP_CloneFetchAndRules(t *testing.T) {
 	s := serve(t)
 	alice := tokenOf(t, s.must("agent", "add", "alice"))
@@ -50,12 +50,87 @@ func TestGitHTTP_CloneFetchAndRules(t *testing.T) {
 		}
 	}
 
-	// Pushing is refused, and git shows why.
-	os.WriteFile(filepath.Join(clone, "profile.md"), []byte("# garbage\n- not a fact line\n"), 0o644)
-	gitQuiet(t, clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "hand edit")
-	out, err := gitOut(clone, "push", "-q", "origin", "main")
-	if err == nil || !strings.Contains(out, "read-only") {
-		t.Errorf("push: %v, want a refusal saying the shard is read-only over git:\n%s", err, out)
+}
+
+// git push to a shard over memd's HTTP port: a malformed fact line is
+// refused with its reason and nothing changes; a good push fast-forwards
+// main; a forced push of a history that diverged is merged, not taken over,
+// so no fact is lost; another agent's token is refused.
+func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
+	s := serve(t)
+	alice := tokenOf(t, s.must("agent", "add", "alice"))
+	bob := tokenOf(t, s.must("agent", "add", "bob"))
+	s.must("remember", "--shard", "agent/alice", "--message", "m1", "Lives in Lisbon since October")
+	shard := filepath.Join(s.data, "shards", "agent", "alice")
+	base := strings.Replace(s.url, "http://", "http://alice:"+alice+"@", 1)
+	clone := filepath.Join(t.TempDir(), "alice")
+	gitQuiet(t, "", "clone", "-q", base+"/git/agent/alice.git", clone)
+	commit := func(msg string) {
+		t.Helper()
+		gitQuiet(t, clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", msg)
+	}
+	addLine := func(line string) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(clone, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(line + "\n")
+		f.Close()
+	}
+
+	// A fact line with a date that is not in the calendar.
+	before := git(t, shard, "rev-parse", "HEAD")
+	addLine("- (2026-02-30) Moved to Berlin")
+	commit("hand edit with a bad date")
+	out, err := gitOut(clone, "push", "origin", "main")
+	if err == nil || !strings.Contains(out, "[remote rejected] main -> main (profile.md line") || !strings.Contains(out, "2026-02-30") {
+		t.Fatalf("push of a malformed fact line: %v, want a rejection naming the line:\n%s", err, out)
+	}
+	t.Logf("git push said:\n%s", out)
+	if head := git(t, shard, "rev-parse", "HEAD"); head != before {
+		t.Fatalf("a rejected push moved main from %s to %s", before, head)
+	}
+
+	// Fixed, the push fast-forwards main and memd reads the fact.
+	gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
+	addLine("- (2026-11-03) Has a cat called Miso")
+	commit("hand edit: the cat")
+	gitQuiet(t, clone, "push", "-q", "origin", "main")
+	if head, want := git(t, shard, "rev-parse", "HEAD"), git(t, clone, "rev-parse", "HEAD"); head != want {
+		t.Fatalf("after a good push the shard is at %s, want the pushed %s", head, want)
+	}
+	if facts := s.must("facts", "--shard", "agent/alice"); !strings.Contains(facts, "Has a cat called Miso") {
+		t.Fatalf("the pushed fact is not among the shard's facts:\n%s", facts)
+	}
+	if st := git(t, shard, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status in the shard after a push:\n%s", st)
+	}
+
+	// memd writes meanwhile; a forced push of the clone's older line is
+	// merged with it: both facts stay.
+	s.must("remember", "--shard", "agent/alice", "--message", "m2", "Prefers tea")
+	addLine("- (2026-11-04) Learning Portuguese")
+	commit("hand edit: Portuguese")
+	gitQuiet(t, clone, "push", "-q", "--force", "origin", "main")
+	facts := s.must("facts", "--shard", "agent/alice")
+	for _, want := range []string{"Prefers tea", "Learning Portuguese", "Has a cat called Miso", "Lives in Lisbon"} {
+		if !strings.Contains(facts, want) {
+			t.Errorf("after a forced push the shard lacks %q:\n%s", want, facts)
+		}
+	}
+	if parents := strings.Fields(git(t, shard, "log", "-1", "--format=%P")); len(parents) != 2 {
+		t.Errorf("a diverged push is integrated as a merge; HEAD has parents %q", parents)
+	}
+	gitQuiet(t, shard, "fsck", "--strict")
+
+	// Another agent may not push to alice's shard.
+	gitQuiet(t, clone, "pull", "-q", "--no-rebase")
+	addLine("- (2026-11-05) Written by bob")
+	commit("bob's edit")
+	out, err = gitOut(clone, "push", strings.Replace(s.url, "http://", "http://bob:"+bob+"@", 1)+"/git/agent/alice.git", "main")
+	if err == nil || !strings.Contains(out, "agent-own-shard") {
+		t.Errorf("bob's push: %v, want a refusal naming the rule:\n%s", err, out)
 	}
 }
 

@@ -1,7 +1,8 @@
-// Package githttp serves shards over git's smart HTTP protocol, read-only,
-// so that `git clone` and `git fetch` work against a running memd with the
-// same tokens and rules of access as the API. The protocol itself is git's
-// own http-backend; memd authenticates, checks the rules and maps the URL.
+// Package githttp serves shards over git's smart HTTP protocol, so that
+// `git clone`, `git fetch` and `git push` work against a running memd with
+// the same tokens and rules of access as the API. Reading is git's own
+// http-backend, memd authenticating, checking the rules and mapping the
+// URL; pushes memd receives itself (see receive.go).
 package githttp
 
 import (
@@ -41,11 +42,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	if rest == "git-receive-pack" || r.URL.Query().Get("service") == "git-receive-pack" {
-		h.fail(w, memd.Errorf(memd.EFORBIDDEN, "memd serves shards read-only over git: write with the API, the CLI or MCP, or commit in the shard's own repository"))
-		return
-	}
-	if rest != "info/refs" && rest != "git-upload-pack" && rest != "HEAD" {
+	push := rest == "git-receive-pack" || rest == "info/refs" && r.URL.Query().Get("service") == "git-receive-pack"
+	if rest != "info/refs" && rest != "git-upload-pack" && rest != "HEAD" && !push {
 		h.fail(w, memd.Errorf(memd.ENOTFOUND, "no %s in %s over git's smart HTTP", rest, id))
 		return
 	}
@@ -54,12 +52,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, memd.Errorf(memd.EUNAUTHORIZED, "no caller"))
 		return
 	}
-	if err := h.rules.Check(caller, "read", id); err != nil {
+	verb := "read"
+	if push {
+		verb = "push to"
+	}
+	if err := h.rules.Check(caller, verb, id); err != nil {
 		h.fail(w, err)
 		return
 	}
-	if _, err := h.store.Shard(id); err != nil {
+	sh, err := h.store.Shard(id)
+	if push && memd.ErrorCode(err) == memd.ENOTFOUND {
+		sh, err = h.store.CreateShard(id) // a push may bring a shard here
+	}
+	if err != nil {
 		h.fail(w, err)
+		return
+	}
+	if push {
+		if rest == "info/refs" {
+			err = advertiseReceive(w, sh)
+		} else if r.Method != http.MethodPost {
+			err = memd.Errorf(memd.EINVALID, "git-receive-pack takes POST")
+		} else {
+			err = receive(w, r, sh, who(caller))
+		}
+		if err != nil {
+			h.fail(w, err)
+		}
 		return
 	}
 	if h.noGit != nil {

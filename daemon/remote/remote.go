@@ -441,7 +441,7 @@ func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u
 	if err != nil {
 		return s.failed(ss, "fetch", err)
 	}
-	in, err := sh.Integrate(theirs, Redact(u))
+	in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: Redact(u)})
 	if err != nil {
 		return s.failed(ss, "integrate", err)
 	}

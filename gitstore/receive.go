@@ -1,0 +1,157 @@
+package gitstore
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+)
+
+// Received is a pack of pushed objects stored in a shard while the push is
+// checked. Its objects are inert until main comes to point at them; a
+// rejected push discards them.
+type Received struct {
+	sh    *Shard
+	added []string // pack files index-pack created
+}
+
+// Receive stores the pack a git client pushed (git index-pack --strict,
+// which checks every object is well formed) and holds off repacks until
+// Close. The pack must not be thin.
+func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
+	sh.repackMu.Lock()
+	dir := filepath.Join(sh.gitDir, "objects", "pack")
+	before, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
+	cmd := exec.Command("git", "-C", sh.dir, "index-pack", "--stdin", "--strict")
+	cmd.Stdin = pack
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		sh.repackMu.Unlock()
+		return nil, memd.Errorf(memd.EINVALID, "the pushed pack is not valid: %s", firstLine(stderr.String(), err))
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
+	r := &Received{sh: sh}
+	for _, f := range after {
+		if !slices.Contains(before, f) {
+			r.added = append(r.added, f)
+		}
+	}
+	return r, nil
+}
+
+// Discard removes the pack's files, unless they were there before.
+func (r *Received) Discard() {
+	for _, f := range r.added {
+		os.Remove(f)
+	}
+	r.added = nil
+}
+
+// Close lets repacks run again.
+func (r *Received) Close() { r.sh.repackMu.Unlock() }
+
+func firstLine(s string, err error) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return err.Error()
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimPrefix(line, "fatal: ")
+}
+
+// CheckPushed checks the commits theirs has and main lacks, as a push must
+// pass before memd integrates it: every fact line they add to a fact file is
+// well formed. A line that starts like a fact ("- (") but is not one, or
+// one whose text memd would refuse, is an error naming the file, the line
+// and why, and the commit.
+func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
+	head, err := sh.Head()
+	if err != nil {
+		return err
+	}
+	commits, _, err := sh.Range(head, theirs, maxIntegrate)
+	if err != nil {
+		return err
+	}
+	t := &trees{db: sh.db}
+	for _, c := range commits {
+		var parentTree plumbing.Hash
+		if len(c.Parents) > 0 {
+			pc, err := sh.readCommit(c.Parents[0])
+			if err != nil {
+				return err
+			}
+			parentTree = pc.tree
+		}
+		err := t.diffFiles(parentTree, c.Tree, "", keepFactPaths, func(path string, from, to plumbing.Hash) error {
+			if to.IsZero() {
+				return nil
+			}
+			var old []byte
+			if !from.IsZero() {
+				obj, err := sh.db.Get(from)
+				if err != nil {
+					return err
+				}
+				old = obj.Data
+			}
+			obj, err := sh.db.Get(to)
+			if err != nil {
+				return err
+			}
+			had := make(map[string]bool)
+			for line := range strings.SplitSeq(string(old), "\n") {
+				had[line] = true
+			}
+			for i, line := range strings.Split(string(obj.Data), "\n") {
+				if had[line] {
+					continue
+				}
+				if err := checkFactLine(line); err != nil {
+					return memd.Errorf(memd.EINVALID, "%s line %d in commit %s: %v", path, i+1, short(c.Hash), err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFactLine explains why a line that starts like a fact is not one.
+func checkFactLine(line string) error {
+	line = strings.TrimSuffix(line, "\r")
+	rest, ok := strings.CutPrefix(line, "- (")
+	if !ok {
+		return nil // a heading, prose, a blank line
+	}
+	date, text, ok := strings.Cut(rest, ")")
+	if !ok {
+		return fmt.Errorf("a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", truncateStr(line, 60))
+	}
+	if _, err := memd.ParseDate(date); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(text, " ") {
+		return fmt.Errorf("a fact line has a space after its date: %q", truncateStr(line, 60))
+	}
+	text = strings.TrimSpace(text)
+	for _, tag := range []string{"[note] ", "[episode] "} {
+		text = strings.TrimPrefix(text, tag)
+	}
+	if _, err := memd.CleanFactText(text); err != nil {
+		return err
+	}
+	return nil
+}
