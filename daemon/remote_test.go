@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -75,17 +76,27 @@ func gitDaemon(t *testing.T, base string) string {
 // time, and converge: the same facts on both, none lost, every forget
 // honoured, and each side's feed reports every commit the other side made.
 func TestRemote_TwoDaemonsConverge(t *testing.T) {
-	for _, transport := range []string{"bare repository", "git daemon"} {
+	for _, transport := range []string{"bare repository", "git daemon", "memd's git endpoint"} {
 		t.Run(transport, func(t *testing.T) {
 			base := t.TempDir()
-			template := filepath.Join(base, "{kind}", "{name}.git") // created on the first push
-			if transport == "git daemon" {
-				gitIn(t, base, "init", "--quiet", "--bare", "--initial-branch=main", filepath.Join(base, "agent", "alice.git"))
-				template = "git://" + gitDaemon(t, base) + "/{shard}.git"
-			}
-			convergeThrough(t, startWithRemote(t, template), startWithRemote(t, template))
 			bare := filepath.Join(base, "agent", "alice.git")
-			gitIn(t, bare, "fsck", "--strict")
+			switch transport {
+			case "bare repository":
+				template := filepath.Join(base, "{kind}", "{name}.git") // created on the first push
+				convergeThrough(t, startWithRemote(t, template), startWithRemote(t, template))
+				gitIn(t, bare, "fsck", "--strict")
+			case "git daemon":
+				gitIn(t, base, "init", "--quiet", "--bare", "--initial-branch=main", bare)
+				template := "git://" + gitDaemon(t, base) + "/{shard}.git"
+				convergeThrough(t, startWithRemote(t, template), startWithRemote(t, template))
+				gitIn(t, bare, "fsck", "--strict")
+			case "memd's git endpoint":
+				// b is a's remote: a pushes to b over HTTP, and b checks
+				// and integrates each push.
+				b := startWithRemote(t, "")
+				template := strings.Replace(b.d.URL(), "http://", "http://admin:"+b.admin.Token+"@", 1) + "/git/{shard}.git"
+				convergeThrough(t, startWithRemote(t, template), b)
+			}
 		})
 	}
 }
@@ -213,8 +224,9 @@ func convergeThrough(t *testing.T, a, b *env) {
 	}
 }
 
-// syncAll syncs both daemons until they stand on the same commit, which it
-// returns; a pending push or a merge just made may take a round or two.
+// syncAll syncs both daemons (those with a remote) until they stand on the
+// same commit, which it returns; a pending push or a merge just made may
+// take a round or two.
 func syncAll(t *testing.T, a, b *env) string {
 	t.Helper()
 	ctx := context.Background()
@@ -222,14 +234,24 @@ func syncAll(t *testing.T, a, b *env) string {
 	for round := 0; round < 10; round++ {
 		var heads []string
 		for _, e := range []*env{a, b, a} {
-			list, err := e.admin.SyncRemotes(ctx, []memd.ShardID{alice})
+			if _, ok := e.d.Service.Syncer.URL(alice); ok {
+				list, err := e.admin.SyncRemotes(ctx, []memd.ShardID{alice})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(list) != 1 || list[0].Error != "" {
+					t.Fatalf("sync: %+v", list)
+				}
+			}
+			sh, err := e.d.Store.Shard(alice)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list) != 1 || list[0].Error != "" {
-				t.Fatalf("sync: %+v", list)
+			h, err := sh.Head()
+			if err != nil {
+				t.Fatal(err)
 			}
-			heads = append(heads, list[0].Head)
+			heads = append(heads, h.String())
 		}
 		if heads[1] == heads[2] && heads[2] == heads[0] {
 			return heads[0]
