@@ -55,7 +55,7 @@ func runRemote(ctx context.Context, e *env, args []string) error {
 		return printJSON(e, list)
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(e.stdout, "no shard has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard)")
+		fmt.Fprintln(e.stdout, "no shard here has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard; memd remote sync SHARD brings a shard from its remote)")
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

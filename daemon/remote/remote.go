@@ -342,6 +342,10 @@ func (s *Syncer) syncOne(ctx context.Context, id memd.ShardID, u string) error {
 	defer ss.op.Unlock()
 	sh, err := s.store.Shard(id)
 	if memd.ErrorCode(err) == memd.ENOTFOUND {
+		// Brought here from the remote, if the remote has it.
+		if out, lerr := s.git(ctx, os.TempDir(), "ls-remote", u, "refs/heads/main"); lerr != nil || strings.TrimSpace(out) == "" {
+			return memd.Errorf(memd.ENOTFOUND, "shard %s is neither here nor on its remote %s", id, Redact(u))
+		}
 		sh, err = s.store.CreateShard(id)
 	}
 	if err != nil {
@@ -381,7 +385,12 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 		remote := ss.status.Remote
 		s.mu.Unlock()
 		if head.IsZero() || head.String() == remote {
+			// Nothing to push: a push scheduled by the commit just brought
+			// in is not needed either, unless main moved since.
 			s.mu.Lock()
+			if now, err := sh.Head(); err == nil && now == head {
+				ss.due = time.Time{}
+			}
 			ss.status.Pending = !ss.due.IsZero()
 			s.mu.Unlock()
 			return nil
