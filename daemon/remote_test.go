@@ -202,6 +202,23 @@ func convergeThrough(t *testing.T, a, b *env) {
 		}
 	}
 
+	// Each index has the other side's facts, traced to the commit that
+	// wrote them rather than to a merge.
+	for _, c := range []struct {
+		e, other *env
+		side     string
+	}{{a, b, "b"}, {b, a, "a"}} {
+		text := "Fact 11 from writer 1 on daemon " + c.side
+		res, err := c.e.admin.Recall(ctx, memd.RecallQuery{Q: text, Agent: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(res.Hits, func(h memd.Hit) bool { return h.Text == text })
+		if i < 0 || i > 1 || !slices.Contains(made[c.other], res.Hits[i].Commit) {
+			t.Fatalf("recall of %q on the other daemon: hit %d of %+v", text, i, res.Hits)
+		}
+	}
+
 	// Each feed reports the commits the other daemon made, one event each.
 	for _, c := range []struct {
 		sub   memd.Subscription
