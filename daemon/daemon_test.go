@@ -188,6 +188,11 @@ func TestDaemon_AccessRules(t *testing.T) {
 	// Agents cannot manage agents.
 	_, err = alice.AddAgent(ctx, "mallory", nil)
 	wantCode(t, err, memd.EFORBIDDEN)
+	// Nor see or sync remotes, even of their own shard.
+	_, err = alice.Remotes(ctx)
+	wantCode(t, err, memd.EFORBIDDEN)
+	_, err = alice.SyncRemotes(ctx, []memd.ShardID{shard(t, "agent/alice")})
+	wantCode(t, err, memd.EFORBIDDEN)
 	// No commit was made in bob's shard.
 	if log, _ := e.admin.Log(ctx, memd.LogQuery{Shard: shard(t, "agent/bob")}); len(log) != 0 {
 		t.Errorf("refused writes committed: %+v", log)

@@ -29,7 +29,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 	}
 	hidden := make(map[plumbing.Hash]bool) // ancestors of from seen so far
 	seen := make(map[plumbing.Hash]bool)
-	q := &commitQueue{}
+	q := &rangeQueue{}
 	push := func(h plumbing.Hash) error {
 		if seen[h] {
 			return nil
@@ -39,7 +39,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 		if err != nil {
 			return err
 		}
-		heap.Push(q, c)
+		heap.Push(q, queued{c, !hidden[h]})
 		return nil
 	}
 	// An unknown from (a rewritten branch, a pruned commit) hides nothing:
@@ -89,7 +89,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 				}
 			}
 		}
-		c := heap.Pop(q).(Commit)
+		c := heap.Pop(q).(queued).Commit
 		if hidden[c.Hash] {
 			for _, p := range c.Parents {
 				if err := hide(p); err != nil {
@@ -130,13 +130,41 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 
 // anyShown reports whether a queued commit is not (yet) known to be an
 // ancestor of from.
-func anyShown(q commitQueue, hidden map[plumbing.Hash]bool) bool {
-	for _, c := range q {
-		if !hidden[c.Hash] {
+func anyShown(q rangeQueue, hidden map[plumbing.Hash]bool) bool {
+	for _, e := range q {
+		if !hidden[e.Hash] {
 			return true
 		}
 	}
 	return false
+}
+
+// queued is a commit in Range's queue; shown says it was not known to be
+// hidden when queued.
+type queued struct {
+	Commit
+	shown bool
+}
+
+// rangeQueue orders newest first and, among commits of one time (a group),
+// those on the way down from to first, so that the common walk from to to
+// from does not wander down from's side.
+type rangeQueue []queued
+
+func (q rangeQueue) Len() int { return len(q) }
+func (q rangeQueue) Less(i, j int) bool {
+	if !q[i].Time.Equal(q[j].Time) {
+		return q[i].Time.After(q[j].Time)
+	}
+	return q[i].shown && !q[j].shown
+}
+func (q rangeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *rangeQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *rangeQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
 }
 
 // parentsFirst orders commits given newest first so that every commit comes
