@@ -254,16 +254,11 @@ func changedLines(a, b []byte) ([]byte, []byte) {
 // (the same offset in both) and end in each.
 func changedRange(a, b []byte) (p, endA, endB int) {
 	n := min(len(a), len(b))
-	for p < n && a[p] == b[p] {
-		p++
-	}
+	p = commonPrefix(a[:n], b[:n])
 	if p < len(a) || p < len(b) {
 		p = bytes.LastIndexByte(a[:p], '\n') + 1 // back to a line start
 	}
-	s := 0
-	for s < n-p && a[len(a)-1-s] == b[len(b)-1-s] {
-		s++
-	}
+	s := commonSuffix(a[p:], b[p:])
 	// Forward to a line start inside the common tail.
 	if i := bytes.IndexByte(a[len(a)-s:], '\n'); s > 0 && i >= 0 && i+1 <= s {
 		s -= i + 1
@@ -271,6 +266,36 @@ func changedRange(a, b []byte) (p, endA, endB int) {
 		s = 0
 	}
 	return p, len(a) - s, len(b) - s
+}
+
+// commonPrefix returns how many leading bytes a and b (of equal length)
+// share, comparing a block at a time: monthly logs run to hundreds of KB
+// and a commit changes a line or two.
+func commonPrefix(a, b []byte) int {
+	const block = 256
+	p := 0
+	for p+block <= len(a) && bytes.Equal(a[p:p+block], b[p:p+block]) {
+		p += block
+	}
+	for p < len(a) && a[p] == b[p] {
+		p++
+	}
+	return p
+}
+
+// commonSuffix returns how many trailing bytes a and b share, at most the
+// shorter's length.
+func commonSuffix(a, b []byte) int {
+	const block = 256
+	n := min(len(a), len(b))
+	s := 0
+	for s+block <= n && bytes.Equal(a[len(a)-s-block:len(a)-s], b[len(b)-s-block:len(b)-s]) {
+		s += block
+	}
+	for s < n && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return s
 }
 
 // diffFacts compares fact lines as a multiset: a line present on one side

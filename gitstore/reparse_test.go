@@ -66,3 +66,33 @@ func TestReparse_MatchesAFullParse(t *testing.T) {
 		old = got
 	}
 }
+
+// The block-wise prefix and suffix agree with a byte-by-byte count.
+func TestCommonPrefixAndSuffix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 2000; i++ {
+		shared := make([]byte, rng.IntN(2000))
+		for j := range shared {
+			shared[j] = byte('a' + rng.IntN(3))
+		}
+		a := append(append([]byte{}, shared...), byte('x'+rng.IntN(2)))
+		b := append(append([]byte{}, shared...), byte('x'+rng.IntN(2)))
+		a = append(a, shared[:rng.IntN(len(shared)+1)]...)
+		b = append(b, shared[:rng.IntN(len(shared)+1)]...)
+		n := min(len(a), len(b))
+		wantP := 0
+		for wantP < n && a[wantP] == b[wantP] {
+			wantP++
+		}
+		wantS := 0
+		for wantS < n && a[len(a)-1-wantS] == b[len(b)-1-wantS] {
+			wantS++
+		}
+		if p := commonPrefix(a[:n], b[:n]); p != wantP {
+			t.Fatalf("commonPrefix = %d, want %d", p, wantP)
+		}
+		if s := commonSuffix(a, b); s != wantS {
+			t.Fatalf("commonSuffix = %d, want %d", s, wantS)
+		}
+	}
+}

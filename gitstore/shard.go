@@ -299,7 +299,8 @@ func reparse(path string, old *factFile, data []byte) (next *factFile, gone, cam
 	}
 	p, endOld, endNew := changedRange(old.data, data)
 	shift := endNew - endOld
-	var facts []lineFact
+	came = parseFactFile(path, data[p:endNew])
+	facts := make([]lineFact, 0, len(old.facts)+len(came))
 	for _, lf := range old.facts {
 		switch {
 		case lf.end <= p:
@@ -309,10 +310,9 @@ func reparse(path string, old *factFile, data []byte) (next *factFile, gone, cam
 			gone = append(gone, lf)
 		}
 	}
-	for _, lf := range parseFactFile(path, data[p:endNew]) {
-		lf.start += p
-		lf.end += p
-		came = append(came, lf)
+	for i := range came {
+		came[i].start += p
+		came[i].end += p
 	}
 	facts = append(facts, came...)
 	for _, lf := range old.facts {

@@ -17,9 +17,11 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/tidwall/buntdb"
@@ -155,10 +157,79 @@ func factKey(shard memd.ShardID, id string) string {
 	return factPrefix + shard.String() + ":" + id
 }
 
+// encode writes a fact's record as the JSON json.Marshal would give for
+// record (decode reads it with encoding/json), by hand: a rebuild encodes
+// every fact of the store, and reflection was a seventh of its time.
 func encode(d search.Doc) string {
-	b, _ := json.Marshal(record{Date: d.Date.String(), Tier: string(d.Tier), Text: d.Text, File: d.File,
-		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat})
-	return string(b)
+	r := record{Date: d.Date.String(), Tier: string(d.Tier), Text: d.Text, File: d.File,
+		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat}
+	plain := utf8.ValidString(r.Text) && utf8.ValidString(r.File) && utf8.ValidString(r.Chat)
+	for _, m := range r.Messages {
+		plain = plain && utf8.ValidString(m)
+	}
+	if !plain {
+		b, _ := json.Marshal(r) // replaces invalid UTF-8, as decode expects
+		return string(b)
+	}
+	b := make([]byte, 0, 64+len(r.Text)+len(r.File)+len(r.Commit))
+	b = append(b, `{"d":`...)
+	b = appendJSONString(b, r.Date)
+	b = append(b, `,"t":`...)
+	b = appendJSONString(b, r.Tier)
+	b = append(b, `,"x":`...)
+	b = appendJSONString(b, r.Text)
+	b = append(b, `,"f":`...)
+	b = appendJSONString(b, r.File)
+	b = append(b, `,"o":`...)
+	b = strconv.AppendInt(b, int64(r.Offset), 10)
+	if r.Commit != "" {
+		b = append(b, `,"c":`...)
+		b = appendJSONString(b, r.Commit)
+	}
+	if len(r.Messages) > 0 {
+		b = append(b, `,"m":[`...)
+		for i, m := range r.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, m)
+		}
+		b = append(b, ']')
+	}
+	if r.Chat != "" {
+		b = append(b, `,"h":`...)
+		b = appendJSONString(b, r.Chat)
+	}
+	return string(append(b, '}'))
+}
+
+// appendJSONString appends s, valid UTF-8, as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func decode(key, value string) (search.Doc, bool) {
@@ -636,9 +707,27 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 				return true
 			})
 		}
-		for _, k := range keys {
-			if _, err := tx.Delete(k); err != nil {
+		var kept [][2]string
+		tx.AscendKeys(embPrefix+"*", func(k, v string) bool {
+			kept = append(kept, [2]string{k, v})
+			return len(kept) < len(keys)
+		})
+		if len(kept) < len(keys) {
+			// Emptying the file and keeping the few embeddings is cheaper
+			// than deleting every fact one by one.
+			if err := tx.DeleteAll(); err != nil {
 				return err
+			}
+			for _, kv := range kept {
+				if _, _, err := tx.Set(kv[0], kv[1], nil); err != nil {
+					return err
+				}
+			}
+		} else {
+			for _, k := range keys {
+				if _, err := tx.Delete(k); err != nil {
+					return err
+				}
 			}
 		}
 		_, _, err := tx.Set(metaFormat, format, nil)

@@ -140,6 +140,9 @@ func (db *DB) lookup(id plumbing.Hash) (Object, error) {
 	return obj, nil
 }
 
+// maxLoose bounds the size a loose object's header may claim.
+const maxLoose = 1 << 30
+
 func (db *DB) readLoose(id plumbing.Hash) (Object, error) {
 	hex := id.String()
 	raw, err := os.ReadFile(filepath.Join(db.dir, hex[:2], hex[2:]))
@@ -154,19 +157,35 @@ func (db *DB) readLoose(id plumbing.Hash) (Object, error) {
 		return Object{}, fmt.Errorf("loose object %s: %w", hex, err)
 	}
 	defer z.Close()
-	all, err := io.ReadAll(z)
-	if err != nil {
-		return Object{}, fmt.Errorf("loose object %s: %w", hex, err)
+	// "<type> <size>\x00" and then exactly size bytes: read the header, then
+	// the content into a buffer of its size (a monthly log runs to
+	// hundreds of KB, and growing a buffer to that is most of the garbage).
+	var head []byte
+	one := make([]byte, 1)
+	for len(head) < 32 {
+		if _, err := io.ReadFull(z, one); err != nil {
+			return Object{}, fmt.Errorf("loose object %s: %w", hex, err)
+		}
+		if one[0] == 0 {
+			break
+		}
+		head = append(head, one[0])
 	}
-	head, data, ok := bytes.Cut(all, []byte{0})
-	typ, size, ok2 := strings.Cut(string(head), " ")
+	typ, size, ok := strings.Cut(string(head), " ")
 	n, err := strconv.Atoi(size)
-	if !ok || !ok2 || err != nil || n != len(data) {
+	if !ok || err != nil || n < 0 || n > maxLoose {
 		return Object{}, fmt.Errorf("loose object %s: malformed header", hex)
 	}
 	t, err := plumbing.ParseObjectType(typ)
 	if err != nil {
 		return Object{}, fmt.Errorf("loose object %s: %w", hex, err)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(z, data); err != nil {
+		return Object{}, fmt.Errorf("loose object %s: %w", hex, err)
+	}
+	if k, _ := z.Read(one); k != 0 {
+		return Object{}, fmt.Errorf("loose object %s: longer than its header says", hex)
 	}
 	return Object{Type: t, Data: data}, nil
 }
