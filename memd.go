@@ -240,6 +240,10 @@ type Status struct {
 	// Reranking names the embedding model recall re-ranks with; "" when
 	// recall is purely lexical.
 	Reranking string `json:"reranking,omitempty"`
+	// Remotes counts, for the admin, the shards with a git remote and
+	// those whose last fetch or push failed.
+	Remotes      int `json:"remotes,omitempty"`
+	RemoteErrors int `json:"remote_errors,omitempty"`
 }
 
 // LearnerStatus says whether automatic learning is on and how it is doing.

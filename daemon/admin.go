@@ -79,6 +79,16 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 	}
 	if callerOf(ctx).Admin {
 		st.DataDir = s.Store.Dir()
+		remotes, err := s.Remotes(ctx)
+		if err != nil {
+			return memd.Status{}, err
+		}
+		st.Remotes = len(remotes)
+		for _, r := range remotes {
+			if r.Error != "" {
+				st.RemoteErrors++
+			}
+		}
 	}
 	for _, sh := range shards {
 		st.Facts += sh.Facts

@@ -187,5 +187,12 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		rerank = "on, " + st.Reranking
 	}
 	fmt.Fprintf(e.stdout, "  re-ranking by embeddings: %s\n", rerank)
+	if st.Remotes > 0 {
+		health := "in step"
+		if st.RemoteErrors > 0 {
+			health = fmt.Sprintf("%d failing (memd remote shows why)", st.RemoteErrors)
+		}
+		fmt.Fprintf(e.stdout, "  remotes:  %d shards, %s\n", st.Remotes, health)
+	}
 	return nil
 }

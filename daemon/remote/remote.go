@@ -473,7 +473,7 @@ func (s *Syncer) failed(ss *shardSync, what string, err error) error {
 	err = fmt.Errorf("%s %s: %w", what, ss.status.Shard, err)
 	s.mu.Lock()
 	first := ss.status.Error == ""
-	ss.status.Error, ss.status.ErrorAt = err.Error(), time.Now()
+	ss.status.Error, ss.status.ErrorAt = strings.Join(strings.Fields(err.Error()), " "), time.Now() // git's output, on one line
 	s.mu.Unlock()
 	if first {
 		s.log.Warn("remote", "shard", ss.status.Shard, "err", err)
