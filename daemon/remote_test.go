@@ -217,6 +217,13 @@ func convergeThrough(t *testing.T, a, b *env) {
 		if i < 0 || i > 1 || !slices.Contains(made[c.other], res.Hits[i].Commit) {
 			t.Fatalf("recall of %q on the other daemon: hit %d of %+v", text, i, res.Hits)
 		}
+		tr, err := c.e.admin.Trace(ctx, alice, memd.FactID(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Introduced == nil || !slices.Contains(made[c.other], tr.Introduced.Hash) {
+			t.Fatalf("trace of %q on the other daemon: introduced by %+v, want the other side's commit", text, tr.Introduced)
+		}
 	}
 
 	// Each feed reports the commits the other daemon made, one event each.
