@@ -470,23 +470,11 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 			}
 		}
 	}
-	err := x.db.Update(func(tx *buntdb.Tx) error {
-		for _, fid := range del {
-			if _, err := tx.Delete(factKey(id, fid)); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
-				return err
-			}
-		}
-		for _, d := range put {
-			if _, _, err := tx.Set(factKey(id, d.ID), encode(d), nil); err != nil {
-				return err
-			}
-		}
-		if err := x.putNotes(tx, id, notes); err != nil {
-			return err
-		}
-		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
-		return err
-	})
+	keys := make([]string, len(del))
+	for i, fid := range del {
+		keys[i] = factKey(id, fid)
+	}
+	err := x.write(id, keys, put, notes, head)
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
@@ -550,29 +538,20 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 		x.search.PutAll(docs)
 		x.searchNotes(id, notes)
 	}()
-	prefix := factPrefix + id.String() + ":"
-	err := x.db.Update(func(tx *buntdb.Tx) error {
-		var keys []string
-		for _, p := range []string{prefix, notePrefix + id.String() + ":"} {
+	// Every fact and note the shard had goes, then what HEAD holds comes.
+	var keys []string
+	err := x.db.View(func(tx *buntdb.Tx) error {
+		for _, p := range []string{factPrefix + id.String() + ":", notePrefix + id.String() + ":"} {
 			tx.AscendKeys(p+"*", func(k, _ string) bool {
 				keys = append(keys, k)
 				return true
 			})
 		}
-		for _, k := range keys {
-			tx.Delete(k)
-		}
-		for _, d := range docs {
-			if _, _, err := tx.Set(prefix+d.ID, encode(d), nil); err != nil {
-				return err
-			}
-		}
-		if err := x.putNotes(tx, id, notes); err != nil {
-			return err
-		}
-		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
-		return err
+		return nil
 	})
+	if err == nil {
+		err = x.write(id, keys, docs, notes, head)
+	}
 	<-done
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
@@ -689,6 +668,63 @@ func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, t
 		return err
 	}
 	return x.AttributeAll(ctx, progress)
+}
+
+// writeChunk bounds the facts one transaction writes: buntdb keeps the
+// buffer of its largest transaction for good, and all of a shard's facts in
+// one would hold tens of MB.
+const writeChunk = 4096
+
+// write deletes keys, sets the facts put, records notes and moves the
+// shard's head, in one transaction when they are few. Otherwise it takes
+// several: the head goes first and comes back last, so that a memd stopped
+// half way rebuilds the shard at its next start.
+func (x *Index) write(id memd.ShardID, keys []string, put []search.Doc, notes map[string]*noteRecord, head plumbing.Hash) error {
+	deletes := func(tx *buntdb.Tx, keys []string) error {
+		for _, k := range keys {
+			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	}
+	sets := func(tx *buntdb.Tx, docs []search.Doc) error {
+		for _, d := range docs {
+			if _, _, err := tx.Set(factKey(id, d.ID), encode(d), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	finish := func(tx *buntdb.Tx) error {
+		if err := x.putNotes(tx, id, notes); err != nil {
+			return err
+		}
+		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
+		return err
+	}
+	if len(keys)+len(put) <= writeChunk {
+		return x.db.Update(func(tx *buntdb.Tx) error {
+			if err := deletes(tx, keys); err != nil {
+				return err
+			}
+			if err := sets(tx, put); err != nil {
+				return err
+			}
+			return finish(tx)
+		})
+	}
+	err := x.db.Update(func(tx *buntdb.Tx) error { return deletes(tx, []string{headPrefix + id.String()}) })
+	for start := 0; err == nil && start < len(keys); start += writeChunk {
+		err = x.db.Update(func(tx *buntdb.Tx) error { return deletes(tx, keys[start:min(start+writeChunk, len(keys))]) })
+	}
+	for start := 0; err == nil && start < len(put); start += writeChunk {
+		err = x.db.Update(func(tx *buntdb.Tx) error { return sets(tx, put[start:min(start+writeChunk, len(put))]) })
+	}
+	if err != nil {
+		return err
+	}
+	return x.db.Update(finish)
 }
 
 // Reload discards the index and reads every shard's facts from HEAD.
