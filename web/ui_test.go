@@ -17,6 +17,7 @@ import (
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/remote"
 )
 
 // chromium is the browser the UI test drives: Debian's, which `make test`
@@ -48,9 +49,17 @@ func outputDir(t *testing.T) string {
 
 func startDaemon(t *testing.T) (*daemon.Daemon, *client.Client) {
 	t.Helper()
+	return startDaemonWith(t, daemon.Config{})
+}
+
+// startDaemonWith starts a daemon on cfg, in a fresh data directory on
+// loopback.
+func startDaemonWith(t *testing.T, cfg daemon.Config) (*daemon.Daemon, *client.Client) {
+	t.Helper()
 	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	d, err := daemon.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +243,35 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 		screenshot(out, "learner-1280"))
 }
 
+// The remotes page lists each shard's remote and syncs one on request.
+func TestUI_Remotes(t *testing.T) {
+	bare := t.TempDir()
+	d, admin := startDaemonWith(t, daemon.Config{Remote: remote.Config{Template: filepath.Join(bare, "{kind}", "{name}.git"), FetchEvery: -1, PushDelay: time.Hour}})
+	ctx := context.Background()
+	admin.AddAgent(ctx, "alice", nil)
+	res, err := admin.Remember(ctx, memd.RememberRequest{Shard: memd.AgentShard("alice"), Text: "Prefers tea"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outputDir(t)
+	b, cancel := browser(t, 1280, 900)
+	defer cancel()
+	base := d.URL()
+	run(b, t, "sign in", chromedp.Navigate(base+"/login?code="+d.Sessions.LoginLink()), chromedp.WaitVisible(css(`#shards`)))
+	row := `#remotes tr[data-shard="agent/alice"]`
+	run(b, t, "the shard waits for its push",
+		chromedp.Navigate(base+"/#/remotes"),
+		chromedp.WaitVisible(xpath(`//tr[@data-shard="agent/alice"]/td[contains(., "push pending")]`)))
+	run(b, t, "sync it now",
+		chromedp.Click(css(row+` button.sync`)),
+		chromedp.WaitVisible(xpath(`//tr[@data-shard="agent/alice"]/td[.="in step"]`)),
+		screenshot(out, "remotes-1280"))
+	out2, err := exec.Command("git", "-C", filepath.Join(bare, "agent", "alice.git"), "rev-parse", "main").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out2)) != res.Commit {
+		t.Errorf("the remote's main after Sync: %s %v, want %s", out2, err, res.Commit)
+	}
+}
+
 // Every main page is usable 400 pixels wide: nothing wider than the screen.
 func TestUI_NarrowScreen(t *testing.T) {
 	d, admin := startDaemon(t)
@@ -259,6 +297,7 @@ func TestUI_NarrowScreen(t *testing.T) {
 		{"history", "#/shard/agent/alice/history", "#history"},
 		{"note", "#/note/agent/alice/runbook.md", "#note-rendered"},
 		{"live", "#/live", "#live"},
+		{"remotes", "#/remotes", "#remotes-title"},
 	} {
 		run(b, t, p.name,
 			chromedp.Navigate(base+"/"+p.hash),

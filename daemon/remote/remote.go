@@ -404,6 +404,9 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 			s.mu.Lock()
 			ss.status.Remote, ss.status.PushedAt = head.String(), time.Now()
 			ss.status.Error, ss.status.ErrorAt = "", time.Time{}
+			if now, err := sh.Head(); err == nil && now == head {
+				ss.due = time.Time{} // a push still scheduled has nothing left to push
+			}
 			ss.status.Pending = !ss.due.IsZero()
 			s.mu.Unlock()
 			return nil

@@ -146,6 +146,7 @@ async function route() {
       case 'note': return await notePage(parts[1] + '/' + parts[2], parts.slice(3).join('/'));
       case 'live': return livePage();
       case 'learner': return await learnerPage();
+      case 'remotes': return await remotesPage();
       default: view.replaceChildren(h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Back to the shards')));
     }
   } catch (err) {
@@ -502,6 +503,49 @@ async function learnerPage() {
   }
   view.replaceChildren(...parts);
   listen((ev) => { if (ev.type === 'learner_failed' || ev.type === 'learned') route(); });
+}
+
+// remoteState says in a few words how a shard stands with its remote.
+function remoteState(r) {
+  if (r.error) return 'error: ' + r.error;
+  if (r.pending) return 'push pending';
+  if ((r.conflicts || []).length) return 'merged with conflict markers in ' + r.conflicts.join(', ');
+  if ((r.head || '') !== (r.remote || '')) return 'not pushed yet';
+  return 'in step';
+}
+
+async function remotesPage() {
+  const remotes = (await api('GET', '/v1/remotes')).remotes || [];
+  const sync = async (shards, button) => {
+    button.disabled = true;
+    try {
+      const res = await api('POST', '/v1/remotes/sync', { shards });
+      const failed = res.remotes.filter((r) => r.error).length;
+      toast(failed ? `${failed} of ${res.remotes.length} did not sync` : 'Fetched, merged and pushed');
+      route();
+    } catch (err) {
+      button.disabled = false;
+      view.prepend(errorBox(err));
+    }
+  };
+  view.replaceChildren(
+    h('h1', { id: 'remotes-title' }, 'Remotes'),
+    h('p', { class: 'muted' }, 'Shards with a git remote: their commits are pushed soon after they are made, and the remote is fetched and merged on a schedule.'),
+    ...(remotes.length === 0
+      ? [h('p', {}, 'No shard has a remote. Start memd serve with ', h('code', {}, '--remote URL-TEMPLATE'), ', or run ', h('code', {}, 'git remote add memd URL'), ' in a shard.')]
+      : [h('p', {}, h('button', { id: 'sync-all', onclick: (e) => sync([], e.target) }, 'Sync all now')),
+        h('table', { id: 'remotes' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'Shard'), h('th', { class: 'hide-narrow' }, 'Remote'), h('th', {}, 'Pushed'),
+            h('th', {}, 'Fetched'), h('th', {}, 'State'), h('th', {}, ''))),
+          h('tbody', {}, remotes.map((r) => h('tr', { dataset: { shard: r.shard } },
+            h('td', {}, h('a', { href: '#/shard/' + r.shard }, r.shard)),
+            h('td', { class: 'mono hide-narrow' }, r.url),
+            h('td', {}, when(r.pushed_at) || '–'),
+            h('td', {}, when(r.fetched_at) || '–', r.integrated ? h('span', { class: 'muted' }, ' · ' + r.integrated) : null),
+            h('td', { class: r.error ? 'state state-error' : 'state' }, remoteState(r)),
+            h('td', {}, h('button', { class: 'sync', onclick: (e) => sync([r.shard], e.target) }, 'Sync')))))),
+      ]),
+  );
 }
 
 // ---- Markdown, rendered safely: text is set as text, links are http(s) ----
