@@ -90,6 +90,7 @@ type shardSync struct {
 	due      time.Time // push due; zero when nothing waits
 	inflight bool
 	failures int
+	notified uint64 // commits notified so far
 
 	// The shard's own remote, and the git config it was read from.
 	configURL  string
@@ -183,6 +184,7 @@ func (s *Syncer) Notify(id memd.ShardID) {
 	if ss.due.IsZero() {
 		ss.due = time.Now().Add(s.cfg.PushDelay)
 	}
+	ss.notified++
 	ss.status.Pending = true
 	s.mu.Unlock()
 	select {
@@ -376,23 +378,28 @@ func (s *Syncer) push(ctx context.Context, id memd.ShardID) error {
 // pushLocked pushes main; when the remote has moved on, it fetches,
 // integrates and tries again. The caller holds ss.op.
 func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u string) error {
+	// settled records that main as read is on the remote: a push scheduled
+	// by a commit it holds is not needed, unless a commit was notified
+	// after main was read. (Reading main under s.mu could deadlock with a
+	// writer notifying a commit.)
+	settled := func(seen uint64) {
+		s.mu.Lock()
+		if ss.notified == seen {
+			ss.due = time.Time{}
+		}
+		ss.status.Pending = !ss.due.IsZero()
+		s.mu.Unlock()
+	}
 	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		seen, remote := ss.notified, ss.status.Remote
+		s.mu.Unlock()
 		head, err := sh.Head()
 		if err != nil {
 			return s.failed(ss, "push", err)
 		}
-		s.mu.Lock()
-		remote := ss.status.Remote
-		s.mu.Unlock()
 		if head.IsZero() || head.String() == remote {
-			// Nothing to push: a push scheduled by the commit just brought
-			// in is not needed either, unless main moved since.
-			s.mu.Lock()
-			if now, err := sh.Head(); err == nil && now == head {
-				ss.due = time.Time{}
-			}
-			ss.status.Pending = !ss.due.IsZero()
-			s.mu.Unlock()
+			settled(seen)
 			return nil
 		}
 		if err := prepareLocal(ctx, u); err != nil {
@@ -404,11 +411,8 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 			s.mu.Lock()
 			ss.status.Remote, ss.status.PushedAt = head.String(), time.Now()
 			ss.status.Error, ss.status.ErrorAt = "", time.Time{}
-			if now, err := sh.Head(); err == nil && now == head {
-				ss.due = time.Time{} // a push still scheduled has nothing left to push
-			}
-			ss.status.Pending = !ss.due.IsZero()
 			s.mu.Unlock()
+			settled(seen)
 			return nil
 		}
 		if !rejected(out) || attempt == 3 {
