@@ -90,11 +90,19 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, opts IntegrateOptions) (Inte
 		return in, nil // theirs is in main already
 	}
 	in.Commits = len(newer)
-	if ahead || head.IsZero() {
-		tc, err := sh.readCommit(theirs)
-		if err != nil {
-			return in, err
+	tc, err := sh.readCommit(theirs)
+	if err != nil {
+		return in, err
+	}
+	// The working tree and index memd keeps hold regular files: a symlink,
+	// an executable or a submodule would be written as something else.
+	if path, mode, err := (&trees{db: sh.db}).irregular(st.root, tc.tree, ""); err != nil || path != "" {
+		if err == nil {
+			err = memd.Errorf(memd.EINVALID, "%s in commit %s is %s; memd shards hold regular files only", path, short(theirs), modeName(mode))
 		}
+		return in, err
+	}
+	if ahead || head.IsZero() {
 		touched, next, err := sh.fileChanges(st.root, tc.tree)
 		if err != nil {
 			return in, err
@@ -118,6 +126,19 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, opts IntegrateOptions) (Inte
 	}
 	in.Kind, in.Head, in.Conflicts = IntegrateMerge, merged, conflicts
 	return in, nil
+}
+
+// modeName says what a tree entry's mode makes it.
+func modeName(mode string) string {
+	switch mode {
+	case modeExec:
+		return "an executable file"
+	case "120000":
+		return "a symbolic link"
+	case "160000":
+		return "a submodule"
+	}
+	return "a file of mode " + mode
 }
 
 // moveMain publishes a commit that is not a group's (a fast-forward or a

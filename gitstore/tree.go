@@ -252,3 +252,42 @@ func (t *trees) diffFiles(a, b plumbing.Hash, prefix string, keep func(string) b
 	}
 	return nil
 }
+
+// irregular returns the first path that tree b adds or changes relative to
+// tree a whose entry is neither a regular file nor a directory, with its
+// mode; "" when there is none.
+func (t *trees) irregular(a, b plumbing.Hash, prefix string) (path, mode string, err error) {
+	if a == b || b.IsZero() {
+		return "", "", nil
+	}
+	var ea []treeEntry
+	if !a.IsZero() {
+		if ea, err = t.read(a); err != nil {
+			return "", "", err
+		}
+	}
+	eb, err := t.read(b)
+	if err != nil {
+		return "", "", err
+	}
+	for _, e := range eb {
+		i := slices.IndexFunc(ea, func(o treeEntry) bool { return o.name == e.name })
+		if i >= 0 && ea[i].hash == e.hash && ea[i].mode == e.mode {
+			continue
+		}
+		switch e.mode {
+		case modeFile:
+		case modeDir:
+			var sub plumbing.Hash
+			if i >= 0 && ea[i].isDir() {
+				sub = ea[i].hash
+			}
+			if path, mode, err := t.irregular(sub, e.hash, prefix+e.name+"/"); err != nil || path != "" {
+				return path, mode, err
+			}
+		default:
+			return prefix + e.name, e.mode, nil
+		}
+	}
+	return "", "", nil
+}

@@ -132,6 +132,21 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	if err == nil || !strings.Contains(out, "agent-own-shard") {
 		t.Errorf("bob's push: %v, want a refusal naming the rule:\n%s", err, out)
 	}
+
+	// A symbolic link is refused: memd's working tree holds regular files.
+	gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
+	if err := os.Symlink("profile.md", filepath.Join(clone, "me.md")); err != nil {
+		t.Fatal(err)
+	}
+	gitQuiet(t, clone, "add", "me.md")
+	commit("a link")
+	out, err = gitOut(clone, "push", "origin", "main")
+	if err == nil || !strings.Contains(out, "me.md in commit") || !strings.Contains(out, "a symbolic link") {
+		t.Errorf("push of a symbolic link: %v, want a refusal naming it:\n%s", err, out)
+	}
+	if st := git(t, shard, "status", "--porcelain"); st != "" {
+		t.Errorf("git status in the shard after the refusal:\n%s", st)
+	}
 }
 
 func tokenOf(t *testing.T, out string) string {
