@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,6 +131,10 @@ func Open(cfg Config) (*Daemon, error) {
 		store.Close()
 		return nil, fmt.Errorf("bring the index up to date: %w", err)
 	}
+	// Loading the index and every shard's files leaves as much garbage as
+	// the memory they hold; hand its pages back now rather than keep them
+	// resident until the runtime gets round to it.
+	debug.FreeOSMemory()
 	var m *metrics.Metrics
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,14 +36,23 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	if err != nil {
 		return err
 	}
-	status(e.stderr, "rebuilding the index…")
-	head, attribution, err := s.Rebuild()
-	if err != nil {
-		s.Close()
-		return err
+	// Three rebuilds, the median reported: one run on a shared machine is
+	// at the mercy of its neighbours.
+	var heads []time.Duration
+	var attribution time.Duration
+	for i := 0; i < 3; i++ {
+		status(e.stderr, "rebuilding the index (%d of 3)…", i+1)
+		head, attr, err := s.Rebuild()
+		if err != nil {
+			s.Close()
+			return err
+		}
+		heads, attribution = append(heads, head), attr
 	}
+	slices.Sort(heads)
+	head := heads[1]
 	status(e.stderr, "catching up after git CLI commits…")
-	catchUp, err := s.CatchUp(100)
+	catchUp, err := s.CatchUp(300)
 	if err != nil {
 		s.Close()
 		return err
@@ -71,9 +81,9 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	p := readbench.Percentile
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "read path at %d facts\tmeasured\ttarget\t\n", n)
-	fmt.Fprintf(tw, "full rebuild from HEAD\t%s\t≤ 1000 ms\t\n", ms(head))
+	fmt.Fprintf(tw, "full rebuild from HEAD (median of 3)\t%s\t≤ 1000 ms\t\n", ms(head))
 	fmt.Fprintf(tw, "  then attributing every fact to its commit\t%s\t(in the background)\t\n", ms(attribution))
-	fmt.Fprintf(tw, "catch-up after one git CLI commit, p50 / p99\t%s / %s\t≤ 5 ms\t\n", ms(p(catchUp, 50)), ms(p(catchUp, 99)))
+	fmt.Fprintf(tw, "catch-up after one git CLI commit (300), p50 / p99\t%s / %s\t≤ 5 ms\t\n", ms(p(catchUp, 50)), ms(p(catchUp, 99)))
 	fmt.Fprintf(tw, "recall, p50 / p99\t%s / %s\t≤ 1 ms / ≤ 5 ms\t\n", ms(p(recall, 50)), ms(p(recall, 99)))
 	fmt.Fprintf(tw, "memory section, p50 / p99\t%s / %s\t p99 ≤ 5 ms\t\n", ms(p(contextTimes, 50)), ms(p(contextTimes, 99)))
 	fmt.Fprintf(tw, "memd serve resident memory\t%d MB\t≤ 300 MB\t\n", rss>>20)
