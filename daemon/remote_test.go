@@ -294,3 +294,33 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 		}
 	}
 }
+
+// A daemon that joins later gets every shard the shared directory of bare
+// repositories holds, not only those it has.
+func TestRemote_NewDaemonGetsEveryShard(t *testing.T) {
+	ctx := context.Background()
+	template := filepath.Join(t.TempDir(), "{shard}.git")
+	a := startWithRemote(t, template)
+	for _, s := range []string{"agent/alice", "project/apollo"} {
+		if _, err := a.admin.Remember(ctx, memd.RememberRequest{Shard: shard(t, s), Text: "Written on a in " + s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.admin.SyncRemotes(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := startWithRemote(t, template)
+	list, err := b.admin.SyncRemotes(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("b synced %+v, want both of a's shards", list)
+	}
+	for _, s := range []string{"agent/alice", "project/apollo"} {
+		facts, err := b.admin.Facts(ctx, memd.FactsQuery{Shard: shard(t, s)})
+		if err != nil || len(facts.Facts) != 1 || facts.Facts[0].Text != "Written on a in "+s {
+			t.Fatalf("%s on b: %+v, %v", s, facts, err)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -308,16 +309,24 @@ func (s *Syncer) statusOf(id memd.ShardID, u string) memd.RemoteStatus {
 	return st
 }
 
-// Sync fetches, integrates and pushes the shards named (every shard with a
-// remote when none is), one after the other, and returns their state, with
-// any fetch or push that failed in its Error. A shard named that does not
-// exist here is created from its remote.
+// Sync fetches, integrates and pushes the shards named (when none is: every
+// shard with a remote, and every shard a remote in a shared directory
+// holds), one after the other, and returns their state, with any fetch or
+// push that failed in its Error. A shard that does not exist here is
+// created from its remote.
 func (s *Syncer) Sync(ctx context.Context, ids []memd.ShardID) ([]memd.RemoteStatus, error) {
 	all := len(ids) == 0
+	found := make(map[memd.ShardID]bool) // shards only the remotes have
 	if all {
 		var err error
 		if ids, err = s.store.Shards(); err != nil {
 			return nil, err
+		}
+		for _, id := range s.remoteOnly() {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+				found[id] = true
+			}
 		}
 	}
 	var out []memd.RemoteStatus
@@ -330,7 +339,11 @@ func (s *Syncer) Sync(ctx context.Context, ids []memd.ShardID) ([]memd.RemoteSta
 			}
 			continue
 		}
-		if err := s.syncOne(ctx, id, u); err != nil && memd.ErrorCode(err) != memd.EINTERNAL {
+		err := s.syncOne(ctx, id, u)
+		if found[id] && memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue // an empty repository there
+		}
+		if err != nil && memd.ErrorCode(err) != memd.EINTERNAL {
 			errs = append(errs, err) // a fetch or push that failed is in the status
 		}
 		out = append(out, s.statusOf(id, u))
@@ -357,6 +370,35 @@ func (s *Syncer) syncOne(ctx context.Context, id memd.ShardID, u string) error {
 		return err
 	}
 	return s.pushLocked(ctx, sh, ss, u)
+}
+
+// remoteOnly lists the shards the template's remotes hold when they are
+// repositories on this machine (a shared directory), so that every shard
+// there comes here; a remote reached over the network cannot be listed.
+func (s *Syncer) remoteOnly() []memd.ShardID {
+	t := s.cfg.Template
+	if !filepath.IsAbs(t) {
+		return nil
+	}
+	glob := strings.NewReplacer("{shard}", "*/*", "{kind}", "*", "{name}", "*").Replace(t)
+	re, err := regexp.Compile("^" + strings.NewReplacer(`\{shard\}`, `(?P<kind>[^/]+)/(?P<name>[^/]+)`,
+		`\{kind\}`, `(?P<kind>[^/]+)`, `\{name\}`, `(?P<name>[^/]+)`).Replace(regexp.QuoteMeta(t)) + "$")
+	if err != nil {
+		return nil
+	}
+	paths, _ := filepath.Glob(glob)
+	var ids []memd.ShardID
+	for _, p := range paths {
+		m := re.FindStringSubmatch(p)
+		if m == nil {
+			continue
+		}
+		id, err := memd.ParseShardID(m[re.SubexpIndex("kind")] + "/" + m[re.SubexpIndex("name")])
+		if err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // push pushes a shard's main to its remote.
