@@ -24,9 +24,17 @@ import (
 // startFeed starts a daemon that checks for git commits every 20ms.
 func startFeed(t *testing.T) *env {
 	t.Helper()
+	return startQuiet(t, daemon.Config{})
+}
+
+// startQuiet starts a daemon on cfg in a fresh data directory on loopback,
+// without fsync, checking for git commits every 20ms, logging nothing.
+func startQuiet(t *testing.T, cfg daemon.Config) *env {
+	t.Helper()
 	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.DataDir, cfg.Listen, cfg.NoSync, cfg.PollInterval = dir, "127.0.0.1:0", true, 20*time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	d, err := daemon.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

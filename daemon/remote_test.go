@@ -3,8 +3,6 @@ package daemon_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +14,7 @@ import (
 	"time"
 
 	"github.com/memd/memd"
-	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
-	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/remote"
 )
 
@@ -27,17 +23,7 @@ import (
 // every 100ms, so that the two sides' writes cross while they sync.
 func startWithRemote(t *testing.T, template string) *env {
 	t.Helper()
-	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Remote: remote.Config{Template: template, PushDelay: 10 * time.Millisecond, FetchEvery: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d.Serve()
-	t.Cleanup(func() { d.Shutdown(context.Background()) })
-	token, _ := auth.ReadAdminToken(dir)
-	return &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+	return startQuiet(t, daemon.Config{Remote: remote.Config{Template: template, PushDelay: 10 * time.Millisecond, FetchEvery: 100 * time.Millisecond}})
 }
 
 // gitDaemon serves the bare repositories under base over git's own
