@@ -95,11 +95,12 @@ func Open(cfg Config) (*Daemon, error) {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 500 * time.Millisecond
 	}
-	// The feed hears of memd's own commits at once; it is made after the
-	// store it reads, so the store reaches it through a pointer.
 	if err := remote.ValidateTemplate(cfg.Remote.Template); err != nil {
 		return nil, err
 	}
+	// The feed and the remotes hear of memd's own commits at once; they are
+	// made after the store they read, so the store reaches them through
+	// pointers.
 	var hub atomic.Pointer[feed.Hub]
 	var syncer atomic.Pointer[remote.Syncer]
 	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,

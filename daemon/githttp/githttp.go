@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/gitstore"
@@ -62,7 +64,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sh, err := h.store.Shard(id)
 	if push && memd.ErrorCode(err) == memd.ENOTFOUND {
-		sh, err = h.store.CreateShard(id) // a push may bring a shard here
+		// A push may bring a shard here: it is offered as empty, and made
+		// when the push comes.
+		if rest == "info/refs" {
+			err = advertiseReceive(w, plumbing.ZeroHash)
+		} else if sh, err = h.store.CreateShard(id); err == nil {
+			err = receive(w, r, sh, who(caller))
+		}
+		if err != nil {
+			h.fail(w, err)
+		}
+		return
 	}
 	if err != nil {
 		h.fail(w, err)
@@ -70,7 +82,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if push {
 		if rest == "info/refs" {
-			err = advertiseReceive(w, sh)
+			var head plumbing.Hash
+			if head, err = sh.Head(); err == nil {
+				err = advertiseReceive(w, head)
+			}
 		} else if r.Method != http.MethodPost {
 			err = memd.Errorf(memd.EINVALID, "git-receive-pack takes POST")
 		} else {

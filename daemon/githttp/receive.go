@@ -34,11 +34,7 @@ const maxPush = 256 << 20
 var receiveCaps = "report-status no-thin ofs-delta agent=memd/" + memd.Version
 
 // advertiseReceive answers GET info/refs?service=git-receive-pack.
-func advertiseReceive(w http.ResponseWriter, sh *gitstore.Shard) error {
-	head, err := sh.Head()
-	if err != nil {
-		return err
-	}
+func advertiseReceive(w http.ResponseWriter, head plumbing.Hash) error {
 	var b bytes.Buffer
 	pkt(&b, "# service=git-receive-pack\n")
 	b.WriteString("0000")
@@ -50,7 +46,7 @@ func advertiseReceive(w http.ResponseWriter, sh *gitstore.Shard) error {
 	b.WriteString("0000")
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-advertisement")
 	w.Header().Set("Cache-Control", "no-cache")
-	_, err = w.Write(b.Bytes())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
