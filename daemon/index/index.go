@@ -157,9 +157,10 @@ func factKey(shard memd.ShardID, id string) string {
 	return factPrefix + shard.String() + ":" + id
 }
 
-// encode writes a fact's record as the JSON json.Marshal would give for
-// record (decode reads it with encoding/json), by hand: a rebuild encodes
-// every fact of the store, and reflection was a seventh of its time.
+// encode writes a fact's record as JSON by hand, the same value
+// json.Marshal gives for record (without its escaping of <, > and &), which
+// decode reads with encoding/json: a rebuild encodes every fact of the
+// store, and reflection was a seventh of its time.
 func encode(d search.Doc) string {
 	r := record{Date: d.Date.String(), Tier: string(d.Tier), Text: d.Text, File: d.File,
 		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat}
