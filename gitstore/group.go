@@ -45,6 +45,7 @@ type plan struct {
 	res    *Result
 	files  []plannedFile // sorted by path
 	notes  []plannedNote
+	diff   Diff // what the commit changes, for the diff cache once published
 }
 
 // plannedFile is one new version of a file.
@@ -343,6 +344,7 @@ func (g *group) build() error {
 		g.root = root
 		g.head = g.b.Add(plumbing.CommitObject, g.commitBody(pl.change))
 		pl.res.Commit, pl.res.Time = g.head, g.when
+		pl.diff = g.planDiff(pl)
 	}
 	return nil
 }

@@ -195,6 +195,9 @@ type Diff struct {
 // Diff returns the fact-level changes of a commit against its first parent
 // (against nothing for a root commit).
 func (sh *Shard) Diff(c Commit) (Diff, error) {
+	if d, ok := sh.store.diffs.get(commitKey{sh.id, c.Hash}); ok {
+		return d, nil
+	}
 	var parentTree plumbing.Hash
 	if len(c.Parents) > 0 {
 		p, err := sh.readCommit(c.Parents[0])

@@ -50,6 +50,7 @@ type Store struct {
 	dir   string
 	opts  Options
 	cache *odb.Cache
+	diffs *diffCache
 	lock  *os.File
 	log   *slog.Logger
 
@@ -87,6 +88,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		dir:    dir,
 		opts:   opts,
 		cache:  odb.NewCache(opts.CacheBytes),
+		diffs:  newDiffCache(),
 		lock:   lock,
 		log:    opts.Logger,
 		shards: make(map[memd.ShardID]*Shard),

@@ -314,6 +314,9 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 		return err
 	}
 	sh.cur.Store(g.commitState())
+	for _, pl := range g.plans {
+		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
+	}
 	if f := sh.store.opts.OnCommit; f != nil {
 		f(sh.id)
 	}
