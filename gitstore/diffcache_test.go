@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 )
 
@@ -85,13 +83,9 @@ func TestDiffCache_MatchesTheTrees(t *testing.T) {
 			return nil
 		}
 		cached++
-		var parentTree plumbing.Hash
-		if len(c.Parents) > 0 {
-			p, err := sh.readCommit(c.Parents[0])
-			if err != nil {
-				return err
-			}
-			parentTree = p.tree
+		parentTree, err := sh.parentTree(c)
+		if err != nil {
+			return err
 		}
 		want, err := sh.diffTrees(parentTree, c.Tree)
 		if err != nil {

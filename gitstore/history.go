@@ -198,15 +198,24 @@ func (sh *Shard) Diff(c Commit) (Diff, error) {
 	if d, ok := sh.store.diffs.get(commitKey{sh.id, c.Hash}); ok {
 		return d, nil
 	}
-	var parentTree plumbing.Hash
-	if len(c.Parents) > 0 {
-		p, err := sh.readCommit(c.Parents[0])
-		if err != nil {
-			return Diff{}, err
-		}
-		parentTree = p.tree
+	parentTree, err := sh.parentTree(c)
+	if err != nil {
+		return Diff{}, err
 	}
 	return sh.diffTrees(parentTree, c.Tree)
+}
+
+// parentTree returns the tree of a commit's first parent; zero for a root
+// commit.
+func (sh *Shard) parentTree(c Commit) (plumbing.Hash, error) {
+	if len(c.Parents) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	p, err := sh.readCommit(c.Parents[0])
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return p.tree, nil
 }
 
 func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {

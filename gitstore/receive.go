@@ -84,15 +84,11 @@ func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
 	}
 	t := &trees{db: sh.db}
 	for _, c := range commits {
-		var parentTree plumbing.Hash
-		if len(c.Parents) > 0 {
-			pc, err := sh.readCommit(c.Parents[0])
-			if err != nil {
-				return err
-			}
-			parentTree = pc.tree
+		parentTree, err := sh.parentTree(c)
+		if err != nil {
+			return err
 		}
-		err := t.diffFiles(parentTree, c.Tree, "", keepFactPaths, func(path string, from, to plumbing.Hash) error {
+		err = t.diffFiles(parentTree, c.Tree, "", keepFactPaths, func(path string, from, to plumbing.Hash) error {
 			if to.IsZero() {
 				return nil
 			}
