@@ -79,14 +79,9 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 	}
 	if callerOf(ctx).Admin {
 		st.DataDir = s.Store.Dir()
-		remotes, err := s.Remotes(ctx)
-		if err != nil {
-			return memd.Status{}, err
-		}
-		st.Remotes = len(remotes)
-		for _, r := range remotes {
-			if r.Error != "" {
-				st.RemoteErrors++
+		if s.Syncer != nil {
+			if st.Remotes, st.RemoteErrors, err = s.Syncer.Summary(); err != nil {
+				return memd.Status{}, err
 			}
 		}
 	}
@@ -99,7 +94,7 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 // Remotes describes the remote of each shard that has one.
 func (s *Service) Remotes(ctx context.Context) ([]memd.RemoteStatus, error) {
 	if s.Syncer == nil {
-		return nil, nil
+		return []memd.RemoteStatus{}, nil
 	}
 	return s.Syncer.Status()
 }

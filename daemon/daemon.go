@@ -95,9 +95,6 @@ func Open(cfg Config) (*Daemon, error) {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 500 * time.Millisecond
 	}
-	if err := remote.ValidateTemplate(cfg.Remote.Template); err != nil {
-		return nil, err
-	}
 	// The feed and the remotes hear of memd's own commits at once; they are
 	// made after the store they read, so the store reaches them through
 	// pointers.

@@ -29,7 +29,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 	}
 	hidden := make(map[plumbing.Hash]bool) // ancestors of from seen so far
 	seen := make(map[plumbing.Hash]bool)
-	q := &rangeQueue{}
+	q := &commitQueue{}
 	push := func(h plumbing.Hash) error {
 		if seen[h] {
 			return nil
@@ -130,7 +130,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 
 // anyShown reports whether a queued commit is not (yet) known to be an
 // ancestor of from.
-func anyShown(q rangeQueue, hidden map[plumbing.Hash]bool) bool {
+func anyShown(q commitQueue, hidden map[plumbing.Hash]bool) bool {
 	for _, e := range q {
 		if !hidden[e.Hash] {
 			return true
@@ -139,28 +139,28 @@ func anyShown(q rangeQueue, hidden map[plumbing.Hash]bool) bool {
 	return false
 }
 
-// queued is a commit in Range's queue; shown says it was not known to be
-// hidden when queued.
+// queued is a commit in a walk's queue; shown says, in Range, it was not
+// known to be an ancestor of from when queued.
 type queued struct {
 	Commit
 	shown bool
 }
 
-// rangeQueue orders newest first and, among commits of one time (a group),
-// those on the way down from to first, so that the common walk from to to
-// from does not wander down from's side.
-type rangeQueue []queued
+// commitQueue orders newest first (by committer time) and, among commits of
+// one time (a group), shown ones first, so that Range's walk down from to
+// does not wander down from's side.
+type commitQueue []queued
 
-func (q rangeQueue) Len() int { return len(q) }
-func (q rangeQueue) Less(i, j int) bool {
+func (q commitQueue) Len() int { return len(q) }
+func (q commitQueue) Less(i, j int) bool {
 	if !q[i].Time.Equal(q[j].Time) {
 		return q[i].Time.After(q[j].Time)
 	}
 	return q[i].shown && !q[j].shown
 }
-func (q rangeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *rangeQueue) Push(x any)   { *q = append(*q, x.(queued)) }
-func (q *rangeQueue) Pop() any {
+func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *commitQueue) Pop() any {
 	old := *q
 	e := old[len(old)-1]
 	*q = old[:len(old)-1]

@@ -74,11 +74,8 @@ func (g *group) planDiff(pl *plan) Diff {
 			}
 			old = f.old.data
 		}
-		path := f.next.path
-		d.Files = append(d.Files, path)
-		o, n := changedLines(old, f.next.data)
-		before = append(before, parseFactFile(path, o)...)
-		after = append(after, parseFactFile(path, n)...)
+		d.Files = append(d.Files, f.next.path)
+		before, after = appendChangedFacts(before, after, f.next.path, old, f.next.data)
 	}
 	for _, n := range pl.notes {
 		d.Files = append(d.Files, n.path)

@@ -11,13 +11,7 @@ import (
 // appends one fact to a monthly log of 4,000 lines, as the feed does for
 // every commit: from the writer's cache, and rebuilt from git objects.
 func BenchmarkDiffOfNewCommit(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	sh, _ := s.CreateShard(memd.AgentShard("alice"))
-	who := Signature{Name: "alice", Email: "alice@agents.memd"}
+	s, sh := aliceShard(b)
 	date, _ := memd.ParseDate("2026-11-03")
 	var edits []Edit
 	for i := 0; i < 4000; i++ {

@@ -12,20 +12,29 @@ import (
 	"github.com/memd/memd"
 )
 
+var who = Signature{Name: "alice", Email: "alice@agents.memd"}
+
+// aliceShard opens a store without fsync or repacks, closed after the
+// test, and creates agent/alice in it.
+func aliceShard(tb testing.TB) (*Store, *Shard) {
+	tb.Helper()
+	s, err := Open(tb.TempDir(), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	sh, err := s.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, sh
+}
+
 // The Diff the writer caches for each commit is the one git's trees give:
 // random adds, forgets, rewrites and note edits, several writers at once so
 // that they go out in groups.
 func TestDiffCache_MatchesTheTrees(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err := s.CreateShard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	who := Signature{Name: "alice", Email: "alice@agents.memd"}
+	s, sh := aliceShard(t)
 	var mu sync.Mutex
 	var texts []string
 	var wg sync.WaitGroup

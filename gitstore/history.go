@@ -149,9 +149,9 @@ func (sh *Shard) Walk(from plumbing.Hash, fn func(Commit) error) error {
 	if err != nil {
 		return err
 	}
-	heap.Push(q, first)
+	heap.Push(q, queued{first, true})
 	for q.Len() > 0 {
-		c := heap.Pop(q).(Commit)
+		c := heap.Pop(q).(queued).Commit
 		if err := fn(c); err != nil {
 			if errors.Is(err, ErrStop) {
 				return nil
@@ -167,23 +167,10 @@ func (sh *Shard) Walk(from plumbing.Hash, fn func(Commit) error) error {
 			if err != nil {
 				return err
 			}
-			heap.Push(q, pc)
+			heap.Push(q, queued{pc, true})
 		}
 	}
 	return nil
-}
-
-type commitQueue []Commit
-
-func (q commitQueue) Len() int           { return len(q) }
-func (q commitQueue) Less(i, j int) bool { return q[i].Time.After(q[j].Time) }
-func (q commitQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *commitQueue) Push(x any)        { *q = append(*q, x.(Commit)) }
-func (q *commitQueue) Pop() any {
-	old := *q
-	c := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return c
 }
 
 // Diff is what one commit changed, against its first parent.
@@ -241,11 +228,7 @@ func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
 			}
 			*side.out = obj.Data
 		}
-		// Only the lines between the common head and tail can differ; for
-		// a fact appended to a large log that is one line.
-		old, cur = changedLines(old, cur)
-		before = append(before, parseFactFile(path, old)...)
-		after = append(after, parseFactFile(path, cur)...)
+		before, after = appendChangedFacts(before, after, path, old, cur)
 		return nil
 	})
 	if err != nil {
@@ -253,6 +236,14 @@ func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
 	}
 	d.Facts = diffFacts(sh.id, before, after)
 	return d, nil
+}
+
+// appendChangedFacts adds to before and after the fact lines of two
+// versions of a file that may differ. Only the lines between the common
+// head and tail can; for a fact appended to a large log that is one line.
+func appendChangedFacts(before, after []lineFact, path string, old, cur []byte) ([]lineFact, []lineFact) {
+	old, cur = changedLines(old, cur)
+	return append(before, parseFactFile(path, old)...), append(after, parseFactFile(path, cur)...)
 }
 
 // changedLines trims the whole lines two versions of a file share at the

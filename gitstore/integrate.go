@@ -96,7 +96,7 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, opts IntegrateOptions) (Inte
 	}
 	// The working tree and index memd keeps hold regular files: a symlink,
 	// an executable or a submodule would be written as something else.
-	if path, mode, err := (&trees{db: sh.db}).irregular(st.root, tc.tree, ""); err != nil || path != "" {
+	if path, mode, err := (&trees{db: sh.db}).irregular(st.root, tc.tree); err != nil || path != "" {
 		if err == nil {
 			err = memd.Errorf(memd.EINVALID, "%s in commit %s is %s; memd shards hold regular files only", path, short(theirs), modeName(mode))
 		}
@@ -113,18 +113,18 @@ func (sh *Shard) tryIntegrate(theirs plumbing.Hash, opts IntegrateOptions) (Inte
 		in.Kind, in.Head = IntegrateFastForward, theirs
 		return in, nil
 	}
-	merged, conflicts, touched, next, sp, err := sh.merge(st, theirs, newer, opts.From)
+	m, err := sh.merge(st, theirs, newer, opts.From)
 	if err != nil {
 		return in, err
 	}
-	if len(conflicts) > 0 && opts.RefuseConflicts {
-		sp.Abort()
-		return in, memd.Errorf(memd.ECONFLICT, "%s changed both here and in %s, in the same lines; fetch, merge and try again", strings.Join(conflicts, ", "), opts.From)
+	if len(m.conflicts) > 0 && opts.RefuseConflicts {
+		m.pack.Abort()
+		return in, memd.Errorf(memd.ECONFLICT, "%s changed both here and in %s, in the same lines; fetch, merge and try again", strings.Join(m.conflicts, ", "), opts.From)
 	}
-	if err := sh.moveMain(st, merged, sp, touched, next); err != nil {
+	if err := sh.moveMain(st, m.commit, m.pack, m.touched, m.next); err != nil {
 		return in, err
 	}
-	in.Kind, in.Head, in.Conflicts = IntegrateMerge, merged, conflicts
+	in.Kind, in.Head, in.Conflicts = IntegrateMerge, m.commit, m.conflicts
 	return in, nil
 }
 
@@ -215,24 +215,33 @@ func (sh *Shard) fileVersion(path string, blob plumbing.Hash) (*factFile, error)
 	return &factFile{path: path, blob: blob, data: obj.Data}, nil
 }
 
+// merged is a merge commit built and staged, not yet published.
+type merged struct {
+	commit    plumbing.Hash
+	pack      *odb.StagedPack
+	conflicts []string
+	// The files the merge changes against main, for the working tree: their
+	// versions in main (nil if new) and after (absent if removed).
+	touched, next map[string]*factFile
+}
+
 // merge builds the merge commit of main (st) and theirs into a staged pack.
-func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from string) (merged plumbing.Hash, conflicts []string, touched, next map[string]*factFile, sp *odb.StagedPack, err error) {
+func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from string) (*merged, error) {
 	base, err := sh.mergeBase(newer)
 	if err != nil {
-		return
+		return nil, err
 	}
 	var baseRoot plumbing.Hash
 	if !base.IsZero() {
-		bc, err2 := sh.readCommit(base)
-		if err2 != nil {
-			err = err2
-			return
+		bc, err := sh.readCommit(base)
+		if err != nil {
+			return nil, err
 		}
 		baseRoot = bc.tree
 	}
 	tc, err := sh.readCommit(theirs)
 	if err != nil {
-		return
+		return nil, err
 	}
 	t := &trees{db: sh.db}
 	ours := make(map[string]plumbing.Hash) // path -> our blob, for paths we changed since base
@@ -241,7 +250,7 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 		return nil
 	})
 	if err != nil {
-		return
+		return nil, err
 	}
 	type side struct {
 		path               string
@@ -259,28 +268,27 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 		return nil
 	})
 	if err != nil {
-		return
+		return nil, err
 	}
 	b := odb.NewBuilder()
 	root := st.root
-	touched, next = make(map[string]*factFile), make(map[string]*factFile)
+	m := &merged{touched: make(map[string]*factFile), next: make(map[string]*factFile)}
 	for _, s := range both {
 		var final *factFile // nil: the file goes
 		if s.ours == s.base {
 			// Only their side changed the file.
 			if !s.theirs.IsZero() {
 				if final, err = sh.fileVersion(s.path, s.theirs); err != nil {
-					return
+					return nil, err
 				}
 			}
 		} else {
-			data, conflict, err2 := sh.mergeFile(s.path, s.base, s.ours, s.theirs, from)
-			if err2 != nil {
-				err = err2
-				return
+			data, conflict, err := sh.mergeFile(s.path, s.base, s.ours, s.theirs, from)
+			if err != nil {
+				return nil, err
 			}
 			if conflict {
-				conflicts = append(conflicts, s.path)
+				m.conflicts = append(m.conflicts, s.path)
 			}
 			if data != nil {
 				final = &factFile{path: s.path, blob: b.Add(plumbing.BlobObject, data), data: data}
@@ -293,17 +301,17 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 		if blob == s.ours {
 			continue // the merge kept our version
 		}
-		touched[s.path] = nil
+		m.touched[s.path] = nil
 		if !s.ours.IsZero() {
-			if touched[s.path], err = sh.fileVersion(s.path, s.ours); err != nil {
-				return
+			if m.touched[s.path], err = sh.fileVersion(s.path, s.ours); err != nil {
+				return nil, err
 			}
 		}
 		if final != nil {
-			next[s.path] = final
+			m.next[s.path] = final
 		}
 		if root, err = t.set(b, root, s.path, blob); err != nil {
-			return
+			return nil, err
 		}
 	}
 	if root.IsZero() {
@@ -315,13 +323,12 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 	fmt.Fprintf(&msg, "tree %s\nparent %s\nparent %s\n", root, st.head, theirs)
 	fmt.Fprintf(&msg, "author %s <%s> %s\n", Committer.Name, Committer.Email, stamp)
 	fmt.Fprintf(&msg, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
-	msg.WriteString(MergeMessage(len(newer), from, theirs, conflicts))
-	merged = b.Add(plumbing.CommitObject, msg.Bytes())
-	sp, err = sh.db.StagePack(b)
-	if err != nil {
-		err = fmt.Errorf("write pack: %w", err)
+	msg.WriteString(MergeMessage(len(newer), from, theirs, m.conflicts))
+	m.commit = b.Add(plumbing.CommitObject, msg.Bytes())
+	if m.pack, err = sh.db.StagePack(b); err != nil {
+		return nil, fmt.Errorf("write pack: %w", err)
 	}
-	return
+	return m, nil
 }
 
 // MergeMessage is the message of a merge commit: a subject, then trailers

@@ -195,6 +195,18 @@ func (t *trees) walkFiles(root plumbing.Hash, prefix string, keep func(string) b
 // diffFiles calls fn for every file that differs between trees a and b,
 // with zero hashes for a side where the file is absent.
 func (t *trees) diffFiles(a, b plumbing.Hash, prefix string, keep func(string) bool, fn func(path string, from, to plumbing.Hash) error) error {
+	return t.diffEntries(a, b, prefix, keep, func(path string, from, to treeEntry) error {
+		if from.hash == to.hash {
+			return nil // the mode alone changed
+		}
+		return fn(path, from.hash, to.hash)
+	})
+}
+
+// diffEntries calls fn for every file whose entry differs between trees a
+// and b (its blob or its mode), with a zero entry for a side where the file
+// is absent.
+func (t *trees) diffEntries(a, b plumbing.Hash, prefix string, keep func(string) bool, fn func(path string, from, to treeEntry) error) error {
 	if a == b {
 		return nil
 	}
@@ -228,23 +240,24 @@ func (t *trees) diffFiles(a, b plumbing.Hash, prefix string, keep func(string) b
 			continue
 		}
 		path := prefix + name
-		var dirA, dirB, fileA, fileB plumbing.Hash
+		var dirA, dirB plumbing.Hash
+		var fileA, fileB treeEntry
 		if p.a.isDir() {
 			dirA = p.a.hash
 		} else {
-			fileA = p.a.hash
+			fileA = p.a
 		}
 		if p.b.isDir() {
 			dirB = p.b.hash
 		} else {
-			fileB = p.b.hash
+			fileB = p.b
 		}
 		if (!dirA.IsZero() || !dirB.IsZero()) && keep(path+"/") {
-			if err := t.diffFiles(dirA, dirB, path+"/", keep, fn); err != nil {
+			if err := t.diffEntries(dirA, dirB, path+"/", keep, fn); err != nil {
 				return err
 			}
 		}
-		if (!fileA.IsZero() || !fileB.IsZero()) && fileA != fileB && keep(path) {
+		if (!fileA.hash.IsZero() || !fileB.hash.IsZero()) && fileA != fileB && keep(path) {
 			if err := fn(path, fileA, fileB); err != nil {
 				return err
 			}
@@ -254,40 +267,18 @@ func (t *trees) diffFiles(a, b plumbing.Hash, prefix string, keep func(string) b
 }
 
 // irregular returns the first path that tree b adds or changes relative to
-// tree a whose entry is neither a regular file nor a directory, with its
-// mode; "" when there is none.
-func (t *trees) irregular(a, b plumbing.Hash, prefix string) (path, mode string, err error) {
-	if a == b || b.IsZero() {
-		return "", "", nil
-	}
-	var ea []treeEntry
-	if !a.IsZero() {
-		if ea, err = t.read(a); err != nil {
-			return "", "", err
+// tree a whose entry is not a regular file, with its mode; "" when there is
+// none.
+func (t *trees) irregular(a, b plumbing.Hash) (path, mode string, err error) {
+	err = t.diffEntries(a, b, "", everyPath, func(p string, _, to treeEntry) error {
+		if !to.hash.IsZero() && to.mode != modeFile {
+			path, mode = p, to.mode
+			return ErrStop
 		}
+		return nil
+	})
+	if errors.Is(err, ErrStop) {
+		err = nil
 	}
-	eb, err := t.read(b)
-	if err != nil {
-		return "", "", err
-	}
-	for _, e := range eb {
-		i := slices.IndexFunc(ea, func(o treeEntry) bool { return o.name == e.name })
-		if i >= 0 && ea[i].hash == e.hash && ea[i].mode == e.mode {
-			continue
-		}
-		switch e.mode {
-		case modeFile:
-		case modeDir:
-			var sub plumbing.Hash
-			if i >= 0 && ea[i].isDir() {
-				sub = ea[i].hash
-			}
-			if path, mode, err := t.irregular(sub, e.hash, prefix+e.name+"/"); err != nil || path != "" {
-				return path, mode, err
-			}
-		default:
-			return prefix + e.name, e.mode, nil
-		}
-	}
-	return "", "", nil
+	return path, mode, err
 }

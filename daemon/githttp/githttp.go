@@ -62,42 +62,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	sh, err := h.store.Shard(id)
-	if push && memd.ErrorCode(err) == memd.ENOTFOUND {
-		// A push may bring a shard here: it is offered as empty, and made
-		// when the push comes.
-		if rest == "info/refs" {
-			err = advertiseReceive(w, plumbing.ZeroHash)
-		} else if sh, err = h.store.CreateShard(id); err == nil {
-			err = receive(w, r, sh, who(caller))
-		}
-		if err != nil {
-			h.fail(w, err)
-		}
-		return
-	}
-	if err != nil {
-		h.fail(w, err)
+	if h.noGit != nil {
+		h.fail(w, memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", h.noGit))
 		return
 	}
 	if push {
-		if rest == "info/refs" {
-			var head plumbing.Hash
-			if head, err = sh.Head(); err == nil {
-				err = advertiseReceive(w, head)
-			}
-		} else if r.Method != http.MethodPost {
-			err = memd.Errorf(memd.EINVALID, "git-receive-pack takes POST")
-		} else {
-			err = receive(w, r, sh, who(caller))
-		}
-		if err != nil {
+		if err := h.push(w, r, id, rest, caller); err != nil {
 			h.fail(w, err)
 		}
 		return
 	}
-	if h.noGit != nil {
-		h.fail(w, memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", h.noGit))
+	if _, err := h.store.Shard(id); err != nil {
+		h.fail(w, err)
 		return
 	}
 	dir := h.store.ShardDir(id)
@@ -117,6 +93,34 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = "/" + string(id.Kind) + "/" + id.Name + "/" + rest
 	backend.ServeHTTP(w, r2)
+}
+
+// push answers git push: the refs on offer, then the push itself. A shard
+// memd lacks is offered as empty, and made when the push comes.
+func (h *handler) push(w http.ResponseWriter, r *http.Request, id memd.ShardID, rest string, caller memd.Caller) error {
+	sh, err := h.store.Shard(id)
+	missing := memd.ErrorCode(err) == memd.ENOTFOUND
+	if err != nil && !missing {
+		return err
+	}
+	if rest == "info/refs" {
+		var head plumbing.Hash
+		if !missing {
+			if head, err = sh.Head(); err != nil {
+				return err
+			}
+		}
+		return advertiseReceive(w, head)
+	}
+	if r.Method != http.MethodPost {
+		return memd.Errorf(memd.EINVALID, "git-receive-pack takes POST")
+	}
+	if missing {
+		if sh, err = h.store.CreateShard(id); err != nil {
+			return err
+		}
+	}
+	return receive(w, r, sh, who(caller))
 }
 
 // parsePath splits "<kind>/<name>.git/<rest>" into a shard and the rest.

@@ -196,9 +196,6 @@ func (s *Server) remotes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []memd.RemoteStatus{} // [] rather than null
-	}
 	writeJSON(w, http.StatusOK, map[string]any{"remotes": list})
 	return nil
 }

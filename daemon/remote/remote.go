@@ -113,6 +113,15 @@ func New(store *gitstore.Store, cfg Config) (*Syncer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Hooks.Pushed == nil {
+		cfg.Hooks.Pushed = func(string) {}
+	}
+	if cfg.Hooks.Fetched == nil {
+		cfg.Hooks.Fetched = func(bool) {}
+	}
+	if cfg.Hooks.Integrated == nil {
+		cfg.Hooks.Integrated = func(string, int) {}
+	}
 	return &Syncer{store: store, cfg: cfg, log: cfg.Logger, shards: make(map[memd.ShardID]*shardSync), wake: make(chan struct{}, 1)}, nil
 }
 
@@ -175,9 +184,10 @@ func (s *Syncer) ownURL(id memd.ShardID) string {
 }
 
 // Notify tells the syncer a shard has a new commit: it is pushed once
-// PushDelay has passed, with whatever else was committed meanwhile.
+// PushDelay has passed, with whatever else was committed meanwhile. It runs
+// on the shard's writer.
 func (s *Syncer) Notify(id memd.ShardID) {
-	if _, ok := s.URL(id); !ok {
+	if s.cfg.Template == "" && s.ownURL(id) == "" {
 		return
 	}
 	ss := s.shard(id)
@@ -283,7 +293,7 @@ func (s *Syncer) Status() ([]memd.RemoteStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []memd.RemoteStatus
+	out := []memd.RemoteStatus{}
 	for _, id := range ids {
 		u, ok := s.URL(id)
 		if !ok {
@@ -292,6 +302,28 @@ func (s *Syncer) Status() ([]memd.RemoteStatus, error) {
 		out = append(out, s.statusOf(id, u))
 	}
 	return out, nil
+}
+
+// Summary counts the shards with a remote and those whose last fetch or
+// push failed, without reading each shard's head as Status does.
+func (s *Syncer) Summary() (remotes, failing int, err error) {
+	ids, err := s.store.Shards()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, id := range ids {
+		if _, ok := s.URL(id); !ok {
+			continue
+		}
+		remotes++
+		ss := s.shard(id)
+		s.mu.Lock()
+		if ss.status.Error != "" {
+			failing++
+		}
+		s.mu.Unlock()
+	}
+	return remotes, failing, nil
 }
 
 func (s *Syncer) statusOf(id memd.ShardID, u string) memd.RemoteStatus {
@@ -449,7 +481,7 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 		}
 		out, err := s.git(ctx, sh.Dir(), "push", "--porcelain", u, head.String()+":refs/heads/main")
 		if err == nil {
-			s.hook(func(h Hooks) { h.Pushed("ok") })
+			s.cfg.Hooks.Pushed("ok")
 			s.mu.Lock()
 			ss.status.Remote, ss.status.PushedAt = head.String(), time.Now()
 			ss.status.Error, ss.status.ErrorAt = "", time.Time{}
@@ -458,12 +490,12 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 			return nil
 		}
 		if !rejected(out) || attempt == 3 {
-			s.hook(func(h Hooks) { h.Pushed("error") })
+			s.cfg.Hooks.Pushed("error")
 			return s.failed(ss, "push", err)
 		}
 		// Someone else pushed first: bring their commits in, then push the
 		// merge.
-		s.hook(func(h Hooks) { h.Pushed("rejected") })
+		s.cfg.Hooks.Pushed("rejected")
 		if err := s.fetch(ctx, sh, ss, u); err != nil {
 			return err
 		}
@@ -484,17 +516,17 @@ func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u
 	_, err := s.git(ctx, sh.Dir(), "fetch", "--no-tags", "--quiet", u, "+refs/heads/main:"+trackingRef)
 	if err != nil && strings.Contains(err.Error(), "couldn't find remote ref") {
 		// An empty remote: nothing to bring in; the push creates main.
-		s.hook(func(h Hooks) { h.Fetched(true) })
+		s.cfg.Hooks.Fetched(true)
 		s.mu.Lock()
 		ss.status.FetchedAt, ss.status.Remote = time.Now(), ""
 		s.mu.Unlock()
 		return nil
 	}
 	if err != nil {
-		s.hook(func(h Hooks) { h.Fetched(false) })
+		s.cfg.Hooks.Fetched(false)
 		return s.failed(ss, "fetch", err)
 	}
-	s.hook(func(h Hooks) { h.Fetched(true) })
+	s.cfg.Hooks.Fetched(true)
 	theirs, err := sh.Ref(trackingRef)
 	if err != nil {
 		return s.failed(ss, "fetch", err)
@@ -503,7 +535,7 @@ func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u
 	if err != nil {
 		return s.failed(ss, "integrate", err)
 	}
-	s.hook(func(h Hooks) { h.Integrated(in.Kind, len(in.Conflicts)) })
+	s.cfg.Hooks.Integrated(in.Kind, len(in.Conflicts))
 	if in.Kind == gitstore.IntegrateMerge {
 		s.log.Info("merged commits from the remote", "shard", sh.ID(), "commits", in.Commits, "merge", in.Head.String()[:12], "conflicts", in.Conflicts)
 	}
@@ -528,20 +560,6 @@ func (s *Syncer) failed(ss *shardSync, what string, err error) error {
 		s.log.Warn("remote", "shard", ss.status.Shard, "err", err)
 	}
 	return err
-}
-
-func (s *Syncer) hook(f func(Hooks)) {
-	h := s.cfg.Hooks
-	if h.Pushed == nil {
-		h.Pushed = func(string) {}
-	}
-	if h.Fetched == nil {
-		h.Fetched = func(bool) {}
-	}
-	if h.Integrated == nil {
-		h.Integrated = func(string, int) {}
-	}
-	f(h)
 }
 
 // gitTimeout bounds one git fetch or push.
