@@ -1,6 +1,14 @@
 package memd
 
-import "context"
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Recall limits.
 const (
@@ -43,7 +51,8 @@ type RecallQuery struct {
 	Agent    string   // whose view; an agent's token implies its own
 	User     string   // the person the agent is talking to
 	Projects []string // only these projects (default: every project of the agent)
-	At       string   // a commit or a date: search memory as it was then
+	At       string   // a commit, a date or a stamp: search memory as it was then
+	Explain  bool     // say why each hit ranked
 	Scopes   Scopes   // resolved by the rules of access
 }
 
@@ -57,13 +66,166 @@ type Hit struct {
 	Commit         string   `json:"commit,omitempty"`
 	SourceMessages []string `json:"source_messages,omitempty"`
 	SourceChat     string   `json:"source_chat,omitempty"`
+	// Explain, when the caller asked, says why the hit ranked.
+	Explain *ScoreParts `json:"explain,omitempty"`
 }
 
-// RecallResult is the hits, best first, and the shards searched.
+// ScoreParts are the parts of a hit's score; they add up to it (Total).
+type ScoreParts struct {
+	Terms       []TermScore `json:"terms,omitempty"`        // query words the fact holds, each with its part
+	Substring   float64     `json:"substring,omitempty"`    // a query word found inside a word
+	Phrase      float64     `json:"phrase,omitempty"`       // the query's words in a row
+	Date        float64     `json:"date,omitempty"`         // near a date the query names
+	NamedShard  float64     `json:"named_shard,omitempty"`  // in a shard the query names
+	Context     float64     `json:"context,omitempty"`      // borrowed from facts near it in its conversation
+	ContextFrom []Lender    `json:"context_from,omitempty"` // the facts it borrowed from
+	ChatDay     float64     `json:"chat_day,omitempty"`     // its chat's day as a whole matches the query
+	Tier        float64     `json:"tier,omitempty"`         // the tier's weight (episode up, note down)
+	Semantic    float64     `json:"semantic,omitempty"`     // similarity of meaning, with an embeddings model
+}
+
+// TermScore is one matched term of the index (a stem, or a word sharing
+// the query word's first letters) and its part of the score.
+type TermScore struct {
+	Term   string  `json:"term"`
+	Weight float64 `json:"weight"`
+}
+
+// Lender is a fact whose score a hit borrowed from, and how far apart the
+// two are in their conversation (1: the line next to it).
+type Lender struct {
+	Shard    ShardID `json:"shard"`
+	ID       string  `json:"id"`
+	Distance int     `json:"distance"`
+	Amount   float64 `json:"amount"`
+}
+
+// Total adds the parts up.
+func (p *ScoreParts) Total() float64 {
+	t := p.Substring + p.Phrase + p.Date + p.NamedShard + p.Context + p.ChatDay + p.Tier + p.Semantic
+	for _, ts := range p.Terms {
+		t += ts.Weight
+	}
+	return t
+}
+
+// NamedPart is one part of a score, named for a person.
+type NamedPart struct {
+	Name  string
+	Value float64
+}
+
+// Named lists the parts that count, largest first: each matched term, each
+// fact context was borrowed from, and the others by name. They add up to
+// Total.
+func (p *ScoreParts) Named() []NamedPart {
+	var out []NamedPart
+	for _, t := range p.Terms {
+		out = append(out, NamedPart{"term " + strconv.Quote(t.Term), t.Weight})
+	}
+	for _, x := range []NamedPart{{"substring", p.Substring}, {"phrase", p.Phrase}, {"date", p.Date}, {"named shard", p.NamedShard},
+		{"chat day", p.ChatDay}, {"tier", p.Tier}, {"meaning", p.Semantic}} {
+		if x.Value != 0 {
+			out = append(out, x)
+		}
+	}
+	for _, l := range p.ContextFrom {
+		out = append(out, NamedPart{fmt.Sprintf("context from %s (%d away)", l.ID, l.Distance), l.Amount})
+	}
+	slices.SortStableFunc(out, func(a, b NamedPart) int { return cmp.Compare(math.Abs(b.Value), math.Abs(a.Value)) })
+	return out
+}
+
+// String writes the parts on one line: "1.234 term \"lisbon\" + ...".
+func (p *ScoreParts) String() string {
+	var b strings.Builder
+	for i, x := range p.Named() {
+		if i > 0 {
+			b.WriteString(" + ")
+		}
+		fmt.Fprintf(&b, "%.3f %s", x.Value, x.Name)
+	}
+	return b.String()
+}
+
+// Scale multiplies every part by f.
+func (p *ScoreParts) Scale(f float64) {
+	for i := range p.Terms {
+		p.Terms[i].Weight *= f
+	}
+	for i := range p.ContextFrom {
+		p.ContextFrom[i].Amount *= f
+	}
+	p.Substring *= f
+	p.Phrase *= f
+	p.Date *= f
+	p.NamedShard *= f
+	p.Context *= f
+	p.ChatDay *= f
+	p.Tier *= f
+	p.Semantic *= f
+}
+
+// RecallResult is the hits, best first, the shards searched and the commit
+// each was read at.
 type RecallResult struct {
 	Hits     []Hit     `json:"hits"`
 	Searched []ShardID `json:"searched"`
 	At       string    `json:"at,omitempty"`
+	ReadAt
+}
+
+// ReadAt names the commit each shard of an answer was read at (a shard
+// with no commit yet is absent), and the same as one stamp: the answer is
+// reproduced by asking again with at=<stamp>, and what changed since is
+// asked for with since=<stamp>.
+type ReadAt struct {
+	Commits map[ShardID]string `json:"read_at"`
+	Stamp   string             `json:"stamp"`
+}
+
+// NewReadAt makes a ReadAt of the commits each shard was read at.
+func NewReadAt(commits map[ShardID]string) ReadAt {
+	if commits == nil {
+		commits = map[ShardID]string{}
+	}
+	ids := make([]string, 0, len(commits))
+	for id, c := range commits {
+		ids = append(ids, id.String()+"@"+c)
+	}
+	slices.Sort(ids)
+	return ReadAt{Commits: commits, Stamp: strings.Join(ids, ",")}
+}
+
+// ParseStamp reads a stamp: "<shard>@<commit>" pairs joined by commas, as
+// ReadAt writes it. ok is false for text that is not meant as a stamp (a
+// date, a bare commit).
+func ParseStamp(s string) (commits map[ShardID]string, ok bool, err error) {
+	if !strings.Contains(s, "@") {
+		return nil, false, nil
+	}
+	commits = make(map[ShardID]string)
+	for _, part := range strings.Split(s, ",") {
+		name, commit, found := strings.Cut(strings.TrimSpace(part), "@")
+		id, perr := ParseShardID(name)
+		if !found || perr != nil || !isHex(commit) {
+			return nil, true, Errorf(EINVALID, "stamp %q: want <shard>@<commit> pairs joined by commas, as read_at's stamp", truncate(s, 80))
+		}
+		commits[id] = commit
+	}
+	return commits, true, nil
+}
+
+func isHex(s string) bool {
+	if len(s) < 4 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ContextQuery asks for the memory section of an agent's prompt.
@@ -72,7 +234,10 @@ type ContextQuery struct {
 	User     string
 	Projects []string // up to three, named by the caller
 	At       string
-	Scopes   Scopes // resolved by the rules of access
+	// Since, a stamp of an earlier answer: only what changed in these
+	// scopes since then, as added and removed fact lines.
+	Since  string
+	Scopes Scopes // resolved by the rules of access
 }
 
 // ContextBlock is one scope's part of the memory section.
@@ -85,10 +250,16 @@ type ContextBlock struct {
 	RecentLeft  int     `json:"recent_left"` // dated facts left on disk
 }
 
-// MemoryContext is the memory section of a prompt, as Markdown and as data.
+// MemoryContext is the memory section of a prompt, as Markdown and as data,
+// with the commit each scope was read at. Asked with Since, it is instead
+// the facts added and removed since then, and Markdown lists them as "+"
+// and "-" lines under their scopes' titles (empty when nothing changed).
 type MemoryContext struct {
 	Markdown string         `json:"markdown"`
-	Blocks   []ContextBlock `json:"blocks"`
+	Blocks   []ContextBlock `json:"blocks,omitempty"`
+	Added    []Fact         `json:"added,omitempty"`
+	Removed  []Fact         `json:"removed,omitempty"`
+	ReadAt
 }
 
 // Reader is the read side of memory: recall and the prompt's memory section.

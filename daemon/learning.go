@@ -107,7 +107,7 @@ func (m learnerMemory) Known(ctx context.Context, ex memd.Exchange) ([]memd.Fact
 		said += msg.Text + " "
 	}
 	n := 0
-	for _, h := range x.Search(search.Query{Text: said, Shards: shards, K: memd.MaxRecallK, Now: m.s.Now()}) {
+	for _, h := range x.Search(search.Query{Text: said, Shards: shards, K: memd.MaxRecallK, Now: m.s.Now()}).Hits {
 		if n < knownShared && add(h.Fact) {
 			n++
 		}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,32 +35,33 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 	if err != nil {
 		return memd.RecallResult{}, err
 	}
-	var hits []search.Hit
+	var res search.Result
 	if s.Reranker != nil && q.At == "" {
 		// Re-rank a wider lexical net, then cut to k within the budget.
-		wide := x.Search(search.Query{Text: q.Q, Shards: shards, K: max(3*k, 30), Now: s.Now()})
-		reranked, err := s.Reranker.Rerank(ctx, q.Q, wide)
+		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: max(3*k, 30), Now: s.Now(), Explain: q.Explain})
+		reranked, err := s.Reranker.Rerank(ctx, q.Q, res.Hits)
 		if err != nil {
 			s.Logger.Warn("semantic re-ranking failed; answering with the lexical ranking", "err", err)
-			reranked = wide
+			reranked = res.Hits
 		}
-		hits = search.Fit(reranked, k, memd.RecallBudget)
+		res.Hits = search.Fit(reranked, k, memd.RecallBudget)
 	} else {
-		hits = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now()})
+		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now(), Explain: q.Explain})
 	}
-	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(hits)), Searched: shards, At: at}
+	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, At: at, ReadAt: memd.NewReadAt(res.ReadAt)}
 	if out.Searched == nil {
 		out.Searched = []memd.ShardID{}
 	}
-	for _, h := range hits {
-		out.Hits = append(out.Hits, memd.Hit{Fact: h.Fact, Note: h.Note, Score: h.Score, Commit: h.Commit, SourceMessages: h.Messages, SourceChat: h.Chat})
+	for _, h := range res.Hits {
+		out.Hits = append(out.Hits, memd.Hit{Fact: h.Fact, Note: h.Note, Score: h.Score, Commit: h.Commit, SourceMessages: h.Messages, SourceChat: h.Chat, Explain: h.Explain})
 	}
 	return out, nil
 }
 
 // view returns the search engine to answer from: the live index, caught up
 // with the shards' HEADs, or for a point in time an index of the shards as
-// they were then. It also names the commit or date answered from.
+// they were then, read from git history. It also names the commit, date or
+// stamp answered from.
 func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string, error) {
 	if at == "" {
 		if err := s.Index.CatchUp(shards...); err != nil {
@@ -67,7 +69,7 @@ func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string,
 		}
 		return s.Index.Search(), "", nil
 	}
-	when, exact, err := s.instant(shards, at)
+	heads, label, err := s.instant(shards, at)
 	if err != nil {
 		return nil, "", err
 	}
@@ -75,18 +77,17 @@ func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string,
 	live := s.Index.Search()
 	var docs []search.Doc
 	for _, id := range shards {
-		sh, err := s.Store.Shard(id)
-		if memd.ErrorCode(err) == memd.ENOTFOUND {
+		h := heads[id]
+		if h.IsZero() {
 			continue
 		}
+		sh, err := s.Store.Shard(id)
 		if err != nil {
 			return nil, "", err
 		}
-		h, ok := exact[id]
-		if !ok {
-			if h, err = sh.ResolveTime(when); err != nil {
-				return nil, "", err
-			}
+		c, err := sh.ReadCommit(h)
+		if err != nil {
+			return nil, "", err
 		}
 		lines, err := sh.LinesAt(h)
 		if err != nil {
@@ -105,17 +106,82 @@ func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string,
 		}
 		for _, n := range notes {
 			path := strings.TrimPrefix(n.Path, gitstore.NotesDir+"/")
-			x.PutNote(id, path, index.Passages(id, path, string(n.Data), memd.DateOf(when), ""))
+			x.PutNote(id, path, index.Passages(id, path, string(n.Data), memd.DateOf(c.Time), ""))
 		}
+		x.SetHead(id, h.String())
 	}
 	x.PutAll(docs)
-	return x, when.UTC().Format(time.RFC3339), nil
+	return x, label, nil
 }
 
-// instant turns at (a date, or a commit in one of the shards) into a point
-// in time: the end of that day, or the time of that commit, which also
-// names exactly the state of its own shard.
-func (s *Service) instant(shards []memd.ShardID, at string) (time.Time, map[memd.ShardID]plumbing.Hash, error) {
+// instant resolves at (a date, a commit in one of the shards, or a stamp of
+// an earlier answer) to the commit each shard was at then; a shard absent
+// had no commit yet. It also returns how to name that instant: the time of
+// the day's end or of the commit, or the stamp itself.
+func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]plumbing.Hash, string, error) {
+	if stamp, ok, err := memd.ParseStamp(at); ok {
+		if err != nil {
+			return nil, "", err
+		}
+		heads := make(map[memd.ShardID]plumbing.Hash)
+		for _, id := range shards {
+			if c, ok := stamp[id]; ok {
+				h, err := s.resolveIn(id, c)
+				if err != nil {
+					return nil, "", err
+				}
+				heads[id] = h
+			}
+		}
+		return heads, at, nil
+	}
+	when, exact, err := s.pointInTime(shards, at)
+	if err != nil {
+		return nil, "", err
+	}
+	heads := make(map[memd.ShardID]plumbing.Hash)
+	for _, id := range shards {
+		if h, ok := exact[id]; ok {
+			heads[id] = h
+			continue
+		}
+		sh, err := s.Store.Shard(id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		h, err := sh.ResolveTime(when)
+		if err != nil {
+			return nil, "", err
+		}
+		if !h.IsZero() {
+			heads[id] = h
+		}
+	}
+	return heads, when.UTC().Format(time.RFC3339), nil
+}
+
+// resolveIn finds a commit of one shard by hash or prefix.
+func (s *Service) resolveIn(id memd.ShardID, commit string) (plumbing.Hash, error) {
+	sh, err := s.Store.Shard(id)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if len(commit) == 40 {
+		h := plumbing.NewHash(commit)
+		if _, err := sh.ReadCommit(h); err == nil {
+			return h, nil
+		}
+	}
+	return sh.Resolve(commit)
+}
+
+// pointInTime turns at (a date, or a commit in one of the shards) into a
+// point in time: the end of that day, or the time of that commit, which
+// also names exactly the state of its own shard.
+func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[memd.ShardID]plumbing.Hash, error) {
 	if d, err := memd.ParseDate(at); err == nil {
 		return d.Time().AddDate(0, 0, 1).Add(-time.Nanosecond), nil, nil
 	}
@@ -140,19 +206,102 @@ func (s *Service) instant(shards []memd.ShardID, at string) (time.Time, map[memd
 	return time.Time{}, nil, memd.Errorf(memd.ENOTFOUND, "no shard searched has a commit %q", at)
 }
 
-// Context assembles the memory section of an agent's prompt.
+// Context assembles the memory section of an agent's prompt, or with
+// Since what changed in it since an earlier answer.
 func (s *Service) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryContext, error) {
+	if q.Since != "" {
+		if q.At != "" {
+			return memd.MemoryContext{}, memd.Errorf(memd.EINVALID, "ask with at or with since, not both")
+		}
+		return s.contextSince(q)
+	}
 	x, _, err := s.view(q.Scopes.Shards(), q.At)
 	if err != nil {
 		return memd.MemoryContext{}, err
 	}
+	// The commits are taken first: a catch-up between them and the walks
+	// below can only make the section newer than its stamp, and a later
+	// since= then repeats a change rather than missing one.
+	readAt := x.Heads(q.Scopes.Shards())
 	var blocks []memd.ContextBlock
-	if !q.Scopes.User.IsZero() {
-		blocks = append(blocks, contextBlock(x, q.Scopes.User, "User memory: "+q.Scopes.User.Name))
+	for _, sc := range scopesOf(q.Scopes) {
+		blocks = append(blocks, contextBlock(x, sc.shard, sc.title))
 	}
-	for _, p := range q.Scopes.Projects {
-		blocks = append(blocks, contextBlock(x, p, "Project memory: "+p.Name))
+	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, ReadAt: memd.NewReadAt(readAt)}, nil
+}
+
+type scope struct {
+	shard memd.ShardID
+	title string
+}
+
+// scopesOf lists the scopes of the memory section in its order.
+func scopesOf(sc memd.Scopes) []scope {
+	var out []scope
+	if !sc.User.IsZero() {
+		out = append(out, scope{sc.User, "User memory: " + sc.User.Name})
 	}
-	blocks = append(blocks, contextBlock(x, q.Scopes.Agent, "Your own memory ("+q.Scopes.Agent.Name+")"))
-	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks}, nil
+	for _, p := range sc.Projects {
+		out = append(out, scope{p, "Project memory: " + p.Name})
+	}
+	return append(out, scope{sc.Agent, "Your own memory (" + sc.Agent.Name + ")"})
+}
+
+// contextSince answers what changed in an agent's view of memory since a
+// stamp: per scope, the facts added and removed between the commit the
+// stamp names (none: the scope was empty or not in the view) and HEAD.
+func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) {
+	old, ok, err := memd.ParseStamp(q.Since)
+	if err == nil && !ok {
+		err = memd.Errorf(memd.EINVALID, "since takes the stamp of an earlier answer (<shard>@<commit>,...)")
+	}
+	if err != nil {
+		return memd.MemoryContext{}, err
+	}
+	shards := q.Scopes.Shards()
+	if err := s.Index.CatchUp(shards...); err != nil {
+		return memd.MemoryContext{}, err
+	}
+	now := s.Index.Search().Heads(shards)
+	out := memd.MemoryContext{ReadAt: memd.NewReadAt(now)}
+	var b strings.Builder
+	for _, sc := range scopesOf(q.Scopes) {
+		from := plumbing.ZeroHash
+		if c, ok := old[sc.shard]; ok {
+			if from, err = s.resolveIn(sc.shard, c); err != nil {
+				return memd.MemoryContext{}, err
+			}
+		}
+		to := plumbing.ZeroHash
+		if c := now[sc.shard]; c != "" {
+			to = plumbing.NewHash(c)
+		}
+		if from == to {
+			continue
+		}
+		sh, err := s.Store.Shard(sc.shard)
+		if err != nil {
+			return memd.MemoryContext{}, err
+		}
+		d, err := sh.Compare(from, to)
+		if err != nil {
+			return memd.MemoryContext{}, err
+		}
+		if len(d.Facts) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "### %s\n", sc.title)
+		for _, ch := range d.Facts {
+			line := strings.TrimPrefix(gitstore.FormatLine(ch.Fact), "- ")
+			if ch.Op == "-" {
+				out.Removed = append(out.Removed, ch.Fact)
+				b.WriteString("\u2212 " + line)
+			} else {
+				out.Added = append(out.Added, ch.Fact)
+				b.WriteString("+ " + line)
+			}
+		}
+	}
+	out.Markdown = b.String()
+	return out, nil
 }

@@ -192,6 +192,23 @@ func (sh *Shard) Diff(c Commit) (Diff, error) {
 	return sh.diffTrees(parentTree, c.Tree)
 }
 
+// Compare returns the fact-level changes from one commit to another (from
+// zero: everything to holds, as added).
+func (sh *Shard) Compare(from, to plumbing.Hash) (Diff, error) {
+	trees := [2]plumbing.Hash{}
+	for i, h := range []plumbing.Hash{from, to} {
+		if h.IsZero() {
+			continue
+		}
+		c, err := sh.readCommit(h)
+		if err != nil {
+			return Diff{}, err
+		}
+		trees[i] = c.tree
+	}
+	return sh.diffTrees(trees[0], trees[1])
+}
+
 // parentTree returns the tree of a commit's first parent; zero for a root
 // commit.
 func (sh *Shard) parentTree(c Commit) (plumbing.Hash, error) {

@@ -98,7 +98,13 @@ func (r *Reranker) Rerank(ctx context.Context, query string, hits []search.Hit) 
 	out := slices.Clone(hits)
 	for i := range out {
 		lex := out[i].Score / math.Max(best, 1e-9)
-		out[i].Score = (1-r.cfg.Weight)*lex + r.cfg.Weight*cosine(q, vecs[out[i].ID])
+		semantic := r.cfg.Weight * cosine(q, vecs[out[i].ID])
+		out[i].Score = (1-r.cfg.Weight)*lex + semantic
+		if e := out[i].Explain; e != nil {
+			// The lexical parts shrink as the lexical score did.
+			e.Scale((1 - r.cfg.Weight) / math.Max(best, 1e-9))
+			e.Semantic = semantic
+		}
 	}
 	slices.SortStableFunc(out, func(a, b search.Hit) int {
 		switch {

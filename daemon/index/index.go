@@ -150,7 +150,18 @@ func (x *Index) load() error {
 	for _, kv := range notes {
 		x.loadNote(kv[0], kv[1])
 	}
+	for id, h := range x.heads {
+		x.search.SetHead(id, hashString(h))
+	}
 	return nil
+}
+
+// hashString names a commit for the search engine; none is "".
+func hashString(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
 }
 
 func factKey(shard memd.ShardID, id string) string {
@@ -479,11 +490,7 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	for _, fid := range del {
-		x.search.Delete(id, fid)
-	}
-	x.search.PutAll(put)
-	x.searchNotes(id, notes)
+	x.search.Apply(search.Update{Shard: id, Head: hashString(head), Delete: del, Put: put, Notes: notePassages(id, notes)})
 	x.mu.Lock()
 	x.heads[id] = head
 	x.mu.Unlock()
@@ -535,9 +542,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		x.search.DropShard(id)
-		x.search.PutAll(docs)
-		x.searchNotes(id, notes)
+		x.search.Apply(search.Update{Shard: id, Head: hashString(head), Replace: true, Put: docs, Notes: notePassages(id, notes)})
 	}()
 	// Every fact and note the shard had goes, then what HEAD holds comes.
 	var keys []string

@@ -115,14 +115,16 @@ func (x *Index) putNotes(tx *buntdb.Tx, shard memd.ShardID, notes map[string]*no
 	return nil
 }
 
-func (x *Index) searchNotes(shard memd.ShardID, notes map[string]*noteRecord) {
+func notePassages(shard memd.ShardID, notes map[string]*noteRecord) map[string][]search.Doc {
+	out := make(map[string][]search.Doc, len(notes))
 	for path, r := range notes {
 		var ps []search.Doc
 		if r != nil {
 			ps = r.passages(shard, path)
 		}
-		x.search.PutNote(shard, path, ps)
+		out[path] = ps
 	}
+	return out
 }
 
 // loadNote reads one stored note back into the engine.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/memd/memd"
@@ -90,12 +91,13 @@ type Index struct {
 	files    map[fileKey][]int32 // by offset
 	chats    map[chatKey][]int32
 	dates    map[int][]int32
-	notes    map[fileKey][]int32 // passages by note
+	notes    map[fileKey][]int32     // passages by note
+	heads    map[memd.ShardID]string // the commit each shard was indexed from
 }
 
 // New returns an empty index.
 func New() *Index {
-	x := &Index{}
+	x := &Index{heads: make(map[memd.ShardID]string)}
 	x.reset()
 	return x
 }
@@ -121,6 +123,71 @@ func (x *Index) Reset() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.reset()
+	clear(x.heads)
+}
+
+// SetHead records the commit a shard's facts were indexed from; searches
+// report it as the commit they read the shard at.
+func (x *Index) SetHead(shard memd.ShardID, head string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.setHead(shard, head)
+}
+
+func (x *Index) setHead(shard memd.ShardID, head string) {
+	if head == "" {
+		delete(x.heads, shard)
+		return
+	}
+	x.heads[shard] = head
+}
+
+// Heads returns the commit each of the shards was indexed from (a shard
+// never indexed, or without a commit, is absent).
+func (x *Index) Heads(shards []memd.ShardID) map[memd.ShardID]string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make(map[memd.ShardID]string, len(shards))
+	for _, s := range shards {
+		if h := x.heads[s]; h != "" {
+			out[s] = h
+		}
+	}
+	return out
+}
+
+// Update is one catch-up of a shard. A search sees all of it or none of
+// it, so the commit it reports a shard read at names what it found.
+type Update struct {
+	Shard   memd.ShardID
+	Head    string // the commit the shard is at after the update
+	Replace bool   // drop every fact and note of the shard first
+	Delete  []string
+	Put     []Doc
+	Notes   map[string][]Doc // the passages of each changed note, by path; none: the note is gone
+}
+
+// Apply makes an update.
+func (x *Index) Apply(u Update) {
+	facts := analyzeAll(u.Put)
+	notes := make(map[string][]analysed, len(u.Notes))
+	for path, ps := range u.Notes {
+		notes[path] = analyzeAll(ps)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if u.Replace {
+		x.dropShard(u.Shard)
+	}
+	for _, id := range u.Delete {
+		x.remove(docKey{u.Shard, id})
+	}
+	x.putAll(u.Put, facts)
+	for path, ps := range u.Notes {
+		x.putNote(u.Shard, path, ps, notes[path])
+	}
+	x.setHead(u.Shard, u.Head)
+	x.maybeCompact()
 }
 
 // Rank is the rank of a dated fact in the memory section: its date in
@@ -182,23 +249,31 @@ func (x *Index) PutAll(docs []Doc) {
 	analysed := analyzeAll(docs)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.putAll(docs, analysed)
+	x.maybeCompact()
+}
+
+func (x *Index) putAll(docs []Doc, analysed []analysed) {
 	if len(docs) <= smallBatch {
 		// A few facts go into their places; sorting would cost more.
 		for i, d := range docs {
 			x.remove(docKey{d.Shard, d.ID})
 			x.add(d, analysed[i], true)
 		}
-		x.maybeCompact()
 		return
 	}
 	shards := make(map[memd.ShardID]bool)
 	files := make(map[fileKey]bool)
+	chats := make(map[chatKey]bool)
 	for i, d := range docs {
 		x.remove(docKey{d.Shard, d.ID})
 		x.add(d, analysed[i], false)
 		if d.Note == "" {
 			shards[d.Shard] = true
 			files[fileKey{d.Shard, d.File}] = true
+			if d.Chat != "" {
+				chats[chatKey{d.Chat, d.Date.Days()}] = true
+			}
 		}
 	}
 	for s := range shards {
@@ -207,7 +282,9 @@ func (x *Index) PutAll(docs []Doc) {
 	for fk := range files {
 		x.sortFile(fk)
 	}
-	x.maybeCompact()
+	for ck := range chats {
+		slices.SortFunc(x.chats[ck], x.chatOrder)
+	}
 }
 
 func (x *Index) compare(a, b int32) int {
@@ -242,13 +319,17 @@ func (x *Index) PutNote(shard memd.ShardID, note string, passages []Doc) {
 	analysed := analyzeAll(passages)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.putNote(shard, note, passages, analysed)
+	x.maybeCompact()
+}
+
+func (x *Index) putNote(shard memd.ShardID, note string, passages []Doc, analysed []analysed) {
 	x.dropNote(fileKey{shard, note})
 	for i, d := range passages {
 		d.Shard, d.Note = shard, note
 		x.remove(docKey{shard, d.ID})
 		x.add(d, analysed[i], true)
 	}
-	x.maybeCompact()
 }
 
 func (x *Index) dropNote(nk fileKey) {
@@ -261,6 +342,12 @@ func (x *Index) dropNote(nk fileKey) {
 func (x *Index) DropShard(shard memd.ShardID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.dropShard(shard)
+	delete(x.heads, shard)
+	x.maybeCompact()
+}
+
+func (x *Index) dropShard(shard memd.ShardID) {
 	for nk := range x.notes {
 		if nk.shard == shard {
 			x.dropNote(nk)
@@ -276,7 +363,6 @@ func (x *Index) DropShard(shard memd.ShardID) {
 		}
 	}
 	delete(x.shards, shard)
-	x.maybeCompact()
 }
 
 // SetProvenance records where a fact came from, once that is known.
@@ -291,8 +377,7 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 	if e.doc.Chat != chat {
 		x.chats[chatKey{e.doc.Chat, e.days}] = without(x.chats[chatKey{e.doc.Chat, e.days}], i)
 		if chat != "" {
-			k := chatKey{chat, e.days}
-			x.chats[k] = append(x.chats[k], i)
+			x.insertChat(chatKey{chat, e.days}, i)
 		}
 	}
 	e.doc.Commit, e.doc.Messages, e.doc.Chat = commit, messages, chat
@@ -373,7 +458,11 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	}
 	if d.Chat != "" {
 		k := chatKey{d.Chat, e.days}
-		x.chats[k] = append(x.chats[k], i)
+		if sorted {
+			x.insertChat(k, i)
+		} else {
+			x.chats[k] = append(x.chats[k], i)
+		}
 	}
 	x.dates[e.days] = append(x.dates[e.days], i)
 }
@@ -410,6 +499,22 @@ func (x *Index) before(a, b int32) bool {
 		return ea.doc.Shard.String() < eb.doc.Shard.String()
 	}
 	return ea.doc.ID < eb.doc.ID
+}
+
+// chatOrder orders the facts of one chat and day as the conversation went:
+// by file, then line. memd appends to a month's log, so within a file line
+// order is the order of the commits that wrote them.
+func (x *Index) chatOrder(a, b int32) int {
+	if fa, fb := x.entries[a].doc.File, x.entries[b].doc.File; fa != fb {
+		return strings.Compare(fa, fb)
+	}
+	return int(x.offsets[a] - x.offsets[b])
+}
+
+func (x *Index) insertChat(k chatKey, i int32) {
+	list := x.chats[k]
+	at, _ := slices.BinarySearchFunc(list, i, x.chatOrder)
+	x.chats[k] = slices.Insert(list, at, i)
 }
 
 func (x *Index) insertRanked(list []int32, i int32) []int32 {
@@ -481,5 +586,8 @@ func (x *Index) maybeCompact() {
 	}
 	for fk := range x.files {
 		x.sortFile(fk)
+	}
+	for _, list := range x.chats {
+		slices.SortFunc(list, x.chatOrder)
 	}
 }

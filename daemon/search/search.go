@@ -12,27 +12,35 @@ import (
 
 // Query is a recall query.
 type Query struct {
-	Text   string
-	Shards []memd.ShardID // the shards the caller may read; none means none
-	K      int            // at most this many hits
-	Budget int            // at most this many characters of fact text
-	Now    time.Time      // anchors dates named without a year
+	Text    string
+	Shards  []memd.ShardID // the shards the caller may read; none means none
+	K       int            // at most this many hits
+	Budget  int            // at most this many characters of fact text
+	Now     time.Time      // anchors dates named without a year
+	Explain bool           // say why each hit ranked
 }
 
 // Hit is a fact recall found, with its score.
 type Hit struct {
 	Doc
-	Score float64
+	Score   float64
+	Explain *memd.ScoreParts // with Query.Explain: the parts of Score
 }
 
-// Tuning of the ranking, chosen on the judged set in testdata/recall.
+// Result is what a search found, and the commit each searched shard was
+// read at (shards never indexed, or without a commit, are absent).
+type Result struct {
+	Hits   []Hit
+	ReadAt map[memd.ShardID]string
+}
+
+// Tuning of the ranking, chosen on the tuning part of the judged sets in
+// testdata/recall (see quality_test.go).
 const (
 	k1                = 1.2
 	b                 = 0.75
-	phraseBoost       = 0.5  // added share of the score when the words appear as a phrase
-	neighbourLend     = 0.25 // share of a neighbour's score a fact borrows
-	dateWindow        = 3    // days around a named date that still count
-	maxNeighbours     = 8
+	phraseBoost       = 0.5 // added share of the score when the words appear as a phrase
+	dateWindow        = 3   // days around a named date that still count
 	maxLenders        = 256
 	minIDF            = 0.3 // below this a word is in most facts (about 70% or more)
 	prefixLen         = 5   // letters two terms must share to match by prefix
@@ -43,30 +51,55 @@ const (
 
 var scoresPool = sync.Pool{New: func() any { return new(scores) }}
 
-// scores is a dense score array with the list of entries it touched.
+// scores is a dense score array with the list of entries it touched, and
+// for each touched entry the query terms it holds (bit j: term j; the top
+// bit marks the entry touched).
 type scores struct {
 	v       []float64
+	terms   []uint64
 	touched []int32
+	parts   map[int32]*memd.ScoreParts // only when explaining
 }
 
+const touchedBit = 1 << 63
+
 func (s *scores) add(i int32, v float64) {
-	if s.v[i] == 0 {
+	if s.terms[i] == 0 {
+		s.terms[i] = touchedBit
 		s.touched = append(s.touched, i)
 	}
 	s.v[i] += v
 }
 
+// explain returns the parts of entry i's score, or nil when not explaining.
+func (s *scores) explain(i int32) *memd.ScoreParts {
+	if s.parts == nil {
+		return nil
+	}
+	p := s.parts[i]
+	if p == nil {
+		p = &memd.ScoreParts{}
+		s.parts[i] = p
+	}
+	return p
+}
+
 // Search ranks the facts of the allowed shards against a query: BM25 over
 // stemmed words, a bonus when the words appear as a phrase, a substring
-// fallback when no word matches, facts near a date the query names, and a
-// share of the score of neighbouring facts (adjacent lines of the same day,
-// or the same chat and day), since an answer often spans a question and its
-// reply. Ties go to the newer fact.
-func (x *Index) Search(q Query) []Hit {
+// fallback when no word matches, facts near a date the query names, and
+// context from the conversation a fact was learned in (see context.go).
+// Ties go to the newer fact.
+func (x *Index) Search(q Query) Result {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	res := Result{ReadAt: make(map[memd.ShardID]string, len(q.Shards))}
+	for _, s := range q.Shards {
+		if h := x.heads[s]; h != "" {
+			res.ReadAt[s] = h
+		}
+	}
 	if len(q.Shards) == 0 || x.live == 0 {
-		return nil
+		return res
 	}
 	allowed := make(map[memd.ShardID]bool, len(q.Shards))
 	allowedNum := make([]bool, len(x.shardIDs))
@@ -98,36 +131,44 @@ func (x *Index) Search(q Query) []Hit {
 	sc := scoresPool.Get().(*scores)
 	defer func() {
 		for _, i := range sc.touched {
-			sc.v[i] = 0
+			sc.v[i], sc.terms[i] = 0, 0
 		}
 		sc.touched = sc.touched[:0]
+		sc.parts = nil
 		scoresPool.Put(sc)
 	}()
 	if len(sc.v) < len(x.entries) {
-		sc.v = make([]float64, len(x.entries)+len(x.entries)/4)
+		n := len(x.entries) + len(x.entries)/4
+		sc.v, sc.terms = make([]float64, n), make([]uint64, n)
+	}
+	if q.Explain {
+		sc.parts = make(map[int32]*memd.ScoreParts)
 	}
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
-	x.scoreTerms(sc, content, ok)
+	qterms := x.scoreTerms(sc, content, ok)
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
 		x.scoreSubstrings(sc, content, ok)
 	}
 	x.scoreDates(sc, spans, ok)
-	// The phrase and the neighbours only change the order of the strongest
+	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)
 	if len(content) >= 2 {
 		x.boostPhrase(sc, strings.Join(content, " "), top)
 	}
-	x.lendToNeighbours(sc, top, ok)
-	return x.collect(sc, q)
+	top = x.lendContext(sc, top, ok)
+	x.liftChatDays(sc, top, qterms)
+	res.Hits = x.collect(sc, q)
+	return res
 }
 
 // scoreTerms adds the BM25 score of each query term, and a share of it for
 // terms of the index that extend or shorten the term (the stemmer keeps
-// "auditor" and "audit", "allergi" and "allerg" apart).
-func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
+// "auditor" and "audit", "allergi" and "allerg" apart). It returns the
+// weight (IDF) of each query term scored, by its bit in scores.terms.
+func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) []float64 {
 	seen := make(map[string]bool, len(content))
 	var ts []string
 	informative := false
@@ -138,22 +179,29 @@ func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) {
 			informative = informative || x.idf(t) >= minIDF
 		}
 	}
+	var weights []float64
 	for _, t := range ts {
 		// A word nearly every fact holds says nothing; reading its postings
 		// would cost the most for the least.
 		if informative && x.idf(t) < minIDF {
 			continue
 		}
-		x.scoreTerm(sc, t, 1, ok)
+		var bit uint64
+		if len(weights) < 63 {
+			bit = 1 << len(weights)
+			weights = append(weights, x.idf(t))
+		}
+		x.scoreTerm(sc, t, 1, bit, ok)
 		if len(t) < prefixLen {
 			continue
 		}
 		for _, other := range x.prefixes[t[:prefixLen]] {
 			if other != t && !seen[other] && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
-				x.scoreTerm(sc, other, prefixShare, ok)
+				x.scoreTerm(sc, other, prefixShare, bit, ok)
 			}
 		}
 	}
+	return weights
 }
 
 // idf is the inverse document frequency of a term, as BM25 weighs it.
@@ -162,7 +210,7 @@ func (x *Index) idf(t string) float64 {
 	return math.Log(1 + (float64(x.live)-n+0.5)/(n+0.5))
 }
 
-func (x *Index) scoreTerm(sc *scores, t string, weight float64, ok func(int32) bool) {
+func (x *Index) scoreTerm(sc *scores, t string, weight float64, bit uint64, ok func(int32) bool) {
 	list := x.postings[t]
 	if len(list) == 0 {
 		return
@@ -175,7 +223,12 @@ func (x *Index) scoreTerm(sc *scores, t string, weight float64, ok func(int32) b
 			continue
 		}
 		tf := float64(p.tf)
-		sc.add(p.doc, idf*tf*(k1+1)/(tf+k1*(1-b)+norm*x.lengths[p.doc]))
+		v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*x.lengths[p.doc])
+		sc.add(p.doc, v)
+		sc.terms[p.doc] |= bit
+		if e := sc.explain(p.doc); e != nil {
+			e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})
+		}
 	}
 }
 
@@ -195,7 +248,11 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 	}
 	for _, i := range sc.touched {
 		if named[x.entries[i].doc.Shard] {
-			sc.v[i] *= 1 + namedShardBoost
+			more := sc.v[i] * namedShardBoost
+			sc.v[i] += more
+			if e := sc.explain(i); e != nil {
+				e.NamedShard += more
+			}
 		}
 	}
 	// What a shard says lastingly answers "what does Alice do".
@@ -203,6 +260,9 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 		if sd := x.shards[id]; sd != nil {
 			for _, i := range sd.profile {
 				sc.add(i, namedProfileScore)
+				if e := sc.explain(i); e != nil {
+					e.NamedShard += namedProfileScore
+				}
 			}
 		}
 	}
@@ -227,6 +287,9 @@ func (x *Index) scoreSubstrings(sc *scores, content []string, ok func(int32) boo
 		for _, n := range needles {
 			if strings.Contains(e.folded, n) {
 				sc.add(int32(i), 1)
+				if p := sc.explain(int32(i)); p != nil {
+					p.Substring++
+				}
 			}
 		}
 	}
@@ -249,6 +312,9 @@ func (x *Index) scoreDates(sc *scores, spans []dateSpan, ok func(int32) bool) {
 			for _, i := range x.dates[d] {
 				if ok(i) {
 					sc.add(i, 0.5*best*w)
+					if e := sc.explain(i); e != nil {
+						e.Date += 0.5 * best * w
+					}
 				}
 			}
 		}
@@ -258,7 +324,11 @@ func (x *Index) scoreDates(sc *scores, spans []dateSpan, ok func(int32) bool) {
 func (x *Index) boostPhrase(sc *scores, phrase string, top []int32) {
 	for _, i := range top {
 		if strings.Contains(x.entries[i].folded, phrase) {
-			sc.v[i] *= 1 + phraseBoost
+			more := sc.v[i] * phraseBoost
+			sc.v[i] += more
+			if e := sc.explain(i); e != nil {
+				e.Phrase += more
+			}
 		}
 	}
 }
@@ -322,51 +392,6 @@ func nth(vs []float64, k int) float64 {
 	return vs[k]
 }
 
-// lendToNeighbours adds to each fact a share of the best score among its
-// neighbours: the facts on the lines around it with the same date, and the
-// facts learned from the same chat on the same day.
-func (x *Index) lendToNeighbours(sc *scores, top []int32, ok func(int32) bool) {
-	base := make(map[int32]float64, len(top))
-	for _, i := range top {
-		base[i] = sc.v[i]
-	}
-	for i, v := range base {
-		e := x.entries[i]
-		x.neighbours(i, e, func(j int32) {
-			if ok(j) {
-				if lend := neighbourLend * v; lend > 0 && base[j] < v {
-					sc.add(j, lend*(1-base[j]/v))
-				}
-			}
-		})
-	}
-}
-
-func (x *Index) neighbours(i int32, e *entry, fn func(int32)) {
-	list := x.files[fileKey{e.doc.Shard, e.doc.File}]
-	off := x.offsets[i]
-	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
-	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
-		at++ // facts sharing an offset (only in hand-made indexes)
-	}
-	if at < len(list) && list[at] == i {
-		for _, j := range []int{at - 1, at + 1} {
-			if j >= 0 && j < len(list) && int(x.days[list[j]]) == e.days {
-				fn(list[j])
-			}
-		}
-	}
-	if e.doc.Chat != "" {
-		n := 0
-		for _, j := range x.chats[chatKey{e.doc.Chat, e.days}] {
-			if j != i && n < maxNeighbours {
-				fn(j)
-				n++
-			}
-		}
-	}
-}
-
 // ranked is a candidate with its final score.
 type ranked struct {
 	i    int32
@@ -423,7 +448,11 @@ func (x *Index) collect(sc *scores, q Query) []Hit {
 	})
 	hits := make([]Hit, len(h))
 	for j, r := range h {
-		hits[j] = Hit{Doc: x.entries[r.i].doc, Score: sc.v[r.i]}
+		hits[j] = Hit{Doc: x.entries[r.i].doc, Score: r.v}
+		if e := sc.explain(r.i); e != nil {
+			e.Tier = r.v - sc.v[r.i]
+			hits[j].Explain = e
+		}
 	}
 	return Fit(hits, q.K, q.Budget)
 }

@@ -43,7 +43,7 @@ func first(t *testing.T, x *search.Index, q string, shards ...memd.ShardID) stri
 	if len(shards) == 0 {
 		shards = []memd.ShardID{alice}
 	}
-	hits := x.Search(search.Query{Text: q, Shards: shards, K: 5, Now: now})
+	hits := x.Search(search.Query{Text: q, Shards: shards, K: 5, Now: now}).Hits
 	if len(hits) == 0 {
 		return ""
 	}
@@ -79,11 +79,11 @@ func TestSearch_WordsOfAnyLengthAndInflections(t *testing.T) {
 
 func TestSearch_OnlyAllowedShards(t *testing.T) {
 	x := index(doc(alice, "2026-10-01", "Team offsite in Lisbon", 0), doc(pat, "2026-10-01", "Pat lives in Lisbon", 0))
-	hits := x.Search(search.Query{Text: "Lisbon", Shards: []memd.ShardID{alice}, K: 10, Now: now})
+	hits := x.Search(search.Query{Text: "Lisbon", Shards: []memd.ShardID{alice}, K: 10, Now: now}).Hits
 	if got := texts(hits); len(got) != 1 || got[0] != "Team offsite in Lisbon" {
 		t.Errorf("hits outside the allowed shards: %v", got)
 	}
-	if hits := x.Search(search.Query{Text: "Lisbon", K: 10, Now: now}); hits != nil {
+	if hits := x.Search(search.Query{Text: "Lisbon", K: 10, Now: now}).Hits; hits != nil {
 		t.Errorf("no shards allowed, yet hits: %v", texts(hits))
 	}
 }
@@ -111,7 +111,7 @@ func TestSearch_DatesInTheQuery(t *testing.T) {
 		}
 	}
 	// With no word to match, the date alone finds the day's facts.
-	hits := x.Search(search.Query{Text: "what happened on May 20th?", Shards: []memd.ShardID{alice}, K: 5, Now: now})
+	hits := x.Search(search.Query{Text: "what happened on May 20th?", Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits
 	if len(hits) != 2 || hits[0].Date.String() != "2026-05-20" || hits[1].Date.String() != "2026-05-20" {
 		t.Errorf("May 20th: %v", texts(hits))
 	}
@@ -125,7 +125,7 @@ func TestSearch_NeighboursLendContext(t *testing.T) {
 		doc(alice, "2026-10-09", "Pat likes quiet rooms", 120),
 		doc(alice, "2026-10-09", "Unrelated note about invoices", 180),
 	)
-	hits := x.Search(search.Query{Text: "which hotel for the offsite", Shards: []memd.ShardID{alice}, K: 3, Now: now})
+	hits := x.Search(search.Query{Text: "which hotel for the offsite", Shards: []memd.ShardID{alice}, K: 3, Now: now}).Hits
 	got := texts(hits)
 	if len(got) < 2 || got[1] != "The Memmo Alfama, three nights" {
 		t.Errorf("the answer on the neighbouring line should come second: %v", got)
@@ -138,7 +138,7 @@ func TestSearch_KAndBudget(t *testing.T) {
 		docs = append(docs, doc(alice, "2026-10-01", fmt.Sprintf("budget line %d %s", i, strings.Repeat("x", 190)), i*300))
 	}
 	x := index(docs...)
-	hits := x.Search(search.Query{Text: "budget", Shards: []memd.ShardID{alice}, K: 50, Budget: 4000, Now: now})
+	hits := x.Search(search.Query{Text: "budget", Shards: []memd.ShardID{alice}, K: 50, Budget: 4000, Now: now}).Hits
 	used := 0
 	for _, h := range hits {
 		used += len(h.Text)

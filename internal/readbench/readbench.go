@@ -23,6 +23,7 @@ import (
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
 )
 
 // Setup is a store holding one agent's memory of n facts (in its own shard
@@ -35,8 +36,13 @@ type Setup struct {
 	Shard   memd.ShardID
 }
 
+// BusyChat is the chat a fifth of the benchmark's facts were learned in.
+const BusyChat = "bench-busy-chat"
+
 // Build prepares a store of n facts in dir: 80% in the agent's own shard,
-// 20% in a project it belongs to, spread over 16 months.
+// 20% in a project it belongs to, spread over 16 months. A quarter of the
+// agent's facts (a fifth of all) were learned in one chat over the last 30
+// days, hundreds a day, the shape that tests context from a conversation.
 func Build(dir string, n int) (*Setup, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Logger: logger})
@@ -45,7 +51,11 @@ func Build(dir string, n int) (*Setup, error) {
 	}
 	today := time.Now()
 	agent := memd.AgentShard("bench")
-	if err := prefill(store, agent, 0, n*8/10, today); err != nil {
+	if err := prefill(store, agent, 0, n*6/10, today); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := prefillChat(store, agent, n*6/10, n*8/10, today); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -173,6 +183,29 @@ func prefill(store *gitstore.Store, id memd.ShardID, from, to int, today time.Ti
 	}
 	_, err = sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: benchmark memory", Edits: edits})
 	return err
+}
+
+// prefillChat commits facts from..to as learned in BusyChat over the last
+// 30 days, a commit a day naming the chat.
+func prefillChat(store *gitstore.Store, id memd.ShardID, from, to int, today time.Time) error {
+	sh, err := store.CreateShard(id)
+	if err != nil {
+		return err
+	}
+	for day := 29; day >= 0; day-- {
+		date := memd.DateOf(today.AddDate(0, 0, -day))
+		var edits []gitstore.Edit
+		for i := from; i < to; i++ {
+			if i%30 == day {
+				edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: factText(i), Date: date, Tier: memd.TierLog}})
+			}
+		}
+		msg := provenance.Message("learn: a day of the busy chat", memd.Provenance{SourceChat: BusyChat, SourceMessages: []string{"bench-" + date.String()}, LearnedBy: "learner"})
+		if _, err := sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "bench", Email: "bench@memd"}, Message: msg, Edits: edits}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Queries are recall queries over the benchmark's memory: names, short

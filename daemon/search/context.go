@@ -1,0 +1,173 @@
+package search
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/memd/memd"
+)
+
+// Context from the conversation. An answer often spans a question and its
+// reply, or a few turns of one exchange, so a fact borrows from the facts
+// nearest to it in its conversation's order, and a chat's day whose facts
+// together hold the query's words lifts them. Only the nearest facts lend:
+// a busy chat has hundreds of facts a day, and borrowing from an arbitrary
+// member of such a group promotes the same few facts for every query.
+const (
+	contextShare  = 0.3 // share of an adjacent fact's lead that a fact borrows
+	contextDecay  = 0.6 // each step further away keeps this much of the share
+	contextWindow = 2   // facts on each side that lend
+	chatDayLift   = 0.5 // most a chat's day holding every query word lifts its facts
+)
+
+// lendContext adds to the strongest candidates' neighbours a share of each
+// one's lead over them, the best loan only, falling with distance. It
+// returns the candidates with the facts that borrowed added.
+func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int32 {
+	type loan struct {
+		to, from int32
+		dist     int
+		amount   float64
+	}
+	var loans []loan
+	at := make(map[int32]int) // borrower -> its loan
+	for _, i := range top {
+		v := sc.v[i]
+		if v <= 0 {
+			continue
+		}
+		x.conversationNeighbours(i, func(j int32, dist int) {
+			if !ok(j) {
+				return
+			}
+			lead := v - sc.v[j]
+			if lead <= 0 {
+				return
+			}
+			l := loan{j, i, dist, contextShare * math.Pow(contextDecay, float64(dist-1)) * lead}
+			if k, seen := at[j]; !seen {
+				at[j] = len(loans)
+				loans = append(loans, l)
+			} else if l.amount > loans[k].amount {
+				loans[k] = l
+			}
+		})
+	}
+	inTop := make(map[int32]bool, len(top))
+	for _, i := range top {
+		inTop[i] = true
+	}
+	for _, l := range loans {
+		sc.add(l.to, l.amount)
+		if e := sc.explain(l.to); e != nil {
+			from := x.entries[l.from].doc
+			e.Context += l.amount
+			e.ContextFrom = append(e.ContextFrom, lenderOf(from, l.dist, l.amount))
+		}
+		if !inTop[l.to] {
+			top = append(top, l.to)
+		}
+	}
+	return top
+}
+
+// conversationNeighbours calls fn for the facts nearest to entry i in its
+// conversation, at most contextWindow on each side, with their distance: a
+// fact of a chat, the facts of the same chat and day in the conversation's
+// order, wherever other chats interleave with it; a fact of no chat, the
+// adjacent lines of its file of the same day and also of no chat.
+func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
+	e := x.entries[i]
+	if e.doc.Note != "" {
+		return
+	}
+	if e.doc.Chat != "" {
+		list := x.chats[chatKey{e.doc.Chat, e.days}]
+		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
+		for found && at < len(list) && list[at] != i {
+			at++ // facts sharing a place (only in hand-made indexes)
+		}
+		if at >= len(list) || list[at] != i {
+			return
+		}
+		for d := 1; d <= contextWindow; d++ {
+			if at-d >= 0 {
+				fn(list[at-d], d)
+			}
+			if at+d < len(list) {
+				fn(list[at+d], d)
+			}
+		}
+		return
+	}
+	list := x.files[fileKey{e.doc.Shard, e.doc.File}]
+	off := x.offsets[i]
+	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
+	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
+		at++ // facts sharing an offset (only in hand-made indexes)
+	}
+	if at >= len(list) || list[at] != i {
+		return
+	}
+	same := func(j int32) bool {
+		o := x.entries[j]
+		return o.days == e.days && o.doc.Chat == ""
+	}
+	for _, step := range []int{-1, 1} {
+		for d := 1; d <= contextWindow; d++ {
+			k := at + step*d
+			if k < 0 || k >= len(list) || !same(list[k]) {
+				break
+			}
+			fn(list[k], d)
+		}
+	}
+}
+
+// liftChatDays multiplies the score of each candidate of a chat by up to
+// 1+chatDayLift, by how much of the query (weighed by IDF) the candidates
+// of its chat and day hold together. A query of one word says nothing of a
+// day as a whole and lifts nothing.
+func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
+	if len(weights) < 2 {
+		return
+	}
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	if total <= 0 {
+		return
+	}
+	held := make(map[chatKey]uint64)
+	for _, i := range top {
+		if e := x.entries[i]; e.doc.Chat != "" {
+			k := chatKey{e.doc.Chat, e.days}
+			held[k] |= sc.terms[i] &^ touchedBit
+		}
+	}
+	for _, i := range top {
+		e := x.entries[i]
+		if e.doc.Chat == "" {
+			continue
+		}
+		mask := held[chatKey{e.doc.Chat, e.days}]
+		covered := 0.0
+		for mask != 0 {
+			j := bits.TrailingZeros64(mask)
+			covered += weights[j]
+			mask &^= 1 << j
+		}
+		share := covered / total
+		more := sc.v[i] * chatDayLift * share * share
+		sc.v[i] += more
+		if p := sc.explain(i); p != nil {
+			p.ChatDay += more
+		}
+	}
+}
+
+func lenderOf(d Doc, dist int, amount float64) memd.Lender {
+	return memd.Lender{Shard: d.Shard, ID: d.ID, Distance: dist, Amount: amount}
+}
