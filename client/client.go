@@ -259,6 +259,9 @@ func (c *Client) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRes
 	if q.K != 0 {
 		v.Set("k", strconv.Itoa(q.K))
 	}
+	if q.Explain {
+		v.Set("explain", "true")
+	}
 	err := c.Do(ctx, http.MethodGet, "/v1/recall", v, nil, &out)
 	return out, err
 }
@@ -271,6 +274,7 @@ func (c *Client) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryC
 	setNonEmpty(v, "user", q.User)
 	setNonEmpty(v, "projects", strings.Join(q.Projects, ","))
 	setNonEmpty(v, "at", q.At)
+	setNonEmpty(v, "since", q.Since)
 	err := c.Do(ctx, http.MethodGet, "/v1/context", v, nil, &out)
 	return out, err
 }

@@ -18,7 +18,8 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 	var projects strList
 	fs.Var(&projects, "project", "only this project (repeatable; default: every project of the agent)")
 	k := fs.Int("k", 0, fmt.Sprintf("at most this many facts (default %d, at most %d)", memd.DefaultRecallK, memd.MaxRecallK))
-	at := fs.String("at", "", "search memory as it was at a commit or date (YYYY-MM-DD)")
+	at := fs.String("at", "", "search memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer")
+	explain := fs.Bool("explain", false, "say why each fact ranked: the parts of its score")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -31,7 +32,7 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	c.ChatKind = memd.ChatKind(*kind)
-	res, err := c.Recall(ctx, memd.RecallQuery{Q: strings.Join(pos, " "), K: *k, Agent: *agent, User: *user, Projects: projects, At: *at})
+	res, err := c.Recall(ctx, memd.RecallQuery{Q: strings.Join(pos, " "), K: *k, Agent: *agent, User: *user, Projects: projects, At: *at, Explain: *explain})
 	if err != nil {
 		return err
 	}
@@ -56,6 +57,12 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 			}
 			fmt.Fprintf(e.stdout, "              commit %s%s\n", shortHash(h.Commit), src)
 		}
+		if h.Explain != nil {
+			fmt.Fprintf(e.stdout, "              score %.3f = %s\n", h.Score, h.Explain)
+		}
+	}
+	if res.Stamp != "" {
+		fmt.Fprintf(e.stdout, "read at %s\n", res.Stamp)
 	}
 	return nil
 }
@@ -69,7 +76,8 @@ func runContext(ctx context.Context, e *env, args []string) error {
 	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api (none reads as group)")
 	var projects strList
 	fs.Var(&projects, "project", "a project whose memory to include (repeatable, at most 3)")
-	at := fs.String("at", "", "the section as it was at a commit or date (YYYY-MM-DD)")
+	at := fs.String("at", "", "the section as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer")
+	since := fs.String("since", "", "only what changed since the stamp of an earlier answer, as + and \u2212 lines")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -82,7 +90,7 @@ func runContext(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	c.ChatKind = memd.ChatKind(*kind)
-	res, err := c.Context(ctx, memd.ContextQuery{Agent: *agent, User: *user, Projects: projects, At: *at})
+	res, err := c.Context(ctx, memd.ContextQuery{Agent: *agent, User: *user, Projects: projects, At: *at, Since: *since})
 	if err != nil {
 		return err
 	}
@@ -90,5 +98,10 @@ func runContext(ctx context.Context, e *env, args []string) error {
 		return printJSON(e, res)
 	}
 	fmt.Fprint(e.stdout, res.Markdown)
+	if *since != "" && res.Markdown == "" {
+		fmt.Fprintln(e.stdout, "nothing changed")
+	}
+	// On stderr, so the section on stdout stays as it is for a prompt.
+	fmt.Fprintf(e.stderr, "read at %s\n", res.Stamp)
 	return nil
 }

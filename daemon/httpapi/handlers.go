@@ -237,6 +237,9 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) error {
 	if rq.K, err = queryInt(r, "k"); err != nil {
 		return err
 	}
+	if rq.Explain, err = queryBool(r, "explain"); err != nil {
+		return err
+	}
 	res, err := s.svc.Recall(r.Context(), rq)
 	if err != nil {
 		return err
@@ -247,7 +250,7 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	cq := memd.ContextQuery{Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at")}
+	cq := memd.ContextQuery{Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at"), Since: q.Get("since")}
 	res, err := s.svc.Context(r.Context(), cq)
 	if err != nil {
 		return err
@@ -257,6 +260,7 @@ func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, res)
 	case "", "markdown":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Header().Set("Memd-Stamp", res.Stamp)
 		w.Write([]byte(res.Markdown))
 	default:
 		return memd.Errorf(memd.EINVALID, "format must be markdown or json")

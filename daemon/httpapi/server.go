@@ -338,3 +338,16 @@ func queryInt(r *http.Request, key string) (int, error) {
 	}
 	return n, nil
 }
+
+// queryBool reads a true/false query parameter; absent is false.
+func queryBool(r *http.Request, key string) (bool, error) {
+	v := r.URL.Query().Get(key)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, memd.Errorf(memd.EINVALID, "%s must be true or false, got %q", key, v)
+	}
+	return b, nil
+}

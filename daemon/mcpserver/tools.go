@@ -86,7 +86,8 @@ type RecallInput struct {
 	K        int      `json:"k,omitempty" jsonschema:"at most this many hits, 1 to 50; default 20"`
 	User     string   `json:"user,omitempty" jsonschema:"the person you are talking to; their memory is searched in a direct chat"`
 	Projects []string `json:"projects,omitempty" jsonschema:"only these projects; default: every project you are a member of"`
-	At       string   `json:"at,omitempty" jsonschema:"search memory as it was at a commit or a date (YYYY-MM-DD)"`
+	At       string   `json:"at,omitempty" jsonschema:"search memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
+	Explain  bool     `json:"explain,omitempty" jsonschema:"say why each hit ranked: the parts of its score"`
 	Agent    string   `json:"agent,omitempty" jsonschema:"admins only: whose view to search"`
 	ChatKind string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
 }
@@ -96,7 +97,7 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: in.K, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent})
+	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: in.K, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent, Explain: in.Explain})
 	if err != nil {
 		return result{}, err
 	}
@@ -113,7 +114,13 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 		if len(h.SourceMessages) > 0 {
 			fmt.Fprintf(&b, " (from %s)", strings.Join(h.SourceMessages, ", "))
 		}
+		if h.Explain != nil {
+			fmt.Fprintf(&b, " (score %.3f = %s)", h.Score, h.Explain)
+		}
 		b.WriteString("\n")
+	}
+	if res.Stamp != "" {
+		fmt.Fprintf(&b, "read at %s\n", res.Stamp)
 	}
 	return result{b.String(), res}, nil
 }
@@ -125,7 +132,8 @@ const contextDesc = "The memory section for your prompt: the user's memory (dire
 type ContextInput struct {
 	User     string   `json:"user,omitempty" jsonschema:"the person you are talking to (their memory is included in a direct chat)"`
 	Projects []string `json:"projects,omitempty" jsonschema:"up to three projects to include"`
-	At       string   `json:"at,omitempty" jsonschema:"memory as it was at a commit or a date (YYYY-MM-DD)"`
+	At       string   `json:"at,omitempty" jsonschema:"memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
+	Since    string   `json:"since,omitempty" jsonschema:"the stamp of an earlier answer: only the facts added (+) and removed (\u2212) since then, to append mid-conversation"`
 	Agent    string   `json:"agent,omitempty" jsonschema:"admins only: whose memory section to build"`
 	ChatKind string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
 }
@@ -135,11 +143,15 @@ func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, err
 	if err != nil {
 		return result{}, err
 	}
-	mc, err := t.svc.Context(ctx, memd.ContextQuery{Agent: in.Agent, User: in.User, Projects: in.Projects, At: in.At})
+	mc, err := t.svc.Context(ctx, memd.ContextQuery{Agent: in.Agent, User: in.User, Projects: in.Projects, At: in.At, Since: in.Since})
 	if err != nil {
 		return result{}, err
 	}
-	return result{mc.Markdown, mc}, nil
+	text := mc.Markdown
+	if in.Since != "" && text == "" {
+		text = "nothing changed\n"
+	}
+	return result{text + "\nread at " + mc.Stamp + "\n", mc}, nil
 }
 
 const traceDesc = "Where a fact came from: the commit that introduced it, who wrote it and when, how it was learned, " +

@@ -1,0 +1,53 @@
+package memd_test
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+func TestStamp_RoundTrip(t *testing.T) {
+	commits := map[memd.ShardID]string{
+		memd.AgentShard("alice"):    "0123456789abcdef0123456789abcdef01234567",
+		memd.UserShard("pat"):       "89abcdef0123456789abcdef0123456789abcdef",
+		memd.ProjectShard("apollo"): "fedcba9876543210fedcba9876543210fedcba98",
+	}
+	r := memd.NewReadAt(commits)
+	want := "agent/alice@0123456789abcdef0123456789abcdef01234567,project/apollo@fedcba9876543210fedcba9876543210fedcba98,user/pat@89abcdef0123456789abcdef0123456789abcdef"
+	if r.Stamp != want {
+		t.Errorf("stamp %q, want %q", r.Stamp, want)
+	}
+	got, ok, err := memd.ParseStamp(r.Stamp)
+	if !ok || err != nil || !maps.Equal(got, commits) {
+		t.Errorf("ParseStamp(%q) = %v, %v, %v", r.Stamp, got, ok, err)
+	}
+	for _, notStamp := range []string{"2026-03-14", "0123abcd", ""} {
+		if _, ok, _ := memd.ParseStamp(notStamp); ok {
+			t.Errorf("%q read as a stamp", notStamp)
+		}
+	}
+	for _, bad := range []string{"agent/alice@", "alice@0123abcd", "agent/alice@0123ABCD", "agent/alice@01", "agent/Alice@0123abcd", "agent/alice@0123abcd,,"} {
+		if _, ok, err := memd.ParseStamp(bad); !ok || memd.ErrorCode(err) != memd.EINVALID {
+			t.Errorf("%q: ok %v, err %v; want an invalid stamp", bad, ok, err)
+		}
+	}
+}
+
+// FuzzParseStamp checks any text either is no stamp, is refused, or reads
+// back to itself through NewReadAt.
+func FuzzParseStamp(f *testing.F) {
+	f.Add("agent/alice@0123456789abcdef0123456789abcdef01234567")
+	f.Add("agent/alice@0123abcd,user/pat@89abcdef")
+	f.Add("2026-03-14")
+	f.Fuzz(func(t *testing.T, s string) {
+		commits, ok, err := memd.ParseStamp(s)
+		if !ok || err != nil {
+			return
+		}
+		again, ok, err := memd.ParseStamp(memd.NewReadAt(commits).Stamp)
+		if !ok || err != nil || !maps.Equal(again, commits) {
+			t.Fatalf("%q: read %v, written and read again %v (%v)", s, commits, again, err)
+		}
+	})
+}
