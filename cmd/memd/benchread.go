@@ -51,6 +51,10 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	}
 	slices.Sort(heads)
 	head := heads[1]
+	if got := s.BusyChatFacts(); got != n/5 {
+		s.Close()
+		return fmt.Errorf("the benchmark's busy chat has %d facts indexed, want %d", got, n/5)
+	}
 	status(e.stderr, "catching up after git CLI commits…")
 	catchUp, err := s.CatchUp(300)
 	if err != nil {
@@ -58,8 +62,13 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 		return err
 	}
 	status(e.stderr, "recall…")
-	s.Recall(50)
-	recall, err := s.Recall(5000)
+	s.Recall(50, false)
+	recall, err := s.Recall(5000, false)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	explained, err := s.Recall(1000, true)
 	if err != nil {
 		s.Close()
 		return err
@@ -80,11 +89,12 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 	p := readbench.Percentile
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "read path at %d facts\tmeasured\ttarget\t\n", n)
+	fmt.Fprintf(tw, "read path at %d facts, %d in one chat over 30 days\tmeasured\ttarget\t\n", n, n/5)
 	fmt.Fprintf(tw, "full rebuild from HEAD (median of 3)\t%s\t≤ 1000 ms\t\n", ms(head))
 	fmt.Fprintf(tw, "  then attributing every fact to its commit\t%s\t(in the background)\t\n", ms(attribution))
 	fmt.Fprintf(tw, "catch-up after one git CLI commit (300), p50 / p99\t%s / %s\t≤ 5 ms\t\n", ms(p(catchUp, 50)), ms(p(catchUp, 99)))
 	fmt.Fprintf(tw, "recall, p50 / p99\t%s / %s\t≤ 1 ms / ≤ 5 ms\t\n", ms(p(recall, 50)), ms(p(recall, 99)))
+	fmt.Fprintf(tw, "recall with explain=true, p50 / p99\t%s / %s\t\t\n", ms(p(explained, 50)), ms(p(explained, 99)))
 	fmt.Fprintf(tw, "memory section, p50 / p99\t%s / %s\t p99 ≤ 5 ms\t\n", ms(p(contextTimes, 50)), ms(p(contextTimes, 99)))
 	fmt.Fprintf(tw, "memd serve resident memory\t%d MB\t≤ 300 MB\t\n", rss>>20)
 	return tw.Flush()

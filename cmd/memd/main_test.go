@@ -407,3 +407,36 @@ func TestLearn_SurvivesKill9(t *testing.T) {
 	}
 	git(t, shard, "fsck", "--strict")
 }
+
+// recall --explain shows the parts of each score; context prints its stamp,
+// and --since that stamp prints only what changed, as + and − lines.
+func TestCLI_ExplainAndSince(t *testing.T) {
+	s := serve(t)
+	s.must("agent", "add", "alice")
+	for i, text := range []string{"Pat asked which hotel fits twelve people for the offsite", "The Memmo Alfama can hold twelve rooms"} {
+		s.must("remember", "--shard", "agent/alice", "--tier", "log", "--chat", "c13", "--message", fmt.Sprintf("msg_%d", i), text)
+	}
+	out := s.must("recall", "--agent", "alice", "--explain", "which hotel for the offsite")
+	for _, want := range []string{`term "hotel"`, "context from " + memd.FactID("Pat asked which hotel fits twelve people for the offsite") + " (1 away)", "read at agent/alice@"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("recall --explain lacks %q:\n%s", want, out)
+		}
+	}
+	out = s.must("context", "--agent", "alice")
+	_, stamp, ok := strings.Cut(out, "read at ")
+	if !ok {
+		t.Fatalf("context prints no stamp:\n%s", out)
+	}
+	stamp = strings.TrimSpace(stamp)
+	if out := s.must("context", "--agent", "alice", "--since", stamp); strings.TrimSpace(out) != "nothing changed\nread at "+stamp {
+		t.Errorf("nothing changed, yet:\n%s", out)
+	}
+	s.must("remember", "--shard", "agent/alice", "--tier", "log", "--date", "2026-05-01", "Moved the offsite to Porto")
+	out = s.must("context", "--agent", "alice", "--since", stamp)
+	if !strings.Contains(out, "### Your own memory (alice)\n+ (2026-05-01) Moved the offsite to Porto\nread at agent/alice@") {
+		t.Errorf("context --since:\n%s", out)
+	}
+	if out, err := s.memd(nil, "context", "--agent", "alice", "--since", "yesterday"); err == nil || !strings.Contains(out, "since takes the stamp") {
+		t.Errorf("a bad stamp: %v\n%s", err, out)
+	}
+}

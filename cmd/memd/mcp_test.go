@@ -111,8 +111,15 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	if text, _ := call(t, ctx, cs, "recall", map[string]any{"query": "where does Pat live?"}); !strings.Contains(text, "Lisbon") || !strings.Contains(text, "msg_77") {
 		t.Errorf("recall: %s", text)
 	}
-	if text, _ := call(t, ctx, cs, "memory_context", map[string]any{}); !strings.Contains(text, "Pat moved to Lisbon") {
+	if text, _ := call(t, ctx, cs, "recall", map[string]any{"query": "Pat in Lisbon", "explain": true}); !strings.Contains(text, `term "lisbon"`) {
+		t.Errorf("recall with explain: %s", text)
+	}
+	text, out = call(t, ctx, cs, "memory_context", map[string]any{})
+	if !strings.Contains(text, "Pat moved to Lisbon") {
 		t.Errorf("memory_context: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "memory_context", map[string]any{"since": out["stamp"]}); !strings.HasPrefix(text, "nothing changed") {
+		t.Errorf("memory_context since its own stamp: %s", text)
 	}
 	if text, _ := call(t, ctx, cs, "trace", map[string]any{"id": id}); !strings.Contains(text, "msg_77") || !strings.Contains(text, "chat_3") {
 		t.Errorf("trace: %s", text)

@@ -95,7 +95,7 @@ func runContext(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if cf.json {
-		return printJSON(e, res)
+		return printJSON(e, res) // the stamp is in it
 	}
 	fmt.Fprint(e.stdout, res.Markdown)
 	if *since != "" && res.Markdown == "" {

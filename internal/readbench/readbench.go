@@ -22,6 +22,7 @@ import (
 	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/provenance"
 )
@@ -99,6 +100,19 @@ func (s *Setup) Rebuild() (head, attribution time.Duration, err error) {
 	start = time.Now()
 	err = s.Index.AttributeAll(context.Background(), nil)
 	return head, time.Since(start), err
+}
+
+// BusyChatFacts counts the indexed facts attributed to BusyChat, to check
+// the benchmark measures the shape it says.
+func (s *Setup) BusyChatFacts() int {
+	n := 0
+	s.Index.Search().Walk(s.Shard, false, func(d search.Doc) bool {
+		if d.Chat == BusyChat {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // CatchUp commits one new fact with the git CLI, rounds times, and times
@@ -221,13 +235,14 @@ func caller() context.Context {
 	return memd.NewContext(context.Background(), memd.Caller{Agent: "bench", ChatKind: memd.ChatGroup})
 }
 
-// Recall runs n recall queries and returns each one's latency.
-func (s *Setup) Recall(n int) ([]time.Duration, error) {
+// Recall runs n recall queries and returns each one's latency; with
+// explain, each asks for the parts of its hits' scores.
+func (s *Setup) Recall(n int, explain bool) ([]time.Duration, error) {
 	ctx := caller()
 	out := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		start := time.Now()
-		if _, err := s.Service.Recall(ctx, memd.RecallQuery{Q: Queries[i%len(Queries)]}); err != nil {
+		if _, err := s.Service.Recall(ctx, memd.RecallQuery{Q: Queries[i%len(Queries)], Explain: explain}); err != nil {
 			return nil, err
 		}
 		out = append(out, time.Since(start))

@@ -47,9 +47,9 @@ func BenchmarkCatchUp100k(b *testing.B) {
 // BenchmarkRecall100k runs recall over 100,000 facts.
 func BenchmarkRecall100k(b *testing.B) {
 	s := setup(b)
-	s.Recall(20) // catch up and warm
+	s.Recall(20, false) // catch up and warm
 	b.ResetTimer()
-	ds, err := s.Recall(b.N)
+	ds, err := s.Recall(b.N, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func BenchmarkContext100k(b *testing.B) {
 func BenchmarkMemory100k(b *testing.B) {
 	s := setup(b)
 	for i := 0; i < b.N; i++ {
-		if _, err := s.Recall(50); err != nil {
+		if _, err := s.Recall(50, false); err != nil {
 			b.Fatal(err)
 		}
 	}
