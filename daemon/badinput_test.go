@@ -66,6 +66,10 @@ func TestBadInput(t *testing.T) {
 	}
 	e.admin.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "plan.md", Edits: []memd.NoteEdit{{Op: "insert_after", Anchor: "# Plan\n", Text: "\nv2\n"}}})
 	stale := note.Note.Revision
+	if _, err := e.admin.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "a1000.md", Text: strings.Repeat("a", 1000)}); err != nil {
+		t.Fatal(err)
+	}
+	blowUp := `{"op": "replace", "find": "a", "replace": "` + strings.Repeat("a", 1000) + `", "all": true}`
 	before := heads(t, e)
 
 	long := strings.Repeat("x", 501)
@@ -132,6 +136,12 @@ func TestBadInput(t *testing.T) {
 		{"recall another agent's view", "GET", "/v1/recall?q=x&agent=bob", "", "alice", memd.EFORBIDDEN},
 		{"context with four projects", "GET", "/v1/context?agent=alice&projects=a,b,c,d", "", "", memd.EINVALID},
 		{"context of no agent", "GET", "/v1/context", "", "", memd.EINVALID},
+		{"recall at a malformed stamp", "GET", "/v1/recall?q=x&at=agent/alice@zz", "", "alice", memd.EINVALID},
+		{"recall at a stamp naming an unknown commit", "GET", "/v1/recall?q=x&at=agent/alice@0123456789abcdef0123456789abcdef01234567", "", "alice", memd.ENOTFOUND},
+		{"recall explain not a boolean", "GET", "/v1/recall?q=x&explain=maybe", "", "alice", memd.EINVALID},
+		{"context since a date", "GET", "/v1/context?since=2026-01-01", "", "alice", memd.EINVALID},
+		{"context since a stamp and at", "GET", "/v1/context?since=agent/alice@abcd1234&at=2026-01-01", "", "alice", memd.EINVALID},
+		{"context since a commit alice's shard lacks", "GET", "/v1/context?since=agent/alice@0123456789abcdef0123456789abcdef01234567", "", "alice", memd.ENOTFOUND},
 		{"context at an unknown commit", "GET", "/v1/context?at=0123456789ab", "", "alice", memd.ENOTFOUND},
 		// Notes.
 		{"note path traversal", "POST", "/v1/shards/agent/alice/notes", `{"path": "../../etc/passwd.md", "text": "x"}`, "", memd.EINVALID},
@@ -144,6 +154,7 @@ func TestBadInput(t *testing.T) {
 		{"read an absent note", "GET", "/v1/shards/agent/alice/notes/absent.md", "", "", memd.ENOTFOUND},
 		{"edit at a stale revision", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"expectedRevision": "` + stale + `", "edits": [{"op": "replace", "find": "Plan", "replace": "Goal"}]}`, "", memd.EREVISION},
 		{"edit at a malformed revision", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"expectedRevision": "abc", "edits": [{"op": "replace", "find": "Plan", "replace": "Goal"}]}`, "", memd.EINVALID},
+		{"edits that each multiply the note", "POST", "/v1/shards/agent/alice/notes/a1000.md:edit", `{"edits": [` + blowUp + `, ` + blowUp + `, ` + blowUp + `]}`, "", memd.ETOOLARGE},
 		{"ambiguous anchor", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "replace", "find": "Ship it.", "replace": "Done."}]}`, "", memd.EANCHORAMBIGUOUS},
 		{"missing anchor", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "insert_after", "anchor": "## Risks", "text": "x"}]}`, "", memd.EANCHORNOTFOUND},
 		{"second edit's anchor missing", "POST", "/v1/shards/agent/alice/notes/plan.md:edit", `{"edits": [{"op": "replace", "find": "Plan", "replace": "Goal"}, {"op": "delete", "find": "Risks"}]}`, "", memd.EANCHORNOTFOUND},
@@ -161,6 +172,10 @@ func TestBadInput(t *testing.T) {
 		// Shards over git's smart HTTP.
 		{"git: another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
 		{"git: user shard, no chat declared", "GET", "/git/user/pat.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
+		{"git: user shard, a direct chat claimed in the URL", "GET", "/git/user/pat.git/info/refs?service=git-upload-pack&chat_kind=direct", "", "alice", memd.EFORBIDDEN},
+		{"git: fetch a user shard, a direct chat claimed", "POST", "/git/user/pat.git/git-upload-pack?chat_kind=direct", "0000", "alice", memd.EFORBIDDEN},
+		{"git: push to a user shard, a direct chat claimed", "GET", "/git/user/pat.git/info/refs?service=git-receive-pack&chat_kind=direct", "", "alice", memd.EFORBIDDEN},
+		{"git: push a user shard's pack, a direct chat claimed", "POST", "/git/user/pat.git/git-receive-pack?chat_kind=direct", "0000", "alice", memd.EFORBIDDEN},
 		{"git: push to another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-receive-pack", "", "alice", memd.EFORBIDDEN},
 		{"git: push body not pkt-lines", "POST", "/git/agent/alice.git/git-receive-pack", "zzzz", "alice", memd.EINVALID},
 		{"git: push command malformed", "POST", "/git/agent/alice.git/git-receive-pack", "000dnot a ref0000", "alice", memd.EINVALID},

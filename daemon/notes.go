@@ -140,7 +140,7 @@ func (s *Service) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.
 		if err := matchRevision(req.Path, cur, req.ExpectedRevision); err != nil {
 			return nil, false, err
 		}
-		next, err := anchor.Apply(string(cur), req.Edits)
+		next, err := anchor.Apply(string(cur), req.Edits, memd.MaxNoteBytes)
 		if err != nil {
 			return nil, false, err
 		}

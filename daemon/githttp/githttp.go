@@ -54,6 +54,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, memd.Errorf(memd.EUNAUTHORIZED, "no caller"))
 		return
 	}
+	// git declares no chat: whatever the URL says (?chat_kind=direct), a
+	// git caller is in none, so user memory stays the admin's.
+	caller.ChatKind = ""
 	verb := "read"
 	if push {
 		verb = "push to"

@@ -61,22 +61,24 @@ func Find(text, anchor string) (ranges []Range, folded bool) {
 
 // Apply applies edits to text in order, each to the result of the ones
 // before it, and returns the new text; on any failure it returns an error
-// naming the edit (codes EINVALID, EANCHORNOTFOUND, EANCHORAMBIGUOUS) and
-// no text.
-func Apply(text string, edits []memd.NoteEdit) (string, error) {
+// naming the edit (codes EINVALID, EANCHORNOTFOUND, EANCHORAMBIGUOUS,
+// ETOOLARGE) and no text. No edit may make the text longer than limit
+// bytes: that is checked before the edit is made, so a replace of every
+// "a" by a thousand of them fails without asking for the memory.
+func Apply(text string, edits []memd.NoteEdit, limit int) (string, error) {
 	if len(edits) == 0 {
 		return "", memd.Errorf(memd.EINVALID, "no edits given")
 	}
 	for i, e := range edits {
 		var err error
-		if text, err = apply(text, e); err != nil {
+		if text, err = apply(text, e, limit); err != nil {
 			return "", memd.Errorf(memd.ErrorCode(err), "edit %d (%s): %s", i+1, e.Op, memd.ErrorMessage(err))
 		}
 	}
 	return text, nil
 }
 
-func apply(text string, e memd.NoteEdit) (string, error) {
+func apply(text string, e memd.NoteEdit, limit int) (string, error) {
 	var anchor, insert string
 	switch e.Op {
 	case memd.NoteReplace, memd.NoteDelete:
@@ -115,6 +117,9 @@ func apply(text string, e memd.NoteEdit) (string, error) {
 		}
 		return "", memd.Errorf(memd.EANCHORAMBIGUOUS, "%q occurs %d times in the note; %s", truncate(anchor, 80), len(ranges), hint)
 	}
+	if size := editedSize(len(text), ranges, e.Op, len(insert)); size > limit {
+		return "", memd.Errorf(memd.ETOOLARGE, "it would make the note %d KiB; a note holds at most %d KiB", (size+1023)>>10, limit>>10)
+	}
 	var b strings.Builder
 	at := 0
 	for _, r := range ranges {
@@ -138,6 +143,27 @@ func apply(text string, e memd.NoteEdit) (string, error) {
 	}
 	b.WriteString(text[at:])
 	return b.String(), nil
+}
+
+// editedSize is the length text of length n would have after an edit that
+// inserts insert bytes at each range (replacing it, for replace and delete).
+func editedSize(n int, ranges []Range, op string, insert int) int {
+	at := 0
+	for _, r := range ranges {
+		if r.Start < at {
+			continue
+		}
+		n += insert
+		if op == memd.NoteReplace || op == memd.NoteDelete {
+			n -= r.End - r.Start
+			at = r.End
+		} else if op == memd.NoteInsertAfter {
+			at = r.End
+		} else {
+			at = r.Start
+		}
+	}
+	return n
 }
 
 func truncate(s string, n int) string {

@@ -38,7 +38,7 @@ var foldCases = []struct {
 func TestFoldedMatches(t *testing.T) {
 	for _, c := range foldCases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := anchor.Apply(c.note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: c.anchor, Replace: "X"}})
+			got, err := anchor.Apply(c.note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: c.anchor, Replace: "X"}}, memd.MaxNoteBytes)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -50,11 +50,11 @@ func TestFoldedMatches(t *testing.T) {
 		// folded match is as ambiguous as an exact one would be.
 		t.Run(c.name+"/ambiguous", func(t *testing.T) {
 			twice := c.note + c.note
-			_, err := anchor.Apply(twice, []memd.NoteEdit{{Op: memd.NoteReplace, Find: c.anchor, Replace: "X"}})
+			_, err := anchor.Apply(twice, []memd.NoteEdit{{Op: memd.NoteReplace, Find: c.anchor, Replace: "X"}}, memd.MaxNoteBytes)
 			if memd.ErrorCode(err) != memd.EANCHORAMBIGUOUS {
 				t.Fatalf("err %v, want %s", err, memd.EANCHORAMBIGUOUS)
 			}
-			all, err := anchor.Apply(twice, []memd.NoteEdit{{Op: memd.NoteReplace, Find: c.anchor, Replace: "X", All: true}})
+			all, err := anchor.Apply(twice, []memd.NoteEdit{{Op: memd.NoteReplace, Find: c.anchor, Replace: "X", All: true}}, memd.MaxNoteBytes)
 			if err != nil || all != c.want+c.want {
 				t.Errorf("with all: %q, %v; want %q", all, err, c.want+c.want)
 			}
@@ -66,7 +66,7 @@ func TestExactBeatsFolded(t *testing.T) {
 	// The exact text occurs once; a folded variant elsewhere does not make
 	// it ambiguous.
 	note := "Use \u201cmain\u201d.\nUse \"main\".\n"
-	got, err := anchor.Apply(note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: `Use "main"`, Replace: "X"}})
+	got, err := anchor.Apply(note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: `Use "main"`, Replace: "X"}}, memd.MaxNoteBytes)
 	if err != nil || got != "Use \u201cmain\u201d.\nX.\n" {
 		t.Errorf("got %q, %v", got, err)
 	}
@@ -75,7 +75,7 @@ func TestExactBeatsFolded(t *testing.T) {
 func TestFoldNeverSplitsACharacter(t *testing.T) {
 	// "e" is not "é", composed or not.
 	for _, note := range []string{"Caf\u00e9\n", "Caf\u0065\u0301\n"} {
-		if _, err := anchor.Apply(note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: "Cafe\u200b", Replace: "X"}}); memd.ErrorCode(err) != memd.EANCHORNOTFOUND {
+		if _, err := anchor.Apply(note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: "Cafe\u200b", Replace: "X"}}, memd.MaxNoteBytes); memd.ErrorCode(err) != memd.EANCHORNOTFOUND {
 			t.Errorf("%q: err %v, want %s", note, err, memd.EANCHORNOTFOUND)
 		}
 	}
@@ -111,7 +111,7 @@ func TestOperations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := anchor.Apply(note, c.edits)
+			got, err := anchor.Apply(note, c.edits, memd.MaxNoteBytes)
 			if memd.ErrorCode(err) != c.code {
 				t.Fatalf("err %v, want code %q", err, c.code)
 			}
@@ -120,7 +120,7 @@ func TestOperations(t *testing.T) {
 			}
 		})
 	}
-	if _, err := anchor.Apply("aaa", []memd.NoteEdit{{Op: "replace", Find: "aa", Replace: "b"}}); memd.ErrorCode(err) != memd.EANCHORAMBIGUOUS {
+	if _, err := anchor.Apply("aaa", []memd.NoteEdit{{Op: "replace", Find: "aa", Replace: "b"}}, memd.MaxNoteBytes); memd.ErrorCode(err) != memd.EANCHORAMBIGUOUS {
 		t.Errorf("overlapping occurrences: %v", err)
 	}
 }
@@ -129,9 +129,38 @@ func TestErrorsNameTheEdit(t *testing.T) {
 	_, err := anchor.Apply("one two", []memd.NoteEdit{
 		{Op: "replace", Find: "one", Replace: "1"},
 		{Op: "insert_after", Anchor: "three", Text: "3"},
-	})
+	}, memd.MaxNoteBytes)
 	if msg := memd.ErrorMessage(err); !strings.HasPrefix(msg, "edit 2 (insert_after): ") || !strings.Contains(msg, `"three"`) {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// Each edit's growth is checked before it is made: edits that would each
+// multiply the note fail at once, whatever they would have asked for.
+func TestGrowthCheckedBeforeTheEdit(t *testing.T) {
+	note := strings.Repeat("a", 1000)
+	blowUp := memd.NoteEdit{Op: memd.NoteReplace, Find: "a", Replace: strings.Repeat("a", 1000), All: true}
+	_, err := anchor.Apply(note, []memd.NoteEdit{blowUp, blowUp, blowUp}, memd.MaxNoteBytes)
+	if memd.ErrorCode(err) != memd.ETOOLARGE || !strings.HasPrefix(memd.ErrorMessage(err), "edit 1 (replace): it would make the note 977 KiB") {
+		t.Errorf("err %v", err)
+	}
+	for _, c := range []struct {
+		edit memd.NoteEdit
+		size int
+	}{
+		{memd.NoteEdit{Op: memd.NoteReplace, Find: "b", Replace: "ccc", All: true}, 16},
+		{memd.NoteEdit{Op: memd.NoteDelete, Find: "b", All: true}, 7},
+		{memd.NoteEdit{Op: memd.NoteInsertAfter, Anchor: "x", Text: "yy"}, 12},
+		{memd.NoteEdit{Op: memd.NoteInsertBefore, Anchor: "x", Text: "yy"}, 12},
+	} {
+		// A limit of exactly the result passes; one byte less fails.
+		got, err := anchor.Apply("ab ab x ab", []memd.NoteEdit{c.edit}, c.size)
+		if err != nil || len(got) != c.size {
+			t.Errorf("%s: %q, %v; want %d bytes", c.edit.Op, got, err, c.size)
+		}
+		if _, err := anchor.Apply("ab ab x ab", []memd.NoteEdit{c.edit}, c.size-1); memd.ErrorCode(err) != memd.ETOOLARGE {
+			t.Errorf("%s over the limit: %v", c.edit.Op, err)
+		}
 	}
 }
 
@@ -159,7 +188,7 @@ func FuzzFind(f *testing.F) {
 			}
 		}
 		if len(ranges) == 1 {
-			got, err := anchor.Apply(note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: anchorText, Replace: "\x00"}})
+			got, err := anchor.Apply(note, []memd.NoteEdit{{Op: memd.NoteReplace, Find: anchorText, Replace: "\x00"}}, memd.MaxNoteBytes)
 			r := ranges[0]
 			if err != nil || got != note[:r.Start]+"\x00"+note[r.End:] {
 				t.Fatalf("replace: %q, %v", got, err)
