@@ -176,30 +176,44 @@ type RecallResult struct {
 }
 
 // ReadAt names the commit each shard of an answer was read at (a shard
-// with no commit yet is absent), and the same as one stamp: the answer is
-// reproduced by asking again with at=<stamp>, and what changed since is
-// asked for with since=<stamp>.
+// with no commit yet is absent), and the same as one stamp naming every
+// shard read, "none" for one without a commit: the answer is reproduced
+// by asking again with at=<stamp>, and what changed since is asked for
+// with since=<stamp>.
 type ReadAt struct {
 	Commits map[ShardID]string `json:"read_at"`
 	Stamp   string             `json:"stamp"`
 }
 
-// NewReadAt makes a ReadAt of the commits each shard was read at.
-func NewReadAt(commits map[ShardID]string) ReadAt {
+// stampNone stands in a stamp for a shard that had no commit.
+const stampNone = "none"
+
+// NewReadAt makes a ReadAt of the shards read and the commits they were
+// read at.
+func NewReadAt(commits map[ShardID]string, shards []ShardID) ReadAt {
 	if commits == nil {
 		commits = map[ShardID]string{}
 	}
-	ids := make([]string, 0, len(commits))
-	for id, c := range commits {
-		ids = append(ids, id.String()+"@"+c)
+	var parts []string
+	seen := make(map[ShardID]bool)
+	for _, id := range shards {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c := commits[id]
+		if c == "" {
+			c = stampNone
+		}
+		parts = append(parts, id.String()+"@"+c)
 	}
-	slices.Sort(ids)
-	return ReadAt{Commits: commits, Stamp: strings.Join(ids, ",")}
+	slices.Sort(parts)
+	return ReadAt{Commits: commits, Stamp: strings.Join(parts, ",")}
 }
 
 // ParseStamp reads a stamp: "<shard>@<commit>" pairs joined by commas, as
-// ReadAt writes it. ok is false for text that is not meant as a stamp (a
-// date, a bare commit).
+// ReadAt writes it; a shard that had no commit maps to "". ok is false for
+// text that is not meant as a stamp (a date, a bare commit).
 func ParseStamp(s string) (commits map[ShardID]string, ok bool, err error) {
 	if !strings.Contains(s, "@") {
 		return nil, false, nil
@@ -207,9 +221,13 @@ func ParseStamp(s string) (commits map[ShardID]string, ok bool, err error) {
 	commits = make(map[ShardID]string)
 	for _, part := range strings.Split(s, ",") {
 		name, commit, found := strings.Cut(strings.TrimSpace(part), "@")
+		commit = strings.ToLower(commit)
 		id, perr := ParseShardID(name)
-		if !found || perr != nil || !isHex(commit) {
+		if !found || perr != nil || commit != stampNone && !isHex(commit) {
 			return nil, true, Errorf(EINVALID, "stamp %q: want <shard>@<commit> pairs joined by commas, as read_at's stamp", truncate(s, 80))
+		}
+		if commit == stampNone {
+			commit = ""
 		}
 		commits[id] = commit
 	}

@@ -26,11 +26,11 @@ const precedence = "Facts are dated. Within one scope, a newer fact wins over an
 // contextBlock cuts one scope's block: its lasting facts, then its highest
 // ranked dated facts, each part stopping at the first fact that would
 // overflow its budget.
-func contextBlock(x *search.Index, shard memd.ShardID, title string) memd.ContextBlock {
+func contextBlock(walk search.Walker, shard memd.ShardID, title string) memd.ContextBlock {
 	b := memd.ContextBlock{Shard: shard, Title: title, Profile: []memd.Fact{}, Recent: []memd.Fact{}}
 	take := func(profile bool, maxFacts, maxChars int, out *[]memd.Fact) int {
 		used := 0
-		n := x.Walk(shard, profile, func(d search.Doc) bool {
+		n := walk(shard, profile, func(d search.Doc) bool {
 			size := lineSize(d.Fact)
 			if len(*out) == maxFacts || used+size > maxChars {
 				return false

@@ -74,7 +74,15 @@ func TestRecall_ReadAtReproducesTheAnswer(t *testing.T) {
 	e := start(t)
 	alice := e.agent(t, "alice", "apollo")
 	ctx := context.Background()
-	remember(t, alice, "agent/alice", "Booked a flight to Lisbon for the offsite", memd.TierLog, memd.Source{})
+	empty, err := alice.Recall(ctx, memd.RecallQuery{Q: "Lisbon"})
+	if err != nil || empty.Stamp != "agent/alice@none,project/apollo@none" {
+		t.Errorf("an empty view's stamp: %q, %v", empty.Stamp, err)
+	}
+	chat := memd.Source{Chat: "c1"}
+	for i, text := range []string{"Pat asked where the offsite is", "Lisbon, at the Memmo", "Booked a flight to Lisbon for the offsite"} {
+		chat.Messages = []string{fmt.Sprintf("m%d", i)}
+		remember(t, alice, "agent/alice", text, memd.TierLog, chat)
+	}
 	remember(t, alice, "project/apollo", "The offsite is in Lisbon in March", memd.TierProfile, memd.Source{})
 	remember(t, alice, "agent/alice", "Lisbon hotel shortlist: Memmo, Lumiares", memd.TierLog, memd.Source{})
 	q := memd.RecallQuery{Q: "Lisbon offsite"}
@@ -90,10 +98,20 @@ func TestRecall_ReadAtReproducesTheAnswer(t *testing.T) {
 			t.Errorf("%s read at %s, HEAD is %s", id, c, want)
 		}
 	}
-	// More writes: a better match, and one of the hits forgotten.
+	// More writes: a better match, hits of the chat forgotten, and
+	// another agent's memory full of the same words.
 	remember(t, alice, "agent/alice", "Lisbon offsite: Lisbon offsite agenda", memd.TierLog, memd.Source{})
 	remember(t, alice, "project/apollo", "Lisbon offsite budget approved", memd.TierLog, memd.Source{})
-	if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: memd.AgentShard("alice"), ID: memd.FactID("Booked a flight to Lisbon for the offsite")}); err != nil {
+	for _, text := range []string{"Booked a flight to Lisbon for the offsite", "Pat asked where the offsite is"} {
+		if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: memd.AgentShard("alice"), ID: memd.FactID(text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob := e.agent(t, "bob")
+	for i := 0; i < 30; i++ {
+		remember(t, bob, "agent/bob", fmt.Sprintf("Lisbon trip note %d", i), memd.TierLog, memd.Source{})
+	}
+	if _, err := bob.Recall(ctx, memd.RecallQuery{Q: "Lisbon"}); err != nil {
 		t.Fatal(err)
 	}
 	now, err := alice.Recall(ctx, q)
@@ -115,10 +133,16 @@ func TestRecall_ReadAtReproducesTheAnswer(t *testing.T) {
 		t.Errorf("at=stamp answers read at %q, want %q", again.Stamp, first.Stamp)
 	}
 	for i := range again.Hits {
-		if again.Hits[i].Score != first.Hits[i].Score {
-			t.Errorf("hit %d scored %v then, %v now", i, first.Hits[i].Score, again.Hits[i].Score)
+		a, f := again.Hits[i], first.Hits[i]
+		if a.Score != f.Score || a.SourceChat != f.SourceChat || a.Commit != f.Commit {
+			t.Errorf("hit %d %q: score %v, chat %q, commit %s then; %v, %q, %s now", i, f.Text, f.Score, f.SourceChat, f.Commit, a.Score, a.SourceChat, a.Commit)
 		}
 	}
+	// Another view's stamp is refused, not read as an empty memory.
+	_, err = bob.Recall(ctx, memd.RecallQuery{Q: "Lisbon", At: first.Stamp})
+	wantCode(t, err, memd.EINVALID)
+	_, err = bob.Context(ctx, memd.ContextQuery{Since: first.Stamp})
+	wantCode(t, err, memd.EINVALID)
 	// A stamp that is not one, or names a commit the shard lacks.
 	for _, bad := range []string{"agent/alice@", "agent/alice@xyz", "nobody@abcd1234", "agent/alice@0123456789abcdef0123456789abcdef01234567"} {
 		_, err := alice.Recall(ctx, memd.RecallQuery{Q: "Lisbon", At: bad})

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,12 +32,12 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 		return memd.RecallResult{}, memd.Errorf(memd.EINVALID, "the query is longer than 1000 bytes")
 	}
 	shards := q.Scopes.Shards()
-	x, at, err := s.view(shards, q.At)
+	x, at, err := s.view(ctx, shards, q.At)
 	if err != nil {
 		return memd.RecallResult{}, err
 	}
 	var res search.Result
-	if s.Reranker != nil && q.At == "" {
+	if s.Reranker != nil {
 		// Re-rank a wider lexical net, then cut to k within the budget.
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: max(3*k, 30), Now: s.Now(), Explain: q.Explain})
 		reranked, err := s.Reranker.Rerank(ctx, q.Q, res.Hits)
@@ -48,7 +49,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 	} else {
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now(), Explain: q.Explain})
 	}
-	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, At: at, ReadAt: memd.NewReadAt(res.ReadAt)}
+	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards)}
 	if out.Searched == nil {
 		out.Searched = []memd.ShardID{}
 	}
@@ -62,7 +63,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 // with the shards' HEADs, or for a point in time an index of the shards as
 // they were then, read from git history. It also names the commit, date or
 // stamp answered from.
-func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string, error) {
+func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string) (*search.Index, string, error) {
 	if at == "" {
 		if err := s.Index.CatchUp(shards...); err != nil {
 			return nil, "", err
@@ -93,12 +94,20 @@ func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string,
 		if err != nil {
 			return nil, "", err
 		}
+		// Where each fact came from: as the live index knows it when that
+		// is a commit no newer than h, else read from history.
+		var unknown []int
 		for _, l := range lines {
 			d := search.Doc{Fact: l.Fact, Offset: l.Offset}
-			if cur, ok := live.Get(id, l.ID); ok && cur.Text == l.Text && cur.Date == l.Date {
-				d.Commit, d.Messages, d.Chat = cur.Commit, cur.Messages, cur.Chat
+			if cur, ok := live.Get(id, l.ID); ok && cur.Text == l.Text && cur.Date == l.Date && cur.Commit != "" && cur.When <= c.Time.Unix() {
+				d.Commit, d.Messages, d.Chat, d.When = cur.Commit, cur.Messages, cur.Chat, cur.When
+			} else {
+				unknown = append(unknown, len(docs))
 			}
 			docs = append(docs, d)
+		}
+		if err := attributeAt(ctx, sh, h, docs, unknown); err != nil {
+			return nil, "", err
 		}
 		notes, _, err := sh.Notes(h)
 		if err != nil {
@@ -114,6 +123,25 @@ func (s *Service) view(shards []memd.ShardID, at string) (*search.Index, string,
 	return x, label, nil
 }
 
+// attributeAt fills in where the facts docs[i], i in which, came from, read
+// from the history of h.
+func attributeAt(ctx context.Context, sh *gitstore.Shard, h plumbing.Hash, docs []search.Doc, which []int) error {
+	if len(which) == 0 {
+		return nil
+	}
+	want := make(map[string]bool, len(which))
+	byID := make(map[string]int, len(which))
+	for _, i := range which {
+		want[docs[i].ID] = true
+		byID[docs[i].ID] = i
+	}
+	return index.Introductions(ctx, sh, h, want, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
+		d := &docs[byID[id]]
+		d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
+		return nil
+	})
+}
+
 // instant resolves at (a date, a commit in one of the shards, or a stamp of
 // an earlier answer) to the commit each shard was at then; a shard absent
 // had no commit yet. It also returns how to name that instant: the time of
@@ -123,17 +151,8 @@ func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]pl
 		if err != nil {
 			return nil, "", err
 		}
-		heads := make(map[memd.ShardID]plumbing.Hash)
-		for _, id := range shards {
-			if c, ok := stamp[id]; ok {
-				h, err := s.resolveIn(id, c)
-				if err != nil {
-					return nil, "", err
-				}
-				heads[id] = h
-			}
-		}
-		return heads, at, nil
+		heads, err := s.stampHeads(shards, stamp)
+		return heads, at, err
 	}
 	when, exact, err := s.pointInTime(shards, at)
 	if err != nil {
@@ -161,6 +180,29 @@ func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]pl
 		}
 	}
 	return heads, when.UTC().Format(time.RFC3339), nil
+}
+
+// stampHeads resolves the commits of a stamp for the shards of a view. A
+// stamp is an earlier answer's in the same view: one naming a shard the
+// view does not read is refused (another agent's, or a project left), and
+// a shard of the view it does not name had no commit then.
+func (s *Service) stampHeads(shards []memd.ShardID, stamp map[memd.ShardID]string) (map[memd.ShardID]plumbing.Hash, error) {
+	for id := range stamp {
+		if !slices.Contains(shards, id) {
+			return nil, memd.Errorf(memd.EINVALID, "the stamp names %s, which this view of memory does not read: it is another view's", id)
+		}
+	}
+	heads := make(map[memd.ShardID]plumbing.Hash)
+	for _, id := range shards {
+		if c := stamp[id]; c != "" {
+			h, err := s.resolveIn(id, c)
+			if err != nil {
+				return nil, err
+			}
+			heads[id] = h
+		}
+	}
+	return heads, nil
 }
 
 // resolveIn finds a commit of one shard by hash or prefix.
@@ -215,19 +257,18 @@ func (s *Service) Context(ctx context.Context, q memd.ContextQuery) (memd.Memory
 		}
 		return s.contextSince(q)
 	}
-	x, _, err := s.view(q.Scopes.Shards(), q.At)
+	shards := q.Scopes.Shards()
+	x, _, err := s.view(ctx, shards, q.At)
 	if err != nil {
 		return memd.MemoryContext{}, err
 	}
-	// The commits are taken first: a catch-up between them and the walks
-	// below can only make the section newer than its stamp, and a later
-	// since= then repeats a change rather than missing one.
-	readAt := x.Heads(q.Scopes.Shards())
 	var blocks []memd.ContextBlock
-	for _, sc := range scopesOf(q.Scopes) {
-		blocks = append(blocks, contextBlock(x, sc.shard, sc.title))
-	}
-	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, ReadAt: memd.NewReadAt(readAt)}, nil
+	readAt := x.Snapshot(shards, func(walk search.Walker) {
+		for _, sc := range scopesOf(q.Scopes) {
+			blocks = append(blocks, contextBlock(walk, sc.shard, sc.title))
+		}
+	})
+	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, ReadAt: memd.NewReadAt(readAt, shards)}, nil
 }
 
 type scope struct {
@@ -259,19 +300,18 @@ func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) 
 		return memd.MemoryContext{}, err
 	}
 	shards := q.Scopes.Shards()
+	before, err := s.stampHeads(shards, old)
+	if err != nil {
+		return memd.MemoryContext{}, err
+	}
 	if err := s.Index.CatchUp(shards...); err != nil {
 		return memd.MemoryContext{}, err
 	}
 	now := s.Index.Search().Heads(shards)
-	out := memd.MemoryContext{ReadAt: memd.NewReadAt(now)}
+	out := memd.MemoryContext{ReadAt: memd.NewReadAt(now, shards)}
 	var b strings.Builder
 	for _, sc := range scopesOf(q.Scopes) {
-		from := plumbing.ZeroHash
-		if c, ok := old[sc.shard]; ok {
-			if from, err = s.resolveIn(sc.shard, c); err != nil {
-				return memd.MemoryContext{}, err
-			}
-		}
+		from := before[sc.shard]
 		to := plumbing.ZeroHash
 		if c := now[sc.shard]; c != "" {
 			to = plumbing.NewHash(c)

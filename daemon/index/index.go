@@ -37,7 +37,7 @@ const (
 	factPrefix = "fact:" // fact:<shard>:<id> -> record
 	headPrefix = "head:" // head:<shard> -> the commit the shard's facts were read from
 	metaFormat = "meta:format"
-	format     = "2" // 2: notes
+	format     = "3" // 2: notes; 3: commit times
 )
 
 // maxWalk bounds how many commits catch-up reads before it reads HEAD
@@ -54,6 +54,7 @@ type record struct {
 	Commit   string   `json:"c,omitempty"`
 	Messages []string `json:"m,omitempty"`
 	Chat     string   `json:"h,omitempty"`
+	When     int64    `json:"w,omitempty"` // the commit's time, Unix seconds
 }
 
 // Index is the fact index of a store.
@@ -174,7 +175,7 @@ func factKey(shard memd.ShardID, id string) string {
 // store, and reflection was a seventh of its time.
 func encode(d search.Doc) string {
 	r := record{Date: d.Date.String(), Tier: string(d.Tier), Text: d.Text, File: d.File,
-		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat}
+		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat, When: d.When}
 	plain := utf8.ValidString(r.Text) && utf8.ValidString(r.File) && utf8.ValidString(r.Chat)
 	for _, m := range r.Messages {
 		plain = plain && utf8.ValidString(m)
@@ -211,6 +212,10 @@ func encode(d search.Doc) string {
 	if r.Chat != "" {
 		b = append(b, `,"h":`...)
 		b = appendJSONString(b, r.Chat)
+	}
+	if r.When != 0 {
+		b = append(b, `,"w":`...)
+		b = strconv.AppendInt(b, r.When, 10)
 	}
 	return string(append(b, '}'))
 }
@@ -264,7 +269,7 @@ func decode(key, value string) (search.Doc, bool) {
 	}
 	return search.Doc{
 		Fact:   memd.Fact{ID: rest[i+1:], Shard: shard, Date: date, Tier: memd.Tier(r.Tier), Text: r.Text, File: r.File},
-		Offset: r.Offset, Commit: r.Commit, Messages: r.Messages, Chat: r.Chat,
+		Offset: r.Offset, Commit: r.Commit, Messages: r.Messages, Chat: r.Chat, When: r.When,
 	}, true
 }
 
@@ -339,9 +344,15 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 		err = x.replaceShard(sh, nil, head)
 	} else {
 		// A shard never indexed is followed from its first commit while its
-		// history is short, which attributes every fact on the way.
+		// history is short, which attributes every fact on the way. Writes
+		// during it move HEAD; it is followed again to the newer HEAD.
 		err = x.follow(sh, indexed, head)
-		if errors.Is(err, errUnknownBase) {
+		for try := 0; errors.Is(err, errHeadMoved) && try < 10; try++ {
+			if head, err = sh.Head(); err == nil {
+				err = x.follow(sh, indexed, head)
+			}
+		}
+		if errors.Is(err, errUnknownBase) || errors.Is(err, errHeadMoved) {
 			full = true
 			err = x.rebuildShard(sh)
 		}
@@ -352,7 +363,10 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 	return err
 }
 
-var errUnknownBase = errors.New("indexed commit is not an ancestor of HEAD")
+var (
+	errUnknownBase = errors.New("indexed commit is not an ancestor of HEAD")
+	errHeadMoved   = errors.New("HEAD moved during the catch-up")
+)
 
 // follow catches up from indexed to head by reading the commits between
 // them: the trailers of memd's commits name the facts they changed, other
@@ -364,6 +378,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 		commit   string
 		messages []string
 		chat     string
+		when     int64
 	}
 	touched := make(map[string]*touch)
 	var order []string
@@ -408,7 +423,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 		}
 		for _, fid := range ids {
 			if touched[fid] == nil {
-				touched[fid] = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat}
+				touched[fid] = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat, when: c.Time.Unix()}
 				order = append(order, fid)
 			}
 		}
@@ -426,7 +441,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 	}
 	for _, fid := range merged {
 		if touched[fid] == nil {
-			touched[fid] = &touch{commit: mergedBy[fid].Hash.String()}
+			touched[fid] = &touch{commit: mergedBy[fid].Hash.String(), when: mergedBy[fid].Time.Unix()}
 			order = append(order, fid)
 		}
 	}
@@ -445,7 +460,11 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	_ = at // if the shard moved meanwhile, the next catch-up reads the rest
+	if at != head {
+		// The facts were read at a newer commit than the one the index
+		// would record: recording head would name a state it does not hold.
+		return errHeadMoved
+	}
 	var put []search.Doc
 	var del []string
 	moved := make(map[string]bool) // files whose later lines moved up
@@ -460,7 +479,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 		}
 		t := touched[fid]
 		d := docOf(l)
-		d.Commit, d.Messages, d.Chat = t.commit, t.messages, t.chat
+		d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
 		put = append(put, d)
 	}
 	return x.apply(sh, put, del, moved, notes, head)
@@ -471,9 +490,12 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 	id := sh.ID()
 	// Lines after a removed one moved; refresh the offsets of those files.
 	for file := range moved {
-		lines, _, err := sh.FileLines(file)
+		lines, at, err := sh.FileLines(file)
 		if err != nil {
 			return err
+		}
+		if at != head {
+			return errHeadMoved
 		}
 		for _, l := range lines {
 			if d, ok := x.search.Get(id, l.ID); ok && d.Offset != l.Offset && !slices.ContainsFunc(put, func(p search.Doc) bool { return p.ID == l.ID }) {
@@ -535,7 +557,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 	for i, l := range lines {
 		docs[i] = docOf(l)
 		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text {
-			docs[i].Commit, docs[i].Messages, docs[i].Chat = old.Commit, old.Messages, old.Chat
+			docs[i].Commit, docs[i].Messages, docs[i].Chat, docs[i].When = old.Commit, old.Messages, old.Chat, old.When
 		}
 	}
 	// The file and the search engine are filled at the same time.
@@ -603,17 +625,40 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 				if !ok || cur.Commit != "" || cur.Text != d.Text || cur.Date != d.Date {
 					continue
 				}
-				cur.Commit, cur.Messages, cur.Chat = d.Commit, d.Messages, d.Chat
+				cur.Commit, cur.Messages, cur.Chat, cur.When = d.Commit, d.Messages, d.Chat, d.When
 				if _, _, err := tx.Set(factKey(id, d.ID), encode(cur), nil); err != nil {
 					return err
 				}
-				x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat)
+				x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat, d.When)
 			}
 			return nil
 		})
 		batch = batch[:0]
 		return err
 	}
+	err := Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
+		if d, ok := x.search.Get(id, fid); ok {
+			d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
+			batch = append(batch, d)
+		}
+		if len(batch) >= 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// Introductions walks a shard's history from head, newest first, and calls
+// fn for each fact of want with the newest commit that touched it (memd's
+// commits name their facts in trailers; others are diffed), removing it
+// from want, until none is left. progress, when given, is told how many
+// commits have been read.
+func Introductions(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, want map[string]bool, progress func(int),
+	fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
 	n := 0
 	err := sh.Walk(head, func(c gitstore.Commit) error {
 		if err := ctx.Err(); err != nil {
@@ -642,13 +687,7 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 				continue
 			}
 			delete(want, fid)
-			if d, ok := x.search.Get(id, fid); ok {
-				d.Commit, d.Messages, d.Chat = c.Hash.String(), p.SourceMessages, p.SourceChat
-				batch = append(batch, d)
-			}
-		}
-		if len(batch) >= 1000 {
-			if err := flush(); err != nil {
+			if err := fn(fid, c, p); err != nil {
 				return err
 			}
 		}
@@ -657,9 +696,6 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 		}
 		return nil
 	})
-	if ferr := flush(); err == nil {
-		err = ferr
-	}
 	if progress != nil {
 		progress(n)
 	}

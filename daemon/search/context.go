@@ -83,7 +83,7 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		return
 	}
 	if e.doc.Chat != "" {
-		list := x.chats[chatKey{e.doc.Chat, e.days}]
+		list := x.chats[chatKeyOf(&e.doc, e.days)]
 		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
 		for found && at < len(list) && list[at] != i {
 			at++ // facts sharing a place (only in hand-made indexes)
@@ -127,8 +127,9 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 
 // liftChatDays multiplies the score of each candidate of a chat by up to
 // 1+chatDayLift, by how much of the query (weighed by IDF) the candidates
-// of its chat and day hold together. A query of one word says nothing of a
-// day as a whole and lifts nothing.
+// of its chat's day hold together and how much of it the others hold: a
+// fact alone in its chat, or whose day adds nothing to it, is not lifted.
+// A query of one word says nothing of a day as a whole and lifts nothing.
 func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 	if len(weights) < 2 {
 		return
@@ -140,27 +141,48 @@ func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 	if total <= 0 {
 		return
 	}
-	held := make(map[chatKey]uint64)
+	// Per chat's day, the terms its candidates hold, and those held by
+	// two or more: a fact's others hold what the day holds beyond it, and
+	// what it holds that another holds too.
+	type held struct{ once, twice uint64 }
+	days := make(map[chatKey]*held)
 	for _, i := range top {
-		if e := x.entries[i]; e.doc.Chat != "" {
-			k := chatKey{e.doc.Chat, e.days}
-			held[k] |= sc.terms[i] &^ touchedBit
+		e := x.entries[i]
+		if e.doc.Chat == "" {
+			continue
 		}
+		k := chatKeyOf(&e.doc, e.days)
+		h := days[k]
+		if h == nil {
+			h = &held{}
+			days[k] = h
+		}
+		m := sc.terms[i] &^ touchedBit
+		h.twice |= h.once & m
+		h.once |= m
+	}
+	cover := func(mask uint64) float64 {
+		c := 0.0
+		for mask != 0 {
+			j := bits.TrailingZeros64(mask)
+			c += weights[j]
+			mask &^= 1 << j
+		}
+		return c / total
 	}
 	for _, i := range top {
 		e := x.entries[i]
 		if e.doc.Chat == "" {
 			continue
 		}
-		mask := held[chatKey{e.doc.Chat, e.days}]
-		covered := 0.0
-		for mask != 0 {
-			j := bits.TrailingZeros64(mask)
-			covered += weights[j]
-			mask &^= 1 << j
+		h := days[chatKeyOf(&e.doc, e.days)]
+		own := sc.terms[i] &^ touchedBit
+		others := (h.once &^ own) | (h.twice & own)
+		share := cover(h.once) * cover(others)
+		if share == 0 {
+			continue
 		}
-		share := covered / total
-		more := sc.v[i] * chatDayLift * share * share
+		more := sc.v[i] * chatDayLift * share
 		sc.v[i] += more
 		if p := sc.explain(i); p != nil {
 			p.ChatDay += more

@@ -152,6 +152,8 @@ func conversationDocs(c conversation, turns, chat bool) []search.Doc {
 		if chat {
 			d.Chat = c.name
 		}
+		// A commit a turn (or fact), a few seconds apart.
+		d.When = date.Time().Unix() + int64(len(docs))*7
 		d.Offset = offsets[d.File]
 		offsets[d.File] += len(text) + 16
 		docs = append(docs, d)

@@ -6,6 +6,7 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"runtime"
 	"slices"
@@ -25,6 +26,7 @@ type Doc struct {
 	Commit   string   // the commit that introduced it, when known
 	Messages []string // the Source-Message trailers of that commit
 	Chat     string   // the Source-Chat trailer of that commit
+	When     int64    // that commit's time, Unix seconds (0: not yet known)
 	Note     string
 }
 
@@ -53,10 +55,15 @@ type fileKey struct {
 	file  string
 }
 
+// chatKey names one chat's day in one shard: a group chat several agents
+// remember is one conversation in each of their shards.
 type chatKey struct {
-	chat string
-	days int
+	shard memd.ShardID
+	chat  string
+	days  int
 }
+
+func chatKeyOf(d *Doc, days int) chatKey { return chatKey{d.Shard, d.Chat, days} }
 
 // shardDocs lists a shard's facts by rank, highest first: lasting facts
 // (profile) and dated ones (log, note, episode) apart.
@@ -82,17 +89,22 @@ type Index struct {
 	shardIDs []memd.ShardID
 	shardNum map[memd.ShardID]uint32
 	dead     int
-	byKey    map[docKey]int32
-	postings map[string][]posting
-	prefixes map[string][]string // first five letters of a term -> terms
-	totalLen int
-	live     int
-	shards   map[memd.ShardID]*shardDocs
-	files    map[fileKey][]int32 // by offset
-	chats    map[chatKey][]int32
-	dates    map[int][]int32
-	notes    map[fileKey][]int32     // passages by note
-	heads    map[memd.ShardID]string // the commit each shard was indexed from
+	// Live facts and their terms, by shard: BM25's statistics are taken
+	// over the shards a search reads, so an answer depends on nothing
+	// else (another agent's memory, facts removed but not yet compacted).
+	shardLive []int
+	shardLen  []int
+	byKey     map[docKey]int32
+	postings  map[string][]posting
+	prefixes  map[string][]string // first five letters of a term -> terms
+	totalLen  int
+	live      int
+	shards    map[memd.ShardID]*shardDocs
+	files     map[fileKey][]int32 // by offset
+	chats     map[chatKey][]int32
+	dates     map[int][]int32
+	notes     map[fileKey][]int32     // passages by note
+	heads     map[memd.ShardID]string // the commit each shard was indexed from
 }
 
 // New returns an empty index.
@@ -105,6 +117,7 @@ func New() *Index {
 func (x *Index) reset() {
 	x.entries = nil
 	x.alive, x.shardOf, x.shardIDs = nil, nil, nil
+	x.shardLive, x.shardLen = nil, nil
 	x.lengths, x.factor, x.days, x.offsets = nil, nil, nil, nil
 	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.totalLen, x.live = 0, 0, 0
@@ -147,6 +160,10 @@ func (x *Index) setHead(shard memd.ShardID, head string) {
 func (x *Index) Heads(shards []memd.ShardID) map[memd.ShardID]string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	return x.headsOf(shards)
+}
+
+func (x *Index) headsOf(shards []memd.ShardID) map[memd.ShardID]string {
 	out := make(map[memd.ShardID]string, len(shards))
 	for _, s := range shards {
 		if h := x.heads[s]; h != "" {
@@ -272,7 +289,7 @@ func (x *Index) putAll(docs []Doc, analysed []analysed) {
 			shards[d.Shard] = true
 			files[fileKey{d.Shard, d.File}] = true
 			if d.Chat != "" {
-				chats[chatKey{d.Chat, d.Date.Days()}] = true
+				chats[chatKeyOf(&d, d.Date.Days())] = true
 			}
 		}
 	}
@@ -366,7 +383,7 @@ func (x *Index) dropShard(shard memd.ShardID) {
 }
 
 // SetProvenance records where a fact came from, once that is known.
-func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []string, chat string) {
+func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []string, chat string, when int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	i, ok := x.byKey[docKey{shard, id}]
@@ -374,13 +391,13 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 		return
 	}
 	e := x.entries[i]
-	if e.doc.Chat != chat {
-		x.chats[chatKey{e.doc.Chat, e.days}] = without(x.chats[chatKey{e.doc.Chat, e.days}], i)
-		if chat != "" {
-			x.insertChat(chatKey{chat, e.days}, i)
-		}
+	if e.doc.Chat != "" {
+		x.dropChat(chatKeyOf(&e.doc, e.days), i)
 	}
-	e.doc.Commit, e.doc.Messages, e.doc.Chat = commit, messages, chat
+	e.doc.Commit, e.doc.Messages, e.doc.Chat, e.doc.When = commit, messages, chat, when
+	if chat != "" && e.doc.Note == "" {
+		x.insertChat(chatKeyOf(&e.doc, e.days), i)
+	}
 }
 
 // Get returns a fact by shard and ID.
@@ -417,6 +434,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		n = uint32(len(x.shardIDs))
 		x.shardIDs = append(x.shardIDs, d.Shard)
 		x.shardNum[d.Shard] = n
+		x.shardLive, x.shardLen = append(x.shardLive, 0), append(x.shardLen, 0)
 	}
 	e.shard = n
 	i := int32(len(x.entries))
@@ -430,6 +448,8 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.byKey[docKey{d.Shard, d.ID}] = i
 	x.live++
 	x.totalLen += e.length
+	x.shardLive[n]++
+	x.shardLen[n] += e.length
 	x.addPostings(i, ts)
 	if d.Note != "" {
 		nk := fileKey{d.Shard, d.Note}
@@ -457,7 +477,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		x.files[fk] = append(x.files[fk], i)
 	}
 	if d.Chat != "" {
-		k := chatKey{d.Chat, e.days}
+		k := chatKeyOf(&d, e.days)
 		if sorted {
 			x.insertChat(k, i)
 		} else {
@@ -502,13 +522,23 @@ func (x *Index) before(a, b int32) bool {
 }
 
 // chatOrder orders the facts of one chat and day as the conversation went:
-// by file, then line. memd appends to a month's log, so within a file line
-// order is the order of the commits that wrote them.
+// by the time of the commit that wrote them, then file and line (memd
+// appends to a month's log, so within a file line order is commit order).
 func (x *Index) chatOrder(a, b int32) int {
-	if fa, fb := x.entries[a].doc.File, x.entries[b].doc.File; fa != fb {
-		return strings.Compare(fa, fb)
+	da, db := &x.entries[a].doc, &x.entries[b].doc
+	if da.When != db.When {
+		return cmp.Compare(da.When, db.When)
+	}
+	if da.File != db.File {
+		return strings.Compare(da.File, db.File)
 	}
 	return int(x.offsets[a] - x.offsets[b])
+}
+
+func (x *Index) dropChat(k chatKey, i int32) {
+	if x.chats[k] = without(x.chats[k], i); len(x.chats[k]) == 0 {
+		delete(x.chats, k)
+	}
 }
 
 func (x *Index) insertChat(k chatKey, i int32) {
@@ -534,6 +564,8 @@ func (x *Index) remove(k docKey) {
 	x.live--
 	x.dead++
 	x.totalLen -= e.length
+	x.shardLive[e.shard]--
+	x.shardLen[e.shard] -= e.length
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
 	if e.doc.Note != "" {
@@ -553,8 +585,7 @@ func (x *Index) remove(k docKey) {
 	fk := fileKey{k.shard, e.doc.File}
 	x.files[fk] = without(x.files[fk], i)
 	if e.doc.Chat != "" {
-		ck := chatKey{e.doc.Chat, e.days}
-		x.chats[ck] = without(x.chats[ck], i)
+		x.dropChat(chatKeyOf(&e.doc, e.days), i)
 	}
 	x.dates[e.days] = without(x.dates[e.days], i)
 }

@@ -262,7 +262,10 @@ func TestRecallQuality(t *testing.T) {
 	if got := at10["store"]["facts"][0]; got < storeFloor {
 		t.Errorf("store set: recall@10 %.3f, below the %.2f it had", got, storeFloor)
 	}
-	for _, set := range []string{"tuning", "held-out"} {
+	// The margins are held on the tuning part; the held-out figures are
+	// reported, and held only to plain BM25 above, so that nothing is
+	// tuned on them.
+	for _, set := range []string{"tuning"} {
 		r := at10[set]
 		if r == nil {
 			continue

@@ -71,12 +71,16 @@ func (s *scores) add(i int32, v float64) {
 	s.v[i] += v
 }
 
-// explain returns the parts of entry i's score, or nil when not explaining.
+// explain returns the parts of entry i's score, or nil when its parts
+// are not wanted.
 func (s *scores) explain(i int32) *memd.ScoreParts {
 	if s.parts == nil {
 		return nil
 	}
-	p := s.parts[i]
+	p, ok := s.parts[i]
+	if !ok {
+		return nil
+	}
 	if p == nil {
 		p = &memd.ScoreParts{}
 		s.parts[i] = p
@@ -88,26 +92,50 @@ func (s *scores) explain(i int32) *memd.ScoreParts {
 // stemmed words, a bonus when the words appear as a phrase, a substring
 // fallback when no word matches, facts near a date the query names, and
 // context from the conversation a fact was learned in (see context.go).
-// Ties go to the newer fact.
+// Ties go to the newer fact. BM25's statistics are those of the shards
+// searched, so the answer depends on nothing else.
 func (x *Index) Search(q Query) Result {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	res := Result{ReadAt: make(map[memd.ShardID]string, len(q.Shards))}
-	for _, s := range q.Shards {
-		if h := x.heads[s]; h != "" {
-			res.ReadAt[s] = h
+	res := Result{ReadAt: x.headsOf(q.Shards)}
+	sc := scoresPool.Get().(*scores)
+	defer scoresPool.Put(sc)
+	res.Hits = x.search(sc, q, nil)
+	if q.Explain && len(res.Hits) > 0 {
+		// Scoring again, recording the parts of the hits alone, costs less
+		// than recording the parts of every candidate; it is the same
+		// scoring, so the same hits come back.
+		want := make(map[int32]*memd.ScoreParts, len(res.Hits))
+		for _, h := range res.Hits {
+			want[x.byKey[docKey{h.Shard, h.ID}]] = nil
 		}
+		res.Hits = x.search(sc, q, want)
 	}
+	return res
+}
+
+// search scores and collects the hits of a query; with parts, it records
+// the parts of the scores of the entries parts names.
+func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []Hit {
 	if len(q.Shards) == 0 || x.live == 0 {
-		return res
+		return nil
 	}
 	allowed := make(map[memd.ShardID]bool, len(q.Shards))
 	allowedNum := make([]bool, len(x.shardIDs))
+	st := stats{}
 	for _, s := range q.Shards {
+		if allowed[s] {
+			continue
+		}
 		allowed[s] = true
 		if n, ok := x.shardNum[s]; ok {
 			allowedNum[n] = true
+			st.live += x.shardLive[n]
+			st.length += x.shardLen[n]
 		}
+	}
+	if st.live == 0 {
+		return nil
 	}
 	now := q.Now
 	if now.IsZero() {
@@ -128,25 +156,21 @@ func (x *Index) Search(q Query) Result {
 		content = qwords
 	}
 
-	sc := scoresPool.Get().(*scores)
 	defer func() {
 		for _, i := range sc.touched {
 			sc.v[i], sc.terms[i] = 0, 0
 		}
 		sc.touched = sc.touched[:0]
 		sc.parts = nil
-		scoresPool.Put(sc)
 	}()
 	if len(sc.v) < len(x.entries) {
 		n := len(x.entries) + len(x.entries)/4
 		sc.v, sc.terms = make([]float64, n), make([]uint64, n)
 	}
-	if q.Explain {
-		sc.parts = make(map[int32]*memd.ScoreParts)
-	}
+	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
-	qterms := x.scoreTerms(sc, content, ok)
+	qterms := x.scoreTerms(sc, content, st, ok)
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
 		x.scoreSubstrings(sc, content, ok)
@@ -160,15 +184,28 @@ func (x *Index) Search(q Query) Result {
 	}
 	top = x.lendContext(sc, top, ok)
 	x.liftChatDays(sc, top, qterms)
-	res.Hits = x.collect(sc, q)
-	return res
+	return x.collect(sc, q)
+}
+
+// stats are BM25's statistics over the shards a search reads.
+type stats struct {
+	live, length int // facts, and terms in them
 }
 
 // scoreTerms adds the BM25 score of each query term, and a share of it for
 // terms of the index that extend or shorten the term (the stemmer keeps
 // "auditor" and "audit", "allergi" and "allerg" apart). It returns the
 // weight (IDF) of each query term scored, by its bit in scores.terms.
-func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) []float64 {
+func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32) bool) []float64 {
+	idfs := make(map[string]float64)
+	idf := func(t string) float64 {
+		v, seen := idfs[t]
+		if !seen {
+			v = x.idf(t, st, ok)
+			idfs[t] = v
+		}
+		return v
+	}
 	seen := make(map[string]bool, len(content))
 	var ts []string
 	informative := false
@@ -176,47 +213,52 @@ func (x *Index) scoreTerms(sc *scores, content []string, ok func(int32) bool) []
 		if t := stem(w); !seen[t] {
 			seen[t] = true
 			ts = append(ts, t)
-			informative = informative || x.idf(t) >= minIDF
+			informative = informative || idf(t) >= minIDF
 		}
 	}
 	var weights []float64
 	for _, t := range ts {
 		// A word nearly every fact holds says nothing; reading its postings
 		// would cost the most for the least.
-		if informative && x.idf(t) < minIDF {
+		if informative && idf(t) < minIDF {
 			continue
 		}
 		var bit uint64
 		if len(weights) < 63 {
 			bit = 1 << len(weights)
-			weights = append(weights, x.idf(t))
+			weights = append(weights, idf(t))
 		}
-		x.scoreTerm(sc, t, 1, bit, ok)
+		x.scoreTerm(sc, t, idf(t), st, bit, ok)
 		if len(t) < prefixLen {
 			continue
 		}
 		for _, other := range x.prefixes[t[:prefixLen]] {
 			if other != t && !seen[other] && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
-				x.scoreTerm(sc, other, prefixShare, bit, ok)
+				x.scoreTerm(sc, other, prefixShare*idf(other), st, bit, ok)
 			}
 		}
 	}
 	return weights
 }
 
-// idf is the inverse document frequency of a term, as BM25 weighs it.
-func (x *Index) idf(t string) float64 {
-	n := float64(len(x.postings[t]))
-	return math.Log(1 + (float64(x.live)-n+0.5)/(n+0.5))
+// idf is the inverse document frequency of a term among the live facts of
+// the shards searched, as BM25 weighs it.
+func (x *Index) idf(t string, st stats, ok func(int32) bool) float64 {
+	n := 0
+	for _, p := range x.postings[t] {
+		if ok(p.doc) {
+			n++
+		}
+	}
+	return math.Log(1 + (float64(st.live)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
-func (x *Index) scoreTerm(sc *scores, t string, weight float64, bit uint64, ok func(int32) bool) {
+func (x *Index) scoreTerm(sc *scores, t string, idf float64, st stats, bit uint64, ok func(int32) bool) {
 	list := x.postings[t]
-	if len(list) == 0 {
+	if len(list) == 0 || idf == 0 {
 		return
 	}
-	avg := float64(x.totalLen) / math.Max(1, float64(x.live))
-	idf := weight * x.idf(t)
+	avg := float64(st.length) / math.Max(1, float64(st.live))
 	norm := k1 * b / avg
 	for _, p := range list {
 		if !ok(p.doc) {
@@ -511,6 +553,23 @@ func down(h []ranked, j int, less func(a, b ranked) bool) {
 func (x *Index) Walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	return x.walk(shard, profile, fn)
+}
+
+// Walker walks one shard's facts of one kind in rank order, as Walk does.
+type Walker func(shard memd.ShardID, profile bool, fn func(Doc) bool) int
+
+// Snapshot calls fn with a Walker over the index held still, and returns
+// the commit each of the shards was read at: what fn read is exactly
+// memory at those commits.
+func (x *Index) Snapshot(shards []memd.ShardID, fn func(Walker)) map[memd.ShardID]string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	fn(x.walk)
+	return x.headsOf(shards)
+}
+
+func (x *Index) walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
 	sd := x.shards[shard]
 	if sd == nil {
 		return 0

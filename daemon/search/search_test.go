@@ -2,6 +2,8 @@ package search_test
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +180,94 @@ func TestIndex_WalkInRankOrder(t *testing.T) {
 	want := []string{"newer", "worked on the budget", "older", "a minor detail"}
 	if n != 4 || strings.Join(order, "|") != strings.Join(want, "|") {
 		t.Errorf("walk order %v (n=%d), want %v", order, n, want)
+	}
+}
+
+// chatDoc is a fact learned in a chat, committed at second when.
+func chatDoc(shard memd.ShardID, date, text, chat string, offset int, when int64) search.Doc {
+	d := doc(shard, date, text, offset)
+	d.Chat, d.When = chat, when
+	return d
+}
+
+// A reply borrows from the turn before it in its chat, whatever other
+// shards remember of the same (group) chat and whatever lines of other
+// files the chat's day has.
+func TestSearch_ContextFromTheChatInThisShard(t *testing.T) {
+	bob := memd.AgentShard("bob")
+	docs := []search.Doc{
+		chatDoc(alice, "2026-10-02", "Pat asked which hotel we booked for the offsite", "g1", 0, 100),
+		chatDoc(alice, "2026-10-02", "The Memmo Alfama, three nights", "g1", 60, 110),
+		chatDoc(alice, "2026-10-02", "Pat said good night", "g1", 120, 120),
+	}
+	// Bob remembers the same group chat, between alice's turns in time.
+	for i := 0; i < 6; i++ {
+		docs = append(docs, chatDoc(bob, "2026-10-02", fmt.Sprintf("Bob noted item %d of the offsite", i), "g1", i*50, 101+int64(i)))
+	}
+	x := index(docs...)
+	got := texts(x.Search(search.Query{Text: "which hotel for the offsite", Shards: []memd.ShardID{alice}, K: 3, Now: now}).Hits)
+	if len(got) < 2 || got[1] != "The Memmo Alfama, three nights" {
+		t.Errorf("the reply should come second, borrowing from the question: %v", got)
+	}
+	// A lasting fact learned in the chat sits in the conversation by its
+	// commit's time, not after every log line of the day.
+	x = index(
+		chatDoc(alice, "2026-10-02", "Pat asked which hotel we booked for the offsite", "c1", 0, 100),
+		chatDoc(alice, "2026-10-02", "See you tomorrow", "c1", 60, 300),
+		search.Doc{Fact: memd.Fact{ID: memd.FactID("Pat is vegetarian"), Shard: alice, Date: memd.DateOf(time.Date(2026, 10, 2, 0, 0, 0, 0, time.UTC)), Tier: memd.TierProfile, Text: "Pat is vegetarian", File: "profile.md"}, Chat: "c1", When: 110},
+	)
+	hits := x.Search(search.Query{Text: "hotel offsite", Shards: []memd.ShardID{alice}, K: 3, Now: now, Explain: true}).Hits
+	found := false
+	for _, h := range hits {
+		if h.Text == "See you tomorrow" {
+			found = true
+			if len(h.Explain.ContextFrom) != 1 || h.Explain.ContextFrom[0].Distance != 2 {
+				t.Errorf("the goodbye is two turns from the question: %+v", h.Explain.ContextFrom)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the goodbye borrows nothing: %v", texts(hits))
+	}
+}
+
+// A fact alone in its chat's day gets no lift for having a chat.
+func TestSearch_ChatDayLiftNeedsOtherFacts(t *testing.T) {
+	lone := chatDoc(alice, "2026-10-02", "Lisbon hotel booked", "c1", 0, 100)
+	plain := doc(alice, "2026-10-03", "Lisbon hotel booked again", 0)
+	x := index(lone, plain)
+	for _, h := range x.Search(search.Query{Text: "Lisbon hotel", Shards: []memd.ShardID{alice}, K: 2, Now: now, Explain: true}).Hits {
+		if h.Explain.ChatDay != 0 {
+			t.Errorf("%q lifted %.3f by a day with nothing else in it", h.Text, h.Explain.ChatDay)
+		}
+	}
+}
+
+// What a search finds and how it scores it depend only on the shards it
+// reads: another agent's memory, or facts removed, change nothing.
+func TestSearch_ScoresDependOnTheShardsSearched(t *testing.T) {
+	mine := []search.Doc{
+		doc(alice, "2026-10-01", "Lisbon offsite agenda", 0),
+		doc(alice, "2026-10-02", "Lisbon hotel shortlist", 60),
+		doc(alice, "2026-10-03", "Offsite budget approved", 120),
+	}
+	q := search.Query{Text: "Lisbon offsite", Shards: []memd.ShardID{alice}, K: 3, Now: now}
+	want := index(mine...).Search(q).Hits
+	var others []search.Doc
+	for i := 0; i < 300; i++ {
+		others = append(others, doc(memd.AgentShard("bob"), "2026-10-01", fmt.Sprintf("Lisbon note %d", i), i*40))
+	}
+	x := index(append(slices.Clone(mine), others...)...)
+	for i := 0; i < 50; i++ {
+		x.Delete(memd.AgentShard("bob"), others[i].ID)
+	}
+	got := x.Search(q).Hits
+	if len(got) != len(want) {
+		t.Fatalf("%v, want %v", texts(got), texts(want))
+	}
+	for i := range got {
+		if got[i].Text != want[i].Text || math.Abs(got[i].Score-want[i].Score) > 1e-12 {
+			t.Errorf("hit %d: %q %.6f, alone %q %.6f", i, got[i].Text, got[i].Score, want[i].Text, want[i].Score)
+		}
 	}
 }
