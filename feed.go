@@ -58,6 +58,9 @@ type FeedQuery struct {
 	Since map[ShardID]string
 	// Wants is set by the rules of access: the shards the caller may follow.
 	Wants func(ShardID) bool `json:"-"`
+	// Agent is set by the rules of access: the agent following, whose
+	// removal ends the subscription ("" for the admin).
+	Agent string `json:"-"`
 }
 
 // Subscription is a running feed. Read Replay, then Events until Done.

@@ -9,12 +9,18 @@ import (
 	"github.com/memd/memd"
 )
 
-func notePath(s memd.ShardID, path string) string {
+// notePath is the URL path of a note. The path is checked here, as the
+// daemon checks it: a ".." segment would otherwise be cleaned out of the
+// URL on its way and name a note of another shard.
+func notePath(s memd.ShardID, path string) (string, error) {
+	if err := memd.ValidateNotePath(path); err != nil {
+		return "", err
+	}
 	segs := strings.Split(path, "/")
 	for i, seg := range segs {
 		segs[i] = url.PathEscape(seg)
 	}
-	return shardPath(s) + "/notes/" + strings.Join(segs, "/")
+	return shardPath(s) + "/notes/" + strings.Join(segs, "/"), nil
 }
 
 // sourceBody is a write's source, or nil when it names nothing.
@@ -41,7 +47,10 @@ func (c *Client) ReadNote(ctx context.Context, shard memd.ShardID, path, at stri
 	if at != "" {
 		q = url.Values{"at": {at}}
 	}
-	err := c.Do(ctx, http.MethodGet, notePath(shard, path), q, nil, &out)
+	p, err := notePath(shard, path)
+	if err == nil {
+		err = c.Do(ctx, http.MethodGet, p, q, nil, &out)
+	}
 	return out, err
 }
 
@@ -66,7 +75,10 @@ func (c *Client) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.N
 	if src := sourceBody(req.Source); src != nil {
 		body["source"] = src
 	}
-	err := c.Do(ctx, http.MethodPost, notePath(req.Shard, req.Path)+":edit", nil, body, &out)
+	p, err := notePath(req.Shard, req.Path)
+	if err == nil {
+		err = c.Do(ctx, http.MethodPost, p+":edit", nil, body, &out)
+	}
 	return out, err
 }
 
@@ -86,6 +98,9 @@ func (c *Client) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (me
 	if req.Source.ChatKind != "" {
 		q.Set("chat_kind", string(req.Source.ChatKind))
 	}
-	err := c.Do(ctx, http.MethodDelete, notePath(req.Shard, req.Path), q, nil, &out)
+	p, err := notePath(req.Shard, req.Path)
+	if err == nil {
+		err = c.Do(ctx, http.MethodDelete, p, q, nil, &out)
+	}
 	return out, err
 }

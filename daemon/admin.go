@@ -52,7 +52,13 @@ func (s *Service) Agents(ctx context.Context) ([]memd.Agent, error) {
 
 // RemoveAgent revokes an agent's token. Its shard and history stay.
 func (s *Service) RemoveAgent(ctx context.Context, name string) error {
-	return s.Registry.Remove(name)
+	if err := s.Registry.Remove(name); err != nil {
+		return err
+	}
+	if s.Feed != nil {
+		s.Feed.CutAgent(name)
+	}
+	return nil
 }
 
 // Status describes the running service.

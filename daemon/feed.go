@@ -26,7 +26,7 @@ func (s *Service) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscri
 		}
 		since[id] = h
 	}
-	sub, err := s.Feed.Subscribe(q.Wants, since)
+	sub, err := s.Feed.Subscribe(q.Agent, q.Wants, since)
 	if err != nil {
 		return nil, err
 	}

@@ -294,3 +294,41 @@ func TestFeed_RefusesOtherOrigins(t *testing.T) {
 	}
 	c.Close()
 }
+
+// Removing an agent ends its open feeds at once: nothing written after
+// reaches it, and the admin's feed goes on.
+func TestFeed_RemovedAgentIsCutOff(t *testing.T) {
+	e := startFeed(t)
+	carol := e.agent(t, "carol")
+	ctx := context.Background()
+	sub, err := carol.Subscribe(ctx, memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	admin, err := e.admin.Subscribe(ctx, memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	remember(t, e.admin, "agent/carol", "Before the removal", memd.TierLog, memd.Source{})
+	if ev := <-sub.Events(); ev.Shard != memd.AgentShard("carol") {
+		t.Fatalf("event %+v", ev)
+	}
+	<-admin.Events()
+	if err := e.admin.RemoveAgent(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	remember(t, e.admin, "agent/carol", "After the removal", memd.TierLog, memd.Source{})
+	if ev := <-admin.Events(); len(ev.Changes) == 0 || ev.Changes[0].Fact.Text != "After the removal" {
+		t.Fatalf("the admin's feed: %+v", ev)
+	}
+	select {
+	case ev := <-sub.Events():
+		t.Fatalf("a removed agent's feed still streams: %+v", ev)
+	case <-sub.Done():
+	}
+	if memd.ErrorCode(sub.Err()) != memd.EUNAUTHORIZED && !strings.Contains(fmt.Sprint(sub.Err()), "removed") {
+		t.Errorf("cut off with %v", sub.Err())
+	}
+}

@@ -141,6 +141,17 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	if !strings.HasPrefix(text, "edited deploy.md") {
 		t.Fatalf("edit_note: %s", text)
 	}
+	// A path climbing out of the shard is refused on every transport, not
+	// cleaned into another shard's note on its way.
+	for _, path := range []string{"../../../project/apollo/notes/runbooks/deploy.md", "a/../../x.md", "../deploy.md"} {
+		text, _ = call(t, ctx, cs, "edit_note", map[string]any{"path": path, "edits": []map[string]any{{"op": "insert_after", "anchor": "1. Build.\n", "text": "x\n"}}})
+		if !strings.HasPrefix(text, "error: invalid: ") {
+			t.Errorf("edit_note %s: %s", path, text)
+		}
+		if text, _ = call(t, ctx, cs, "read_note", map[string]any{"path": path}); !strings.HasPrefix(text, "error: invalid: ") {
+			t.Errorf("read_note %s: %s", path, text)
+		}
+	}
 	// Failures are tool errors carrying memd's codes.
 	text, _ = call(t, ctx, cs, "edit_note", map[string]any{"path": "deploy.md", "expectedRevision": rev,
 		"edits": []map[string]any{{"op": "delete", "find": "2. Ship."}}})

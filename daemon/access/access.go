@@ -345,6 +345,10 @@ func (g *guard) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscript
 			return nil, memd.Errorf(memd.EINVALID, "since names %s, which the subscription does not follow", s)
 		}
 	}
+	q.Agent = ""
+	if !c.Admin {
+		q.Agent = c.Agent
+	}
 	return g.inner.Subscribe(ctx, q)
 }
 

@@ -228,7 +228,10 @@ func writePrivate(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := f.Chmod(0o600); err == nil {
+	// One err throughout: a failed write must stop the rename, or a
+	// short file would replace the good one.
+	err = f.Chmod(0o600)
+	if err == nil {
 		_, err = f.Write(data)
 	}
 	if err == nil {
@@ -242,6 +245,17 @@ func writePrivate(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return err
 	}
-	return err
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -264,6 +264,7 @@ func (h *Hub) deliver(ev memd.FeedEvent) {
 
 // Subscriber receives the events of the shards it wants.
 type Subscriber struct {
+	agent  string // the agent following ("" for the admin)
 	wants  func(memd.ShardID) bool
 	ch     chan memd.FeedEvent
 	done   chan struct{}
@@ -296,8 +297,8 @@ func (s *Subscriber) cut(err error) {
 // history, up to the last commit published; live events follow from there,
 // so nothing is missed or sent twice. A commit that is not on the shard's
 // branch is an error.
-func (h *Hub) Subscribe(wants func(memd.ShardID) bool, since map[memd.ShardID]plumbing.Hash) (*Subscriber, error) {
-	s := &Subscriber{wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
+func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]plumbing.Hash) (*Subscriber, error) {
+	s := &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
 	ids := make([]memd.ShardID, 0, len(since))
 	for id := range since {
 		ids = append(ids, id)
@@ -354,6 +355,23 @@ func (h *Hub) Unsubscribe(s *Subscriber) {
 	h.mu.Unlock()
 	s.cut(fmt.Errorf("unsubscribed"))
 }
+
+// CutAgent cuts off every subscriber of an agent, as it is removed: its
+// token no longer opens anything, and what it had open closes now.
+func (h *Hub) CutAgent(agent string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if s.agent == agent && agent != "" {
+			s.cut(ErrAgentRemoved)
+			delete(h.subs, s)
+		}
+	}
+}
+
+// ErrAgentRemoved is why an agent's subscribers are cut off when it is
+// removed.
+var ErrAgentRemoved = memd.Errorf(memd.EUNAUTHORIZED, "the agent was removed; its token no longer opens anything")
 
 // Close cuts every subscriber off, as the daemon stops.
 func (h *Hub) Close() {
