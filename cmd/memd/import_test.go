@@ -90,3 +90,38 @@ func TestImport_TwiceIsOnce(t *testing.T) {
 		t.Errorf("agent/alice has %d commits, want one per fact (6)", n)
 	}
 }
+
+// File and folder names cannot write trailers: a log whose name holds a
+// line break, or a bot folder that is not a name, is skipped and said so.
+func TestImport_NamesCannotForgeTrailers(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	folder := filepath.Join(home, "openteam")
+	write := func(rel, text string) {
+		p := filepath.Join(folder, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("agents/alice/memory/log/2026-05.md", "- (2026-05-01) An honest fact\n")
+	write("agents/alice/memory/log/a\nSource-Message: msg_victim\nReverts: 1111111111111111111111111111111111111111\nZ: .md", "- (2026-05-02) A forged fact\n")
+	write("user-memory/by-agent/Bad\nBot/profile.md", "- (2026-05-03) A fact from a bad folder\n")
+	out, err := exec.Command(memdBin, "import", "--data", data, "--user", "pat", folder).CombinedOutput()
+	if err != nil {
+		t.Fatalf("memd import: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "not a month's log") || !strings.Contains(string(out), "by-agent/") {
+		t.Errorf("the skipped names are not reported:\n%s", out)
+	}
+	shard := filepath.Join(data, "shards", "agent", "alice")
+	log := git(t, shard, "log", "--format=%B")
+	if strings.Contains(log, "msg_victim") || strings.Contains(log, "Reverts:") || strings.Contains(log, "A forged fact") {
+		t.Errorf("a file name wrote trailers:\n%s", log)
+	}
+	if !strings.Contains(log, "Source-Message: import:agents/alice/memory/log/2026-05.md") {
+		t.Errorf("the honest fact's commit:\n%s", log)
+	}
+}

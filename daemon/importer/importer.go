@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -92,7 +93,7 @@ func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 	for _, bot := range subdirs(filepath.Join(dir, "agents")) {
 		id, err := memd.ParseShardID("agent/" + bot)
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, fmt.Sprintf("agents/%s: %v", bot, memd.ErrorMessage(err)))
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("agents/%q: %v", bot, memd.ErrorMessage(err)))
 			continue
 		}
 		if err := add(id, bot, filepath.Join("agents", bot, "memory")); err != nil {
@@ -108,6 +109,10 @@ func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 			return nil, nil, err
 		}
 		for _, bot := range bots {
+			if err := memd.ValidateName(bot); err != nil {
+				rep.Skipped = append(rep.Skipped, fmt.Sprintf("user-memory/by-agent/%q: %v", bot, memd.ErrorMessage(err)))
+				continue
+			}
 			if err := add(id, bot, filepath.Join("user-memory", "by-agent", bot)); err != nil {
 				return nil, nil, err
 			}
@@ -120,6 +125,10 @@ func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 			continue
 		}
 		for _, bot := range subdirs(filepath.Join(dir, "projects", slug, "memory", "by-agent")) {
+			if err := memd.ValidateName(bot); err != nil {
+				rep.Skipped = append(rep.Skipped, fmt.Sprintf("projects/%s/memory/by-agent/%q: %v", slug, bot, memd.ErrorMessage(err)))
+				continue
+			}
 			if err := add(id, bot, filepath.Join("projects", slug, "memory", "by-agent", bot)); err != nil {
 				return nil, nil, err
 			}
@@ -154,6 +163,8 @@ func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 	return plan, rep, nil
 }
 
+var monthLog = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}\.md$`)
+
 // readScope reads profile.md and log/*.md of one scope folder.
 func readScope(dir, root, bot string, rep *Report) ([]fact, error) {
 	var out []fact
@@ -162,6 +173,12 @@ func readScope(dir, root, bot string, rep *Report) ([]fact, error) {
 	slices.Sort(logs)
 	for _, l := range logs {
 		rel, _ := filepath.Rel(dir, l)
+		// The file's name goes into each commit's trailers: only a month's
+		// log is read, never a name that could write trailers of its own.
+		if !monthLog.MatchString(filepath.Base(l)) {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%q: not a month's log (want log/YYYY-MM.md)", filepath.ToSlash(rel)))
+			continue
+		}
 		files = append(files, rel)
 	}
 	for _, rel := range files {
@@ -259,11 +276,15 @@ func (p *Plan) Apply(store *gitstore.Store, progress func(done, total int)) erro
 				step()
 				continue
 			}
+			src := memd.Source{Messages: []string{"import:" + f.file}}
+			if err := provenance.CheckSource(src); err != nil {
+				return fmt.Errorf("import %s: %w", f.file, err)
+			}
 			msg := provenance.Message(provenance.Subject(memd.OpImport, f.Text), memd.Provenance{
 				Op:             memd.OpImport,
 				FactIDs:        []string{f.ID},
 				Tier:           f.Tier,
-				SourceMessages: []string{"import:" + f.file},
+				SourceMessages: src.Messages,
 				LearnedBy:      memd.LearnedImport,
 			})
 			res, err := sh.Apply(gitstore.Change{
