@@ -155,9 +155,19 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 	if err != nil {
 		return err
 	}
-	if !sh.store.opts.NoSync {
-		// Synced as a file system: the objects git fetch wrote too.
-		if err := durable([]*os.File{rlock.f}); err != nil {
+	sync := !sh.store.opts.NoSync
+	if sync {
+		// The objects git fetch or index-pack wrote, git synced itself
+		// (core.fsync); memd's own merge commit, if any, is in sp.
+		var staged []*os.File
+		if sp != nil {
+			staged = sp.Files()
+		}
+		err := durable(append(staged, rlock.f))
+		if err == nil && len(staged) > 0 {
+			err = syncDirOf(staged[0].Name())
+		}
+		if err != nil {
 			rlock.release()
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
@@ -165,6 +175,11 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 	sh.syncIndex(touched, files, indexWait)
 	if err := rlock.commit(); err != nil {
 		return err
+	}
+	if sync {
+		if err := syncDirOf(rlock.path); err != nil {
+			return fmt.Errorf("sync %s to disk: %w", mainRef, err)
+		}
 	}
 	nst, err := sh.load(st, next)
 	if err != nil {

@@ -30,7 +30,7 @@ func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
 	sh.repackMu.Lock()
 	dir := filepath.Join(sh.gitDir, "objects", "pack")
 	before, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
-	cmd := exec.Command("git", "-C", sh.dir, "index-pack", "--stdin", "--strict")
+	cmd := exec.Command("git", "-C", sh.dir, "-c", "core.fsync=objects", "index-pack", "--stdin", "--strict")
 	cmd.Stdin = pack
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -302,8 +302,13 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 	if err != nil {
 		return err
 	}
-	if !sh.store.opts.NoSync {
-		if err := durable(append(sp.Files(), rlock.f)); err != nil {
+	sync := !sh.store.opts.NoSync
+	if sync {
+		err := durable(append(sp.Files(), rlock.f))
+		if err == nil && len(sp.Files()) > 0 {
+			err = syncDirOf(sp.Files()[0].Name()) // the pack's name in objects/pack
+		}
+		if err != nil {
 			rlock.release()
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
@@ -312,6 +317,13 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 	sh.syncIndex(touched, next, indexWait)
 	if err := rlock.commit(); err != nil {
 		return err
+	}
+	// The write is acknowledged once main names it on disk: the rename's
+	// directory entry too, or a power cut could take main back.
+	if sync {
+		if err := syncDirOf(rlock.path); err != nil {
+			return fmt.Errorf("sync %s to disk: %w", mainRef, err)
+		}
 	}
 	sh.cur.Store(g.commitState())
 	for _, pl := range g.plans {
