@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -29,21 +30,23 @@ type Received struct {
 func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
 	sh.repackMu.Lock()
 	dir := filepath.Join(sh.gitDir, "objects", "pack")
-	before, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
+	before, _ := filepath.Glob(filepath.Join(dir, "*"))
 	cmd := exec.Command("git", "-C", sh.dir, "-c", "core.fsync=objects", "index-pack", "--stdin", "--strict")
 	cmd.Stdin = pack
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		sh.repackMu.Unlock()
-		return nil, memd.Errorf(memd.EINVALID, "the pushed pack is not valid: %s", firstLine(stderr.String(), err))
-	}
-	after, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
+	err := cmd.Run()
+	after, _ := filepath.Glob(filepath.Join(dir, "*"))
 	r := &Received{sh: sh}
 	for _, f := range after {
 		if !slices.Contains(before, f) {
-			r.added = append(r.added, f)
+			r.added = append(r.added, f) // the pack, or what a failed one left
 		}
+	}
+	if err != nil {
+		r.Discard()
+		sh.repackMu.Unlock()
+		return nil, memd.Errorf(memd.EINVALID, "the pushed pack is not valid: %s", firstLine(stderr.String(), err))
 	}
 	return r, nil
 }
@@ -78,6 +81,11 @@ func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
+	// Sizes first, from the objects' headers: a blob is read whole below,
+	// and a pack of a few MB can hold a blob of gigabytes.
+	if err := sh.checkPushedSizes(head, theirs); err != nil {
+		return err
+	}
 	commits, _, err := sh.Range(head, theirs, maxIntegrate)
 	if err != nil {
 		return err
@@ -88,8 +96,18 @@ func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
-		err = t.diffFiles(parentTree, c.Tree, "", keepFactPaths, func(path string, from, to plumbing.Hash) error {
+		err = t.diffFiles(parentTree, c.Tree, "", keepPushedPaths, func(path string, from, to plumbing.Hash) error {
 			if to.IsZero() {
+				return nil
+			}
+			if !IsFactFile(path) {
+				obj, err := sh.db.Get(to)
+				if err != nil {
+					return err
+				}
+				if err := checkNoteData(obj.Data); err != nil {
+					return memd.Errorf(memd.ErrorCode(err), "%s in commit %s: %s", path, short(c.Hash), memd.ErrorMessage(err))
+				}
 				return nil
 			}
 			var old []byte
@@ -121,6 +139,75 @@ func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// keepPushedPaths selects what a push is checked for: fact files and notes.
+func keepPushedPaths(path string) bool {
+	return keepFactPaths(path) || keepNotePaths(path)
+}
+
+// maxPushedBlob is the largest file a push may bring. A month's log of a
+// busy agent is a few MB; nothing memd keeps comes near this.
+const maxPushedBlob = 64 << 20
+
+// checkPushedSizes refuses a push bringing a note over memd's limit or any
+// file over maxPushedBlob, reading only the objects' sizes.
+func (sh *Shard) checkPushedSizes(head, theirs plumbing.Hash) error {
+	args := []string{"-C", sh.dir, "rev-list", "--objects", theirs.String()}
+	if !head.IsZero() {
+		args = append(args, "^"+head.String())
+	}
+	list, err := exec.Command("git", args...).Output()
+	if err != nil {
+		return fmt.Errorf("list pushed objects: %w", err)
+	}
+	paths := make(map[string]string)
+	var ids bytes.Buffer
+	for line := range strings.SplitSeq(strings.TrimSpace(string(list)), "\n") {
+		id, path, ok := strings.Cut(line, " ")
+		if ok {
+			paths[id] = path
+			ids.WriteString(id + "\n")
+		}
+	}
+	if ids.Len() == 0 {
+		return nil
+	}
+	cmd := exec.Command("git", "-C", sh.dir, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	cmd.Stdin = &ids
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("size pushed objects: %w", err)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		var size int64
+		fmt.Sscan(f[2], &size)
+		path := paths[f[0]]
+		switch {
+		case IsNoteFile(path) && size > memd.MaxNoteBytes:
+			return memd.Errorf(memd.ETOOLARGE, "%s is %d KiB; a note holds at most %d KiB", path, (size+1023)>>10, memd.MaxNoteBytes>>10)
+		case size > maxPushedBlob:
+			return memd.Errorf(memd.ETOOLARGE, "%s is %d MiB; a pushed file may be at most %d MiB", path, size>>20, maxPushedBlob>>20)
+		}
+	}
+	return nil
+}
+
+// checkNoteData holds a pushed note to the rules the API holds notes to.
+func checkNoteData(b []byte) error {
+	switch {
+	case len(b) > memd.MaxNoteBytes:
+		return memd.Errorf(memd.ETOOLARGE, "a note holds at most %d KiB", memd.MaxNoteBytes>>10)
+	case !utf8.Valid(b):
+		return memd.Errorf(memd.EINVALID, "a note must be UTF-8 text")
+	case bytes.IndexByte(b, 0) >= 0:
+		return memd.Errorf(memd.EINVALID, "a note may not contain NUL bytes")
 	}
 	return nil
 }

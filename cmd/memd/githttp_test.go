@@ -1,9 +1,12 @@
 package main_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,6 +150,68 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	if st := git(t, shard, "status", "--porcelain"); st != "" {
 		t.Errorf("git status in the shard after the refusal:\n%s", st)
 	}
+
+	// Notes pushed are held to the API's rules, and files to a size, read
+	// from the objects' headers: 200 MB of zeros pack into 200 KB.
+	packs := func() []string {
+		list, _ := filepath.Glob(filepath.Join(shard, ".git", "objects", "pack", "*"))
+		return list
+	}
+	packsBefore := packs()
+	for _, c := range []struct {
+		name, path, want string
+		size             int64
+		data             []byte
+	}{
+		{"a 6 MB note", "notes/big.md", "a note holds at most 256 KiB", 0, bytes.Repeat([]byte("n"), 6<<20)},
+		{"a note with a NUL byte", "notes/nul.md", "NUL", 0, []byte("a\x00b\n")},
+		{"a note that is not UTF-8", "notes/latin.md", "UTF-8", 0, []byte("caf\xe9\n")},
+		{"a 200 MB file", "big.bin", "a pushed file may be at most", 200 << 20, nil},
+	} {
+		gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
+		full := filepath.Join(clone, c.path)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if c.size > 0 {
+			f, err := os.Create(full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Truncate(c.size)
+			f.Close()
+		} else if err := os.WriteFile(full, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitQuiet(t, clone, "add", c.path)
+		commit(c.name)
+		out, err := gitOut(clone, "push", "origin", "main")
+		os.Remove(full)
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("push of %s: %v, want a refusal saying %q:\n%s", c.name, err, c.want, out)
+		}
+	}
+	if after := packs(); !slices.Equal(after, packsBefore) {
+		t.Errorf("refused pushes left files in objects/pack: %v, before %v", after, packsBefore)
+	}
+	if peak := peakRSS(t, s.cmd.Process.Pid); peak > 300<<20 {
+		t.Errorf("memd serve peaked at %d MB taking the pushes", peak>>20)
+	}
+}
+
+// peakRSS reads the most resident memory a process has had.
+func peakRSS(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmHWM for process %d", pid)
+	return 0
 }
 
 func tokenOf(t *testing.T, out string) string {
