@@ -49,8 +49,9 @@ type Config struct {
 	NoSync  bool // skip fsync (tests and benchmarks)
 	// Embeddings, when set, re-rank recall by embedding similarity.
 	Embeddings *embed.Config
-	// PollInterval is how often shards are checked for commits made outside
-	// memd, for the feed; 500ms when zero.
+	// PollInterval is how often every shard is checked for commits made
+	// outside memd, for the feed, beside the watch on their refs that sees
+	// such commits at once; 30s when zero.
 	PollInterval time.Duration
 	// Model, when set, turns learning on: exchanges are learned from with
 	// this OpenAI-compatible chat model.
@@ -93,7 +94,7 @@ func Open(cfg Config) (*Daemon, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.PollInterval == 0 {
-		cfg.PollInterval = 500 * time.Millisecond
+		cfg.PollInterval = 30 * time.Second
 	}
 	// The feed and the remotes hear of memd's own commits at once; they are
 	// made after the store they read, so the store reaches them through

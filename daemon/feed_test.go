@@ -28,11 +28,15 @@ func startFeed(t *testing.T) *env {
 }
 
 // startQuiet starts a daemon on cfg in a fresh data directory on loopback,
-// without fsync, checking for git commits every 20ms, logging nothing.
+// without fsync, checking every shard for git commits every 20ms unless
+// cfg says otherwise, logging nothing.
 func startQuiet(t *testing.T, cfg daemon.Config) *env {
 	t.Helper()
 	dir := t.TempDir()
-	cfg.DataDir, cfg.Listen, cfg.NoSync, cfg.PollInterval = dir, "127.0.0.1:0", true, 20*time.Millisecond
+	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 20 * time.Millisecond
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	d, err := daemon.Open(cfg)
 	if err != nil {
@@ -330,5 +334,33 @@ func TestFeed_RemovedAgentIsCutOff(t *testing.T) {
 	}
 	if memd.ErrorCode(sub.Err()) != memd.EUNAUTHORIZED && !strings.Contains(fmt.Sprint(sub.Err()), "removed") {
 		t.Errorf("cut off with %v", sub.Err())
+	}
+}
+
+// A person's git commit reaches the feed through the watch on the shard's
+// refs, with no poll to find it: the poll here comes once an hour.
+func TestFeed_GitCommitSeenWithoutPolling(t *testing.T) {
+	e := startQuiet(t, daemon.Config{PollInterval: time.Hour})
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	remember(t, alice, "agent/alice", "Made by memd", memd.TierLog, memd.Source{})
+	sub, err := alice.Subscribe(ctx, memd.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	dir := e.d.Store.ShardDir(memd.AgentShard("alice"))
+	date := memd.DateOf(time.Now())
+	f, err := os.OpenFile(filepath.Join(dir, "log", date.Month()+".md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "- (%s) Added by hand\n", date)
+	f.Close()
+	gitIn(t, dir, "commit", "-qam", "by hand")
+	head := gitIn(t, dir, "rev-parse", "HEAD")
+	got := collect(t, sub, head)
+	if ev := got[len(got)-1]; len(ev.Changes) != 1 || ev.Changes[0].Fact.Text != "Added by hand" {
+		t.Errorf("event %+v", ev)
 	}
 }

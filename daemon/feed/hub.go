@@ -62,6 +62,8 @@ type Hub struct {
 	dirtyMu sync.Mutex
 	dirty   map[memd.ShardID]bool
 	wake    chan struct{}
+
+	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
 }
 
 // shardFeed is what the hub has published of one shard.
@@ -112,22 +114,51 @@ func (h *Hub) Notify(id memd.ShardID) {
 	}
 }
 
-// Run publishes notified shards until ctx ends, and every interval checks
-// every shard for commits made outside memd (a person's git commit).
+// sweepEvery is how many poll intervals pass between checks of every shard
+// while their refs are watched.
+const sweepEvery = 10
+
+// Run publishes notified shards until ctx ends. Commits made outside memd
+// (a person's git commit) are seen at once through a watch on every
+// shard's refs, and every interval, in case the watch missed one or could
+// not be set, every shard is checked.
 func (h *Hub) Run(ctx context.Context, interval time.Duration) {
+	watch, err := h.store.WatchRefs(h.Notify)
+	if err != nil {
+		h.log.Warn("feed: cannot watch the shards' refs; polling them only", "every", interval, "err", err)
+	} else {
+		h.watch = watch
+		defer watch.Close()
+	}
+	// Each interval, the shards not watched (made by hand since, or past
+	// the kernel's limit) are checked; every sweepEvery intervals, all.
+	check := func(all bool) {
+		ids, err := h.store.Shards()
+		if err != nil {
+			return
+		}
+		for _, id := range ids {
+			if watch != nil && watch.Watching(id) && !all {
+				continue
+			}
+			if watch != nil {
+				watch.Add(id)
+			}
+			h.Notify(id)
+		}
+	}
+	check(true)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	ticks := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.wake:
 		case <-tick.C:
-			if ids, err := h.store.Shards(); err == nil {
-				for _, id := range ids {
-					h.Notify(id)
-				}
-			}
+			ticks++
+			check(watch == nil || ticks%sweepEvery == 0)
 		}
 		h.dirtyMu.Lock()
 		dirty := h.dirty
@@ -147,6 +178,9 @@ func (h *Hub) publish(id memd.ShardID) error {
 	sh, err := h.store.Shard(id)
 	if err != nil {
 		return err
+	}
+	if h.watch != nil {
+		h.watch.Add(id) // a shard memd just made is watched from its first commit
 	}
 	f := h.feedOf(id)
 	f.mu.Lock()
