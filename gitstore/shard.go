@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,6 +109,7 @@ func (sh *Shard) close() {
 // lock it marks as its own, and a ref lock nobody has touched for a minute
 // (git holds one for milliseconds). Only one memd opens a store at a time.
 func (sh *Shard) clearStaleLocks() {
+	sh.removeTempFiles()
 	index := filepath.Join(sh.gitDir, "index")
 	if b, err := os.ReadFile(index + ".lock"); err == nil && string(b) == indexLockMarker {
 		os.Remove(index + ".lock")
@@ -130,6 +132,25 @@ func (sh *Shard) clearStaleLocks() {
 			sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
 		}
 	}
+}
+
+// removeTempFiles removes the files memd writes a working file's next
+// version to before renaming it (see writeWorktreeFile): one left by a
+// crash is nobody's, and a person's git add -A would commit it.
+func (sh *Shard) removeTempFiles() {
+	filepath.WalkDir(sh.dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && path == sh.gitDir:
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasPrefix(d.Name(), worktreeTempPrefix):
+			if os.Remove(path) == nil {
+				sh.store.log.Warn("removed a file memd was writing when it stopped", "shard", sh.id, "file", path)
+			}
+		}
+		return nil
+	})
 }
 
 // ownCommit reports whether a ref lock's content names a commit memd made.

@@ -138,6 +138,9 @@ func TestStore_RepairsAStopInTheMiddleOfACommit(t *testing.T) {
 	git(t, shardDir, "update-ref", "refs/heads/main", first.Commit.String())
 	lock := filepath.Join(shardDir, ".git", "refs", "heads", "main.lock")
 	os.WriteFile(lock, []byte(second.Commit.String()+"\n"), 0o644)
+	// and the next version of a working file half written.
+	tmp := filepath.Join(shardDir, "log", ".memd-tmp-123456")
+	os.WriteFile(tmp, []byte("- (2026-11-30) Half"), 0o644)
 
 	s, err = gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
 	if err != nil {
@@ -150,6 +153,9 @@ func TestStore_RepairsAStopInTheMiddleOfACommit(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
 		t.Errorf("the lock on main is still there: %v", err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the half-written file is still there: %v", err)
 	}
 	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
 		t.Errorf("git status: %s", st)

@@ -230,11 +230,15 @@ func (sh *Shard) statEntry(entry *index.Entry, full string) error {
 	return nil
 }
 
+// worktreeTempPrefix starts the name of a working file's next version
+// while memd writes it.
+const worktreeTempPrefix = ".memd-tmp-"
+
 func writeWorktreeFile(full string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(full), ".memd-tmp-")
+	f, err := os.CreateTemp(filepath.Dir(full), worktreeTempPrefix)
 	if err != nil {
 		return err
 	}
