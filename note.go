@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Notes are Markdown documents in a shard's notes/ folder, which people
@@ -115,4 +117,19 @@ type Notes interface {
 	EditNote(ctx context.Context, req EditNoteRequest) (NoteResult, error)
 	// DeleteNote removes a note; ENOTFOUND if there is none.
 	DeleteNote(ctx context.Context, req DeleteNoteRequest) (NoteResult, error)
+}
+
+// CheckNoteText holds a note's text to memd's rules for notes, whichever
+// way it comes (the API, MCP, a git push): at most MaxNoteBytes, UTF-8,
+// no NUL byte.
+func CheckNoteText(text string) error {
+	switch {
+	case len(text) > MaxNoteBytes:
+		return Errorf(ETOOLARGE, "a note holds at most %d KiB, this one would be %d KiB", MaxNoteBytes>>10, (len(text)+1023)>>10)
+	case !utf8.ValidString(text):
+		return Errorf(EINVALID, "a note must be UTF-8 text")
+	case strings.ContainsRune(text, 0):
+		return Errorf(EINVALID, "a note may not contain NUL bytes")
+	}
+	return nil
 }

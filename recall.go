@@ -235,15 +235,7 @@ func ParseStamp(s string) (commits map[ShardID]string, ok bool, err error) {
 }
 
 func isHex(s string) bool {
-	if len(s) < 4 || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !strings.ContainsRune("0123456789abcdef", r) {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 4 && len(s) <= 64 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // ContextQuery asks for the memory section of an agent's prompt.

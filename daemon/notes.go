@@ -83,7 +83,7 @@ func (s *Service) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (m
 	if err := memd.ValidateNotePath(req.Path); err != nil {
 		return memd.NoteResult{}, err
 	}
-	if err := checkNoteText(req.Text); err != nil {
+	if err := memd.CheckNoteText(req.Text); err != nil {
 		return memd.NoteResult{}, err
 	}
 	if err := provenance.CheckSource(req.Source); err != nil {
@@ -144,7 +144,7 @@ func (s *Service) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.
 		if err != nil {
 			return nil, false, err
 		}
-		if err := checkNoteText(next); err != nil {
+		if err := memd.CheckNoteText(next); err != nil {
 			return nil, false, err
 		}
 		return []byte(next), false, nil
@@ -212,18 +212,6 @@ func editSummary(path string, edits []memd.NoteEdit) string {
 		}
 	}
 	return path + " (" + strings.Join(ops, ", ") + ")"
-}
-
-func checkNoteText(text string) error {
-	switch {
-	case len(text) > memd.MaxNoteBytes:
-		return memd.Errorf(memd.ETOOLARGE, "a note holds at most %d KiB, this one would be %d KiB", memd.MaxNoteBytes>>10, (len(text)+1023)>>10)
-	case !utf8.ValidString(text):
-		return memd.Errorf(memd.EINVALID, "a note must be UTF-8 text")
-	case strings.ContainsRune(text, 0):
-		return memd.Errorf(memd.EINVALID, "a note may not contain NUL bytes")
-	}
-	return nil
 }
 
 func checkRevision(rev string) error {

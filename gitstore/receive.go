@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -105,7 +104,7 @@ func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
 				if err != nil {
 					return err
 				}
-				if err := checkNoteData(obj.Data); err != nil {
+				if err := memd.CheckNoteText(string(obj.Data)); err != nil {
 					return memd.Errorf(memd.ErrorCode(err), "%s in commit %s: %s", path, short(c.Hash), memd.ErrorMessage(err))
 				}
 				return nil
@@ -195,19 +194,6 @@ func (sh *Shard) checkPushedSizes(head, theirs plumbing.Hash) error {
 		case size > maxPushedBlob:
 			return memd.Errorf(memd.ETOOLARGE, "%s is %d MiB; a pushed file may be at most %d MiB", path, size>>20, maxPushedBlob>>20)
 		}
-	}
-	return nil
-}
-
-// checkNoteData holds a pushed note to the rules the API holds notes to.
-func checkNoteData(b []byte) error {
-	switch {
-	case len(b) > memd.MaxNoteBytes:
-		return memd.Errorf(memd.ETOOLARGE, "a note holds at most %d KiB", memd.MaxNoteBytes>>10)
-	case !utf8.Valid(b):
-		return memd.Errorf(memd.EINVALID, "a note must be UTF-8 text")
-	case bytes.IndexByte(b, 0) >= 0:
-		return memd.Errorf(memd.EINVALID, "a note may not contain NUL bytes")
 	}
 	return nil
 }

@@ -16,13 +16,13 @@ import (
 // on a timer. A shard it could not watch (the kernel's limit reached) is
 // left to the caller's slow poll: see Watching.
 type RefWatcher struct {
-	w      *fsnotify.Watcher
-	store  *Store
-	moved  func(memd.ShardID)
-	mu     sync.Mutex
-	byDir  map[string]memd.ShardID
-	failed map[memd.ShardID]bool
-	done   chan struct{}
+	w       *fsnotify.Watcher
+	store   *Store
+	moved   func(memd.ShardID)
+	mu      sync.Mutex
+	byDir   map[string]memd.ShardID // watched directories
+	watched map[memd.ShardID]bool   // false: tried, and the kernel refused
+	done    chan struct{}
 }
 
 // WatchRefs starts watching; moved is called, from the watcher's own
@@ -32,7 +32,7 @@ func (s *Store) WatchRefs(moved func(memd.ShardID)) (*RefWatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &RefWatcher{w: w, store: s, moved: moved, byDir: make(map[string]memd.ShardID), failed: make(map[memd.ShardID]bool), done: make(chan struct{})}
+	rw := &RefWatcher{w: w, store: s, moved: moved, byDir: make(map[string]memd.ShardID), watched: make(map[memd.ShardID]bool), done: make(chan struct{})}
 	go rw.run()
 	return rw, nil
 }
@@ -42,27 +42,25 @@ func (s *Store) WatchRefs(moved func(memd.ShardID)) (*RefWatcher, error) {
 func (rw *RefWatcher) Add(id memd.ShardID) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	git := filepath.Join(rw.store.ShardDir(id), ".git")
-	heads := filepath.Join(git, "refs", "heads")
-	if _, ok := rw.byDir[heads]; ok {
+	if rw.watched[id] {
 		return
 	}
-	for _, dir := range []string{heads, git} {
+	git := filepath.Join(rw.store.ShardDir(id), ".git")
+	for _, dir := range []string{filepath.Join(git, "refs", "heads"), git} {
 		if err := rw.w.Add(dir); err != nil {
-			rw.failed[id] = true
+			rw.watched[id] = false
 			return
 		}
 		rw.byDir[dir] = id
 	}
-	delete(rw.failed, id)
+	rw.watched[id] = true
 }
 
 // Watching reports whether a shard's refs are watched.
 func (rw *RefWatcher) Watching(id memd.ShardID) bool {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	_, ok := rw.byDir[filepath.Join(rw.store.ShardDir(id), ".git", "refs", "heads")]
-	return ok && !rw.failed[id]
+	return rw.watched[id]
 }
 
 // Close stops watching.
@@ -97,12 +95,14 @@ func (rw *RefWatcher) run() {
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				// Events were lost: every shard may have moved.
 				rw.mu.Lock()
-				ids := make(map[memd.ShardID]bool)
-				for _, id := range rw.byDir {
-					ids[id] = true
+				var ids []memd.ShardID
+				for id, ok := range rw.watched {
+					if ok {
+						ids = append(ids, id)
+					}
 				}
 				rw.mu.Unlock()
-				for id := range ids {
+				for _, id := range ids {
 					rw.moved(id)
 				}
 			}

@@ -97,7 +97,6 @@ type Index struct {
 	byKey     map[docKey]int32
 	postings  map[string][]posting
 	prefixes  map[string][]string // first five letters of a term -> terms
-	totalLen  int
 	live      int
 	shards    map[memd.ShardID]*shardDocs
 	files     map[fileKey][]int32 // by offset
@@ -120,7 +119,7 @@ func (x *Index) reset() {
 	x.shardLive, x.shardLen = nil, nil
 	x.lengths, x.factor, x.days, x.offsets = nil, nil, nil, nil
 	x.shardNum = make(map[memd.ShardID]uint32)
-	x.dead, x.totalLen, x.live = 0, 0, 0
+	x.dead, x.live = 0, 0
 	x.byKey = make(map[docKey]int32)
 	x.postings = make(map[string][]posting)
 	x.prefixes = make(map[string][]string)
@@ -355,15 +354,7 @@ func (x *Index) dropNote(nk fileKey) {
 	}
 }
 
-// DropShard removes every fact and note of a shard.
-func (x *Index) DropShard(shard memd.ShardID) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.dropShard(shard)
-	delete(x.heads, shard)
-	x.maybeCompact()
-}
-
+// dropShard removes every fact and note of a shard.
 func (x *Index) dropShard(shard memd.ShardID) {
 	for nk := range x.notes {
 		if nk.shard == shard {
@@ -447,7 +438,6 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.byKey[docKey{d.Shard, d.ID}] = i
 	x.live++
-	x.totalLen += e.length
 	x.shardLive[n]++
 	x.shardLen[n] += e.length
 	x.addPostings(i, ts)
@@ -563,7 +553,6 @@ func (x *Index) remove(k docKey) {
 	x.alive[i] = false
 	x.live--
 	x.dead++
-	x.totalLen -= e.length
 	x.shardLive[e.shard]--
 	x.shardLen[e.shard] -= e.length
 	// Postings keep dead entries until the next compaction; the lists a

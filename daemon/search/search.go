@@ -216,6 +216,8 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 			informative = informative || idf(t) >= minIDF
 		}
 	}
+	// BM25's length normalisation, over the facts of the shards searched.
+	norm := k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
 	var weights []float64
 	for _, t := range ts {
 		// A word nearly every fact holds says nothing; reading its postings
@@ -228,13 +230,13 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 			bit = 1 << len(weights)
 			weights = append(weights, idf(t))
 		}
-		x.scoreTerm(sc, t, idf(t), st, bit, ok)
+		x.scoreTerm(sc, t, idf(t), norm, bit, ok)
 		if len(t) < prefixLen {
 			continue
 		}
 		for _, other := range x.prefixes[t[:prefixLen]] {
 			if other != t && !seen[other] && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
-				x.scoreTerm(sc, other, prefixShare*idf(other), st, bit, ok)
+				x.scoreTerm(sc, other, prefixShare*idf(other), norm, bit, ok)
 			}
 		}
 	}
@@ -253,13 +255,11 @@ func (x *Index) idf(t string, st stats, ok func(int32) bool) float64 {
 	return math.Log(1 + (float64(st.live)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
-func (x *Index) scoreTerm(sc *scores, t string, idf float64, st stats, bit uint64, ok func(int32) bool) {
+func (x *Index) scoreTerm(sc *scores, t string, idf, norm float64, bit uint64, ok func(int32) bool) {
 	list := x.postings[t]
 	if len(list) == 0 || idf == 0 {
 		return
 	}
-	avg := float64(st.length) / math.Max(1, float64(st.live))
-	norm := k1 * b / avg
 	for _, p := range list {
 		if !ok(p.doc) {
 			continue
