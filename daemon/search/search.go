@@ -47,6 +47,7 @@ const (
 	prefixShare       = 0.6 // weight of a term matched by prefix
 	namedShardBoost   = 0.5 // added share for facts of a shard the query names
 	namedProfileScore = 1.0 // score of a named shard's lasting facts, about one matched word
+	maxNeedles        = 8   // words the substring fallback looks for, at most
 )
 
 var scoresPool = sync.Pool{New: func() any { return new(scores) }}
@@ -313,15 +314,20 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 // scoreSubstrings finds facts containing a query word as part of a word,
 // such as "lisb" or a product code, when no whole word matched.
 func (x *Index) scoreSubstrings(sc *scores, content []string, ok func(int32) bool) {
+	// Each needle costs a pass over every fact: a query repeating one word
+	// two hundred times, or naming two hundred, would cost seconds. The
+	// few longest distinct words say the most.
 	var needles []string
 	for _, w := range content {
-		if len(w) >= 3 {
+		if len(w) >= 3 && !slices.Contains(needles, w) {
 			needles = append(needles, w)
 		}
 	}
 	if len(needles) == 0 {
 		return
 	}
+	slices.SortStableFunc(needles, func(a, b string) int { return len(b) - len(a) })
+	needles = needles[:min(len(needles), maxNeedles)]
 	for i, e := range x.entries {
 		if !ok(int32(i)) {
 			continue

@@ -271,3 +271,35 @@ func TestSearch_ScoresDependOnTheShardsSearched(t *testing.T) {
 		}
 	}
 }
+
+// A query of a word repeated finds what the word finds, by substring too.
+func TestSearch_RepeatedWordsAreOneNeedle(t *testing.T) {
+	x := index(doc(alice, "2026-10-01", "Booked a flight to Lisbon", 0), doc(alice, "2026-10-02", "Paid the invoice", 60))
+	once := texts(x.Search(search.Query{Text: "lisb", Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits)
+	many := texts(x.Search(search.Query{Text: strings.Repeat("lisb ", 199), Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits)
+	if !slices.Equal(once, many) || len(once) != 1 {
+		t.Errorf("lisb: %v; lisb ×199: %v", once, many)
+	}
+}
+
+// BenchmarkSearch_CostlyQueries times the queries of at most 1,000 bytes
+// that cost the most over 100,000 facts: 200 words none holds (the
+// substring fallback), and one word 199 times.
+func BenchmarkSearch_CostlyQueries(b *testing.B) {
+	var docs []search.Doc
+	for i := 0; i < 100000; i++ {
+		docs = append(docs, doc(alice, "2026-10-01", fmt.Sprintf("Alice booked the flight to Lisbon number %d for the team offsite", i), i*80))
+	}
+	x := index(docs...)
+	var absent []string
+	for i := 0; len(strings.Join(absent, " ")) < 990; i++ {
+		absent = append(absent, fmt.Sprintf("zq%d", i))
+	}
+	for name, q := range map[string]string{"absent-words": strings.Join(absent, " "), "repeated-word": strings.Repeat("lisb ", 199)} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x.Search(search.Query{Text: q, Shards: []memd.ShardID{alice}, K: 20, Now: now})
+			}
+		})
+	}
+}
