@@ -151,35 +151,12 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 		}
 		defer sp.Close()
 	}
-	rlock, err := lockRef(sh.gitDir, mainRef, st.head, next)
-	if err != nil {
+	var staged []*os.File // the objects git fetch or index-pack wrote, git synced itself
+	if sp != nil {
+		staged = sp.Files()
+	}
+	if err := sh.advance(st.head, next, staged, touched, files); err != nil {
 		return err
-	}
-	sync := !sh.store.opts.NoSync
-	if sync {
-		// The objects git fetch or index-pack wrote, git synced itself
-		// (core.fsync); memd's own merge commit, if any, is in sp.
-		var staged []*os.File
-		if sp != nil {
-			staged = sp.Files()
-		}
-		err := durable(append(staged, rlock.f))
-		if err == nil && len(staged) > 0 {
-			err = syncDirOf(staged[0].Name())
-		}
-		if err != nil {
-			rlock.release()
-			return fmt.Errorf("sync commit to disk: %w", err)
-		}
-	}
-	sh.syncIndex(touched, files, indexWait)
-	if err := rlock.commit(); err != nil {
-		return err
-	}
-	if sync {
-		if err := syncDirOf(rlock.path); err != nil {
-			return fmt.Errorf("sync %s to disk: %w", mainRef, err)
-		}
 	}
 	nst, err := sh.load(st, next)
 	if err != nil {

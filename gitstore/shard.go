@@ -47,10 +47,6 @@ type Shard struct {
 	indexed    map[string][]plumbing.Hash
 	indexLate  bool
 	indexTimer *time.Timer
-
-	// unfinished is the commit memd was making when it last stopped, read
-	// from the lock on main it left; zero if it stopped cleanly.
-	unfinished plumbing.Hash
 }
 
 // state is a shard's facts at one commit. A published state is never
@@ -81,15 +77,147 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		s.log.Warn("removed pack files memd was writing when it stopped; their commits were not acknowledged", "shard", id, "files", removed)
 	}
 	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db, arrived: make(chan struct{}, 1)}
-	sh.clearStaleLocks()
+	rolled := sh.clearStaleLocks()
 	if _, err := sh.refresh(); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := sh.repairWorktree(); err != nil {
+	if err := sh.finishWorktree(rolled); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
 	return sh, nil
+}
+
+// finishWorktree completes the working-tree move memd was making when it
+// stopped, as its journal records it, together with the move to a commit
+// it has just rolled main forward to (from, to; zero if none), and brings
+// forward fact files whose index entries lag behind HEAD (as a power cut
+// can leave them, taking the working files' last writes but not main's).
+func (sh *Shard) finishWorktree(rolled [2]plumbing.Hash) error {
+	st := sh.cur.Load()
+	if st == nil || st.head.IsZero() {
+		sh.dropJournal()
+		return nil
+	}
+	j, err := sh.readJournal()
+	if err != nil {
+		sh.store.log.Warn("ignoring an unreadable working-tree journal", "shard", sh.id, "err", err)
+	}
+	touched := make(map[string]*factFile) // path -> the version the tree holds
+	if j != nil {
+		for path, blob := range j.from {
+			touched[path] = nil
+			if !blob.IsZero() {
+				ff, err := sh.fileVersion(path, blob)
+				if err != nil {
+					// Without the version the tree held, the file is taken
+					// as the person's: kept, and merged into.
+					ff = &factFile{path: path, blob: blob}
+				}
+				touched[path] = ff
+			}
+		}
+	}
+	if !rolled[1].IsZero() {
+		from, to, err := sh.commitTrees(rolled[0], rolled[1])
+		if err != nil {
+			return err
+		}
+		changed, _, err := sh.fileChanges(from, to)
+		if err != nil {
+			return err
+		}
+		for path, ff := range changed {
+			if _, ok := touched[path]; !ok {
+				touched[path] = ff
+			}
+		}
+	}
+	if err := sh.laggingFiles(st, touched); err != nil {
+		return err
+	}
+	next, err := sh.versionsAt(st, touched)
+	if err != nil {
+		return err
+	}
+	// As a write does it: at once, or, while a git command holds the
+	// index, a moment later.
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if err := sh.syncIndex(st.head, touched, next, indexWait); err != nil {
+		return err
+	}
+	if len(sh.behind) == 0 {
+		sh.dropJournal()
+	}
+	return nil
+}
+
+// laggingFiles adds to touched the fact files whose index entries name
+// their version in a recent ancestor of HEAD rather than HEAD's: memd's
+// own, left behind. Any other difference is a person's staged change.
+func (sh *Shard) laggingFiles(st *state, touched map[string]*factFile) error {
+	idx, err := sh.readIndex()
+	if err != nil {
+		return err
+	}
+	for path, ff := range st.files {
+		if _, ok := touched[path]; ok {
+			continue
+		}
+		e, err := idx.Entry(path)
+		switch {
+		case err != nil:
+			touched[path] = nil
+		case e.Hash != ff.blob && sh.inRecentHistory(st.head, path, e.Hash):
+			old, err := sh.readFactFile(path, e.Hash)
+			if err != nil {
+				return err
+			}
+			touched[path] = old
+		}
+	}
+	return nil
+}
+
+// inRecentHistory reports whether path held blob in one of the last commits
+// before head (as many as one group commit writes, and some).
+func (sh *Shard) inRecentHistory(head plumbing.Hash, path string, blob plumbing.Hash) bool {
+	t := &trees{db: sh.db}
+	h := head
+	for i := 0; i <= 2*maxGroup && !h.IsZero(); i++ {
+		c, err := sh.readCommit(h)
+		if err != nil {
+			return false
+		}
+		if e, ok, err := t.lookup(c.tree, path); err == nil && ok && e.hash == blob {
+			return true
+		}
+		if len(c.parents) == 0 {
+			return false
+		}
+		h = c.parents[0]
+	}
+	return false
+}
+
+// commitTrees returns the trees of two commits (zero for the zero hash).
+func (sh *Shard) commitTrees(a, b plumbing.Hash) (ta, tb plumbing.Hash, err error) {
+	for i, h := range []plumbing.Hash{a, b} {
+		if h.IsZero() {
+			continue
+		}
+		c, err := sh.readCommit(h)
+		if err != nil {
+			return ta, tb, err
+		}
+		if i == 0 {
+			ta = c.tree
+		} else {
+			tb = c.tree
+		}
+	}
+	return ta, tb, nil
 }
 
 func (sh *Shard) close() {
@@ -107,8 +235,12 @@ func (sh *Shard) close() {
 
 // clearStaleLocks removes lock files a crashed memd left behind: the index
 // lock it marks as its own, and a ref lock nobody has touched for a minute
-// (git holds one for milliseconds). Only one memd opens a store at a time.
-func (sh *Shard) clearStaleLocks() {
+// (git holds one for milliseconds). A lock on main naming a commit memd
+// made on top of main is finished instead: memd writes that lock only once
+// the commit's objects are on disk, and may already have put the commit's
+// files in the working tree. It returns the move of main it finished (from,
+// to), zero if none. Only one memd opens a store at a time.
+func (sh *Shard) clearStaleLocks() (rolled [2]plumbing.Hash) {
 	sh.removeTempFiles()
 	index := filepath.Join(sh.gitDir, "index")
 	if b, err := os.ReadFile(index + ".lock"); err == nil && string(b) == indexLockMarker {
@@ -120,22 +252,72 @@ func (sh *Shard) clearStaleLocks() {
 		os.Remove(stagedLockPath(sh.gitDir, name))
 	}
 	ref := filepath.Join(sh.gitDir, mainRef+".lock")
-	if b, err := os.ReadFile(ref); err == nil {
-		if h, ok := sh.ownCommit(b); ok {
-			// memd stopped between updating the index and moving main:
-			// the index may hold that commit's files (see repairWorktree).
-			os.Remove(ref)
-			sh.unfinished = h
-			sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it was making was not acknowledged", "shard", sh.id, "commit", short(h))
-		} else if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
-			os.Remove(ref)
-			sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
-		}
+	b, err := os.ReadFile(ref)
+	if err != nil {
+		return rolled
 	}
+	if h, ok := sh.ownCommit(b); ok {
+		head, err := readRef(sh.gitDir, mainRef)
+		if err == nil && sh.descends(h, head) {
+			if err := sh.rollForward(ref); err != nil {
+				sh.store.log.Error("finishing the move of main memd was making when it stopped", "shard", sh.id, "commit", short(h), "err", err)
+				return rolled
+			}
+			sh.store.log.Warn("finished the commit memd was making when it stopped", "shard", sh.id, "commit", short(h))
+			return [2]plumbing.Hash{head, h}
+		}
+		os.Remove(ref)
+		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it names is not on top of main", "shard", sh.id, "commit", short(h))
+		return rolled
+	}
+	if s := strings.TrimSpace(string(b)); plumbing.IsHash(s) && !sh.db.Has(plumbing.NewHash(s)) {
+		// git names in its lock a commit it has written; a commit that is
+		// not there was memd's, in a pack a crash cut short (removed above).
+		os.Remove(ref)
+		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it was making never reached the disk", "shard", sh.id)
+		return rolled
+	}
+	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
+		os.Remove(ref)
+		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
+	}
+	return rolled
+}
+
+// descends reports whether head is h's first parent, or one of the first
+// parents before it as far as one group commit reaches (zero head: the
+// chain starts the branch).
+func (sh *Shard) descends(h, head plumbing.Hash) bool {
+	for i := 0; i <= maxGroup; i++ {
+		c, err := sh.readCommit(h)
+		if err != nil {
+			return false
+		}
+		if len(c.parents) == 0 {
+			return head.IsZero()
+		}
+		if c.parents[0] == head {
+			return true
+		}
+		h = c.parents[0]
+	}
+	return false
+}
+
+// rollForward renames a leftover lock on main over main, durably.
+func (sh *Shard) rollForward(lock string) error {
+	main := strings.TrimSuffix(lock, ".lock")
+	if err := os.Rename(lock, main); err != nil {
+		return err
+	}
+	if sh.store.opts.NoSync {
+		return nil
+	}
+	return syncDirOf(main)
 }
 
 // removeTempFiles removes the files memd writes a working file's next
-// version to before renaming it (see writeWorktreeFile): one left by a
+// version to before renaming it (see replaceWorking): one left by a
 // crash is nobody's, and a person's git add -A would commit it.
 func (sh *Shard) removeTempFiles() {
 	filepath.WalkDir(sh.dir, func(path string, d fs.DirEntry, err error) error {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -92,46 +91,21 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 	// git commit) leaves an older version of memd's own in the index, not a
 	// change of the person's.
 	inStep := entry == nil && old == nil || entry != nil && (entry.Hash == oldBlob || sh.wasIndexed(path, entry.Hash))
-	st, err := os.Lstat(full)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if exists && !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	written := newData // what the working file holds afterwards
-	if !exists || inStep && entry != nil && statMatches(entry, st) {
+	var w workWrite
+	appended := false
+	if inStep && entry != nil && old != nil && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
 		var err error
-		if exists && next != nil && old != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
-			err = appendFile(full, newData[len(oldData):])
-		} else {
-			err = sh.writeOrRemove(full, next)
-		}
-		if err != nil {
+		if w, appended, err = appendWorking(full, entry, oldData, newData); err != nil {
 			return err
 		}
-	} else {
-		cur, err := os.ReadFile(full)
+	}
+	if !appended {
+		var err error
+		w, err = rewriteWorking(full, func(cur []byte, exists bool) ([]byte, bool) {
+			return mergeWorking(path, old, next, cur, exists)
+		})
 		if err != nil {
 			return err
-		}
-		switch {
-		case bytes.Equal(cur, newData):
-		case bytes.Equal(cur, oldData):
-			if err := sh.writeOrRemove(full, next); err != nil {
-				return err
-			}
-		case next == nil:
-			written = cur // removed at HEAD, but the person is editing it
-		case !IsFactFile(path):
-			written = cur // a note the person is editing: theirs to commit
-		default:
-			// Uncommitted edits: keep them, and apply memd's change on top.
-			written = mergeFactLines(path, oldData, newData, cur)
-			if err := writeWorktreeFile(full, written); err != nil {
-				return err
-			}
 		}
 	}
 
@@ -152,11 +126,8 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 				return err
 			}
 			entry.Hash = h
-			if !bytes.Equal(merged, written) {
-				entry.Size, entry.ModifiedAt = 0, time.Time{} // makes git look at the file
-				return nil
-			}
-			return sh.statEntry(entry, full)
+			fillEntryStat(entry, w, merged)
+			return nil
 		}
 	}
 	if next == nil {
@@ -168,11 +139,54 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 	}
 	entry.Hash, entry.Mode, entry.Stage = newBlob, filemode.Regular, 0
 	sh.noteIndexed(path, newBlob)
-	if !bytes.Equal(written, newData) {
-		entry.Size, entry.ModifiedAt = 0, time.Time{} // the file holds the person's edits too
-		return nil
+	fillEntryStat(entry, w, newData)
+	return nil
+}
+
+// fillEntryStat records in an index entry naming blob the stat data of the
+// working file memd wrote, if it holds blob exactly; otherwise it clears
+// them, which makes git read the file.
+func fillEntryStat(entry *index.Entry, w workWrite, blob []byte) {
+	if w.stat == nil || w.gone || !bytes.Equal(w.data, blob) {
+		entry.Size, entry.ModifiedAt = 0, time.Time{}
+		return
 	}
-	return sh.statEntry(entry, full)
+	fillStat(entry, w.stat)
+}
+
+// mergeWorking is what a working file holding cur (exists: there is one)
+// becomes when memd's change takes it from old to next (nil: removed, or
+// new): next if the file held old, or memd's own write of next half done;
+// otherwise the person's edits with memd's change merged in, or, where it
+// cannot be merged, the person's file as it is.
+func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (data []byte, remove bool) {
+	var oldData, newData []byte
+	if old != nil {
+		oldData = old.data
+	}
+	if next != nil {
+		newData = next.data
+	}
+	switch {
+	case !exists:
+		return newData, next == nil // new, or taken away by the person: memd's version
+	case bytes.Equal(cur, newData) && next != nil:
+		return cur, false
+	case bytes.Equal(cur, oldData) && old != nil:
+		return newData, next == nil
+	case next == nil:
+		return cur, false // removed at HEAD, but the person is editing it
+	case old != nil && len(cur) > len(oldData) && bytes.HasPrefix(cur, oldData) && bytes.HasPrefix(newData, cur):
+		return newData, false // memd's own append, cut short
+	case IsFactFile(path):
+		// Uncommitted edits: keep them, and apply memd's change on top.
+		return mergeFactLines(path, oldData, newData, cur), false
+	}
+	merged, conflict, err := mergeLines(cur, oldData, newData, "memd")
+	if err != nil || conflict {
+		return cur, false // the person's edit and memd's overlap: theirs to settle
+	}
+	return merged, false
 }
 
 // indexedKept is how many of the blobs memd put in the index are
@@ -194,70 +208,9 @@ func (sh *Shard) wasIndexed(path string, blob plumbing.Hash) bool {
 	return slices.Contains(sh.indexed[path], blob)
 }
 
-func (sh *Shard) writeOrRemove(full string, next *factFile) error {
-	if next == nil {
-		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	return writeWorktreeFile(full, next.data)
-}
-
-// appendFile appends to a working file known to hold the previous version:
-// cheaper than replacing it, which matters when facts arrive one by one.
-func appendFile(full string, data []byte) error {
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", filepath.Base(full), err)
-	}
-	return nil
-}
-
-func (sh *Shard) statEntry(entry *index.Entry, full string) error {
-	st, err := os.Lstat(full)
-	if err != nil {
-		return fmt.Errorf("stat %s: %w", filepath.Base(full), err)
-	}
-	fillStat(entry, st)
-	return nil
-}
-
 // worktreeTempPrefix starts the name of a working file's next version
 // while memd writes it.
 const worktreeTempPrefix = ".memd-tmp-"
-
-func writeWorktreeFile(full string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(full), worktreeTempPrefix)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), full)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", filepath.Base(full), err)
-	}
-	return nil
-}
 
 // mergeFactLines applies the fact-level change from base to ours onto
 // theirs: lines of facts ours removed are dropped from theirs, and facts ours
@@ -298,116 +251,4 @@ func factIDs(path string, data []byte) map[string]bool {
 		ids[lf.ID] = true
 	}
 	return ids
-}
-
-// repairWorktree brings index entries of fact files that lag behind HEAD,
-// or are ahead of it, back in step, as after memd stopped in the middle of a
-// commit. An entry lags when it names the file's blob in a recent ancestor
-// of HEAD, and is ahead when it names the blob of the commit memd was making
-// (the one its leftover lock on main named); any other difference is a
-// person's staged change and is left alone.
-func (sh *Shard) repairWorktree() error {
-	st := sh.cur.Load()
-	if st == nil || st.head.IsZero() {
-		return nil
-	}
-	idx, err := sh.readIndex()
-	if err != nil {
-		return err
-	}
-	touched := make(map[string]*factFile) // path -> the version the index holds
-	if !sh.unfinished.IsZero() && sh.unfinished != st.head {
-		if err := sh.aheadOfHead(idx, st, touched); err != nil {
-			return err
-		}
-	}
-	for path, ff := range st.files {
-		if _, ok := touched[path]; ok {
-			continue
-		}
-		e, err := idx.Entry(path)
-		switch {
-		case err != nil:
-			touched[path] = nil
-		case e.Hash != ff.blob && sh.inRecentHistory(st.head, path, e.Hash):
-			old, err := sh.readFactFile(path, e.Hash)
-			if err != nil {
-				return err
-			}
-			touched[path] = old
-		}
-	}
-	if len(touched) == 0 {
-		return nil
-	}
-	next := make(map[string]*factFile, len(touched))
-	t := &trees{db: sh.db}
-	for path := range touched {
-		if IsFactFile(path) {
-			next[path] = st.files[path]
-			continue
-		}
-		e, ok, err := t.lookup(st.root, path)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if next[path], err = sh.readFactFile(path, e.hash); err != nil {
-				return err
-			}
-		}
-	}
-	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), lockTimeout)
-	if err != nil {
-		return err
-	}
-	return sh.syncWorktree(lock, touched, next)
-}
-
-// aheadOfHead adds to touched the fact files whose index entries hold the
-// unfinished commit's version rather than HEAD's.
-func (sh *Shard) aheadOfHead(idx *index.Index, st *state, touched map[string]*factFile) error {
-	c, err := sh.readCommit(sh.unfinished)
-	if err != nil {
-		return err
-	}
-	t := &trees{db: sh.db}
-	keep := func(p string) bool {
-		return keepFactPaths(p) || p == NotesDir+"/" || strings.HasPrefix(p, NotesDir+"/")
-	}
-	return t.diffFiles(st.root, c.tree, "", keep, func(path string, _, ahead plumbing.Hash) error {
-		e, err := idx.Entry(path)
-		switch {
-		case ahead.IsZero() && err != nil: // the commit removed the file
-			touched[path] = nil
-		case !ahead.IsZero() && err == nil && e.Hash == ahead:
-			ff, err := sh.readFactFile(path, ahead)
-			if err != nil {
-				return err
-			}
-			touched[path] = ff
-		}
-		return nil
-	})
-}
-
-// inRecentHistory reports whether path held blob in one of the last commits
-// before head (as many as one group commit writes, and some).
-func (sh *Shard) inRecentHistory(head plumbing.Hash, path string, blob plumbing.Hash) bool {
-	t := &trees{db: sh.db}
-	h := head
-	for i := 0; i <= 2*maxGroup && !h.IsZero(); i++ {
-		c, err := sh.readCommit(h)
-		if err != nil {
-			return false
-		}
-		if e, ok, err := t.lookup(c.tree, path); err == nil && ok && e.hash == blob {
-			return true
-		}
-		if len(c.parents) == 0 {
-			return false
-		}
-		h = c.parents[0]
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -296,26 +298,52 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 		return err
 	}
 	defer sp.Close()
-	// The lock names the new commit, so that after a crash it says whose
-	// files the index may already hold (see repairWorktree).
-	rlock, err := lockRef(sh.gitDir, mainRef, st.head, g.head)
+	touched, next := g.worktreeChanges()
+	if err := sh.advance(st.head, g.head, sp.Files(), touched, next); err != nil {
+		return err
+	}
+	sh.cur.Store(g.commitState())
+	for _, pl := range g.plans {
+		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
+	}
+	if f := sh.store.opts.OnCommit; f != nil {
+		f(sh.id)
+	}
+	return nil
+}
+
+// advance moves main from old to next, whose objects are in place (staged
+// holds the pack files memd wrote for it, to sync): steps 2 to 5 of
+// publish. The lock on main names next, so that a start after a crash
+// finishes the move (see clearStaleLocks); the working-tree journal lists
+// the files about to change (see finishJournal).
+func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, files map[string]*factFile) error {
+	rlock, err := lockRef(sh.gitDir, mainRef, old, next)
 	if err != nil {
 		return err
 	}
 	sync := !sh.store.opts.NoSync
 	if sync {
-		err := durable(append(sp.Files(), rlock.f))
-		if err == nil && len(sp.Files()) > 0 {
-			err = syncDirOf(sp.Files()[0].Name()) // the pack's name in objects/pack
+		err := durable(append(slices.Clone(staged), rlock.f))
+		if err == nil && len(staged) > 0 {
+			err = syncDirOf(staged[0].Name()) // the pack's name in objects/pack
 		}
 		if err != nil {
 			rlock.release()
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	touched, next := g.worktreeChanges()
-	sh.syncIndex(touched, next, indexWait)
+	if err := sh.syncIndex(next, touched, files, indexWait); err != nil {
+		rlock.release() // nothing in the working tree was touched
+		return err
+	}
 	if err := rlock.commit(); err != nil {
+		// main stays: take the working tree back to it.
+		back := make(map[string]*factFile, len(touched))
+		for path := range touched {
+			back[path] = files[path]
+		}
+		sh.syncIndex(old, back, touched, indexWait)
 		return err
 	}
 	// The write is acknowledged once main names it on disk: the rename's
@@ -325,12 +353,8 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 			return fmt.Errorf("sync %s to disk: %w", mainRef, err)
 		}
 	}
-	sh.cur.Store(g.commitState())
-	for _, pl := range g.plans {
-		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
-	}
-	if f := sh.store.opts.OnCommit; f != nil {
-		f(sh.id)
+	if len(sh.behind) == 0 {
+		sh.dropJournal()
 	}
 	return nil
 }
@@ -345,23 +369,32 @@ const indexRetry = 100 * time.Millisecond
 
 // syncIndex brings the working tree and .git/index in step for the paths
 // touched (mapped to the versions they held) and any left behind before,
-// to their versions in next (nil: removed). A git command may hold the
-// index lock for long (git commit, while its editor is open); memd's write
-// then goes ahead without waiting, and the index catches up with the next
-// write or a moment later. The caller holds sh.mu.
-func (sh *Shard) syncIndex(touched, next map[string]*factFile, wait time.Duration) {
-	if sh.behind == nil {
-		sh.behind, sh.behindNext = make(map[string]*factFile), make(map[string]*factFile)
+// to their versions in next (nil: removed), as of commit. It records the
+// move in the working-tree journal first, and fails, touching nothing, if
+// it cannot. A git command may hold the index lock for long (git commit,
+// while its editor is open); memd's write then goes ahead without waiting,
+// and the index catches up with the next write or a moment later. The
+// caller holds sh.mu.
+func (sh *Shard) syncIndex(commit plumbing.Hash, touched, next map[string]*factFile, wait time.Duration) error {
+	behind, behindNext := maps.Clone(sh.behind), maps.Clone(sh.behindNext)
+	if behind == nil {
+		behind, behindNext = make(map[string]*factFile), make(map[string]*factFile)
 	}
 	for path, old := range touched {
-		if _, ok := sh.behind[path]; !ok {
-			sh.behind[path] = old
+		if _, ok := behind[path]; !ok {
+			behind[path] = old
 		}
-		sh.behindNext[path] = next[path]
+		behindNext[path] = next[path]
 	}
-	if len(sh.behind) == 0 {
-		return
+	if len(behind) == 0 {
+		return nil
 	}
+	if len(touched) > 0 {
+		if err := sh.writeJournal(commit, behind); err != nil {
+			return err
+		}
+	}
+	sh.behind, sh.behindNext = behind, behindNext
 	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), wait)
 	if err == nil {
 		err = sh.syncWorktree(lock, sh.behind, sh.behindNext)
@@ -376,11 +409,12 @@ func (sh *Shard) syncIndex(touched, next map[string]*factFile, wait time.Duratio
 		} else {
 			sh.indexTimer.Reset(indexRetry)
 		}
-		return
+		return nil
 	}
 	clear(sh.behind)
 	clear(sh.behindNext)
 	sh.indexLate = false
+	return nil
 }
 
 // SyncWorktree brings the working tree and .git/index up to HEAD now if a
@@ -390,7 +424,10 @@ func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if len(sh.behind) > 0 {
-		sh.syncIndex(nil, nil, wait)
+		sh.syncIndex(plumbing.ZeroHash, nil, nil, wait)
+		if len(sh.behind) == 0 {
+			sh.dropJournal()
+		}
 	}
 	return len(sh.behind) == 0
 }

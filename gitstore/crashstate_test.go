@@ -1,0 +1,116 @@
+package gitstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// The states a crash leaves between memd's steps of a write, recreated on
+// disk; the next start must leave HEAD holding every acknowledged write,
+// the working tree and index in step with it (git status clean), and a
+// person's edits where they were.
+
+func reopen(t *testing.T, dir string, s *gitstore.Store) (*gitstore.Store, *gitstore.Shard) {
+	t.Helper()
+	s.Close()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sh, err := s.Shard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, sh
+}
+
+// A git command held the index lock while memd edited a note, so the
+// working file waited; memd stopped before it caught up. The next start
+// brings the note's working file to HEAD.
+func TestStore_NoteHeldBackByGitCatchesUpAfterAStop(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	shardDir := sh.Dir()
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create plan.md", setNote("# Plan\n\n1. Book.\n"))); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(shardDir, ".git", "index.lock")
+	os.WriteFile(lock, []byte("DIRC\x00\x00\x00\x02"), 0o644) // git holds the index
+	for _, line := range []string{"2. Pack.\n", "3. Go.\n"} {
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: plan.md", appendNote(line))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ = reopen(t, dir, s) // memd stops; then git lets go of the index
+	os.Remove(lock)
+	reopen(t, dir, s)
+
+	want := "# Plan\n\n1. Book.\n2. Pack.\n3. Go.\n"
+	if b, _ := os.ReadFile(filepath.Join(shardDir, "notes", "plan.md")); string(b) != want {
+		t.Errorf("working file: %q, want HEAD's %q", b, want)
+	}
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+}
+
+// memd stopped after writing a commit's working file but before writing
+// the index or moving main: the lock on main names the commit. The next
+// start finishes the commit; the working tree keeps nothing HEAD lacks.
+func TestStore_StopBetweenWorkingFileAndIndex(t *testing.T) {
+	for _, kind := range []string{"fact", "note"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh := createShard(t, s, "agent/alice")
+			shardDir := sh.Dir()
+			gitDir := filepath.Join(shardDir, ".git")
+			write := func(i int) gitstore.Result {
+				if kind == "fact" {
+					return remember(t, sh, "Fact number "+string(rune('A'+i)), memd.TierLog, "m")
+				}
+				res, err := sh.Apply(noteChange("notes/plan.md", "note-edit: plan.md", func(cur []byte, _ bool) ([]byte, bool, error) {
+					return append(append([]byte{}, cur...), "line "+string(rune('A'+i))+"\n"...), false, nil
+				}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			first := write(0)
+			saved := filepath.Join(t.TempDir(), "index")
+			copyFile(t, filepath.Join(gitDir, "index"), saved)
+			second := write(1)
+			// On disk: the working file holds the second commit's version;
+			// the index and main the first's; the lock names the second.
+			copyFile(t, saved, filepath.Join(gitDir, "index"))
+			git(t, shardDir, "update-ref", "refs/heads/main", first.Commit.String())
+			os.WriteFile(filepath.Join(gitDir, "refs", "heads", "main.lock"), []byte(second.Commit.String()+"\n"), 0o644)
+
+			_, sh = reopen(t, dir, s)
+			if head := strings.TrimSpace(git(t, shardDir, "rev-parse", "main")); head != second.Commit.String() {
+				t.Errorf("main at %s, want %s", head, second.Commit)
+			}
+			if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status:\n%s", st)
+			}
+			write(2)
+			if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status after the next write:\n%s", st)
+			}
+		})
+	}
+}

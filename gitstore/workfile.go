@@ -1,0 +1,253 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// Writing a working file a person may be editing at the same moment.
+//
+// memd reads the file, merges its change into what it read, and renames
+// the result over the file. A person's write between the read and the
+// rename would be lost, so the file is checked again just before the
+// rename (and read and merged again if it changed), and the file replaced
+// is checked after it: a write that reached it in between is merged into
+// the new file. What the index records of the file (its stat data) comes
+// from the file memd wrote, never from a later look at the path, which
+// could see a person's write and call it memd's.
+
+// Tests stand in for a person writing at the worst moments through these.
+var testHookBeforeRename, testHookAfterRename func(full string)
+
+// workWrite is a working file after memd wrote it.
+type workWrite struct {
+	data []byte      // what the file holds
+	gone bool        // the file is not there
+	stat os.FileInfo // its stat data while it held exactly data; nil if unknown
+}
+
+// rewriteAttempts bounds how often a write starts again because the file
+// changed under it.
+const rewriteAttempts = 8
+
+// rewriteWorking replaces the working file at full with what merge makes
+// of its current content (exists is false when there is no file). merge
+// returns remove to take the file away, and data equal to cur to leave it.
+func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byte, remove bool)) (workWrite, error) {
+	// After a person wrote to the file memd had just replaced, theirs is
+	// what they left there, and expect what memd put in its place.
+	var theirs, expect []byte
+	late := false
+	for attempt := 0; ; attempt++ {
+		f, cur, before, err := openWorking(full)
+		if err != nil {
+			return workWrite{}, err
+		}
+		exists := f != nil
+		base, baseExists := cur, exists
+		if late {
+			if !exists || !bytes.Equal(cur, expect) || attempt == rewriteAttempts {
+				// The file moved on again: leave it as it is.
+				closeFile(f)
+				return workWrite{data: cur, gone: !exists}, nil
+			}
+			base, baseExists = theirs, true
+		}
+		data, remove := merge(base, baseExists)
+		if attempt == rewriteAttempts {
+			closeFile(f)
+			return workWrite{}, fmt.Errorf("write %s: the file kept changing", filepath.Base(full))
+		}
+		switch {
+		case remove && !exists:
+			return workWrite{gone: true}, nil
+		case remove:
+			if changedSince(f, before) || replaced(full, before) {
+				f.Close()
+				continue
+			}
+			err := os.Remove(full)
+			f.Close()
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return workWrite{}, err
+			}
+			return workWrite{gone: true}, nil
+		case exists && !late && bytes.Equal(data, cur):
+			st := before
+			if changedSince(f, before) {
+				st = nil
+			}
+			f.Close()
+			return workWrite{data: cur, stat: st}, nil
+		}
+		w, retry, again, err := replaceWorking(full, f, before, data)
+		switch {
+		case err != nil:
+			return workWrite{}, err
+		case retry: // the file changed before the rename
+		case again != nil:
+			theirs, expect, late = again, data, true
+		default:
+			return w, nil
+		}
+	}
+}
+
+// openWorking opens a working file and reads it; f is nil if there is no
+// file.
+func openWorking(full string) (f *os.File, data []byte, st os.FileInfo, err error) {
+	f, err = os.Open(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if st, err = f.Stat(); err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", filepath.Base(full))
+	}
+	if err == nil {
+		data, err = io.ReadAll(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, fmt.Errorf("read %s: %w", filepath.Base(full), err)
+	}
+	return f, data, st, nil
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+// replaceWorking writes data to a file of its own and renames it over
+// full, unless the file open as old (nil: there was none) changed since
+// before: then it reports retry. If the replaced file changed while the
+// rename happened, theirs is what it held then.
+func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) (w workWrite, retry bool, theirs []byte, err error) {
+	defer closeFile(old)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return w, false, nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(full), worktreeTempPrefix)
+	if err != nil {
+		return w, false, nil, err
+	}
+	fail := func(err error) (workWrite, bool, []byte, error) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return workWrite{}, false, nil, fmt.Errorf("write %s: %w", filepath.Base(full), err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	written, err := tmp.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename(full)
+	}
+	// The last look before the rename.
+	if old != nil && (changedSince(old, before) || replaced(full, before)) ||
+		old == nil && exists(full) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return workWrite{}, true, nil, nil
+	}
+	if err := os.Rename(tmp.Name(), full); err != nil {
+		return fail(err)
+	}
+	w = workWrite{data: data}
+	// The rename changes the file's ctime, which git records: take the stat
+	// data now, from the file memd wrote, and only if nobody wrote to it.
+	if after, err := tmp.Stat(); err == nil && after.Size() == written.Size() && after.ModTime().Equal(written.ModTime()) {
+		w.stat = after
+	}
+	tmp.Close()
+	if testHookAfterRename != nil {
+		testHookAfterRename(full)
+	}
+	if old != nil && changedSince(old, before) {
+		// A person wrote to the file just replaced.
+		theirs, err := io.ReadAll(io.NewSectionReader(old, 0, 1<<62))
+		if err != nil {
+			return w, false, nil, fmt.Errorf("read %s: %w", filepath.Base(full), err)
+		}
+		return w, false, theirs, nil
+	}
+	return w, false, nil, nil
+}
+
+// appendWorking appends the part of next past old to the working file at
+// full if it holds old as memd left it, as the index entry records it; ok
+// is false when it does not, or when the file was replaced while memd
+// wrote.
+func appendWorking(full string, entry *index.Entry, old, next []byte) (w workWrite, ok bool, err error) {
+	size, add := len(old), next[len(old):]
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return w, false, nil
+	}
+	if err != nil {
+		return w, false, err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil || !before.Mode().IsRegular() || before.Size() != int64(size) || !statMatches(entry, before) {
+		return w, false, nil
+	}
+	if _, err := f.Write(add); err != nil {
+		return w, false, fmt.Errorf("append to %s: %w", filepath.Base(full), err)
+	}
+	if replaced(full, before) {
+		return w, false, nil // the append went to a file no longer there
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return w, false, err
+	}
+	if after.Size() != int64(size+len(add)) {
+		// Someone else appended at the same moment; both are there.
+		data, err := os.ReadFile(full)
+		return workWrite{data: data}, true, err
+	}
+	return workWrite{data: next, stat: after}, true, nil
+}
+
+// changedSince reports whether the open file f changed since it had the
+// stat data before.
+func changedSince(f *os.File, before os.FileInfo) bool {
+	st, err := f.Stat()
+	return err != nil || st.Size() != before.Size() || !st.ModTime().Equal(before.ModTime())
+}
+
+// replaced reports whether full names another file than the one that had
+// the stat data before (or none).
+func replaced(full string, before os.FileInfo) bool {
+	st, err := os.Lstat(full)
+	if err != nil {
+		return true
+	}
+	a, ok1 := st.Sys().(*syscall.Stat_t)
+	b, ok2 := before.Sys().(*syscall.Stat_t)
+	return !ok1 || !ok2 || a.Ino != b.Ino || a.Dev != b.Dev
+}
+
+func exists(full string) bool {
+	_, err := os.Lstat(full)
+	return err == nil
+}
