@@ -144,8 +144,12 @@ func (l *lockFile) commit() error {
 	return nil
 }
 
-// release drops the lock without changing the locked file.
+// release drops the lock without changing the locked file. A nil lock is
+// none to drop.
 func (l *lockFile) release() {
+	if l == nil {
+		return
+	}
 	l.f.Close()
 	os.Remove(l.path + ".lock")
 }

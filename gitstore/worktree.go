@@ -20,9 +20,9 @@ import (
 // `git commit -a` keeps what memd wrote. touched maps each changed path to
 // the version the change was built on (nil if the file is new); files holds
 // the new versions (a path absent from it was removed). A file the person has
-// edited or staged but not committed is merged at the level of fact lines
-// rather than overwritten. The caller holds the index lock; syncWorktree
-// releases it.
+// edited or staged but not committed is merged rather than overwritten.
+// The caller holds the index lock, which syncWorktree releases; without it
+// (nil), only the working files are written, and the index waits.
 func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, files map[string]*factFile) error {
 	idx, err := sh.readIndex()
 	if err != nil {
@@ -34,6 +34,9 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 			lock.release()
 			return err
 		}
+	}
+	if lock == nil {
+		return nil
 	}
 	var buf bytes.Buffer
 	if err := index.NewEncoder(&buf).Encode(idx); err != nil {

@@ -398,6 +398,13 @@ func (sh *Shard) syncIndex(commit plumbing.Hash, touched, next map[string]*factF
 	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), wait)
 	if err == nil {
 		err = sh.syncWorktree(lock, sh.behind, sh.behindNext)
+	} else if len(touched) > 0 {
+		// The working files need no lock, and must not wait: a git commit
+		// that reads HEAD once main has moved reads them, and would
+		// otherwise commit memd's new facts away.
+		if ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext); ferr != nil {
+			sh.store.log.Warn("writing working files while git holds the index", "shard", sh.id, "err", ferr)
+		}
 	}
 	if err != nil {
 		if !sh.indexLate {

@@ -1,0 +1,135 @@
+package main_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+)
+
+var personSeconds = flag.Int("person.seconds", 8, "how long TestPerson_EditsWhileMemdWrites runs")
+
+// A person appends fact lines to the month's log by hand and runs git
+// status and git commit -am in a loop, while two agents write facts to the
+// same file through the API. Nothing either of them wrote is lost: every
+// line the person appended reaches HEAD (with their last commit), and so
+// does every fact memd acknowledged. `-person.seconds 60` runs it longer.
+func TestPerson_EditsWhileMemdWrites(t *testing.T) {
+	s := serve(t)
+	token, err := os.ReadFile(filepath.Join(s.data, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(s.url, strings.TrimSpace(string(token)))
+	ctx := context.Background()
+	if _, err := c.AddAgent(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	shard := memd.AgentShard("alice")
+	first, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: "The first fact", Tier: memd.TierLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(s.data, "shards", "agent", "alice")
+	logFile := filepath.Join(dir, filepath.FromSlash(first.Fact.File))
+	day := first.Fact.Date.String()
+
+	deadline := time.Now().Add(time.Duration(*personSeconds) * time.Second)
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				text := fmt.Sprintf("Agent writer %d fact %d", w, i)
+				if _, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: text, Tier: memd.TierLog}); err != nil {
+					t.Errorf("remember: %v", err)
+					return
+				}
+				mu.Lock()
+				acked = append(acked, text)
+				mu.Unlock()
+				time.Sleep(40 * time.Millisecond) // an agent's pace, not a synchronisation
+			}
+		}()
+	}
+	commit := func(msg string) bool {
+		cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "gc.auto=0", "commit", "-qam", msg)
+		cmd.Dir = dir
+		return cmd.Run() == nil // refused while memd holds a lock: the person tries again
+	}
+	var hand []string
+	commits := 0
+	for i := 0; time.Now().Before(deadline); i++ {
+		line := fmt.Sprintf("Appended by hand %d", i)
+		f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = fmt.Fprintf(f, "- (%s) %s\n", day, line)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hand = append(hand, line)
+		exec.Command("git", "-C", dir, "status", "--porcelain").Run()
+		for try := 0; try < 3; try++ {
+			if commit(fmt.Sprintf("hand %d", i)) {
+				commits++
+				break
+			}
+		}
+	}
+	wg.Wait()
+	// The person's last commit, once memd is quiet.
+	for try := 0; try < 50 && strings.TrimSpace(git(t, dir, "status", "--porcelain")) != ""; try++ {
+		if commit("hand, last") {
+			commits++
+		}
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after the person's last commit:\n%s", st)
+	}
+	head := git(t, dir, "show", "HEAD:"+first.Fact.File)
+	working, _ := os.ReadFile(logFile)
+	lost := 0
+	for _, line := range hand {
+		if n := strings.Count(head, ") "+line+"\n"); n != 1 {
+			lost++
+			if lost <= 5 {
+				t.Errorf("the line appended by hand %q is in HEAD %d times", line, n)
+			}
+		}
+	}
+	list, err := c.Facts(ctx, memd.FactsQuery{Shard: shard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, f := range list.Facts {
+		have[f.Text] = true
+	}
+	missing := 0
+	for _, text := range acked {
+		if !have[text] || !strings.Contains(string(working), ") "+text+"\n") {
+			missing++
+			if missing <= 5 {
+				hist, _ := exec.Command("git", "-C", dir, "log", "--format=%h %an %s", "-S", text, "main").CombinedOutput()
+				t.Errorf("acknowledged %q: listed %v, in the working file %v; git log -S:\n%s", text, have[text], strings.Contains(string(working), ") "+text+"\n"), hist)
+			}
+		}
+	}
+	t.Logf("person and memd for %ds: %d lines appended by hand (%d lost), %d git commits by the person, %d facts acknowledged by memd (%d lost)",
+		*personSeconds, len(hand), lost, commits, len(acked), missing)
+}
