@@ -60,7 +60,7 @@ func TestStore_NoteHeldBackByGitCatchesUpAfterAStop(t *testing.T) {
 		t.Errorf("working file: %q, want HEAD's %q", b, want)
 	}
 	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
-		t.Errorf("git status:\n%s", st)
+		t.Errorf("git status:\n%s\n%s\n%s", st, git(t, shardDir, "diff"), git(t, shardDir, "diff", "--cached"))
 	}
 }
 

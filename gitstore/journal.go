@@ -34,23 +34,38 @@ const journalHeader = "memd worktree journal 1"
 
 // journal is the move memd was making in the working tree.
 type journal struct {
-	commit plumbing.Hash            // the commit the tree was being brought to
-	from   map[string]plumbing.Hash // path -> blob the tree held (zero: no file)
+	commit plumbing.Hash              // the commit the tree was being brought to
+	from   map[string]plumbing.Hash   // path -> blob the tree held (zero: no file)
+	wrote  map[string][]plumbing.Hash // path -> versions memd may have written there since
+	file   map[string]plumbing.Hash   // path -> version memd brought the working file to, ahead of the index
 }
 
 func (sh *Shard) journalPath() string { return filepath.Join(sh.gitDir, journalName) }
 
 // writeJournal records the move to commit of the paths in from, each
-// mapped to the version the working tree holds.
-func (sh *Shard) writeJournal(commit plumbing.Hash, from map[string]*factFile) error {
+// mapped to the version the working tree and index were in step with, the
+// version memd is about to write there (to, nil if none), and the versions
+// working files were brought to while their index entries wait
+// (sh.worktreeAt).
+func (sh *Shard) writeJournal(commit plumbing.Hash, from, to map[string]*factFile) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ncommit %s\n", journalHeader, commit)
+	fmt.Fprintf(&b, "%s\ncommit %s\n", journalHeader, commit.String())
 	for _, path := range slices.Sorted(mapKeys(from)) {
 		var blob plumbing.Hash
 		if ff := from[path]; ff != nil {
 			blob = ff.blob
 		}
-		fmt.Fprintf(&b, "%s %s\n", blob, path)
+		fmt.Fprintf(&b, "%s %s\n", blob.String(), path)
+		if ff := to[path]; ff != nil {
+			fmt.Fprintf(&b, "also %s %s\n", plumbing.Hash(ff.blob).String(), path)
+		}
+		if ff, ok := sh.worktreeAt[path]; ok {
+			var blob plumbing.Hash
+			if ff != nil {
+				blob = ff.blob
+			}
+			fmt.Fprintf(&b, "file %s %s\n", blob.String(), path)
+		}
 	}
 	b.WriteString("end\n")
 	// Written aside and renamed, so that a crash leaves the old journal or
@@ -93,7 +108,7 @@ func parseJournal(b []byte) (*journal, error) {
 	if !sc.Scan() || sc.Text() != journalHeader {
 		return nil, bad("unknown header")
 	}
-	j := &journal{from: make(map[string]plumbing.Hash)}
+	j := &journal{from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
 	if !sc.Scan() {
 		return nil, bad("no commit")
 	}
@@ -107,11 +122,25 @@ func parseJournal(b []byte) (*journal, error) {
 		if line == "end" {
 			return j, nil
 		}
+		kind := ""
+		for _, k := range []string{"also ", "file "} {
+			if rest, ok := strings.CutPrefix(line, k); ok {
+				line, kind = rest, k
+			}
+		}
 		blob, path, ok := strings.Cut(line, " ")
 		if !ok || !plumbing.IsHash(blob) || path == "" {
 			return nil, bad(fmt.Sprintf("bad line %q", line))
 		}
-		j.from[path] = plumbing.NewHash(blob)
+		h := plumbing.NewHash(blob)
+		switch kind {
+		case "also ":
+			j.wrote[path] = append(j.wrote[path], h)
+		case "file ":
+			j.file[path] = h
+		default:
+			j.from[path] = h
+		}
 	}
 	return nil, bad("cut short")
 }

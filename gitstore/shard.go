@@ -44,6 +44,10 @@ type Shard struct {
 	// put in the index for each path.
 	behind     map[string]*factFile
 	behindNext map[string]*factFile
+	// worktreeAt holds, for paths whose index entry waits, the version
+	// memd brought the working file to (nil: removed): the base to merge
+	// memd's next change into what the file holds.
+	worktreeAt map[string]*factFile
 	indexed    map[string][]plumbing.Hash
 	indexLate  bool
 	indexTimer *time.Timer
@@ -115,6 +119,26 @@ func (sh *Shard) finishWorktree(rolled [2]plumbing.Hash) error {
 					ff = &factFile{path: path, blob: blob}
 				}
 				touched[path] = ff
+			}
+		}
+		// Versions memd wrote to the working tree before the index caught
+		// up are its own, not a person's edits.
+		for path, blobs := range j.wrote {
+			for _, b := range blobs {
+				sh.noteIndexed(path, b)
+			}
+		}
+		for path, blob := range j.file {
+			if sh.worktreeAt == nil {
+				sh.worktreeAt = make(map[string]*factFile)
+			}
+			sh.worktreeAt[path] = nil
+			if !blob.IsZero() {
+				if ff, err := sh.fileVersion(path, blob); err == nil {
+					sh.worktreeAt[path] = ff
+				} else {
+					delete(sh.worktreeAt, path)
+				}
 			}
 		}
 	}
@@ -229,7 +253,7 @@ func (sh *Shard) close() {
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
 	}
-	sh.behind, sh.behindNext = nil, nil
+	sh.behind, sh.behindNext, sh.worktreeAt = nil, nil, nil
 	sh.db.Close()
 }
 

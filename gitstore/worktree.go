@@ -29,10 +29,20 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 		lock.release()
 		return err
 	}
+	if sh.worktreeAt == nil {
+		sh.worktreeAt = make(map[string]*factFile)
+	}
 	for _, path := range slices.Sorted(mapKeys(touched)) {
-		if err := sh.syncFile(idx, path, touched[path], files[path]); err != nil {
+		fileOld, ahead := sh.worktreeAt[path]
+		if !ahead {
+			fileOld = touched[path]
+		}
+		if err := sh.syncFile(idx, path, touched[path], fileOld, files[path]); err != nil {
 			lock.release()
 			return err
+		}
+		if lock == nil {
+			sh.worktreeAt[path] = files[path]
 		}
 	}
 	if lock == nil {
@@ -43,7 +53,13 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 		lock.release()
 		return fmt.Errorf("encode index: %w", err)
 	}
-	return lock.replace(buf.Bytes())
+	if err := lock.replace(buf.Bytes()); err != nil {
+		return err
+	}
+	for path := range touched {
+		delete(sh.worktreeAt, path)
+	}
+	return nil
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -75,8 +91,10 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 	return idx, nil
 }
 
-// syncFile moves one path of the working tree and index from old to next.
-func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) error {
+// syncFile moves one path of the index from old, and of the working tree
+// from fileOld (the version memd last brought the file to: old, unless the
+// file went ahead of the index), to next.
+func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *factFile) error {
 	full := filepath.Join(sh.dir, filepath.FromSlash(path))
 	var oldData, newData []byte
 	var oldBlob, newBlob plumbing.Hash
@@ -96,7 +114,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 	inStep := entry == nil && old == nil || entry != nil && (entry.Hash == oldBlob || sh.wasIndexed(path, entry.Hash))
 	var w workWrite
 	appended := false
-	if inStep && entry != nil && old != nil && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
+	if inStep && entry != nil && old != nil && fileOld == old && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
 		var err error
 		if w, appended, err = appendWorking(full, entry, oldData, newData); err != nil {
 			return err
@@ -105,7 +123,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, next *factFile) er
 	if !appended {
 		var err error
 		w, err = rewriteWorking(full, func(cur []byte, exists bool) ([]byte, bool) {
-			return mergeWorking(path, old, next, cur, exists)
+			return mergeWorking(path, fileOld, next, cur, exists)
 		})
 		if err != nil {
 			return err
@@ -192,8 +210,9 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 	return merged, false
 }
 
-// indexedKept is how many of the blobs memd put in the index are
-// remembered per path: more than git can write back while memd commits.
+// indexedKept is how many of the blobs memd put in the index (or the
+// working tree) are remembered per path: more than git can write back
+// while memd commits.
 const indexedKept = 256
 
 func (sh *Shard) noteIndexed(path string, blob plumbing.Hash) {

@@ -390,7 +390,7 @@ func (sh *Shard) syncIndex(commit plumbing.Hash, touched, next map[string]*factF
 		return nil
 	}
 	if len(touched) > 0 {
-		if err := sh.writeJournal(commit, behind); err != nil {
+		if err := sh.writeJournal(commit, behind, behindNext); err != nil {
 			return err
 		}
 	}
@@ -402,7 +402,12 @@ func (sh *Shard) syncIndex(commit plumbing.Hash, touched, next map[string]*factF
 		// The working files need no lock, and must not wait: a git commit
 		// that reads HEAD once main has moved reads them, and would
 		// otherwise commit memd's new facts away.
-		if ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext); ferr != nil {
+		ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext)
+		if ferr == nil {
+			// Which versions the files are at now, for a start after a crash.
+			ferr = sh.writeJournal(commit, sh.behind, sh.behindNext)
+		}
+		if ferr != nil {
 			sh.store.log.Warn("writing working files while git holds the index", "shard", sh.id, "err", ferr)
 		}
 	}

@@ -31,7 +31,7 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-var crashRounds = flag.Int("crash.rounds", 3, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
+var crashRounds = flag.Int("crash.rounds", 20, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
 
 // ledger is what the daemon acknowledged, across rounds.
 type ledger struct {
@@ -42,6 +42,10 @@ type ledger struct {
 	uncertain map[string]bool   // reverts sent but not acknowledged
 	notes     map[string][]int  // note path -> acknowledged line numbers, in order
 	exchanges map[string]bool   // acknowledged exchanges, by chat
+	inserted  map[string][]string // shared note path -> acknowledged inserted lines
+	hand      []string            // lines a person appended by hand (kept, committed or not)
+	pushed    []string            // fact lines in acknowledged git pushes
+	imported  int                 // facts of completed imports
 	writes    int
 }
 
@@ -95,20 +99,35 @@ func startCrashable(t *testing.T, home, modelURL string) (*exec.Cmd, string) {
 	return cmd, url
 }
 
-// A kill -9 at a random moment while facts, notes, exchanges and reverts
-// are written concurrently, round after round. After each: every
-// acknowledged write is in HEAD, git fsck passes in every shard, nothing is
-// duplicated, and the index a restart catches up equals a fresh rebuild.
-// At the end the learner's queue drains with each exchange learned once.
-// `go test -run Crash -crash.rounds 300 ./cmd/memd` runs hundreds.
+// A kill -9 at a random moment while facts, notes (four writers inserting
+// into three notes at once), exchanges, reverts and git pushes are written
+// concurrently and a person appends lines by hand and commits them, round
+// after round; every tenth round kills a memd import instead. After each:
+// every acknowledged write is in HEAD, the person's lines are all in the
+// working tree, which differs from HEAD by nothing else, git status is
+// clean in every shard once the person commits, git fsck passes, nothing
+// is duplicated, and the index a restart catches up equals a fresh
+// rebuild. At the end the learner's queue drains with each exchange
+// learned once. `go test -run Crash -crash.rounds 1000 ./cmd/memd` runs a
+// thousand.
 func TestCrash_KillAtRandom(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "memd")
 	model := crashModel(t)
 	l := &ledger{facts: map[string]string{}, commits: map[string]string{}, reverted: map[string]bool{}, uncertain: map[string]bool{},
-		notes: map[string][]int{}, exchanges: map[string]bool{}}
+		notes: map[string][]int{}, exchanges: map[string]bool{}, inserted: map[string][]string{}}
 	s := memd.AgentShard("crash")
+	shardDir := filepath.Join(data, "shards", "agent", "crash")
+	folder := importFolder(t)
+	var clone string
 	for round := 1; round <= *crashRounds; round++ {
+		if round%10 == 5 {
+			importRound(t, data, folder, l, round)
+			if t.Failed() {
+				return
+			}
+			continue
+		}
 		cmd, url := startCrashable(t, home, model.URL)
 		token, err := os.ReadFile(filepath.Join(data, "admin.token"))
 		if err != nil {
@@ -119,17 +138,34 @@ func TestCrash_KillAtRandom(t *testing.T) {
 			if _, err := c.AddAgent(context.Background(), "crash", nil); err != nil {
 				t.Fatal(err)
 			}
+			for _, n := range sharedNotes {
+				if _, err := c.CreateNote(context.Background(), memd.CreateNoteRequest{Shard: s, Path: n, Text: "# Shared\n\nTOP\n"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := c.Remember(context.Background(), memd.RememberRequest{Shard: s, Text: "The person's log starts here", Tier: memd.TierLog}); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(shardDir, "notes", "hand.md"), []byte("# By hand\n"), 0o644)
+			git(t, shardDir, "add", "notes/hand.md")
+			personCommit(shardDir)
+			clone = filepath.Join(home, "clone")
+			gitQuiet(t, "", "clone", "-q", strings.Replace(url, "http://", "http://admin:"+strings.TrimSpace(string(token))+"@", 1)+"/git/agent/crash.git", clone)
 		}
+		gitQuiet(t, clone, "remote", "set-url", "origin", strings.Replace(url, "http://", "http://admin:"+strings.TrimSpace(string(token))+"@", 1)+"/git/agent/crash.git")
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for w := 0; w < 4; w++ {
-			wg.Add(1)
+			wg.Add(2)
 			go func() { defer wg.Done(); writeFacts(c, s, l, round, w, stop) }()
+			go func() { defer wg.Done(); insertLines(c, s, l, round, w, stop) }()
 		}
 		for _, f := range []func(){
 			func() { writeNote(c, s, l, round, stop) },
 			func() { postExchanges(c, l, round, stop) },
 			func() { revertFacts(c, s, l, round, stop) },
+			func() { editByHand(shardDir, l, round, stop) },
+			func() { pushLines(clone, l, round, stop) },
 		} {
 			wg.Add(1)
 			go func() { defer wg.Done(); f() }()
@@ -185,7 +221,6 @@ func TestCrash_KillAtRandom(t *testing.T) {
 			learned[chat]++
 		}
 	}
-	shardDir := filepath.Join(data, "shards", "agent", "crash")
 	subjects := git(t, shardDir, "log", "--format=%s")
 	for chat := range l.exchanges {
 		if learned[chat] != 1 {
@@ -197,7 +232,12 @@ func TestCrash_KillAtRandom(t *testing.T) {
 			t.Errorf("exchange %s was committed %d times", chat, n)
 		}
 	}
-	t.Logf("crash harness: %d rounds, %d acknowledged writes checked, %d exchanges learned once each", *crashRounds, l.writes, len(l.exchanges))
+	inserted := 0
+	for _, lines := range l.inserted {
+		inserted += len(lines)
+	}
+	t.Logf("crash harness: %d rounds, %d acknowledged writes checked (%d facts, %d note lines inserted, %d lines pushed, %d facts imported), %d lines by hand kept, %d exchanges learned once each",
+		*crashRounds, l.writes, len(l.facts), inserted, len(l.pushed), l.imported, len(l.hand), len(l.exchanges))
 }
 
 func writeFacts(c *client.Client, s memd.ShardID, l *ledger, round, w int, stop chan struct{}) {
@@ -353,6 +393,17 @@ func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round
 			t.Errorf("round %d: note %s has lines %v, acknowledged %v", round, path, have, lines)
 		}
 	}
+	for path, lines := range l.inserted {
+		data, _, _, err := sh.Note(plumbing.ZeroHash, memd.NoteFile(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range lines {
+			if strings.Count(string(data), line+"\n") != 1 {
+				t.Errorf("round %d: note %s: the acknowledged line %q is there %d times", round, path, line, strings.Count(string(data), line+"\n"))
+			}
+		}
+	}
 	l.mu.Unlock()
 	for id, n := range present {
 		if n > 1 {
@@ -365,6 +416,7 @@ func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round
 			t.Errorf("round %d: git fsck %s: %v\n%s", round, id, err, out)
 		}
 	}
+	checkWorkingTrees(t, store, sh, l, round)
 	caughtUp := indexDump(t, store, filepath.Join(data, daemon.IndexFile))
 	store.Close()
 
@@ -419,4 +471,219 @@ func indexDump(t *testing.T, store *gitstore.Store, path string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sharedNotes are the notes four writers insert lines into at once.
+var sharedNotes = []string{"n1.md", "n2.md", "n3.md"}
+
+func insertLines(c *client.Client, s memd.ShardID, l *ledger, round, w int, stop chan struct{}) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		path := sharedNotes[(w+i)%len(sharedNotes)]
+		line := fmt.Sprintf("inserted r%d w%d i%d", round, w, i)
+		_, err := c.EditNote(context.Background(), memd.EditNoteRequest{Shard: s, Path: path,
+			Edits: []memd.NoteEdit{{Op: memd.NoteInsertAfter, Anchor: "TOP\n", Text: line + "\n"}}})
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		l.inserted[path] = append(l.inserted[path], line)
+		l.writes++
+		l.mu.Unlock()
+	}
+}
+
+// editByHand is a person appending lines to the shard's log and to a note
+// of their own, and now and then committing them with git.
+func editByHand(dir string, l *ledger, round int, stop chan struct{}) {
+	day := time.Now().UTC().Format("2006-01-02")
+	logFile := filepath.Join(dir, "log", day[:7]+".md")
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		line := fmt.Sprintf("- (%s) By hand r%d i%d", day, round, i)
+		file := logFile
+		if i%3 == 2 {
+			file, line = filepath.Join(dir, "notes", "hand.md"), fmt.Sprintf("hand r%d i%d", round, i)
+		}
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return
+		}
+		_, err = f.WriteString(line + "\n")
+		f.Close()
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		l.hand = append(l.hand, line)
+		l.mu.Unlock()
+		if i%5 == 4 {
+			personCommit(dir)
+		}
+		time.Sleep(10 * time.Millisecond) // a person's pace
+	}
+}
+
+func personCommit(dir string) bool {
+	cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "gc.auto=0", "commit", "-qam", "by hand")
+	cmd.Dir = dir
+	return cmd.Run() == nil
+}
+
+// pushLines commits fact lines in a clone and force-pushes them, which
+// memd merges into main.
+func pushLines(clone string, l *ledger, round int, stop chan struct{}) {
+	day := time.Now().UTC().Format("2006-01-02")
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		line := fmt.Sprintf("- (%s) Pushed r%d i%d", day, round, i)
+		f, err := os.OpenFile(filepath.Join(clone, "profile.md"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return
+		}
+		f.WriteString(line + "\n")
+		f.Close()
+		if _, err := gitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
+			gitOut(clone, "add", "profile.md")
+			if _, err := gitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
+				return
+			}
+		}
+		if _, err := gitOut(clone, "push", "-q", "--force", "origin", "main"); err != nil {
+			return // the daemon is gone, or the push was refused: not acknowledged
+		}
+		l.mu.Lock()
+		l.pushed = append(l.pushed, line)
+		l.writes++
+		l.mu.Unlock()
+	}
+}
+
+// importFolder is an OpenTeam memory folder of two bots, for import rounds.
+func importFolder(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "openteam")
+	for _, bot := range []string{"ivan", "jane"} {
+		var b strings.Builder
+		for i := 0; i < 150; i++ {
+			fmt.Fprintf(&b, "- (2026-05-%02d) %s imported fact %d\n", 1+i%28, bot, i)
+		}
+		p := filepath.Join(dir, "agents", bot, "memory", "log", "2026-05.md")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// importRound kills memd import at a random moment, checks the store as
+// after any crash, then imports to the end: each fact is there once.
+func importRound(t *testing.T, data, folder string, l *ledger, round int) {
+	t.Helper()
+	run := func() *exec.Cmd {
+		cmd := exec.Command(memdBin, "import", "--data", data, folder)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	cmd := run()
+	time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond) // the random moment
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	checkAfterCrash(t, data, memd.AgentShard("crash"), l, round)
+	if out, err := exec.Command(memdBin, "import", "--data", data, folder).CombinedOutput(); err != nil {
+		t.Fatalf("round %d: import after the kill: %v\n%s", round, err, out)
+	}
+	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, bot := range []string{"ivan", "jane"} {
+		sh, err := store.Shard(memd.AgentShard(bot))
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		facts, _, err := sh.Facts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(facts) != 150 {
+			t.Errorf("round %d: agent/%s holds %d facts after the import, want 150", round, bot, len(facts))
+		}
+		if st := git(t, store.ShardDir(memd.AgentShard(bot)), "status", "--porcelain"); st != "" {
+			t.Errorf("round %d: git status in agent/%s after the import:\n%s", round, bot, st)
+		}
+	}
+	l.mu.Lock()
+	l.imported = 300
+	l.mu.Unlock()
+}
+
+// checkWorkingTrees checks, after a restart's repairs, that the lines the
+// person appended are all still in the working tree; then the person
+// commits them, after which git status is clean in every shard and HEAD
+// holds the pushed lines and every hand line.
+func checkWorkingTrees(t *testing.T, store *gitstore.Store, sh *gitstore.Shard, l *ledger, round int) {
+	t.Helper()
+	dir := sh.Dir()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	working := ""
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			b, _ := os.ReadFile(p)
+			working += string(b)
+		}
+		return nil
+	})
+	for _, line := range l.hand {
+		if !strings.Contains(working, line+"\n") {
+			t.Errorf("round %d: the line a person appended, %q, is gone from the working tree", round, line)
+		}
+	}
+	// Before the person commits, the working tree differs from HEAD by
+	// the person's lines alone.
+	for _, line := range strings.Split(git(t, dir, "diff", "HEAD", "-U0", "--no-color"), "\n") {
+		if (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-")) && !strings.HasPrefix(line, "+++") && !strings.HasPrefix(line, "---") &&
+			!strings.Contains(line, "By hand r") && !strings.Contains(line, "hand r") {
+			t.Errorf("round %d: the working tree differs from HEAD by more than the person's lines: %q", round, line)
+		}
+	}
+	if len(l.hand) > 0 && !personCommit(dir) && git(t, dir, "status", "--porcelain") != "" {
+		t.Errorf("round %d: the person's git commit -a failed", round)
+	}
+	ids, _ := store.Shards()
+	for _, id := range ids {
+		if st := git(t, store.ShardDir(id), "status", "--porcelain"); st != "" {
+			t.Errorf("round %d: git status in %s:\n%s", round, id, st)
+		}
+	}
+	if len(l.hand)+len(l.pushed) == 0 {
+		return
+	}
+	head := git(t, dir, "grep", "-h", "-e", "By hand", "-e", "Pushed", "-e", "hand r", "HEAD", "--", "log", "profile.md", "notes/hand.md")
+	for _, line := range append(slices.Clone(l.hand), l.pushed...) {
+		if !strings.Contains(head, line+"\n") {
+			t.Errorf("round %d: %q is not in HEAD", round, line)
+		}
+	}
 }
