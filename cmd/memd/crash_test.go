@@ -36,12 +36,12 @@ var crashRounds = flag.Int("crash.rounds", 20, "rounds of the kill -9 harness (T
 // ledger is what the daemon acknowledged, across rounds.
 type ledger struct {
 	mu        sync.Mutex
-	facts     map[string]string // ID -> text, acknowledged remembers
-	commits   map[string]string // fact ID -> the commit that added it
-	reverted  map[string]bool   // acknowledged reverts (fact must be gone)
-	uncertain map[string]bool   // reverts sent but not acknowledged
-	notes     map[string][]int  // note path -> acknowledged line numbers, in order
-	exchanges map[string]bool   // acknowledged exchanges, by chat
+	facts     map[string]string   // ID -> text, acknowledged remembers
+	commits   map[string]string   // fact ID -> the commit that added it
+	reverted  map[string]bool     // acknowledged reverts (fact must be gone)
+	uncertain map[string]bool     // reverts sent but not acknowledged
+	notes     map[string][]int    // note path -> acknowledged line numbers, in order
+	exchanges map[string]bool     // acknowledged exchanges, by chat
 	inserted  map[string][]string // shared note path -> acknowledged inserted lines
 	hand      []string            // lines a person appended by hand (kept, committed or not)
 	pushed    []string            // fact lines in acknowledged git pushes
