@@ -114,3 +114,43 @@ func TestStore_StopBetweenWorkingFileAndIndex(t *testing.T) {
 		})
 	}
 }
+
+// memd stopped while moving main to a pushed commit (not one of its own):
+// the lock on main names the person's commit, and memd's mark says the
+// lock is memd's. The next start finishes the move instead of leaving main
+// locked.
+func TestStore_FinishesAPushItStoppedInTheMiddleOf(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	shardDir := sh.Dir()
+	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	f, _ := os.OpenFile(filepath.Join(shardDir, "log", "2026-11.md"), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("- (2026-11-04) Pushed from a laptop\n")
+	f.Close()
+	git(t, shardDir, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "from a laptop")
+	pushed := strings.TrimSpace(git(t, shardDir, "rev-parse", "HEAD"))
+	s.Close()
+	git(t, shardDir, "update-ref", "refs/heads/main", first.Commit.String())
+	gitDir := filepath.Join(shardDir, ".git")
+	os.WriteFile(filepath.Join(gitDir, "refs", "heads", "main.lock"), []byte(pushed+"\n"), 0o644)
+	os.WriteFile(filepath.Join(gitDir, "memd-moving-main"), []byte(pushed+"\n"), 0o644)
+
+	_, sh = reopen(t, dir, s)
+	if head := strings.TrimSpace(git(t, shardDir, "rev-parse", "main")); head != pushed {
+		t.Errorf("main at %s, want the pushed %s", head, pushed)
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "refs", "heads", "main.lock")); !os.IsNotExist(err) {
+		t.Errorf("the lock on main is still there: %v", err)
+	}
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+	remember(t, sh, "Took the night train", memd.TierLog, "m3")
+	if got := texts(t, sh); len(got) != 3 {
+		t.Errorf("facts: %v", got)
+	}
+}

@@ -151,6 +151,14 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 		}
 		defer sp.Close()
 	}
+	// The lock on main will name a commit memd may not have made (a
+	// fast-forward to a push): say that the lock is memd's, so that a start
+	// after a crash can tell it from one a git command holds.
+	marker := filepath.Join(sh.gitDir, movingMarker)
+	if err := os.WriteFile(marker, []byte(next.String()+"\n"), 0o644); err != nil {
+		return fmt.Errorf("mark the move of main: %w", err)
+	}
+	defer os.Remove(marker)
 	var staged []*os.File // the objects git fetch or index-pack wrote, git synced itself
 	if sp != nil {
 		staged = sp.Files()
@@ -169,6 +177,11 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 	}
 	return nil
 }
+
+// movingMarker names, in the git directory, the file holding the commit
+// memd is moving main to when the lock's content alone cannot say the lock
+// is memd's (see ownLock).
+const movingMarker = "memd-moving-main"
 
 // fileChanges lists the files that differ between two trees, as the
 // working tree sync wants them: path -> version in from (nil if absent), and

@@ -280,7 +280,8 @@ func (sh *Shard) clearStaleLocks() (rolled [2]plumbing.Hash) {
 	if err != nil {
 		return rolled
 	}
-	if h, ok := sh.ownCommit(b); ok {
+	defer os.Remove(filepath.Join(sh.gitDir, movingMarker))
+	if h, ok := sh.ownLock(b); ok {
 		head, err := readRef(sh.gitDir, mainRef)
 		if err == nil && sh.descends(h, head) {
 			if err := sh.rollForward(ref); err != nil {
@@ -359,18 +360,24 @@ func (sh *Shard) removeTempFiles() {
 	})
 }
 
-// ownCommit reports whether a ref lock's content names a commit memd made.
-func (sh *Shard) ownCommit(lock []byte) (plumbing.Hash, bool) {
+// ownLock reports whether the lock on main, holding lock, is memd's: it
+// names a commit memd made, or the commit memd marked as the one it was
+// moving main to (a push's).
+func (sh *Shard) ownLock(lock []byte) (plumbing.Hash, bool) {
 	s := strings.TrimSpace(string(lock))
-	if len(s) != 40 {
+	if !plumbing.IsHash(s) {
 		return plumbing.ZeroHash, false
 	}
 	h := plumbing.NewHash(s)
 	c, err := sh.readCommit(h)
-	if err != nil || c.committer.Name != Committer.Name || c.committer.Email != Committer.Email {
+	if err != nil {
 		return plumbing.ZeroHash, false
 	}
-	return h, true
+	if c.committer.Name == Committer.Name && c.committer.Email == Committer.Email {
+		return h, true
+	}
+	marked, err := os.ReadFile(filepath.Join(sh.gitDir, movingMarker))
+	return h, err == nil && strings.TrimSpace(string(marked)) == s
 }
 
 // ID returns the shard's ID.

@@ -120,9 +120,11 @@ func TestShard_StaleIndexIsNotAStagedChange(t *testing.T) {
 }
 
 // memd stopped after writing a commit's files into the working tree and
-// index but before moving main to it (or a power cut took the rename back):
-// the commit and its lock on main were on disk, so the next start finishes
-// the move rather than leave the working tree holding a commit main lacks.
+// index but before moving main to it, or a power cut took the rename of the
+// lock over main back: the commit and its lock on main were on disk (memd
+// syncs both before touching the working tree), so the next start finishes
+// the move rather than leave the working tree holding a commit main lacks,
+// or drop a commit whose acknowledgement may have gone out.
 func TestStore_FinishesACommitItStoppedInTheMiddleOf(t *testing.T) {
 	dir := t.TempDir()
 	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
