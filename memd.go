@@ -313,4 +313,18 @@ type Service interface {
 	// Subscribe follows the memory diffs of shards; ENOTFOUND for a since
 	// commit that is not on its shard's branch.
 	Subscribe(ctx context.Context, q FeedQuery) (Subscription, error)
+	// Git opens a shard for a git client, to read it (clone, fetch) or,
+	// with push, to push to it. git declares no chat: a git caller may do
+	// what it may do outside any chat, and user memory is the admin's.
+	Git(ctx context.Context, shard ShardID, push bool) (GitRepo, error)
+}
+
+// GitRepo is a shard opened for a git client by Service.Git.
+type GitRepo struct {
+	Shard ShardID
+	// Caller names who reads or pushes, as memd's merge messages say it.
+	Caller string
+	// Open returns the store's handle on the shard, for the git endpoint
+	// alone: ENOTFOUND when there is none, unless create.
+	Open func(create bool) (any, error)
 }

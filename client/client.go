@@ -220,6 +220,11 @@ func (c *Client) Agents(ctx context.Context) ([]memd.Agent, error) {
 }
 
 // RemoveAgent implements memd.Service.
+// Git is not offered over the API: point git at <addr>/git/<kind>/<name>.git.
+func (c *Client) Git(ctx context.Context, shard memd.ShardID, push bool) (memd.GitRepo, error) {
+	return memd.GitRepo{}, memd.Errorf(memd.EINVALID, "use git itself: git clone %s/git/%s.git", c.BaseURL, shard)
+}
+
 func (c *Client) RemoveAgent(ctx context.Context, name string) error {
 	return c.Do(ctx, http.MethodDelete, "/v1/agents/"+url.PathEscape(name), nil, nil, nil)
 }

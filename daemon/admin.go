@@ -112,3 +112,20 @@ func (s *Service) SyncRemotes(ctx context.Context, shards []memd.ShardID) ([]mem
 	}
 	return s.Syncer.Sync(ctx, shards)
 }
+
+// Git opens a shard for the git endpoint; the caller is admitted already
+// (see access.Guard).
+func (s *Service) Git(ctx context.Context, shard memd.ShardID, push bool) (memd.GitRepo, error) {
+	c, _ := memd.CallerFrom(ctx)
+	who := c.Agent
+	if c.Admin {
+		who = "admin"
+	}
+	return memd.GitRepo{Shard: shard, Caller: who, Open: func(create bool) (any, error) {
+		sh, err := s.Store.Shard(shard)
+		if create && memd.ErrorCode(err) == memd.ENOTFOUND {
+			return s.Store.CreateShard(shard)
+		}
+		return sh, err
+	}}, nil
+}

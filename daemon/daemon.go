@@ -229,7 +229,7 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
 	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
-	api.MountGit(githttp.Prefix, githttp.Handler(store, rules, httpapi.WriteGitError))
+	api.MountGit(githttp.Prefix, githttp.Handler(guarded, httpapi.WriteGitError))
 	d.Sessions = web.NewSessions()
 	api.Sessions = d.Sessions
 	api.Open("/", web.New(d.Sessions, reg))

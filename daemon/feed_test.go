@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
@@ -338,6 +339,36 @@ func TestFeed_RemovedAgentIsCutOff(t *testing.T) {
 	if memd.ErrorCode(sub.Err()) != memd.EUNAUTHORIZED && !strings.Contains(fmt.Sprint(sub.Err()), "removed") {
 		t.Errorf("cut off with %v", sub.Err())
 	}
+}
+
+// Removing an agent ends its MCP session at once: memd's MCP endpoint keeps
+// no session of its own (each call is authenticated anew), so the next
+// call of a client connected before the removal is refused.
+func TestMCP_RemovedAgentIsCutOff(t *testing.T) {
+	e := startFeed(t)
+	token := e.agent(t, "carol").Token
+	ctx := context.Background()
+	tr := &mcp.StreamableClientTransport{Endpoint: e.d.URL() + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{token}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "carol", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func() (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{"text": "Carol was here"}})
+	}
+	if res, err := call(); err != nil || res.IsError {
+		t.Fatalf("before the removal: %v %+v", err, res)
+	}
+	if err := e.admin.RemoveAgent(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := call()
+	if err == nil && !res.IsError {
+		t.Fatalf("a removed agent's MCP session still works: %+v", res)
+	}
+	t.Logf("refused with %v %v", err, res)
 }
 
 // A person's git commit reaches the feed through the watch on the shard's

@@ -290,6 +290,24 @@ func (g *guard) Agents(ctx context.Context) ([]memd.Agent, error) {
 	return g.inner.Agents(ctx)
 }
 
+func (g *guard) Git(ctx context.Context, shard memd.ShardID, push bool) (memd.GitRepo, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.GitRepo{}, err
+	}
+	// git declares no chat: whatever the request said, the caller is in
+	// none, so user memory stays the admin's.
+	c.ChatKind = ""
+	verb := "read"
+	if push {
+		verb = "push to"
+	}
+	if err := g.rules.Check(c, verb, shard); err != nil {
+		return memd.GitRepo{}, err
+	}
+	return g.inner.Git(memd.NewContext(ctx, c), shard, push)
+}
+
 func (g *guard) RemoveAgent(ctx context.Context, name string) error {
 	if err := g.admin(ctx, "remove agents"); err != nil {
 		return err

@@ -1,8 +1,9 @@
 // Package githttp serves shards over git's smart HTTP protocol, so that
 // `git clone`, `git fetch` and `git push` work against a running memd with
-// the same tokens and rules of access as the API. Reading is git's own
-// http-backend, memd authenticating, checking the rules and mapping the
-// URL; pushes memd receives itself (see receive.go).
+// the same tokens and rules of access as the API: every request opens its
+// shard through memd.Service.Git, which access.Guard checks like any other
+// call. Reading is git's own http-backend, memd authenticating and mapping
+// the URL; pushes memd receives itself (see receive.go).
 package githttp
 
 import (
@@ -15,24 +16,23 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memd/memd"
-	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/gitstore"
 )
 
 // Prefix is where shards are served: /git/<kind>/<name>.git.
 const Prefix = "/git/"
 
-// Handler serves the shards of store under Prefix. The caller must be in
-// the request's context (see httpapi.Server.MountGit); errors are written
-// by fail, in the API's format.
-func Handler(store *gitstore.Store, rules access.Rules, fail func(http.ResponseWriter, error)) http.Handler {
+// Handler serves shards under Prefix, opening each through svc (a guarded
+// service). The caller must be in the request's context (see
+// httpapi.Server.MountGit); errors are written by fail, in the API's
+// format.
+func Handler(svc memd.Service, fail func(http.ResponseWriter, error)) http.Handler {
 	git, err := exec.LookPath("git")
-	return &handler{store: store, rules: rules, fail: fail, git: git, noGit: err}
+	return &handler{svc: svc, fail: fail, git: git, noGit: err}
 }
 
 type handler struct {
-	store *gitstore.Store
-	rules access.Rules
+	svc   memd.Service
 	fail  func(http.ResponseWriter, error)
 	git   string // the git CLI, found once
 	noGit error  // why it was not found
@@ -49,19 +49,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, memd.Errorf(memd.ENOTFOUND, "no %s in %s over git's smart HTTP", rest, id))
 		return
 	}
-	caller, ok := memd.CallerFrom(r.Context())
-	if !ok {
-		h.fail(w, memd.Errorf(memd.EUNAUTHORIZED, "no caller"))
-		return
-	}
-	// git declares no chat: whatever the URL says (?chat_kind=direct), a
-	// git caller is in none, so user memory stays the admin's.
-	caller.ChatKind = ""
-	verb := "read"
-	if push {
-		verb = "push to"
-	}
-	if err := h.rules.Check(caller, verb, id); err != nil {
+	repo, err := h.svc.Git(r.Context(), id, push)
+	if err != nil {
 		h.fail(w, err)
 		return
 	}
@@ -70,16 +59,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if push {
-		if err := h.push(w, r, id, rest, caller); err != nil {
+		if err := h.push(w, r, repo, rest); err != nil {
 			h.fail(w, err)
 		}
 		return
 	}
-	if _, err := h.store.Shard(id); err != nil {
+	sh, err := openShard(repo, false)
+	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	dir := h.store.ShardDir(id)
+	dir := sh.Dir()
 	backend := &cgi.Handler{
 		Path: h.git,
 		Args: []string{"http-backend"},
@@ -87,7 +77,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Env: []string{
 			"GIT_PROJECT_ROOT=" + filepath.Dir(filepath.Dir(dir)),
 			"GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER=" + who(caller),
+			"REMOTE_USER=" + repo.Caller,
 		},
 		InheritEnv: []string{"PATH", "HOME"},
 	}
@@ -100,8 +90,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // push answers git push: the refs on offer, then the push itself. A shard
 // memd lacks is offered as empty, and made when the push comes.
-func (h *handler) push(w http.ResponseWriter, r *http.Request, id memd.ShardID, rest string, caller memd.Caller) error {
-	sh, err := h.store.Shard(id)
+func (h *handler) push(w http.ResponseWriter, r *http.Request, repo memd.GitRepo, rest string) error {
+	sh, err := openShard(repo, false)
 	missing := memd.ErrorCode(err) == memd.ENOTFOUND
 	if err != nil && !missing {
 		return err
@@ -119,11 +109,24 @@ func (h *handler) push(w http.ResponseWriter, r *http.Request, id memd.ShardID, 
 		return memd.Errorf(memd.EINVALID, "git-receive-pack takes POST")
 	}
 	if missing {
-		if sh, err = h.store.CreateShard(id); err != nil {
+		if sh, err = openShard(repo, true); err != nil {
 			return err
 		}
 	}
-	return receive(w, r, sh, who(caller))
+	return receive(w, r, sh, repo.Caller)
+}
+
+// openShard returns the store's shard behind a repo Service.Git opened.
+func openShard(repo memd.GitRepo, create bool) (*gitstore.Shard, error) {
+	v, err := repo.Open(create)
+	if err != nil {
+		return nil, err
+	}
+	sh, ok := v.(*gitstore.Shard)
+	if !ok {
+		return nil, memd.Errorf(memd.EINTERNAL, "shard %s is not a git repository here", repo.Shard)
+	}
+	return sh, nil
 }
 
 // parsePath splits "<kind>/<name>.git/<rest>" into a shard and the rest.
@@ -138,11 +141,4 @@ func parsePath(p string) (memd.ShardID, string, error) {
 		return memd.ShardID{}, "", err
 	}
 	return id, rest, nil
-}
-
-func who(c memd.Caller) string {
-	if c.Admin {
-		return "admin"
-	}
-	return c.Agent
 }
