@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +153,118 @@ func TestStore_FinishesAPushItStoppedInTheMiddleOf(t *testing.T) {
 	remember(t, sh, "Took the night train", memd.TierLog, "m3")
 	if got := texts(t, sh); len(got) != 3 {
 		t.Errorf("facts: %v", got)
+	}
+}
+
+// memd stopped while fast-forwarding main to a push of many commits (more
+// than one group commit writes), after the working tree had been brought
+// to it: the start finishes the move, leaving nothing in the working tree
+// that HEAD lacks.
+func TestStore_FinishesALongPushItStoppedInTheMiddleOf(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	shardDir := sh.Dir()
+	gitDir := filepath.Join(shardDir, ".git")
+	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	s.Close()
+	const path = "log/2026-11.md"
+	for i := 0; i < 70; i++ {
+		f, _ := os.OpenFile(filepath.Join(shardDir, path), os.O_WRONLY|os.O_APPEND, 0)
+		fmt.Fprintf(f, "- (2026-11-04) Pushed fact %d\n", i)
+		f.Close()
+		git(t, shardDir, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", fmt.Sprintf("laptop %d", i))
+	}
+	pushed := strings.TrimSpace(git(t, shardDir, "rev-parse", "HEAD"))
+	oldBlob := strings.TrimSpace(git(t, shardDir, "rev-parse", first.Commit.String()+":"+path))
+	newBlob := strings.TrimSpace(git(t, shardDir, "rev-parse", pushed+":"+path))
+	git(t, shardDir, "update-ref", "refs/heads/main", first.Commit.String())
+	os.WriteFile(filepath.Join(gitDir, "refs", "heads", "main.lock"), []byte(pushed+"\n"), 0o644)
+	os.WriteFile(filepath.Join(gitDir, "memd-moving-main"), []byte(pushed+"\n"), 0o644)
+	os.WriteFile(filepath.Join(gitDir, "memd-worktree"), []byte("memd worktree journal 1\ncommit "+pushed+"\n"+
+		oldBlob+" \""+path+"\"\nalso "+newBlob+" \""+path+"\"\nend\n"), 0o644)
+
+	reopen(t, dir, s)
+	if head := strings.TrimSpace(git(t, shardDir, "rev-parse", "main")); head != pushed {
+		t.Errorf("main at %s, want the pushed %s", head, pushed)
+	}
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after start:\n%s", st)
+	}
+}
+
+// A note's working file and index left at the parent's version while main
+// names memd's commit, with no lock and no journal (a crash while finishing
+// a move at start, or a power cut that took the unsynced journal): the
+// start brings the note to HEAD, as it does fact files.
+func TestStore_NoteBehindHeadWithoutAJournal(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	shardDir := sh.Dir()
+	gitDir := filepath.Join(shardDir, ".git")
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create plan.md", setNote("# Plan\n\n1. Book.\n"))); err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "index")
+	copyFile(t, filepath.Join(gitDir, "index"), saved)
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: plan.md", appendNote("2. Pack.\n"))); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	copyFile(t, saved, filepath.Join(gitDir, "index"))
+	os.WriteFile(filepath.Join(shardDir, "notes", "plan.md"), []byte("# Plan\n\n1. Book.\n"), 0o644)
+
+	reopen(t, dir, s)
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after start:\n%s", st)
+	}
+	if b, _ := os.ReadFile(filepath.Join(shardDir, "notes", "plan.md")); string(b) != "# Plan\n\n1. Book.\n2. Pack.\n" {
+		t.Errorf("working note %q behind HEAD", b)
+	}
+}
+
+// The journal names a commit main never reached and no lock is left to
+// finish it (a power cut took the lock's directory entry): the working
+// file memd had already written goes back to HEAD, keeping a line the
+// person added since.
+func TestStore_UndoesAWriteWhoseCommitNeverLanded(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	shardDir := sh.Dir()
+	gitDir := filepath.Join(shardDir, ".git")
+	const path = "log/2026-11.md"
+	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	saved := filepath.Join(t.TempDir(), "index")
+	copyFile(t, filepath.Join(gitDir, "index"), saved)
+	second := remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
+	s.Close()
+	oldBlob := strings.TrimSpace(git(t, shardDir, "rev-parse", first.Commit.String()+":"+path))
+	newBlob := strings.TrimSpace(git(t, shardDir, "rev-parse", second.Commit.String()+":"+path))
+	git(t, shardDir, "update-ref", "refs/heads/main", first.Commit.String())
+	copyFile(t, saved, filepath.Join(gitDir, "index"))
+	f, _ := os.OpenFile(filepath.Join(shardDir, path), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("- (2026-11-05) Written by hand\n")
+	f.Close()
+	os.WriteFile(filepath.Join(gitDir, "memd-worktree"), []byte("memd worktree journal 1\ncommit "+second.Commit.String()+"\n"+
+		oldBlob+" \""+path+"\"\nalso "+newBlob+" \""+path+"\"\nend\n"), 0o644)
+
+	reopen(t, dir, s)
+	b, _ := os.ReadFile(filepath.Join(shardDir, path))
+	if strings.Contains(string(b), "raincoat") || !strings.Contains(string(b), "Written by hand") || !strings.Contains(string(b), "Lisbon") {
+		t.Errorf("working file after start:\n%s", b)
+	}
+	if st := git(t, shardDir, "status", "--porcelain"); st != " M "+path+"\n" {
+		t.Errorf("git status after start: %q, want the person's edit alone", st)
 	}
 }

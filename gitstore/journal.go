@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -48,23 +48,39 @@ func (sh *Shard) journalPath() string { return filepath.Join(sh.gitDir, journalN
 // working files were brought to while their index entries wait
 // (sh.worktreeAt).
 func (sh *Shard) writeJournal(commit plumbing.Hash, from, to map[string]*factFile) error {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ncommit %s\n", journalHeader, commit.String())
-	for _, path := range slices.Sorted(mapKeys(from)) {
-		var blob plumbing.Hash
-		if ff := from[path]; ff != nil {
-			blob = ff.blob
-		}
-		fmt.Fprintf(&b, "%s %s\n", blob.String(), path)
+	j := &journal{commit: commit, from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
+	for path, ff := range from {
+		j.from[path] = blobOf(ff)
 		if ff := to[path]; ff != nil {
-			fmt.Fprintf(&b, "also %s %s\n", plumbing.Hash(ff.blob).String(), path)
+			j.wrote[path] = []plumbing.Hash{ff.blob}
 		}
 		if ff, ok := sh.worktreeAt[path]; ok {
-			var blob plumbing.Hash
-			if ff != nil {
-				blob = ff.blob
-			}
-			fmt.Fprintf(&b, "file %s %s\n", blob.String(), path)
+			j.file[path] = blobOf(ff)
+		}
+	}
+	return sh.saveJournal(j)
+}
+
+func blobOf(ff *factFile) plumbing.Hash {
+	if ff == nil {
+		return plumbing.ZeroHash
+	}
+	return ff.blob
+}
+
+// saveJournal writes j in place of the journal.
+func (sh *Shard) saveJournal(j *journal) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\ncommit %s\n", journalHeader, j.commit.String())
+	// Paths are quoted: git allows any byte but NUL in a file name.
+	for _, path := range slices.Sorted(mapKeys(j.from)) {
+		q := strconv.Quote(path)
+		fmt.Fprintf(&b, "%s %s\n", j.from[path].String(), q)
+		for _, h := range j.wrote[path] {
+			fmt.Fprintf(&b, "also %s %s\n", h.String(), q)
+		}
+		if h, ok := j.file[path]; ok {
+			fmt.Fprintf(&b, "file %s %s\n", h.String(), q)
 		}
 	}
 	b.WriteString("end\n")
@@ -103,22 +119,16 @@ func (sh *Shard) readJournal() (*journal, error) {
 
 func parseJournal(b []byte) (*journal, error) {
 	bad := func(why string) error { return fmt.Errorf("working-tree journal: %s", why) }
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	if !sc.Scan() || sc.Text() != journalHeader {
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 2 || lines[0] != journalHeader {
 		return nil, bad("unknown header")
 	}
-	j := &journal{from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
-	if !sc.Scan() {
-		return nil, bad("no commit")
-	}
-	c, ok := strings.CutPrefix(sc.Text(), "commit ")
+	c, ok := strings.CutPrefix(lines[1], "commit ")
 	if !ok || !plumbing.IsHash(c) {
 		return nil, bad("no commit")
 	}
-	j.commit = plumbing.NewHash(c)
-	for sc.Scan() {
-		line := sc.Text()
+	j := &journal{commit: plumbing.NewHash(c), from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
+	for _, line := range lines[2:] {
 		if line == "end" {
 			return j, nil
 		}
@@ -128,8 +138,9 @@ func parseJournal(b []byte) (*journal, error) {
 				line, kind = rest, k
 			}
 		}
-		blob, path, ok := strings.Cut(line, " ")
-		if !ok || !plumbing.IsHash(blob) || path == "" {
+		blob, quoted, ok := strings.Cut(line, " ")
+		path, err := strconv.Unquote(quoted)
+		if !ok || !plumbing.IsHash(blob) || err != nil || path == "" {
 			return nil, bad(fmt.Sprintf("bad line %q", line))
 		}
 		h := plumbing.NewHash(blob)
@@ -144,6 +155,110 @@ func parseJournal(b []byte) (*journal, error) {
 	}
 	return nil, bad("cut short")
 }
+
+// journalMove adds to the journal, before memd moves main from one commit
+// to another at start (see rollForward), the files the move changes, so
+// that a crash before the working tree follows leaves a record of it.
+func (sh *Shard) journalMove(from, to plumbing.Hash) error {
+	j, err := sh.readJournal()
+	if err != nil || j == nil {
+		j = &journal{from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
+	}
+	j.commit = to
+	a, b, err := sh.commitTrees(from, to)
+	if err != nil {
+		return err
+	}
+	changed, _, err := sh.fileChanges(a, b)
+	if err != nil {
+		return err
+	}
+	for path, ff := range changed {
+		if _, ok := j.from[path]; !ok {
+			j.from[path] = blobOf(ff)
+		}
+	}
+	return sh.saveJournal(j)
+}
+
+// finishWorktree completes the working-tree move memd was making when it
+// stopped, as its journal records it, and brings forward files whose index
+// entries lag behind HEAD (as a power cut can leave them, taking the
+// journal and the working files' last writes but not main's).
+func (sh *Shard) finishWorktree() error {
+	st := sh.cur.Load()
+	if st == nil || st.head.IsZero() {
+		sh.dropJournal()
+		return nil
+	}
+	j, err := sh.readJournal()
+	if err != nil {
+		sh.store.log.Warn("ignoring an unreadable working-tree journal", "shard", sh.id, "err", err)
+	}
+	touched := make(map[string]*factFile) // path -> the version the tree holds
+	if j != nil {
+		sh.takeJournal(st, j, touched)
+	}
+	if err := sh.laggingFiles(st, touched); err != nil {
+		return err
+	}
+	next, err := sh.versionsAt(st, touched)
+	if err != nil {
+		return err
+	}
+	// As a write does it: at once, or, while a git command holds the
+	// index, a moment later.
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if err := sh.syncIndex(st.head, touched, next, indexWait); err != nil {
+		return err
+	}
+	if len(sh.behind) == 0 {
+		sh.dropJournal()
+	}
+	return nil
+}
+
+// takeJournal adds the paths a journal lists to touched, with the versions
+// the working tree and index held, and tells the writer which versions of
+// them memd itself wrote. Where the journal's commit never reached main,
+// its files are memd's unfinished write: the versions it wrote are the base
+// to merge HEAD's into, which takes them back out.
+func (sh *Shard) takeJournal(st *state, j *journal, touched map[string]*factFile) {
+	version := func(path string, blob plumbing.Hash) *factFile {
+		if blob.IsZero() {
+			return nil
+		}
+		ff, err := sh.fileVersion(path, blob)
+		if err != nil {
+			// Without the version, the file is taken as the person's:
+			// kept, and merged into.
+			return &factFile{path: path, blob: blob}
+		}
+		return ff
+	}
+	_, landed, err := sh.Range(j.commit, st.head, ancestryLimit)
+	landed = landed && err == nil
+	if sh.worktreeAt == nil {
+		sh.worktreeAt = make(map[string]*factFile)
+	}
+	for path, blob := range j.from {
+		touched[path] = version(path, blob)
+		for _, b := range j.wrote[path] {
+			sh.noteIndexed(path, b)
+		}
+		if b, ok := j.file[path]; ok {
+			sh.worktreeAt[path] = version(path, b)
+		}
+		if wrote := j.wrote[path]; !landed && len(wrote) > 0 {
+			sh.worktreeAt[path] = version(path, wrote[len(wrote)-1])
+		}
+	}
+}
+
+// ancestryLimit bounds the commits walked to tell whether one commit is an
+// ancestor of another at start.
+const ancestryLimit = 100000
 
 // versionsAt returns the versions at st of the paths in touched (absent:
 // not in st).

@@ -81,127 +81,55 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		s.log.Warn("removed pack files memd was writing when it stopped; their commits were not acknowledged", "shard", id, "files", removed)
 	}
 	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db, arrived: make(chan struct{}, 1)}
-	rolled := sh.clearStaleLocks()
+	if from, to := sh.clearStaleLocks(); !to.IsZero() {
+		sh.finishMove(from, to)
+	}
 	if _, err := sh.refresh(); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := sh.finishWorktree(rolled); err != nil {
+	if err := sh.finishWorktree(); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
 	return sh, nil
 }
 
-// finishWorktree completes the working-tree move memd was making when it
-// stopped, as its journal records it, together with the move to a commit
-// it has just rolled main forward to (from, to; zero if none), and brings
-// forward fact files whose index entries lag behind HEAD (as a power cut
-// can leave them, taking the working files' last writes but not main's).
-func (sh *Shard) finishWorktree(rolled [2]plumbing.Hash) error {
-	st := sh.cur.Load()
-	if st == nil || st.head.IsZero() {
-		sh.dropJournal()
-		return nil
-	}
-	j, err := sh.readJournal()
-	if err != nil {
-		sh.store.log.Warn("ignoring an unreadable working-tree journal", "shard", sh.id, "err", err)
-	}
-	touched := make(map[string]*factFile) // path -> the version the tree holds
-	if j != nil {
-		for path, blob := range j.from {
-			touched[path] = nil
-			if !blob.IsZero() {
-				ff, err := sh.fileVersion(path, blob)
-				if err != nil {
-					// Without the version the tree held, the file is taken
-					// as the person's: kept, and merged into.
-					ff = &factFile{path: path, blob: blob}
-				}
-				touched[path] = ff
-			}
-		}
-		// Versions memd wrote to the working tree before the index caught
-		// up are its own, not a person's edits.
-		for path, blobs := range j.wrote {
-			for _, b := range blobs {
-				sh.noteIndexed(path, b)
-			}
-		}
-		for path, blob := range j.file {
-			if sh.worktreeAt == nil {
-				sh.worktreeAt = make(map[string]*factFile)
-			}
-			sh.worktreeAt[path] = nil
-			if !blob.IsZero() {
-				if ff, err := sh.fileVersion(path, blob); err == nil {
-					sh.worktreeAt[path] = ff
-				} else {
-					delete(sh.worktreeAt, path)
-				}
-			}
-		}
-	}
-	if !rolled[1].IsZero() {
-		from, to, err := sh.commitTrees(rolled[0], rolled[1])
-		if err != nil {
-			return err
-		}
-		changed, _, err := sh.fileChanges(from, to)
-		if err != nil {
-			return err
-		}
-		for path, ff := range changed {
-			if _, ok := touched[path]; !ok {
-				touched[path] = ff
-			}
-		}
-	}
-	if err := sh.laggingFiles(st, touched); err != nil {
-		return err
-	}
-	next, err := sh.versionsAt(st, touched)
-	if err != nil {
-		return err
-	}
-	// As a write does it: at once, or, while a git command holds the
-	// index, a moment later.
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if err := sh.syncIndex(st.head, touched, next, indexWait); err != nil {
-		return err
-	}
-	if len(sh.behind) == 0 {
-		sh.dropJournal()
-	}
-	return nil
-}
-
-// laggingFiles adds to touched the fact files whose index entries name
-// their version in a recent ancestor of HEAD rather than HEAD's: memd's
-// own, left behind. Any other difference is a person's staged change.
+// laggingFiles adds to touched the fact files and notes whose index
+// entries name their version in a recent ancestor of HEAD rather than
+// HEAD's: memd's own, left behind. Any other difference is a person's
+// staged change.
 func (sh *Shard) laggingFiles(st *state, touched map[string]*factFile) error {
 	idx, err := sh.readIndex()
 	if err != nil {
 		return err
 	}
-	for path, ff := range st.files {
+	check := func(path string, blob plumbing.Hash) error {
 		if _, ok := touched[path]; ok {
-			continue
+			return nil
 		}
 		e, err := idx.Entry(path)
 		switch {
 		case err != nil:
 			touched[path] = nil
-		case e.Hash != ff.blob && sh.inRecentHistory(st.head, path, e.Hash):
-			old, err := sh.readFactFile(path, e.Hash)
+		case e.Hash != blob && sh.inRecentHistory(st.head, path, e.Hash):
+			old, err := sh.fileVersion(path, e.Hash)
 			if err != nil {
 				return err
 			}
 			touched[path] = old
 		}
+		return nil
 	}
-	return nil
+	for path, ff := range st.files {
+		if err := check(path, ff.blob); err != nil {
+			return err
+		}
+	}
+	if st.root.IsZero() {
+		return nil
+	}
+	t := &trees{db: sh.db}
+	return t.walkFiles(st.root, "", keepNotePaths, check)
 }
 
 // inRecentHistory reports whether path held blob in one of the last commits
@@ -259,12 +187,12 @@ func (sh *Shard) close() {
 
 // clearStaleLocks removes lock files a crashed memd left behind: the index
 // lock it marks as its own, and a ref lock nobody has touched for a minute
-// (git holds one for milliseconds). A lock on main naming a commit memd
-// made on top of main is finished instead: memd writes that lock only once
-// the commit's objects are on disk, and may already have put the commit's
-// files in the working tree. It returns the move of main it finished (from,
-// to), zero if none. Only one memd opens a store at a time.
-func (sh *Shard) clearStaleLocks() (rolled [2]plumbing.Hash) {
+// (git holds one for milliseconds). A lock on main that memd left naming a
+// commit ahead of main is kept, and the move returned (from, to; zero if
+// none), for finishMove: memd writes that lock only once the commit's
+// objects are on disk, and may already have put the commit's files in the
+// working tree. Only one memd opens a store at a time.
+func (sh *Shard) clearStaleLocks() (from, to plumbing.Hash) {
 	sh.removeTempFiles()
 	index := filepath.Join(sh.gitDir, "index")
 	if b, err := os.ReadFile(index + ".lock"); err == nil && string(b) == indexLockMarker {
@@ -276,57 +204,49 @@ func (sh *Shard) clearStaleLocks() (rolled [2]plumbing.Hash) {
 		os.Remove(stagedLockPath(sh.gitDir, name))
 	}
 	ref := filepath.Join(sh.gitDir, mainRef+".lock")
+	defer os.Remove(filepath.Join(sh.gitDir, movingMarker))
 	b, err := os.ReadFile(ref)
 	if err != nil {
-		return rolled
+		return from, to
 	}
-	defer os.Remove(filepath.Join(sh.gitDir, movingMarker))
 	if h, ok := sh.ownLock(b); ok {
 		head, err := readRef(sh.gitDir, mainRef)
-		if err == nil && sh.descends(h, head) {
-			if err := sh.rollForward(ref); err != nil {
-				sh.store.log.Error("finishing the move of main memd was making when it stopped", "shard", sh.id, "commit", short(h), "err", err)
-				return rolled
-			}
-			sh.store.log.Warn("finished the commit memd was making when it stopped", "shard", sh.id, "commit", short(h))
-			return [2]plumbing.Hash{head, h}
+		if _, reached, rerr := sh.Range(head, h, ancestryLimit); err == nil && rerr == nil && reached && h != head {
+			return head, h
 		}
 		os.Remove(ref)
-		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it names is not on top of main", "shard", sh.id, "commit", short(h))
-		return rolled
+		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it names is not ahead of main", "shard", sh.id, "commit", short(h))
+		return from, to
 	}
 	if s := strings.TrimSpace(string(b)); plumbing.IsHash(s) && !sh.db.Has(plumbing.NewHash(s)) {
 		// git names in its lock a commit it has written; a commit that is
 		// not there was memd's, in a pack a crash cut short (removed above).
 		os.Remove(ref)
 		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it was making never reached the disk", "shard", sh.id)
-		return rolled
+		return from, to
 	}
 	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
 		os.Remove(ref)
 		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
 	}
-	return rolled
+	return from, to
 }
 
-// descends reports whether head is h's first parent, or one of the first
-// parents before it as far as one group commit reaches (zero head: the
-// chain starts the branch).
-func (sh *Shard) descends(h, head plumbing.Hash) bool {
-	for i := 0; i <= maxGroup; i++ {
-		c, err := sh.readCommit(h)
-		if err != nil {
-			return false
-		}
-		if len(c.parents) == 0 {
-			return head.IsZero()
-		}
-		if c.parents[0] == head {
-			return true
-		}
-		h = c.parents[0]
+// finishMove moves main from one commit to another as memd was doing when
+// it stopped: the files it changes go in the working-tree journal first,
+// then the lock memd left is renamed over main.
+func (sh *Shard) finishMove(from, to plumbing.Hash) {
+	lock := filepath.Join(sh.gitDir, mainRef+".lock")
+	err := sh.journalMove(from, to)
+	if err == nil {
+		err = sh.rollForward(lock)
 	}
-	return false
+	if err != nil {
+		os.Remove(lock)
+		sh.store.log.Error("could not finish the commit memd was making when it stopped; dropped it", "shard", sh.id, "commit", short(to), "err", err)
+		return
+	}
+	sh.store.log.Warn("finished the commit memd was making when it stopped", "shard", sh.id, "commit", short(to))
 }
 
 // rollForward renames a leftover lock on main over main, durably.

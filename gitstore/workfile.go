@@ -41,31 +41,17 @@ const rewriteAttempts = 8
 // rewriteWorking replaces the working file at full with what merge makes
 // of its current content (exists is false when there is no file). merge
 // returns remove to take the file away, and data equal to cur to leave it.
+// Where data only adds to cur, it is appended in place rather than
+// renamed over the file, so that a write a person has under way to the
+// file lands beside it.
 func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byte, remove bool)) (workWrite, error) {
-	// After a person wrote to the file memd had just replaced, theirs is
-	// what they left there, and expect what memd put in its place.
-	var theirs, expect []byte
-	late := false
-	for attempt := 0; ; attempt++ {
+	for attempt := 0; attempt < rewriteAttempts; attempt++ {
 		f, cur, before, err := openWorking(full)
 		if err != nil {
 			return workWrite{}, err
 		}
 		exists := f != nil
-		base, baseExists := cur, exists
-		if late {
-			if !exists || !bytes.Equal(cur, expect) || attempt == rewriteAttempts {
-				// The file moved on again: leave it as it is.
-				closeFile(f)
-				return workWrite{data: cur, gone: !exists}, nil
-			}
-			base, baseExists = theirs, true
-		}
-		data, remove := merge(base, baseExists)
-		if attempt == rewriteAttempts {
-			closeFile(f)
-			return workWrite{}, fmt.Errorf("write %s: the file kept changing", filepath.Base(full))
-		}
+		data, remove := merge(cur, exists)
 		switch {
 		case remove && !exists:
 			return workWrite{gone: true}, nil
@@ -80,25 +66,108 @@ func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byt
 				return workWrite{}, err
 			}
 			return workWrite{gone: true}, nil
-		case exists && !late && bytes.Equal(data, cur):
+		case exists && bytes.Equal(data, cur):
 			st := before
 			if changedSince(f, before) {
 				st = nil
 			}
 			f.Close()
 			return workWrite{data: cur, stat: st}, nil
+		case exists && len(data) > len(cur) && bytes.HasPrefix(data, cur):
+			f.Close()
+			w, retry, err := appendInPlace(full, before, data[len(cur):])
+			if err != nil || !retry {
+				return w, err
+			}
+			continue
 		}
-		w, retry, again, err := replaceWorking(full, f, before, data)
+		w, retry, theirs, err := replaceWorking(full, f, before, data)
 		switch {
 		case err != nil:
 			return workWrite{}, err
 		case retry: // the file changed before the rename
-		case again != nil:
-			theirs, expect, late = again, data, true
-		default:
-			return w, nil
+			continue
+		case theirs != nil:
+			// A person wrote to the file just replaced: what they added
+			// goes at the end of the new one.
+			return keepLateWrite(full, cur, theirs, w)
+		}
+		return w, nil
+	}
+	return workWrite{}, fmt.Errorf("write %s: the file kept changing", filepath.Base(full))
+}
+
+// keepLateWrite adds to the working file at full what a person appended to
+// the file memd replaced, which held cur when memd read it and theirs after;
+// w is memd's write.
+func keepLateWrite(full string, cur, theirs []byte, w workWrite) (workWrite, error) {
+	if !bytes.HasPrefix(theirs, cur) {
+		// Not an append: nothing to place it by. Rare enough to say so.
+		return w, fmt.Errorf("write %s: a person rewrote the file while memd replaced it; their version was %d bytes", filepath.Base(full), len(theirs))
+	}
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return w, err
+	}
+	_, err = f.Write(theirs[len(cur):])
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return w, fmt.Errorf("append to %s: %w", filepath.Base(full), err)
+	}
+	data, err := os.ReadFile(full)
+	return workWrite{data: data}, err
+}
+
+// appendInPlace appends add to the working file at full if it is still
+// the file that had the stat data before; retry reports that it is not.
+func appendInPlace(full string, before os.FileInfo, add []byte) (w workWrite, retry bool, err error) {
+	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return w, true, nil
+	}
+	if err != nil {
+		return w, false, err
+	}
+	defer f.Close()
+	if sameFile(f, before) != nil || changedSince(f, before) {
+		return w, true, nil
+	}
+	if _, err := f.Write(add); err != nil {
+		return w, false, fmt.Errorf("append to %s: %w", filepath.Base(full), err)
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return w, false, err
+	}
+	if replaced(full, after) {
+		return w, true, nil // the path names another file by now
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return w, false, err
+	}
+	w = workWrite{data: data}
+	if after.Size() == before.Size()+int64(len(add)) && int64(len(data)) == after.Size() {
+		if now, err := f.Stat(); err == nil && now.ModTime().Equal(after.ModTime()) && now.Size() == after.Size() {
+			w.stat = now
 		}
 	}
+	return w, false, nil
+}
+
+// sameFile reports, as an error, whether the open file f is another file
+// than the one that had the stat data before.
+func sameFile(f *os.File, before os.FileInfo) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(st, before) {
+		return errors.New("another file")
+	}
+	return nil
 }
 
 // openWorking opens a working file and reads it; f is nil if there is no

@@ -12,8 +12,10 @@ import (
 // merges its change into it instead of writing over it.
 func TestRewriteWorking_KeepsAWriteThatRacesTheRename(t *testing.T) {
 	const path = "log/2026-11.md"
+	// memd's change takes a fact out, so the file is replaced, not
+	// appended to.
 	head := "# Log 2026-11\n\n- (2026-11-03) Booked a flight to Lisbon\n"
-	mine := head + "- (2026-11-03) Packed a raincoat\n"
+	mine := "# Log 2026-11\n\n- (2026-11-03) Packed a raincoat\n"
 	person := "- (2026-11-03) Written by hand\n"
 	old := &factFile{path: path, data: []byte(head)}
 	next := &factFile{path: path, data: []byte(mine)}
@@ -58,7 +60,7 @@ func TestRewriteWorking_KeepsAWriteThatRacesTheRename(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := os.ReadFile(full)
-			if !strings.Contains(string(got), person) || !strings.Contains(string(got), "Packed a raincoat") {
+			if !strings.Contains(string(got), person) || !strings.Contains(string(got), "Packed a raincoat") || strings.Contains(string(got), "Lisbon") {
 				t.Fatalf("the file lost a write:\n%s", got)
 			}
 			if string(w.data) != string(got) {
@@ -82,5 +84,119 @@ func TestMergeWorking_CompletesACutShortAppend(t *testing.T) {
 	got, remove := mergeWorking(path, old, next, []byte(head+"- (2026-11-03) Pack"), true)
 	if remove || string(got) != mine {
 		t.Errorf("got %q (remove %v), want %q", got, remove, mine)
+	}
+}
+
+// memd's change that only adds facts is appended in place: a person's
+// append under way (opened before, written after) lands beside it.
+func TestRewriteWorking_AppendsInPlace(t *testing.T) {
+	const path = "log/2026-11.md"
+	head := "# Log 2026-11\n\n- (2026-11-03) Booked a flight to Lisbon\n"
+	edited := head + "- (2026-11-03) Written by hand\n" // the person's uncommitted line
+	mine := head + "- (2026-11-03) Packed a raincoat\n"
+	old := &factFile{path: path, data: []byte(head)}
+	next := &factFile{path: path, data: []byte(mine)}
+	full := filepath.Join(t.TempDir(), "2026-11.md")
+	if err := os.WriteFile(full, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0) // the person's echo >>, opened
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	w, err := rewriteWorking(full, func(cur []byte, exists bool) ([]byte, bool) { return mergeWorking(path, old, next, cur, exists) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.WriteString("- (2026-11-03) Also by hand\n") // and written after memd's write
+	got, _ := os.ReadFile(full)
+	for _, want := range []string{"Written by hand", "Packed a raincoat", "Also by hand"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the file lost %q:\n%s", want, got)
+		}
+	}
+	if w.stat == nil || w.stat.Size() != int64(len(edited)+len("- (2026-11-03) Packed a raincoat\n")) {
+		t.Errorf("stat data %v for memd's write", w.stat)
+	}
+}
+
+// A person's echo >> that opened the file before memd replaced it and
+// writes after memd's last look still lands: memd only adds lines here, so
+// it appends in place.
+func TestRewriteWorking_AppendOpenedBeforeAndWrittenAfter(t *testing.T) {
+	const path = "log/2026-11.md"
+	head := "# Log 2026-11\n\n- (2026-11-03) Booked a flight to Lisbon\n"
+	mine := head + "- (2026-11-03) Packed a raincoat\n"
+	cur := head + "- (2026-11-03) Earlier hand line\n" // the person's uncommitted edit
+	old := &factFile{path: path, data: []byte(head)}
+	next := &factFile{path: path, data: []byte(mine)}
+	full := filepath.Join(t.TempDir(), "2026-11.md")
+	os.WriteFile(full, []byte(cur), 0o644)
+	held, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0) // the shell's open for >>
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rewriteWorking(full, func(c []byte, e bool) ([]byte, bool) { return mergeWorking(path, old, next, c, e) }); err != nil {
+		t.Fatal(err)
+	}
+	held.WriteString("- (2026-11-03) Written by hand\n") // echo's write()
+	held.Close()
+	got, _ := os.ReadFile(full)
+	for _, want := range []string{"Earlier hand line", "Written by hand", "Packed a raincoat"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("%q lost; the file holds:\n%s", want, got)
+		}
+	}
+}
+
+// Two quick appends by a person while memd replaces the file: the first
+// reaches the file memd replaced, the second memd's new file. Both stay.
+func TestRewriteWorking_TwoAppendsAcrossTheRename(t *testing.T) {
+	const path = "log/2026-11.md"
+	head := "# Log 2026-11\n\n- (2026-11-03) Booked a flight to Lisbon\n"
+	mine := "# Log 2026-11\n\n- (2026-11-03) Packed a raincoat\n" // takes a fact out: a rename
+	cur := head + "- (2026-11-03) Earlier hand line\n"
+	old := &factFile{path: path, data: []byte(head)}
+	next := &factFile{path: path, data: []byte(mine)}
+	full := filepath.Join(t.TempDir(), "2026-11.md")
+	os.WriteFile(full, []byte(cur), 0o644)
+	var held *os.File
+	testHookBeforeRename = func(string) {
+		if held == nil {
+			held, _ = os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+		}
+	}
+	fired := false
+	testHookAfterRename = func(string) {
+		if fired {
+			return
+		}
+		fired = true
+		held.WriteString("- (2026-11-03) Hand line a\n") // to the replaced file
+		f, _ := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+		f.WriteString("- (2026-11-03) Hand line b\n") // to memd's new file
+		f.Close()
+	}
+	t.Cleanup(func() {
+		testHookBeforeRename, testHookAfterRename = nil, nil
+		if held != nil {
+			held.Close()
+		}
+	})
+	if _, err := rewriteWorking(full, func(c []byte, e bool) ([]byte, bool) { return mergeWorking(path, old, next, c, e) }); err != nil {
+		t.Fatal(err)
+	}
+	if !fired {
+		t.Fatal("memd did not replace the file, so this test shows nothing")
+	}
+	got, _ := os.ReadFile(full)
+	for _, want := range []string{"Earlier hand line", "Hand line a", "Hand line b", "Packed a raincoat"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("%q lost; the file holds:\n%s", want, got)
+		}
+	}
+	if strings.Contains(string(got), "Lisbon") {
+		t.Errorf("memd's removal did not happen:\n%s", got)
 	}
 }

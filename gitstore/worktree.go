@@ -41,9 +41,8 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 			lock.release()
 			return err
 		}
-		if lock == nil {
-			sh.worktreeAt[path] = files[path]
-		}
+		// Until the index is written, the file is ahead of it.
+		sh.worktreeAt[path] = files[path]
 	}
 	if lock == nil {
 		return nil

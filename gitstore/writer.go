@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -325,8 +326,11 @@ func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, fi
 	sync := !sh.store.opts.NoSync
 	if sync {
 		err := durable(append(slices.Clone(staged), rlock.f))
-		if err == nil && len(staged) > 0 {
-			err = syncDirOf(staged[0].Name()) // the pack's name in objects/pack
+		if err == nil {
+			// The pack's name in objects/pack: memd's own, or the one git
+			// index-pack or fetch linked there (git syncs the files, not
+			// the directory).
+			err = syncDirOf(filepath.Join(sh.gitDir, "objects", "pack", "x"))
 		}
 		if err != nil {
 			rlock.release()
