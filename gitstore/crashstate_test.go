@@ -16,6 +16,18 @@ import (
 // the working tree and index in step with it (git status clean), and a
 // person's edits where they were.
 
+// stoppableShard opens a store in a directory of its own, for a test to
+// close and reopen as a start after a stop would, with shard agent/alice.
+func stoppableShard(t *testing.T) (string, *gitstore.Store, *gitstore.Shard) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, s, createShard(t, s, "agent/alice")
+}
+
 func reopen(t *testing.T, dir string, s *gitstore.Store) (*gitstore.Store, *gitstore.Shard) {
 	t.Helper()
 	s.Close()
@@ -35,12 +47,7 @@ func reopen(t *testing.T, dir string, s *gitstore.Store) (*gitstore.Store, *gits
 // working file waited; memd stopped before it caught up. The next start
 // brings the note's working file to HEAD.
 func TestStore_NoteHeldBackByGitCatchesUpAfterAStop(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/alice")
+	dir, s, sh := stoppableShard(t)
 	shardDir := sh.Dir()
 	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create plan.md", setNote("# Plan\n\n1. Book.\n"))); err != nil {
 		t.Fatal(err)
@@ -71,12 +78,7 @@ func TestStore_NoteHeldBackByGitCatchesUpAfterAStop(t *testing.T) {
 func TestStore_StopBetweenWorkingFileAndIndex(t *testing.T) {
 	for _, kind := range []string{"fact", "note"} {
 		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sh := createShard(t, s, "agent/alice")
+			dir, s, sh := stoppableShard(t)
 			shardDir := sh.Dir()
 			gitDir := filepath.Join(shardDir, ".git")
 			write := func(i int) gitstore.Result {
@@ -121,12 +123,7 @@ func TestStore_StopBetweenWorkingFileAndIndex(t *testing.T) {
 // lock is memd's. The next start finishes the move instead of leaving main
 // locked.
 func TestStore_FinishesAPushItStoppedInTheMiddleOf(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/alice")
+	dir, s, sh := stoppableShard(t)
 	shardDir := sh.Dir()
 	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
 	f, _ := os.OpenFile(filepath.Join(shardDir, "log", "2026-11.md"), os.O_WRONLY|os.O_APPEND, 0)
@@ -161,12 +158,7 @@ func TestStore_FinishesAPushItStoppedInTheMiddleOf(t *testing.T) {
 // to it: the start finishes the move, leaving nothing in the working tree
 // that HEAD lacks.
 func TestStore_FinishesALongPushItStoppedInTheMiddleOf(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/alice")
+	dir, s, sh := stoppableShard(t)
 	shardDir := sh.Dir()
 	gitDir := filepath.Join(shardDir, ".git")
 	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
@@ -201,12 +193,7 @@ func TestStore_FinishesALongPushItStoppedInTheMiddleOf(t *testing.T) {
 // a move at start, or a power cut that took the unsynced journal): the
 // start brings the note to HEAD, as it does fact files.
 func TestStore_NoteBehindHeadWithoutAJournal(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/alice")
+	dir, s, sh := stoppableShard(t)
 	shardDir := sh.Dir()
 	gitDir := filepath.Join(shardDir, ".git")
 	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create plan.md", setNote("# Plan\n\n1. Book.\n"))); err != nil {
@@ -235,12 +222,7 @@ func TestStore_NoteBehindHeadWithoutAJournal(t *testing.T) {
 // file memd had already written goes back to HEAD, keeping a line the
 // person added since.
 func TestStore_UndoesAWriteWhoseCommitNeverLanded(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/alice")
+	dir, s, sh := stoppableShard(t)
 	shardDir := sh.Dir()
 	gitDir := filepath.Join(shardDir, ".git")
 	const path = "log/2026-11.md"

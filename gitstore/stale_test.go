@@ -126,12 +126,7 @@ func TestShard_StaleIndexIsNotAStagedChange(t *testing.T) {
 // the move rather than leave the working tree holding a commit main lacks,
 // or drop a commit whose acknowledgement may have gone out.
 func TestStore_FinishesACommitItStoppedInTheMiddleOf(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/alice")
+	dir, s, sh := stoppableShard(t)
 	shardDir := sh.Dir()
 	first := remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
 	second := remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
@@ -145,15 +140,7 @@ func TestStore_FinishesACommitItStoppedInTheMiddleOf(t *testing.T) {
 	tmp := filepath.Join(shardDir, "log", ".memd-tmp-123456")
 	os.WriteFile(tmp, []byte("- (2026-11-30) Half"), 0o644)
 
-	s, err = gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err = s.Shard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sh = reopen(t, dir, s)
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
 		t.Errorf("the lock on main is still there: %v", err)
 	}

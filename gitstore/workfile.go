@@ -75,7 +75,7 @@ func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byt
 			return workWrite{data: cur, stat: st}, nil
 		case exists && len(data) > len(cur) && bytes.HasPrefix(data, cur):
 			f.Close()
-			w, retry, err := appendInPlace(full, before, data[len(cur):])
+			w, retry, err := appendInPlace(full, before, data[len(cur):], data)
 			if err != nil || !retry {
 				return w, err
 			}
@@ -122,7 +122,8 @@ func keepLateWrite(full string, cur, theirs []byte, w workWrite) (workWrite, err
 
 // appendInPlace appends add to the working file at full if it is still
 // the file that had the stat data before; retry reports that it is not.
-func appendInPlace(full string, before os.FileInfo, add []byte) (w workWrite, retry bool, err error) {
+// whole is what the file holds after, unless someone else wrote as well.
+func appendInPlace(full string, before os.FileInfo, add, whole []byte) (w workWrite, retry bool, err error) {
 	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return w, true, nil
@@ -142,19 +143,14 @@ func appendInPlace(full string, before os.FileInfo, add []byte) (w workWrite, re
 		return w, false, err
 	}
 	if replaced(full, after) {
-		return w, true, nil // the path names another file by now
+		return w, true, nil // the append went to a file no longer there
 	}
-	data, err := os.ReadFile(full)
-	if err != nil {
-		return w, false, err
+	if after.Size() != int64(len(whole)) {
+		// Someone else appended at the same moment; both are there.
+		data, err := os.ReadFile(full)
+		return workWrite{data: data}, false, err
 	}
-	w = workWrite{data: data}
-	if after.Size() == before.Size()+int64(len(add)) && int64(len(data)) == after.Size() {
-		if now, err := f.Stat(); err == nil && now.ModTime().Equal(after.ModTime()) && now.Size() == after.Size() {
-			w.stat = now
-		}
-	}
-	return w, false, nil
+	return workWrite{data: whole, stat: after}, false, nil
 }
 
 // sameFile reports, as an error, whether the open file f is another file
@@ -266,35 +262,12 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 // is false when it does not, or when the file was replaced while memd
 // wrote.
 func appendWorking(full string, entry *index.Entry, old, next []byte) (w workWrite, ok bool, err error) {
-	size, add := len(old), next[len(old):]
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	st, err := os.Lstat(full)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(old)) || !statMatches(entry, st) {
 		return w, false, nil
 	}
-	if err != nil {
-		return w, false, err
-	}
-	defer f.Close()
-	before, err := f.Stat()
-	if err != nil || !before.Mode().IsRegular() || before.Size() != int64(size) || !statMatches(entry, before) {
-		return w, false, nil
-	}
-	if _, err := f.Write(add); err != nil {
-		return w, false, fmt.Errorf("append to %s: %w", filepath.Base(full), err)
-	}
-	if replaced(full, before) {
-		return w, false, nil // the append went to a file no longer there
-	}
-	after, err := f.Stat()
-	if err != nil {
-		return w, false, err
-	}
-	if after.Size() != int64(size+len(add)) {
-		// Someone else appended at the same moment; both are there.
-		data, err := os.ReadFile(full)
-		return workWrite{data: data}, true, err
-	}
-	return workWrite{data: next, stat: after}, true, nil
+	w, retry, err := appendInPlace(full, st, next[len(old):], next)
+	return w, err == nil && !retry, err
 }
 
 // changedSince reports whether the open file f changed since it had the

@@ -285,8 +285,8 @@ func (sh *Shard) tryGroup(batch []*request) error {
 //  1. the pack, so the index may name its blobs;
 //  2. the lock on main, checking main is still where the group was built;
 //  3. pack and new ref value made durable;
-//  4. the working tree and .git/index;
-//  5. main renamed into place.
+//  4. the working-tree journal, then the working tree and .git/index;
+//  5. main renamed into place, and its directory made durable.
 //
 // git commit reads HEAD, then reads the index without locking it, and moves
 // the branch only if HEAD is still what it read. A git commit that read HEAD
@@ -317,7 +317,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 // holds the pack files memd wrote for it, to sync): steps 2 to 5 of
 // publish. The lock on main names next, so that a start after a crash
 // finishes the move (see clearStaleLocks); the working-tree journal lists
-// the files about to change (see finishJournal).
+// the files about to change (see finishWorktree).
 func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, files map[string]*factFile) error {
 	rlock, err := lockRef(sh.gitDir, mainRef, old, next)
 	if err != nil {
