@@ -108,8 +108,9 @@ func startCrashable(t *testing.T, home, modelURL string) (*exec.Cmd, string) {
 // clean in every shard once the person commits, git fsck passes, nothing
 // is duplicated, and the index a restart catches up equals a fresh
 // rebuild. At the end the learner's queue drains with each exchange
-// learned once. `go test -run Crash -crash.rounds 1000 ./cmd/memd` runs a
-// thousand.
+// learned once. `go test -run Crash -count 10 -timeout 3h ./cmd/memd -args
+// -crash.rounds=100` runs a thousand (in ten histories: the checks of a
+// round grow with the history).
 func TestCrash_KillAtRandom(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "memd")
