@@ -45,8 +45,11 @@ func Text(series string, i int) string {
 	return fmt.Sprintf("%s %s %s (%s item %d)", subjects[i%len(subjects)], verbs[(i/10)%len(verbs)], objects[(i/100)%len(objects)], series, i)
 }
 
-// Prefill writes n log facts spread over the 16 months up to today into a
-// new shard as one commit, as a stand-in for a long-lived memory.
+// Prefill writes n log facts, an even share for each of the 16 months up
+// to today's, into a new shard as one commit, as a stand-in for a
+// long-lived memory. Today's month holds its full share (dated up to
+// today), as a store's current log does late in the month, so writes to it
+// pay for a full month's file.
 func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitstore.Shard, error) {
 	sh, err := s.CreateShard(id)
 	if err != nil {
@@ -56,9 +59,15 @@ func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitst
 		return sh, nil
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	first := time.Date(today.Year(), today.Month(), 1, 12, 0, 0, 0, time.UTC)
 	edits := make([]gitstore.Edit, n)
 	for i := range edits {
-		day := today.AddDate(0, 0, -rng.IntN(480))
+		month := first.AddDate(0, -(i % 16), 0)
+		days := 28
+		if i%16 == 0 {
+			days = today.Day() // not after today
+		}
+		day := month.AddDate(0, 0, rng.IntN(days))
 		edits[i] = gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: Text("history", i), Date: memd.DateOf(day), Tier: memd.TierLog}}
 	}
 	_, err = sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: prefill", Edits: edits})
