@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -26,6 +28,9 @@ import (
 
 // Tests stand in for a person writing at the worst moments through these.
 var testHookBeforeRename, testHookAfterRename func(full string)
+
+// testHookWatchDone is called when a watch of a replaced file ends.
+var testHookWatchDone atomic.Pointer[func()]
 
 // workWrite is a working file after memd wrote it.
 type workWrite struct {
@@ -200,7 +205,7 @@ func closeFile(f *os.File) {
 // before: then it reports retry. If the replaced file changed while the
 // rename happened, theirs is what it held then.
 func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) (w workWrite, retry bool, theirs []byte, err error) {
-	defer closeFile(old)
+	defer func() { closeFile(old) }() // unless a watch took it over
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return w, false, nil, err
 	}
@@ -254,7 +259,66 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 		}
 		return w, false, theirs, nil
 	}
+	if old != nil && watchSlots.TryAcquire() {
+		// A write a person opened the file for before the rename may land
+		// a moment later still: watch the replaced file for a while.
+		go watchReplaced(full, old, before)
+		old = nil // the watch closes it
+	}
 	return w, false, nil, nil
+}
+
+// watchSlots bounds the replaced files watched at once (each holds a file
+// descriptor for a second); past it, a replaced file is not watched.
+var watchSlots = &slots{max: 64}
+
+// slots is a counting semaphore that never blocks.
+type slots struct {
+	n   atomic.Int64
+	max int64
+}
+
+func (s *slots) TryAcquire() bool {
+	if s.n.Add(1) > s.max {
+		s.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *slots) Release() { s.n.Add(-1) }
+
+// replacedWatch is when, after memd replaced a working file, the replaced
+// one is looked at again for a person's late write.
+var replacedWatch = []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, time.Second}
+
+// watchReplaced looks at the working file memd replaced (open as old, with
+// the stat data before when memd read it) a few times over a second, and
+// appends to the file now at full what a person appended to it meanwhile,
+// as the person would have. It then closes old.
+func watchReplaced(full string, old *os.File, before os.FileInfo) {
+	defer watchSlots.Release()
+	defer old.Close()
+	if done := testHookWatchDone.Load(); done != nil {
+		defer (*done)()
+	}
+	start := time.Now()
+	for _, at := range replacedWatch {
+		time.Sleep(time.Until(start.Add(at)))
+		if !changedSince(old, before) {
+			continue
+		}
+		theirs, err := io.ReadAll(io.NewSectionReader(old, 0, 1<<62))
+		if err != nil || int64(len(theirs)) <= before.Size() {
+			return
+		}
+		cur, err := io.ReadAll(io.NewSectionReader(old, 0, before.Size()))
+		if err != nil {
+			return
+		}
+		keepLateWrite(full, cur, theirs, workWrite{})
+		return
+	}
 }
 
 // appendWorking appends the part of next past old to the working file at

@@ -200,3 +200,44 @@ func TestRewriteWorking_TwoAppendsAcrossTheRename(t *testing.T) {
 		t.Errorf("memd's removal did not happen:\n%s", got)
 	}
 }
+
+// A person's echo >> that opened the file before memd replaced it, and
+// writes only after memd's last look, still reaches the working file: memd
+// watches the file it replaced for a moment.
+func TestRewriteWorking_WriteLandingAfterTheLastLook(t *testing.T) {
+	const path = "log/2026-11.md"
+	head := "# Log 2026-11\n\n- (2026-11-03) Booked a flight to Lisbon\n"
+	mine := "# Log 2026-11\n\n- (2026-11-03) Packed a raincoat\n" // takes a fact out: a rename
+	old := &factFile{path: path, data: []byte(head)}
+	next := &factFile{path: path, data: []byte(mine)}
+	full := filepath.Join(t.TempDir(), "2026-11.md")
+	os.WriteFile(full, []byte(head), 0o644)
+	var held *os.File
+	testHookBeforeRename = func(string) {
+		if held == nil {
+			held, _ = os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+		}
+	}
+	done := make(chan struct{}, 1)
+	hook := func() { done <- struct{}{} }
+	testHookWatchDone.Store(&hook)
+	t.Cleanup(func() {
+		testHookBeforeRename = nil
+		testHookWatchDone.Store(nil)
+		if held != nil {
+			held.Close()
+		}
+	})
+	if _, err := rewriteWorking(full, func(c []byte, e bool) ([]byte, bool) { return mergeWorking(path, old, next, c, e) }); err != nil {
+		t.Fatal(err)
+	}
+	if held == nil {
+		t.Fatal("memd did not replace the file, so this test shows nothing")
+	}
+	held.WriteString("- (2026-11-03) Written by hand\n") // lands in the replaced file
+	<-done
+	got, _ := os.ReadFile(full)
+	if !strings.Contains(string(got), "Written by hand") || !strings.Contains(string(got), "Packed a raincoat") {
+		t.Errorf("the file after the watch:\n%s", got)
+	}
+}
