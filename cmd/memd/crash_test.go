@@ -675,7 +675,10 @@ func checkWorkingTrees(t *testing.T, store *gitstore.Store, sh *gitstore.Shard, 
 	ids, _ := store.Shards()
 	for _, id := range ids {
 		if st := git(t, store.ShardDir(id), "status", "--porcelain"); st != "" {
-			t.Errorf("round %d: git status in %s:\n%s", round, id, st)
+			dir := store.ShardDir(id)
+			journal, _ := os.ReadFile(filepath.Join(dir, ".git", "memd-worktree"))
+			t.Errorf("round %d: git status in %s:\n%s\nstaged:\n%s\nlog:\n%s\njournal:\n%s", round, id, st,
+				git(t, dir, "diff", "--cached", "--stat"), git(t, dir, "log", "-3", "--format=%h %an %s"), journal)
 		}
 	}
 	if len(l.hand)+len(l.pushed) == 0 {
