@@ -356,6 +356,17 @@ func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round
 	if err != nil {
 		t.Fatalf("round %d: open after the kill: %v", round, err)
 	}
+	// Every shard opened, as memd's start opens them all (the index
+	// catches up with each): opening one is what repairs it.
+	all, err := store.Shards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range all {
+		if _, err := store.Shard(id); err != nil {
+			t.Fatalf("round %d: open %s after the kill: %v", round, id, err)
+		}
+	}
 	sh, err := store.Shard(s)
 	if err != nil {
 		t.Fatal(err)
