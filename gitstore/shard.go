@@ -133,24 +133,9 @@ func (sh *Shard) laggingFiles(st *state, touched map[string]*factFile) error {
 }
 
 // inRecentHistory reports whether path held blob in one of the last commits
-// before head (as many as one group commit writes, and some).
+// up to head (as many as one group commit writes, and some).
 func (sh *Shard) inRecentHistory(head plumbing.Hash, path string, blob plumbing.Hash) bool {
-	t := &trees{db: sh.db}
-	h := head
-	for i := 0; i <= 2*maxGroup && !h.IsZero(); i++ {
-		c, err := sh.readCommit(h)
-		if err != nil {
-			return false
-		}
-		if e, ok, err := t.lookup(c.tree, path); err == nil && ok && e.hash == blob {
-			return true
-		}
-		if len(c.parents) == 0 {
-			return false
-		}
-		h = c.parents[0]
-	}
-	return false
+	return sh.hadBlob([]plumbing.Hash{head}, path, blob, 2*maxGroup+1)
 }
 
 // commitTrees returns the trees of two commits (zero for the zero hash).

@@ -45,7 +45,7 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
 	t := &trees{db: sh.db}
 	var lost []memd.Fact
 	err = t.diffFiles(parent.tree, c.Tree, "", keepFactPaths, func(path string, before, after plumbing.Hash) error {
-		if before.IsZero() || after.IsZero() || !sh.hadBlob(parent.parents, path, after) {
+		if before.IsZero() || after.IsZero() || !sh.hadBlob(parent.parents, path, after, staleLookback) {
 			return nil
 		}
 		was, err := sh.readFactFile(path, before)
@@ -73,11 +73,11 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
 	return lost, err
 }
 
-// hadBlob reports whether path held blob in one of the first-parent
-// ancestors starting at parents.
-func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Hash) bool {
+// hadBlob reports whether path held blob in one of the first limit
+// first-parent ancestors starting at parents.
+func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Hash, limit int) bool {
 	t := &trees{db: sh.db}
-	for i := 0; i < staleLookback && len(parents) > 0; i++ {
+	for i := 0; i < limit && len(parents) > 0; i++ {
 		c, err := sh.readCommit(parents[0])
 		if err != nil {
 			return false

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"golang.org/x/sync/semaphore"
 )
 
 // Writing a working file a person may be editing at the same moment.
@@ -137,7 +138,7 @@ func appendInPlace(full string, before os.FileInfo, add, whole []byte) (w workWr
 		return w, false, err
 	}
 	defer f.Close()
-	if sameFile(f, before) != nil || changedSince(f, before) {
+	if st, err := f.Stat(); err != nil || !os.SameFile(st, before) || changedSince(f, before) {
 		return w, true, nil
 	}
 	if _, err := f.Write(add); err != nil {
@@ -156,19 +157,6 @@ func appendInPlace(full string, before os.FileInfo, add, whole []byte) (w workWr
 		return workWrite{data: data}, false, err
 	}
 	return workWrite{data: whole, stat: after}, false, nil
-}
-
-// sameFile reports, as an error, whether the open file f is another file
-// than the one that had the stat data before.
-func sameFile(f *os.File, before os.FileInfo) error {
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !os.SameFile(st, before) {
-		return errors.New("another file")
-	}
-	return nil
 }
 
 // openWorking opens a working file and reads it; f is nil if there is no
@@ -259,7 +247,7 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 		}
 		return w, false, theirs, nil
 	}
-	if old != nil && watchSlots.TryAcquire() {
+	if old != nil && watchSlots.TryAcquire(1) {
 		// A write a person opened the file for before the rename may land
 		// a moment later still: watch the replaced file for a while.
 		go watchReplaced(full, old, before)
@@ -270,23 +258,7 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 
 // watchSlots bounds the replaced files watched at once (each holds a file
 // descriptor for a second); past it, a replaced file is not watched.
-var watchSlots = &slots{max: 64}
-
-// slots is a counting semaphore that never blocks.
-type slots struct {
-	n   atomic.Int64
-	max int64
-}
-
-func (s *slots) TryAcquire() bool {
-	if s.n.Add(1) > s.max {
-		s.n.Add(-1)
-		return false
-	}
-	return true
-}
-
-func (s *slots) Release() { s.n.Add(-1) }
+var watchSlots = semaphore.NewWeighted(64)
 
 // replacedWatch is when, after memd replaced a working file, the replaced
 // one is looked at again for a person's late write.
@@ -297,7 +269,7 @@ var replacedWatch = []time.Duration{10 * time.Millisecond, 100 * time.Millisecon
 // appends to the file now at full what a person appended to it meanwhile,
 // as the person would have. It then closes old.
 func watchReplaced(full string, old *os.File, before os.FileInfo) {
-	defer watchSlots.Release()
+	defer watchSlots.Release(1)
 	defer old.Close()
 	if done := testHookWatchDone.Load(); done != nil {
 		defer (*done)()
