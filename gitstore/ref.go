@@ -183,3 +183,39 @@ func truncateStr(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// seenRef is main's commit as last read, with the stat data of the ref
+// file it was read from.
+type seenRef struct {
+	stat fileStat
+	head plumbing.Hash
+}
+
+// settled is how old a ref file's last change must be before its stat
+// data are trusted to change with its content: a file system's clock may
+// tick coarsely, and a new file may take a removed one's inode.
+var settled = time.Second
+
+// mainHead returns the commit main points at. While the ref file is
+// unchanged since memd last read it (same inode, size and times, and last
+// changed long enough ago that a change since would show in them), the
+// commit read then is returned without reading the file again: a recall
+// over a hundred shards would otherwise read a hundred files.
+func (sh *Shard) mainHead() (plumbing.Hash, error) {
+	fi, err := os.Stat(sh.mainPath)
+	stat, ok := statOf(fi)
+	if err != nil || !ok {
+		return readRef(sh.gitDir, mainRef) // packed, or not there
+	}
+	if seen := sh.mainSeen.Load(); seen != nil && seen.stat == stat {
+		return seen.head, nil
+	}
+	head, err := readRef(sh.gitDir, mainRef)
+	if err != nil {
+		return head, err
+	}
+	if time.Since(time.Unix(0, max(stat.mtime, stat.ctime))) > settled {
+		sh.mainSeen.Store(&seenRef{stat, head})
+	}
+	return head, nil
+}

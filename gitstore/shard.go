@@ -20,11 +20,13 @@ import (
 
 // Shard is one scope's memory: a git repository on branch main.
 type Shard struct {
-	id     memd.ShardID
-	dir    string
-	gitDir string
-	store  *Store
-	db     *odb.DB
+	id       memd.ShardID
+	dir      string
+	gitDir   string
+	mainPath string // refs/heads/main's loose file
+	store    *Store
+	db       *odb.DB
+	mainSeen atomic.Pointer[seenRef]
 
 	// mu serialises writers and state reloads; cur is what readers see.
 	mu  sync.Mutex
@@ -80,7 +82,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	if removed > 0 {
 		s.log.Warn("removed pack files memd was writing when it stopped; their commits were not acknowledged", "shard", id, "files", removed)
 	}
-	sh := &Shard{id: id, dir: dir, gitDir: gitDir, store: s, db: db, arrived: make(chan struct{}, 1)}
+	sh := &Shard{id: id, dir: dir, gitDir: gitDir, mainPath: filepath.Join(gitDir, filepath.FromSlash(mainRef)), store: s, db: db, arrived: make(chan struct{}, 1)}
 	if from, to := sh.clearStaleLocks(); !to.IsZero() {
 		sh.finishMove(from, to)
 	}
@@ -294,7 +296,7 @@ func (sh *Shard) Dir() string { return sh.dir }
 // refresh returns the state at the current HEAD, catching up with commits
 // made outside memd (a person's git commit, a pull) since the last call.
 func (sh *Shard) refresh() (*state, error) {
-	head, err := readRef(sh.gitDir, mainRef)
+	head, err := sh.mainHead()
 	if err != nil {
 		return nil, err
 	}

@@ -32,3 +32,21 @@ func statMatches(e *index.Entry, st os.FileInfo) bool {
 	}
 	return true
 }
+
+// fileStat is what tells a file's versions apart without reading it.
+type fileStat struct {
+	ino          uint64
+	size         int64
+	mtime, ctime int64 // nanoseconds
+}
+
+func statOf(fi os.FileInfo) (fileStat, bool) {
+	if fi == nil {
+		return fileStat{}, false
+	}
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileStat{}, false
+	}
+	return fileStat{sys.Ino, fi.Size(), sys.Mtim.Nano(), sys.Ctim.Nano()}, true
+}

@@ -7,6 +7,7 @@ package search
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"runtime"
 	"slices"
@@ -86,24 +87,38 @@ type Index struct {
 	factor   []float64 // tier weight factor in the final score
 	days     []int32
 	offsets  []int32
+	idKeys   []uint64 // the first eight bytes of each ID, to order ties cheaply
 	shardIDs []memd.ShardID
 	shardNum map[memd.ShardID]uint32
-	dead     int
-	// Live facts and their terms, by shard: BM25's statistics are taken
-	// over the shards a search reads, so an answer depends on nothing
-	// else (another agent's memory, facts removed but not yet compacted).
-	shardLive []int
-	shardLen  []int
-	byKey     map[docKey]int32
-	postings  map[string][]posting
-	prefixes  map[string][]string // first five letters of a term -> terms
-	live      int
-	shards    map[memd.ShardID]*shardDocs
-	files     map[fileKey][]int32 // by offset
-	chats     map[chatKey][]int32
-	dates     map[int][]int32
-	notes     map[fileKey][]int32     // passages by note
-	heads     map[memd.ShardID]string // the commit each shard was indexed from
+	// Each shard's place in the order of shard names, to order ties
+	// without comparing strings.
+	shardOrder []uint32
+	dead       int
+	// What a search reads, by shard number: a search costs what the
+	// shards it may read hold, not what the store holds.
+	parts  []*part
+	byKey  map[docKey]int32
+	live   int
+	shards map[memd.ShardID]*shardDocs
+	files  map[fileKey][]int32 // by offset
+	chats  map[chatKey][]int32
+	notes  map[fileKey][]int32     // passages by note
+	heads  map[memd.ShardID]string // the commit each shard was indexed from
+}
+
+// part is what one shard adds to the index. BM25's statistics are taken
+// over the shards a search reads, so an answer depends on nothing else
+// (another agent's memory, facts removed but not yet compacted).
+type part struct {
+	live, length int                  // live facts and passages, and their terms
+	postings     map[string][]posting // term -> the entries holding it
+	prefixes     map[string][]string  // first five letters of a term -> terms
+	dates        map[int][]int32      // day -> the facts dated that day
+	entries      []int32              // every entry, dead ones until compaction
+}
+
+func newPart() *part {
+	return &part{postings: make(map[string][]posting), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
 }
 
 // New returns an empty index.
@@ -115,18 +130,14 @@ func New() *Index {
 
 func (x *Index) reset() {
 	x.entries = nil
-	x.alive, x.shardOf, x.shardIDs = nil, nil, nil
-	x.shardLive, x.shardLen = nil, nil
+	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.parts, x.idKeys = nil, nil, nil, nil, nil, nil
 	x.lengths, x.factor, x.days, x.offsets = nil, nil, nil, nil
 	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.live = 0, 0
 	x.byKey = make(map[docKey]int32)
-	x.postings = make(map[string][]posting)
-	x.prefixes = make(map[string][]string)
 	x.shards = make(map[memd.ShardID]*shardDocs)
 	x.files = make(map[fileKey][]int32)
 	x.chats = make(map[chatKey][]int32)
-	x.dates = make(map[int][]int32)
 	x.notes = make(map[fileKey][]int32)
 }
 
@@ -425,8 +436,10 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		n = uint32(len(x.shardIDs))
 		x.shardIDs = append(x.shardIDs, d.Shard)
 		x.shardNum[d.Shard] = n
-		x.shardLive, x.shardLen = append(x.shardLive, 0), append(x.shardLen, 0)
+		x.parts = append(x.parts, newPart())
+		x.orderShards()
 	}
+	p := x.parts[n]
 	e.shard = n
 	i := int32(len(x.entries))
 	x.entries = append(x.entries, e)
@@ -436,11 +449,13 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.factor = append(x.factor, 1+0.05*math.Log2(d.Tier.Weight()))
 	x.days = append(x.days, int32(e.days))
 	x.offsets = append(x.offsets, int32(d.Offset))
+	x.idKeys = append(x.idKeys, idKey(d.ID))
 	x.byKey[docKey{d.Shard, d.ID}] = i
 	x.live++
-	x.shardLive[n]++
-	x.shardLen[n] += e.length
-	x.addPostings(i, ts)
+	p.live++
+	p.length += e.length
+	p.entries = append(p.entries, i)
+	p.addPostings(i, ts)
 	if d.Note != "" {
 		nk := fileKey{d.Shard, d.Note}
 		x.notes[nk] = append(x.notes[nk], i)
@@ -474,11 +489,40 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 			x.chats[k] = append(x.chats[k], i)
 		}
 	}
-	x.dates[e.days] = append(x.dates[e.days], i)
+	p.dates[e.days] = append(p.dates[e.days], i)
+}
+
+// orderShards places each shard in the order of their names.
+func (x *Index) orderShards() {
+	byName := make([]uint32, len(x.shardIDs))
+	for n := range byName {
+		byName[n] = uint32(n)
+	}
+	slices.SortFunc(byName, func(a, b uint32) int { return strings.Compare(x.shardIDs[a].String(), x.shardIDs[b].String()) })
+	x.shardOrder = make([]uint32, len(x.shardIDs))
+	for place, n := range byName {
+		x.shardOrder[n] = uint32(place)
+	}
+}
+
+// idKey is the first eight bytes of an ID, which order IDs as their
+// strings do wherever the keys differ.
+func idKey(id string) uint64 {
+	var b [8]byte
+	copy(b[:], id)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// compareIDs orders entries a and b by ID.
+func (x *Index) compareIDs(a, b int32) int {
+	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries[a].doc.ID) <= 8 && len(x.entries[b].doc.ID) <= 8 {
+		return c
+	}
+	return strings.Compare(x.entries[a].doc.ID, x.entries[b].doc.ID)
 }
 
 // addPostings records the terms of entry i.
-func (x *Index) addPostings(i int32, ts []string) {
+func (x *part) addPostings(i int32, ts []string) {
 	for j, t := range ts {
 		if slices.Contains(ts[:j], t) {
 			continue // counted at its first occurrence
@@ -505,10 +549,10 @@ func (x *Index) before(a, b int32) bool {
 	if ea.days != eb.days {
 		return ea.days > eb.days
 	}
-	if ea.doc.Shard != eb.doc.Shard {
-		return ea.doc.Shard.String() < eb.doc.Shard.String()
+	if ea.shard != eb.shard {
+		return x.shardOrder[ea.shard] < x.shardOrder[eb.shard]
 	}
-	return ea.doc.ID < eb.doc.ID
+	return x.compareIDs(a, b) < 0
 }
 
 // chatOrder orders the facts of one chat and day as the conversation went:
@@ -553,8 +597,9 @@ func (x *Index) remove(k docKey) {
 	x.alive[i] = false
 	x.live--
 	x.dead++
-	x.shardLive[e.shard]--
-	x.shardLen[e.shard] -= e.length
+	p := x.parts[e.shard]
+	p.live--
+	p.length -= e.length
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
 	if e.doc.Note != "" {
@@ -576,7 +621,7 @@ func (x *Index) remove(k docKey) {
 	if e.doc.Chat != "" {
 		x.dropChat(chatKeyOf(&e.doc, e.days), i)
 	}
-	x.dates[e.days] = without(x.dates[e.days], i)
+	p.dates[e.days] = without(p.dates[e.days], i)
 }
 
 func without(list []int32, i int32) []int32 {

@@ -131,8 +131,9 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 		allowed[s] = true
 		if n, ok := x.shardNum[s]; ok {
 			allowedNum[n] = true
-			st.live += x.shardLive[n]
-			st.length += x.shardLen[n]
+			st.parts = append(st.parts, x.parts[n])
+			st.live += x.parts[n].live
+			st.length += x.parts[n].length
 		}
 	}
 	if st.live == 0 {
@@ -174,9 +175,9 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	qterms := x.scoreTerms(sc, content, st, ok)
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
-		x.scoreSubstrings(sc, content, ok)
+		x.scoreSubstrings(sc, st, content, ok)
 	}
-	x.scoreDates(sc, spans, ok)
+	x.scoreDates(sc, st, spans, ok)
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)
@@ -188,9 +189,11 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	return x.collect(sc, q)
 }
 
-// stats are BM25's statistics over the shards a search reads.
+// stats are BM25's statistics over the shards a search reads, and their
+// parts of the index.
 type stats struct {
 	live, length int // facts, and terms in them
+	parts        []*part
 }
 
 // scoreTerms adds the BM25 score of each query term, and a share of it for
@@ -202,7 +205,7 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 	idf := func(t string) float64 {
 		v, seen := idfs[t]
 		if !seen {
-			v = x.idf(t, st, ok)
+			v = idfOf(t, st, ok)
 			idfs[t] = v
 		}
 		return v
@@ -231,14 +234,22 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 			bit = 1 << len(weights)
 			weights = append(weights, idf(t))
 		}
-		x.scoreTerm(sc, t, idf(t), norm, bit, ok)
+		x.scoreTerm(sc, st, t, idf(t), norm, bit, ok)
 		if len(t) < prefixLen {
 			continue
 		}
-		for _, other := range x.prefixes[t[:prefixLen]] {
-			if other != t && !seen[other] && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
-				x.scoreTerm(sc, other, prefixShare*idf(other), norm, bit, ok)
+		var others []string
+		for _, p := range st.parts {
+			for _, other := range p.prefixes[t[:prefixLen]] {
+				if other != t && !seen[other] && !slices.Contains(others, other) && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
+					others = append(others, other)
+				}
 			}
+		}
+		// In the order of the words, whatever shard holds them first.
+		slices.Sort(others)
+		for _, other := range others {
+			x.scoreTerm(sc, st, other, prefixShare*idf(other), norm, bit, ok)
 		}
 	}
 	return weights
@@ -246,31 +257,34 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 
 // idf is the inverse document frequency of a term among the live facts of
 // the shards searched, as BM25 weighs it.
-func (x *Index) idf(t string, st stats, ok func(int32) bool) float64 {
+func idfOf(t string, st stats, ok func(int32) bool) float64 {
 	n := 0
-	for _, p := range x.postings[t] {
-		if ok(p.doc) {
-			n++
+	for _, part := range st.parts {
+		for _, p := range part.postings[t] {
+			if ok(p.doc) {
+				n++
+			}
 		}
 	}
 	return math.Log(1 + (float64(st.live)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
-func (x *Index) scoreTerm(sc *scores, t string, idf, norm float64, bit uint64, ok func(int32) bool) {
-	list := x.postings[t]
-	if len(list) == 0 || idf == 0 {
+func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit uint64, ok func(int32) bool) {
+	if idf == 0 {
 		return
 	}
-	for _, p := range list {
-		if !ok(p.doc) {
-			continue
-		}
-		tf := float64(p.tf)
-		v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*x.lengths[p.doc])
-		sc.add(p.doc, v)
-		sc.terms[p.doc] |= bit
-		if e := sc.explain(p.doc); e != nil {
-			e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})
+	for _, part := range st.parts {
+		for _, p := range part.postings[t] {
+			if !ok(p.doc) {
+				continue
+			}
+			tf := float64(p.tf)
+			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*x.lengths[p.doc])
+			sc.add(p.doc, v)
+			sc.terms[p.doc] |= bit
+			if e := sc.explain(p.doc); e != nil {
+				e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})
+			}
 		}
 	}
 }
@@ -313,7 +327,7 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 
 // scoreSubstrings finds facts containing a query word as part of a word,
 // such as "lisb" or a product code, when no whole word matched.
-func (x *Index) scoreSubstrings(sc *scores, content []string, ok func(int32) bool) {
+func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
 	// Each needle costs a pass over every fact: a query repeating one word
 	// two hundred times, or naming two hundred, would cost seconds. The
 	// few longest distinct words say the most.
@@ -328,15 +342,17 @@ func (x *Index) scoreSubstrings(sc *scores, content []string, ok func(int32) boo
 	}
 	slices.SortStableFunc(needles, func(a, b string) int { return len(b) - len(a) })
 	needles = needles[:min(len(needles), maxNeedles)]
-	for i, e := range x.entries {
-		if !ok(int32(i)) {
-			continue
-		}
-		for _, n := range needles {
-			if strings.Contains(e.folded, n) {
-				sc.add(int32(i), 1)
-				if p := sc.explain(int32(i)); p != nil {
-					p.Substring++
+	for _, part := range st.parts {
+		for _, i := range part.entries {
+			if !ok(i) {
+				continue
+			}
+			for _, n := range needles {
+				if strings.Contains(x.entries[i].folded, n) {
+					sc.add(i, 1)
+					if p := sc.explain(i); p != nil {
+						p.Substring++
+					}
 				}
 			}
 		}
@@ -345,7 +361,7 @@ func (x *Index) scoreSubstrings(sc *scores, content []string, ok func(int32) boo
 
 // scoreDates favours facts dated within or near the spans the query names:
 // they join the candidates, and matching ones weigh more.
-func (x *Index) scoreDates(sc *scores, spans []dateSpan, ok func(int32) bool) {
+func (x *Index) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32) bool) {
 	if len(spans) == 0 {
 		return
 	}
@@ -357,11 +373,13 @@ func (x *Index) scoreDates(sc *scores, spans []dateSpan, ok func(int32) bool) {
 		for d := sp.from - dateWindow; d <= sp.to+dateWindow; d++ {
 			dist := max(0, sp.from-d, d-sp.to)
 			w := 1 / (1 + float64(dist))
-			for _, i := range x.dates[d] {
-				if ok(i) {
-					sc.add(i, 0.5*best*w)
-					if e := sc.explain(i); e != nil {
-						e.Date += 0.5 * best * w
+			for _, part := range st.parts {
+				for _, i := range part.dates[d] {
+					if ok(i) {
+						sc.add(i, 0.5*best*w)
+						if e := sc.explain(i); e != nil {
+							e.Date += 0.5 * best * w
+						}
 					}
 				}
 			}
@@ -456,11 +474,10 @@ func (x *Index) better(a, b ranked) bool {
 	if a.days != b.days {
 		return a.days > b.days
 	}
-	ea, eb := x.entries[a.i], x.entries[b.i]
-	if ea.doc.Shard != eb.doc.Shard {
-		return ea.doc.Shard.String() < eb.doc.Shard.String()
+	if sa, sb := x.shardOf[a.i], x.shardOf[b.i]; sa != sb {
+		return x.shardOrder[sa] < x.shardOrder[sb]
 	}
-	return ea.doc.ID < eb.doc.ID
+	return x.compareIDs(a.i, b.i) < 0
 }
 
 // collect takes the best scored facts that fit the budget. It keeps only

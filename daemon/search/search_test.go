@@ -303,3 +303,37 @@ func BenchmarkSearch_CostlyQueries(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearch_ShardsOfAStore times recall in a store of 100 shards of
+// 3,000 facts each, for an agent that reads 5 of them (its own, its
+// user's and three projects') and for an admin that reads all 100: the
+// first should cost what 15,000 facts cost, not what 300,000 do.
+func BenchmarkSearch_ShardsOfAStore(b *testing.B) {
+	const shards, perShard = 100, 3000
+	people := strings.Fields("Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Marta Pat Sam Lena Omar Priya")
+	things := strings.Fields("flight invoice budget cluster database lease contract dinner review pipeline keys forecast")
+	places := strings.Fields("Lisbon Porto Madrid Berlin Paris London Dublin Oslo Tokyo Sydney")
+	var all []memd.ShardID
+	var docs []search.Doc
+	for s := 0; s < shards; s++ {
+		id := memd.ProjectShard(fmt.Sprintf("p%03d", s))
+		all = append(all, id)
+		for i := 0; i < perShard; i++ {
+			n := s*perShard + i
+			text := fmt.Sprintf("%s booked the %s in %s, ref %d", people[n%len(people)], things[(n/7)%len(things)], places[(n/3)%len(places)], n)
+			docs = append(docs, doc(id, fmt.Sprintf("2026-%02d-%02d", 1+n%11, 1+n%28), text, i*60))
+		}
+	}
+	x := index(docs...)
+	queries := []string{"Marta flight", "budget Lisbon", "who booked the lease in Oslo", "ref 4242", "Berlin"}
+	for _, c := range []struct {
+		name   string
+		shards []memd.ShardID
+	}{{"reads-5-of-100", all[:5]}, {"reads-100-of-100", all}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x.Search(search.Query{Text: queries[i%len(queries)], Shards: c.shards, K: 20, Now: now})
+			}
+		})
+	}
+}
