@@ -28,3 +28,5 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./learn/
 	go test -run '^$$' -fuzz '^FuzzFind$$' -fuzztime $(FUZZTIME) ./gitstore/anchor/
 	go test -run '^$$' -fuzz '^FuzzParseStamp$$' -fuzztime $(FUZZTIME) .
+	go test -run '^$$' -fuzz '^FuzzSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/
+	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/

@@ -120,6 +120,9 @@ func DateOf(t time.Time) Date {
 	return Date{days: int32(floorDiv(u, 86400)), set: true}
 }
 
+// DateFromDays returns the day n days after 1970-01-01, as Days counts.
+func DateFromDays(n int) Date { return Date{days: int32(n), set: true} }
+
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && a < 0 {

@@ -11,17 +11,17 @@ package index
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/tidwall/buntdb"
@@ -32,30 +32,21 @@ import (
 	"github.com/memd/memd/provenance"
 )
 
-// Key prefixes in the buntdb file.
+// Key prefixes in the buntdb file, which holds the format, cached
+// embeddings, and nothing else: each shard's facts and notes are in its
+// snapshot (snapshot.go).
 const (
-	factPrefix = "fact:" // fact:<shard>:<id> -> record
-	headPrefix = "head:" // head:<shard> -> the commit the shard's facts were read from
 	metaFormat = "meta:format"
-	format     = "3" // 2: notes; 3: commit times
+	format     = "4" // 2: notes; 3: commit times; 4: snapshots beside the file
+	// Earlier formats kept facts, heads and notes in the file.
+	factPrefix = "fact:"
+	headPrefix = "head:"
+	notePrefix = "note:"
 )
 
 // maxWalk bounds how many commits catch-up reads before it reads HEAD
 // afresh instead.
 const maxWalk = 10000
-
-// record is a fact as stored.
-type record struct {
-	Date     string   `json:"d"`
-	Tier     string   `json:"t"`
-	Text     string   `json:"x"`
-	File     string   `json:"f"`
-	Offset   int      `json:"o"`
-	Commit   string   `json:"c,omitempty"`
-	Messages []string `json:"m,omitempty"`
-	Chat     string   `json:"h,omitempty"`
-	When     int64    `json:"w,omitempty"` // the commit's time, Unix seconds
-}
 
 // Index is the fact index of a store.
 type Index struct {
@@ -64,9 +55,19 @@ type Index struct {
 	search *search.Index
 	log    *slog.Logger
 
-	mu    sync.Mutex // guards heads and locks
+	dir string // the shards' snapshots
+
+	mu    sync.Mutex // guards heads, notes, dirty and locks
 	heads map[memd.ShardID]plumbing.Hash
+	notes map[memd.ShardID]map[string]*noteRecord // each shard's notes, by path
+	// dirty holds the shards indexed past their snapshot, with when the
+	// first change since it came.
+	dirty map[memd.ShardID]time.Time
 	locks map[memd.ShardID]*sync.Mutex
+
+	saveMu    sync.Mutex    // one snapshot written at a time, in order
+	lastSave  time.Duration // how long the last snapshot took to write
+	saverDone chan struct{}
 
 	bg     sync.WaitGroup // background attribution
 	ctx    context.Context
@@ -76,8 +77,10 @@ type Index struct {
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
 }
 
-// Open opens (or creates) the index file at path and loads it. A file in an
-// older format is discarded and rebuilt.
+// Open opens (or creates) the index file at path and loads it with the
+// shards' snapshots, kept in a directory beside it (path without its
+// extension, with ".shards"). An index in an older format is discarded
+// and rebuilt.
 func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) {
 	db, err := buntdb.Open(path)
 	if err != nil {
@@ -85,76 +88,144 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 	}
 	db.SetConfig(buntdb.Config{SyncPolicy: buntdb.EverySecond, AutoShrinkPercentage: 100, AutoShrinkMinSize: 32 << 20})
 	x := &Index{db: db, store: store, search: search.New(), log: log,
-		heads: make(map[memd.ShardID]plumbing.Hash), locks: make(map[memd.ShardID]*sync.Mutex)}
+		dir:   strings.TrimSuffix(path, filepath.Ext(path)) + ".shards",
+		heads: make(map[memd.ShardID]plumbing.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
+		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex),
+		saverDone: make(chan struct{})}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
 		db.Close()
 		return nil, err
 	}
+	go x.saver()
 	return x, nil
 }
 
-// Close stops background work, writes the index to disk and closes it.
+// Close stops background work, writes the snapshots of shards indexed
+// past them, and closes the index.
 func (x *Index) Close() error {
 	x.cancel()
 	x.bg.Wait()
-	return x.db.Close()
+	<-x.saverDone
+	err := x.saveDirty(true)
+	if cerr := x.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Search returns the in-memory search engine over the indexed facts.
 func (x *Index) Search() *search.Index { return x.search }
 
 func (x *Index) load() error {
-	var docs []search.Doc
-	var notes [][2]string
 	stale := false
 	err := x.db.View(func(tx *buntdb.Tx) error {
-		if v, err := tx.Get(metaFormat); err != nil || v != format {
-			stale = true
-			return nil
-		}
-		if err := tx.AscendKeys(headPrefix+"*", func(k, v string) bool {
-			if id, err := memd.ParseShardID(strings.TrimPrefix(k, headPrefix)); err == nil {
-				x.heads[id] = plumbing.NewHash(v)
-			}
-			return true
-		}); err != nil {
-			return err
-		}
-		if err := tx.AscendKeys(notePrefix+"*", func(k, v string) bool {
-			notes = append(notes, [2]string{k, v})
-			return true
-		}); err != nil {
-			return err
-		}
-		return tx.AscendKeys(factPrefix+"*", func(k, v string) bool {
-			if d, ok := decode(k, v); ok {
-				docs = append(docs, d)
-			}
-			return true
-		})
+		v, err := tx.Get(metaFormat)
+		stale = err != nil || v != format
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("load index: %w", err)
 	}
 	if stale {
-		x.heads = make(map[memd.ShardID]plumbing.Hash)
-		return x.db.Update(func(tx *buntdb.Tx) error {
+		return x.discard()
+	}
+	ids, err := x.snapshotShards()
+	if err != nil {
+		return fmt.Errorf("load index: %w", err)
+	}
+	for _, id := range ids {
+		path := x.snapshotPath(id)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("load index: %w", err)
+		}
+		snap, err := decodeSnapshot(id, b)
+		if err != nil {
+			// Its shard is read from HEAD again at the next catch-up.
+			x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("load index: %w", err)
+			}
+			continue
+		}
+		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes)})
+		x.heads[id] = snap.head
+		x.notes[id] = snap.notes
+	}
+	return nil
+}
+
+// snapshotShards lists the shards that have a snapshot, and removes what
+// a write stopped half way left.
+func (x *Index) snapshotShards() ([]memd.ShardID, error) {
+	var ids []memd.ShardID
+	kinds, err := os.ReadDir(x.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kinds {
+		files, err := os.ReadDir(filepath.Join(x.dir, k.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			name, ok := strings.CutSuffix(f.Name(), ".snap")
+			if !ok {
+				os.Remove(filepath.Join(x.dir, k.Name(), f.Name())) // a write stopped half way
+				continue
+			}
+			if id, err := memd.ParseShardID(k.Name() + "/" + name); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// discard empties the index: the snapshots go, and of the file only the
+// cached embeddings stay, as they depend only on a fact's text.
+func (x *Index) discard() error {
+	if err := os.RemoveAll(x.dir); err != nil {
+		return fmt.Errorf("discard index: %w", err)
+	}
+	return x.db.Update(func(tx *buntdb.Tx) error {
+		var keys []string
+		for _, prefix := range []string{factPrefix, headPrefix, notePrefix} {
+			tx.AscendKeys(prefix+"*", func(k, _ string) bool {
+				keys = append(keys, k)
+				return true
+			})
+		}
+		var kept [][2]string
+		tx.AscendKeys(embPrefix+"*", func(k, v string) bool {
+			kept = append(kept, [2]string{k, v})
+			return len(kept) < len(keys)
+		})
+		if len(kept) < len(keys) {
+			// Emptying the file and keeping the few embeddings is cheaper
+			// than deleting every fact one by one.
 			if err := tx.DeleteAll(); err != nil {
 				return err
 			}
-			_, _, err := tx.Set(metaFormat, format, nil)
-			return err
-		})
-	}
-	x.search.PutAll(docs)
-	for _, kv := range notes {
-		x.loadNote(kv[0], kv[1])
-	}
-	for id, h := range x.heads {
-		x.search.SetHead(id, hashString(h))
-	}
-	return nil
+			for _, kv := range kept {
+				if _, _, err := tx.Set(kv[0], kv[1], nil); err != nil {
+					return err
+				}
+			}
+		} else {
+			for _, k := range keys {
+				if _, err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		_, _, err := tx.Set(metaFormat, format, nil)
+		return err
+	})
 }
 
 // hashString names a commit for the search engine; none is "".
@@ -163,114 +234,6 @@ func hashString(h plumbing.Hash) string {
 		return ""
 	}
 	return h.String()
-}
-
-func factKey(shard memd.ShardID, id string) string {
-	return factPrefix + shard.String() + ":" + id
-}
-
-// encode writes a fact's record as JSON by hand, the same value
-// json.Marshal gives for record (without its escaping of <, > and &), which
-// decode reads with encoding/json: a rebuild encodes every fact of the
-// store, and reflection was a seventh of its time.
-func encode(d search.Doc) string {
-	r := record{Date: d.Date.String(), Tier: string(d.Tier), Text: d.Text, File: d.File,
-		Offset: d.Offset, Commit: d.Commit, Messages: d.Messages, Chat: d.Chat, When: d.When}
-	plain := utf8.ValidString(r.Text) && utf8.ValidString(r.File) && utf8.ValidString(r.Chat)
-	for _, m := range r.Messages {
-		plain = plain && utf8.ValidString(m)
-	}
-	if !plain {
-		b, _ := json.Marshal(r) // replaces invalid UTF-8, as decode expects
-		return string(b)
-	}
-	b := make([]byte, 0, 64+len(r.Text)+len(r.File)+len(r.Commit))
-	b = append(b, `{"d":`...)
-	b = appendJSONString(b, r.Date)
-	b = append(b, `,"t":`...)
-	b = appendJSONString(b, r.Tier)
-	b = append(b, `,"x":`...)
-	b = appendJSONString(b, r.Text)
-	b = append(b, `,"f":`...)
-	b = appendJSONString(b, r.File)
-	b = append(b, `,"o":`...)
-	b = strconv.AppendInt(b, int64(r.Offset), 10)
-	if r.Commit != "" {
-		b = append(b, `,"c":`...)
-		b = appendJSONString(b, r.Commit)
-	}
-	if len(r.Messages) > 0 {
-		b = append(b, `,"m":[`...)
-		for i, m := range r.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, m)
-		}
-		b = append(b, ']')
-	}
-	if r.Chat != "" {
-		b = append(b, `,"h":`...)
-		b = appendJSONString(b, r.Chat)
-	}
-	if r.When != 0 {
-		b = append(b, `,"w":`...)
-		b = strconv.AppendInt(b, r.When, 10)
-	}
-	return string(append(b, '}'))
-}
-
-// appendJSONString appends s, valid UTF-8, as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-func decode(key, value string) (search.Doc, bool) {
-	rest := strings.TrimPrefix(key, factPrefix)
-	i := strings.LastIndexByte(rest, ':')
-	if i < 0 {
-		return search.Doc{}, false
-	}
-	shard, err := memd.ParseShardID(rest[:i])
-	if err != nil {
-		return search.Doc{}, false
-	}
-	var r record
-	if json.Unmarshal([]byte(value), &r) != nil {
-		return search.Doc{}, false
-	}
-	date, err := memd.ParseDate(r.Date)
-	if err != nil {
-		return search.Doc{}, false
-	}
-	return search.Doc{
-		Fact:   memd.Fact{ID: rest[i+1:], Shard: shard, Date: date, Tier: memd.Tier(r.Tier), Text: r.Text, File: r.File},
-		Offset: r.Offset, Commit: r.Commit, Messages: r.Messages, Chat: r.Chat, When: r.When,
-	}, true
 }
 
 func docOf(l gitstore.Line) search.Doc {
@@ -504,17 +467,20 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 			}
 		}
 	}
-	keys := make([]string, len(del))
-	for i, fid := range del {
-		keys[i] = factKey(id, fid)
-	}
-	err := x.write(id, keys, put, notes, head)
-	if err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
 	x.search.Apply(search.Update{Shard: id, Head: hashString(head), Delete: del, Put: put, Notes: notePassages(id, notes)})
 	x.mu.Lock()
 	x.heads[id] = head
+	if x.notes[id] == nil {
+		x.notes[id] = make(map[string]*noteRecord)
+	}
+	for path, r := range notes {
+		if r == nil {
+			delete(x.notes[id], path)
+		} else {
+			x.notes[id][path] = r
+		}
+	}
+	x.markDirty(id)
 	x.mu.Unlock()
 	return nil
 }
@@ -560,32 +526,11 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 			docs[i].Commit, docs[i].Messages, docs[i].Chat, docs[i].When = old.Commit, old.Messages, old.Chat, old.When
 		}
 	}
-	// The file and the search engine are filled at the same time.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		x.search.Apply(search.Update{Shard: id, Head: hashString(head), Replace: true, Put: docs, Notes: notePassages(id, notes)})
-	}()
-	// Every fact and note the shard had goes, then what HEAD holds comes.
-	var keys []string
-	err := x.db.View(func(tx *buntdb.Tx) error {
-		for _, p := range []string{factPrefix + id.String() + ":", notePrefix + id.String() + ":"} {
-			tx.AscendKeys(p+"*", func(k, _ string) bool {
-				keys = append(keys, k)
-				return true
-			})
-		}
-		return nil
-	})
-	if err == nil {
-		err = x.write(id, keys, docs, notes, head)
-	}
-	<-done
-	if err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
+	x.search.Apply(search.Update{Shard: id, Head: hashString(head), Replace: true, Put: docs, Notes: notePassages(id, notes)})
 	x.mu.Lock()
 	x.heads[id] = head
+	x.notes[id] = notes
+	x.markDirty(id)
 	x.mu.Unlock()
 	return nil
 }
@@ -619,26 +564,28 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 		// Under the shard's lock, and only for facts still indexed as
 		// they were: a catch-up may have moved on meanwhile.
 		defer x.lock(id)()
-		err := x.db.Update(func(tx *buntdb.Tx) error {
-			for _, d := range batch {
-				cur, ok := x.search.Get(id, d.ID)
-				if !ok || cur.Commit != "" || cur.Text != d.Text || cur.Date != d.Date {
-					continue
-				}
-				cur.Commit, cur.Messages, cur.Chat, cur.When = d.Commit, d.Messages, d.Chat, d.When
-				if _, _, err := tx.Set(factKey(id, d.ID), encode(cur), nil); err != nil {
-					return err
-				}
-				x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat, d.When)
+		for _, d := range batch {
+			cur, ok := x.search.Get(id, d.ID)
+			if !ok || cur.Commit != "" || cur.Text != d.Text || cur.Date != d.Date {
+				continue
 			}
-			return nil
-		})
+			x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat, d.When)
+		}
+		x.mu.Lock()
+		x.markDirty(id)
+		x.mu.Unlock()
 		batch = batch[:0]
-		return err
+		return nil
 	}
+	// The facts of one commit share its name.
+	var last plumbing.Hash
+	var name string
 	err := Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
 		if d, ok := x.search.Get(id, fid); ok {
-			d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
+			if c.Hash != last {
+				last, name = c.Hash, c.Hash.String()
+			}
+			d.Commit, d.Messages, d.Chat, d.When = name, p.SourceMessages, p.SourceChat, c.Time.Unix()
 			batch = append(batch, d)
 		}
 		if len(batch) >= 1000 {
@@ -709,64 +656,13 @@ func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, t
 	if err := x.Reload(progress); err != nil {
 		return err
 	}
-	return x.AttributeAll(ctx, progress)
-}
-
-// writeChunk bounds the facts one transaction writes: buntdb keeps the
-// buffer of its largest transaction for good, and all of a shard's facts in
-// one would hold tens of MB.
-const writeChunk = 4096
-
-// write deletes keys, sets the facts put, records notes and moves the
-// shard's head, in one transaction when they are few. Otherwise it takes
-// several: the head goes first and comes back last, so that a memd stopped
-// half way rebuilds the shard at its next start.
-func (x *Index) write(id memd.ShardID, keys []string, put []search.Doc, notes map[string]*noteRecord, head plumbing.Hash) error {
-	deletes := func(tx *buntdb.Tx, keys []string) error {
-		for _, k := range keys {
-			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
-				return err
-			}
-		}
-		return nil
-	}
-	sets := func(tx *buntdb.Tx, docs []search.Doc) error {
-		for _, d := range docs {
-			if _, _, err := tx.Set(factKey(id, d.ID), encode(d), nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	finish := func(tx *buntdb.Tx) error {
-		if err := x.putNotes(tx, id, notes); err != nil {
-			return err
-		}
-		_, _, err := tx.Set(headPrefix+id.String(), head.String(), nil)
+	if err := x.AttributeAll(ctx, progress); err != nil {
 		return err
 	}
-	if len(keys)+len(put) <= writeChunk {
-		return x.db.Update(func(tx *buntdb.Tx) error {
-			if err := deletes(tx, keys); err != nil {
-				return err
-			}
-			if err := sets(tx, put); err != nil {
-				return err
-			}
-			return finish(tx)
-		})
-	}
-	err := x.db.Update(func(tx *buntdb.Tx) error { return deletes(tx, []string{headPrefix + id.String()}) })
-	for start := 0; err == nil && start < len(keys); start += writeChunk {
-		err = x.db.Update(func(tx *buntdb.Tx) error { return deletes(tx, keys[start:min(start+writeChunk, len(keys))]) })
-	}
-	for start := 0; err == nil && start < len(put); start += writeChunk {
-		err = x.db.Update(func(tx *buntdb.Tx) error { return sets(tx, put[start:min(start+writeChunk, len(put))]) })
-	}
-	if err != nil {
-		return err
-	}
-	return x.db.Update(finish)
+	report(progress, "writing the index", 0, 1)
+	err := x.saveDirty(true)
+	report(progress, "writing the index", 1, 1)
+	return err
 }
 
 // Reload discards the index and reads every shard's facts from HEAD.
@@ -775,48 +671,20 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 	if err != nil {
 		return err
 	}
-	if err := x.db.Update(func(tx *buntdb.Tx) error {
-		// Facts and heads go; cached embeddings stay, as they depend only
-		// on a fact's text.
-		var keys []string
-		for _, prefix := range []string{factPrefix, headPrefix, notePrefix} {
-			tx.AscendKeys(prefix+"*", func(k, _ string) bool {
-				keys = append(keys, k)
-				return true
-			})
-		}
-		var kept [][2]string
-		tx.AscendKeys(embPrefix+"*", func(k, v string) bool {
-			kept = append(kept, [2]string{k, v})
-			return len(kept) < len(keys)
-		})
-		if len(kept) < len(keys) {
-			// Emptying the file and keeping the few embeddings is cheaper
-			// than deleting every fact one by one.
-			if err := tx.DeleteAll(); err != nil {
-				return err
-			}
-			for _, kv := range kept {
-				if _, _, err := tx.Set(kv[0], kv[1], nil); err != nil {
-					return err
-				}
-			}
-		} else {
-			for _, k := range keys {
-				if _, err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
-		}
-		_, _, err := tx.Set(metaFormat, format, nil)
-		return err
-	}); err != nil {
+	x.saveMu.Lock()
+	err = x.discard()
+	if err == nil {
+		x.search.Reset()
+		x.mu.Lock()
+		x.heads = make(map[memd.ShardID]plumbing.Hash)
+		x.notes = make(map[memd.ShardID]map[string]*noteRecord)
+		x.dirty = make(map[memd.ShardID]time.Time)
+		x.mu.Unlock()
+	}
+	x.saveMu.Unlock()
+	if err != nil {
 		return err
 	}
-	x.search.Reset()
-	x.mu.Lock()
-	x.heads = make(map[memd.ShardID]plumbing.Hash)
-	x.mu.Unlock()
 	for i, id := range ids {
 		report(progress, "reading HEAD", i, len(ids))
 		sh, err := x.store.Shard(id)

@@ -3,13 +3,11 @@ package index
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/tidwall/buntdb"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
@@ -19,8 +17,6 @@ import (
 // Notes are indexed as passages, so recall can point at the part of a note
 // that answers. The file keeps each note's text, the commit that last
 // changed it, and that commit's day.
-
-const notePrefix = "note:" // note:<shard>:<path under notes/> -> noteRecord
 
 type noteRecord struct {
 	Date   string `json:"d"`
@@ -98,23 +94,6 @@ func Passages(shard memd.ShardID, path, text string, date memd.Date, commit stri
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// putNotes records notes (nil text: removed) in the file and the engine.
-func (x *Index) putNotes(tx *buntdb.Tx, shard memd.ShardID, notes map[string]*noteRecord) error {
-	for path, r := range notes {
-		if r == nil {
-			if _, err := tx.Delete(noteKey(shard, path)); err != nil && err != buntdb.ErrNotFound {
-				return err
-			}
-			continue
-		}
-		b, _ := json.Marshal(r)
-		if _, _, err := tx.Set(noteKey(shard, path), string(b), nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func notePassages(shard memd.ShardID, notes map[string]*noteRecord) map[string][]search.Doc {
 	out := make(map[string][]search.Doc, len(notes))
 	for path, r := range notes {
@@ -125,19 +104,6 @@ func notePassages(shard memd.ShardID, notes map[string]*noteRecord) map[string][
 		out[path] = ps
 	}
 	return out
-}
-
-// loadNote reads one stored note back into the engine.
-func (x *Index) loadNote(key, value string) {
-	rest := strings.TrimPrefix(key, notePrefix)
-	kind, rest, _ := strings.Cut(rest, "/")
-	name, path, ok := strings.Cut(rest, ":")
-	shard, err := memd.ParseShardID(kind + "/" + name)
-	var r noteRecord
-	if !ok || err != nil || json.Unmarshal([]byte(value), &r) != nil {
-		return
-	}
-	x.search.PutNote(shard, path, r.passages(shard, path))
 }
 
 func (r noteRecord) passages(shard memd.ShardID, path string) []search.Doc {

@@ -44,13 +44,15 @@ func words(folded string) []string {
 }
 
 // stems caches the stem of each word; vocabularies are small and stemming
-// every word of 100,000 facts would dominate a rebuild.
+// every word of 100,000 facts would dominate a rebuild. Words with digits
+// (numbers, codes, references) are not stemmed: a store holds nearly one
+// per fact, and caching them would hold a copy of each for good.
 var stems sync.Map
 
 // stem returns the Snowball (Porter2) English stem of a folded word, so
 // "flights" matches "flight" and "migrated" matches "migration".
 func stem(w string) string {
-	if len(w) <= 2 {
+	if len(w) <= 2 || strings.ContainsAny(w, "0123456789") {
 		return w
 	}
 	if s, ok := stems.Load(w); ok {

@@ -1,0 +1,405 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+)
+
+// A shard's snapshot is what the index holds for it at one commit — every
+// fact with the commit that introduced it, and every note — in one binary
+// file, written aside and renamed into place. A start reads the snapshots
+// and catches each shard up from its snapshot's commit by reading the
+// commits since, so nothing is written for a fact as it is learned. A
+// snapshot whose checksum does not match is dropped, and its shard read
+// from HEAD again.
+
+// snapshotMagic starts every snapshot; the digit is the format.
+const snapshotMagic = "memd shard index 1\n"
+
+// snapshot is the index of one shard at one commit.
+type snapshot struct {
+	head  plumbing.Hash
+	facts []search.Doc
+	notes map[string]*noteRecord // by path under notes/
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// origin is where a fact came from; the facts of one commit share it.
+type origin struct {
+	commit, chat string
+	when         int64
+	messages     []string
+}
+
+func originOf(d *search.Doc) origin { return origin{d.Commit, d.Chat, d.When, d.Messages} }
+
+func (o origin) known() bool {
+	return o.commit != "" || o.chat != "" || o.when != 0 || len(o.messages) > 0
+}
+
+// encodeSnapshot writes a snapshot of shard at head, with the facts walk
+// gives and the notes. Facts come first, each naming its origin and file
+// by number; the tables of origins and files follow, so facts are written
+// as they are walked, without holding them all.
+func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, walk func(func(search.Doc)), notes map[string]*noteRecord) []byte {
+	type key struct {
+		commit, chat string
+		when         int64
+	}
+	origins := make(map[key]int)
+	var originTable []origin
+	files := make(map[string]int)
+	var fileTable []string
+	b := make([]byte, 0, 4096)
+	b = append(b, snapshotMagic...)
+	b = appendString(b, shard.String())
+	b = append(b, head[:]...)
+	n := 0
+	factsAt := len(b)
+	b = append(b, make([]byte, 8)...) // the number of facts, filled in below
+	walk(func(d search.Doc) {
+		n++
+		b = appendString(b, d.ID)
+		b = appendString(b, d.Text)
+		b = appendString(b, string(d.Tier))
+		b = binary.AppendVarint(b, dateCode(d.Date))
+		f, ok := files[d.File]
+		if !ok {
+			f = len(fileTable)
+			files[d.File] = f
+			fileTable = append(fileTable, d.File)
+		}
+		b = binary.AppendUvarint(b, uint64(f))
+		b = binary.AppendUvarint(b, uint64(d.Offset))
+		o := originOf(&d)
+		at := -1
+		if o.known() {
+			k := key{o.commit, o.chat, o.when}
+			var seen bool
+			if at, seen = origins[k]; !seen {
+				at = len(originTable)
+				origins[k] = at
+				originTable = append(originTable, o)
+			} else if !slices.Equal(originTable[at].messages, o.messages) {
+				// The facts of a commit share its messages; one that
+				// does not (never, from memd) is kept unattributed.
+				at = -1
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(at+1))
+	})
+	binary.LittleEndian.PutUint64(b[factsAt:], uint64(n))
+	b = binary.AppendUvarint(b, uint64(len(originTable)))
+	for _, o := range originTable {
+		b = appendString(b, o.commit)
+		b = appendString(b, o.chat)
+		b = binary.AppendVarint(b, o.when)
+		b = binary.AppendUvarint(b, uint64(len(o.messages)))
+		for _, m := range o.messages {
+			b = appendString(b, m)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(fileTable)))
+	for _, f := range fileTable {
+		b = appendString(b, f)
+	}
+	paths := make([]string, 0, len(notes))
+	for p, r := range notes {
+		if r != nil {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	b = binary.AppendUvarint(b, uint64(len(paths)))
+	for _, p := range paths {
+		r := notes[p]
+		b = appendString(b, p)
+		b = appendString(b, r.Date)
+		b = appendString(b, r.Commit)
+		b = appendString(b, r.Text)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+var errBadSnapshot = errors.New("not a whole snapshot of this shard")
+
+// decodeSnapshot reads a snapshot of shard written by encodeSnapshot.
+func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
+	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return snapshot{}, errBadSnapshot
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return snapshot{}, errBadSnapshot
+	}
+	// One copy of the file backs every string read from it: a fact's ID
+	// and text are not allocated one by one.
+	r := reader{b: string(body[len(snapshotMagic):])}
+	if r.string() != shard.String() {
+		return snapshot{}, errBadSnapshot
+	}
+	var s snapshot
+	copy(s.head[:], r.bytes(len(s.head)))
+	n := binary.LittleEndian.Uint64([]byte(r.bytes(8)))
+	if n > uint64(len(r.b)) {
+		return snapshot{}, errBadSnapshot
+	}
+	s.facts = make([]search.Doc, n)
+	refs := make([][2]uint64, n) // each fact's file and origin
+	for i := range s.facts {
+		d := &s.facts[i]
+		d.Shard = shard
+		d.ID, d.Text, d.Tier = r.string(), r.string(), tierOf(r.string())
+		d.Date = dateOfCode(r.varint())
+		refs[i][0] = r.uvarint()
+		d.Offset = int(r.uvarint())
+		refs[i][1] = r.uvarint()
+	}
+	origins := make([]origin, r.count())
+	for i := range origins {
+		o := &origins[i]
+		o.commit, o.chat, o.when = r.string(), r.string(), r.varint()
+		if m := r.count(); m > 0 {
+			o.messages = make([]string, m)
+			for j := range o.messages {
+				o.messages[j] = r.string()
+			}
+		}
+	}
+	files := make([]string, r.count())
+	for i := range files {
+		files[i] = r.string()
+	}
+	s.notes = make(map[string]*noteRecord)
+	for m := r.count(); m > 0; m-- {
+		path := r.string()
+		s.notes[path] = &noteRecord{Date: r.string(), Commit: r.string(), Text: r.string()}
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return snapshot{}, errBadSnapshot
+	}
+	for i := range s.facts {
+		d := &s.facts[i]
+		f, o := refs[i][0], refs[i][1]
+		if f >= uint64(len(files)) || o > uint64(len(origins)) {
+			return snapshot{}, errBadSnapshot
+		}
+		d.File = files[f]
+		if o > 0 {
+			or := origins[o-1]
+			d.Commit, d.Chat, d.When, d.Messages = or.commit, or.chat, or.when, or.messages
+		}
+	}
+	return s, nil
+}
+
+// dateCode keeps a date, set or not, in one number.
+func dateCode(d memd.Date) int64 {
+	if d.IsZero() {
+		return 0
+	}
+	return int64(d.Days())*2 + 1
+}
+
+func dateOfCode(v int64) memd.Date {
+	if v&1 == 0 {
+		return memd.Date{}
+	}
+	return memd.DateFromDays(int(v >> 1))
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// tierOf returns a tier's name without holding the file it was read from.
+func tierOf(s string) memd.Tier {
+	for _, t := range []memd.Tier{memd.TierProfile, memd.TierLog, memd.TierNote, memd.TierEpisode} {
+		if string(t) == s {
+			return t
+		}
+	}
+	return memd.Tier(s)
+}
+
+// reader reads what encodeSnapshot wrote; the first error sticks.
+type reader struct {
+	b   string
+	err error
+}
+
+// uvarint reads a number as binary.Uvarint does.
+func (r *reader) uvarint() uint64 {
+	var v uint64
+	for i := 0; i < len(r.b) && i < binary.MaxVarintLen64; i++ {
+		c := r.b[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			r.b = r.b[i+1:]
+			return v | uint64(c)<<(7*i)
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+	}
+	r.err, r.b = errBadSnapshot, ""
+	return 0
+}
+
+// varint reads a signed number as binary.Varint does.
+func (r *reader) varint() int64 {
+	u := r.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+// count reads a number of items, each at least a byte long.
+func (r *reader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err, r.b = errBadSnapshot, ""
+		return 0
+	}
+	return int(n)
+}
+
+// bytes reads n bytes; short, it reads n zero bytes and fails.
+func (r *reader) bytes(n int) string {
+	if n > len(r.b) {
+		r.err, r.b = errBadSnapshot, ""
+		return string(make([]byte, n))
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *reader) string() string { return r.bytes(r.count()) }
+
+// snapshotPath is where a shard's snapshot lives.
+func (x *Index) snapshotPath(shard memd.ShardID) string {
+	return filepath.Join(x.dir, string(shard.Kind), shard.Name+".snap")
+}
+
+// writeSnapshot writes a shard's snapshot aside and renames it into
+// place. It is not fsynced: a snapshot lost to a power cut is read again
+// from git.
+func (x *Index) writeSnapshot(shard memd.ShardID, b []byte) error {
+	path := x.snapshotPath(shard)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write index snapshot: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write index snapshot: %w", err)
+	}
+	return nil
+}
+
+// Snapshots are written once a shard has been indexed past its snapshot
+// for saveAfter, or for a hundred times as long as the last snapshot took
+// to write if that is longer: a large shard written to all the time is
+// not written out again and again. A memd stopped before then reads the
+// commits since the snapshot at its next start.
+const (
+	saveAfter  = 10 * time.Second
+	saveFactor = 100
+	saveTick   = 2 * time.Second
+)
+
+// markDirty notes that a shard's index moved past its snapshot. The
+// caller holds x.mu.
+func (x *Index) markDirty(id memd.ShardID) {
+	if _, ok := x.dirty[id]; !ok {
+		x.dirty[id] = time.Now()
+	}
+}
+
+// saver writes the snapshots of shards indexed past theirs, until the
+// index closes.
+func (x *Index) saver() {
+	defer close(x.saverDone)
+	t := time.NewTicker(saveTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-x.ctx.Done():
+			return
+		case <-t.C:
+			if err := x.saveDirty(false); err != nil {
+				x.log.Warn("writing index snapshots", "err", err)
+			}
+		}
+	}
+}
+
+// saveDirty writes the snapshot of each shard indexed past its own: all
+// of them with all, else those that have waited long enough.
+func (x *Index) saveDirty(all bool) error {
+	x.mu.Lock()
+	wait := max(saveAfter, saveFactor*x.lastSave)
+	var due []memd.ShardID
+	for id, since := range x.dirty {
+		if all || time.Since(since) >= wait {
+			due = append(due, id)
+		}
+	}
+	x.mu.Unlock()
+	var errs []error
+	for _, id := range due {
+		if err := x.saveShard(id); err != nil {
+			errs = append(errs, fmt.Errorf("shard %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// saveShard writes a shard's snapshot: what the index holds for it now,
+// read under the shard's lock so that facts, notes and commit agree.
+func (x *Index) saveShard(id memd.ShardID) error {
+	x.saveMu.Lock()
+	defer x.saveMu.Unlock()
+	start := time.Now()
+	unlock := x.lock(id)
+	x.mu.Lock()
+	head := x.heads[id]
+	notes := x.notes[id]
+	delete(x.dirty, id)
+	x.mu.Unlock()
+	b := encodeSnapshot(id, head, func(fn func(search.Doc)) {
+		for _, profile := range []bool{true, false} {
+			x.search.Walk(id, profile, func(d search.Doc) bool {
+				fn(d)
+				return true
+			})
+		}
+	}, notes)
+	unlock()
+	err := x.writeSnapshot(id, b)
+	x.mu.Lock()
+	if err != nil {
+		x.markDirty(id)
+	}
+	x.lastSave = time.Since(start)
+	x.mu.Unlock()
+	return err
+}

@@ -1,0 +1,221 @@
+package index
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+func walkOf(docs []search.Doc) func(func(search.Doc)) {
+	return func(fn func(search.Doc)) {
+		for _, d := range docs {
+			fn(d)
+		}
+	}
+}
+
+// A snapshot reads back as it was written, for any text a hand edit could
+// hold; a damaged one, cut short or changed anywhere, reads as damaged and
+// never as other facts.
+func FuzzSnapshot(f *testing.F) {
+	for _, s := range []string{"Lives in Lisbon", `quote " and \ backslash`, "tab\tnew\nline\r\x00\x1f", "naïve café 東京 \u2028", "\xff\xfe broken"} {
+		f.Add(s, "log/2026-11.md", "msg_1", "", int64(1780000000), 42, uint(7))
+	}
+	shard := memd.AgentShard("alice")
+	head := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	f.Fuzz(func(t *testing.T, text, file, msg, chat string, when int64, offset int, flip uint) {
+		date, _ := memd.ParseDate("2026-11-03")
+		docs := []search.Doc{
+			{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: file},
+				Offset: max(offset, 0), Commit: head.String(), Messages: []string{msg}, Chat: chat, When: when},
+			{Fact: memd.Fact{ID: "b" + memd.FactID(text)[1:], Shard: shard, Tier: memd.TierProfile, Text: text + " again", File: "profile.md"}},
+			{Fact: memd.Fact{ID: "c" + memd.FactID(text)[1:], Shard: shard, Date: date, Tier: memd.TierLog, Text: "later", File: file},
+				Offset: 3, Commit: head.String(), Messages: []string{msg}, Chat: chat, When: when},
+		}
+		notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: head.String(), Text: text}}
+		b := encodeSnapshot(shard, head, walkOf(docs), notes)
+		got, err := decodeSnapshot(shard, b)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if got.head != head || !reflect.DeepEqual(got.facts, docs) || !reflect.DeepEqual(got.notes, notes) {
+			t.Fatalf("read back\n%+v\n%+v\nwrote\n%+v\n%+v", got.facts, got.notes, docs, notes)
+		}
+		if _, err := decodeSnapshot(memd.AgentShard("bob"), b); err == nil {
+			t.Fatal("alice's snapshot read as bob's")
+		}
+		cut := b[:int(flip%uint(len(b)))]
+		if _, err := decodeSnapshot(shard, cut); err == nil {
+			t.Fatalf("a snapshot cut to %d of %d bytes read back", len(cut), len(b))
+		}
+		changed := bytes.Clone(b)
+		changed[int(flip%uint(len(b)))] ^= 0x5a
+		if _, err := decodeSnapshot(shard, changed); err == nil {
+			t.Fatalf("a snapshot with byte %d changed read back", flip%uint(len(b)))
+		}
+	})
+}
+
+// Bytes that are not a snapshot never crash the reader.
+func FuzzDecodeSnapshot(f *testing.F) {
+	f.Add([]byte(snapshotMagic + "junk"))
+	f.Add(encodeSnapshot(memd.AgentShard("alice"), plumbing.ZeroHash, walkOf(nil), nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeSnapshot(memd.AgentShard("alice"), b)
+	})
+}
+
+func openStoreAt(t *testing.T, dir string) *gitstore.Store {
+	t.Helper()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func learn(t *testing.T, sh *gitstore.Shard, msg string, texts ...string) {
+	t.Helper()
+	date, _ := memd.ParseDate("2026-11-03")
+	var edits []gitstore.Edit
+	for _, text := range texts {
+		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierLog}})
+	}
+	m := provenance.Message("learn", memd.Provenance{SourceMessages: []string{msg}, SourceChat: "chat-1", LearnedBy: "learner"})
+	if _, err := sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "alice", Email: "alice@agents.memd"}, Message: m, Edits: edits}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recalled returns each indexed fact of a shard with the message it was
+// learned from.
+func recalled(x *Index, id memd.ShardID) map[string]string {
+	out := make(map[string]string)
+	x.Search().Walk(id, false, func(d search.Doc) bool {
+		out[d.Text] = strings.Join(d.Messages, ",")
+		return true
+	})
+	return out
+}
+
+// The index a memd stopped with is read back at the next start, and what
+// was committed after its snapshot — by memd before a kill -9, or by a
+// person with git — is caught up from the commits since, with where each
+// fact came from; a damaged snapshot is read again from HEAD.
+func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	alice := memd.AgentShard("alice")
+	store := openStoreAt(t, data)
+	sh, err := store.CreateShard(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, sh, "m1", "Booked a flight to Lisbon", "Paid the hotel")
+	path := filepath.Join(data, "index.db")
+	x, err := Open(path, store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Booked a flight to Lisbon": "m1", "Paid the hotel": "m1"}
+
+	// A clean restart reads the snapshot and has nothing to catch up.
+	x, err = Open(path, store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recalled(x, alice); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a restart the index holds %v, want %v", got, want)
+	}
+	caughtUp := 0
+	x.OnCatchUp = func(memd.ShardID, time.Duration, bool) { caughtUp++ }
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	if caughtUp != 0 {
+		t.Errorf("a clean restart caught up %d shards", caughtUp)
+	}
+
+	// Stopped without closing: the facts learned since the snapshot, and
+	// a person's line, are read from the commits.
+	learn(t, sh, "m2", "Renewed the office lease")
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	x.cancel() // the process dies: nothing more is written
+	<-x.saverDone
+	x.db.Close()
+	f, err := os.OpenFile(filepath.Join(sh.Dir(), "log", "2026-11.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-11-03) Adopted a puppy named Rex\n")
+	f.Close()
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand"}} {
+		if out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	want["Renewed the office lease"] = "m2"
+	want["Adopted a puppy named Rex"] = ""
+	x, err = Open(path, store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got := recalled(x, alice); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a stop the index holds %v, want %v", got, want)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A damaged snapshot is dropped and its shard read from HEAD.
+	snap := x.snapshotPath(alice)
+	b, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(snap, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x, err = Open(path, store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if got := recalled(x, alice); len(got) != 0 {
+		t.Fatalf("a damaged snapshot was read: %v", got)
+	}
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got := recalled(x, alice); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a damaged snapshot the index holds %v, want %v", got, want)
+	}
+	store.Close()
+}
