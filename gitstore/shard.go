@@ -27,6 +27,7 @@ type Shard struct {
 	store    *Store
 	db       *odb.DB
 	mainSeen atomic.Pointer[seenRef]
+	used     atomic.Int64 // when the state was last used, Unix nanoseconds (see idle.go)
 
 	// mu serialises writers and state reloads; cur is what readers see.
 	mu  sync.Mutex
@@ -93,6 +94,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	if err := sh.finishWorktree(); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
+	sh.used.Store(0) // read to open it, not used yet: idle
 	return sh, nil
 }
 
@@ -300,6 +302,7 @@ func (sh *Shard) refresh() (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	sh.touch()
 	if st := sh.cur.Load(); st != nil && st.head == head {
 		return st, nil
 	}
@@ -503,11 +506,9 @@ func (sh *Shard) readFactFile(path string, blob plumbing.Hash) (*factFile, error
 
 // Head returns the commit at the tip of main (zero for an empty shard).
 func (sh *Shard) Head() (plumbing.Hash, error) {
-	st, err := sh.refresh()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return st.head, nil
+	// Only main's commit: the files at it are read when something needs
+	// them, not by everyone who asks where main is.
+	return sh.mainHead()
 }
 
 // Info summarises the shard at HEAD.
@@ -597,13 +598,16 @@ func (sh *Shard) Fact(id string) (memd.Fact, error) {
 		return memd.Fact{}, err
 	}
 	sh.mu.Lock()
-	st := sh.cur.Load()
+	st, err := sh.lockedState()
 	var f memd.Fact
 	ok := false
 	if st != nil {
 		f, ok = factIn(st.files, st.where[id], id)
 	}
 	sh.mu.Unlock()
+	if err != nil {
+		return memd.Fact{}, err
+	}
 	if !ok {
 		return memd.Fact{}, memd.Errorf(memd.ENOTFOUND, "shard %s holds no fact %s", sh.id, id)
 	}
@@ -655,9 +659,9 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, plumbing.Hash, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	st := sh.cur.Load()
-	if st == nil {
-		return nil, plumbing.ZeroHash, fmt.Errorf("shard %s: no state", sh.id)
+	st, err := sh.lockedState()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
 	}
 	// Scan each file that holds a wanted fact once, whatever the number
 	// of facts wanted.

@@ -58,6 +58,7 @@ type Store struct {
 	shards map[memd.ShardID]*Shard
 	closed bool
 	bg     sync.WaitGroup // background repacks
+	done   chan struct{}  // closed when the store closes
 }
 
 // ErrLocked is returned by Open when another process holds the store.
@@ -84,7 +85,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{
+	s := &Store{
 		dir:    dir,
 		opts:   opts,
 		cache:  odb.NewCache(opts.CacheBytes),
@@ -92,7 +93,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock:   lock,
 		log:    opts.Logger,
 		shards: make(map[memd.ShardID]*Shard),
-	}, nil
+		done:   make(chan struct{}),
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.dropIdleStates()
+	}()
+	return s, nil
 }
 
 // lockStore takes an exclusive flock on dir/memd.lock and records our pid.
@@ -129,6 +137,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	shards := s.shards
 	s.mu.Unlock()
+	close(s.done)
 	s.bg.Wait()
 	for _, sh := range shards {
 		sh.close()

@@ -247,6 +247,7 @@ func (sh *Shard) tryGroup(batch []*request) error {
 	if err != nil {
 		return err
 	}
+	sh.touch()
 	st, err := sh.catchUp(head)
 	if err != nil {
 		return err

@@ -1,0 +1,84 @@
+package gitstore
+
+import (
+	"runtime/debug"
+	"time"
+)
+
+// A shard's parsed files (its state) are what a write needs: every fact's
+// ID and place, and each file's bytes. Most shards of a large store go
+// unwritten for hours, so a shard whose state has not been used for
+// idleAfter gives it up, and the next write or lookup reads it again from
+// HEAD (a file at a time, from the object cache).
+var (
+	idleAfter = time.Minute
+	idleCheck = 10 * time.Second
+)
+
+// dropIdleStates runs until the store closes, giving up the state of each
+// shard unused for idleAfter.
+func (s *Store) dropIdleStates() {
+	t := time.NewTicker(idleCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			shards := make([]*Shard, 0, len(s.shards))
+			for _, sh := range s.shards {
+				shards = append(shards, sh)
+			}
+			s.mu.Unlock()
+			dropped := 0
+			for _, sh := range shards {
+				if sh.dropIfIdle(time.Now()) {
+					dropped++
+				}
+			}
+			if dropped > 0 {
+				// Hand the pages back now: memory a large store's files
+				// held would otherwise stay resident for minutes.
+				debug.FreeOSMemory()
+			}
+		}
+	}
+}
+
+// touch records that the shard's state was used now.
+func (sh *Shard) touch() { sh.used.Store(time.Now().UnixNano()) }
+
+// dropIfIdle gives up the shard's state if it has not been used for
+// idleAfter and nobody is using it now, and reports whether it did.
+func (sh *Shard) dropIfIdle(now time.Time) bool {
+	if now.Sub(time.Unix(0, sh.used.Load())) < idleAfter || sh.cur.Load() == nil {
+		return false
+	}
+	if !sh.mu.TryLock() {
+		return false // a writer is at work
+	}
+	defer sh.mu.Unlock()
+	sh.qmu.Lock()
+	queued := len(sh.queue)
+	sh.qmu.Unlock()
+	if queued > 0 {
+		return false
+	}
+	sh.cur.Store(nil)
+	return true
+}
+
+// lockedState returns the shard's state, reading it again if it was given
+// up. The caller holds sh.mu.
+func (sh *Shard) lockedState() (*state, error) {
+	sh.touch()
+	if st := sh.cur.Load(); st != nil {
+		return st, nil
+	}
+	head, err := readRef(sh.gitDir, mainRef)
+	if err != nil {
+		return nil, err
+	}
+	return sh.catchUp(head)
+}

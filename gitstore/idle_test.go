@@ -1,0 +1,58 @@
+package gitstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+// A shard that gives up its parsed files when idle reads them again for
+// the next write and lookup, and loses nothing: the fact written before is
+// still one fact, not written twice.
+func TestShard_IdleStateIsReadAgain(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh, err := s.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	date, _ := memd.ParseDate("2026-11-03")
+	add := func(text string) Result {
+		t.Helper()
+		res, err := sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+			Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierLog}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	add("Booked a flight to Lisbon")
+	id := memd.FactID("Booked a flight to Lisbon")
+
+	sh.dropIfIdle(time.Now().Add(idleAfter))
+	if sh.cur.Load() != nil {
+		t.Fatal("an idle shard kept its state")
+	}
+	if f, err := sh.Fact(id); err != nil || f.Text != "Booked a flight to Lisbon" {
+		t.Fatalf("after the state was given up, Fact = %v, %v", f, err)
+	}
+	sh.dropIfIdle(time.Now().Add(idleAfter))
+	if again := add("Booked a flight to Lisbon"); !again.Commit.IsZero() {
+		t.Errorf("after the state was given up, the same fact was written again in %s", again.Commit)
+	}
+	sh.dropIfIdle(time.Now().Add(idleAfter))
+	add("Paid the hotel")
+	found, _, err := sh.Lookup([]string{id, memd.FactID("Paid the hotel")})
+	if err != nil || len(found) != 2 {
+		t.Fatalf("Lookup after the state was given up: %v, %v", found, err)
+	}
+	// A shard used a moment ago keeps it.
+	sh.dropIfIdle(time.Now())
+	if sh.cur.Load() == nil {
+		t.Error("a shard in use gave up its state")
+	}
+}
