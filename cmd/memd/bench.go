@@ -30,6 +30,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	loadWriters := fs.Int("writers", 8, "with --load: writers per shard")
 	writerFacts := fs.Int("writer-facts", 10000, "with --load: facts each writer writes")
 	subscribers := fs.Int("subscribers", 50, "with --load: feed subscribers")
+	scale := fs.Bool("scale", false, "measure stores of --sizes facts instead, in one shard and over 100, each written by another process: serve's first start and restart, memd reindex, resident memory, recall and remember over HTTP, disk before and after git repack")
+	scaleSizes := fs.String("sizes", "1000,10000,100000", "with --scale: the store sizes, in facts (1000000 takes about N minutes)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +41,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	if *read {
 		return benchRead(ctx, e, *dir, *large)
+	}
+	if *scale {
+		return benchScale(ctx, e, *dir, *scaleSizes)
 	}
 	if *load {
 		return benchLoad(ctx, e, *dir, loadbench.Config{Shards: *loadShards, Writers: *loadWriters, Facts: *writerFacts, Subscribers: *subscribers, Recallers: 2})

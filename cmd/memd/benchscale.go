@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/internal/readbench"
+	"github.com/memd/memd/internal/scalebench"
+)
+
+// benchScale builds stores of each size in sizes, in one shard and over
+// 100, and prints what a user meets at each beside its target.
+func benchScale(ctx context.Context, e *env, dir, sizes string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var ns []int
+	for _, f := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 100 {
+			return memd.Errorf(memd.EINVALID, "--sizes: %q is not a number of facts (100 or more)", f)
+		}
+		ns = append(ns, n)
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "memd-bench-scale-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+	p := readbench.Percentile
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "facts\tshards\tfirst start\trestart\treindex (peak)\tRSS steady / peak\tB/fact\trecall p50 / p99\tremember p50 / p99\tdisk B/fact\trepacked / Markdown\t")
+	fmt.Fprintln(tw, "target at 1M\t\t\t≤ 2 s\t≤ 15 s\t\t≤ 500\t≤ 1 / ≤ 5 ms\t\t\t≤ 2×\t")
+	for _, n := range ns {
+		for _, shards := range []int{1, 100} {
+			shape := scalebench.Shape{Facts: n, Shards: shards}
+			data := filepath.Join(dir, fmt.Sprintf("%d-%d", n, shards))
+			status(e.stderr, "%d facts in %d shard(s): writing the store…", n, shards)
+			if err := scalebench.Build(data, shape); err != nil {
+				return err
+			}
+			row, err := scalebench.Measure(ctx, self, data, shape, func(stage string) {
+				status(e.stderr, "%d facts in %d shard(s): %s…", n, shards, stage)
+			})
+			if err != nil {
+				return fmt.Errorf("%d facts in %d shards: %w", n, shards, err)
+			}
+			os.RemoveAll(data)
+			status(e.stderr, "")
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s (%d MB)\t%d / %d MB\t%d\t%s / %s\t%s / %s\t%d\t%.2f×\t\n",
+				n, shards, sec(row.FirstStart), sec(row.Restart), sec(row.Reindex), row.ReindexPeak>>20,
+				row.Steady>>20, row.Peak>>20, row.Peak/int64(n),
+				ms(p(row.Recall, 50)), ms(p(row.Recall, 99)), ms(p(row.Remember, 50)), ms(p(row.Remember, 99)),
+				row.Disk/int64(n), float64(row.Repacked)/float64(max(row.Markdown, 1)))
+		}
+	}
+	return tw.Flush()
+}

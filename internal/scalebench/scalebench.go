@@ -1,0 +1,273 @@
+// Package scalebench measures memd at the sizes a team's store reaches:
+// a data directory of n facts, in one shard or spread over 100, written by
+// another process and then served, restarted, reindexed and repacked, each
+// figure taken from outside the daemon as a user meets it. It backs
+// `memd bench --scale`.
+package scalebench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/loadbench"
+	"github.com/memd/memd/internal/readbench"
+	"github.com/memd/memd/internal/writebench"
+)
+
+// The caller every recall is made as: an agent reading its own shard, its
+// user's (in a direct chat) and three projects'.
+const (
+	agent = "bench"
+	user  = "pat"
+)
+
+var projects = []string{"alpha", "beta", "gamma"}
+
+// Shape is one store: Facts facts over Shards shards (1 or 100).
+type Shape struct {
+	Facts, Shards int
+}
+
+// Row is what one shape measured.
+type Row struct {
+	Shape
+	FirstStart, Restart time.Duration // serve started until its first recall answered
+	Reindex             time.Duration // memd reindex, a new process
+	ReindexPeak         int64         // its peak resident memory, bytes
+	Steady, Peak        int64         // memd serve's resident memory after recalls, and its peak
+	Recall              []time.Duration
+	Remember            []time.Duration // remember over HTTP into the largest shard's full month
+	Markdown            int64           // bytes of fact files
+	Disk, Repacked      int64           // bytes under the shards' .git, before and after git repack
+}
+
+// Build writes the store of a shape into data with memd's write path, as
+// an import would: the agent's shard holds Facts (one shard), or each of
+// 100 shards — the agent's, its user's, three projects' and 95 other
+// agents' — a hundredth of them, every shard's log a full 16 months.
+func Build(data string, s Shape) error {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ids := []memd.ShardID{memd.AgentShard(agent)}
+	if s.Shards > 1 {
+		ids = append(ids, memd.UserShard(user))
+		for _, p := range projects {
+			ids = append(ids, memd.ProjectShard(p))
+		}
+		for i := len(ids); i < s.Shards; i++ {
+			ids = append(ids, memd.AgentShard(fmt.Sprintf("agent%03d", i)))
+		}
+	}
+	today := time.Now()
+	for _, id := range ids {
+		if _, err := writebench.Prefill(store, id, s.Facts/len(ids), today); err != nil {
+			return fmt.Errorf("prefill %s: %w", id, err)
+		}
+	}
+	reg, _, err := auth.Open(data, nil)
+	if err != nil {
+		return err
+	}
+	_, err = reg.Add(agent, projects)
+	return err
+}
+
+// Measure serves, restarts, reindexes and repacks the store in data,
+// made by Build for s, with the memd binary self.
+func Measure(ctx context.Context, self, data string, s Shape, progress func(string)) (Row, error) {
+	row := Row{Shape: s}
+	token, err := auth.ReadAdminToken(data)
+	if err != nil {
+		return row, err
+	}
+	progress("first start")
+	d, took, err := startAndRecall(ctx, self, data, token)
+	if err != nil {
+		return row, err
+	}
+	row.FirstStart = took
+	d.Stop()
+
+	progress("restart")
+	d, took, err = startAndRecall(ctx, self, data, token)
+	if err != nil {
+		return row, err
+	}
+	defer d.Stop()
+	row.Restart = took
+	progress("recall")
+	for i := 0; i < 1000; i++ {
+		start := time.Now()
+		if err := call(ctx, d.URL, token, http.MethodGet, recallPath(readbench.Queries[i%len(readbench.Queries)]), nil); err != nil {
+			return row, err
+		}
+		if i >= 50 { // the first answers warm the caches
+			row.Recall = append(row.Recall, time.Since(start))
+		}
+	}
+	progress("remember into the full month")
+	for i := 0; i < 100; i++ {
+		body, _ := json.Marshal(map[string]string{"text": writebench.Text("scale", i)})
+		start := time.Now()
+		if err := call(ctx, d.URL, token, http.MethodPost, "/v1/shards/agent/"+agent+"/facts", body); err != nil {
+			return row, err
+		}
+		row.Remember = append(row.Remember, time.Since(start))
+	}
+	// Shards idle since the start give up their parsed files within a
+	// few seconds; steady memory is read after that.
+	progress("idle")
+	select {
+	case <-ctx.Done():
+		return row, ctx.Err()
+	case <-time.After(15 * time.Second):
+	}
+	if row.Steady, err = readbench.ProcessRSS(d.Pid()); err != nil {
+		return row, err
+	}
+	if row.Peak, err = peakRSS(d.Pid()); err != nil {
+		return row, err
+	}
+	d.Stop()
+
+	progress("memd reindex")
+	cmd := exec.CommandContext(ctx, self, "reindex", "--data", data)
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return row, fmt.Errorf("memd reindex: %v: %s", err, out)
+	}
+	row.Reindex = time.Since(start)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		row.ReindexPeak = ru.Maxrss << 10
+	}
+
+	progress("disk")
+	shards := filepath.Join(data, "shards")
+	if row.Markdown, row.Disk, err = sizes(shards); err != nil {
+		return row, err
+	}
+	progress("git repack")
+	if err := repackAll(ctx, shards); err != nil {
+		return row, err
+	}
+	_, row.Repacked, err = sizes(shards)
+	return row, err
+}
+
+func recallPath(q string) string {
+	v := url.Values{"agent": {agent}, "user": {user}, "chat_kind": {"direct"}, "projects": {strings.Join(projects, ",")}, "q": {q}}
+	return "/v1/recall?" + v.Encode()
+}
+
+// startAndRecall starts memd serve and times how long until a recall
+// answers.
+func startAndRecall(ctx context.Context, self, data, token string) (*loadbench.Daemon, time.Duration, error) {
+	start := time.Now()
+	d, err := loadbench.Start(ctx, self, data)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := call(ctx, d.URL, token, http.MethodGet, recallPath("Lisbon"), nil); err != nil {
+		d.Stop()
+		return nil, 0, err
+	}
+	return d, time.Since(start), nil
+}
+
+func call(ctx context.Context, base, token, method, path string, js []byte) error {
+	var body io.Reader
+	if js != nil {
+		body = bytes.NewReader(js)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if js != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
+	}
+	return nil
+}
+
+// peakRSS reads a process's peak resident memory (VmHWM).
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for process %d", pid)
+}
+
+// sizes adds up the Markdown files of the working trees and the bytes
+// under each .git.
+func sizes(shards string) (markdown, git int64, err error) {
+	err = filepath.WalkDir(shards, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.Contains(path, string(filepath.Separator)+".git"+string(filepath.Separator)):
+			git += info.Size()
+		case strings.HasSuffix(path, ".md"):
+			markdown += info.Size()
+		}
+		return nil
+	})
+	return markdown, git, err
+}
+
+// repackAll runs git repack -ad in every shard.
+func repackAll(ctx context.Context, shards string) error {
+	gits, err := filepath.Glob(filepath.Join(shards, "*", "*", ".git"))
+	if err != nil {
+		return err
+	}
+	for _, g := range gits {
+		cmd := exec.CommandContext(ctx, "git", "-C", filepath.Dir(g), "repack", "-adq")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git repack in %s: %v: %s", filepath.Dir(g), err, out)
+		}
+	}
+	return nil
+}
