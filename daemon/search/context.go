@@ -61,9 +61,8 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 	for _, l := range loans {
 		sc.add(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {
-			from := x.entries[l.from].doc
 			e.Context += l.amount
-			e.ContextFrom = append(e.ContextFrom, lenderOf(from, l.dist, l.amount))
+			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.entries[l.from].id, Distance: l.dist, Amount: l.amount})
 		}
 		if !inTop[l.to] {
 			top = append(top, l.to)
@@ -79,11 +78,11 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 // adjacent lines of its file of the same day and also of no chat.
 func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	e := x.entries[i]
-	if e.doc.Note != "" {
+	if e.note != "" {
 		return
 	}
-	if e.doc.Chat != "" {
-		list := x.chats[chatKeyOf(&e.doc, e.days)]
+	if e.chat != "" {
+		list := x.chats[x.chatKeyOf(i)]
 		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
 		for found && at < len(list) && list[at] != i {
 			at++ // facts sharing a place (only in hand-made indexes)
@@ -101,7 +100,7 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		}
 		return
 	}
-	list := x.files[fileKey{e.doc.Shard, e.doc.File}]
+	list := x.files[fileKey{x.shardIDs[x.shardOf[i]], e.file}]
 	off := x.offsets[i]
 	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
 	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
@@ -111,8 +110,7 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		return
 	}
 	same := func(j int32) bool {
-		o := x.entries[j]
-		return o.days == e.days && o.doc.Chat == ""
+		return x.days[j] == x.days[i] && x.entries[j].chat == ""
 	}
 	for _, step := range []int{-1, 1} {
 		for d := 1; d <= contextWindow; d++ {
@@ -147,11 +145,10 @@ func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 	type held struct{ once, twice uint64 }
 	days := make(map[chatKey]*held)
 	for _, i := range top {
-		e := x.entries[i]
-		if e.doc.Chat == "" {
+		if x.entries[i].chat == "" {
 			continue
 		}
-		k := chatKeyOf(&e.doc, e.days)
+		k := x.chatKeyOf(i)
 		h := days[k]
 		if h == nil {
 			h = &held{}
@@ -171,11 +168,10 @@ func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 		return c / total
 	}
 	for _, i := range top {
-		e := x.entries[i]
-		if e.doc.Chat == "" {
+		if x.entries[i].chat == "" {
 			continue
 		}
-		h := days[chatKeyOf(&e.doc, e.days)]
+		h := days[x.chatKeyOf(i)]
 		own := sc.terms[i] &^ touchedBit
 		others := (h.once &^ own) | (h.twice & own)
 		share := cover(h.once) * cover(others)
@@ -188,8 +184,4 @@ func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 			p.ChatDay += more
 		}
 	}
-}
-
-func lenderOf(d Doc, dist int, amount float64) memd.Lender {
-	return memd.Lender{Shard: d.Shard, ID: d.ID, Distance: dist, Amount: amount}
 }

@@ -31,24 +31,22 @@ type Doc struct {
 	Note     string
 }
 
+// entry is a fact or passage as the index holds it: what a Doc holds,
+// less what the dense arrays of Index hold (shard, day, offset, length),
+// in as few bytes as a million of them should take.
 type entry struct {
-	doc    Doc
-	folded string // folded text, words separated by single spaces
-	length int    // number of terms
-	days   int
-	rank   float64
-	alive  bool
-	shard  uint32 // index into Index.shardIDs
+	id, text, file, note string
+	commit, chat         string
+	messages             []string
+	when                 int64
+	rank                 float64
+	tier                 uint8 // into Index.tiers
+	dated                bool  // the date is set (its day is in Index.days)
 }
 
 type posting struct {
 	doc int32
 	tf  uint16
-}
-
-type docKey struct {
-	shard memd.ShardID
-	id    string
 }
 
 type fileKey struct {
@@ -64,7 +62,9 @@ type chatKey struct {
 	days  int
 }
 
-func chatKeyOf(d *Doc, days int) chatKey { return chatKey{d.Shard, d.Chat, days} }
+func (x *Index) chatKeyOf(i int32) chatKey {
+	return chatKey{x.shardIDs[x.shardOf[i]], x.entries[i].chat, int(x.days[i])}
+}
 
 // shardDocs lists a shard's facts by rank, highest first: lasting facts
 // (profile) and dated ones (log, note, episode) apart.
@@ -80,14 +80,20 @@ const smallBatch = 256
 type Index struct {
 	mu      sync.RWMutex
 	entries []*entry
-	// Dense copies of what scoring reads for every posting, by entry.
+	// Dense arrays of what scoring reads for every posting, by entry.
 	alive    []bool
 	shardOf  []uint32
-	lengths  []float64 // terms in the fact
-	factor   []float64 // tier weight factor in the final score
+	lengths  []float32 // terms in the fact
 	days     []int32
 	offsets  []int32
 	idKeys   []uint64 // the first eight bytes of each ID, to order ties cheaply
+	// The tiers entries name, and the weight factor of each in the final
+	// score.
+	tiers   []memd.Tier
+	factors []float64
+	// The folded text of entries whose text is not plain ASCII; the
+	// others' is folded when needed (see foldInto).
+	folded   map[int32]string
 	shardIDs []memd.ShardID
 	shardNum map[memd.ShardID]uint32
 	// Each shard's place in the order of shard names, to order ties
@@ -97,7 +103,6 @@ type Index struct {
 	// What a search reads, by shard number: a search costs what the
 	// shards it may read hold, not what the store holds.
 	parts  []*part
-	byKey  map[docKey]int32
 	live   int
 	shards map[memd.ShardID]*shardDocs
 	files  map[fileKey][]int32 // by offset
@@ -111,6 +116,7 @@ type Index struct {
 // (another agent's memory, facts removed but not yet compacted).
 type part struct {
 	live, length int                  // live facts and passages, and their terms
+	ids          map[string]int32     // ID -> live entry
 	postings     map[string][]posting // term -> the entries holding it
 	prefixes     map[string][]string  // first five letters of a term -> terms
 	dates        map[int][]int32      // day -> the facts dated that day
@@ -118,7 +124,7 @@ type part struct {
 }
 
 func newPart() *part {
-	return &part{postings: make(map[string][]posting), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
+	return &part{ids: make(map[string]int32), postings: make(map[string][]posting), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
 }
 
 // New returns an empty index.
@@ -131,10 +137,11 @@ func New() *Index {
 func (x *Index) reset() {
 	x.entries = nil
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.parts, x.idKeys = nil, nil, nil, nil, nil, nil
-	x.lengths, x.factor, x.days, x.offsets = nil, nil, nil, nil
+	x.lengths, x.days, x.offsets = nil, nil, nil
+	x.tiers, x.factors = nil, nil
+	x.folded = make(map[int32]string)
 	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.live = 0, 0
-	x.byKey = make(map[docKey]int32)
 	x.shards = make(map[memd.ShardID]*shardDocs)
 	x.files = make(map[fileKey][]int32)
 	x.chats = make(map[chatKey][]int32)
@@ -207,7 +214,7 @@ func (x *Index) Apply(u Update) {
 		x.dropShard(u.Shard)
 	}
 	for _, id := range u.Delete {
-		x.remove(docKey{u.Shard, id})
+		x.remove(u.Shard, id)
 	}
 	x.putAll(u.Put, facts)
 	for path, ps := range u.Notes {
@@ -228,7 +235,7 @@ func Rank(d memd.Date, t memd.Tier) float64 {
 func (x *Index) Put(d Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.remove(docKey{d.Shard, d.ID})
+	x.remove(d.Shard, d.ID)
 	x.add(d, analyzeDoc(d), true)
 	x.maybeCompact()
 }
@@ -239,9 +246,24 @@ type analysed struct {
 	terms  []string
 }
 
+// analyzeDoc analyses a fact's text. The folded text is kept only for a
+// text that is not plain ASCII: foldASCII gives the others' when needed.
 func analyzeDoc(d Doc) analysed {
 	f, ts := analyze(d.Text)
+	if isASCII(d.Text) {
+		f = ""
+	}
 	return analysed{f, ts}
+}
+
+// foldedText returns entry i's folded words joined by single spaces,
+// folded into buf when not kept; it returns buf for reuse.
+func (x *Index) foldedText(i int32, buf []byte) (folded, reuse []byte) {
+	if f, ok := x.folded[i]; ok {
+		return []byte(f), buf
+	}
+	buf = foldASCII(buf[:0], x.entries[i].text)
+	return buf, buf
 }
 
 // analyzeAll analyses many facts, spread over the processors.
@@ -284,7 +306,7 @@ func (x *Index) putAll(docs []Doc, analysed []analysed) {
 	if len(docs) <= smallBatch {
 		// A few facts go into their places; sorting would cost more.
 		for i, d := range docs {
-			x.remove(docKey{d.Shard, d.ID})
+			x.remove(d.Shard, d.ID)
 			x.add(d, analysed[i], true)
 		}
 		return
@@ -293,13 +315,13 @@ func (x *Index) putAll(docs []Doc, analysed []analysed) {
 	files := make(map[fileKey]bool)
 	chats := make(map[chatKey]bool)
 	for i, d := range docs {
-		x.remove(docKey{d.Shard, d.ID})
+		x.remove(d.Shard, d.ID)
 		x.add(d, analysed[i], false)
 		if d.Note == "" {
 			shards[d.Shard] = true
 			files[fileKey{d.Shard, d.File}] = true
 			if d.Chat != "" {
-				chats[chatKeyOf(&d, d.Date.Days())] = true
+				chats[chatKey{d.Shard, d.Chat, d.Date.Days()}] = true
 			}
 		}
 	}
@@ -337,7 +359,7 @@ func (x *Index) sortFile(fk fileKey) {
 func (x *Index) Delete(shard memd.ShardID, id string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.remove(docKey{shard, id})
+	x.remove(shard, id)
 	x.maybeCompact()
 }
 
@@ -354,14 +376,14 @@ func (x *Index) putNote(shard memd.ShardID, note string, passages []Doc, analyse
 	x.dropNote(fileKey{shard, note})
 	for i, d := range passages {
 		d.Shard, d.Note = shard, note
-		x.remove(docKey{shard, d.ID})
+		x.remove(shard, d.ID)
 		x.add(d, analysed[i], true)
 	}
 }
 
 func (x *Index) dropNote(nk fileKey) {
 	for _, i := range slices.Clone(x.notes[nk]) {
-		x.remove(docKey{nk.shard, x.entries[i].doc.ID})
+		x.remove(nk.shard, x.entries[i].id)
 	}
 }
 
@@ -378,7 +400,7 @@ func (x *Index) dropShard(shard memd.ShardID) {
 	}
 	for _, list := range [][]int32{slices.Clone(sd.profile), slices.Clone(sd.recent)} {
 		for _, i := range list {
-			x.remove(docKey{shard, x.entries[i].doc.ID})
+			x.remove(shard, x.entries[i].id)
 		}
 	}
 	delete(x.shards, shard)
@@ -388,17 +410,17 @@ func (x *Index) dropShard(shard memd.ShardID) {
 func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []string, chat string, when int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	i, ok := x.byKey[docKey{shard, id}]
+	i, ok := x.lookup(shard, id)
 	if !ok {
 		return
 	}
 	e := x.entries[i]
-	if e.doc.Chat != "" {
-		x.dropChat(chatKeyOf(&e.doc, e.days), i)
+	if e.chat != "" {
+		x.dropChat(x.chatKeyOf(i), i)
 	}
-	e.doc.Commit, e.doc.Messages, e.doc.Chat, e.doc.When = commit, messages, chat, when
-	if chat != "" && e.doc.Note == "" {
-		x.insertChat(chatKeyOf(&e.doc, e.days), i)
+	e.commit, e.messages, e.chat, e.when = commit, messages, chat, when
+	if chat != "" && e.note == "" {
+		x.insertChat(x.chatKeyOf(i), i)
 	}
 }
 
@@ -406,10 +428,46 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 func (x *Index) Get(shard memd.ShardID, id string) (Doc, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if i, ok := x.byKey[docKey{shard, id}]; ok {
-		return x.entries[i].doc, true
+	if i, ok := x.lookup(shard, id); ok {
+		return x.docOf(i), true
 	}
 	return Doc{}, false
+}
+
+// lookup finds the live entry of a fact or passage.
+func (x *Index) lookup(shard memd.ShardID, id string) (int32, bool) {
+	n, ok := x.shardNum[shard]
+	if !ok {
+		return 0, false
+	}
+	i, ok := x.parts[n].ids[id]
+	return i, ok
+}
+
+// docOf returns entry i as a Doc.
+func (x *Index) docOf(i int32) Doc {
+	e := x.entries[i]
+	d := Doc{
+		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[e.tier], Text: e.text, File: e.file},
+		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: e.note,
+	}
+	if e.dated {
+		d.Date = memd.DateFromDays(int(x.days[i]))
+	}
+	return d
+}
+
+// tierOf returns the number of a tier in x.tiers, adding it if new.
+func (x *Index) tierOf(t memd.Tier) uint8 {
+	if j := slices.Index(x.tiers, t); j >= 0 {
+		return uint8(j)
+	}
+	if len(x.tiers) == 255 {
+		panic("search: more than 255 tiers")
+	}
+	x.tiers = append(x.tiers, t)
+	x.factors = append(x.factors, 1+0.05*math.Log2(t.Weight()))
+	return uint8(len(x.tiers) - 1)
 }
 
 // Len returns the number of facts.
@@ -424,13 +482,11 @@ func (x *Index) Len() int {
 func (x *Index) add(d Doc, a analysed, sorted bool) {
 	ts := a.terms
 	e := &entry{
-		doc:    d,
-		folded: a.folded,
-		length: len(ts),
-		days:   d.Date.Days(),
-		rank:   Rank(d.Date, d.Tier),
-		alive:  true,
+		id: d.ID, text: d.Text, file: d.File, note: d.Note,
+		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
+		rank: Rank(d.Date, d.Tier), tier: x.tierOf(d.Tier), dated: !d.Date.IsZero(),
 	}
+	days := d.Date.Days()
 	n, ok := x.shardNum[d.Shard]
 	if !ok {
 		n = uint32(len(x.shardIDs))
@@ -440,20 +496,21 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		x.orderShards()
 	}
 	p := x.parts[n]
-	e.shard = n
 	i := int32(len(x.entries))
 	x.entries = append(x.entries, e)
 	x.alive = append(x.alive, true)
 	x.shardOf = append(x.shardOf, n)
-	x.lengths = append(x.lengths, float64(e.length))
-	x.factor = append(x.factor, 1+0.05*math.Log2(d.Tier.Weight()))
-	x.days = append(x.days, int32(e.days))
+	x.lengths = append(x.lengths, float32(len(ts)))
+	x.days = append(x.days, int32(days))
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.idKeys = append(x.idKeys, idKey(d.ID))
-	x.byKey[docKey{d.Shard, d.ID}] = i
+	if a.folded != "" {
+		x.folded[i] = a.folded
+	}
+	p.ids[d.ID] = i
 	x.live++
 	p.live++
-	p.length += e.length
+	p.length += len(ts)
 	p.entries = append(p.entries, i)
 	p.addPostings(i, ts)
 	if d.Note != "" {
@@ -482,14 +539,14 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		x.files[fk] = append(x.files[fk], i)
 	}
 	if d.Chat != "" {
-		k := chatKeyOf(&d, e.days)
+		k := x.chatKeyOf(i)
 		if sorted {
 			x.insertChat(k, i)
 		} else {
 			x.chats[k] = append(x.chats[k], i)
 		}
 	}
-	p.dates[e.days] = append(p.dates[e.days], i)
+	p.dates[days] = append(p.dates[days], i)
 }
 
 // orderShards places each shard in the order of their names.
@@ -515,10 +572,10 @@ func idKey(id string) uint64 {
 
 // compareIDs orders entries a and b by ID.
 func (x *Index) compareIDs(a, b int32) int {
-	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries[a].doc.ID) <= 8 && len(x.entries[b].doc.ID) <= 8 {
+	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries[a].id) <= 8 && len(x.entries[b].id) <= 8 {
 		return c
 	}
-	return strings.Compare(x.entries[a].doc.ID, x.entries[b].doc.ID)
+	return strings.Compare(x.entries[a].id, x.entries[b].id)
 }
 
 // addPostings records the terms of entry i.
@@ -533,7 +590,8 @@ func (x *part) addPostings(i int32, ts []string) {
 				n++
 			}
 		}
-		if len(x.postings[t]) == 0 && len(t) >= prefixLen {
+		// Numbers and codes match whole: "4242" is not "42421".
+		if len(x.postings[t]) == 0 && len(t) >= prefixLen && !strings.ContainsAny(t, "0123456789") {
 			x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
 		}
 		x.postings[t] = append(x.postings[t], posting{i, n})
@@ -542,15 +600,14 @@ func (x *part) addPostings(i int32, ts []string) {
 
 // before orders facts by rank, then date, newest first, then ID.
 func (x *Index) before(a, b int32) bool {
-	ea, eb := x.entries[a], x.entries[b]
-	if ea.rank != eb.rank {
-		return ea.rank > eb.rank
+	if ra, rb := x.entries[a].rank, x.entries[b].rank; ra != rb {
+		return ra > rb
 	}
-	if ea.days != eb.days {
-		return ea.days > eb.days
+	if x.days[a] != x.days[b] {
+		return x.days[a] > x.days[b]
 	}
-	if ea.shard != eb.shard {
-		return x.shardOrder[ea.shard] < x.shardOrder[eb.shard]
+	if sa, sb := x.shardOf[a], x.shardOf[b]; sa != sb {
+		return x.shardOrder[sa] < x.shardOrder[sb]
 	}
 	return x.compareIDs(a, b) < 0
 }
@@ -559,12 +616,12 @@ func (x *Index) before(a, b int32) bool {
 // by the time of the commit that wrote them, then file and line (memd
 // appends to a month's log, so within a file line order is commit order).
 func (x *Index) chatOrder(a, b int32) int {
-	da, db := &x.entries[a].doc, &x.entries[b].doc
-	if da.When != db.When {
-		return cmp.Compare(da.When, db.When)
+	da, db := x.entries[a], x.entries[b]
+	if da.when != db.when {
+		return cmp.Compare(da.when, db.when)
 	}
-	if da.File != db.File {
-		return strings.Compare(da.File, db.File)
+	if da.file != db.file {
+		return strings.Compare(da.file, db.file)
 	}
 	return int(x.offsets[a] - x.offsets[b])
 }
@@ -586,42 +643,42 @@ func (x *Index) insertRanked(list []int32, i int32) []int32 {
 	return slices.Insert(list, at, i)
 }
 
-func (x *Index) remove(k docKey) {
-	i, ok := x.byKey[k]
+func (x *Index) remove(shard memd.ShardID, id string) {
+	i, ok := x.lookup(shard, id)
 	if !ok {
 		return
 	}
 	e := x.entries[i]
-	delete(x.byKey, k)
-	e.alive = false
+	p := x.parts[x.shardOf[i]]
+	delete(p.ids, id)
+	delete(x.folded, i)
 	x.alive[i] = false
 	x.live--
 	x.dead++
-	p := x.parts[e.shard]
 	p.live--
-	p.length -= e.length
+	p.length -= int(x.lengths[i])
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
-	if e.doc.Note != "" {
-		nk := fileKey{k.shard, e.doc.Note}
+	if e.note != "" {
+		nk := fileKey{shard, e.note}
 		if x.notes[nk] = without(x.notes[nk], i); len(x.notes[nk]) == 0 {
 			delete(x.notes, nk)
 		}
 		return
 	}
-	if sd := x.shards[k.shard]; sd != nil {
-		if e.doc.Tier == memd.TierProfile {
+	if sd := x.shards[shard]; sd != nil {
+		if x.tiers[e.tier] == memd.TierProfile {
 			sd.profile = without(sd.profile, i)
 		} else {
 			sd.recent = without(sd.recent, i)
 		}
 	}
-	fk := fileKey{k.shard, e.doc.File}
+	fk := fileKey{shard, e.file}
 	x.files[fk] = without(x.files[fk], i)
-	if e.doc.Chat != "" {
-		x.dropChat(chatKeyOf(&e.doc, e.days), i)
+	if e.chat != "" {
+		x.dropChat(x.chatKeyOf(i), i)
 	}
-	p.dates[e.days] = without(p.dates[e.days], i)
+	p.dates[int(x.days[i])] = without(p.dates[int(x.days[i])], i)
 }
 
 func without(list []int32, i int32) []int32 {
@@ -636,10 +693,10 @@ func (x *Index) maybeCompact() {
 	if x.dead < 1024 || x.dead < x.live {
 		return
 	}
-	var docs []Doc
-	for _, e := range x.entries {
-		if e.alive {
-			docs = append(docs, e.doc)
+	docs := make([]Doc, 0, x.live)
+	for i := range x.entries {
+		if x.alive[i] {
+			docs = append(docs, x.docOf(int32(i)))
 		}
 	}
 	x.reset()

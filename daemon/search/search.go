@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"strings"
@@ -108,7 +109,9 @@ func (x *Index) Search(q Query) Result {
 		// scoring, so the same hits come back.
 		want := make(map[int32]*memd.ScoreParts, len(res.Hits))
 		for _, h := range res.Hits {
-			want[x.byKey[docKey{h.Shard, h.ID}]] = nil
+			if i, ok := x.lookup(h.Shard, h.ID); ok {
+				want[i] = nil
+			}
 		}
 		res.Hits = x.search(sc, q, want)
 	}
@@ -279,7 +282,7 @@ func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit
 				continue
 			}
 			tf := float64(p.tf)
-			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*x.lengths[p.doc])
+			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[p.doc]))
 			sc.add(p.doc, v)
 			sc.terms[p.doc] |= bit
 			if e := sc.explain(p.doc); e != nil {
@@ -304,7 +307,7 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 		return
 	}
 	for _, i := range sc.touched {
-		if named[x.entries[i].doc.Shard] {
+		if named[x.shardIDs[x.shardOf[i]]] {
 			more := sc.v[i] * namedShardBoost
 			sc.v[i] += more
 			if e := sc.explain(i); e != nil {
@@ -331,24 +334,31 @@ func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(
 	// Each needle costs a pass over every fact: a query repeating one word
 	// two hundred times, or naming two hundred, would cost seconds. The
 	// few longest distinct words say the most.
-	var needles []string
+	var words []string
 	for _, w := range content {
-		if len(w) >= 3 && !slices.Contains(needles, w) {
-			needles = append(needles, w)
+		if len(w) >= 3 && !slices.Contains(words, w) {
+			words = append(words, w)
 		}
 	}
-	if len(needles) == 0 {
+	if len(words) == 0 {
 		return
 	}
-	slices.SortStableFunc(needles, func(a, b string) int { return len(b) - len(a) })
-	needles = needles[:min(len(needles), maxNeedles)]
+	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
+	words = words[:min(len(words), maxNeedles)]
+	needles := make([][]byte, len(words))
+	for j, w := range words {
+		needles[j] = []byte(w)
+	}
+	var buf []byte
 	for _, part := range st.parts {
 		for _, i := range part.entries {
 			if !ok(i) {
 				continue
 			}
+			var folded []byte
+			folded, buf = x.foldedText(i, buf)
 			for _, n := range needles {
-				if strings.Contains(x.entries[i].folded, n) {
+				if bytes.Contains(folded, n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++
@@ -388,8 +398,12 @@ func (x *Index) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32
 }
 
 func (x *Index) boostPhrase(sc *scores, phrase string, top []int32) {
+	want := []byte(phrase)
+	var buf []byte
 	for _, i := range top {
-		if strings.Contains(x.entries[i].folded, phrase) {
+		var folded []byte
+		folded, buf = x.foldedText(i, buf)
+		if bytes.Contains(folded, want) {
 			more := sc.v[i] * phraseBoost
 			sc.v[i] += more
 			if e := sc.explain(i); e != nil {
@@ -490,7 +504,7 @@ func (x *Index) collect(sc *scores, q Query) []Hit {
 	h := make([]ranked, 0, limit+1)
 	worse := func(a, b ranked) bool { return x.better(b, a) }
 	for _, i := range sc.touched {
-		r := ranked{i: i, v: sc.v[i] * x.factor[i], days: int(x.days[i])}
+		r := ranked{i: i, v: sc.v[i] * x.factors[x.entries[i].tier], days: int(x.days[i])}
 		if len(h) == limit && (r.v < h[0].v*(1-1e-9) || !x.better(r, h[0])) {
 			continue
 		}
@@ -513,7 +527,7 @@ func (x *Index) collect(sc *scores, q Query) []Hit {
 	})
 	hits := make([]Hit, len(h))
 	for j, r := range h {
-		hits[j] = Hit{Doc: x.entries[r.i].doc, Score: r.v}
+		hits[j] = Hit{Doc: x.docOf(r.i), Score: r.v}
 		if e := sc.explain(r.i); e != nil {
 			e.Tier = r.v - sc.v[r.i]
 			hits[j].Explain = e
@@ -602,7 +616,7 @@ func (x *Index) walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
 		list = sd.profile
 	}
 	for _, i := range list {
-		if !fn(x.entries[i].doc) {
+		if !fn(x.docOf(i)) {
 			break
 		}
 	}

@@ -77,6 +77,40 @@ func analyze(text string) (folded string, ts []string) {
 	return folded, ws
 }
 
+// isASCII reports whether s is plain ASCII, whose folded words foldASCII
+// gives without allocating.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// foldASCII appends to buf the folded words of an ASCII text joined by
+// single spaces: what analyze gives as folded, for such a text.
+func foldASCII(buf []byte, s string) []byte {
+	gap := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		default:
+			gap = true
+			continue
+		}
+		if gap && len(buf) > 0 {
+			buf = append(buf, ' ')
+		}
+		gap = false
+		buf = append(buf, c)
+	}
+	return buf
+}
+
 // isStop reports whether a folded word carries little meaning in a query.
 func isStop(w string) bool {
 	if english.IsStopWord(w) {
