@@ -185,9 +185,8 @@ func (sh *Shard) journalMove(from, to plumbing.Hash) error {
 // stopped, as its journal records it, and brings forward files whose index
 // entries lag behind HEAD (as a power cut can leave them, taking the
 // journal and the working files' last writes but not main's).
-func (sh *Shard) finishWorktree() error {
-	st := sh.cur.Load()
-	if st == nil || st.head.IsZero() {
+func (sh *Shard) finishWorktree(head, root plumbing.Hash) error {
+	if head.IsZero() {
 		sh.dropJournal()
 		return nil
 	}
@@ -196,11 +195,21 @@ func (sh *Shard) finishWorktree() error {
 		sh.store.log.Warn("ignoring an unreadable working-tree journal", "shard", sh.id, "err", err)
 	}
 	touched := make(map[string]*factFile) // path -> the version the tree holds
+	if j == nil {
+		// The common case, checked without reading the shard's files.
+		if err := sh.laggingFiles(head, root, touched); err != nil || len(touched) == 0 {
+			return err
+		}
+	}
+	st, err := sh.refresh()
+	if err != nil {
+		return err
+	}
 	if j != nil {
 		sh.takeJournal(st, j, touched)
-	}
-	if err := sh.laggingFiles(st, touched); err != nil {
-		return err
+		if err := sh.laggingFiles(st.head, st.root, touched); err != nil {
+			return err
+		}
 	}
 	next, err := sh.versionsAt(st, touched)
 	if err != nil {

@@ -87,11 +87,21 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	if from, to := sh.clearStaleLocks(); !to.IsZero() {
 		sh.finishMove(from, to)
 	}
-	if _, err := sh.refresh(); err != nil {
-		db.Close()
-		return nil, err
+	// main's commit must be readable; the files at it are read when a
+	// write or lookup first needs them.
+	main, err := readRef(gitDir, mainRef)
+	var root plumbing.Hash
+	if err == nil && !main.IsZero() {
+		var c *commitInfo
+		if c, err = sh.readCommit(main); err == nil {
+			root = c.tree
+		}
 	}
-	if err := sh.finishWorktree(); err != nil {
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("shard %s: read HEAD: %w", id, err)
+	}
+	if err := sh.finishWorktree(main, root); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
 	sh.used.Store(0) // read to open it, not used yet: idle
@@ -102,7 +112,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 // entries name their version in a recent ancestor of HEAD rather than
 // HEAD's: memd's own, left behind. Any other difference is a person's
 // staged change.
-func (sh *Shard) laggingFiles(st *state, touched map[string]*factFile) error {
+func (sh *Shard) laggingFiles(head, root plumbing.Hash, touched map[string]*factFile) error {
 	idx, err := sh.readIndex()
 	if err != nil {
 		return err
@@ -115,7 +125,7 @@ func (sh *Shard) laggingFiles(st *state, touched map[string]*factFile) error {
 		switch {
 		case err != nil:
 			touched[path] = nil
-		case e.Hash != blob && sh.inRecentHistory(st.head, path, e.Hash):
+		case e.Hash != blob && sh.inRecentHistory(head, path, e.Hash):
 			old, err := sh.fileVersion(path, e.Hash)
 			if err != nil {
 				return err
@@ -124,16 +134,14 @@ func (sh *Shard) laggingFiles(st *state, touched map[string]*factFile) error {
 		}
 		return nil
 	}
-	for path, ff := range st.files {
-		if err := check(path, ff.blob); err != nil {
-			return err
-		}
-	}
-	if st.root.IsZero() {
+	if root.IsZero() {
 		return nil
 	}
 	t := &trees{db: sh.db}
-	return t.walkFiles(st.root, "", keepNotePaths, check)
+	if err := t.walkFiles(root, "", keepFactPaths, check); err != nil {
+		return err
+	}
+	return t.walkFiles(root, "", keepNotePaths, check)
 }
 
 // inRecentHistory reports whether path held blob in one of the last commits

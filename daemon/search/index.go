@@ -117,14 +117,23 @@ type Index struct {
 type part struct {
 	live, length int                  // live facts and passages, and their terms
 	ids          map[string]int32     // ID -> live entry
-	postings     map[string][]posting // term -> the entries holding it
+	terms        map[string]int32     // term -> its postings in lists
+	lists        [][]posting          // the entries holding each term
 	prefixes     map[string][]string  // first five letters of a term -> terms
 	dates        map[int][]int32      // day -> the facts dated that day
 	entries      []int32              // every entry, dead ones until compaction
 }
 
 func newPart() *part {
-	return &part{ids: make(map[string]int32), postings: make(map[string][]posting), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
+	return &part{ids: make(map[string]int32), terms: make(map[string]int32), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
+}
+
+// postings returns the entries holding a term.
+func (x *part) postings(t string) []posting {
+	if j, ok := x.terms[t]; ok {
+		return x.lists[j]
+	}
+	return nil
 }
 
 // New returns an empty index.
@@ -249,10 +258,10 @@ type analysed struct {
 // analyzeDoc analyses a fact's text. The folded text is kept only for a
 // text that is not plain ASCII: foldASCII gives the others' when needed.
 func analyzeDoc(d Doc) analysed {
-	f, ts := analyze(d.Text)
 	if isASCII(d.Text) {
-		f = ""
+		return analysed{terms: terms(strings.ToLower(d.Text))}
 	}
+	f, ts := analyze(d.Text)
 	return analysed{f, ts}
 }
 
@@ -590,11 +599,19 @@ func (x *part) addPostings(i int32, ts []string) {
 				n++
 			}
 		}
-		// Numbers and codes match whole: "4242" is not "42421".
-		if len(x.postings[t]) == 0 && len(t) >= prefixLen && !strings.ContainsAny(t, "0123456789") {
-			x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
+		k, known := x.terms[t]
+		if !known {
+			// A copy: t is part of the whole text it was read from.
+			t = strings.Clone(t)
+			k = int32(len(x.lists))
+			x.terms[t] = k
+			x.lists = append(x.lists, nil)
+			// Numbers and codes match whole: "4242" is not "42421".
+			if len(t) >= prefixLen && !strings.ContainsAny(t, "0123456789") {
+				x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
+			}
 		}
-		x.postings[t] = append(x.postings[t], posting{i, n})
+		x.lists[k] = append(x.lists[k], posting{i, n})
 	}
 }
 

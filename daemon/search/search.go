@@ -263,7 +263,7 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 func idfOf(t string, st stats, ok func(int32) bool) float64 {
 	n := 0
 	for _, part := range st.parts {
-		for _, p := range part.postings[t] {
+		for _, p := range part.postings(t) {
 			if ok(p.doc) {
 				n++
 			}
@@ -277,7 +277,7 @@ func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit
 		return
 	}
 	for _, part := range st.parts {
-		for _, p := range part.postings[t] {
+		for _, p := range part.postings(t) {
 			if !ok(p.doc) {
 				continue
 			}

@@ -62,6 +62,8 @@ func stem(w string) string {
 	if s == "" {
 		s = w
 	}
+	// Copies: w and s are parts of the whole text they were read from.
+	w, s = strings.Clone(w), strings.Clone(s)
 	stems.Store(w, s)
 	return s
 }
@@ -71,10 +73,17 @@ func stem(w string) string {
 func analyze(text string) (folded string, ts []string) {
 	ws := words(fold(text))
 	folded = strings.Join(ws, " ")
+	return folded, stemAll(ws)
+}
+
+// terms returns the stemmed terms of a folded text, in order.
+func terms(folded string) []string { return stemAll(words(folded)) }
+
+func stemAll(ws []string) []string {
 	for i, w := range ws {
 		ws[i] = stem(w)
 	}
-	return folded, ws
+	return ws
 }
 
 // isASCII reports whether s is plain ASCII, whose folded words foldASCII
