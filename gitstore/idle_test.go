@@ -11,15 +11,7 @@ import (
 // the next write and lookup, and loses nothing: the fact written before is
 // still one fact, not written twice.
 func TestShard_IdleStateIsReadAgain(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err := s.CreateShard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sh := aliceShard(t)
 	date, _ := memd.ParseDate("2026-11-03")
 	add := func(text string) Result {
 		t.Helper()

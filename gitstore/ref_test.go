@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/memd/memd"
 )
 
 // main's commit is remembered with its ref file's stat data; a commit
@@ -18,15 +16,7 @@ func TestMainHead_SeesEveryCommitMadeWithGit(t *testing.T) {
 	old := settled
 	settled = 0
 	t.Cleanup(func() { settled = old })
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err := s.CreateShard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sh := aliceShard(t)
 	run := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
 		cmd.Dir = sh.Dir()

@@ -282,16 +282,23 @@ func RSS() int64 {
 }
 
 // ProcessRSS returns the resident memory of a process, in bytes.
-func ProcessRSS(pid int) (int64, error) {
+func ProcessRSS(pid int) (int64, error) { return processMemory(pid, "VmRSS") }
+
+// ProcessPeakRSS returns the most resident memory a process has had, in
+// bytes.
+func ProcessPeakRSS(pid int) (int64, error) { return processMemory(pid, "VmHWM") }
+
+// processMemory reads one of the memory figures of /proc/PID/status.
+func processMemory(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+	return 0, fmt.Errorf("no %s for process %d", field, pid)
 }

@@ -15,10 +15,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -146,7 +144,7 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	if row.Steady, err = readbench.ProcessRSS(d.Pid()); err != nil {
 		return row, err
 	}
-	if row.Peak, err = peakRSS(d.Pid()); err != nil {
+	if row.Peak, err = readbench.ProcessPeakRSS(d.Pid()); err != nil {
 		return row, err
 	}
 	d.Stop()
@@ -218,21 +216,6 @@ func call(ctx context.Context, base, token, method, path string, js []byte) erro
 		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
 	}
 	return nil
-}
-
-// peakRSS reads a process's peak resident memory (VmHWM).
-func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM for process %d", pid)
 }
 
 // sizes adds up the Markdown files of the working trees and the bytes
