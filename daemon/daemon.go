@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,15 +124,6 @@ func Open(cfg Config) (*Daemon, error) {
 		store.Close()
 		return nil, err
 	}
-	if err := idx.CatchUpAll(); err != nil {
-		idx.Close()
-		store.Close()
-		return nil, fmt.Errorf("bring the index up to date: %w", err)
-	}
-	// Loading the index and every shard's files leaves as much garbage as
-	// the memory they hold; hand its pages back now rather than keep them
-	// resident until the runtime gets round to it.
-	debug.FreeOSMemory()
 	var m *metrics.Metrics
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
@@ -210,6 +200,9 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	var ctx context.Context
 	ctx, d.stop = context.WithCancel(context.Background())
+	// Each shard's index is read when a call first needs it, and all of
+	// them in the background: a start answers at once.
+	idx.ReadAll()
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()

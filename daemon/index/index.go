@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -57,9 +58,13 @@ type Index struct {
 
 	dir string // the shards' snapshots
 
-	mu    sync.Mutex // guards heads, notes, dirty and locks
+	mu    sync.Mutex // guards heads, notes, dirty, unread and locks
 	heads map[memd.ShardID]plumbing.Hash
-	notes map[memd.ShardID]map[string]*noteRecord // each shard's notes, by path
+	// unread holds the shards whose snapshot is on disk and not yet read:
+	// a shard is read when first caught up, so a start answers a caller
+	// once its own shards are read, not the whole store.
+	unread map[memd.ShardID]bool
+	notes  map[memd.ShardID]map[string]*noteRecord // each shard's notes, by path
 	// dirty holds the shards indexed past their snapshot, with when the
 	// first change since it came.
 	dirty map[memd.ShardID]time.Time
@@ -90,7 +95,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 	x := &Index{db: db, store: store, search: search.New(), log: log,
 		dir:   strings.TrimSuffix(path, filepath.Ext(path)) + ".shards",
 		heads: make(map[memd.ShardID]plumbing.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
-		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex),
+		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
 		saverDone: make(chan struct{})}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
@@ -135,25 +140,74 @@ func (x *Index) load() error {
 		return fmt.Errorf("load index: %w", err)
 	}
 	for _, id := range ids {
-		path := x.snapshotPath(id)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("load index: %w", err)
+		x.unread[id] = true
+	}
+	return nil
+}
+
+// readSnapshot reads a shard's snapshot into the index if it has one not
+// yet read. The caller holds the shard's lock.
+func (x *Index) readSnapshot(id memd.ShardID) error {
+	x.mu.Lock()
+	unread := x.unread[id]
+	x.mu.Unlock()
+	if !unread {
+		return nil
+	}
+	path := x.snapshotPath(id)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		x.mu.Lock()
+		delete(x.unread, id)
+		x.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read index snapshot: %w", err)
+	}
+	snap, err := decodeSnapshot(id, b)
+	if err != nil {
+		// Its shard is read from HEAD again.
+		x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("drop index snapshot: %w", err)
 		}
-		snap, err := decodeSnapshot(id, b)
-		if err != nil {
-			// Its shard is read from HEAD again at the next catch-up.
-			x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
-			if err := os.Remove(path); err != nil {
-				return fmt.Errorf("load index: %w", err)
-			}
-			continue
-		}
+	} else {
 		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes)})
+	}
+	x.mu.Lock()
+	if err == nil {
 		x.heads[id] = snap.head
 		x.notes[id] = snap.notes
 	}
+	delete(x.unread, id)
+	x.mu.Unlock()
 	return nil
+}
+
+// ReadAll brings every shard of the store up to date in the background,
+// reading the snapshots not yet read, until the index closes.
+func (x *Index) ReadAll() {
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		ids, err := x.store.Shards()
+		if err != nil {
+			x.log.Warn("listing shards to index", "err", err)
+			return
+		}
+		for _, id := range ids {
+			if x.ctx.Err() != nil {
+				return
+			}
+			if err := x.CatchUp(id); err != nil {
+				x.log.Warn("bringing the index up to date", "shard", id, "err", err)
+			}
+		}
+		// Reading leaves as much garbage as the index holds; hand its
+		// pages back now rather than keep them resident.
+		debug.FreeOSMemory()
+	}()
 }
 
 // snapshotShards lists the shards that have a snapshot, and removes what
@@ -253,6 +307,12 @@ func (x *Index) lock(id memd.ShardID) func() {
 	return l.Unlock
 }
 
+func (x *Index) isUnread(id memd.ShardID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.unread[id]
+}
+
 // Head returns the commit a shard's facts were indexed from.
 func (x *Index) Head(id memd.ShardID) plumbing.Hash {
 	x.mu.Lock()
@@ -293,10 +353,13 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 		return err
 	}
 	id := sh.ID()
-	if x.Head(id) == head {
+	if x.Head(id) == head && !x.isUnread(id) {
 		return nil
 	}
 	defer x.lock(id)()
+	if err := x.readSnapshot(id); err != nil {
+		return err
+	}
 	indexed := x.Head(id)
 	if indexed == head {
 		return nil
@@ -679,6 +742,7 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 		x.heads = make(map[memd.ShardID]plumbing.Hash)
 		x.notes = make(map[memd.ShardID]map[string]*noteRecord)
 		x.dirty = make(map[memd.ShardID]time.Time)
+		x.unread = make(map[memd.ShardID]bool)
 		x.mu.Unlock()
 	}
 	x.saveMu.Unlock()

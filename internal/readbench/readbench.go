@@ -173,8 +173,8 @@ func thingList() []string {
 	return out
 }
 
-// factText returns the i-th fact of the benchmark's memory.
-func factText(i int) string {
+// FactText returns the i-th fact of the benchmark's memory.
+func FactText(i int) string {
 	ts := thingList()
 	r := uint64(i)*2654435761 + 12345
 	pick := func(n int) int { r = r*6364136223846793005 + 1442695040888963407; return int(r>>33) % n }
@@ -193,7 +193,7 @@ func prefill(store *gitstore.Store, id memd.ShardID, from, to int, today time.Ti
 			tier = memd.TierProfile
 		}
 		day := today.AddDate(0, 0, -(i*7919)%480)
-		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: factText(i), Date: memd.DateOf(day), Tier: tier}})
+		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: FactText(i), Date: memd.DateOf(day), Tier: tier}})
 	}
 	_, err = sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: benchmark memory", Edits: edits})
 	return err
@@ -211,7 +211,7 @@ func prefillChat(store *gitstore.Store, id memd.ShardID, from, to int, today tim
 		var edits []gitstore.Edit
 		for i := from; i < to; i++ {
 			if i%30 == day {
-				edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: factText(i), Date: date, Tier: memd.TierLog}})
+				edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: FactText(i), Date: date, Tier: memd.TierLog}})
 			}
 		}
 		msg := provenance.Message("learn: a day of the busy chat", memd.Provenance{SourceChat: BusyChat, SourceMessages: []string{"bench-" + date.String()}, LearnedBy: "learner"})

@@ -59,7 +59,8 @@ type Row struct {
 // Build writes the store of a shape into data with memd's write path, as
 // an import would: the agent's shard holds Facts (one shard), or each of
 // 100 shards — the agent's, its user's, three projects' and 95 other
-// agents' — a hundredth of them, every shard's log a full 16 months.
+// agents' — a hundredth of them, every shard's log a full 16 months, the
+// facts those of the read-path benchmark (readbench.FactText).
 func Build(data string, s Shape) error {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1, Logger: logger})
@@ -78,8 +79,12 @@ func Build(data string, s Shape) error {
 		}
 	}
 	today := time.Now()
-	for _, id := range ids {
-		if _, err := writebench.Prefill(store, id, s.Facts/len(ids), today); err != nil {
+	per := s.Facts / len(ids)
+	for j, id := range ids {
+		// Facts as a team's memory holds them: most words in well under a
+		// percent of the facts.
+		text := func(i int) string { return readbench.FactText(j*per + i) }
+		if _, err := writebench.PrefillWith(store, id, per, today, text); err != nil {
 			return fmt.Errorf("prefill %s: %w", id, err)
 		}
 	}

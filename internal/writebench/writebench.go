@@ -51,6 +51,11 @@ func Text(series string, i int) string {
 // today), as a store's current log does late in the month, so writes to it
 // pay for a full month's file.
 func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitstore.Shard, error) {
+	return PrefillWith(s, id, n, today, func(i int) string { return Text("history", i) })
+}
+
+// PrefillWith is Prefill with the i-th fact's text given by text.
+func PrefillWith(s *gitstore.Store, id memd.ShardID, n int, today time.Time, text func(int) string) (*gitstore.Shard, error) {
 	sh, err := s.CreateShard(id)
 	if err != nil {
 		return nil, err
@@ -68,7 +73,7 @@ func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitst
 			days = today.Day() // not after today
 		}
 		day := month.AddDate(0, 0, rng.IntN(days))
-		edits[i] = gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: Text("history", i), Date: memd.DateOf(day), Tier: memd.TierLog}}
+		edits[i] = gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text(i), Date: memd.DateOf(day), Tier: memd.TierLog}}
 	}
 	_, err = sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: prefill", Edits: edits})
 	return sh, err
