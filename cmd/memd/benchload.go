@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/memd/memd/internal/loadbench"
@@ -43,6 +44,7 @@ func benchLoad(ctx context.Context, e *env, dir string, cfg loadbench.Config) er
 	fmt.Fprintf(tw, "remember, p50 / p99\t%s / %s\t\n", ms(pct(res.Write, 50)), ms(pct(res.Write, 99)))
 	fmt.Fprintf(tw, "recall under load, p50 / p99 (%d calls)\t%s / %s\t\n", len(res.Recall), ms(pct(res.Recall, 50)), ms(pct(res.Recall, 99)))
 	fmt.Fprintf(tw, "feed events received\t%d (subscribers cut off and resumed: %d)\t\n", res.FeedEvents, res.Resumed)
+	fmt.Fprintf(tw, "feed delivery after the writer's answer, p50 / p99\t%s / %s\t\n", ms(pct(res.FeedLatency, 50)), ms(pct(res.FeedLatency, 99)))
 	fmt.Fprintf(tw, "memd serve memory, peak / at the end\t%d MB / %d MB\t\n", res.PeakRSS>>20, res.FinalRSS>>20)
 	tw.Flush()
 	if len(res.Problems) > 0 {
@@ -52,5 +54,22 @@ func benchLoad(ctx context.Context, e *env, dir string, cfg loadbench.Config) er
 		return fmt.Errorf("%d problems under load", len(res.Problems))
 	}
 	fmt.Fprintln(e.stdout, "no errors; every acknowledged fact is in its shard once; every subscriber received every commit in order")
+
+	// One shard, written by 1 and by 8 HTTP clients alone: what one agent,
+	// and a busy team, wait for a remember.
+	for _, clients := range []int{1, 8} {
+		one := loadbench.Config{Binary: cfg.Binary, Dir: filepath.Join(dir, fmt.Sprintf("clients-%d", clients)), Shards: 1, Writers: clients, Facts: 4000 / clients}
+		p.set(fmt.Sprintf("%d HTTP client(s)", clients), 0, 1)
+		r, err := loadbench.Run(ctx, one)
+		p.done()
+		if err != nil {
+			return err
+		}
+		if len(r.Problems) > 0 {
+			return fmt.Errorf("%d HTTP client(s): %s", clients, r.Problems[0])
+		}
+		fmt.Fprintf(e.stdout, "remember over HTTP, one shard, %d client(s): %.0f facts/s, p50 %s, p99 %s\n", clients,
+			float64(r.Facts)/r.Took.Seconds(), ms(pct(r.Write, 50)), ms(pct(r.Write, 99)))
+	}
 	return nil
 }

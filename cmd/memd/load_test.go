@@ -31,5 +31,9 @@ func TestLoad_WritersRecallAndSubscribers(t *testing.T) {
 	if len(res.Recall) == 0 {
 		t.Error("no recall ran during the load")
 	}
+	// Every event is of a commit a writer was answered for, and is timed.
+	if len(res.FeedLatency) != res.FeedEvents {
+		t.Errorf("%d of %d feed deliveries timed", len(res.FeedLatency), res.FeedEvents)
+	}
 	t.Logf("%d facts in %v with %d recalls, peak memory %d MB", res.Facts, res.Took, len(res.Recall), res.PeakRSS>>20)
 }

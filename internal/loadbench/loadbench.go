@@ -44,6 +44,10 @@ type Result struct {
 	Write       []time.Duration
 	Recall      []time.Duration
 	FeedEvents  int // commit events received, over all subscribers
+	// FeedLatency is, for each commit event a subscriber received, how
+	// long after its writer was answered it arrived (zero when it came
+	// first).
+	FeedLatency []time.Duration
 	Resumed     int // times a subscriber was cut off and resumed with since
 	PeakRSS     int64
 	FinalRSS    int64
@@ -117,9 +121,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// as an unbroken parent chain, resuming with since when cut off.
 	subs := make([]*subscriber, cfg.Subscribers)
 	feed := &progress{ch: make(chan struct{})}
+	times := &deliveries{answered: make(map[string]time.Time)}
 	ready := make(chan error, cfg.Subscribers)
 	for i := range subs {
-		s := &subscriber{c: c, shard: shards[i%len(shards)], last: heads[shards[i%len(shards)]], problem: problem, feed: feed}
+		s := &subscriber{c: c, shard: shards[i%len(shards)], last: heads[shards[i%len(shards)]], problem: problem, feed: feed, times: times}
 		subs[i] = s
 		background.Add(1)
 		go func() { defer background.Done(); s.run(ctx, stop, ready) }()
@@ -176,17 +181,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			go func() {
 				defer writers.Done()
 				mine := make([]string, 0, cfg.Facts)
-				times := make([]time.Duration, 0, cfg.Facts)
+				took := make([]time.Duration, 0, cfg.Facts)
 				for i := 0; i < cfg.Facts; i++ {
 					text, date := factOf(si, w, i)
 					t0 := time.Now()
 					r, err := c.Remember(ctx, memd.RememberRequest{Shard: sh, Text: text, Tier: memd.TierLog, Date: date,
 						Source: memd.Source{Messages: []string{fmt.Sprintf("load-%d-%d-%d", si, w, i)}, Chat: "load"}})
-					times = append(times, time.Since(t0))
+					took = append(took, time.Since(t0))
 					if err != nil {
 						problem("remember in %s: %v", sh, err)
 						break
 					}
+					times.answer(r.Commit)
 					if r.Existing {
 						problem("remember in %s: %q was already there", sh, text)
 					}
@@ -199,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				for _, id := range mine {
 					acked[si][id] = true
 				}
-				lat[si*cfg.Writers+w] = times
+				lat[si*cfg.Writers+w] = took
 				wmu.Unlock()
 			}()
 		}
@@ -234,6 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.FeedEvents += s.events
 		res.Resumed += s.resumed
 	}
+	res.FeedLatency = times.latencies()
 	res.PeakRSS = peak.Load()
 	res.FinalRSS, _ = readbench.ProcessRSS(d.Pid())
 	if err := d.Stop(); err != nil {
@@ -310,6 +317,7 @@ type subscriber struct {
 	feed    *progress
 	events  int
 	resumed int
+	times   *deliveries
 }
 
 func (s *subscriber) lastSeen() string {
@@ -393,6 +401,7 @@ func (s *subscriber) run(ctx context.Context, stop chan struct{}, ready chan<- e
 			}
 			s.last = ev.Commit
 			s.events++
+			s.times.receive(ev.Commit)
 			s.mu.Unlock()
 			s.feed.moved()
 		}
@@ -411,6 +420,48 @@ func (s *subscriber) run(ctx context.Context, stop chan struct{}, ready chan<- e
 		s.problem("feed of %s ended: %v", s.shard, sub.Err())
 		return
 	}
+}
+
+// deliveries times the feed: when each commit's writer was answered, and
+// when each subscriber received it.
+type deliveries struct {
+	mu       sync.Mutex
+	answered map[string]time.Time
+	received []delivery
+}
+
+type delivery struct {
+	commit string
+	at     time.Time
+}
+
+func (d *deliveries) answer(commit string) {
+	if commit == "" {
+		return
+	}
+	d.mu.Lock()
+	d.answered[commit] = time.Now()
+	d.mu.Unlock()
+}
+
+func (d *deliveries) receive(commit string) {
+	d.mu.Lock()
+	d.received = append(d.received, delivery{commit, time.Now()})
+	d.mu.Unlock()
+}
+
+// latencies returns, for each delivery of a commit a writer was answered
+// for, how long after the answer it arrived.
+func (d *deliveries) latencies() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]time.Duration, 0, len(d.received))
+	for _, r := range d.received {
+		if at, ok := d.answered[r.commit]; ok {
+			out = append(out, max(0, r.at.Sub(at)))
+		}
+	}
+	return out
 }
 
 // Daemon is memd serve running as a child process.
