@@ -49,10 +49,23 @@ func (s *Store) dropIdleStates() {
 // touch records that the shard's state was used now.
 func (sh *Shard) touch() { sh.used.Store(time.Now().UnixNano()) }
 
+// Release gives up the shard's parsed files now unless a write is under
+// way: a caller that read them once (a rebuild of the index) says it is
+// done with them.
+func (sh *Shard) Release() { sh.drop() }
+
 // dropIfIdle gives up the shard's state if it has not been used for
 // idleAfter and nobody is using it now, and reports whether it did.
 func (sh *Shard) dropIfIdle(now time.Time) bool {
-	if now.Sub(time.Unix(0, sh.used.Load())) < idleAfter || sh.cur.Load() == nil {
+	if now.Sub(time.Unix(0, sh.used.Load())) < idleAfter {
+		return false
+	}
+	return sh.drop()
+}
+
+// drop gives up the shard's state unless a write is under way.
+func (sh *Shard) drop() bool {
+	if sh.cur.Load() == nil {
 		return false
 	}
 	if !sh.mu.TryLock() {

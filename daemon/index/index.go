@@ -555,6 +555,7 @@ func (x *Index) rebuildShard(sh *gitstore.Shard) error {
 	if err != nil {
 		return err
 	}
+	sh.Release() // read for the index, not to be written
 	if err := x.replaceShard(sh, lines, head); err != nil {
 		return err
 	}
@@ -759,6 +760,7 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 		if err != nil {
 			return err
 		}
+		sh.Release() // read for the index, not to be written
 		if err := x.replaceShard(sh, lines, head); err != nil {
 			return err
 		}

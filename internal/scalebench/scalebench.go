@@ -38,6 +38,10 @@ const (
 
 var projects = []string{"alpha", "beta", "gamma"}
 
+// settle is how long after a start memd is left alone before its steady
+// memory is read: longer than it keeps an unused shard's parsed files.
+const settle = 75 * time.Second
+
 // Shape is one store: Facts facts over Shards shards (1 or 100).
 type Shape struct {
 	Facts, Shards int
@@ -119,6 +123,18 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	}
 	defer d.Stop()
 	row.Restart = took
+	// memd reads every shard in the background after it starts, and a
+	// shard's parsed files go a minute after their last use: steady memory
+	// is read once both are done.
+	progress("idle")
+	select {
+	case <-ctx.Done():
+		return row, ctx.Err()
+	case <-time.After(settle):
+	}
+	if row.Steady, err = readbench.ProcessRSS(d.Pid()); err != nil {
+		return row, err
+	}
 	progress("recall")
 	for i := 0; i < 1000; i++ {
 		start := time.Now()
@@ -137,17 +153,6 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 			return row, err
 		}
 		row.Remember = append(row.Remember, time.Since(start))
-	}
-	// Shards idle since the start give up their parsed files within a
-	// few seconds; steady memory is read after that.
-	progress("idle")
-	select {
-	case <-ctx.Done():
-		return row, ctx.Err()
-	case <-time.After(15 * time.Second):
-	}
-	if row.Steady, err = readbench.ProcessRSS(d.Pid()); err != nil {
-		return row, err
 	}
 	if row.Peak, err = readbench.ProcessPeakRSS(d.Pid()); err != nil {
 		return row, err
