@@ -58,6 +58,7 @@ type Row struct {
 	Remember            []time.Duration // remember over HTTP into the largest shard's full month
 	Markdown            int64           // bytes of fact files
 	Disk, Repacked      int64           // bytes under the shards' .git, before and after git repack
+	Unsound             []string        // shards git fsck --strict finds fault with
 }
 
 // Build writes the store of a shape into data with memd's write path, as
@@ -179,7 +180,11 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	if err := repackAll(ctx, shards); err != nil {
 		return row, err
 	}
-	_, row.Repacked, err = sizes(shards)
+	if _, row.Repacked, err = sizes(shards); err != nil {
+		return row, err
+	}
+	progress("git fsck --strict")
+	row.Unsound, err = fsckAll(ctx, shards)
 	return row, err
 }
 
@@ -248,6 +253,23 @@ func sizes(shards string) (markdown, git int64, err error) {
 		return nil
 	})
 	return markdown, git, err
+}
+
+// fsckAll runs git fsck --strict in every shard and returns those it
+// finds fault with, each with what it said.
+func fsckAll(ctx context.Context, shards string) ([]string, error) {
+	gits, err := filepath.Glob(filepath.Join(shards, "*", "*", ".git"))
+	if err != nil {
+		return nil, err
+	}
+	var unsound []string
+	for _, g := range gits {
+		cmd := exec.CommandContext(ctx, "git", "-C", filepath.Dir(g), "fsck", "--strict", "--no-progress")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			unsound = append(unsound, fmt.Sprintf("%s: %v: %s", filepath.Dir(g), err, out))
+		}
+	}
+	return unsound, nil
 }
 
 // repackAll runs git repack -ad in every shard.
