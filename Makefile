@@ -31,3 +31,4 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/
 	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/
 	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) ./daemon/search/

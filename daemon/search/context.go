@@ -78,7 +78,7 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 // adjacent lines of its file of the same day and also of no chat.
 func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	e := x.entries[i]
-	if e.note != "" {
+	if e.passage {
 		return
 	}
 	if e.chat != "" {

@@ -1,6 +1,9 @@
 package search
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The index keeps no folded copy of a plain ASCII text and folds it again
 // when a phrase or substring is looked for: that must be the folded text
@@ -16,6 +19,27 @@ func FuzzFoldASCII(f *testing.F) {
 		want, _ := analyze(s)
 		if got := string(foldASCII(nil, s)); got != want {
 			t.Fatalf("foldASCII(%q) = %q, analyze folds it to %q", s, got, want)
+		}
+	})
+}
+
+// A word is found in an ASCII text, in any case, exactly where it is found
+// in the text's folded words.
+func FuzzContainsFold(f *testing.F) {
+	f.Add("Booked a flight to LISBON", "lisb")
+	f.Add("ref #4242, Q3", "q3")
+	f.Add("abc", "bcd")
+	f.Fuzz(func(t *testing.T, s, n string) {
+		if !isASCII(s) {
+			return
+		}
+		w := words(fold(n))
+		if len(w) != 1 {
+			return
+		}
+		folded, _ := analyze(s)
+		if got, want := containsFold(s, w[0]), strings.Contains(folded, w[0]); got != want {
+			t.Fatalf("containsFold(%q, %q) = %v; the folded words %q hold it: %v", s, w[0], got, folded, want)
 		}
 	})
 }

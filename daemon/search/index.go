@@ -35,13 +35,14 @@ type Doc struct {
 // less what the dense arrays of Index hold (shard, day, offset, length),
 // in as few bytes as a million of them should take.
 type entry struct {
-	id, text, file, note string
-	commit, chat         string
-	messages             []string
-	when                 int64
-	rank                 float64
-	tier                 uint8 // into Index.tiers
-	dated                bool  // the date is set (its day is in Index.days)
+	id, text, file string
+	commit, chat   string
+	messages       []string
+	when           int64
+	rank           float64
+	tier           uint8 // into Index.tiers
+	dated          bool  // the date is set (its day is in Index.days)
+	passage        bool  // a note's passage; the note is in Index.noteOf
 }
 
 type posting struct {
@@ -93,7 +94,9 @@ type Index struct {
 	factors []float64
 	// The folded text of entries whose text is not plain ASCII; the
 	// others' is folded when needed (see foldInto).
-	folded   map[int32]string
+	folded map[int32]string
+	// The note each passage is of.
+	noteOf   map[int32]string
 	shardIDs []memd.ShardID
 	shardNum map[memd.ShardID]uint32
 	// Each shard's place in the order of shard names, to order ties
@@ -117,23 +120,41 @@ type Index struct {
 type part struct {
 	live, length int                 // live facts and passages, and their terms
 	ids          map[string]int32    // ID -> live entry
-	terms        map[string]int32    // term -> its postings in lists
-	lists        [][]posting         // the entries holding each term
+	terms        map[string]termRef  // term -> its postings
+	lists        [][]posting         // the entries holding terms held more than once
 	prefixes     map[string][]string // first five letters of a term -> terms
 	dates        map[int][]int32     // day -> the facts dated that day
 	entries      []int32             // every entry, dead ones until compaction
 }
 
 func newPart() *part {
-	return &part{ids: make(map[string]int32), terms: make(map[string]int32), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
+	return &part{ids: make(map[string]int32), terms: make(map[string]termRef), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
 }
 
-// postings returns the entries holding a term.
-func (x *part) postings(t string) []posting {
-	if j, ok := x.terms[t]; ok {
-		return x.lists[j]
+// termRef is where a term's postings are: most terms of a large store
+// (numbers, names, codes) are held by one fact, whose posting the ref
+// holds itself rather than a list of one.
+type termRef uint64
+
+const single termRef = 1 << 63
+
+func singleRef(p posting) termRef { return single | termRef(uint32(p.doc))<<16 | termRef(p.tf) }
+
+func (r termRef) single() (posting, bool) {
+	return posting{doc: int32(uint32(r >> 16)), tf: uint16(r)}, r&single != 0
+}
+
+// postings returns the entries holding a term; one, it is put in one.
+func (x *part) postings(t string, one *[1]posting) []posting {
+	r, ok := x.terms[t]
+	if !ok {
+		return nil
 	}
-	return nil
+	if p, ok := r.single(); ok {
+		one[0] = p
+		return one[:]
+	}
+	return x.lists[r]
 }
 
 // New returns an empty index.
@@ -149,6 +170,7 @@ func (x *Index) reset() {
 	x.lengths, x.days, x.offsets = nil, nil, nil
 	x.tiers, x.factors = nil, nil
 	x.folded = make(map[int32]string)
+	x.noteOf = make(map[int32]string)
 	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.live = 0, 0
 	x.shards = make(map[memd.ShardID]*shardDocs)
@@ -435,7 +457,7 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 		x.dropChat(x.chatKeyOf(i), i)
 	}
 	e.commit, e.messages, e.chat, e.when = commit, messages, chat, when
-	if chat != "" && e.note == "" {
+	if chat != "" && !e.passage {
 		x.insertChat(x.chatKeyOf(i), i)
 	}
 }
@@ -465,7 +487,7 @@ func (x *Index) docOf(i int32) Doc {
 	e := x.entries[i]
 	d := Doc{
 		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[e.tier], Text: e.text, File: e.file},
-		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: e.note,
+		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: x.noteOf[i],
 	}
 	if e.dated {
 		d.Date = memd.DateFromDays(int(x.days[i]))
@@ -498,7 +520,7 @@ func (x *Index) Len() int {
 func (x *Index) add(d Doc, a analysed, sorted bool) {
 	ts := a.terms
 	e := &entry{
-		id: d.ID, text: d.Text, file: d.File, note: d.Note,
+		id: d.ID, text: d.Text, file: d.File, passage: d.Note != "",
 		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
 		rank: Rank(d.Date, d.Tier), tier: x.tierOf(d.Tier), dated: !d.Date.IsZero(),
 	}
@@ -522,6 +544,9 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.idKeys = append(x.idKeys, idKey(d.ID))
 	if a.folded != "" {
 		x.folded[i] = a.folded
+	}
+	if d.Note != "" {
+		x.noteOf[i] = d.Note
 	}
 	p.ids[d.ID] = i
 	x.live++
@@ -606,19 +631,23 @@ func (x *part) addPostings(i int32, ts []string) {
 				n++
 			}
 		}
-		k, known := x.terms[t]
-		if !known {
+		r, known := x.terms[t]
+		switch {
+		case !known:
 			// A copy: t is part of the whole text it was read from.
 			t = strings.Clone(t)
-			k = int32(len(x.lists))
-			x.terms[t] = k
-			x.lists = append(x.lists, nil)
+			x.terms[t] = singleRef(posting{i, n})
 			// Numbers and codes match whole: "4242" is not "42421".
 			if len(t) >= prefixLen && !strings.ContainsAny(t, "0123456789") {
 				x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
 			}
+		case r&single != 0:
+			first, _ := r.single()
+			x.terms[t] = termRef(len(x.lists))
+			x.lists = append(x.lists, []posting{first, {i, n}})
+		default:
+			x.lists[r] = append(x.lists[r], posting{i, n})
 		}
-		x.lists[k] = append(x.lists[k], posting{i, n})
 	}
 }
 
@@ -683,8 +712,9 @@ func (x *Index) remove(shard memd.ShardID, id string) {
 	p.length -= int(x.lengths[i])
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
-	if e.note != "" {
-		nk := fileKey{shard, e.note}
+	if e.passage {
+		nk := fileKey{shard, x.noteOf[i]}
+		delete(x.noteOf, i)
 		if x.notes[nk] = without(x.notes[nk], i); len(x.notes[nk]) == 0 {
 			delete(x.notes, nk)
 		}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/memd/memd"
@@ -51,7 +50,27 @@ const (
 	maxNeedles        = 8   // words the substring fallback looks for, at most
 )
 
-var scoresPool = sync.Pool{New: func() any { return new(scores) }}
+// spareScores keeps score arrays between searches. Not a sync.Pool: the
+// arrays are as long as the index (16 bytes a fact), and a pool emptied
+// at every collection would have a search clear megabytes again. Two
+// are kept, one a core.
+var spareScores = make(chan *scores, 2)
+
+func getScores() *scores {
+	select {
+	case sc := <-spareScores:
+		return sc
+	default:
+		return new(scores)
+	}
+}
+
+func putScores(sc *scores) {
+	select {
+	case spareScores <- sc:
+	default:
+	}
+}
 
 // scores is a dense score array with the list of entries it touched, and
 // for each touched entry the query terms it holds (bit j: term j; the top
@@ -100,8 +119,8 @@ func (x *Index) Search(q Query) Result {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	res := Result{ReadAt: x.headsOf(q.Shards)}
-	sc := scoresPool.Get().(*scores)
-	defer scoresPool.Put(sc)
+	sc := getScores()
+	defer putScores(sc)
 	res.Hits = x.search(sc, q, nil)
 	if q.Explain && len(res.Hits) > 0 {
 		// Scoring again, recording the parts of the hits alone, costs less
@@ -175,10 +194,13 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
-	qterms := x.scoreTerms(sc, content, st, ok)
+	qterms, common := x.scoreTerms(sc, content, st, ok)
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
-		x.scoreSubstrings(sc, st, content, ok)
+		// Not the words skipped as in nearly every fact: as substrings
+		// too they would find nearly every fact.
+		rare := slices.DeleteFunc(slices.Clone(content), func(w string) bool { return common[stem(w)] })
+		x.scoreSubstrings(sc, st, rare, ok)
 	}
 	x.scoreDates(sc, st, spans, ok)
 	// The phrase and the context only change the order of the strongest
@@ -202,8 +224,9 @@ type stats struct {
 // scoreTerms adds the BM25 score of each query term, and a share of it for
 // terms of the index that extend or shorten the term (the stemmer keeps
 // "auditor" and "audit", "allergi" and "allerg" apart). It returns the
-// weight (IDF) of each query term scored, by its bit in scores.terms.
-func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32) bool) []float64 {
+// weight (IDF) of each query term scored, by its bit in scores.terms, and
+// the terms skipped as held by nearly every fact.
+func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32) bool) (weights []float64, common map[string]bool) {
 	idfs := make(map[string]float64)
 	idf := func(t string) float64 {
 		v, seen := idfs[t]
@@ -225,11 +248,12 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 	}
 	// BM25's length normalisation, over the facts of the shards searched.
 	norm := k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
-	var weights []float64
+	common = make(map[string]bool)
 	for _, t := range ts {
 		// A word nearly every fact holds says nothing; reading its postings
 		// would cost the most for the least.
 		if informative && idf(t) < minIDF {
+			common[t] = true
 			continue
 		}
 		var bit uint64
@@ -255,7 +279,7 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 			x.scoreTerm(sc, st, other, prefixShare*idf(other), norm, bit, ok)
 		}
 	}
-	return weights
+	return weights, common
 }
 
 // idf is the inverse document frequency of a term among the live facts of
@@ -263,7 +287,8 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 func idfOf(t string, st stats, ok func(int32) bool) float64 {
 	n := 0
 	for _, part := range st.parts {
-		for _, p := range part.postings(t) {
+		var one [1]posting
+		for _, p := range part.postings(t, &one) {
 			if ok(p.doc) {
 				n++
 			}
@@ -277,7 +302,8 @@ func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit
 		return
 	}
 	for _, part := range st.parts {
-		for _, p := range part.postings(t) {
+		var one [1]posting
+		for _, p := range part.postings(t, &one) {
 			if !ok(p.doc) {
 				continue
 			}
@@ -344,21 +370,17 @@ func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(
 		return
 	}
 	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
-	words = words[:min(len(words), maxNeedles)]
-	needles := make([][]byte, len(words))
-	for j, w := range words {
-		needles[j] = []byte(w)
-	}
-	var buf []byte
+	needles := words[:min(len(words), maxNeedles)]
 	for _, part := range st.parts {
 		for _, i := range part.entries {
 			if !ok(i) {
 				continue
 			}
-			var folded []byte
-			folded, buf = x.foldedText(i, buf)
+			folded, kept := x.folded[i]
 			for _, n := range needles {
-				if bytes.Contains(folded, n) {
+				// A needle is one word: in an ASCII text it is found as
+				// in the text's folded words, without folding them.
+				if kept && strings.Contains(folded, n) || !kept && containsFold(x.entries[i].text, n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++

@@ -97,6 +97,53 @@ func isASCII(s string) bool {
 	return true
 }
 
+// containsFold reports whether the ASCII text s holds the word n (folded:
+// lower case letters and digits) in any case: whether s's folded words
+// hold it, since a run of letters and digits cannot span a separator.
+func containsFold(s, n string) bool {
+	if n == "" {
+		return true
+	}
+	if !isASCII(n) {
+		return false // s's folded words are ASCII
+	}
+	first, upper := n[0], n[0]
+	if 'a' <= first && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	for i := 0; i+len(n) <= len(s); i++ {
+		rest := s[i : len(s)-len(n)+1]
+		j := strings.IndexByte(rest, first)
+		if upper != first {
+			if k := strings.IndexByte(rest, upper); k >= 0 && (j < 0 || k < j) {
+				j = k
+			}
+		}
+		if j < 0 {
+			return false
+		}
+		i += j
+		if equalFolded(s[i:i+len(n)], n) {
+			return true
+		}
+	}
+	return false
+}
+
+// equalFolded reports whether a equals the lower-case n but for case.
+func equalFolded(a, n string) bool {
+	for k := 0; k < len(n); k++ {
+		c := a[k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != n[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // foldASCII appends to buf the folded words of an ASCII text joined by
 // single spaces: what analyze gives as folded, for such a text.
 func foldASCII(buf []byte, s string) []byte {

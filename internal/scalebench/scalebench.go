@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memd/memd"
@@ -161,14 +160,8 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	d.Stop()
 
 	progress("memd reindex")
-	cmd := exec.CommandContext(ctx, self, "reindex", "--data", data)
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return row, fmt.Errorf("memd reindex: %v: %s", err, out)
-	}
-	row.Reindex = time.Since(start)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		row.ReindexPeak = ru.Maxrss << 10
+	if row.Reindex, row.ReindexPeak, err = runWatched(ctx, self, "reindex", "--data", data); err != nil {
+		return row, err
 	}
 
 	progress("disk")
@@ -186,6 +179,37 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	progress("git fsck --strict")
 	row.Unsound, err = fsckAll(ctx, shards)
 	return row, err
+}
+
+// runWatched runs the memd binary, and returns how long it took and its
+// peak resident memory, read from /proc while it runs (the rusage of a
+// child counts the memory of the process it was forked from).
+func runWatched(ctx context.Context, self string, args ...string) (time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, self, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return 0, 0, fmt.Errorf("memd %s: %v: %s", args[0], err, out.Bytes())
+			}
+			return time.Since(start), peak, nil
+		case <-t.C:
+			if hwm, err := readbench.ProcessPeakRSS(cmd.Process.Pid); err == nil {
+				peak = max(peak, hwm)
+			}
+		}
+	}
 }
 
 func recallPath(q string) string {
