@@ -194,13 +194,10 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
-	qterms, common := x.scoreTerms(sc, content, st, ok)
+	qterms := x.scoreTerms(sc, content, st, ok)
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
-		// Not the words skipped as in nearly every fact: as substrings
-		// too they would find nearly every fact.
-		rare := slices.DeleteFunc(slices.Clone(content), func(w string) bool { return common[stem(w)] })
-		x.scoreSubstrings(sc, st, rare, ok)
+		x.scoreSubstrings(sc, st, content, ok)
 	}
 	x.scoreDates(sc, st, spans, ok)
 	// The phrase and the context only change the order of the strongest
@@ -224,9 +221,8 @@ type stats struct {
 // scoreTerms adds the BM25 score of each query term, and a share of it for
 // terms of the index that extend or shorten the term (the stemmer keeps
 // "auditor" and "audit", "allergi" and "allerg" apart). It returns the
-// weight (IDF) of each query term scored, by its bit in scores.terms, and
-// the terms skipped as held by nearly every fact.
-func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32) bool) (weights []float64, common map[string]bool) {
+// weight (IDF) of each query term scored, by its bit in scores.terms.
+func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32) bool) (weights []float64) {
 	idfs := make(map[string]float64)
 	idf := func(t string) float64 {
 		v, seen := idfs[t]
@@ -248,12 +244,10 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 	}
 	// BM25's length normalisation, over the facts of the shards searched.
 	norm := k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
-	common = make(map[string]bool)
 	for _, t := range ts {
 		// A word nearly every fact holds says nothing; reading its postings
 		// would cost the most for the least.
 		if informative && idf(t) < minIDF {
-			common[t] = true
 			continue
 		}
 		var bit uint64
@@ -279,7 +273,7 @@ func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32
 			x.scoreTerm(sc, st, other, prefixShare*idf(other), norm, bit, ok)
 		}
 	}
-	return weights, common
+	return weights
 }
 
 // idf is the inverse document frequency of a term among the live facts of

@@ -337,34 +337,3 @@ func BenchmarkSearch_ShardsOfAStore(b *testing.B) {
 		})
 	}
 }
-
-// A query naming a code no fact holds beside a word nearly every fact
-// holds ("ref 99999") finds nothing: the common word, skipped as a term,
-// is not looked for as a substring either, where it would find them all.
-func TestSearch_CommonWordIsNoSubstringFallback(t *testing.T) {
-	var docs []search.Doc
-	for i := 0; i < 200; i++ {
-		docs = append(docs, doc(alice, "2026-10-01", fmt.Sprintf("Booked the order, ref %d", 4000+i), i*40))
-	}
-	x := index(docs...)
-	find := func(q string) []string {
-		return texts(x.Search(search.Query{Text: q, Shards: []memd.ShardID{alice}, K: 20, Now: now}).Hits)
-	}
-	if got := find("ref 99999"); len(got) != 0 {
-		t.Errorf("ref 99999 found %d facts: %v", len(got), got)
-	}
-	// (Lines beside a hit, of the same day, come after it as its context.)
-	if got := find("ref 4042"); len(got) == 0 || got[0] != "Booked the order, ref 4042" {
-		t.Errorf("ref 4042 found %v", got)
-	}
-	// A part of a code is still found as a substring, beside a common word.
-	got := find("ref 401")
-	if len(got) < 10 {
-		t.Fatalf("ref 401 found %v", got)
-	}
-	for _, text := range got[:10] {
-		if !strings.Contains(text, "ref 401") {
-			t.Errorf("ref 401 found %q among its first ten", text)
-		}
-	}
-}

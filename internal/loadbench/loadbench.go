@@ -39,11 +39,11 @@ type Config struct {
 
 // Result is what a run measured and found.
 type Result struct {
-	Facts       int           // acknowledged writes
-	Took        time.Duration // from the first write to the last answer
-	Write       []time.Duration
-	Recall      []time.Duration
-	FeedEvents  int // commit events received, over all subscribers
+	Facts      int           // acknowledged writes
+	Took       time.Duration // from the first write to the last answer
+	Write      []time.Duration
+	Recall     []time.Duration
+	FeedEvents int // commit events received, over all subscribers
 	// FeedLatency is, for each commit event a subscriber received, how
 	// long after its writer was answered it arrived (zero when it came
 	// first).
