@@ -185,12 +185,19 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	return nil
 }
 
+// readingGC is the GC percentage while the index is read in bulk.
+const readingGC = 25
+
 // ReadAll brings every shard of the store up to date in the background,
 // reading the snapshots not yet read, until the index closes.
 func (x *Index) ReadAll() {
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
+		// Reading leaves garbage as it goes (each text's words); collect
+		// it more often than Go's default of letting the heap double, so
+		// the peak stays near what the index holds.
+		defer debug.SetGCPercent(debug.SetGCPercent(readingGC))
 		ids, err := x.store.Shards()
 		if err != nil {
 			x.log.Warn("listing shards to index", "err", err)
@@ -717,6 +724,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, 
 // every fact attributed to its commit. progress, when given, is told what
 // is being done: a stage name, and how far along it is.
 func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
+	defer debug.SetGCPercent(debug.SetGCPercent(readingGC))
 	if err := x.Reload(progress); err != nil {
 		return err
 	}
