@@ -170,7 +170,7 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 	if err != nil {
 		sh.cur.Store(nil) // rebuilt at the next read
 	} else {
-		sh.cur.Store(nst)
+		sh.setState(nst)
 	}
 	if f := sh.store.opts.OnCommit; f != nil {
 		f(sh.id)

@@ -32,6 +32,10 @@ type Shard struct {
 	// mu serialises writers and state reloads; cur is what readers see.
 	mu  sync.Mutex
 	cur atomic.Pointer[state]
+	// seen is the commit of the last state memd held (or main when the
+	// shard was opened): what a move of main made outside memd is checked
+	// from, even after the state itself was given up. Guarded by mu.
+	seen plumbing.Hash
 
 	qmu      sync.Mutex
 	queue    []*request
@@ -101,6 +105,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		db.Close()
 		return nil, fmt.Errorf("shard %s: read HEAD: %w", id, err)
 	}
+	sh.seen = main
 	if err := sh.finishWorktree(main, root); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
@@ -325,24 +330,59 @@ func (sh *Shard) refresh() (*state, error) {
 	return sh.catchUp(head)
 }
 
+// setState makes st the shard's state. The caller holds sh.mu.
+func (sh *Shard) setState(st *state) {
+	sh.cur.Store(st)
+	sh.seen = st.head
+}
+
+// Refresh reads a move of main made outside memd — a person's commit, a
+// pull — as the next read would: it checks the commits since for facts a
+// stale git index dropped, and commits them back.
+// Unlike a read, it reads the shard's files only if main moved since
+// memd last looked.
+func (sh *Shard) Refresh() error {
+	head, err := sh.mainHead()
+	if err != nil {
+		return err
+	}
+	if st := sh.cur.Load(); st != nil && st.head == head {
+		return nil
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if head, err = readRef(sh.gitDir, mainRef); err != nil {
+		return err
+	}
+	if sh.cur.Load() == nil && head == sh.seen {
+		return nil
+	}
+	_, err = sh.catchUp(head)
+	return err
+}
+
 // catchUp moves the state to head. The caller holds sh.mu.
 func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
 	prev := sh.cur.Load()
 	if prev != nil && prev.head == head {
 		return prev, nil
 	}
+	base := sh.seen
+	if prev != nil {
+		base = prev.head
+	}
 	st, err := sh.load(prev, head)
 	if err != nil {
 		sh.cur.Store(nil) // rebuild from scratch next time
 		return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
 	}
-	sh.cur.Store(st)
-	if prev == nil {
+	sh.setState(st)
+	if base.IsZero() || base == head {
 		return st, nil
 	}
 	// Commits from outside memd may have come from a stale index.
 	for attempt := 0; ; attempt++ {
-		restored, err := sh.restoreDropped(prev.head, st)
+		restored, err := sh.restoreDropped(base, st)
 		if !errors.Is(err, errRefMoved) || attempt == 5 {
 			if err != nil {
 				sh.store.log.Warn("restoring facts a stale index dropped", "shard", sh.id, "err", err)
@@ -357,7 +397,7 @@ func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
 			sh.cur.Store(nil)
 			return nil, err
 		}
-		sh.cur.Store(st)
+		sh.setState(st)
 	}
 }
 

@@ -304,7 +304,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 	if err := sh.advance(st.head, g.head, sp.Files(), touched, next); err != nil {
 		return err
 	}
-	sh.cur.Store(g.commitState())
+	sh.setState(g.commitState())
 	for _, pl := range g.plans {
 		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
 	}

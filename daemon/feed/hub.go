@@ -185,6 +185,12 @@ func (h *Hub) publish(id memd.ShardID) error {
 	f := h.feedOf(id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// A commit made outside memd is read at once, so facts a stale git
+	// index dropped are restored now, not at the next call that reads
+	// the shard.
+	if err := sh.Refresh(); err != nil {
+		return err
+	}
 	head, err := sh.Head()
 	if err != nil || head == f.head {
 		return err

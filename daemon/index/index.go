@@ -70,8 +70,8 @@ type Index struct {
 	dirty map[memd.ShardID]time.Time
 	locks map[memd.ShardID]*sync.Mutex
 
-	saveMu    sync.Mutex    // one snapshot written at a time, in order
-	lastSave  time.Duration // how long the last snapshot took to write
+	saveMu    sync.Mutex                     // one snapshot written at a time, in order
+	saveCost  map[memd.ShardID]time.Duration // how long each shard's last snapshot took (guarded by mu)
 	saverDone chan struct{}
 
 	bg     sync.WaitGroup // background attribution
@@ -96,6 +96,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		dir:   strings.TrimSuffix(path, filepath.Ext(path)) + ".shards",
 		heads: make(map[memd.ShardID]plumbing.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
+		saveCost:  make(map[memd.ShardID]time.Duration),
 		saverDone: make(chan struct{})}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
@@ -174,6 +175,10 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 		}
 	} else {
 		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes)})
+		if slices.ContainsFunc(snap.facts, func(d search.Doc) bool { return d.Commit == "" }) {
+			// Written while facts were still being attributed.
+			x.attributeLater(id, snap.head)
+		}
 	}
 	x.mu.Lock()
 	if err == nil {
@@ -229,6 +234,9 @@ func (x *Index) snapshotShards() ([]memd.ShardID, error) {
 		return nil, err
 	}
 	for _, k := range kinds {
+		if !k.IsDir() {
+			continue // not memd's
+		}
 		files, err := os.ReadDir(filepath.Join(x.dir, k.Name()))
 		if err != nil {
 			return nil, err
@@ -454,9 +462,13 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 			}
 			ids = nil
 		}
+		var by *touch // one for all the facts of the commit
 		for _, fid := range ids {
 			if touched[fid] == nil {
-				touched[fid] = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat, when: c.Time.Unix()}
+				if by == nil {
+					by = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat, when: c.Time.Unix()}
+				}
+				touched[fid] = by
 				order = append(order, fid)
 			}
 		}
@@ -472,9 +484,14 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 			}
 		}
 	}
+	byMerge := make(map[plumbing.Hash]*touch)
 	for _, fid := range merged {
 		if touched[fid] == nil {
-			touched[fid] = &touch{commit: mergedBy[fid].Hash.String(), when: mergedBy[fid].Time.Unix()}
+			c := mergedBy[fid]
+			if byMerge[c.Hash] == nil {
+				byMerge[c.Hash] = &touch{commit: c.Hash.String(), when: c.Time.Unix()}
+			}
+			touched[fid] = byMerge[c.Hash]
 			order = append(order, fid)
 		}
 	}
@@ -566,14 +583,25 @@ func (x *Index) rebuildShard(sh *gitstore.Shard) error {
 	if err := x.replaceShard(sh, lines, head); err != nil {
 		return err
 	}
+	x.attributeLater(sh.ID(), head)
+	return nil
+}
+
+// attributeLater attributes a shard's facts to their commits in the
+// background.
+func (x *Index) attributeLater(id memd.ShardID, head plumbing.Hash) {
+	sh, err := x.store.Shard(id)
+	if err != nil {
+		x.log.Warn("attributing facts to commits", "shard", id, "err", err)
+		return
+	}
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
 		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
-			x.log.Warn("attributing facts to commits", "shard", sh.ID(), "err", err)
+			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
 		}
 	}()
-	return nil
 }
 
 // replaceShard replaces everything indexed for a shard with lines and the

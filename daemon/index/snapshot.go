@@ -356,10 +356,9 @@ func (x *Index) saver() {
 // of them with all, else those that have waited long enough.
 func (x *Index) saveDirty(all bool) error {
 	x.mu.Lock()
-	wait := max(saveAfter, saveFactor*x.lastSave)
 	var due []memd.ShardID
 	for id, since := range x.dirty {
-		if all || time.Since(since) >= wait {
+		if all || time.Since(since) >= max(saveAfter, saveFactor*x.saveCost[id]) {
 			due = append(due, id)
 		}
 	}
@@ -378,8 +377,8 @@ func (x *Index) saveDirty(all bool) error {
 func (x *Index) saveShard(id memd.ShardID) error {
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
-	start := time.Now()
 	unlock := x.lock(id)
+	start := time.Now()
 	x.mu.Lock()
 	head := x.heads[id]
 	notes := x.notes[id]
@@ -399,7 +398,7 @@ func (x *Index) saveShard(id memd.ShardID) error {
 	if err != nil {
 		x.markDirty(id)
 	}
-	x.lastSave = time.Since(start)
+	x.saveCost[id] = time.Since(start)
 	x.mu.Unlock()
 	return err
 }

@@ -143,7 +143,11 @@ func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
 	want := map[string]string{"Booked a flight to Lisbon": "m1", "Paid the hotel": "m1"}
 
 	// A clean restart reads the snapshot when the shard is first asked
-	// for, and has nothing to catch up.
+	// for, and has nothing to catch up; a file that is not memd's beside
+	// the snapshots is left alone.
+	if err := os.WriteFile(filepath.Join(data, "index.shards", ".DS_Store"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	x, err = Open(path, store, logger)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ var projects = []string{"alpha", "beta", "gamma"}
 
 // settle is how long after a start memd is left alone before its steady
 // memory is read: longer than it keeps an unused shard's parsed files.
-const settle = 75 * time.Second
+const settle = 90 * time.Second
 
 // Shape is one store: Facts facts over Shards shards (1 or 100).
 type Shape struct {
