@@ -80,6 +80,7 @@ type scores struct {
 	terms   []uint64
 	touched []int32
 	parts   map[int32]*memd.ScoreParts // only when explaining
+	spare   []float64                  // room for strongest's selection
 }
 
 const touchedBit = 1 << 63
@@ -435,7 +436,8 @@ func strongest(sc *scores, n int) []int32 {
 	if len(sc.touched) <= n {
 		return slices.Clone(sc.touched)
 	}
-	vs := make([]float64, len(sc.touched))
+	vs := slices.Grow(sc.spare[:0], len(sc.touched))[:len(sc.touched)]
+	sc.spare = vs
 	for j, i := range sc.touched {
 		vs[j] = sc.v[i]
 	}
