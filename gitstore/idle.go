@@ -15,6 +15,10 @@ var (
 	idleCheck = 10 * time.Second
 )
 
+// freeAfter is how many facts' parsed files one check must give up before
+// their memory is handed back to the system at once.
+const freeAfter = 100000
+
 // dropIdleStates runs until the store closes, giving up the state of each
 // shard unused for idleAfter.
 func (s *Store) dropIdleStates() {
@@ -33,13 +37,12 @@ func (s *Store) dropIdleStates() {
 			s.mu.Unlock()
 			dropped := 0
 			for _, sh := range shards {
-				if sh.dropIfIdle(time.Now()) {
-					dropped++
-				}
+				dropped += sh.dropIfIdle(time.Now())
 			}
-			if dropped > 0 {
+			if dropped >= freeAfter {
 				// Hand the pages back now: memory a large store's files
-				// held would otherwise stay resident for minutes.
+				// held would otherwise stay resident for minutes. Not for
+				// a few: a forced collection costs the writers.
 				debug.FreeOSMemory()
 			}
 		}
@@ -55,31 +58,34 @@ func (sh *Shard) touch() { sh.used.Store(time.Now().UnixNano()) }
 func (sh *Shard) Release() { sh.drop() }
 
 // dropIfIdle gives up the shard's state if it has not been used for
-// idleAfter and nobody is using it now, and reports whether it did.
-func (sh *Shard) dropIfIdle(now time.Time) bool {
+// idleAfter and nobody is using it now, and returns how many facts it
+// held (0: kept).
+func (sh *Shard) dropIfIdle(now time.Time) int {
 	if now.Sub(time.Unix(0, sh.used.Load())) < idleAfter {
-		return false
+		return 0
 	}
 	return sh.drop()
 }
 
-// drop gives up the shard's state unless a write is under way.
-func (sh *Shard) drop() bool {
-	if sh.cur.Load() == nil {
-		return false
+// drop gives up the shard's state unless a write is under way, and
+// returns how many facts it held.
+func (sh *Shard) drop() int {
+	st := sh.cur.Load()
+	if st == nil {
+		return 0
 	}
 	if !sh.mu.TryLock() {
-		return false // a writer is at work
+		return 0 // a writer is at work
 	}
 	defer sh.mu.Unlock()
 	sh.qmu.Lock()
 	queued := len(sh.queue)
 	sh.qmu.Unlock()
-	if queued > 0 {
-		return false
+	if queued > 0 || sh.cur.Load() != st {
+		return 0
 	}
 	sh.cur.Store(nil)
-	return true
+	return max(st.facts, 1)
 }
 
 // lockedState returns the shard's state, reading it again if it was given
