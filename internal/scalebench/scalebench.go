@@ -49,10 +49,10 @@ type Shape struct {
 // Row is what one shape measured.
 type Row struct {
 	Shape
-	FirstStart, Restart time.Duration // serve started until its first recall answered
-	Reindex             time.Duration // memd reindex, a new process
-	ReindexPeak         int64         // its peak resident memory, bytes
-	Steady, Peak        int64         // memd serve's resident memory after recalls, and its peak
+	FirstStart, Restart time.Duration   // serve started until its first recall answered
+	Reindex             time.Duration   // memd reindex, a new process
+	ReindexPeak         int64           // its peak resident memory, bytes
+	Steady, Peak        int64           // memd serve's resident memory after recalls, and its peak
 	RecallCold, Recall  []time.Duration // the first 1,000 recalls after memd sat idle, and the 2,000 after
 	Remember            []time.Duration // remember over HTTP into the largest shard's full month
 	Markdown            int64           // bytes of fact files
