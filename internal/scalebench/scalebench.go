@@ -52,7 +52,7 @@ type Row struct {
 	FirstStart, Restart time.Duration   // serve started until its first recall answered
 	Reindex             time.Duration   // memd reindex, a new process
 	ReindexPeak         int64           // its peak resident memory, bytes
-	Steady, Peak        int64           // memd serve's resident memory after recalls, and its peak
+	Steady, Peak        int64           // memd serve's resident memory once idle, and its peak
 	RecallCold, Recall  []time.Duration // the first 1,000 recalls after memd sat idle, and the 2,000 after
 	Remember            []time.Duration // remember over HTTP into the largest shard's full month
 	Markdown            int64           // bytes of fact files
