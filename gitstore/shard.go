@@ -311,11 +311,18 @@ func (sh *Shard) Dir() string { return sh.dir }
 // refresh returns the state at the current HEAD, catching up with commits
 // made outside memd (a person's git commit, a pull) since the last call.
 func (sh *Shard) refresh() (*state, error) {
+	sh.touch()
+	return sh.follow(true)
+}
+
+// follow catches the shard up with main. Without need, a shard whose
+// files were given up and whose main has not moved since memd last looked
+// stays without them (and the state returned is nil).
+func (sh *Shard) follow(need bool) (*state, error) {
 	head, err := sh.mainHead()
 	if err != nil {
 		return nil, err
 	}
-	sh.touch()
 	if st := sh.cur.Load(); st != nil && st.head == head {
 		return st, nil
 	}
@@ -326,6 +333,9 @@ func (sh *Shard) refresh() (*state, error) {
 	// would take the state back to an older commit.
 	if head, err = readRef(sh.gitDir, mainRef); err != nil {
 		return nil, err
+	}
+	if !need && sh.cur.Load() == nil && head == sh.seen {
+		return nil, nil
 	}
 	return sh.catchUp(head)
 }
@@ -338,26 +348,10 @@ func (sh *Shard) setState(st *state) {
 
 // Refresh reads a move of main made outside memd — a person's commit, a
 // pull — as the next read would: it checks the commits since for facts a
-// stale git index dropped, and commits them back.
-// Unlike a read, it reads the shard's files only if main moved since
-// memd last looked.
+// stale git index dropped, and commits them back. Unlike a read, it reads
+// the shard's files only if main moved since memd last looked.
 func (sh *Shard) Refresh() error {
-	head, err := sh.mainHead()
-	if err != nil {
-		return err
-	}
-	if st := sh.cur.Load(); st != nil && st.head == head {
-		return nil
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if head, err = readRef(sh.gitDir, mainRef); err != nil {
-		return err
-	}
-	if sh.cur.Load() == nil && head == sh.seen {
-		return nil
-	}
-	_, err = sh.catchUp(head)
+	_, err := sh.follow(false)
 	return err
 }
 
