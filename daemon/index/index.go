@@ -149,31 +149,27 @@ func (x *Index) load() error {
 // readSnapshot reads a shard's snapshot into the index if it has one not
 // yet read. The caller holds the shard's lock.
 func (x *Index) readSnapshot(id memd.ShardID) error {
-	x.mu.Lock()
-	unread := x.unread[id]
-	x.mu.Unlock()
-	if !unread {
+	if !x.isUnread(id) {
 		return nil
 	}
 	path := x.snapshotPath(id)
 	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		x.mu.Lock()
-		delete(x.unread, id)
-		x.mu.Unlock()
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read index snapshot: %w", err)
 	}
-	snap, err := decodeSnapshot(id, b)
-	if err != nil {
-		// Its shard is read from HEAD again.
-		x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("drop index snapshot: %w", err)
+	var snap snapshot
+	read := err == nil
+	if read {
+		if snap, err = decodeSnapshot(id, b); err != nil {
+			// Its shard is read from HEAD again.
+			x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("drop index snapshot: %w", err)
+			}
+			read = false
 		}
-	} else {
+	}
+	if read {
 		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes)})
 		if slices.ContainsFunc(snap.facts, func(d search.Doc) bool { return d.Commit == "" }) {
 			// Written while facts were still being attributed.
@@ -181,7 +177,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 		}
 	}
 	x.mu.Lock()
-	if err == nil {
+	if read {
 		x.heads[id] = snap.head
 		x.notes[id] = snap.notes
 	}
@@ -322,6 +318,13 @@ func (x *Index) lock(id memd.ShardID) func() {
 	return l.Unlock
 }
 
+// upToDate reports whether a shard is indexed, and at head.
+func (x *Index) upToDate(id memd.ShardID, head plumbing.Hash) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return !x.unread[id] && x.heads[id] == head
+}
+
 func (x *Index) isUnread(id memd.ShardID) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -368,7 +371,7 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 		return err
 	}
 	id := sh.ID()
-	if x.Head(id) == head && !x.isUnread(id) {
+	if x.upToDate(id, head) {
 		return nil
 	}
 	defer x.lock(id)()
