@@ -102,6 +102,7 @@ type Index struct {
 	// Each shard's place in the order of shard names, to order ties
 	// without comparing strings.
 	shardOrder []uint32
+	byName     []uint32 // shard numbers in the order of their names
 	dead       int
 	// What a search reads, by shard number: a search costs what the
 	// shards it may read hold, not what the store holds.
@@ -166,7 +167,7 @@ func New() *Index {
 
 func (x *Index) reset() {
 	x.entries = nil
-	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.parts, x.idKeys = nil, nil, nil, nil, nil, nil
+	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys = nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
 	x.tiers, x.factors = nil, nil
 	x.folded = make(map[int32]string)
@@ -281,7 +282,7 @@ type analysed struct {
 // text that is not plain ASCII: foldASCII gives the others' when needed.
 func analyzeDoc(d Doc) analysed {
 	if isASCII(d.Text) {
-		return analysed{terms: terms(strings.ToLower(d.Text))}
+		return analysed{terms: terms(fold(d.Text))}
 	}
 	f, ts := analyze(d.Text)
 	return analysed{f, ts}
@@ -531,7 +532,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		x.shardIDs = append(x.shardIDs, d.Shard)
 		x.shardNum[d.Shard] = n
 		x.parts = append(x.parts, newPart())
-		x.orderShards()
+		x.placeShard(n)
 	}
 	p := x.parts[n]
 	i := int32(len(x.entries))
@@ -590,16 +591,16 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	p.dates[days] = append(p.dates[days], i)
 }
 
-// orderShards places each shard in the order of their names.
-func (x *Index) orderShards() {
-	byName := make([]uint32, len(x.shardIDs))
-	for n := range byName {
-		byName[n] = uint32(n)
-	}
-	slices.SortFunc(byName, func(a, b uint32) int { return strings.Compare(x.shardIDs[a].String(), x.shardIDs[b].String()) })
-	x.shardOrder = make([]uint32, len(x.shardIDs))
-	for place, n := range byName {
-		x.shardOrder[n] = uint32(place)
+// placeShard puts new shard n in the order of shard names, moving the
+// shards after it one place on: a start that adds 10,000 shards one by
+// one does not sort them all each time.
+func (x *Index) placeShard(n uint32) {
+	name := x.shardIDs[n].String()
+	at, _ := slices.BinarySearchFunc(x.byName, name, func(m uint32, name string) int { return strings.Compare(x.shardIDs[m].String(), name) })
+	x.byName = slices.Insert(x.byName, at, n)
+	x.shardOrder = append(x.shardOrder, 0)
+	for place := at; place < len(x.byName); place++ {
+		x.shardOrder[x.byName[place]] = uint32(place)
 	}
 }
 
@@ -638,7 +639,7 @@ func (x *part) addPostings(i int32, ts []string) {
 			t = strings.Clone(t)
 			x.terms[t] = singleRef(posting{i, n})
 			// Numbers and codes match whole: "4242" is not "42421".
-			if len(t) >= prefixLen && !strings.ContainsAny(t, "0123456789") {
+			if len(t) >= prefixLen && !hasDigit(t) {
 				x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
 			}
 		case r&single != 0:

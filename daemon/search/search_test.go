@@ -337,3 +337,31 @@ func BenchmarkSearch_ShardsOfAStore(b *testing.B) {
 		})
 	}
 }
+
+// Facts tied on score and date come in the order of their shards' names,
+// whatever order the shards came into the index in.
+func TestSearch_TiesFollowShardNames(t *testing.T) {
+	var names []string
+	for _, n := range []string{"delta", "alpha", "echo", "charlie", "bravo"} {
+		names = append(names, "project/"+n)
+	}
+	var docs []search.Doc
+	var shards []memd.ShardID
+	for _, n := range names {
+		id, _ := memd.ParseShardID(n)
+		shards = append(shards, id)
+		docs = append(docs, doc(id, "2026-10-01", "Booked the venue", 0))
+	}
+	x := search.New()
+	for _, d := range docs {
+		x.Put(d) // one shard at a time
+	}
+	var got []string
+	for _, h := range x.Search(search.Query{Text: "venue", Shards: shards, K: 10, Now: now}).Hits {
+		got = append(got, h.Shard.String())
+	}
+	want := slices.Sorted(slices.Values(names))
+	if !slices.Equal(got, want) {
+		t.Errorf("tied facts came in shard order %v, want %v", got, want)
+	}
+}

@@ -16,14 +16,7 @@ import (
 
 // fold lowercases text and strips accents, so "Café" and "cafe" match.
 func fold(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if isASCII(s) {
 		return strings.ToLower(s)
 	}
 	var b strings.Builder
@@ -52,7 +45,7 @@ var stems sync.Map
 // stem returns the Snowball (Porter2) English stem of a folded word, so
 // "flights" matches "flight" and "migrated" matches "migration".
 func stem(w string) string {
-	if len(w) <= 2 || strings.ContainsAny(w, "0123456789") {
+	if len(w) <= 2 || hasDigit(w) {
 		return w
 	}
 	if s, ok := stems.Load(w); ok {
@@ -85,6 +78,9 @@ func stemAll(ws []string) []string {
 	}
 	return ws
 }
+
+// hasDigit reports whether a word holds a digit: a number or a code.
+func hasDigit(w string) bool { return strings.ContainsAny(w, "0123456789") }
 
 // isASCII reports whether s is plain ASCII, whose folded words foldASCII
 // gives without allocating.
