@@ -48,13 +48,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if *load {
 		return benchLoad(ctx, e, *dir, loadbench.Config{Shards: *loadShards, Writers: *loadWriters, Facts: *writerFacts, Subscribers: *subscribers, Recallers: 2})
 	}
-	work := *dir
-	if work == "" {
-		if work, err = os.MkdirTemp("", "memd-bench-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(work)
+	work, done, err := workDir(*dir, "memd-bench-")
+	if err != nil {
+		return err
 	}
+	defer done()
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Two stores: one makes each commit durable with fsync before answering,
 	// the other only survives a crash of memd, as git's defaults do (git
@@ -167,6 +165,19 @@ func share(n, round int) int {
 }
 
 // status rewrites one status line on a terminal.
+// workDir returns dir, or when it is empty a new temporary directory, and
+// what removes the temporary one once the bench is done.
+func workDir(dir, prefix string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
 func status(w io.Writer, format string, args ...any) {
 	if p := newProgress(w); p.tty {
 		fmt.Fprintf(w, "\r\033[K"+format, args...)

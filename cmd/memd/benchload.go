@@ -18,14 +18,11 @@ func benchLoad(ctx context.Context, e *env, dir string, cfg loadbench.Config) er
 	if err != nil {
 		return err
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "memd-bench-load-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, done, err := workDir(dir, "memd-bench-load-")
+	if err != nil {
+		return err
 	}
+	defer done()
 	cfg.Binary, cfg.Dir = self, dir
 	p := newProgress(e.stderr)
 	cfg.Progress = func(done, total int) { p.set("writing facts over HTTP", done, total) }

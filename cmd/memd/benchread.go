@@ -22,14 +22,11 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	if n <= 0 {
 		n = 100000
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "memd-bench-read-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, done, err := workDir(dir, "memd-bench-read-")
+	if err != nil {
+		return err
 	}
+	defer done()
 	data := filepath.Join(dir, "data")
 	status(e.stderr, "preparing a store of %d facts…", n)
 	s, err := readbench.Build(data, n)

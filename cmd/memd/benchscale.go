@@ -30,14 +30,11 @@ func benchScale(ctx context.Context, e *env, dir, sizes string) error {
 		}
 		ns = append(ns, n)
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "memd-bench-scale-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, done, err := workDir(dir, "memd-bench-scale-")
+	if err != nil {
+		return err
 	}
+	defer done()
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 	p := readbench.Percentile

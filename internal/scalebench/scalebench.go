@@ -286,30 +286,39 @@ func sizes(shards string) (markdown, git int64, err error) {
 // fsckAll runs git fsck --strict in every shard and returns those it
 // finds fault with, each with what it said.
 func fsckAll(ctx context.Context, shards string) ([]string, error) {
-	gits, err := filepath.Glob(filepath.Join(shards, "*", "*", ".git"))
+	dirs, err := shardDirs(shards)
 	if err != nil {
 		return nil, err
 	}
 	var unsound []string
-	for _, g := range gits {
-		cmd := exec.CommandContext(ctx, "git", "-C", filepath.Dir(g), "fsck", "--strict", "--no-progress")
+	for _, dir := range dirs {
+		cmd := exec.CommandContext(ctx, "git", "-C", dir, "fsck", "--strict", "--no-progress")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			unsound = append(unsound, fmt.Sprintf("%s: %v: %s", filepath.Dir(g), err, out))
+			unsound = append(unsound, fmt.Sprintf("%s: %v: %s", dir, err, out))
 		}
 	}
 	return unsound, nil
 }
 
+// shardDirs lists the shards' working trees.
+func shardDirs(shards string) ([]string, error) {
+	gits, err := filepath.Glob(filepath.Join(shards, "*", "*", ".git"))
+	for i, g := range gits {
+		gits[i] = filepath.Dir(g)
+	}
+	return gits, err
+}
+
 // repackAll runs git repack -ad in every shard.
 func repackAll(ctx context.Context, shards string) error {
-	gits, err := filepath.Glob(filepath.Join(shards, "*", "*", ".git"))
+	dirs, err := shardDirs(shards)
 	if err != nil {
 		return err
 	}
-	for _, g := range gits {
-		cmd := exec.CommandContext(ctx, "git", "-C", filepath.Dir(g), "repack", "-adq")
+	for _, dir := range dirs {
+		cmd := exec.CommandContext(ctx, "git", "-C", dir, "repack", "-adq")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git repack in %s: %v: %s", filepath.Dir(g), err, out)
+			return fmt.Errorf("git repack in %s: %v: %s", dir, err, out)
 		}
 	}
 	return nil
