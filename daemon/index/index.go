@@ -1,11 +1,12 @@
-// Package index keeps every fact of every shard in a buntdb file, derived
-// from each shard's HEAD: the fact's shard, tier, date, file and line, and
-// the commit that introduced it with that commit's source messages. It
-// records per shard the commit it was built from and catches up from there
+// Package index keeps every fact of every shard, derived from each shard's
+// HEAD: the fact's shard, tier, date, file and line, and the commit that
+// introduced it with that commit's source messages. It feeds them to the
+// in-memory search engine and keeps them on disk as one snapshot per shard
+// (snapshot.go), at the commit it was read from; it catches up from there
 // after any commit — memd's own, a person's, a revert, a pull — by reading
-// the trailers of memd's commits and diffing the trees of the others. It is
-// a cache: deleting the file loses nothing. The facts also feed the
-// in-memory search engine.
+// the trailers of memd's commits and diffing the trees of the others. A
+// buntdb file beside the snapshots caches embeddings. It is a cache:
+// deleting it loses nothing.
 package index
 
 import (

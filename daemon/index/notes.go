@@ -15,8 +15,8 @@ import (
 )
 
 // Notes are indexed as passages, so recall can point at the part of a note
-// that answers. The file keeps each note's text, the commit that last
-// changed it, and that commit's day.
+// that answers. A shard's snapshot keeps each note's text, the commit that
+// last changed it, and that commit's day.
 
 type noteRecord struct {
 	Date   string `json:"d"`
@@ -27,10 +27,6 @@ type noteRecord struct {
 // maxPassage is the most bytes of one passage; longer paragraphs are split
 // at line breaks, and a single longer line at a character boundary.
 const maxPassage = 600
-
-func noteKey(shard memd.ShardID, path string) string {
-	return notePrefix + shard.String() + ":" + path
-}
 
 // Passages splits a note into the passages recall returns: paragraphs (a
 // heading goes with the paragraph under it), at most maxPassage bytes each.
