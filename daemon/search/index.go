@@ -43,6 +43,7 @@ type entry struct {
 	tier           uint8 // into Index.tiers
 	dated          bool  // the date is set (its day is in Index.days)
 	passage        bool  // a note's passage; the note is in Index.noteOf
+	foldKept       bool  // the text is not plain ASCII; its folded words are in Index.folded
 }
 
 type posting struct {
@@ -291,8 +292,8 @@ func analyzeDoc(d Doc) analysed {
 // foldedText returns entry i's folded words joined by single spaces,
 // folded into buf when not kept; it returns buf for reuse.
 func (x *Index) foldedText(i int32, buf []byte) (folded, reuse []byte) {
-	if f, ok := x.folded[i]; ok {
-		return []byte(f), buf
+	if x.entries[i].foldKept {
+		return []byte(x.folded[i]), buf
 	}
 	buf = foldASCII(buf[:0], x.entries[i].text)
 	return buf, buf
@@ -545,6 +546,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.idKeys = append(x.idKeys, idKey(d.ID))
 	if a.folded != "" {
 		x.folded[i] = a.folded
+		e.foldKept = true
 	}
 	if d.Note != "" {
 		x.noteOf[i] = d.Note

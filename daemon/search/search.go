@@ -371,11 +371,11 @@ func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(
 			if !ok(i) {
 				continue
 			}
-			folded, kept := x.folded[i]
+			e := x.entries[i]
 			for _, n := range needles {
 				// A needle is one word: in an ASCII text it is found as
 				// in the text's folded words, without folding them.
-				if kept && strings.Contains(folded, n) || !kept && containsFold(x.entries[i].text, n) {
+				if e.foldKept && strings.Contains(x.folded[i], n) || !e.foldKept && containsFold(e.text, n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++
