@@ -195,10 +195,14 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
-	qterms := x.scoreTerms(sc, content, st, ok)
+	qt := x.queryTerms(sc, content, st, ok)
+	qt.scoreRare()
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
-		x.scoreSubstrings(sc, st, content, ok)
+		x.scoreSubstrings(sc, st, qt.unknown, ok)
+	}
+	if len(sc.touched) == 0 {
+		qt.scoreCommon()
 	}
 	x.scoreDates(sc, st, spans, ok)
 	// The phrase and the context only change the order of the strongest
@@ -208,7 +212,7 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 		x.boostPhrase(sc, strings.Join(content, " "), top)
 	}
 	top = x.lendContext(sc, top, ok)
-	x.liftChatDays(sc, top, qterms)
+	x.liftChatDays(sc, top, qt.weights)
 	return x.collect(sc, q)
 }
 
@@ -219,67 +223,103 @@ type stats struct {
 	parts        []*part
 }
 
-// scoreTerms adds the BM25 score of each query term, and a share of it for
-// terms of the index that extend or shorten the term (the stemmer keeps
-// "auditor" and "audit", "allergi" and "allerg" apart). It returns the
-// weight (IDF) of each query term scored, by its bit in scores.terms.
-func (x *Index) scoreTerms(sc *scores, content []string, st stats, ok func(int32) bool) (weights []float64) {
-	idfs := make(map[string]float64)
-	idf := func(t string) float64 {
-		v, seen := idfs[t]
-		if !seen {
-			v = idfOf(t, st, ok)
-			idfs[t] = v
-		}
-		return v
-	}
-	seen := make(map[string]bool, len(content))
-	var ts []string
-	informative := false
-	for _, w := range content {
-		if t := stem(w); !seen[t] {
-			seen[t] = true
-			ts = append(ts, t)
-			informative = informative || idf(t) >= minIDF
-		}
-	}
-	// BM25's length normalisation, over the facts of the shards searched.
-	norm := k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
-	for _, t := range ts {
-		// A word nearly every fact holds says nothing; reading its postings
-		// would cost the most for the least.
-		if informative && idf(t) < minIDF {
-			continue
-		}
-		var bit uint64
-		if len(weights) < 63 {
-			bit = 1 << len(weights)
-			weights = append(weights, idf(t))
-		}
-		x.scoreTerm(sc, st, t, idf(t), norm, bit, ok)
-		if len(t) < prefixLen {
-			continue
-		}
-		var others []string
-		for _, p := range st.parts {
-			for _, other := range p.prefixes[t[:prefixLen]] {
-				if other != t && !seen[other] && !slices.Contains(others, other) && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
-					others = append(others, other)
-				}
-			}
-		}
-		// In the order of the words, whatever shard holds them first.
-		slices.Sort(others)
-		for _, other := range others {
-			x.scoreTerm(sc, st, other, prefixShare*idf(other), norm, bit, ok)
-		}
-	}
-	return weights
+// queryTerms scores a query's terms: BM25 for each, and a share of it for
+// terms of the index that extend or shorten one (the stemmer keeps
+// "auditor" and "audit", "allergi" and "allerg" apart).
+type queryTerms struct {
+	x     *Index
+	sc    *scores
+	st    stats
+	ok    func(int32) bool
+	norm  float64        // BM25's length normalisation over the facts searched
+	freqs map[string]int // facts searched holding each term
+	seen  map[string]bool
+	terms []string // stemmed, each once, in the query's order
+	// unknown holds the query's words no fact searched holds; common the
+	// terms left unscored as in nearly every fact.
+	unknown, common []string
+	// weights holds the weight (IDF) of each term scored, by its bit in
+	// scores.terms.
+	weights []float64
 }
 
-// idf is the inverse document frequency of a term among the live facts of
-// the shards searched, as BM25 weighs it.
-func idfOf(t string, st stats, ok func(int32) bool) float64 {
+func (x *Index) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
+	q := &queryTerms{x: x, sc: sc, st: st, ok: ok, freqs: make(map[string]int), seen: make(map[string]bool, len(content))}
+	q.norm = k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
+	for _, w := range content {
+		t := stem(w)
+		if q.freq(t) == 0 && !slices.Contains(q.unknown, w) {
+			q.unknown = append(q.unknown, w)
+		}
+		if !q.seen[t] {
+			q.seen[t] = true
+			q.terms = append(q.terms, t)
+		}
+	}
+	return q
+}
+
+func (q *queryTerms) freq(t string) int {
+	n, seen := q.freqs[t]
+	if !seen {
+		n = docFreq(t, q.st, q.ok)
+		q.freqs[t] = n
+	}
+	return n
+}
+
+func (q *queryTerms) idf(t string) float64 { return idfOf(q.freq(t), q.st) }
+
+// scoreRare scores the terms, but for those nearly every fact holds when
+// the query has rarer ones: such a word says nothing, and reading its
+// postings would cost the most for the least. Those are kept in common.
+func (q *queryTerms) scoreRare() {
+	informative := slices.ContainsFunc(q.terms, func(t string) bool { return q.idf(t) >= minIDF })
+	for _, t := range q.terms {
+		if informative && q.idf(t) < minIDF {
+			q.common = append(q.common, t)
+			continue
+		}
+		q.score(t)
+	}
+}
+
+// scoreCommon scores the terms scoreRare left: when the rarer words match
+// nothing, not even inside a word, the common ones are all the query has.
+func (q *queryTerms) scoreCommon() {
+	for _, t := range q.common {
+		q.score(t)
+	}
+	q.common = nil
+}
+
+func (q *queryTerms) score(t string) {
+	var bit uint64
+	if len(q.weights) < 63 {
+		bit = 1 << len(q.weights)
+		q.weights = append(q.weights, q.idf(t))
+	}
+	q.x.scoreTerm(q.sc, q.st, t, q.idf(t), q.norm, bit, q.ok)
+	if len(t) < prefixLen {
+		return
+	}
+	var others []string
+	for _, p := range q.st.parts {
+		for _, other := range p.prefixes[t[:prefixLen]] {
+			if other != t && !q.seen[other] && !slices.Contains(others, other) && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
+				others = append(others, other)
+			}
+		}
+	}
+	// In the order of the words, whatever shard holds them first.
+	slices.Sort(others)
+	for _, other := range others {
+		q.x.scoreTerm(q.sc, q.st, other, prefixShare*q.idf(other), q.norm, bit, q.ok)
+	}
+}
+
+// docFreq counts the live facts of the shards searched that hold a term.
+func docFreq(t string, st stats, ok func(int32) bool) int {
 	n := 0
 	for _, part := range st.parts {
 		var one [1]posting
@@ -289,6 +329,12 @@ func idfOf(t string, st stats, ok func(int32) bool) float64 {
 			}
 		}
 	}
+	return n
+}
+
+// idfOf is the inverse document frequency of a term n of the facts
+// searched hold, as BM25 weighs it.
+func idfOf(n int, st stats) float64 {
 	return math.Log(1 + (float64(st.live)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
@@ -350,7 +396,9 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 }
 
 // scoreSubstrings finds facts containing a query word as part of a word,
-// such as "lisb" or a product code, when no whole word matched.
+// such as "lisb" or a product code, when no whole word matched. It looks
+// only for the words no fact holds whole: a word every fact holds, left
+// unscored as uninformative, would otherwise match every fact here.
 func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
 	// Each needle costs a pass over every fact: a query repeating one word
 	// two hundred times, or naming two hundred, would cost seconds. The

@@ -282,6 +282,26 @@ func TestSearch_RepeatedWordsAreOneNeedle(t *testing.T) {
 	}
 }
 
+// A reference no fact holds as a word finds the facts that hold it inside
+// one, not every fact that shares the query's commonplace word; only when
+// none does, the commonplace word is all the query has.
+func TestSearch_AbsentReferenceFindsOnlyWhatHoldsIt(t *testing.T) {
+	var docs []search.Doc
+	for i := 0; i < 200; i++ {
+		docs = append(docs, doc(alice, "2026-10-01", fmt.Sprintf("Booked the lease in Oslo, ref %d", i), i*60))
+	}
+	docs = append(docs, doc(alice, "2026-10-01", "Paid the invoice", 200*60))
+	q := search.Query{Text: "ref 99999", Shards: []memd.ShardID{alice}, K: 5, Now: now}
+	got := texts(index(docs...).Search(q).Hits)
+	if len(got) != 5 || slices.ContainsFunc(got, func(s string) bool { return !strings.Contains(s, "ref") }) {
+		t.Errorf("ref 99999 with no such fact: %v, want 5 facts with a ref", got)
+	}
+	docs = append(docs, doc(alice, "2026-10-02", "Invoice INV99999 is paid", 201*60))
+	if got := texts(index(docs...).Search(q).Hits); !slices.Equal(got, []string{"Invoice INV99999 is paid"}) {
+		t.Errorf("ref 99999: %v, want the invoice alone", got)
+	}
+}
+
 // BenchmarkSearch_CostlyQueries times the queries of at most 1,000 bytes
 // that cost the most over 100,000 facts: 200 words none holds (the
 // substring fallback), and one word 199 times.
@@ -336,6 +356,13 @@ func BenchmarkSearch_ShardsOfAStore(b *testing.B) {
 			}
 		})
 	}
+	// A reference no readable fact holds matches no word, so recall looks
+	// for it inside every fact the agent reads: the slowest common query.
+	b.Run("reads-5-of-100-absent-ref", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.Search(search.Query{Text: "ref 99999", Shards: all[:5], K: 20, Now: now})
+		}
+	})
 }
 
 // Facts tied on score and date come in the order of their shards' names,
