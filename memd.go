@@ -240,6 +240,10 @@ type Status struct {
 	// Reranking names the embedding model recall re-ranks with; "" when
 	// recall is purely lexical.
 	Reranking string `json:"reranking,omitempty"`
+	// Indexing counts the shards the index is still reading in the
+	// background after a start (Facts counts those it has read); recall
+	// reads a caller's own shards first.
+	Indexing int `json:"indexing,omitempty"`
 	// Remotes counts, for the admin, the shards with a git remote and
 	// those whose last fetch or push failed.
 	Remotes      int `json:"remotes,omitempty"`

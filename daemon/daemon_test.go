@@ -485,3 +485,39 @@ func TestDaemon_APIWritesBesideGitCommits(t *testing.T) {
 		t.Errorf("after a person's commit -a: %d facts, want %d", len(after.Facts), want)
 	}
 }
+
+// A shard's listing counts its facts, not its notes' passages, and follows
+// a person's commit: the count a user sees is what HEAD holds.
+func TestDaemon_ShardListingCountsFactsAtHead(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	s := shard(t, "agent/alice")
+	remember(t, alice, "agent/alice", "Lives in Austin", memd.TierProfile, memd.Source{})
+	remember(t, alice, "agent/alice", "Booked the flight to Lisbon", memd.TierLog, memd.Source{})
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbooks/deploy.md", Text: runbook}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() memd.ShardInfo {
+		t.Helper()
+		list, err := alice.Shards(ctx)
+		if err != nil || len(list) != 1 {
+			t.Fatalf("shards: %+v, %v", list, err)
+		}
+		return list[0]
+	}
+	if got := count(); got.Facts != 2 || got.Head != head(t, e, "agent/alice") || got.LastChange.IsZero() {
+		t.Errorf("listing: %+v, want 2 facts at %s", got, head(t, e, "agent/alice"))
+	}
+	dir := e.d.Store.ShardDir(s)
+	profile := filepath.Join(dir, "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, append(b, "- (2026-01-02) Has a dog\n"...), 0o644)
+	gitIn(t, dir, "commit", "-qam", "a dog")
+	if got := count(); got.Facts != 3 || got.Head != head(t, e, "agent/alice") {
+		t.Errorf("listing after a person's commit: %+v, want 3 facts at %s", got, head(t, e, "agent/alice"))
+	}
+	if st, err := e.admin.Status(ctx); err != nil || st.Facts != 3 || st.Indexing != 0 {
+		t.Errorf("status: %+v, %v; want 3 facts, nothing left to index", st, err)
+	}
+}

@@ -46,6 +46,16 @@ type sigTime struct {
 	When time.Time
 }
 
+// CommitTime returns when a commit of the shard was made, reading that
+// commit alone.
+func (sh *Shard) CommitTime(h plumbing.Hash) (time.Time, error) {
+	c, err := sh.readCommit(h)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return c.committer.When, nil
+}
+
 func (sh *Shard) readCommit(h plumbing.Hash) (*commitInfo, error) {
 	obj, err := sh.db.Get(h)
 	if err != nil {

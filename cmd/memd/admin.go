@@ -187,6 +187,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		rerank = "on, " + st.Reranking
 	}
 	fmt.Fprintf(e.stdout, "  re-ranking by embeddings: %s\n", rerank)
+	if st.Indexing > 0 {
+		fmt.Fprintf(e.stdout, "  index:    reading %d shards in the background\n", st.Indexing)
+	}
 	if st.Remotes > 0 {
 		health := "in step"
 		if st.RemoteErrors > 0 {

@@ -39,8 +39,8 @@ func benchScale(ctx context.Context, e *env, dir, sizes string) error {
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 	p := readbench.Percentile
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "facts\tshards\tfirst start\trestart\treindex (peak)\tRSS steady / peak\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000)\tremember p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\t")
-	fmt.Fprintln(tw, "target at 1M\t\t\t≤ 2 s\t≤ 15 s\t≤ 500 MB\t≤ 500\t≤ 1 / ≤ 5 ms (warm)\t\t\t≤ 2×\tclean\t")
+	fmt.Fprintln(tw, "facts\tshards\tfirst start (all indexed)\trestart\treindex (peak)\tRSS steady / peak (first start)\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000)\tremember p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\t")
+	fmt.Fprintln(tw, "target at 1M\t\t≤ 2 s\t≤ 2 s\t≤ 15 s\t≤ 500 MB\t≤ 500\t≤ 1 / ≤ 5 ms (warm)\t\t\t≤ 2×\tclean\t")
 	for _, n := range ns {
 		for _, shards := range []int{1, 100} {
 			shape := scalebench.Shape{Facts: n, Shards: shards}
@@ -64,9 +64,10 @@ func benchScale(ctx context.Context, e *env, dir, sizes string) error {
 					fmt.Fprintln(e.stderr, "git fsck:", u)
 				}
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s (%d MB)\t%d / %d MB\t%d / %d\t%s / %s · %s / %s\t%s / %s\t%d\t%.2f×\t%s\t\n",
-				n, shards, sec(row.FirstStart), sec(row.Restart), sec(row.Reindex), row.ReindexPeak>>20,
-				row.Steady>>20, row.Peak>>20, row.Steady/int64(n), row.Peak/int64(n),
+			peak := max(row.Peak, row.FirstPeak)
+			fmt.Fprintf(tw, "%d\t%d\t%s (%s)\t%s\t%s (%d MB)\t%d / %d (%d) MB\t%d / %d\t%s / %s · %s / %s\t%s / %s\t%d\t%.2f×\t%s\t\n",
+				n, shards, sec(row.FirstStart), sec(row.FirstIndexed), sec(row.Restart), sec(row.Reindex), row.ReindexPeak>>20,
+				row.Steady>>20, row.Peak>>20, row.FirstPeak>>20, row.Steady/int64(n), peak/int64(n),
 				ms(p(row.RecallCold, 50)), ms(p(row.RecallCold, 99)), ms(p(row.Recall, 50)), ms(p(row.Recall, 99)),
 				ms(p(row.Remember, 50)), ms(p(row.Remember, 99)),
 				row.Disk/int64(n), float64(row.Repacked)/float64(max(row.Markdown, 1)), fsck)

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -75,9 +76,12 @@ type Index struct {
 	saveCost  map[memd.ShardID]time.Duration // how long each shard's last snapshot took (guarded by mu)
 	saverDone chan struct{}
 
-	bg     sync.WaitGroup // background attribution
-	ctx    context.Context
-	cancel context.CancelFunc
+	bg sync.WaitGroup // background attribution
+	// backlog counts the shards the background pass of ReadAll has yet
+	// to bring up to date.
+	backlog atomic.Int64
+	ctx     context.Context
+	cancel  context.CancelFunc
 
 	// OnCatchUp, when set, is told how long each catch-up took.
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
@@ -205,6 +209,7 @@ func (x *Index) ReadAll() {
 			x.log.Warn("listing shards to index", "err", err)
 			return
 		}
+		x.backlog.Store(int64(len(ids)))
 		for _, id := range ids {
 			if x.ctx.Err() != nil {
 				return
@@ -212,6 +217,7 @@ func (x *Index) ReadAll() {
 			if err := x.CatchUp(id); err != nil {
 				x.log.Warn("bringing the index up to date", "shard", id, "err", err)
 			}
+			x.backlog.Add(-1)
 		}
 		// Reading leaves as much garbage as the index holds; hand its
 		// pages back now rather than keep them resident.
@@ -331,6 +337,13 @@ func (x *Index) isUnread(id memd.ShardID) bool {
 	defer x.mu.Unlock()
 	return x.unread[id]
 }
+
+// Backlog returns how many shards the background pass started by ReadAll
+// has yet to bring up to date; 0 once it is done.
+func (x *Index) Backlog() int { return int(x.backlog.Load()) }
+
+// Facts returns how many facts of a shard are indexed.
+func (x *Index) Facts(id memd.ShardID) int { return x.search.Facts(id) }
 
 // Head returns the commit a shard's facts were indexed from.
 func (x *Index) Head(id memd.ShardID) plumbing.Hash {

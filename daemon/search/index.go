@@ -121,6 +121,7 @@ type Index struct {
 // (another agent's memory, facts removed but not yet compacted).
 type part struct {
 	live, length int                 // live facts and passages, and their terms
+	passages     int                 // live passages of notes
 	ids          map[string]int32    // ID -> live entry
 	terms        map[string]termRef  // term -> its postings
 	lists        [][]posting         // the entries holding terms held more than once
@@ -517,6 +518,18 @@ func (x *Index) Len() int {
 	return x.live
 }
 
+// Facts returns the number of facts a shard holds, its notes' passages
+// apart.
+func (x *Index) Facts(shard memd.ShardID) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n, ok := x.shardNum[shard]
+	if !ok {
+		return 0
+	}
+	return x.parts[n].live - x.parts[n].passages
+}
+
 // add indexes a fact. With sorted, it goes into its place in the ordered
 // lists; otherwise it is appended and the caller sorts them.
 func (x *Index) add(d Doc, a analysed, sorted bool) {
@@ -554,6 +567,9 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	p.ids[d.ID] = i
 	x.live++
 	p.live++
+	if e.passage {
+		p.passages++
+	}
 	p.length += len(ts)
 	p.entries = append(p.entries, i)
 	p.addPostings(i, ts)
@@ -712,6 +728,9 @@ func (x *Index) remove(shard memd.ShardID, id string) {
 	x.live--
 	x.dead++
 	p.live--
+	if e.passage {
+		p.passages--
+	}
 	p.length -= int(x.lengths[i])
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.

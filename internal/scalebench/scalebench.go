@@ -50,6 +50,8 @@ type Shape struct {
 type Row struct {
 	Shape
 	FirstStart, Restart time.Duration   // serve started until its first recall answered
+	FirstIndexed        time.Duration   // the first start until every shard was indexed
+	FirstPeak           int64           // the first start's peak resident memory, once all indexed
 	Reindex             time.Duration   // memd reindex, a new process
 	ReindexPeak         int64           // its peak resident memory, bytes
 	Steady, Peak        int64           // memd serve's resident memory once idle, and its peak
@@ -114,6 +116,20 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 		return row, err
 	}
 	row.FirstStart = took
+	// A store no memd has served yet is indexed in the background; the
+	// daemon is stopped (writing its snapshots) only once that is done, as
+	// a daemon that ran for a while would be.
+	progress("first start: indexing every shard")
+	waited, err := waitIndexed(ctx, d.URL, token)
+	if err != nil {
+		d.Stop()
+		return row, err
+	}
+	row.FirstIndexed = took + waited
+	if row.FirstPeak, err = readbench.ProcessPeakRSS(d.Pid()); err != nil {
+		d.Stop()
+		return row, err
+	}
 	d.Stop()
 
 	progress("restart")
@@ -234,6 +250,46 @@ func startAndRecall(ctx context.Context, self, data, token string) (*loadbench.D
 		return nil, 0, err
 	}
 	return d, time.Since(start), nil
+}
+
+// waitIndexed asks memd's status until its index has read every shard,
+// and returns how long that took.
+func waitIndexed(ctx context.Context, base, token string) (time.Duration, error) {
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var st memd.Status
+		if err := getJSON(ctx, base, token, "/v1/status", &st); err != nil {
+			return 0, err
+		}
+		if st.Indexing == 0 {
+			return time.Since(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func getJSON(ctx context.Context, base, token, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 func call(ctx context.Context, base, token, method, path string, js []byte) error {
