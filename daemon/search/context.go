@@ -21,17 +21,24 @@ const (
 	chatDayLift   = 0.5 // most a chat's day holding every query word lifts its facts
 )
 
+// loan is context one candidate lends a neighbour.
+type loan struct {
+	to, from int32
+	dist     int
+	amount   float64
+}
+
 // lendContext adds to the strongest candidates' neighbours a share of each
 // one's lead over them, the best loan only, falling with distance. It
 // returns the candidates with the facts that borrowed added.
 func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int32 {
-	type loan struct {
-		to, from int32
-		dist     int
-		amount   float64
-	}
-	var loans []loan
-	at := make(map[int32]int) // borrower -> its loan
+	loans := sc.loans[:0]
+	defer func() {
+		for _, l := range loans {
+			sc.loan[l.to] = 0
+		}
+		sc.loans = loans[:0]
+	}()
 	for _, i := range top {
 		v := sc.v[i]
 		if v <= 0 {
@@ -46,25 +53,24 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 				return
 			}
 			l := loan{j, i, dist, contextShare * math.Pow(contextDecay, float64(dist-1)) * lead}
-			if k, seen := at[j]; !seen {
-				at[j] = len(loans)
+			if k := sc.loan[j] - 1; k < 0 {
 				loans = append(loans, l)
+				sc.loan[j] = int32(len(loans))
 			} else if l.amount > loans[k].amount {
 				loans[k] = l
 			}
 		})
 	}
-	inTop := make(map[int32]bool, len(top))
-	for _, i := range top {
-		inTop[i] = true
-	}
+	inTop := append(sc.inTop[:0], top...)
+	slices.Sort(inTop)
+	sc.inTop = inTop
 	for _, l := range loans {
 		sc.add(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {
 			e.Context += l.amount
 			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.entries[l.from].id, Distance: l.dist, Amount: l.amount})
 		}
-		if !inTop[l.to] {
+		if _, found := slices.BinarySearch(inTop, l.to); !found {
 			top = append(top, l.to)
 		}
 	}

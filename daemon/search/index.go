@@ -32,7 +32,7 @@ type Doc struct {
 }
 
 // entry is a fact or passage as the index holds it: what a Doc holds,
-// less what the dense arrays of Index hold (shard, day, offset, length),
+// less what the dense arrays of Index hold (shard, day, offset, length, tier),
 // in as few bytes as a million of them should take.
 type entry struct {
 	id, text, file string
@@ -40,10 +40,9 @@ type entry struct {
 	messages       []string
 	when           int64
 	rank           float64
-	tier           uint8 // into Index.tiers
-	dated          bool  // the date is set (its day is in Index.days)
-	passage        bool  // a note's passage; the note is in Index.noteOf
-	foldKept       bool  // the text is not plain ASCII; its folded words are in Index.folded
+	dated          bool // the date is set (its day is in Index.days)
+	passage        bool // a note's passage; the note is in Index.noteOf
+	foldKept       bool // the text is not plain ASCII; its folded words are in Index.folded
 }
 
 type posting struct {
@@ -89,6 +88,7 @@ type Index struct {
 	days    []int32
 	offsets []int32
 	idKeys  []uint64 // the first eight bytes of each ID, to order ties cheaply
+	tier    []uint8  // into tiers
 	// The tiers entries name, and the weight factor of each in the final
 	// score.
 	tiers   []memd.Tier
@@ -169,7 +169,7 @@ func New() *Index {
 
 func (x *Index) reset() {
 	x.entries = nil
-	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys = nil, nil, nil, nil, nil, nil, nil
+	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
 	x.tiers, x.factors = nil, nil
 	x.folded = make(map[int32]string)
@@ -351,7 +351,7 @@ func (x *Index) putAll(docs []Doc, analysed []analysed) {
 	x.entries = slices.Grow(x.entries, n)
 	x.alive, x.shardOf = slices.Grow(x.alive, n), slices.Grow(x.shardOf, n)
 	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
-	x.offsets, x.idKeys = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n)
+	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
 	shards := make(map[memd.ShardID]bool)
 	files := make(map[fileKey]bool)
 	chats := make(map[chatKey]bool)
@@ -489,7 +489,7 @@ func (x *Index) lookup(shard memd.ShardID, id string) (int32, bool) {
 func (x *Index) docOf(i int32) Doc {
 	e := x.entries[i]
 	d := Doc{
-		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[e.tier], Text: e.text, File: e.file},
+		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: e.file},
 		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: x.noteOf[i],
 	}
 	if e.dated {
@@ -537,7 +537,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	e := &entry{
 		id: d.ID, text: d.Text, file: d.File, passage: d.Note != "",
 		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
-		rank: Rank(d.Date, d.Tier), tier: x.tierOf(d.Tier), dated: !d.Date.IsZero(),
+		rank: Rank(d.Date, d.Tier), dated: !d.Date.IsZero(),
 	}
 	days := d.Date.Days()
 	n, ok := x.shardNum[d.Shard]
@@ -557,6 +557,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.days = append(x.days, int32(days))
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.idKeys = append(x.idKeys, idKey(d.ID))
+	x.tier = append(x.tier, x.tierOf(d.Tier))
 	if a.folded != "" {
 		x.folded[i] = a.folded
 		e.foldKept = true
@@ -743,7 +744,7 @@ func (x *Index) remove(shard memd.ShardID, id string) {
 		return
 	}
 	if sd := x.shards[shard]; sd != nil {
-		if x.tiers[e.tier] == memd.TierProfile {
+		if x.tiers[x.tier[i]] == memd.TierProfile {
 			sd.profile = without(sd.profile, i)
 		} else {
 			sd.recent = without(sd.recent, i)

@@ -81,6 +81,11 @@ type scores struct {
 	touched []int32
 	parts   map[int32]*memd.ScoreParts // only when explaining
 	spare   []float64                  // room for strongest's selection
+	// loan holds, for each entry lent context, its loan's place in loans
+	// plus one; 0 for the others.
+	loan  []int32
+	loans []loan
+	inTop []int32 // room for lendContext's sorted candidates
 }
 
 const touchedBit = 1 << 63
@@ -190,7 +195,7 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	}()
 	if len(sc.v) < len(x.entries) {
 		n := len(x.entries) + len(x.entries)/4
-		sc.v, sc.terms = make([]float64, n), make([]uint64, n)
+		sc.v, sc.terms, sc.loan = make([]float64, n), make([]uint64, n), make([]int32, n)
 	}
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
@@ -209,7 +214,7 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)
 	if len(content) >= 2 {
-		x.boostPhrase(sc, strings.Join(content, " "), top)
+		x.boostPhrase(sc, strings.Join(content, " "), top, uint64(1)<<len(qt.weights)-1)
 	}
 	top = x.lendContext(sc, top, ok)
 	x.liftChatDays(sc, top, qt.weights)
@@ -462,10 +467,16 @@ func (x *Index) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32
 	}
 }
 
-func (x *Index) boostPhrase(sc *scores, phrase string, top []int32) {
+// boostPhrase favours the candidates holding the query's words in its
+// order. A fact holding the phrase holds every term scored (each has a bit
+// of all), so the others are not read.
+func (x *Index) boostPhrase(sc *scores, phrase string, top []int32, all uint64) {
 	want := []byte(phrase)
 	var buf []byte
 	for _, i := range top {
+		if sc.terms[i]&all != all {
+			continue
+		}
 		var folded []byte
 		folded, buf = x.foldedText(i, buf)
 		if bytes.Contains(folded, want) {
@@ -570,7 +581,7 @@ func (x *Index) collect(sc *scores, q Query) []Hit {
 	h := make([]ranked, 0, limit+1)
 	worse := func(a, b ranked) bool { return x.better(b, a) }
 	for _, i := range sc.touched {
-		r := ranked{i: i, v: sc.v[i] * x.factors[x.entries[i].tier], days: int(x.days[i])}
+		r := ranked{i: i, v: sc.v[i] * x.factors[x.tier[i]], days: int(x.days[i])}
 		if len(h) == limit && (r.v < h[0].v*(1-1e-9) || !x.better(r, h[0])) {
 			continue
 		}
@@ -591,32 +602,43 @@ func (x *Index) collect(sc *scores, q Query) []Hit {
 		}
 		return 0
 	})
-	hits := make([]Hit, len(h))
-	for j, r := range h {
-		hits[j] = Hit{Doc: x.docOf(r.i), Score: r.v}
+	// Only the hits that fit become Docs.
+	kept := fitting(len(h), q.K, q.Budget, func(j int) int { return len(x.entries[h[j].i].text) })
+	hits := make([]Hit, len(kept))
+	for n, j := range kept {
+		r := h[j]
+		hits[n] = Hit{Doc: x.docOf(r.i), Score: r.v}
 		if e := sc.explain(r.i); e != nil {
 			e.Tier = r.v - sc.v[r.i]
-			hits[j].Explain = e
+			hits[n].Explain = e
 		}
 	}
-	return Fit(hits, q.K, q.Budget)
+	return hits
 }
 
 // Fit keeps the first hits, at most k, whose texts fit the budget.
 func Fit(hits []Hit, k, budget int) []Hit {
-	var out []Hit
-	used := 0
-	for _, h := range hits {
-		if len(out) == k {
-			break
-		}
-		if budget > 0 && used+len(h.Text) > budget {
-			continue
-		}
-		used += len(h.Text)
-		out = append(out, h)
+	kept := fitting(len(hits), k, budget, func(j int) int { return len(hits[j].Text) })
+	out := make([]Hit, len(kept))
+	for n, j := range kept {
+		out[n] = hits[j]
 	}
 	return out
+}
+
+// fitting returns the first of n texts, at most k, whose lengths fit the
+// budget (none: no limit), skipping those that would overflow it.
+func fitting(n, k, budget int, length func(j int) int) []int {
+	var kept []int
+	used := 0
+	for j := 0; j < n && len(kept) < k; j++ {
+		if budget > 0 && used+length(j) > budget {
+			continue
+		}
+		used += length(j)
+		kept = append(kept, j)
+	}
+	return kept
 }
 
 // up and down keep h a heap whose root is the least by less.
