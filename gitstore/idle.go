@@ -57,6 +57,9 @@ func (sh *Shard) touch() { sh.used.Store(time.Now().UnixNano()) }
 // done with them.
 func (sh *Shard) Release() { sh.drop() }
 
+// Parsed reports whether the shard's files are held parsed now.
+func (sh *Shard) Parsed() bool { return sh.cur.Load() != nil }
+
 // dropIfIdle gives up the shard's state if it has not been used for
 // idleAfter and nobody is using it now, and returns how many facts it
 // held (0: kept).

@@ -398,6 +398,7 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 	}
 	start := time.Now()
 	full := false
+	parsed := sh.Parsed()
 	if head.IsZero() {
 		err = x.replaceShard(sh, nil, head)
 	} else {
@@ -414,6 +415,12 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 			full = true
 			err = x.rebuildShard(sh)
 		}
+	}
+	if err == nil && indexed.IsZero() && !parsed {
+		// A first indexing parsed every file for the index alone: a start
+		// on a store no memd has indexed would otherwise hold every
+		// shard's files at once, until they sat idle for a minute.
+		sh.Release()
 	}
 	if err == nil && x.OnCatchUp != nil {
 		x.OnCatchUp(id, time.Since(start), full)

@@ -24,6 +24,10 @@ import (
 // snapshot whose checksum does not match is dropped, and its shard read
 // from HEAD again.
 
+// snapshotFactBytes is about what a fact takes in a snapshot (79 bytes in
+// the scale bench's stores), a little over.
+const snapshotFactBytes = 96
+
 // snapshotMagic starts every snapshot; the digit is the format.
 const snapshotMagic = "memd shard index 1\n"
 
@@ -52,8 +56,10 @@ func (o origin) known() bool {
 // encodeSnapshot writes a snapshot of shard at head, with the facts walk
 // gives and the notes. Facts come first, each naming its origin and file
 // by number; the tables of origins and files follow, so facts are written
-// as they are walked, without holding them all.
-func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, walk func(func(search.Doc)), notes map[string]*noteRecord) []byte {
+// as they are walked, without holding them all. room is a guess at the
+// snapshot's size: growing the buffer by doubling would leave twice or
+// four times the snapshot as garbage at every save.
+func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, room int, walk func(func(search.Doc)), notes map[string]*noteRecord) []byte {
 	type key struct {
 		commit, chat string
 		when         int64
@@ -62,7 +68,7 @@ func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, walk func(func(searc
 	var originTable []origin
 	files := make(map[string]int)
 	var fileTable []string
-	b := make([]byte, 0, 4096)
+	b := make([]byte, 0, max(room, 4096))
 	b = append(b, snapshotMagic...)
 	b = appendString(b, shard.String())
 	b = append(b, head[:]...)
@@ -384,7 +390,13 @@ func (x *Index) saveShard(id memd.ShardID) error {
 	notes := x.notes[id]
 	delete(x.dirty, id)
 	x.mu.Unlock()
-	b := encodeSnapshot(id, head, func(fn func(search.Doc)) {
+	room := x.search.Facts(id) * snapshotFactBytes
+	for _, r := range notes {
+		if r != nil {
+			room += len(r.Text) + 128
+		}
+	}
+	b := encodeSnapshot(id, head, room, func(fn func(search.Doc)) {
 		for _, profile := range []bool{true, false} {
 			x.search.Walk(id, profile, func(d search.Doc) bool {
 				fn(d)

@@ -49,7 +49,7 @@ func FuzzSnapshot(f *testing.F) {
 				Offset: 3, Commit: head.String(), Messages: []string{msg}, Chat: chat, When: when},
 		}
 		notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: head.String(), Text: text}}
-		b := encodeSnapshot(shard, head, walkOf(docs), notes)
+		b := encodeSnapshot(shard, head, 0, walkOf(docs), notes)
 		got, err := decodeSnapshot(shard, b)
 		if err != nil {
 			t.Fatalf("decode: %v", err)
@@ -75,7 +75,7 @@ func FuzzSnapshot(f *testing.F) {
 // Bytes that are not a snapshot never crash the reader.
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add([]byte(snapshotMagic + "junk"))
-	f.Add(encodeSnapshot(memd.AgentShard("alice"), plumbing.ZeroHash, walkOf(nil), nil))
+	f.Add(encodeSnapshot(memd.AgentShard("alice"), plumbing.ZeroHash, 0, walkOf(nil), nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeSnapshot(memd.AgentShard("alice"), b)
 	})
@@ -225,4 +225,51 @@ func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
 		t.Errorf("the damaged snapshot is still there (%v)", err)
 	}
 	store.Close()
+}
+
+// A start on a store no memd has indexed reads each shard's files for the
+// index and gives them up once indexed: holding every shard's at once is
+// what a first start's memory peaked on. A shard whose files were already
+// in use keeps them.
+func TestIndex_FirstIndexingGivesUpTheFilesItParsed(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	writer := openStoreAt(t, data)
+	for _, name := range []string{"alice", "bob"} {
+		sh, err := writer.CreateShard(memd.AgentShard(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		learn(t, sh, "m1", "Booked a flight to Lisbon", "Paid the hotel")
+	}
+	writer.Close()
+
+	store := openStoreAt(t, data)
+	defer store.Close()
+	bob, err := store.Shard(memd.AgentShard("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, bob, "m2", "Renewed the office lease") // bob's files are in use
+	x, err := Open(filepath.Join(data, "index.db"), store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	alice, err := store.Shard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recalled(x, memd.AgentShard("alice")); len(got) != 2 {
+		t.Fatalf("alice's shard indexed as %v", got)
+	}
+	if alice.Parsed() {
+		t.Error("alice's files are still held after her shard was indexed")
+	}
+	if !bob.Parsed() {
+		t.Error("bob's files, in use before the index read them, were given up")
+	}
 }
