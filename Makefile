@@ -32,3 +32,4 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/
 	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzReadPostings$$' -fuzztime $(FUZZTIME) ./daemon/search/

@@ -167,7 +167,11 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	if read {
 		if snap, err = decodeSnapshot(id, b); err != nil {
 			// Its shard is read from HEAD again.
-			x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
+			if errors.Is(err, errOldSnapshot) {
+				x.log.Info("reading a shard from HEAD: its index snapshot is in an older format", "shard", id)
+			} else {
+				x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
+			}
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("drop index snapshot: %w", err)
 			}
@@ -175,7 +179,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 		}
 	}
 	if read {
-		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes)})
+		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes), Postings: snap.postings})
 		if slices.ContainsFunc(snap.facts, func(d search.Doc) bool { return d.Commit == "" }) {
 			// Written while facts were still being attributed.
 			x.attributeLater(id, snap.head)

@@ -28,14 +28,24 @@ import (
 // the scale bench's stores), a little over.
 const snapshotFactBytes = 96
 
-// snapshotMagic starts every snapshot; the digit is the format.
-const snapshotMagic = "memd shard index 1\n"
+// snapshotPostingBytes is about what a fact's postings take in it, and
+// in the buffer they are written to first.
+const snapshotPostingBytes = 2 * 48
+
+// snapshotMagic starts every snapshot; the digit is the format. A
+// snapshot holds the search index's postings, which depend on how texts
+// are analysed: a change there changes the format.
+const (
+	snapshotMagic  = snapshotPrefix + "2\n"
+	snapshotPrefix = "memd shard index "
+)
 
 // snapshot is the index of one shard at one commit.
 type snapshot struct {
-	head  plumbing.Hash
-	facts []search.Doc
-	notes map[string]*noteRecord // by path under notes/
+	head     plumbing.Hash
+	facts    []search.Doc
+	notes    map[string]*noteRecord // by path under notes/
+	postings string                 // the facts' postings, as search.ExportShard gave them
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -54,12 +64,13 @@ func (o origin) known() bool {
 }
 
 // encodeSnapshot writes a snapshot of shard at head, with the facts walk
-// gives and the notes. Facts come first, each naming its origin and file
-// by number; the tables of origins and files follow, so facts are written
-// as they are walked, without holding them all. room is a guess at the
+// gives, the postings it returns, and the notes. Facts come first, each
+// naming its origin and file by number; the tables of origins and files
+// follow, so facts are written as they are walked, without holding them
+// all; the postings come last. room is a guess at the
 // snapshot's size: growing the buffer by doubling would leave twice or
 // four times the snapshot as garbage at every save.
-func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, room int, walk func(func(search.Doc)), notes map[string]*noteRecord) []byte {
+func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, room int, walk func(func(search.Doc)) []byte, notes map[string]*noteRecord) []byte {
 	type key struct {
 		commit, chat string
 		when         int64
@@ -75,7 +86,7 @@ func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, room int, walk func(
 	n := 0
 	factsAt := len(b)
 	b = append(b, make([]byte, 8)...) // the number of facts, filled in below
-	walk(func(d search.Doc) {
+	postings := walk(func(d search.Doc) {
 		n++
 		b = appendString(b, d.ID)
 		b = appendString(b, d.Text)
@@ -136,23 +147,43 @@ func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, room int, walk func(
 		b = appendString(b, r.Commit)
 		b = appendString(b, r.Text)
 	}
+	// The postings, then their length: a reader keeps the facts' part of
+	// the file and lets the postings go once read.
+	b = append(b, postings...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(postings)))
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
 }
 
-var errBadSnapshot = errors.New("not a whole snapshot of this shard")
+var (
+	errBadSnapshot = errors.New("not a whole snapshot of this shard")
+	errOldSnapshot = errors.New("a snapshot in an older format")
+)
 
 // decodeSnapshot reads a snapshot of shard written by encodeSnapshot.
 func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
 	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		if len(b) > len(snapshotPrefix) && string(b[:len(snapshotPrefix)]) == snapshotPrefix {
+			return snapshot{}, errOldSnapshot
+		}
 		return snapshot{}, errBadSnapshot
 	}
 	body := b[:len(b)-4]
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return snapshot{}, errBadSnapshot
 	}
-	// One copy of the file backs every string read from it: a fact's ID
-	// and text are not allocated one by one.
-	r := reader{b: string(body[len(snapshotMagic):])}
+	body = body[len(snapshotMagic):]
+	if len(body) < 8 {
+		return snapshot{}, errBadSnapshot
+	}
+	held := binary.LittleEndian.Uint64(body[len(body)-8:])
+	if held > uint64(len(body)-8) {
+		return snapshot{}, errBadSnapshot
+	}
+	postings := body[len(body)-8-int(held) : len(body)-8]
+	body = body[:len(body)-8-int(held)]
+	// One copy of the rest of the file backs every string read from it: a
+	// fact's ID and text are not allocated one by one.
+	r := reader{b: string(body)}
 	if r.string() != shard.String() {
 		return snapshot{}, errBadSnapshot
 	}
@@ -193,6 +224,7 @@ func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
 		path := r.string()
 		s.notes[path] = &noteRecord{Date: r.string(), Commit: r.string(), Text: r.string()}
 	}
+	s.postings = string(postings)
 	if r.err != nil || len(r.b) != 0 {
 		return snapshot{}, errBadSnapshot
 	}
@@ -390,19 +422,14 @@ func (x *Index) saveShard(id memd.ShardID) error {
 	notes := x.notes[id]
 	delete(x.dirty, id)
 	x.mu.Unlock()
-	room := x.search.Facts(id) * snapshotFactBytes
+	room := x.search.Facts(id) * (snapshotFactBytes + snapshotPostingBytes)
 	for _, r := range notes {
 		if r != nil {
 			room += len(r.Text) + 128
 		}
 	}
-	b := encodeSnapshot(id, head, room, func(fn func(search.Doc)) {
-		for _, profile := range []bool{true, false} {
-			x.search.Walk(id, profile, func(d search.Doc) bool {
-				fn(d)
-				return true
-			})
-		}
+	b := encodeSnapshot(id, head, room, func(fn func(search.Doc)) []byte {
+		return x.search.ExportShard(id, fn)
 	}, notes)
 	unlock()
 	err := x.writeSnapshot(id, b)

@@ -22,11 +22,12 @@ import (
 	"github.com/memd/memd/provenance"
 )
 
-func walkOf(docs []search.Doc) func(func(search.Doc)) {
-	return func(fn func(search.Doc)) {
+func walkOf(docs []search.Doc, postings string) func(func(search.Doc)) []byte {
+	return func(fn func(search.Doc)) []byte {
 		for _, d := range docs {
 			fn(d)
 		}
+		return []byte(postings)
 	}
 }
 
@@ -49,13 +50,14 @@ func FuzzSnapshot(f *testing.F) {
 				Offset: 3, Commit: head.String(), Messages: []string{msg}, Chat: chat, When: when},
 		}
 		notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: head.String(), Text: text}}
-		b := encodeSnapshot(shard, head, 0, walkOf(docs), notes)
+		postings := chat + msg // any bytes: what they mean is search's business
+		b := encodeSnapshot(shard, head, 0, walkOf(docs, postings), notes)
 		got, err := decodeSnapshot(shard, b)
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		if got.head != head || !reflect.DeepEqual(got.facts, docs) || !reflect.DeepEqual(got.notes, notes) {
-			t.Fatalf("read back\n%+v\n%+v\nwrote\n%+v\n%+v", got.facts, got.notes, docs, notes)
+		if got.head != head || !reflect.DeepEqual(got.facts, docs) || !reflect.DeepEqual(got.notes, notes) || got.postings != postings {
+			t.Fatalf("read back\n%+v\n%+v\n%q\nwrote\n%+v\n%+v\n%q", got.facts, got.notes, got.postings, docs, notes, postings)
 		}
 		if _, err := decodeSnapshot(memd.AgentShard("bob"), b); err == nil {
 			t.Fatal("alice's snapshot read as bob's")
@@ -75,7 +77,7 @@ func FuzzSnapshot(f *testing.F) {
 // Bytes that are not a snapshot never crash the reader.
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add([]byte(snapshotMagic + "junk"))
-	f.Add(encodeSnapshot(memd.AgentShard("alice"), plumbing.ZeroHash, 0, walkOf(nil), nil))
+	f.Add(encodeSnapshot(memd.AgentShard("alice"), plumbing.ZeroHash, 0, walkOf(nil, ""), nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeSnapshot(memd.AgentShard("alice"), b)
 	})

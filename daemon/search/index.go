@@ -153,11 +153,25 @@ func (x *part) postings(t string, one *[1]posting) []posting {
 	if !ok {
 		return nil
 	}
+	return x.listOf(r, one)
+}
+
+// listOf returns the postings a ref names; one, it is put in one.
+func (x *part) listOf(r termRef, one *[1]posting) []posting {
 	if p, ok := r.single(); ok {
 		one[0] = p
 		return one[:]
 	}
 	return x.lists[r]
+}
+
+// newTerm records a term the part did not hold.
+func (x *part) newTerm(t string, r termRef) {
+	x.terms[t] = r
+	// Numbers and codes match whole: "4242" is not "42421".
+	if len(t) >= prefixLen && !hasDigit(t) {
+		x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
+	}
 }
 
 // New returns an empty index.
@@ -233,11 +247,28 @@ type Update struct {
 	Delete  []string
 	Put     []Doc
 	Notes   map[string][]Doc // the passages of each changed note, by path; none: the note is gone
+	// Postings, with Replace, are those ExportShard gave with the facts
+	// of Put, in that order: their texts are not analysed again. Postings
+	// that do not match them are ignored.
+	Postings string
 }
 
 // Apply makes an update.
 func (x *Index) Apply(u Update) {
-	facts := analyzeAll(u.Put)
+	var facts []analysed
+	var imp imported
+	postings := u.Replace && u.Postings != ""
+	if postings {
+		var err error
+		if imp, err = readPostings(u.Postings, len(u.Put)); err != nil {
+			postings = false // the texts say what they hold
+		}
+	}
+	if postings {
+		facts = foldedOnly(u.Put, imp.lengths)
+	} else {
+		facts = analyzeAll(u.Put)
+	}
 	notes := make(map[string][]analysed, len(u.Notes))
 	for path, ps := range u.Notes {
 		notes[path] = analyzeAll(ps)
@@ -250,7 +281,11 @@ func (x *Index) Apply(u Update) {
 	for _, id := range u.Delete {
 		x.remove(u.Shard, id)
 	}
+	first := int32(len(x.entries))
 	x.putAll(u.Put, facts)
+	if n, ok := x.shardNum[u.Shard]; ok && postings {
+		x.parts[n].installPostings(first, imp)
+	}
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
 	}
@@ -274,20 +309,37 @@ func (x *Index) Put(d Doc) {
 	x.maybeCompact()
 }
 
-// analysed is a fact's text prepared for the index.
+// analysed is a fact's text prepared for the index: its folded text (only
+// for a text that is not plain ASCII: foldASCII gives the others' when
+// needed), its terms, and how many terms it has. Facts whose postings
+// come from a snapshot have no terms here, only their number.
 type analysed struct {
 	folded string
 	terms  []string
+	length int
 }
 
-// analyzeDoc analyses a fact's text. The folded text is kept only for a
-// text that is not plain ASCII: foldASCII gives the others' when needed.
+// analyzeDoc analyses a fact's text.
 func analyzeDoc(d Doc) analysed {
 	if isASCII(d.Text) {
-		return analysed{terms: terms(fold(d.Text))}
+		ts := terms(fold(d.Text))
+		return analysed{terms: ts, length: len(ts)}
 	}
 	f, ts := analyze(d.Text)
-	return analysed{f, ts}
+	return analysed{f, ts, len(ts)}
+}
+
+// foldedOnly prepares facts whose terms are known already: only the texts
+// that are not plain ASCII are folded.
+func foldedOnly(docs []Doc, lengths []int) []analysed {
+	out := make([]analysed, len(docs))
+	for i, d := range docs {
+		out[i].length = lengths[i]
+		if !isASCII(d.Text) {
+			out[i].folded = strings.Join(words(fold(d.Text)), " ")
+		}
+	}
+	return out
 }
 
 // foldedText returns entry i's folded words joined by single spaces,
@@ -553,7 +605,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	x.entries = append(x.entries, e)
 	x.alive = append(x.alive, true)
 	x.shardOf = append(x.shardOf, n)
-	x.lengths = append(x.lengths, float32(len(ts)))
+	x.lengths = append(x.lengths, float32(a.length))
 	x.days = append(x.days, int32(days))
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.idKeys = append(x.idKeys, idKey(d.ID))
@@ -571,7 +623,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	if e.passage {
 		p.passages++
 	}
-	p.length += len(ts)
+	p.length += a.length
 	p.entries = append(p.entries, i)
 	p.addPostings(i, ts)
 	if d.Note != "" {
@@ -655,12 +707,7 @@ func (x *part) addPostings(i int32, ts []string) {
 		switch {
 		case !known:
 			// A copy: t is part of the whole text it was read from.
-			t = strings.Clone(t)
-			x.terms[t] = singleRef(posting{i, n})
-			// Numbers and codes match whole: "4242" is not "42421".
-			if len(t) >= prefixLen && !hasDigit(t) {
-				x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
-			}
+			x.newTerm(strings.Clone(t), singleRef(posting{i, n}))
 		case r&single != 0:
 			first, _ := r.single()
 			x.terms[t] = termRef(len(x.lists))

@@ -1,0 +1,245 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/memd/memd"
+)
+
+// A shard's postings are saved beside its facts (the index's snapshot
+// holds both) and given back with them at a start, so that a start does
+// not analyse every fact's text again. ExportShard writes them, naming
+// each fact by its place in the order it gave the facts in; an Update
+// that replaces a shard with the facts in that order takes them back.
+//
+// The postings depend on how texts are analysed (fold, words, stem): a
+// change there must change the format of what holds them.
+//
+// Format: the number of facts; each fact's number of terms; then, to the
+// end, each term with the number of facts holding it and, for each, its
+// place and how often it holds the term. All numbers are uvarints.
+
+var errBadPostings = errors.New("postings do not match the facts given with them")
+
+// maxTerms bounds the terms of one fact read back: a fact's text is at
+// most 500 characters.
+const maxTerms = 1 << 16
+
+// ExportShard calls fn with each fact of a shard, lasting ones first, then
+// dated ones, each in rank order (as Walk gives them), and returns those
+// facts' postings.
+func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sd, n := x.shards[shard], x.shardNum[shard]
+	if sd == nil {
+		return binary.AppendUvarint(nil, 0)
+	}
+	lists := [][]int32{sd.profile, sd.recent}
+	facts := len(sd.profile) + len(sd.recent)
+	place := newPlaces(lists, facts)
+	for _, list := range lists {
+		for _, i := range list {
+			place.add(i)
+			fn(x.docOf(i))
+		}
+	}
+	b := make([]byte, 0, 48*facts+16)
+	b = binary.AppendUvarint(b, uint64(facts))
+	for _, list := range lists {
+		for _, i := range list {
+			b = binary.AppendUvarint(b, uint64(x.lengths[i]))
+		}
+	}
+	p := x.parts[n]
+	for t, r := range p.terms {
+		var one [1]posting
+		ps := p.listOf(r, &one)
+		// Dead entries and passages of notes have no place.
+		held := 0
+		for _, q := range ps {
+			if place.of(q.doc) >= 0 {
+				held++
+			}
+		}
+		if held == 0 {
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+		b = binary.AppendUvarint(b, uint64(held))
+		for _, q := range ps {
+			if at := place.of(q.doc); at >= 0 {
+				b = binary.AppendUvarint(b, uint64(at))
+				b = binary.AppendUvarint(b, uint64(q.tf))
+			}
+		}
+	}
+	return b
+}
+
+// places numbers a shard's facts in the order they are exported. A
+// shard's entries are mostly side by side (a shard is read in one go), so
+// an array over their span serves, and a map when they are scattered.
+type places struct {
+	lo     int32
+	dense  []int32 // place+1 of entry lo+k; 0: none
+	sparse map[int32]int32
+	n      int32
+}
+
+func newPlaces(lists [][]int32, n int) *places {
+	lo, hi := int32(math.MaxInt32), int32(-1)
+	for _, list := range lists {
+		for _, i := range list {
+			lo, hi = min(lo, i), max(hi, i)
+		}
+	}
+	if hi < lo {
+		return &places{}
+	}
+	if span := int(hi-lo) + 1; span <= 4*n+1024 {
+		return &places{lo: lo, dense: make([]int32, span)}
+	}
+	return &places{sparse: make(map[int32]int32, n)}
+}
+
+func (p *places) add(i int32) {
+	p.n++
+	if p.sparse != nil {
+		p.sparse[i] = p.n
+	} else {
+		p.dense[i-p.lo] = p.n
+	}
+}
+
+// of returns entry i's place, or -1 if it has none.
+func (p *places) of(i int32) int32 {
+	if p.sparse != nil {
+		return p.sparse[i] - 1
+	}
+	if i < p.lo || int(i-p.lo) >= len(p.dense) {
+		return -1
+	}
+	return p.dense[i-p.lo] - 1
+}
+
+// imported is what ExportShard wrote, read back for n facts.
+type imported struct {
+	lengths []int
+	terms   []string
+	lists   [][]posting // each term's, by place, in order
+}
+
+// readPostings reads postings ExportShard wrote for n facts. The terms
+// share one new string: pieces of s would hold all of it, numbers too.
+func readPostings(s string, n int) (imported, error) {
+	r := postingsReader{s: s}
+	if r.uvarint() != uint64(n) || r.bad {
+		return imported{}, errBadPostings
+	}
+	imp := imported{lengths: make([]int, n)}
+	for i := range imp.lengths {
+		length := r.uvarint()
+		if length > maxTerms {
+			return imported{}, errBadPostings
+		}
+		imp.lengths[i] = int(length)
+	}
+	// One array holds every posting; each term's list is a piece of it.
+	var all []posting
+	var ends []int
+	var words strings.Builder
+	for len(r.s) > 0 && !r.bad {
+		t := r.take(r.uvarint())
+		held := r.uvarint()
+		if t == "" || held == 0 || held > uint64(n) {
+			return imported{}, errBadPostings
+		}
+		for ; held > 0 && !r.bad; held-- {
+			at, tf := r.uvarint(), r.uvarint()
+			if at >= uint64(n) || tf == 0 || tf > 0xffff {
+				return imported{}, errBadPostings
+			}
+			all = append(all, posting{int32(at), uint16(tf)})
+		}
+		words.WriteString(t)
+		ends = append(ends, len(all), words.Len())
+	}
+	if r.bad {
+		return imported{}, errBadPostings
+	}
+	text := words.String()
+	imp.terms = make([]string, len(ends)/2)
+	for k, at := 0, 0; k < len(imp.terms); k++ {
+		imp.terms[k] = text[at:ends[2*k+1]]
+		at = ends[2*k+1]
+	}
+	imp.lists = make([][]posting, len(imp.terms))
+	from := 0
+	for k := range imp.lists {
+		end := ends[2*k]
+		// Capped, so that a later append to one list copies it rather
+		// than writing over the next.
+		list := all[from:end:end]
+		slices.SortFunc(list, func(a, b posting) int { return int(a.doc - b.doc) })
+		imp.lists[k] = list
+		from = end
+	}
+	return imp, nil
+}
+
+// installPostings gives the facts put from entry first on, in the order
+// the postings were written, the terms imp holds.
+func (p *part) installPostings(first int32, imp imported) {
+	for k, t := range imp.terms {
+		list := imp.lists[k]
+		for j := range list {
+			list[j].doc += first
+		}
+		r, known := p.terms[t]
+		switch {
+		case !known && len(list) == 1:
+			p.newTerm(t, singleRef(list[0]))
+		case !known:
+			p.newTerm(t, termRef(len(p.lists)))
+			p.lists = append(p.lists, list)
+		case r&single != 0:
+			held, _ := r.single()
+			p.terms[t] = termRef(len(p.lists))
+			p.lists = append(p.lists, append([]posting{held}, list...))
+		default:
+			p.lists[r] = append(p.lists[r], list...)
+		}
+	}
+}
+
+// postingsReader reads uvarints and strings; the first fault sticks.
+type postingsReader struct {
+	s   string
+	bad bool
+}
+
+func (r *postingsReader) uvarint() uint64 {
+	v, n := binary.Uvarint([]byte(r.s[:min(len(r.s), binary.MaxVarintLen64)]))
+	if n <= 0 {
+		r.bad, r.s = true, ""
+		return 0
+	}
+	r.s = r.s[n:]
+	return v
+}
+
+func (r *postingsReader) take(n uint64) string {
+	if n > uint64(len(r.s)) {
+		r.bad, r.s = true, ""
+		return ""
+	}
+	out := r.s[:n]
+	r.s = r.s[n:]
+	return out
+}

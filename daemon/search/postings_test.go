@@ -1,0 +1,118 @@
+package search_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+)
+
+// postingsFixture is a shard as real ones are: lasting and dated facts,
+// words repeated in a fact, accents, numbers and codes, and a note.
+func postingsFixture() ([]search.Doc, map[string][]search.Doc) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	people := []string{"Alice", "Bob", "Zoë", "Renée", "Priya", "Mårten"}
+	verbs := []string{"booked", "paid", "reviewed", "migrated", "cancelled", "audited"}
+	things := []string{"the flight to Lisbon", "the café in São Paulo", "invoice INV-4242", "the Q3 budget", "the flight and the flight back", "certificates for api.example.com"}
+	var docs []search.Doc
+	for i := 0; i < 600; i++ {
+		text := fmt.Sprintf("%s %s %s, ref %d", people[rng.IntN(len(people))], verbs[rng.IntN(len(verbs))], things[rng.IntN(len(things))], rng.IntN(400))
+		d := doc(alice, fmt.Sprintf("2026-%02d-%02d", 1+rng.IntN(11), 1+rng.IntN(28)), text, i*70)
+		if i%25 == 0 {
+			d.Tier, d.File = memd.TierProfile, "profile.md"
+		}
+		docs = append(docs, d)
+	}
+	note := []search.Doc{
+		{Fact: memd.Fact{ID: "n1", Text: "Deploy runbook: book the flight window, then migrate"}},
+		{Fact: memd.Fact{ID: "n2", Text: "Rollback: revert the café release"}},
+	}
+	return docs, map[string][]search.Doc{"runbooks/deploy.md": note}
+}
+
+var postingsQueries = []string{
+	"flight Lisbon", "lisb", "café", "cafe", "Zoë", "zoe", "INV-4242", "4242", "ref 17", "ref 99999",
+	"who migrated the budget", "flight back", "certificates api", "Mårten paid", "runbook rollback",
+	"booked the flight to Lisbon", "March 2026", "what did Priya audit", "audit",
+}
+
+// A shard read back with the postings it was saved with answers every
+// query as the same facts analysed afresh do: the same facts, scores and
+// order; postings that do not match the facts are ignored.
+func TestExportShard_ReadBackAnswersAsAnalysed(t *testing.T) {
+	docs, notes := postingsFixture()
+	saved := search.New()
+	saved.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: docs, Notes: notes})
+	saved.Delete(alice, docs[3].ID) // dead entries stay in postings until compaction
+	var order []search.Doc
+	postings := saved.ExportShard(alice, func(d search.Doc) { order = append(order, d) })
+	if len(order) != saved.Facts(alice) {
+		t.Fatalf("exported %d facts, the shard holds %d", len(order), saved.Facts(alice))
+	}
+
+	build := func(postings string) *search.Index {
+		x := search.New()
+		x.Apply(search.Update{Shard: pat, Head: "p", Replace: true, Put: []search.Doc{doc(pat, "2026-10-01", "Pat booked the flight to Lisbon", 0)}})
+		x.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: order, Notes: notes, Postings: postings})
+		return x
+	}
+	analysed := build("")
+	for name, postings := range map[string]string{
+		"postings":         string(postings),
+		"damaged postings": string(postings[:len(postings)/2]),
+		"foreign postings": "\x03\x01\x01\x01",
+	} {
+		read := build(postings)
+		for _, q := range postingsQueries {
+			query := search.Query{Text: q, Shards: []memd.ShardID{alice, pat}, K: 12, Now: now, Explain: true}
+			want, got := analysed.Search(query).Hits, read.Search(query).Hits
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %q:\n got %v\nwant %v", name, q, texts(got), texts(want))
+			}
+		}
+	}
+}
+
+// Postings read back into a shard that held facts before extend what it
+// held rather than leave words unfound.
+func TestExportShard_ReadBackOverAShardThatHeldFacts(t *testing.T) {
+	docs, notes := postingsFixture()
+	saved := search.New()
+	saved.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: docs, Notes: notes})
+	var order []search.Doc
+	postings := string(saved.ExportShard(alice, func(d search.Doc) { order = append(order, d) }))
+
+	x := search.New()
+	x.Apply(search.Update{Shard: alice, Head: "h0", Replace: true, Put: docs[:50]})
+	x.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: order, Notes: notes, Postings: postings})
+	fresh := search.New()
+	fresh.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: order, Notes: notes})
+	for _, q := range postingsQueries {
+		query := search.Query{Text: q, Shards: []memd.ShardID{alice}, K: 12, Now: now}
+		if got, want := texts(x.Search(query).Hits), texts(fresh.Search(query).Hits); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n got %v\nwant %v", q, got, want)
+		}
+	}
+}
+
+// The postings given with the facts are what a start searches: their
+// texts are not analysed again.
+func TestExportShard_PostingsGivenAreSearched(t *testing.T) {
+	x := search.New()
+	// One fact with one term, "zzzq", once.
+	x.Apply(search.Update{Shard: alice, Head: "h", Replace: true, Put: []search.Doc{doc(alice, "2026-10-01", "Booked the flight", 0)}, Postings: "\x01\x01\x04zzzq\x01\x00\x01"})
+	query := func(q string) []string {
+		return texts(x.Search(search.Query{Text: q, Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits)
+	}
+	if got := query("zzzq"); !reflect.DeepEqual(got, []string{"Booked the flight"}) {
+		t.Errorf("zzzq: %v", got)
+	}
+	// A word the postings do not hold is found inside the text only.
+	hits := x.Search(search.Query{Text: "flight", Shards: []memd.ShardID{alice}, K: 5, Now: now, Explain: true}).Hits
+	if len(hits) != 1 || len(hits[0].Explain.Terms) != 0 || hits[0].Explain.Substring == 0 {
+		t.Errorf("flight, which the postings do not hold: %+v", hits)
+	}
+}
