@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"hash/adler32"
 	"hash/crc32"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -24,16 +25,39 @@ const (
 // Builder assembles a pack in memory. Objects are added in order; a delta
 // may only name an object added before it, so the pack is self-contained.
 type Builder struct {
-	buf     bytes.Buffer
+	buf     *bytes.Buffer
 	entries []idxfile.Entry
 	objects map[plumbing.Hash]int64 // offset of each object in the pack
 }
 
+// packBuffers keeps the buffers of packs written, for the next ones. A
+// commit to a large monthly log packs megabytes; a new buffer each time
+// costs more in zeroing and faulting in fresh pages than writing it out.
+var packBuffers sync.Pool
+
+// maxPooledPack is the largest buffer kept for reuse.
+const maxPooledPack = 64 << 20
+
 // NewBuilder returns an empty pack builder.
 func NewBuilder() *Builder {
 	b := &Builder{objects: make(map[plumbing.Hash]int64)}
+	if buf, ok := packBuffers.Get().(*bytes.Buffer); ok {
+		buf.Reset()
+		b.buf = buf
+	} else {
+		b.buf = new(bytes.Buffer)
+	}
 	b.buf.Write(make([]byte, 12)) // header, filled in by Finish
 	return b
+}
+
+// recycle gives the builder's buffer back once its pack is written; the
+// builder and what Finish returned must not be used after.
+func (b *Builder) recycle() {
+	if b.buf != nil && b.buf.Cap() <= maxPooledPack {
+		packBuffers.Put(b.buf)
+	}
+	b.buf = nil
 }
 
 // Len returns the number of objects added.

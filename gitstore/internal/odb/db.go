@@ -316,6 +316,7 @@ func (db *DB) StagePack(b *Builder) (*StagedPack, error) {
 			return nil, fmt.Errorf("write pack: %w", err)
 		}
 	}
+	b.recycle() // the pack is in its file now
 	return sp, nil
 }
 
