@@ -24,8 +24,9 @@ func (s *Service) Shards(ctx context.Context) ([]memd.ShardInfo, error) {
 		if err := s.Index.CatchUp(id); err != nil {
 			return nil, err
 		}
-		si := memd.ShardInfo{Shard: id, Facts: s.Index.Facts(id)}
-		if head := s.Index.Head(id); !head.IsZero() {
+		facts, head := s.Index.Summary(id)
+		si := memd.ShardInfo{Shard: id, Facts: facts}
+		if !head.IsZero() {
 			si.Head = head.String()
 			if si.LastChange, err = sh.CommitTime(head); err != nil {
 				return nil, err
@@ -98,9 +99,7 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 			}
 		}
 	}
-	for _, id := range shards {
-		st.Facts += s.Index.Facts(id)
-	}
+	st.Facts = s.Index.Facts(shards...)
 	return st, nil
 }
 

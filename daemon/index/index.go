@@ -178,8 +178,10 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 			read = false
 		}
 	}
+	stale := false // postings another analysis made: the snapshot is written again
 	if read {
-		x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes), Postings: snap.postings})
+		used := x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes), Postings: snap.postings})
+		stale = !used && len(snap.facts) > 0
 		if slices.ContainsFunc(snap.facts, func(d search.Doc) bool { return d.Commit == "" }) {
 			// Written while facts were still being attributed.
 			x.attributeLater(id, snap.head)
@@ -189,6 +191,9 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	if read {
 		x.heads[id] = snap.head
 		x.notes[id] = snap.notes
+	}
+	if stale {
+		x.markDirty(id)
 	}
 	delete(x.unread, id)
 	x.mu.Unlock()
@@ -201,6 +206,14 @@ const readingGC = 25
 // ReadAll brings every shard of the store up to date in the background,
 // reading the snapshots not yet read, until the index closes.
 func (x *Index) ReadAll() {
+	// Counted before the start answers anyone, so that a status never
+	// says all is read before the reading began.
+	ids, err := x.store.Shards()
+	if err != nil {
+		x.log.Warn("listing shards to index", "err", err)
+		return
+	}
+	x.backlog.Store(int64(len(ids)))
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
@@ -208,12 +221,6 @@ func (x *Index) ReadAll() {
 		// it more often than Go's default of letting the heap double, so
 		// the peak stays near what the index holds.
 		defer debug.SetGCPercent(debug.SetGCPercent(readingGC))
-		ids, err := x.store.Shards()
-		if err != nil {
-			x.log.Warn("listing shards to index", "err", err)
-			return
-		}
-		x.backlog.Store(int64(len(ids)))
 		for _, id := range ids {
 			if x.ctx.Err() != nil {
 				return
@@ -346,8 +353,15 @@ func (x *Index) isUnread(id memd.ShardID) bool {
 // has yet to bring up to date; 0 once it is done.
 func (x *Index) Backlog() int { return int(x.backlog.Load()) }
 
-// Facts returns how many facts of a shard are indexed.
-func (x *Index) Facts(id memd.ShardID) int { return x.search.Facts(id) }
+// Facts returns how many facts of the given shards are indexed.
+func (x *Index) Facts(ids ...memd.ShardID) int { return x.search.Facts(ids...) }
+
+// Summary returns how many facts of a shard are indexed and the commit
+// they were indexed from, taken together.
+func (x *Index) Summary(id memd.ShardID) (facts int, head plumbing.Hash) {
+	defer x.lock(id)()
+	return x.search.Facts(id), x.Head(id)
+}
 
 // Head returns the commit a shard's facts were indexed from.
 func (x *Index) Head(id memd.ShardID) plumbing.Hash {

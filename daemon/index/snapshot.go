@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -17,8 +19,9 @@ import (
 )
 
 // A shard's snapshot is what the index holds for it at one commit — every
-// fact with the commit that introduced it, and every note — in one binary
-// file, written aside and renamed into place. A start reads the snapshots
+// fact with the commit that introduced it, every note, and the search
+// index's postings for the facts — in one binary file, written aside and
+// renamed into place. A start reads the snapshots
 // and catches each shard up from its snapshot's commit by reading the
 // commits since, so nothing is written for a fact as it is learned. A
 // snapshot whose checksum does not match is dropped, and its shard read
@@ -28,17 +31,19 @@ import (
 // the scale bench's stores), a little over.
 const snapshotFactBytes = 96
 
-// snapshotPostingBytes is about what a fact's postings take in it, and
-// in the buffer they are written to first.
-const snapshotPostingBytes = 2 * 48
+// snapshotPostingBytes is about what a fact's postings take in it (36
+// bytes in the scale bench's stores), a little over.
+const snapshotPostingBytes = 48
 
 // snapshotMagic starts every snapshot; the digit is the format. A
 // snapshot holds the search index's postings, which depend on how texts
 // are analysed: a change there changes the format.
 const (
-	snapshotMagic  = snapshotPrefix + "2\n"
+	snapshotFormat = 2
 	snapshotPrefix = "memd shard index "
 )
+
+var snapshotMagic = snapshotPrefix + strconv.Itoa(snapshotFormat) + "\n"
 
 // snapshot is the index of one shard at one commit.
 type snapshot struct {
@@ -162,7 +167,7 @@ var (
 // decodeSnapshot reads a snapshot of shard written by encodeSnapshot.
 func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
 	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
-		if len(b) > len(snapshotPrefix) && string(b[:len(snapshotPrefix)]) == snapshotPrefix {
+		if older(b) {
 			return snapshot{}, errOldSnapshot
 		}
 		return snapshot{}, errBadSnapshot
@@ -241,6 +246,17 @@ func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// older reports whether b starts as a snapshot in an earlier format does.
+func older(b []byte) bool {
+	rest, ok := bytes.CutPrefix(b, []byte(snapshotPrefix))
+	if !ok {
+		return false
+	}
+	digits, _, ok := bytes.Cut(rest, []byte("\n"))
+	format, err := strconv.Atoi(string(digits))
+	return ok && err == nil && format >= 1 && format < snapshotFormat
 }
 
 // dateCode keeps a date, set or not, in one number.

@@ -275,3 +275,65 @@ func TestIndex_FirstIndexingGivesUpTheFilesItParsed(t *testing.T) {
 		t.Error("bob's files, in use before the index read them, were given up")
 	}
 }
+
+// A snapshot whose postings another analysis made (an older memd, another
+// stemmer) is read by analysing the texts, and written again.
+func TestIndex_SnapshotOfAnotherAnalysisIsWrittenAgain(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	alice := memd.AgentShard("alice")
+	store := openStoreAt(t, data)
+	defer store.Close()
+	sh, err := store.CreateShard(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, sh, "m1", "Booked a flight to Lisbon", "Paid the hotel")
+	path := filepath.Join(data, "index.db")
+	x, err := Open(path, store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	snapPath := x.snapshotPath(alice)
+	read := func() snapshot {
+		t.Helper()
+		b, err := os.ReadFile(snapPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := decodeSnapshot(alice, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	snap := read()
+	const foreign = "postings of another analysis"
+	if err := os.WriteFile(snapPath, encodeSnapshot(alice, snap.head, 0, walkOf(snap.facts, foreign), snap.notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	x, err = Open(path, store, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CatchUp(alice); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Booked a flight to Lisbon": "m1", "Paid the hotel": "m1"}
+	if got := recalled(x, alice); !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %v, want %v", got, want)
+	}
+	hits := x.Search().Search(search.Query{Text: "flight", Shards: []memd.ShardID{alice}, K: 5, Explain: true}).Hits
+	if len(hits) == 0 || hits[0].Text != "Booked a flight to Lisbon" || len(hits[0].Explain.Terms) == 0 {
+		t.Errorf("flight is not found as a word: %+v", hits)
+	}
+	x.Close()
+	if got := read(); got.postings == foreign || got.postings == "" {
+		t.Errorf("the snapshot was not written again: postings %q", got.postings)
+	}
+}

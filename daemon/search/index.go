@@ -249,12 +249,14 @@ type Update struct {
 	Notes   map[string][]Doc // the passages of each changed note, by path; none: the note is gone
 	// Postings, with Replace, are those ExportShard gave with the facts
 	// of Put, in that order: their texts are not analysed again. Postings
-	// that do not match them are ignored.
+	// that cannot be those (made by another analysis, damaged, for another
+	// number of facts) are ignored.
 	Postings string
 }
 
-// Apply makes an update.
-func (x *Index) Apply(u Update) {
+// Apply makes an update, and reports whether it used the postings given
+// with it.
+func (x *Index) Apply(u Update) (usedPostings bool) {
 	var facts []analysed
 	var imp imported
 	postings := u.Replace && u.Postings != ""
@@ -291,6 +293,7 @@ func (x *Index) Apply(u Update) {
 	}
 	x.setHead(u.Shard, u.Head)
 	x.maybeCompact()
+	return postings
 }
 
 // Rank is the rank of a dated fact in the memory section: its date in
@@ -570,16 +573,18 @@ func (x *Index) Len() int {
 	return x.live
 }
 
-// Facts returns the number of facts a shard holds, its notes' passages
-// apart.
-func (x *Index) Facts(shard memd.ShardID) int {
+// Facts returns the number of facts the given shards hold, their notes'
+// passages apart.
+func (x *Index) Facts(shards ...memd.ShardID) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n, ok := x.shardNum[shard]
-	if !ok {
-		return 0
+	facts := 0
+	for _, shard := range shards {
+		if n, ok := x.shardNum[shard]; ok {
+			facts += x.parts[n].live - x.parts[n].passages
+		}
 	}
-	return x.parts[n].live - x.parts[n].passages
+	return facts
 }
 
 // add indexes a fact. With sorted, it goes into its place in the ordered

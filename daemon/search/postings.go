@@ -3,9 +3,12 @@ package search
 import (
 	"encoding/binary"
 	"errors"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/memd/memd"
 )
@@ -16,12 +19,15 @@ import (
 // each fact by its place in the order it gave the facts in; an Update
 // that replaces a shard with the facts in that order takes them back.
 //
-// The postings depend on how texts are analysed (fold, words, stem): a
-// change there must change the format of what holds them.
+// The postings depend on how texts are analysed (fold, words, stem, and
+// the Unicode tables and stemmer beneath them): they start with a digest
+// of the analysis that made them, and postings made by another are not
+// used.
 //
-// Format: the number of facts; each fact's number of terms; then, to the
-// end, each term with the number of facts holding it and, for each, its
-// place and how often it holds the term. All numbers are uvarints.
+// Format: the analysis's digest (8 bytes); the number of facts; each
+// fact's number of terms; the number of terms; each term with the number
+// of facts holding it and, for each, its place and how often it holds the
+// term, places rising. Numbers are uvarints.
 
 var errBadPostings = errors.New("postings do not match the facts given with them")
 
@@ -37,7 +43,7 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 	defer x.mu.RUnlock()
 	sd, n := x.shards[shard], x.shardNum[shard]
 	if sd == nil {
-		return binary.AppendUvarint(nil, 0)
+		return binary.AppendUvarint(binary.LittleEndian.AppendUint64(nil, analysis()), 0)
 	}
 	lists := [][]int32{sd.profile, sd.recent}
 	facts := len(sd.profile) + len(sd.recent)
@@ -49,6 +55,7 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 		}
 	}
 	b := make([]byte, 0, 48*facts+16)
+	b = binary.LittleEndian.AppendUint64(b, analysis())
 	b = binary.AppendUvarint(b, uint64(facts))
 	for _, list := range lists {
 		for _, i := range list {
@@ -56,31 +63,48 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 		}
 	}
 	p := x.parts[n]
+	var held []posting // a term's postings, by place
+	var terms []byte
+	count := 0
 	for t, r := range p.terms {
 		var one [1]posting
-		ps := p.listOf(r, &one)
+		held = held[:0]
 		// Dead entries and passages of notes have no place.
-		held := 0
-		for _, q := range ps {
-			if place.of(q.doc) >= 0 {
-				held++
+		for _, q := range p.listOf(r, &one) {
+			if at := place.of(q.doc); at >= 0 {
+				held = append(held, posting{at, q.tf})
 			}
 		}
-		if held == 0 {
+		if len(held) == 0 {
 			continue
 		}
-		b = binary.AppendUvarint(b, uint64(len(t)))
-		b = append(b, t...)
-		b = binary.AppendUvarint(b, uint64(held))
-		for _, q := range ps {
-			if at := place.of(q.doc); at >= 0 {
-				b = binary.AppendUvarint(b, uint64(at))
-				b = binary.AppendUvarint(b, uint64(q.tf))
-			}
+		slices.SortFunc(held, func(a, b posting) int { return int(a.doc - b.doc) })
+		count++
+		terms = binary.AppendUvarint(terms, uint64(len(t)))
+		terms = append(terms, t...)
+		terms = binary.AppendUvarint(terms, uint64(len(held)))
+		for _, q := range held {
+			terms = binary.AppendUvarint(terms, uint64(q.doc))
+			terms = binary.AppendUvarint(terms, uint64(q.tf))
 		}
 	}
-	return b
+	b = binary.AppendUvarint(b, uint64(count))
+	return append(b, terms...)
 }
+
+// analysis is a digest of how texts are analysed: what fold, words and
+// stem make of words that exercise them, and the Unicode version.
+var analysis = sync.OnceValue(func() uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(unicode.Version))
+	for _, w := range words(fold("Running flights migrated auditors' allergies generously; CAFÉ naïve Straße İstanbul ǅemal 東京 Q3-4242 e-mail don't ﬁnance Ωmega")) {
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+		h.Write([]byte(stem(w)))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+})
 
 // places numbers a shard's facts in the order they are exported. A
 // shard's entries are mostly side by side (a shard is read in one go), so
@@ -138,7 +162,10 @@ type imported struct {
 // readPostings reads postings ExportShard wrote for n facts. The terms
 // share one new string: pieces of s would hold all of it, numbers too.
 func readPostings(s string, n int) (imported, error) {
-	r := postingsReader{s: s}
+	if len(s) < 8 || binary.LittleEndian.Uint64([]byte(s[:8])) != analysis() {
+		return imported{}, errBadPostings
+	}
+	r := postingsReader{s: s[8:]}
 	if r.uvarint() != uint64(n) || r.bad {
 		return imported{}, errBadPostings
 	}
@@ -154,23 +181,28 @@ func readPostings(s string, n int) (imported, error) {
 	var all []posting
 	var ends []int
 	var words strings.Builder
-	for len(r.s) > 0 && !r.bad {
+	terms := r.uvarint()
+	if terms > uint64(len(r.s)) {
+		return imported{}, errBadPostings
+	}
+	for ; terms > 0 && !r.bad; terms-- {
 		t := r.take(r.uvarint())
 		held := r.uvarint()
 		if t == "" || held == 0 || held > uint64(n) {
 			return imported{}, errBadPostings
 		}
-		for ; held > 0 && !r.bad; held-- {
+		for last := -1; held > 0 && !r.bad; held-- {
 			at, tf := r.uvarint(), r.uvarint()
-			if at >= uint64(n) || tf == 0 || tf > 0xffff {
+			if at >= uint64(n) || int(at) <= last || tf == 0 || tf > 0xffff {
 				return imported{}, errBadPostings
 			}
+			last = int(at)
 			all = append(all, posting{int32(at), uint16(tf)})
 		}
 		words.WriteString(t)
 		ends = append(ends, len(all), words.Len())
 	}
-	if r.bad {
+	if r.bad || len(r.s) != 0 {
 		return imported{}, errBadPostings
 	}
 	text := words.String()
@@ -185,9 +217,7 @@ func readPostings(s string, n int) (imported, error) {
 		end := ends[2*k]
 		// Capped, so that a later append to one list copies it rather
 		// than writing over the next.
-		list := all[from:end:end]
-		slices.SortFunc(list, func(a, b posting) int { return int(a.doc - b.doc) })
-		imp.lists[k] = list
+		imp.lists[k] = all[from:end:end]
 		from = end
 	}
 	return imp, nil

@@ -1,7 +1,9 @@
 package search
 
 import (
+	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 )
@@ -38,4 +40,27 @@ func FuzzReadPostings(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The postings given with the facts are what a start searches: their
+// texts are not analysed again.
+func TestApply_SearchesThePostingsGiven(t *testing.T) {
+	id := memd.AgentShard("alice")
+	date, _ := memd.ParseDate("2026-10-01")
+	d := Doc{Fact: memd.Fact{ID: "a", Shard: id, Text: "Booked the flight", Tier: memd.TierLog, Date: date, File: "log/2026-10.md"}}
+	// One fact of one term, "zzzq", held once.
+	postings := string(binary.LittleEndian.AppendUint64(nil, analysis())) + "\x01\x01\x01\x04zzzq\x01\x00\x01"
+	x := New()
+	if !x.Apply(Update{Shard: id, Head: "h", Replace: true, Put: []Doc{d}, Postings: postings}) {
+		t.Fatal("the postings given were not used")
+	}
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	if hits := x.Search(Query{Text: "zzzq", Shards: []memd.ShardID{id}, K: 5, Now: now}).Hits; len(hits) != 1 {
+		t.Errorf("zzzq: %v", hits)
+	}
+	// A word the postings do not hold is found inside the text only.
+	hits := x.Search(Query{Text: "flight", Shards: []memd.ShardID{id}, K: 5, Now: now, Explain: true}).Hits
+	if len(hits) != 1 || len(hits[0].Explain.Terms) != 0 || hits[0].Explain.Substring == 0 {
+		t.Errorf("flight, which the postings do not hold: %+v", hits)
+	}
 }

@@ -205,16 +205,16 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
 		x.scoreSubstrings(sc, st, qt.unknown, ok)
-	}
-	if len(sc.touched) == 0 {
-		qt.scoreCommon()
+		if len(sc.touched) == 0 {
+			qt.scoreCommon()
+		}
 	}
 	x.scoreDates(sc, st, spans, ok)
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)
 	if len(content) >= 2 {
-		x.boostPhrase(sc, strings.Join(content, " "), top, uint64(1)<<len(qt.weights)-1)
+		x.boostPhrase(sc, strings.Join(content, " "), top, qt.inner(content))
 	}
 	top = x.lendContext(sc, top, ok)
 	x.liftChatDays(sc, top, qt.weights)
@@ -244,12 +244,13 @@ type queryTerms struct {
 	// terms left unscored as in nearly every fact.
 	unknown, common []string
 	// weights holds the weight (IDF) of each term scored, by its bit in
-	// scores.terms.
+	// scores.terms; bits the bit of each.
 	weights []float64
+	bits    map[string]uint64
 }
 
 func (x *Index) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
-	q := &queryTerms{x: x, sc: sc, st: st, ok: ok, freqs: make(map[string]int), seen: make(map[string]bool, len(content))}
+	q := &queryTerms{x: x, sc: sc, st: st, ok: ok, freqs: make(map[string]int), seen: make(map[string]bool, len(content)), bits: make(map[string]uint64)}
 	q.norm = k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
 	for _, w := range content {
 		t := stem(w)
@@ -274,6 +275,17 @@ func (q *queryTerms) freq(t string) int {
 }
 
 func (q *queryTerms) idf(t string) float64 { return idfOf(q.freq(t), q.st) }
+
+// inner returns the bits of the terms of the phrase's inner words: a text
+// holding the phrase holds those whole, while its first and last words
+// may end or start a longer word ("lisbon air" is in "Lisbon airport").
+func (q *queryTerms) inner(phrase []string) uint64 {
+	var all uint64
+	for _, w := range phrase[1 : len(phrase)-1] {
+		all |= q.bits[stem(w)]
+	}
+	return all
+}
 
 // scoreRare scores the terms, but for those nearly every fact holds when
 // the query has rarer ones: such a word says nothing, and reading its
@@ -303,6 +315,7 @@ func (q *queryTerms) score(t string) {
 	if len(q.weights) < 63 {
 		bit = 1 << len(q.weights)
 		q.weights = append(q.weights, q.idf(t))
+		q.bits[t] = bit
 	}
 	q.x.scoreTerm(q.sc, q.st, t, q.idf(t), q.norm, bit, q.ok)
 	if len(t) < prefixLen {
@@ -468,8 +481,8 @@ func (x *Index) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32
 }
 
 // boostPhrase favours the candidates holding the query's words in its
-// order. A fact holding the phrase holds every term scored (each has a bit
-// of all), so the others are not read.
+// order. A fact holding the phrase holds the terms of its inner words
+// (each has a bit of all), so the others are not read.
 func (x *Index) boostPhrase(sc *scores, phrase string, top []int32, all uint64) {
 	want := []byte(phrase)
 	var buf []byte

@@ -392,3 +392,34 @@ func TestSearch_TiesFollowShardNames(t *testing.T) {
 		t.Errorf("tied facts came in shard order %v, want %v", got, want)
 	}
 }
+
+// A query naming a day, a word no fact holds and a word nearly every fact
+// holds finds the facts of that day, not every fact holding the common word.
+func TestSearch_DateQueriesLeaveCommonWordsAlone(t *testing.T) {
+	var docs []search.Doc
+	for i := 0; i < 40; i++ {
+		docs = append(docs, doc(alice, fmt.Sprintf("2026-01-%02d", 1+i%28), fmt.Sprintf("Pat reviewed item %d", i), i*40))
+	}
+	docs = append(docs, doc(alice, "2026-03-04", "Quarterly numbers were shared", 40*40))
+	hits := index(docs...).Search(search.Query{Text: "pat standup 2026-03-03", Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits
+	if got := texts(hits); !slices.Equal(got, []string{"Quarterly numbers were shared"}) {
+		t.Errorf("hits %v, want the fact of the day after", got)
+	}
+}
+
+// A phrase's first and last words may start or end a longer word: "lisbon
+// air" is in "Lisbon airport" and favours it.
+func TestSearch_PhraseAtTheEdgesOfWords(t *testing.T) {
+	docs := []search.Doc{
+		doc(alice, "2026-10-01", "Air quality report for Lisbon", 0),
+		doc(alice, "2026-10-01", "Landed at Lisbon airport", 40),
+	}
+	for i, text := range []string{"Paid the invoice", "Renewed the lease", "Booked the venue", "Reviewed the budget"} {
+		docs = append(docs, doc(alice, "2026-09-01", text, 80+40*i))
+	}
+	hits := index(docs...).Search(search.Query{Text: "lisbon air", Shards: []memd.ShardID{alice}, K: 2, Now: now, Explain: true}).Hits
+	i := slices.IndexFunc(hits, func(h search.Hit) bool { return h.Text == "Landed at Lisbon airport" })
+	if i < 0 || hits[i].Explain.Phrase == 0 {
+		t.Errorf("hits %v; want the airport among them, favoured by the phrase", texts(hits))
+	}
+}
