@@ -116,23 +116,19 @@ func recalled(x *Index, id memd.ShardID) map[string]string {
 	return out
 }
 
-// The index a memd stopped with is read back at the next start, and what
-// was committed after its snapshot — by memd before a kill -9, or by a
-// person with git — is caught up from the commits since, with where each
-// fact came from; a damaged snapshot is read again from HEAD.
-func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	alice := memd.AgentShard("alice")
+// indexedAlice makes a store in data whose shard agent/alice holds two
+// facts learned from message m1, indexes it and closes the index, and
+// returns the store, the shard, the closed index and the index's path.
+func indexedAlice(t *testing.T, data string) (*gitstore.Store, *gitstore.Shard, *Index, string) {
+	t.Helper()
 	store := openStoreAt(t, data)
-	sh, err := store.CreateShard(alice)
+	sh, err := store.CreateShard(memd.AgentShard("alice"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	learn(t, sh, "m1", "Booked a flight to Lisbon", "Paid the hotel")
 	path := filepath.Join(data, "index.db")
-	x, err := Open(path, store, logger)
+	x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +138,19 @@ func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return store, sh, x, path
+}
+
+// The index a memd stopped with is read back at the next start, and what
+// was committed after its snapshot — by memd before a kill -9, or by a
+// person with git — is caught up from the commits since, with where each
+// fact came from; a damaged snapshot is read again from HEAD.
+func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	alice := memd.AgentShard("alice")
+	store, sh, _, path := indexedAlice(t, data)
 	want := map[string]string{"Booked a flight to Lisbon": "m1", "Paid the hotel": "m1"}
 
 	// A clean restart reads the snapshot when the shard is first asked
@@ -150,7 +159,7 @@ func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "index.shards", ".DS_Store"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	x, err = Open(path, store, logger)
+	x, err := Open(path, store, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,22 +291,8 @@ func TestIndex_SnapshotOfAnotherAnalysisIsWrittenAgain(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	alice := memd.AgentShard("alice")
-	store := openStoreAt(t, data)
+	store, _, x, path := indexedAlice(t, data)
 	defer store.Close()
-	sh, err := store.CreateShard(alice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	learn(t, sh, "m1", "Booked a flight to Lisbon", "Paid the hotel")
-	path := filepath.Join(data, "index.db")
-	x, err := Open(path, store, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := x.CatchUpAll(); err != nil {
-		t.Fatal(err)
-	}
-	x.Close()
 	snapPath := x.snapshotPath(alice)
 	read := func() snapshot {
 		t.Helper()
@@ -317,7 +312,7 @@ func TestIndex_SnapshotOfAnotherAnalysisIsWrittenAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	x, err = Open(path, store, logger)
+	x, err := Open(path, store, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
