@@ -158,14 +158,14 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 		return nil
 	}
 	path := x.snapshotPath(id)
-	b, err := os.ReadFile(path)
+	main, postings, tail, err := readSnapshotFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read index snapshot: %w", err)
 	}
 	var snap snapshot
 	read := err == nil
 	if read {
-		if snap, err = decodeSnapshot(id, b); err != nil {
+		if snap, err = decodeSnapshotParts(id, main, postings, tail); err != nil {
 			// Its shard is read from HEAD again.
 			if errors.Is(err, errOldSnapshot) {
 				x.log.Info("reading a shard from HEAD: its index snapshot is in an older format", "shard", id)

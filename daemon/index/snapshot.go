@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -164,31 +166,93 @@ var (
 	errOldSnapshot = errors.New("a snapshot in an older format")
 )
 
-// decodeSnapshot reads a snapshot of shard written by encodeSnapshot.
+// snapshotTail ends a snapshot: the postings' length, then the checksum
+// of all that comes before it.
+const snapshotTail = 8 + 4
+
+// splitSnapshot cuts a snapshot into what comes before the postings, the
+// postings and the tail; ok is false when its tail cannot be one.
+func splitSnapshot(b []byte) (main, postings, tail []byte, ok bool) {
+	if len(b) < snapshotTail {
+		return b, nil, nil, false
+	}
+	rest, tail := b[:len(b)-snapshotTail], b[len(b)-snapshotTail:]
+	held := binary.LittleEndian.Uint64(tail)
+	if held > uint64(len(rest)) {
+		return b, nil, nil, false
+	}
+	cut := len(rest) - int(held)
+	return rest[:cut], rest[cut:], tail, true
+}
+
+// readSnapshotFile reads a snapshot file in its three parts, each into a
+// buffer of its own: the strings read from the first stay in use, the
+// postings are dropped once installed.
+func readSnapshotFile(path string) (main, postings, tail []byte, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	size := info.Size()
+	tail = make([]byte, snapshotTail)
+	if size < snapshotTail {
+		main, err = io.ReadAll(f)
+		return main, nil, nil, err
+	}
+	if _, err := f.ReadAt(tail, size-snapshotTail); err != nil {
+		return nil, nil, nil, err
+	}
+	held := binary.LittleEndian.Uint64(tail)
+	if held > uint64(size-snapshotTail) {
+		main, err = io.ReadAll(f) // not a tail: decoding says what it is
+		return main, nil, nil, err
+	}
+	main, postings = make([]byte, size-snapshotTail-int64(held)), make([]byte, held)
+	if _, err := f.ReadAt(main, 0); err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := f.ReadAt(postings, int64(len(main))); err != nil {
+		return nil, nil, nil, err
+	}
+	return main, postings, tail, nil
+}
+
+// decodeSnapshot reads a snapshot of shard written by encodeSnapshot. The
+// strings it reads share b's memory: b must not change after.
 func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
-	if len(b) < len(snapshotMagic)+4 || string(b[:len(snapshotMagic)]) != snapshotMagic {
-		if older(b) {
+	main, postings, tail, ok := splitSnapshot(b)
+	if !ok {
+		tail = nil
+	}
+	return decodeSnapshotParts(shard, main, postings, tail)
+}
+
+// decodeSnapshotParts reads a snapshot split as splitSnapshot splits it
+// (no tail: it had none). The strings it reads share main's memory and
+// postings', which must not change after.
+func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snapshot, error) {
+	if len(main) < len(snapshotMagic) || string(main[:len(snapshotMagic)]) != snapshotMagic {
+		if older(main) {
 			return snapshot{}, errOldSnapshot
 		}
 		return snapshot{}, errBadSnapshot
 	}
-	body := b[:len(b)-4]
-	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+	if tail == nil {
 		return snapshot{}, errBadSnapshot
 	}
-	body = body[len(snapshotMagic):]
-	if len(body) < 8 {
+	crc := crc32.Update(crc32.Update(crc32.Checksum(main, crcTable), crcTable, postings), crcTable, tail[:8])
+	if crc != binary.LittleEndian.Uint32(tail[8:]) {
 		return snapshot{}, errBadSnapshot
 	}
-	held := binary.LittleEndian.Uint64(body[len(body)-8:])
-	if held > uint64(len(body)-8) {
-		return snapshot{}, errBadSnapshot
-	}
-	postings := body[len(body)-8-int(held) : len(body)-8]
-	body = body[:len(body)-8-int(held)]
-	// One copy of the rest of the file backs every string read from it: a
-	// fact's ID and text are not allocated one by one.
-	r := reader{b: string(body)}
+	// The file's bytes back every string read from it: a fact's ID and
+	// text are not allocated one by one, nor copied.
+	body := main[len(snapshotMagic):]
+	r := reader{b: unsafe.String(unsafe.SliceData(body), len(body))}
 	if r.string() != shard.String() {
 		return snapshot{}, errBadSnapshot
 	}
@@ -229,7 +293,7 @@ func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
 		path := r.string()
 		s.notes[path] = &noteRecord{Date: r.string(), Commit: r.string(), Text: r.string()}
 	}
-	s.postings = string(postings)
+	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
 	if r.err != nil || len(r.b) != 0 {
 		return snapshot{}, errBadSnapshot
 	}

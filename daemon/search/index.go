@@ -283,6 +283,10 @@ func (x *Index) Apply(u Update) (usedPostings bool) {
 	for _, id := range u.Delete {
 		x.remove(u.Shard, id)
 	}
+	if u.Replace && len(u.Put) > smallBatch {
+		_, p := x.partOf(u.Shard)
+		p.reserve(len(u.Put), len(imp.terms))
+	}
 	first := int32(len(x.entries))
 	x.putAll(u.Put, facts)
 	if n, ok := x.shardNum[u.Shard]; ok && postings {
@@ -587,6 +591,30 @@ func (x *Index) Facts(shards ...memd.ShardID) int {
 	return facts
 }
 
+// partOf returns a shard's number and part, making them if it has none.
+func (x *Index) partOf(shard memd.ShardID) (uint32, *part) {
+	n, ok := x.shardNum[shard]
+	if !ok {
+		n = uint32(len(x.shardIDs))
+		x.shardIDs = append(x.shardIDs, shard)
+		x.shardNum[shard] = n
+		x.parts = append(x.parts, newPart())
+		x.placeShard(n)
+	}
+	return n, x.parts[n]
+}
+
+// reserve makes room in a part that holds nothing for facts and terms
+// put in bulk, rather than grow its maps a doubling at a time.
+func (p *part) reserve(facts, terms int) {
+	if len(p.ids) == 0 && facts > 0 {
+		p.ids = make(map[string]int32, facts)
+	}
+	if len(p.terms) == 0 && terms > 0 {
+		p.terms = make(map[string]termRef, terms)
+	}
+}
+
 // add indexes a fact. With sorted, it goes into its place in the ordered
 // lists; otherwise it is appended and the caller sorts them.
 func (x *Index) add(d Doc, a analysed, sorted bool) {
@@ -597,15 +625,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 		rank: Rank(d.Date, d.Tier), dated: !d.Date.IsZero(),
 	}
 	days := d.Date.Days()
-	n, ok := x.shardNum[d.Shard]
-	if !ok {
-		n = uint32(len(x.shardIDs))
-		x.shardIDs = append(x.shardIDs, d.Shard)
-		x.shardNum[d.Shard] = n
-		x.parts = append(x.parts, newPart())
-		x.placeShard(n)
-	}
-	p := x.parts[n]
+	n, p := x.partOf(d.Shard)
 	i := int32(len(x.entries))
 	x.entries = append(x.entries, e)
 	x.alive = append(x.alive, true)

@@ -25,7 +25,8 @@ import (
 // used.
 //
 // Format: the analysis's digest (8 bytes); the number of facts; each
-// fact's number of terms; the number of terms; each term with the number
+// fact's number of terms; the number of terms, of postings, and of bytes
+// in the terms (so a reader makes room once); each term with the number
 // of facts holding it and, for each, its place and how often it holds the
 // term, places rising. Numbers are uvarints.
 
@@ -65,7 +66,7 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 	p := x.parts[n]
 	var held []posting // a term's postings, by place
 	var terms []byte
-	count := 0
+	count, postings, termBytes := 0, 0, 0
 	for t, r := range p.terms {
 		var one [1]posting
 		held = held[:0]
@@ -79,7 +80,7 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 			continue
 		}
 		slices.SortFunc(held, func(a, b posting) int { return int(a.doc - b.doc) })
-		count++
+		count, postings, termBytes = count+1, postings+len(held), termBytes+len(t)
 		terms = binary.AppendUvarint(terms, uint64(len(t)))
 		terms = append(terms, t...)
 		terms = binary.AppendUvarint(terms, uint64(len(held)))
@@ -89,6 +90,8 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(count))
+	b = binary.AppendUvarint(b, uint64(postings))
+	b = binary.AppendUvarint(b, uint64(termBytes))
 	return append(b, terms...)
 }
 
@@ -178,13 +181,15 @@ func readPostings(s string, n int) (imported, error) {
 		imp.lengths[i] = int(length)
 	}
 	// One array holds every posting; each term's list is a piece of it.
-	var all []posting
-	var ends []int
-	var words strings.Builder
-	terms := r.uvarint()
-	if terms > uint64(len(r.s)) {
+	// Each term takes two bytes at least, each posting two.
+	terms, postings, termBytes := r.uvarint(), r.uvarint(), r.uvarint()
+	if terms > uint64(len(r.s))/2 || postings > uint64(len(r.s))/2 || termBytes > uint64(len(r.s)) {
 		return imported{}, errBadPostings
 	}
+	all := make([]posting, 0, postings)
+	ends := make([]int, 0, 2*terms)
+	var words strings.Builder
+	words.Grow(int(termBytes))
 	for ; terms > 0 && !r.bad; terms-- {
 		t := r.take(r.uvarint())
 		held := r.uvarint()

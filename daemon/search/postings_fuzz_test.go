@@ -48,8 +48,8 @@ func TestApply_SearchesThePostingsGiven(t *testing.T) {
 	id := memd.AgentShard("alice")
 	date, _ := memd.ParseDate("2026-10-01")
 	d := Doc{Fact: memd.Fact{ID: "a", Shard: id, Text: "Booked the flight", Tier: memd.TierLog, Date: date, File: "log/2026-10.md"}}
-	// One fact of one term, "zzzq", held once.
-	postings := string(binary.LittleEndian.AppendUint64(nil, analysis())) + "\x01\x01\x01\x04zzzq\x01\x00\x01"
+	// One fact of one term, "zzzq" (one posting, four bytes), held once.
+	postings := string(binary.LittleEndian.AppendUint64(nil, analysis())) + "\x01\x01\x01\x01\x04\x04zzzq\x01\x00\x01"
 	x := New()
 	if !x.Apply(Update{Shard: id, Head: "h", Replace: true, Put: []Doc{d}, Postings: postings}) {
 		t.Fatal("the postings given were not used")
