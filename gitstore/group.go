@@ -107,7 +107,7 @@ func (g *group) commitState() *state {
 			g.base.where[id] = paths
 		}
 	}
-	return &state{head: g.head, root: g.root, time: g.when, files: g.files, facts: g.facts, where: g.base.where}
+	return &state{head: g.head, root: g.root, files: g.files, facts: g.facts, where: g.base.where}
 }
 
 // pendingFile collects one change's edits to one file.

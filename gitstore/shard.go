@@ -65,7 +65,6 @@ type Shard struct {
 type state struct {
 	head  plumbing.Hash
 	root  plumbing.Hash
-	time  time.Time            // commit time of head
 	files map[string]*factFile // fact files by path
 	facts int                  // distinct fact IDs
 	where map[string][]string  // fact ID -> paths of the files holding it
@@ -406,7 +405,7 @@ func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.root, st.time = c.tree, c.committer.When
+	st.root = c.tree
 	t := &trees{db: sh.db}
 	if prev == nil || prev.root.IsZero() {
 		err = t.walkFiles(st.root, "", keepFactPaths, func(path string, blob plumbing.Hash) error {
@@ -551,22 +550,6 @@ func (sh *Shard) Head() (plumbing.Hash, error) {
 	// Only main's commit: the files at it are read when something needs
 	// them, not by everyone who asks where main is.
 	return sh.mainHead()
-}
-
-// Info summarises the shard at HEAD.
-type Info struct {
-	Head       plumbing.Hash
-	Facts      int
-	LastChange time.Time
-}
-
-// Info returns the shard's head, fact count and last change.
-func (sh *Shard) Info() (Info, error) {
-	st, err := sh.refresh()
-	if err != nil {
-		return Info{}, err
-	}
-	return Info{Head: st.head, Facts: st.facts, LastChange: st.time}, nil
 }
 
 // Facts returns the facts at HEAD and the commit they were read from, one
