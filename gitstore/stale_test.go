@@ -29,6 +29,19 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
+// withSavedIndex makes a shard with one fact and keeps a copy of its
+// .git/index as it is then: what a git command that read it now writes
+// back later. It returns the shard, the index's path and the copy's.
+func withSavedIndex(t *testing.T) (sh *gitstore.Shard, index, stale string) {
+	t.Helper()
+	sh = createShard(t, openStore(t), "agent/alice")
+	index = filepath.Join(sh.Dir(), ".git", "index")
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	stale = filepath.Join(t.TempDir(), "index")
+	copyFile(t, index, stale)
+	return sh, index, stale
+}
+
 // git status writes back the index it read; when it read it before memd's
 // last commit, the person's next git commit commits memd's facts away.
 // memd puts them back in a commit of its own that names the dropping one.
@@ -38,13 +51,8 @@ func TestShard_RestoresFactsAStaleIndexDropped(t *testing.T) {
 	// when the feed reads it (Refresh), without a read of the facts.
 	for _, released := range []bool{false, true} {
 		t.Run(fmt.Sprintf("state released %v", released), func(t *testing.T) {
-			s := openStore(t)
-			sh := createShard(t, s, "agent/alice")
+			sh, index, stale := withSavedIndex(t)
 			dir := sh.Dir()
-			index := filepath.Join(dir, ".git", "index")
-			remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
-			stale := filepath.Join(t.TempDir(), "index")
-			copyFile(t, index, stale)
 			remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
 			remember(t, sh, "Took the night train", memd.TierLog, "m3")
 			copyFile(t, stale, index)
@@ -112,13 +120,8 @@ func TestShard_KeepsDeliberateRemovals(t *testing.T) {
 // of memd's own, not a change the person staged: memd's next commit brings
 // it up to date rather than merging into it and staging the loss of facts.
 func TestShard_StaleIndexIsNotAStagedChange(t *testing.T) {
-	s := openStore(t)
-	sh := createShard(t, s, "agent/alice")
+	sh, index, stale := withSavedIndex(t)
 	dir := sh.Dir()
-	index := filepath.Join(dir, ".git", "index")
-	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
-	stale := filepath.Join(t.TempDir(), "index")
-	copyFile(t, index, stale)
 	remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
 	copyFile(t, stale, index)
 	remember(t, sh, "Took the night train", memd.TierLog, "m3")
