@@ -177,12 +177,19 @@ func splitSnapshot(b []byte) (main, postings, tail []byte, ok bool) {
 		return b, nil, nil, false
 	}
 	rest, tail := b[:len(b)-snapshotTail], b[len(b)-snapshotTail:]
-	held := binary.LittleEndian.Uint64(tail)
-	if held > uint64(len(rest)) {
+	held, ok := postingsLen(tail, int64(len(rest)))
+	if !ok {
 		return b, nil, nil, false
 	}
 	cut := len(rest) - int(held)
 	return rest[:cut], rest[cut:], tail, true
+}
+
+// postingsLen returns the length of the postings a snapshot's tail gives,
+// and whether the before bytes that precede the tail can hold them.
+func postingsLen(tail []byte, before int64) (int64, bool) {
+	held := binary.LittleEndian.Uint64(tail)
+	return int64(held), held <= uint64(before)
 }
 
 // readSnapshotFile reads a snapshot file in its three parts, each into a
@@ -207,12 +214,12 @@ func readSnapshotFile(path string) (main, postings, tail []byte, err error) {
 	if _, err := f.ReadAt(tail, size-snapshotTail); err != nil {
 		return nil, nil, nil, err
 	}
-	held := binary.LittleEndian.Uint64(tail)
-	if held > uint64(size-snapshotTail) {
+	held, ok := postingsLen(tail, size-snapshotTail)
+	if !ok {
 		main, err = io.ReadAll(f) // not a tail: decoding says what it is
 		return main, nil, nil, err
 	}
-	main, postings = make([]byte, size-snapshotTail-int64(held)), make([]byte, held)
+	main, postings = make([]byte, size-snapshotTail-held), make([]byte, held)
 	if _, err := f.ReadAt(main, 0); err != nil {
 		return nil, nil, nil, err
 	}

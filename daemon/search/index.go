@@ -343,7 +343,7 @@ func foldedOnly(docs []Doc, lengths []int) []analysed {
 	for i, d := range docs {
 		out[i].length = lengths[i]
 		if !isASCII(d.Text) {
-			out[i].folded = strings.Join(words(fold(d.Text)), " ")
+			out[i].folded, _ = foldWords(d.Text)
 		}
 	}
 	return out

@@ -64,9 +64,15 @@ func stem(w string) string {
 // analyze returns a text's words, folded and joined by single spaces (for
 // phrase and substring matching), and its stemmed terms, in order.
 func analyze(text string) (folded string, ts []string) {
-	ws := words(fold(text))
-	folded = strings.Join(ws, " ")
+	folded, ws := foldWords(text)
 	return folded, stemAll(ws)
+}
+
+// foldWords returns a text's folded words, and them joined by single
+// spaces.
+func foldWords(text string) (folded string, ws []string) {
+	ws = words(fold(text))
+	return strings.Join(ws, " "), ws
 }
 
 // terms returns the stemmed terms of a folded text, in order.
