@@ -332,3 +332,22 @@ func TestIndex_SnapshotOfAnotherAnalysisIsWrittenAgain(t *testing.T) {
 		t.Errorf("the snapshot was not written again: postings %q", got.postings)
 	}
 }
+
+// A snapshot an older memd wrote reads as older, to be read from HEAD
+// again without a warning; one of a later or unknown format as damaged.
+func TestDecodeSnapshot_TellsOlderFormatsFromDamage(t *testing.T) {
+	alice := memd.AgentShard("alice")
+	for _, c := range []struct {
+		file string
+		want error
+	}{
+		{"memd shard index 1\n\x05alice junk that was a format 1 body", errOldSnapshot},
+		{"memd shard index 3\n\x05alice a format from a later memd....", errBadSnapshot},
+		{"memd shard index x\n\x05alice not a format at all............", errBadSnapshot},
+		{"memd shard ind", errBadSnapshot},
+	} {
+		if _, err := decodeSnapshot(alice, []byte(c.file)); !errors.Is(err, c.want) {
+			t.Errorf("%q: %v, want %v", c.file, err, c.want)
+		}
+	}
+}
