@@ -7,7 +7,8 @@ import (
 	"github.com/memd/memd"
 )
 
-// Fact files: lasting facts in profile.md, dated history in one file a month.
+// Fact files: lasting facts in profile.md, dated history in one file a month
+// (a busy month split into a file a day).
 const (
 	ProfileFile = "profile.md"
 	LogDir      = "log"
@@ -59,22 +60,73 @@ func FormatLine(f memd.Fact) string {
 	return "- (" + f.Date.String() + ") " + tag + f.Text + "\n"
 }
 
-// FileFor returns the file a fact of tier t and date d belongs in.
+// SplitLogAt is the size from which a month's log takes no more facts: later
+// facts of that month go into a file per day. A lone writer's commit stores
+// the whole new version of the file it appends to, so a busy month split by
+// day keeps that cost small, while a quiet month stays one file to read.
+const SplitLogAt = 256 << 10
+
+// FileFor returns the file a fact of tier t and date d starts out in: the
+// profile, or the month's log. Shard.FileFor says where a new fact goes,
+// which is the day's log once the month's has reached SplitLogAt.
 func FileFor(t memd.Tier, d memd.Date) string {
 	if t == memd.TierProfile || t == "" {
 		return ProfileFile
 	}
-	return LogDir + "/" + d.Month() + ".md"
+	return MonthLog(d)
 }
 
-// IsFactFile reports whether a path in a shard holds facts: profile.md or
-// log/YYYY-MM.md.
+// MonthLog is the log file of d's month, log/YYYY-MM.md.
+func MonthLog(d memd.Date) string { return LogDir + "/" + d.Month() + ".md" }
+
+// DayLog is the log file of d's day in a split month, log/YYYY-MM/DD.md.
+func DayLog(d memd.Date) string {
+	s := d.String()
+	return LogDir + "/" + s[:7] + "/" + s[8:] + ".md"
+}
+
+// logFileFor picks the file a new fact of tier t and date d goes in, given
+// the size of each file the shard holds (-1 where it holds none).
+func logFileFor(t memd.Tier, d memd.Date, size func(path string) int) string {
+	if t == memd.TierProfile || t == "" {
+		return ProfileFile
+	}
+	day := DayLog(d)
+	if size(day) >= 0 || size(MonthLog(d)) >= SplitLogAt {
+		return day
+	}
+	return MonthLog(d)
+}
+
+// IsFactFile reports whether a path in a shard holds facts: profile.md,
+// log/YYYY-MM.md or log/YYYY-MM/DD.md.
 func IsFactFile(path string) bool {
 	if path == ProfileFile {
 		return true
 	}
 	name, ok := strings.CutPrefix(path, LogDir+"/")
-	if !ok || len(name) != len("2006-01.md") || !strings.HasSuffix(name, ".md") {
+	if !ok || !strings.HasSuffix(name, ".md") {
+		return false
+	}
+	switch len(name) {
+	case len("2006-01.md"):
+		_, err := memd.ParseDate(name[:7] + "-01")
+		return err == nil
+	case len("2006-01/02.md"):
+		if name[7] != '/' {
+			return false
+		}
+		_, err := memd.ParseDate(name[:7] + "-" + name[8:10])
+		return err == nil
+	}
+	return false
+}
+
+// isLogMonthDir reports whether a path is a split month's folder,
+// log/YYYY-MM/.
+func isLogMonthDir(path string) bool {
+	name, ok := strings.CutPrefix(path, LogDir+"/")
+	if !ok || len(name) != len("2006-01/") || name[7] != '/' {
 		return false
 	}
 	_, err := memd.ParseDate(name[:7] + "-01")
@@ -97,8 +149,9 @@ func header(path string) string {
 			"<!-- memd: lasting facts, one per line as \"- (YYYY-MM-DD) text\".\n" +
 			"     Other lines are kept as written. Edit freely and commit with git. -->\n\n"
 	}
-	month := strings.TrimSuffix(strings.TrimPrefix(path, LogDir+"/"), ".md")
-	return "# Log " + month + "\n\n" +
+	// "2026-11" for a month's log, "2026-11-30" for a day's.
+	period := strings.Replace(strings.TrimSuffix(strings.TrimPrefix(path, LogDir+"/"), ".md"), "/", "-", 1)
+	return "# Log " + period + "\n\n" +
 		"<!-- memd: dated facts, one per line as \"- (YYYY-MM-DD) text\"; \"[note]\" or\n" +
 		"     \"[episode]\" after the date marks a minor detail or a summary of work.\n" +
 		"     Other lines are kept as written. Edit freely and commit with git. -->\n\n"

@@ -149,6 +149,9 @@ func (g *group) add(c Change) (*Result, error) {
 			}
 			f := e.Fact
 			f.Shard = g.sh.id
+			if f.File == "" {
+				f.File = logFileFor(f.Tier, f.Date, g.fileSize)
+			}
 			p := pend(f.File)
 			p.added = append(p.added, f)
 			added[f.ID] = f
@@ -227,6 +230,14 @@ func (g *group) add(c Change) (*Result, error) {
 	}
 	g.plans = append(g.plans, pl)
 	return res, nil
+}
+
+// fileSize is the size of a fact file as the group has it, -1 if absent.
+func (g *group) fileSize(path string) int {
+	if ff := g.files[path]; ff != nil {
+		return len(ff.data)
+	}
+	return -1
 }
 
 // find returns the fact with an ID as the group currently has it, counting

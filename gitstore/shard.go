@@ -532,9 +532,10 @@ func appendUnique(paths []string, p string) []string {
 	return append(paths, p)
 }
 
-// keepFactPaths selects profile.md and log/YYYY-MM.md while walking a tree.
+// keepFactPaths selects profile.md, log/YYYY-MM.md and log/YYYY-MM/DD.md
+// while walking a tree.
 func keepFactPaths(p string) bool {
-	return p == LogDir+"/" || IsFactFile(p)
+	return p == LogDir+"/" || isLogMonthDir(p) || IsFactFile(p)
 }
 
 func (sh *Shard) readFactFile(path string, blob plumbing.Hash) (*factFile, error) {
@@ -590,7 +591,8 @@ func collectFacts(id memd.ShardID, files map[string]*factFile) []memd.Fact {
 	return out
 }
 
-// comparePaths orders profile.md before the logs, and logs by month.
+// comparePaths orders profile.md before the logs, and logs by date (a
+// month's file before its days').
 func comparePaths(a, b string) int {
 	switch {
 	case a == b:
@@ -615,6 +617,22 @@ func factIn(files map[string]*factFile, paths []string, id string) (memd.Fact, b
 		}
 	}
 	return memd.Fact{}, false
+}
+
+// FileFor returns the file a new fact of tier t and date d would go in at
+// HEAD: the profile, the month's log, or the day's once the month's log has
+// reached SplitLogAt.
+func (sh *Shard) FileFor(t memd.Tier, d memd.Date) (string, error) {
+	st, err := sh.refresh()
+	if err != nil {
+		return "", err
+	}
+	return logFileFor(t, d, func(path string) int {
+		if ff := st.files[path]; ff != nil {
+			return len(ff.data)
+		}
+		return -1
+	}), nil
 }
 
 // Fact returns the fact with an ID at HEAD; ENOTFOUND when absent.

@@ -192,9 +192,9 @@ func validateChange(c *Change) error {
 				return err
 			}
 			e.Fact.Tier = tier
-			if e.Fact.File == "" {
-				e.Fact.File = FileFor(tier, e.Fact.Date)
-			} else if !IsFactFile(e.Fact.File) {
+			// An empty File is chosen when the change is planned: where a
+			// log fact goes depends on the files at that moment.
+			if e.Fact.File != "" && !IsFactFile(e.Fact.File) {
 				return memd.Errorf(memd.EINVALID, "%q is not a fact file", e.Fact.File)
 			}
 		case RemoveFact:
