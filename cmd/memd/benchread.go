@@ -83,7 +83,6 @@ func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	}
 	status(e.stderr, "")
 
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 	p := readbench.Percentile
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "read path at %d facts, %d in one chat over 30 days\tmeasured\ttarget\t\n", n, n/5)

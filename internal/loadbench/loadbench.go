@@ -289,6 +289,8 @@ func factOf(shard, writer, i int) (string, memd.Date) {
 func factLines(dir string) (map[string]int, error) {
 	out := make(map[string]int)
 	files, _ := filepath.Glob(filepath.Join(dir, "log", "*.md"))
+	days, _ := filepath.Glob(filepath.Join(dir, "log", "*", "*.md"))
+	files = append(files, days...)
 	files = append(files, filepath.Join(dir, gitstore.ProfileFile))
 	for _, f := range files {
 		data, err := os.ReadFile(f)

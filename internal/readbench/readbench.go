@@ -123,7 +123,15 @@ func (s *Setup) CatchUp(rounds int) ([]time.Duration, error) {
 	}
 	dir := s.Store.ShardDir(s.Shard)
 	today := memd.DateOf(time.Now())
-	path := filepath.Join(dir, gitstore.FileFor(memd.TierLog, today))
+	sh, err := s.Store.Shard(s.Shard)
+	if err != nil {
+		return nil, err
+	}
+	todays, err := sh.FileFor(memd.TierLog, today)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, todays)
 	var out []time.Duration
 	for i := 0; i < rounds; i++ {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)

@@ -56,7 +56,7 @@ type Row struct {
 	ReindexPeak         int64           // its peak resident memory, bytes
 	Steady, Peak        int64           // memd serve's resident memory once idle, and its peak
 	RecallCold, Recall  []time.Duration // the first 1,000 recalls after memd sat idle, and the 2,000 after
-	Remember            []time.Duration // remember over HTTP into the largest shard's full month
+	Remember            []time.Duration // remember over HTTP into the largest shard's log of today, a full day
 	Markdown            int64           // bytes of fact files
 	Disk, Repacked      int64           // bytes under the shards' .git, before and after git repack
 	Unsound             []string        // shards git fsck --strict finds fault with
@@ -165,7 +165,7 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 			row.Recall = append(row.Recall, time.Since(start))
 		}
 	}
-	progress("remember into the full month")
+	progress("remember into today's full log")
 	for i := 0; i < 100; i++ {
 		body, _ := json.Marshal(map[string]string{"text": writebench.Text("scale", i)})
 		start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,11 +46,15 @@ func Text(series string, i int) string {
 	return fmt.Sprintf("%s %s %s (%s item %d)", subjects[i%len(subjects)], verbs[(i/10)%len(verbs)], objects[(i/100)%len(objects)], series, i)
 }
 
-// Prefill writes n log facts, an even share for each of the 16 months up
-// to today's, into a new shard as one commit, as a stand-in for a
-// long-lived memory. Today's month holds its full share (dated up to
-// today), as a store's current log does late in the month, so writes to it
-// pay for a full month's file.
+// prefillDays is how far back a prefilled shard's history reaches: 16
+// months of 28 days.
+const prefillDays = 16 * 28
+
+// Prefill writes n log facts, dated evenly over the 16 months up to today,
+// into a new shard as a stand-in for a long-lived memory. The files are
+// laid out as memd lays them out writing one fact at a time: a month's log
+// until it reaches gitstore.SplitLogAt, then a file a day; today's file
+// holds a full day's share, as late in a day.
 func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitstore.Shard, error) {
 	return PrefillWith(s, id, n, today, func(i int) string { return Text("history", i) })
 }
@@ -64,19 +69,34 @@ func PrefillWith(s *gitstore.Store, id memd.ShardID, n int, today time.Time, tex
 		return sh, nil
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	first := time.Date(today.Year(), today.Month(), 1, 12, 0, 0, 0, time.UTC)
-	edits := make([]gitstore.Edit, n)
-	for i := range edits {
-		month := first.AddDate(0, -(i % 16), 0)
-		days := 28
-		if i%16 == 0 {
-			days = today.Day() // not after today
-		}
-		day := month.AddDate(0, 0, rng.IntN(days))
-		edits[i] = gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text(i), Date: memd.DateOf(day), Tier: memd.TierLog}}
+	facts := make([]memd.Fact, n)
+	for i := range facts {
+		day := today.AddDate(0, 0, -rng.IntN(prefillDays))
+		facts[i] = memd.Fact{Text: text(i), Date: memd.DateOf(day), Tier: memd.TierLog}
 	}
-	_, err = sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: prefill", Edits: edits})
-	return sh, err
+	slices.SortStableFunc(facts, func(a, b memd.Fact) int { return a.Date.Days() - b.Date.Days() })
+	// Two commits: the first fills each month's log up to the split, the
+	// second sends the rest of every such month to its days' files.
+	var months, days []gitstore.Edit
+	size := make(map[string]int)
+	for _, f := range facts {
+		e := gitstore.Edit{Op: gitstore.AddFact, Fact: f}
+		if m := gitstore.MonthLog(f.Date); size[m] < gitstore.SplitLogAt {
+			size[m] += len(gitstore.FormatLine(f))
+			months = append(months, e)
+		} else {
+			days = append(days, e)
+		}
+	}
+	for _, edits := range [][]gitstore.Edit{months, days} {
+		if len(edits) == 0 {
+			continue
+		}
+		if _, err := sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import: prefill", Edits: edits}); err != nil {
+			return nil, err
+		}
+	}
+	return sh, nil
 }
 
 // Memd writes n facts to today's log with memd's write path from the given
@@ -124,11 +144,11 @@ func plural(n int) string {
 	return "s"
 }
 
-// GitCLI writes n facts to today's log of the repository in dir the way a
-// script would with git: append the line, git add, git commit, per fact.
-func GitCLI(dir string, n int, series string, today time.Time) (Result, error) {
+// GitCLI writes n facts to the file path (relative to dir, the file memd
+// would write today's facts to) the way a script would with git: append
+// the line, git add, git commit, per fact.
+func GitCLI(dir, path string, n int, series string, today time.Time) (Result, error) {
 	date := memd.DateOf(today)
-	path := gitstore.FileFor(memd.TierLog, date)
 	full := filepath.Join(dir, path)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return Result{}, err

@@ -58,8 +58,12 @@ func BenchmarkGitCLI(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			path, err := sh.FileFor(memd.TierLog, memd.DateOf(today))
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ResetTimer()
-			r, err := writebench.GitCLI(sh.Dir(), b.N, "bench", today)
+			r, err := writebench.GitCLI(sh.Dir(), path, b.N, "bench", today)
 			if err != nil {
 				b.Fatal(err)
 			}
