@@ -19,7 +19,7 @@ type Tier string
 
 const (
 	TierProfile Tier = "profile" // lasting facts, profile.md
-	TierLog     Tier = "log"     // dated history, log/YYYY-MM.md
+	TierLog     Tier = "log"     // dated history, log/YYYY-MM.md (or log/YYYY-MM/DD.md)
 	TierNote    Tier = "note"    // a minor detail, a log line tagged [note], weight 0.5
 	TierEpisode Tier = "episode" // a summary of recent work, tagged [episode], weight 1.5
 )
@@ -53,7 +53,7 @@ type Fact struct {
 	Date  Date    `json:"date"`
 	Tier  Tier    `json:"tier"`
 	Text  string  `json:"text"`
-	File  string  `json:"file"` // profile.md or log/YYYY-MM.md
+	File  string  `json:"file"` // profile.md, log/YYYY-MM.md or log/YYYY-MM/DD.md
 }
 
 // FactID returns the identity of a fact's text: a short hex hash of the text
