@@ -46,7 +46,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return benchScale(ctx, e, *dir, *scaleSizes)
 	}
 	if *load {
-		return benchLoad(ctx, e, *dir, loadbench.Config{Shards: *loadShards, Writers: *loadWriters, Facts: *writerFacts, Subscribers: *subscribers, Recallers: 2})
+		return benchLoad(ctx, e, *dir, loadbench.Config{Shards: *loadShards, Writers: *loadWriters, Facts: *writerFacts, Subscribers: *subscribers, Recallers: 2, Paced: 400})
 	}
 	work, done, err := workDir(*dir, "memd-bench-")
 	if err != nil {

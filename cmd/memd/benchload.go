@@ -42,6 +42,10 @@ func benchLoad(ctx context.Context, e *env, dir string, cfg loadbench.Config) er
 	fmt.Fprintf(tw, "recall under load, p50 / p99 (%d calls)\t%s / %s\t\n", len(res.Recall), ms(pct(res.Recall, 50)), ms(pct(res.Recall, 99)))
 	fmt.Fprintf(tw, "feed events received\t%d (subscribers cut off and resumed: %d)\t\n", res.FeedEvents, res.Resumed)
 	fmt.Fprintf(tw, "feed delivery after the writer's answer, p50 / p99\t%s / %s\t\n", ms(pct(res.FeedLatency, 50)), ms(pct(res.FeedLatency, 99)))
+	if len(res.PacedLatency) > 0 {
+		fmt.Fprintf(tw, "feed delivery, %d subscribers of one shard, one writer at %d commits/s, p50 / p99\t%s / %s (target p99 ≤ 50 ms)\t\n",
+			cfg.Subscribers, loadbench.PacedRate, ms(pct(res.PacedLatency, 50)), ms(pct(res.PacedLatency, 99)))
+	}
 	fmt.Fprintf(tw, "memd serve memory, peak / at the end\t%d MB / %d MB\t\n", res.PeakRSS>>20, res.FinalRSS>>20)
 	tw.Flush()
 	if len(res.Problems) > 0 {

@@ -14,7 +14,7 @@ import (
 // receives every commit of its shard in order.
 func TestLoad_WritersRecallAndSubscribers(t *testing.T) {
 	res, err := loadbench.Run(context.Background(), loadbench.Config{Binary: memdBin, Dir: t.TempDir(),
-		Shards: 4, Writers: 4, Facts: 40, Subscribers: 20, Recallers: 2})
+		Shards: 4, Writers: 4, Facts: 40, Subscribers: 20, Recallers: 2, Paced: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,10 @@ func TestLoad_WritersRecallAndSubscribers(t *testing.T) {
 	// Every event is of a commit a writer was answered for, and is timed.
 	if len(res.FeedLatency) != res.FeedEvents {
 		t.Errorf("%d of %d feed deliveries timed", len(res.FeedLatency), res.FeedEvents)
+	}
+	// Then every subscriber follows one shard while one writer goes on.
+	if want := 20 * 10; len(res.PacedLatency) != want {
+		t.Errorf("%d paced deliveries timed, want %d", len(res.PacedLatency), want)
 	}
 	t.Logf("%d facts in %v with %d recalls, peak memory %d MB", res.Facts, res.Took, len(res.Recall), res.PeakRSS>>20)
 }

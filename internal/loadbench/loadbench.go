@@ -33,6 +33,9 @@ type Config struct {
 	Facts       int // per writer
 	Subscribers int // feed subscribers, each following one shard
 	Recallers   int // goroutines calling recall in a loop
+	// Paced, when above zero, is how many facts one writer then puts into
+	// one shard at PacedRate while every one of Subscribers follows it.
+	Paced int
 	// Progress, when set, is called now and then with the facts written.
 	Progress func(done, total int)
 }
@@ -49,10 +52,13 @@ type Result struct {
 	// first).
 	FeedLatency []time.Duration
 	Resumed     int // times a subscriber was cut off and resumed with since
-	PeakRSS     int64
-	FinalRSS    int64
-	Problems    []string // errors, lost or duplicated facts, feed gaps
-	ShardCounts map[memd.ShardID]int
+	// PacedLatency is FeedLatency for the paced writes: the cost of fanning
+	// each commit out to every subscriber, on a machine not saturated.
+	PacedLatency []time.Duration
+	PeakRSS      int64
+	FinalRSS     int64
+	Problems     []string // errors, lost or duplicated facts, feed gaps
+	ShardCounts  map[memd.ShardID]int
 }
 
 // Run starts memd serve, drives the load, stops it, and checks the shards.
@@ -243,6 +249,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.FeedLatency = times.latencies()
 	res.PeakRSS = peak.Load()
 	res.FinalRSS, _ = readbench.ProcessRSS(d.Pid())
+	if cfg.Paced > 0 && len(shards) > 0 {
+		ids, lat, err := paced(ctx, c, shards[0], heads[shards[0]], cfg.Subscribers, cfg.Paced, problem)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			acked[0][id] = true
+		}
+		res.PacedLatency = lat
+	}
 	if err := d.Stop(); err != nil {
 		problem("memd serve did not stop cleanly: %v", err)
 	}
@@ -274,6 +290,54 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// PacedRate is how many commits a second the paced writer makes.
+const PacedRate = 20
+
+// paced has one writer put n facts into shard, from head, at PacedRate
+// while subscribers all follow it, and returns the IDs of the facts and
+// how long after each answer every subscriber received the commit.
+func paced(ctx context.Context, c *client.Client, shard memd.ShardID, head string, subscribers, n int, problem func(string, ...any)) ([]string, []time.Duration, error) {
+	stop := make(chan struct{})
+	times := &deliveries{answered: make(map[string]time.Time)}
+	feed := &progress{ch: make(chan struct{})}
+	ready := make(chan error, subscribers)
+	subs := make([]*subscriber, subscribers)
+	var running sync.WaitGroup
+	for i := range subs {
+		s := &subscriber{c: c, shard: shard, last: head, problem: problem, feed: feed, times: times}
+		subs[i] = s
+		running.Add(1)
+		go func() { defer running.Done(); s.run(ctx, stop, ready) }()
+	}
+	defer func() { close(stop); running.Wait() }()
+	for range subs {
+		if err := <-ready; err != nil {
+			return nil, nil, fmt.Errorf("subscribe to the feed: %w", err)
+		}
+	}
+	tick := time.NewTicker(time.Second / PacedRate)
+	defer tick.Stop()
+	ids := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		<-tick.C
+		r, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: fmt.Sprintf("Paced fact %d about the Lisbon office", i), Tier: memd.TierLog,
+			Source: memd.Source{Messages: []string{fmt.Sprintf("paced-%d", i)}, Chat: "paced"}})
+		if err != nil {
+			problem("paced remember in %s: %v", shard, err)
+			break
+		}
+		times.answer(r.Commit)
+		ids = append(ids, r.Fact.ID)
+		head = r.Commit
+	}
+	for _, s := range subs {
+		if !s.waitFor(head, 60*time.Second) {
+			problem("a paced subscriber of %s stopped at %s, short of %s", shard, s.lastSeen(), head)
+		}
+	}
+	return ids, times.latencies(), nil
 }
 
 // factOf is the text and date of a writer's i-th fact: distinct texts with
