@@ -178,3 +178,110 @@ func mustDate(t *testing.T, s string) memd.Date {
 	}
 	return d
 }
+
+// A git command that wrote back an index read before memd made a new file
+// (a new day's log, or a new month's) makes the person's next commit drop
+// the file whole; memd commits its facts back. A person who removes the
+// file with git rm meant it, and it stays gone.
+func TestShard_RestoresANewFileAStaleIndexDropped(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("split %v", split), func(t *testing.T) {
+			sh := createShard(t, openStore(t), "agent/alice")
+			dir := sh.Dir()
+			if split {
+				fillMonth(t, sh, "history", gitstore.SplitLogAt)
+			} else {
+				rememberOn(t, sh, "2026-10-29", "An October fact")
+			}
+			index := filepath.Join(dir, ".git", "index")
+			stale := filepath.Join(t.TempDir(), "index")
+			copyFile(t, index, stale)
+			f := rememberOn(t, sh, "2026-11-30", "Booked a flight to Lisbon")
+			if want := map[bool]string{false: "log/2026-11.md", true: "log/2026-11/30.md"}[split]; f.File != want {
+				t.Fatalf("the fact went to %s, want a new file %s", f.File, want)
+			}
+			copyFile(t, stale, index)
+			if err := os.WriteFile(filepath.Join(dir, "todo.md"), []byte("call mum\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			git(t, dir, "add", "todo.md")
+			git(t, dir, "commit", "-qm", "todo")
+			if err := sh.Refresh(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(texts(t, sh), "Booked a flight to Lisbon") {
+				t.Fatalf("the fact of the dropped file is lost; git log:\n%s", git(t, dir, "log", "--format=%an|%s", "-3"))
+			}
+			if got := git(t, dir, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "memd" {
+				t.Errorf("the last commit is by %s, want memd's restore", got)
+			}
+			if st := git(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status after the restore:\n%s", st)
+			}
+
+			git(t, dir, "rm", "-q", f.File)
+			git(t, dir, "commit", "-qm", "drop that file")
+			if err := sh.Refresh(); err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(texts(t, sh), "Booked a flight to Lisbon") {
+				t.Error("a file a person removed with git rm came back")
+			}
+		})
+	}
+}
+
+// Two copies of a shard on either side of the split both remember the same
+// fact, one into the month's log, the other into the day's: the merge keeps
+// it once, where the merging side has it.
+func TestShard_IntegrateKeepsAFactOnceAcrossMonthAndDay(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	fillMonth(t, a, "first", gitstore.SplitLogAt-2000)
+	integrate(t, b, a)
+	fillMonth(t, a, "second", 2000)
+	fa := rememberOn(t, a, "2026-11-30", "Booked a flight to Lisbon")
+	fb := rememberOn(t, b, "2026-11-30", "Booked a flight to Lisbon")
+	if fa.File == fb.File {
+		t.Fatalf("both sides wrote %s, so this test shows nothing", fa.File)
+	}
+	only := rememberOn(t, b, "2026-11-30", "Took the night train")
+	integrate(t, a, b)
+	grep := git(t, a.Dir(), "grep", "-h", "-e", "Booked a flight", "-e", "night train", "HEAD", "--", "log")
+	if n := strings.Count(grep, "Booked a flight"); n != 1 {
+		t.Errorf("after the merge the fact is on %d lines:\n%s", n, grep)
+	}
+	if !strings.Contains(grep, "night train") {
+		t.Errorf("the merge lost %q, which only b had", only.Text)
+	}
+	got, err := a.Fact(fa.ID)
+	if err != nil || got.File != fa.File {
+		t.Errorf("the fact is in %s (%v), want where a had it, %s", got.File, err, fa.File)
+	}
+	git(t, a.Dir(), "fsck", "--strict")
+	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status after the merge:\n%s", st)
+	}
+}
+
+// A person's file with the name a split month's folder of days would take
+// stays; that month's facts go on in its log.
+func TestShard_APersonsFileKeepsTheFolderName(t *testing.T) {
+	sh := createShard(t, openStore(t), "agent/alice")
+	dir := sh.Dir()
+	fillMonth(t, sh, "history", gitstore.SplitLogAt)
+	if err := os.WriteFile(filepath.Join(dir, "log", "2026-11"), []byte("my own notes on November\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "log/2026-11")
+	git(t, dir, "commit", "-qm", "notes")
+	if f := rememberOn(t, sh, "2026-11-30", "Booked a flight"); f.File != "log/2026-11.md" {
+		t.Errorf("the fact went to %s, want the month's log", f.File)
+	}
+	if got := git(t, dir, "show", "HEAD:log/2026-11"); got != "my own notes on November\n" {
+		t.Errorf("the person's file at HEAD: %q", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -150,7 +151,7 @@ func (g *group) add(c Change) (*Result, error) {
 			f := e.Fact
 			f.Shard = g.sh.id
 			if f.File == "" {
-				f.File = logFileFor(f.Tier, f.Date, g.fileSize)
+				f.File = g.fileFor(f.Tier, f.Date)
 			}
 			p := pend(f.File)
 			p.added = append(p.added, f)
@@ -230,6 +231,18 @@ func (g *group) add(c Change) (*Result, error) {
 	}
 	g.plans = append(g.plans, pl)
 	return res, nil
+}
+
+// fileFor picks the file a new fact goes in; a split month's facts stay in
+// its log when a person's file has the name its folder of days would take.
+func (g *group) fileFor(t memd.Tier, d memd.Date) string {
+	path := logFileFor(t, d, g.fileSize)
+	if dir, _, ok := strings.Cut(strings.TrimPrefix(path, LogDir+"/"), "/"); ok {
+		if e, found, err := g.trees.lookup(g.root, LogDir+"/"+dir); err == nil && found && !e.isDir() {
+			return MonthLog(d)
+		}
+	}
+	return path
 }
 
 // fileSize is the size of a fact file as the group has it, -1 if absent.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -220,6 +221,53 @@ func (sh *Shard) fileVersion(path string, blob plumbing.Hash) (*factFile, error)
 	return &factFile{path: path, blob: blob, data: obj.Data}, nil
 }
 
+// keepOnce drops from the merged versions of fact files the lines of facts
+// main holds in another file that keeps them: the same fact remembered on
+// both sides may land in a month's log on one and in a day's on the other,
+// and is kept once, where main has it.
+func keepOnce(st *state, b *odb.Builder, finals map[string]*factFile) {
+	merged := make(map[string]map[string]bool) // path -> the fact IDs of its merged version
+	holds := func(path, id string) bool {
+		final, changed := finals[path]
+		if !changed {
+			return true // main's version stays
+		}
+		if final == nil {
+			return false
+		}
+		if merged[path] == nil {
+			merged[path] = factIDs(path, final.data)
+		}
+		return merged[path][id]
+	}
+	for path, final := range finals {
+		if final == nil || !IsFactFile(path) {
+			continue
+		}
+		var drop [][2]int
+		for _, lf := range parseFactFile(path, final.data) {
+			where := st.where[lf.ID]
+			if len(where) == 0 || slices.Contains(where, path) {
+				continue
+			}
+			if slices.ContainsFunc(where, func(other string) bool { return holds(other, lf.ID) }) {
+				drop = append(drop, [2]int{lf.start, lf.end})
+			}
+		}
+		if len(drop) == 0 {
+			continue
+		}
+		var data []byte
+		at := 0
+		for _, d := range drop {
+			data = append(data, final.data[at:d[0]]...)
+			at = d[1]
+		}
+		data = append(data, final.data[at:]...)
+		finals[path] = &factFile{path: path, blob: b.Add(plumbing.BlobObject, data), data: data}
+	}
+}
+
 // merged is a merge commit built and staged, not yet published.
 type merged struct {
 	commit    plumbing.Hash
@@ -278,8 +326,9 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 	b := odb.NewBuilder()
 	root := st.root
 	m := &merged{touched: make(map[string]*factFile), next: make(map[string]*factFile)}
+	finals := make(map[string]*factFile, len(both)) // nil: the file goes
 	for _, s := range both {
-		var final *factFile // nil: the file goes
+		var final *factFile
 		if s.ours == s.base {
 			// Only their side changed the file.
 			if !s.theirs.IsZero() {
@@ -299,6 +348,11 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 				final = &factFile{path: s.path, blob: b.Add(plumbing.BlobObject, data), data: data}
 			}
 		}
+		finals[s.path] = final
+	}
+	keepOnce(st, b, finals)
+	for _, s := range both {
+		final := finals[s.path]
 		var blob plumbing.Hash
 		if final != nil {
 			blob = final.blob

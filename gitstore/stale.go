@@ -45,16 +45,20 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
 	t := &trees{db: sh.db}
 	var lost []memd.Fact
 	err = t.diffFiles(parent.tree, c.Tree, "", keepFactPaths, func(path string, before, after plumbing.Hash) error {
-		if before.IsZero() || after.IsZero() || !sh.hadBlob(parent.parents, path, after, staleLookback) {
+		// A file the commit removed counts too: a stale index that predates
+		// a new file (a new month's or day's log) drops it whole.
+		if before.IsZero() || !sh.hadBlob(parent.parents, path, after, staleLookback) {
 			return nil
 		}
 		was, err := sh.readFactFile(path, before)
 		if err != nil {
 			return err
 		}
-		now, err := sh.readFactFile(path, after)
-		if err != nil {
-			return err
+		now := &factFile{path: path}
+		if !after.IsZero() {
+			if now, err = sh.readFactFile(path, after); err != nil {
+				return err
+			}
 		}
 		working, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
 		if err != nil {
@@ -73,8 +77,9 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
 	return lost, err
 }
 
-// hadBlob reports whether path held blob in one of the first limit
-// first-parent ancestors starting at parents.
+// hadBlob reports whether path held blob (or, for the zero hash, was
+// absent) in one of the first limit first-parent ancestors starting at
+// parents.
 func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Hash, limit int) bool {
 	t := &trees{db: sh.db}
 	for i := 0; i < limit && len(parents) > 0; i++ {
@@ -82,7 +87,7 @@ func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Has
 		if err != nil {
 			return false
 		}
-		if e, ok, err := t.lookup(c.tree, path); err == nil && ok && e.hash == blob {
+		if e, ok, err := t.lookup(c.tree, path); err == nil && (ok && e.hash == blob || !ok && blob.IsZero()) {
 			return true
 		}
 		parents = c.parents

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore/internal/odb"
 )
 
@@ -133,8 +134,12 @@ func (t *trees) set(b *odb.Builder, root plumbing.Hash, path string, blob plumbi
 	if nested {
 		mode = modeDir
 		var sub plumbing.Hash
-		if i >= 0 && entries[i].isDir() {
+		switch {
+		case i >= 0 && entries[i].isDir():
 			sub = entries[i].hash
+		case i >= 0 && !blob.IsZero():
+			// A person's file of that name stays: git cannot hold both.
+			return plumbing.ZeroHash, memd.Errorf(memd.ECONFLICT, "%q is a file, so it cannot also be a folder", name)
 		}
 		if h, err = t.set(b, sub, rest, blob); err != nil {
 			return plumbing.ZeroHash, err

@@ -92,7 +92,8 @@ func TestImport_TwiceIsOnce(t *testing.T) {
 }
 
 // File and folder names cannot write trailers: a log whose name holds a
-// line break, or a bot folder that is not a name, is skipped and said so.
+// line break, or a bot folder that is not a name, is skipped and said so;
+// a split month's day logs are read.
 func TestImport_NamesCannotForgeTrailers(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, "data")
@@ -107,21 +108,23 @@ func TestImport_NamesCannotForgeTrailers(t *testing.T) {
 		}
 	}
 	write("agents/alice/memory/log/2026-05.md", "- (2026-05-01) An honest fact\n")
+	write("agents/alice/memory/log/2026-05/09.md", "- (2026-05-09) An honest fact of a split month\n")
+	write("agents/alice/memory/log/2026-05/b\nSource-Message: msg_victim2\nZ: .md", "- (2026-05-04) Another forged fact\n")
 	write("agents/alice/memory/log/a\nSource-Message: msg_victim\nReverts: 1111111111111111111111111111111111111111\nZ: .md", "- (2026-05-02) A forged fact\n")
 	write("user-memory/by-agent/Bad\nBot/profile.md", "- (2026-05-03) A fact from a bad folder\n")
 	out, err := exec.Command(memdBin, "import", "--data", data, "--user", "pat", folder).CombinedOutput()
 	if err != nil {
 		t.Fatalf("memd import: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "not a month's log") || !strings.Contains(string(out), "by-agent/") {
+	if strings.Count(string(out), "not a log") != 2 || !strings.Contains(string(out), "by-agent/") {
 		t.Errorf("the skipped names are not reported:\n%s", out)
 	}
 	shard := filepath.Join(data, "shards", "agent", "alice")
 	log := git(t, shard, "log", "--format=%B")
-	if strings.Contains(log, "msg_victim") || strings.Contains(log, "Reverts:") || strings.Contains(log, "A forged fact") {
+	if strings.Contains(log, "msg_victim") || strings.Contains(log, "Reverts:") || strings.Contains(log, "forged fact") {
 		t.Errorf("a file name wrote trailers:\n%s", log)
 	}
-	if !strings.Contains(log, "Source-Message: import:agents/alice/memory/log/2026-05.md") {
+	if !strings.Contains(log, "Source-Message: import:agents/alice/memory/log/2026-05.md") || !strings.Contains(log, "Source-Message: import:agents/alice/memory/log/2026-05/09.md") {
 		t.Errorf("the honest fact's commit:\n%s", log)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -163,20 +162,22 @@ func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 	return plan, rep, nil
 }
 
-var monthLog = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}\.md$`)
-
-// readScope reads profile.md and log/*.md of one scope folder.
+// readScope reads profile.md and the logs (log/YYYY-MM.md, and a split
+// month's log/YYYY-MM/DD.md) of one scope folder.
 func readScope(dir, root, bot string, rep *Report) ([]fact, error) {
 	var out []fact
 	files := []string{filepath.Join(root, gitstore.ProfileFile)}
 	logs, _ := filepath.Glob(filepath.Join(dir, root, gitstore.LogDir, "*.md"))
+	days, _ := filepath.Glob(filepath.Join(dir, root, gitstore.LogDir, "*", "*.md"))
+	logs = append(logs, days...)
 	slices.Sort(logs)
 	for _, l := range logs {
 		rel, _ := filepath.Rel(dir, l)
-		// The file's name goes into each commit's trailers: only a month's
-		// log is read, never a name that could write trailers of its own.
-		if !monthLog.MatchString(filepath.Base(l)) {
-			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%q: not a month's log (want log/YYYY-MM.md)", filepath.ToSlash(rel)))
+		inScope, _ := filepath.Rel(filepath.Join(dir, root), l)
+		// The file's name goes into each commit's trailers: only a log's
+		// name is read, never one that could write trailers of its own.
+		if !gitstore.IsFactFile(filepath.ToSlash(inScope)) {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%q: not a log (want log/YYYY-MM.md or log/YYYY-MM/DD.md)", filepath.ToSlash(rel)))
 			continue
 		}
 		files = append(files, rel)

@@ -131,7 +131,11 @@ func (s *Setup) CatchUp(rounds int) ([]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, todays)
+	// Today's file may be a new day's, in a folder that is new too.
+	path := filepath.Join(dir, filepath.FromSlash(todays))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
 	var out []time.Duration
 	for i := 0; i < rounds; i++ {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
@@ -140,10 +144,12 @@ func (s *Setup) CatchUp(rounds int) ([]time.Duration, error) {
 		}
 		fmt.Fprintf(f, "- (%s) A fact a person added by hand, number %d\n", today, i)
 		f.Close()
-		cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand "+strconv.Itoa(i))
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("git commit: %v: %s", err, b)
+		for _, args := range [][]string{{"add", todays}, {"commit", "-qm", "by hand " + strconv.Itoa(i)}} {
+			cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+			cmd.Dir = dir
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("git %s: %v: %s", args[0], err, b)
+			}
 		}
 		start := time.Now()
 		if err := s.Index.CatchUp(s.Shard); err != nil {
