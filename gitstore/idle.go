@@ -20,7 +20,7 @@ var (
 const freeAfter = 100000
 
 // dropIdleStates runs until the store closes, giving up the state of each
-// shard unused for idleAfter.
+// shard unused for idleAfter, and the cached objects unread as long.
 func (s *Store) dropIdleStates() {
 	t := time.NewTicker(idleCheck)
 	defer t.Stop()
@@ -39,6 +39,7 @@ func (s *Store) dropIdleStates() {
 			for _, sh := range shards {
 				dropped += sh.dropIfIdle(time.Now())
 			}
+			s.cache.DropUnused(time.Now().Add(-idleAfter))
 			if dropped >= freeAfter {
 				// Hand the pages back now: memory a large store's files
 				// held would otherwise stay resident for minutes. Not for

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -297,8 +298,9 @@ func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snaps
 	}
 	s.notes = make(map[string]*noteRecord)
 	for m := r.count(); m > 0; m-- {
-		path := r.string()
-		s.notes[path] = &noteRecord{Date: r.string(), Commit: r.string(), Text: r.string()}
+		// Copies: a piece of the snapshot would keep all of it in memory.
+		path := strings.Clone(r.string())
+		s.notes[path] = &noteRecord{Date: strings.Clone(r.string()), Commit: strings.Clone(r.string()), Text: strings.Clone(r.string())}
 	}
 	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
 	if r.err != nil || len(r.b) != 0 {

@@ -114,6 +114,7 @@ type Index struct {
 	chats  map[chatKey][]int32
 	notes  map[fileKey][]int32     // passages by note
 	heads  map[memd.ShardID]string // the commit each shard was indexed from
+	texts  arena                   // the texts and IDs of facts read from git
 }
 
 // part is what one shard adds to the index. BM25's statistics are taken
@@ -287,6 +288,7 @@ func (x *Index) Apply(u Update) (usedPostings bool) {
 		_, p := x.partOf(u.Shard)
 		p.reserve(len(u.Put), len(imp.terms))
 	}
+	x.own(u.Put)
 	first := int32(len(x.entries))
 	x.putAll(u.Put, facts)
 	if n, ok := x.shardNum[u.Shard]; ok && postings {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
@@ -101,6 +103,38 @@ func TestExportShard_ReadBackOverAShardThatHeldFacts(t *testing.T) {
 		query := search.Query{Text: q, Shards: []memd.ShardID{alice}, K: 12, Now: now}
 		if got, want := texts(x.Search(query).Hits), texts(fresh.Search(query).Hits); !reflect.DeepEqual(got, want) {
 			t.Errorf("%q:\n got %v\nwant %v", q, got, want)
+		}
+	}
+}
+
+// A fact read from git is a piece of its line, of the whole file it was
+// diffed from, or of the whole snapshot: the index keeps its own copy of
+// its strings, so those bytes are not held for as long as the fact is.
+func TestApply_KeepsNoPieceOfTheFileItReadFrom(t *testing.T) {
+	var file strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&file, "- (2026-11-30) A fact of the busy day, number %d\n", i)
+	}
+	data := file.String()
+	line := data[strings.Index(data, "number 42\n")-40:]
+	text := strings.TrimPrefix(line[:strings.Index(line, "\n")], "- (2026-11-30) ")
+	d := doc(alice, "2026-11-30", text, 0)
+	idAt := strings.Index(data, "busy")
+	d.ID = data[idAt : idAt+4] // an ID, file and commit that are pieces of it too
+	d.File, d.Commit = data[idAt:idAt+8], data[idAt+1:idAt+9]
+	x := search.New()
+	x.Apply(search.Update{Shard: alice, Head: "c1", Replace: true, Put: []search.Doc{d}})
+	got, ok := x.Get(alice, d.ID)
+	if !ok || got.Text != text {
+		t.Fatalf("Get = %+v, %v", got, ok)
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(data)))
+	if got.File != d.File || got.Commit != d.Commit {
+		t.Fatalf("Get = %+v", got)
+	}
+	for _, s := range []string{got.Text, got.ID, got.File, got.Commit} {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= start && p < start+uintptr(len(data)) {
+			t.Errorf("%q is still a piece of the file it was read from", s)
 		}
 	}
 }

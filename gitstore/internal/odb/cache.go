@@ -3,6 +3,7 @@ package odb
 import (
 	"container/list"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -15,16 +16,18 @@ type Cache struct {
 	size  int
 	order *list.List
 	items map[plumbing.Hash]*list.Element
+	now   func() time.Time
 }
 
 type cached struct {
-	id  plumbing.Hash
-	obj Object
+	id   plumbing.Hash
+	obj  Object
+	used time.Time
 }
 
 // NewCache returns a cache holding up to maxBytes of object content.
 func NewCache(maxBytes int) *Cache {
-	return &Cache{max: maxBytes, order: list.New(), items: make(map[plumbing.Hash]*list.Element)}
+	return &Cache{max: maxBytes, order: list.New(), items: make(map[plumbing.Hash]*list.Element), now: time.Now}
 }
 
 func (c *Cache) get(id plumbing.Hash) (Object, bool) {
@@ -38,7 +41,9 @@ func (c *Cache) get(id plumbing.Hash) (Object, bool) {
 		return Object{}, false
 	}
 	c.order.MoveToFront(e)
-	return e.Value.(*cached).obj, true
+	v := e.Value.(*cached)
+	v.used = c.now()
+	return v.obj, true
 }
 
 func (c *Cache) put(id plumbing.Hash, obj Object) {
@@ -50,13 +55,37 @@ func (c *Cache) put(id plumbing.Hash, obj Object) {
 	if _, ok := c.items[id]; ok {
 		return
 	}
-	c.items[id] = c.order.PushFront(&cached{id, obj})
+	c.items[id] = c.order.PushFront(&cached{id, obj, c.now()})
 	c.size += len(obj.Data) + 64
 	for c.size > c.max {
-		e := c.order.Back()
-		v := e.Value.(*cached)
-		c.order.Remove(e)
-		delete(c.items, v.id)
-		c.size -= len(v.obj.Data) + 64
+		c.evict(c.order.Back())
 	}
+}
+
+func (c *Cache) evict(e *list.Element) {
+	v := e.Value.(*cached)
+	c.order.Remove(e)
+	delete(c.items, v.id)
+	c.size -= len(v.obj.Data) + 64
+}
+
+// DropUnused gives up the objects not read since a time: a store gone
+// quiet holds none of what it can read again from disk.
+func (c *Cache) DropUnused(since time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for e := c.order.Back(); e != nil && e.Value.(*cached).used.Before(since); e = c.order.Back() {
+		c.evict(e)
+	}
+}
+
+// Size returns the bytes the cache holds, each object counted with its
+// bookkeeping.
+func (c *Cache) Size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
 }

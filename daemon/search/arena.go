@@ -1,0 +1,74 @@
+package search
+
+import (
+	"strings"
+	"unsafe"
+)
+
+// arenaChunk is the size of each block of an arena.
+const arenaChunk = 64 << 10
+
+// arena keeps the strings of facts read in bulk, packed in large blocks of
+// its own. A text parsed from a file is a piece of its line, one taken
+// from a diff a piece of the whole file version, and one read from a
+// snapshot a piece of the whole snapshot: held as they are, each fact would
+// keep far more than its own bytes in memory. The blocks hold no pointers,
+// so the collector does not scan them. Strings handed out are never
+// written again; a block lives while any does.
+type arena struct {
+	block []byte
+}
+
+// copy returns s in the arena.
+func (a *arena) copy(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case len(s) > arenaChunk/8:
+		return strings.Clone(s)
+	}
+	if cap(a.block)-len(a.block) < len(s) {
+		a.block = make([]byte, 0, arenaChunk)
+	}
+	start := len(a.block)
+	a.block = append(a.block, s...)
+	return unsafe.String(&a.block[start], len(s))
+}
+
+// own copies the strings of docs into the index's arena, so that nothing
+// the index keeps is a piece of what they were read from. Values many
+// facts share (files, commits, chats, lists of messages) are copied once.
+func (x *Index) own(docs []Doc) {
+	shared := make(map[string]string)
+	copyShared := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		if c, ok := shared[s]; ok {
+			return c
+		}
+		c := x.texts.copy(s)
+		shared[c] = c
+		return c
+	}
+	lists := make(map[*string][]string)
+	for i := range docs {
+		d := &docs[i]
+		d.ID, d.Text = x.texts.copy(d.ID), x.texts.copy(d.Text)
+		d.File, d.Commit, d.Chat = copyShared(d.File), copyShared(d.Commit), copyShared(d.Chat)
+		if len(d.Messages) == 0 {
+			continue
+		}
+		key := unsafe.SliceData(d.Messages)
+		if ms, ok := lists[key]; ok && len(ms) == len(d.Messages) {
+			d.Messages = ms
+			continue
+		}
+		ms := make([]string, len(d.Messages))
+		for j, m := range d.Messages {
+			ms[j] = copyShared(m)
+		}
+		lists[key] = ms
+		d.Messages = ms
+	}
+}
