@@ -83,7 +83,7 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 // order, wherever other chats interleave with it; a fact of no chat, the
 // adjacent lines of its file of the same day and also of no chat.
 func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
-	e := x.entries[i]
+	e := &x.entries[i]
 	if e.passage {
 		return
 	}
@@ -106,7 +106,7 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		}
 		return
 	}
-	list := x.files[fileKey{x.shardIDs[x.shardOf[i]], e.file}]
+	list := x.files[fileKey{x.shardIDs[x.shardOf[i]], x.fileNames[e.file]}]
 	off := x.offsets[i]
 	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
 	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {

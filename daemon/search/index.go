@@ -35,14 +35,15 @@ type Doc struct {
 // less what the dense arrays of Index hold (shard, day, offset, length, tier),
 // in as few bytes as a million of them should take.
 type entry struct {
-	id, text, file string
-	commit, chat   string
-	messages       []string
-	when           int64
-	rank           float64
-	dated          bool // the date is set (its day is in Index.days)
-	passage        bool // a note's passage; the note is in Index.noteOf
-	foldKept       bool // the text is not plain ASCII; its folded words are in Index.folded
+	id, text     string
+	commit, chat string
+	messages     []string
+	when         int64
+	rank         float64
+	file         uint32 // into Index.fileNames
+	dated        bool   // the date is set (its day is in Index.days)
+	passage      bool   // a note's passage; the note is in Index.noteOf
+	foldKept     bool   // the text is not plain ASCII; its folded words are in Index.folded
 }
 
 type posting struct {
@@ -79,8 +80,13 @@ const smallBatch = 256
 
 // Index is safe for concurrent use.
 type Index struct {
-	mu      sync.RWMutex
-	entries []*entry
+	mu sync.RWMutex
+	// Entries by value: a million facts are one array, not a million
+	// objects for the collector to trace.
+	entries []entry
+	// The files facts are in, each named once.
+	fileNames []string
+	fileNum   map[string]uint32
 	// Dense arrays of what scoring reads for every posting, by entry.
 	alive   []bool
 	shardOf []uint32
@@ -184,6 +190,7 @@ func New() *Index {
 
 func (x *Index) reset() {
 	x.entries = nil
+	x.fileNames, x.fileNum = nil, make(map[string]uint32)
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
 	x.tiers, x.factors = nil, nil
@@ -516,7 +523,7 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 	if !ok {
 		return
 	}
-	e := x.entries[i]
+	e := &x.entries[i]
 	if e.chat != "" {
 		x.dropChat(x.chatKeyOf(i), i)
 	}
@@ -548,15 +555,26 @@ func (x *Index) lookup(shard memd.ShardID, id string) (int32, bool) {
 
 // docOf returns entry i as a Doc.
 func (x *Index) docOf(i int32) Doc {
-	e := x.entries[i]
+	e := &x.entries[i]
 	d := Doc{
-		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: e.file},
+		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: x.fileNames[e.file]},
 		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: x.noteOf[i],
 	}
 	if e.dated {
 		d.Date = memd.DateFromDays(int(x.days[i]))
 	}
 	return d
+}
+
+// fileOf returns the number of a file in x.fileNames, adding it if new.
+func (x *Index) fileOf(name string) uint32 {
+	n, ok := x.fileNum[name]
+	if !ok {
+		n = uint32(len(x.fileNames))
+		x.fileNames = append(x.fileNames, name)
+		x.fileNum[name] = n
+	}
+	return n
 }
 
 // tierOf returns the number of a tier in x.tiers, adding it if new.
@@ -621,15 +639,15 @@ func (p *part) reserve(facts, terms int) {
 // lists; otherwise it is appended and the caller sorts them.
 func (x *Index) add(d Doc, a analysed, sorted bool) {
 	ts := a.terms
-	e := &entry{
-		id: d.ID, text: d.Text, file: d.File, passage: d.Note != "",
-		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
-		rank: Rank(d.Date, d.Tier), dated: !d.Date.IsZero(),
-	}
 	days := d.Date.Days()
 	n, p := x.partOf(d.Shard)
 	i := int32(len(x.entries))
-	x.entries = append(x.entries, e)
+	x.entries = append(x.entries, entry{
+		id: d.ID, text: d.Text, file: x.fileOf(d.File), passage: d.Note != "",
+		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
+		rank: Rank(d.Date, d.Tier), dated: !d.Date.IsZero(),
+	})
+	e := &x.entries[i]
 	x.alive = append(x.alive, true)
 	x.shardOf = append(x.shardOf, n)
 	x.lengths = append(x.lengths, float32(a.length))
@@ -763,12 +781,12 @@ func (x *Index) before(a, b int32) bool {
 // by the time of the commit that wrote them, then file and line (memd
 // appends to a month's log, so within a file line order is commit order).
 func (x *Index) chatOrder(a, b int32) int {
-	da, db := x.entries[a], x.entries[b]
+	da, db := &x.entries[a], &x.entries[b]
 	if da.when != db.when {
 		return cmp.Compare(da.when, db.when)
 	}
 	if da.file != db.file {
-		return strings.Compare(da.file, db.file)
+		return strings.Compare(x.fileNames[da.file], x.fileNames[db.file])
 	}
 	return int(x.offsets[a] - x.offsets[b])
 }
@@ -795,7 +813,7 @@ func (x *Index) remove(shard memd.ShardID, id string) {
 	if !ok {
 		return
 	}
-	e := x.entries[i]
+	e := &x.entries[i]
 	p := x.parts[x.shardOf[i]]
 	delete(p.ids, id)
 	delete(x.folded, i)
@@ -824,7 +842,7 @@ func (x *Index) remove(shard memd.ShardID, id string) {
 			sd.recent = without(sd.recent, i)
 		}
 	}
-	fk := fileKey{shard, e.file}
+	fk := fileKey{shard, x.fileNames[e.file]}
 	x.files[fk] = without(x.files[fk], i)
 	if e.chat != "" {
 		x.dropChat(x.chatKeyOf(i), i)

@@ -437,7 +437,7 @@ func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(
 			if !ok(i) {
 				continue
 			}
-			e := x.entries[i]
+			e := &x.entries[i]
 			for _, n := range needles {
 				// A needle is one word: in an ASCII text it is found as
 				// in the text's folded words, without folding them.
