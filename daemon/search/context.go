@@ -68,7 +68,7 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 		sc.add(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {
 			e.Context += l.amount
-			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.entries[l.from].id, Distance: l.dist, Amount: l.amount})
+			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.entries.at(l.from).id, Distance: l.dist, Amount: l.amount})
 		}
 		if _, found := slices.BinarySearch(inTop, l.to); !found {
 			top = append(top, l.to)
@@ -83,7 +83,7 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 // order, wherever other chats interleave with it; a fact of no chat, the
 // adjacent lines of its file of the same day and also of no chat.
 func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
-	e := &x.entries[i]
+	e := x.entries.at(i)
 	if e.passage {
 		return
 	}
@@ -116,7 +116,7 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		return
 	}
 	same := func(j int32) bool {
-		return x.days[j] == x.days[i] && x.entries[j].chat == ""
+		return x.days[j] == x.days[i] && x.entries.at(j).chat == ""
 	}
 	for _, step := range []int{-1, 1} {
 		for d := 1; d <= contextWindow; d++ {
@@ -151,7 +151,7 @@ func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 	type held struct{ once, twice uint64 }
 	days := make(map[chatKey]*held)
 	for _, i := range top {
-		if x.entries[i].chat == "" {
+		if x.entries.at(i).chat == "" {
 			continue
 		}
 		k := x.chatKeyOf(i)
@@ -174,7 +174,7 @@ func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
 		return c / total
 	}
 	for _, i := range top {
-		if x.entries[i].chat == "" {
+		if x.entries.at(i).chat == "" {
 			continue
 		}
 		h := days[x.chatKeyOf(i)]

@@ -65,7 +65,7 @@ type chatKey struct {
 }
 
 func (x *Index) chatKeyOf(i int32) chatKey {
-	return chatKey{x.shardIDs[x.shardOf[i]], x.entries[i].chat, int(x.days[i])}
+	return chatKey{x.shardIDs[x.shardOf[i]], x.entries.at(i).chat, int(x.days[i])}
 }
 
 // shardDocs lists a shard's facts by rank, highest first: lasting facts
@@ -83,7 +83,7 @@ type Index struct {
 	mu sync.RWMutex
 	// Entries by value: a million facts are one array, not a million
 	// objects for the collector to trace.
-	entries []entry
+	entries entries
 	// The files facts are in, each named once.
 	fileNames []string
 	fileNum   map[string]uint32
@@ -189,7 +189,7 @@ func New() *Index {
 }
 
 func (x *Index) reset() {
-	x.entries = nil
+	x.entries = entries{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
@@ -296,7 +296,7 @@ func (x *Index) Apply(u Update) (usedPostings bool) {
 		p.reserve(len(u.Put), len(imp.terms))
 	}
 	x.own(u.Put)
-	first := int32(len(x.entries))
+	first := x.entries.len()
 	x.putAll(u.Put, facts)
 	if n, ok := x.shardNum[u.Shard]; ok && postings {
 		x.parts[n].installPostings(first, imp)
@@ -361,10 +361,10 @@ func foldedOnly(docs []Doc, lengths []int) []analysed {
 // foldedText returns entry i's folded words joined by single spaces,
 // folded into buf when not kept; it returns buf for reuse.
 func (x *Index) foldedText(i int32, buf []byte) (folded, reuse []byte) {
-	if x.entries[i].foldKept {
+	if x.entries.at(i).foldKept {
 		return []byte(x.folded[i]), buf
 	}
-	buf = foldASCII(buf[:0], x.entries[i].text)
+	buf = foldASCII(buf[:0], x.entries.at(i).text)
 	return buf, buf
 }
 
@@ -416,7 +416,6 @@ func (x *Index) putAll(docs []Doc, analysed []analysed) {
 	// Room for all of them at once, not by doubling: a start reads a
 	// million facts this way.
 	n := len(docs)
-	x.entries = slices.Grow(x.entries, n)
 	x.alive, x.shardOf = slices.Grow(x.alive, n), slices.Grow(x.shardOf, n)
 	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
 	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
@@ -492,7 +491,7 @@ func (x *Index) putNote(shard memd.ShardID, note string, passages []Doc, analyse
 
 func (x *Index) dropNote(nk fileKey) {
 	for _, i := range slices.Clone(x.notes[nk]) {
-		x.remove(nk.shard, x.entries[i].id)
+		x.remove(nk.shard, x.entries.at(i).id)
 	}
 }
 
@@ -509,7 +508,7 @@ func (x *Index) dropShard(shard memd.ShardID) {
 	}
 	for _, list := range [][]int32{slices.Clone(sd.profile), slices.Clone(sd.recent)} {
 		for _, i := range list {
-			x.remove(shard, x.entries[i].id)
+			x.remove(shard, x.entries.at(i).id)
 		}
 	}
 	delete(x.shards, shard)
@@ -523,7 +522,7 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 	if !ok {
 		return
 	}
-	e := &x.entries[i]
+	e := x.entries.at(i)
 	if e.chat != "" {
 		x.dropChat(x.chatKeyOf(i), i)
 	}
@@ -555,7 +554,7 @@ func (x *Index) lookup(shard memd.ShardID, id string) (int32, bool) {
 
 // docOf returns entry i as a Doc.
 func (x *Index) docOf(i int32) Doc {
-	e := &x.entries[i]
+	e := x.entries.at(i)
 	d := Doc{
 		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: x.fileNames[e.file]},
 		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: x.noteOf[i],
@@ -641,13 +640,12 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 	ts := a.terms
 	days := d.Date.Days()
 	n, p := x.partOf(d.Shard)
-	i := int32(len(x.entries))
-	x.entries = append(x.entries, entry{
+	i := x.entries.add(entry{
 		id: d.ID, text: d.Text, file: x.fileOf(d.File), passage: d.Note != "",
 		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
 		rank: Rank(d.Date, d.Tier), dated: !d.Date.IsZero(),
 	})
-	e := &x.entries[i]
+	e := x.entries.at(i)
 	x.alive = append(x.alive, true)
 	x.shardOf = append(x.shardOf, n)
 	x.lengths = append(x.lengths, float32(a.length))
@@ -730,10 +728,10 @@ func idKey(id string) uint64 {
 
 // compareIDs orders entries a and b by ID.
 func (x *Index) compareIDs(a, b int32) int {
-	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries[a].id) <= 8 && len(x.entries[b].id) <= 8 {
+	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries.at(a).id) <= 8 && len(x.entries.at(b).id) <= 8 {
 		return c
 	}
-	return strings.Compare(x.entries[a].id, x.entries[b].id)
+	return strings.Compare(x.entries.at(a).id, x.entries.at(b).id)
 }
 
 // addPostings records the terms of entry i.
@@ -765,7 +763,7 @@ func (x *part) addPostings(i int32, ts []string) {
 
 // before orders facts by rank, then date, newest first, then ID.
 func (x *Index) before(a, b int32) bool {
-	if ra, rb := x.entries[a].rank, x.entries[b].rank; ra != rb {
+	if ra, rb := x.entries.at(a).rank, x.entries.at(b).rank; ra != rb {
 		return ra > rb
 	}
 	if x.days[a] != x.days[b] {
@@ -781,7 +779,7 @@ func (x *Index) before(a, b int32) bool {
 // by the time of the commit that wrote them, then file and line (memd
 // appends to a month's log, so within a file line order is commit order).
 func (x *Index) chatOrder(a, b int32) int {
-	da, db := &x.entries[a], &x.entries[b]
+	da, db := x.entries.at(a), x.entries.at(b)
 	if da.when != db.when {
 		return cmp.Compare(da.when, db.when)
 	}
@@ -813,7 +811,7 @@ func (x *Index) remove(shard memd.ShardID, id string) {
 	if !ok {
 		return
 	}
-	e := &x.entries[i]
+	e := x.entries.at(i)
 	p := x.parts[x.shardOf[i]]
 	delete(p.ids, id)
 	delete(x.folded, i)
@@ -863,9 +861,9 @@ func (x *Index) maybeCompact() {
 		return
 	}
 	docs := make([]Doc, 0, x.live)
-	for i := range x.entries {
+	for i := range x.entries.len() {
 		if x.alive[i] {
-			docs = append(docs, x.docOf(int32(i)))
+			docs = append(docs, x.docOf(i))
 		}
 	}
 	x.reset()

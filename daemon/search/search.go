@@ -193,8 +193,8 @@ func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []
 		sc.touched = sc.touched[:0]
 		sc.parts = nil
 	}()
-	if len(sc.v) < len(x.entries) {
-		n := len(x.entries) + len(x.entries)/4
+	if len(sc.v) < int(x.entries.len()) {
+		n := int(x.entries.len()) + int(x.entries.len())/4
 		sc.v, sc.terms, sc.loan = make([]float64, n), make([]uint64, n), make([]int32, n)
 	}
 	sc.parts = parts
@@ -437,7 +437,7 @@ func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(
 			if !ok(i) {
 				continue
 			}
-			e := &x.entries[i]
+			e := x.entries.at(i)
 			for _, n := range needles {
 				// A needle is one word: in an ASCII text it is found as
 				// in the text's folded words, without folding them.
@@ -616,7 +616,7 @@ func (x *Index) collect(sc *scores, q Query) []Hit {
 		return 0
 	})
 	// Only the hits that fit become Docs.
-	kept := fitting(len(h), q.K, q.Budget, func(j int) int { return len(x.entries[h[j].i].text) })
+	kept := fitting(len(h), q.K, q.Budget, func(j int) int { return len(x.entries.at(h[j].i).text) })
 	hits := make([]Hit, len(kept))
 	for n, j := range kept {
 		r := h[j]
