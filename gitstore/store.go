@@ -29,7 +29,9 @@ type Options struct {
 	// NoSync skips fsync of packs and refs. Acknowledged writes then survive
 	// a crash of memd but not of the machine. For tests and benchmarks.
 	NoSync bool
-	// CacheBytes bounds the object cache shared by all shards (default 64 MiB).
+	// CacheBytes bounds the object cache shared by all shards (default 16
+	// MiB: a busy month's log goes on in files a day, so that is dozens of
+	// the largest files memd writes).
 	CacheBytes int
 	// RepackAt is the number of packs in a shard from which memd compacts
 	// them in the background with git repack (default 32; -1 disables).
@@ -70,7 +72,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts.Now = time.Now
 	}
 	if opts.CacheBytes == 0 {
-		opts.CacheBytes = 64 << 20
+		opts.CacheBytes = 16 << 20
 	}
 	if opts.RepackAt == 0 {
 		opts.RepackAt = 32

@@ -167,7 +167,7 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	}
 	progress("remember into today's full log")
 	for i := 0; i < 100; i++ {
-		body, _ := json.Marshal(map[string]string{"text": writebench.Text("scale", i)})
+		body, _ := json.Marshal(map[string]string{"text": writebench.Text("scale", i), "tier": "log"})
 		start := time.Now()
 		if err := call(ctx, d.URL, token, http.MethodPost, "/v1/shards/agent/"+agent+"/facts", body); err != nil {
 			return row, err
