@@ -201,7 +201,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 }
 
 // readingGC is the GC percentage while the index is read in bulk.
-const readingGC = 25
+const readingGC = 15
 
 // ReadAll brings every shard of the store up to date in the background,
 // reading the snapshots not yet read, until the index closes.

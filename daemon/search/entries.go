@@ -22,6 +22,10 @@ func (es *entries) len() int32 { return es.n }
 
 // add appends an entry and returns its number.
 func (es *entries) add(e entry) int32 {
+	if es.n == 1<<postingDocBits-1 {
+		// Far beyond what a machine's memory holds (tens of gigabytes).
+		panic("search: the index holds as many entries as a posting can number")
+	}
 	if es.n&(1<<entryPageBits-1) == 0 {
 		es.pages = append(es.pages, make([]entry, 0, 1<<entryPageBits))
 	}

@@ -28,3 +28,20 @@ func TestEntries_GrowWithoutMoving(t *testing.T) {
 		t.Error("the first entry moved as others were added")
 	}
 }
+
+// A posting keeps the entry's number whole and the times a term is held,
+// up to maxTF.
+func TestPosting_PacksDocAndTF(t *testing.T) {
+	for _, c := range []struct {
+		doc      int32
+		tf, want int
+	}{{0, 1, 1}, {1<<postingDocBits - 1, 1, 1}, {123456, maxTF, maxTF}, {7, maxTF + 9, maxTF}} {
+		p := newPosting(c.doc, c.tf)
+		if p.doc() != c.doc || p.tf() != c.want {
+			t.Errorf("newPosting(%d, %d) = doc %d tf %d, want tf %d", c.doc, c.tf, p.doc(), p.tf(), c.want)
+		}
+		if q, ok := singleRef(p).single(); !ok || q != p {
+			t.Errorf("a term's single posting %v reads back as %v", p, q)
+		}
+	}
+}

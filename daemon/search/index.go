@@ -46,10 +46,24 @@ type entry struct {
 	foldKept     bool   // the text is not plain ASCII; its folded words are in Index.folded
 }
 
-type posting struct {
-	doc int32
-	tf  uint16
+// posting is one fact holding a term: the entry's number in its low
+// postingDocBits bits, how often the fact holds the term above them. Four
+// bytes rather than eight: postings are most of a large index. A term held
+// more than maxTF times counts maxTF times; BM25 gives each further time
+// next to nothing anyway.
+type posting uint32
+
+const (
+	postingDocBits = 27 // entries up to 134 million
+	maxTF          = 1<<(32-postingDocBits) - 1
+)
+
+func newPosting(doc int32, tf int) posting {
+	return posting(uint32(doc) | uint32(min(tf, maxTF))<<postingDocBits)
 }
+
+func (p posting) doc() int32 { return int32(p & (1<<postingDocBits - 1)) }
+func (p posting) tf() int    { return int(p >> postingDocBits) }
 
 type fileKey struct {
 	shard memd.ShardID
@@ -148,10 +162,10 @@ type termRef uint64
 
 const single termRef = 1 << 63
 
-func singleRef(p posting) termRef { return single | termRef(uint32(p.doc))<<16 | termRef(p.tf) }
+func singleRef(p posting) termRef { return single | termRef(p) }
 
 func (r termRef) single() (posting, bool) {
-	return posting{doc: int32(uint32(r >> 16)), tf: uint16(r)}, r&single != 0
+	return posting(uint32(r)), r&single != 0
 }
 
 // postings returns the entries holding a term; one, it is put in one.
@@ -740,7 +754,7 @@ func (x *part) addPostings(i int32, ts []string) {
 		if slices.Contains(ts[:j], t) {
 			continue // counted at its first occurrence
 		}
-		n := uint16(1)
+		n := 1
 		for _, u := range ts[j+1:] {
 			if u == t {
 				n++
@@ -750,13 +764,13 @@ func (x *part) addPostings(i int32, ts []string) {
 		switch {
 		case !known:
 			// A copy: t is part of the whole text it was read from.
-			x.newTerm(strings.Clone(t), singleRef(posting{i, n}))
+			x.newTerm(strings.Clone(t), singleRef(newPosting(i, n)))
 		case r&single != 0:
 			first, _ := r.single()
 			x.terms[t] = termRef(len(x.lists))
-			x.lists = append(x.lists, []posting{first, {i, n}})
+			x.lists = append(x.lists, []posting{first, newPosting(i, n)})
 		default:
-			x.lists[r] = append(x.lists[r], posting{i, n})
+			x.lists[r] = append(x.lists[r], newPosting(i, n))
 		}
 	}
 }

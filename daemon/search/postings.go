@@ -72,21 +72,21 @@ func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 		held = held[:0]
 		// Dead entries and passages of notes have no place.
 		for _, q := range p.listOf(r, &one) {
-			if at := place.of(q.doc); at >= 0 {
-				held = append(held, posting{at, q.tf})
+			if at := place.of(q.doc()); at >= 0 {
+				held = append(held, newPosting(at, q.tf()))
 			}
 		}
 		if len(held) == 0 {
 			continue
 		}
-		slices.SortFunc(held, func(a, b posting) int { return int(a.doc - b.doc) })
+		slices.SortFunc(held, func(a, b posting) int { return int(a.doc() - b.doc()) })
 		count, postings, termBytes = count+1, postings+len(held), termBytes+len(t)
 		terms = binary.AppendUvarint(terms, uint64(len(t)))
 		terms = append(terms, t...)
 		terms = binary.AppendUvarint(terms, uint64(len(held)))
 		for _, q := range held {
-			terms = binary.AppendUvarint(terms, uint64(q.doc))
-			terms = binary.AppendUvarint(terms, uint64(q.tf))
+			terms = binary.AppendUvarint(terms, uint64(q.doc()))
+			terms = binary.AppendUvarint(terms, uint64(q.tf()))
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(count))
@@ -202,7 +202,7 @@ func readPostings(s string, n int) (imported, error) {
 				return imported{}, errBadPostings
 			}
 			last = int(at)
-			all = append(all, posting{int32(at), uint16(tf)})
+			all = append(all, newPosting(int32(at), int(tf)))
 		}
 		words.WriteString(t)
 		ends = append(ends, len(all), words.Len())
@@ -234,7 +234,7 @@ func (p *part) installPostings(first int32, imp imported) {
 	for k, t := range imp.terms {
 		list := imp.lists[k]
 		for j := range list {
-			list[j].doc += first
+			list[j] = newPosting(list[j].doc()+first, list[j].tf())
 		}
 		r, known := p.terms[t]
 		switch {

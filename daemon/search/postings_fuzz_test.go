@@ -34,7 +34,7 @@ func FuzzReadPostings(f *testing.F) {
 		}
 		for k, list := range imp.lists {
 			for j, p := range list {
-				if p.doc < 0 || int(p.doc) >= n || p.tf == 0 || j > 0 && list[j-1].doc > p.doc {
+				if p.doc() < 0 || int(p.doc()) >= n || p.tf() == 0 || j > 0 && list[j-1].doc() > p.doc() {
 					t.Fatalf("term %q: postings %v for %d facts", imp.terms[k], list, n)
 				}
 			}

@@ -342,7 +342,7 @@ func docFreq(t string, st stats, ok func(int32) bool) int {
 	for _, part := range st.parts {
 		var one [1]posting
 		for _, p := range part.postings(t, &one) {
-			if ok(p.doc) {
+			if ok(p.doc()) {
 				n++
 			}
 		}
@@ -363,14 +363,15 @@ func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit
 	for _, part := range st.parts {
 		var one [1]posting
 		for _, p := range part.postings(t, &one) {
-			if !ok(p.doc) {
+			i := p.doc()
+			if !ok(i) {
 				continue
 			}
-			tf := float64(p.tf)
-			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[p.doc]))
-			sc.add(p.doc, v)
-			sc.terms[p.doc] |= bit
-			if e := sc.explain(p.doc); e != nil {
+			tf := float64(p.tf())
+			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
+			sc.add(i, v)
+			sc.terms[i] |= bit
+			if e := sc.explain(i); e != nil {
 				e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})
 			}
 		}
