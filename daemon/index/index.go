@@ -200,8 +200,19 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	return nil
 }
 
-// readingGC is the GC percentage while the index is read in bulk.
+// readingGC is the GC percentage while the index is read in bulk, unless
+// the GOGC environment variable sets one.
 const readingGC = 15
+
+// collectOftenWhileReading sets the GC percentage for a bulk read and
+// returns what puts it back.
+func collectOftenWhileReading() func() {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	was := debug.SetGCPercent(readingGC)
+	return func() { debug.SetGCPercent(was) }
+}
 
 // ReadAll brings every shard of the store up to date in the background,
 // reading the snapshots not yet read, until the index closes.
@@ -220,7 +231,7 @@ func (x *Index) ReadAll() {
 		// Reading leaves garbage as it goes (each text's words); collect
 		// it more often than Go's default of letting the heap double, so
 		// the peak stays near what the index holds.
-		defer debug.SetGCPercent(debug.SetGCPercent(readingGC))
+		defer collectOftenWhileReading()()
 		for _, id := range ids {
 			if x.ctx.Err() != nil {
 				return
@@ -794,7 +805,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, 
 // every fact attributed to its commit. progress, when given, is told what
 // is being done: a stage name, and how far along it is.
 func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
-	defer debug.SetGCPercent(debug.SetGCPercent(readingGC))
+	defer collectOftenWhileReading()()
 	if err := x.Reload(progress); err != nil {
 		return err
 	}

@@ -37,9 +37,17 @@ func (a *arena) copy(s string) string {
 
 // own copies the strings of docs into the index's arena, so that nothing
 // the index keeps is a piece of what they were read from. Values many
-// facts share (files, commits, chats, lists of messages) are copied once.
+// facts share (files, commits, chats, lists of messages) are copied once,
+// and a fact the index holds already (put again with its line moved) keeps
+// the strings it has: copying them again would leave the old copies, dead,
+// in blocks that other facts keep alive.
 func (x *Index) own(docs []Doc) {
 	shared := make(map[string]string)
+	keep := func(s string) {
+		if s != "" {
+			shared[s] = s
+		}
+	}
 	copyShared := func(s string) string {
 		if s == "" {
 			return ""
@@ -54,7 +62,24 @@ func (x *Index) own(docs []Doc) {
 	lists := make(map[*string][]string)
 	for i := range docs {
 		d := &docs[i]
-		d.ID, d.Text = x.texts.copy(d.ID), x.texts.copy(d.Text)
+		var held *entry
+		if j, ok := x.lookup(d.Shard, d.ID); ok {
+			held = x.entries.at(j)
+			keep(x.fileNames[held.file])
+			keep(held.commit)
+			keep(held.chat)
+			for _, m := range held.messages {
+				keep(m)
+			}
+			if len(held.messages) > 0 {
+				lists[unsafe.SliceData(held.messages)] = held.messages
+			}
+		}
+		if held != nil && held.text == d.Text {
+			d.ID, d.Text = held.id, held.text
+		} else {
+			d.ID, d.Text = x.texts.copy(d.ID), x.texts.copy(d.Text)
+		}
 		d.File, d.Commit, d.Chat = copyShared(d.File), copyShared(d.Commit), copyShared(d.Chat)
 		if len(d.Messages) == 0 {
 			continue

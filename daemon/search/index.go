@@ -204,6 +204,7 @@ func New() *Index {
 
 func (x *Index) reset() {
 	x.entries = entries{}
+	x.texts = arena{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
@@ -881,6 +882,8 @@ func (x *Index) maybeCompact() {
 		}
 	}
 	x.reset()
+	// Into new blocks: the dead facts' strings go with the old ones.
+	x.own(docs)
 	for _, d := range docs {
 		x.add(d, analyzeDoc(d), false)
 	}

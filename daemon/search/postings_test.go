@@ -138,3 +138,26 @@ func TestApply_KeepsNoPieceOfTheFileItReadFrom(t *testing.T) {
 		}
 	}
 }
+
+// A fact put again as it is, its line moved (a line above it was removed),
+// keeps the strings the index holds rather than copies: copies would leave
+// the old ones, dead, in memory that other facts keep alive.
+func TestApply_PuttingAFactAgainKeepsItsStrings(t *testing.T) {
+	x := search.New()
+	d := doc(alice, "2026-11-30", "Booked a flight to Lisbon", 100)
+	d.Commit, d.Chat, d.Messages = "c1", "chat_41", []string{"msg_1"}
+	x.Apply(search.Update{Shard: alice, Head: "c1", Put: []search.Doc{d}})
+	before, _ := x.Get(alice, d.ID)
+	moved := before
+	moved.Offset = 40
+	x.Apply(search.Update{Shard: alice, Head: "c2", Put: []search.Doc{moved}})
+	after, ok := x.Get(alice, d.ID)
+	if !ok || after.Offset != 40 {
+		t.Fatalf("Get after the move = %+v, %v", after, ok)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	if !same(after.Text, before.Text) || !same(after.ID, before.ID) || !same(after.Commit, before.Commit) ||
+		!same(after.File, before.File) || !same(after.Messages[0], before.Messages[0]) {
+		t.Error("a fact put again holds new copies of its strings")
+	}
+}
