@@ -200,17 +200,22 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	return nil
 }
 
-// readingGC is the GC percentage while the index is read in bulk, unless
-// the GOGC environment variable sets one.
-const readingGC = 15
+// GC percentages while the index is read in bulk, unless the GOGC
+// environment variable sets one: by a daemon, whose peak is what its
+// machine must have (readingGC), and by a rebuild in a process of its own,
+// which may trade memory for time (rebuildGC).
+const (
+	readingGC = 15
+	rebuildGC = 25
+)
 
 // collectOftenWhileReading sets the GC percentage for a bulk read and
 // returns what puts it back.
-func collectOftenWhileReading() func() {
+func collectOftenWhileReading(percent int) func() {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	was := debug.SetGCPercent(readingGC)
+	was := debug.SetGCPercent(percent)
 	return func() { debug.SetGCPercent(was) }
 }
 
@@ -231,7 +236,7 @@ func (x *Index) ReadAll() {
 		// Reading leaves garbage as it goes (each text's words); collect
 		// it more often than Go's default of letting the heap double, so
 		// the peak stays near what the index holds.
-		defer collectOftenWhileReading()()
+		defer collectOftenWhileReading(readingGC)()
 		for _, id := range ids {
 			if x.ctx.Err() != nil {
 				return
@@ -805,7 +810,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, 
 // every fact attributed to its commit. progress, when given, is told what
 // is being done: a stage name, and how far along it is.
 func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
-	defer collectOftenWhileReading()()
+	defer collectOftenWhileReading(rebuildGC)()
 	if err := x.Reload(progress); err != nil {
 		return err
 	}
