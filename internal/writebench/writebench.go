@@ -54,7 +54,7 @@ const prefillDays = 16 * 28
 // into a new shard as a stand-in for a long-lived memory. The files are
 // laid out as memd lays them out writing one fact at a time: a month's log
 // until it reaches gitstore.SplitLogAt, then a file a day; today's file
-// holds a full day's share, as late in a day.
+// holds at least a full day's share, as late in a day.
 func Prefill(s *gitstore.Store, id memd.ShardID, n int, today time.Time) (*gitstore.Shard, error) {
 	return PrefillWith(s, id, n, today, func(i int) string { return Text("history", i) })
 }
