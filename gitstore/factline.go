@@ -85,17 +85,20 @@ func DayLog(d memd.Date) string {
 	return LogDir + "/" + s[:7] + "/" + s[8:] + ".md"
 }
 
-// logFileFor picks the file a new fact of tier t and date d goes in, given
-// the size of each file the shard holds (-1 where it holds none).
-func logFileFor(t memd.Tier, d memd.Date, size func(path string) int) string {
+// logFileFor picks the file a new fact of tier t and date d goes in, among
+// the fact files a shard holds.
+func logFileFor(t memd.Tier, d memd.Date, files map[string]*factFile) string {
 	if t == memd.TierProfile || t == "" {
 		return ProfileFile
 	}
 	day := DayLog(d)
-	if size(day) >= 0 || size(MonthLog(d)) >= SplitLogAt {
+	if files[day] != nil {
 		return day
 	}
-	return MonthLog(d)
+	if month := files[MonthLog(d)]; month == nil || len(month.data) < SplitLogAt {
+		return MonthLog(d)
+	}
+	return day
 }
 
 // IsFactFile reports whether a path in a shard holds facts: profile.md,

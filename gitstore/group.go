@@ -236,21 +236,13 @@ func (g *group) add(c Change) (*Result, error) {
 // fileFor picks the file a new fact goes in; a split month's facts stay in
 // its log when a person's file has the name its folder of days would take.
 func (g *group) fileFor(t memd.Tier, d memd.Date) string {
-	path := logFileFor(t, d, g.fileSize)
+	path := logFileFor(t, d, g.files)
 	if dir, _, ok := strings.Cut(strings.TrimPrefix(path, LogDir+"/"), "/"); ok {
 		if e, found, err := g.trees.lookup(g.root, LogDir+"/"+dir); err == nil && found && !e.isDir() {
 			return MonthLog(d)
 		}
 	}
 	return path
-}
-
-// fileSize is the size of a fact file as the group has it, -1 if absent.
-func (g *group) fileSize(path string) int {
-	if ff := g.files[path]; ff != nil {
-		return len(ff.data)
-	}
-	return -1
 }
 
 // find returns the fact with an ID as the group currently has it, counting

@@ -244,26 +244,20 @@ func keepOnce(st *state, b *odb.Builder, finals map[string]*factFile) {
 		if final == nil || !IsFactFile(path) {
 			continue
 		}
-		var drop [][2]int
+		var drop []odb.Edit
 		for _, lf := range parseFactFile(path, final.data) {
 			where := st.where[lf.ID]
 			if len(where) == 0 || slices.Contains(where, path) {
 				continue
 			}
 			if slices.ContainsFunc(where, func(other string) bool { return holds(other, lf.ID) }) {
-				drop = append(drop, [2]int{lf.start, lf.end})
+				drop = append(drop, odb.Edit{Pos: lf.start, Del: lf.end - lf.start})
 			}
 		}
 		if len(drop) == 0 {
 			continue
 		}
-		var data []byte
-		at := 0
-		for _, d := range drop {
-			data = append(data, final.data[at:d[0]]...)
-			at = d[1]
-		}
-		data = append(data, final.data[at:]...)
+		data := odb.Apply(final.data, drop)
 		finals[path] = &factFile{path: path, blob: b.Add(plumbing.BlobObject, data), data: data}
 	}
 }

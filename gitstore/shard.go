@@ -627,12 +627,7 @@ func (sh *Shard) FileFor(t memd.Tier, d memd.Date) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return logFileFor(t, d, func(path string) int {
-		if ff := st.files[path]; ff != nil {
-			return len(ff.data)
-		}
-		return -1
-	}), nil
+	return logFileFor(t, d, st.files), nil
 }
 
 // Fact returns the fact with an ID at HEAD; ENOTFOUND when absent.

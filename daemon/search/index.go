@@ -94,10 +94,8 @@ const smallBatch = 256
 
 // Index is safe for concurrent use.
 type Index struct {
-	mu sync.RWMutex
-	// Entries by value: a million facts are one array, not a million
-	// objects for the collector to trace.
-	entries entries
+	mu      sync.RWMutex
+	entries entries // by value, in pages (see entries)
 	// The files facts are in, each named once.
 	fileNames []string
 	fileNum   map[string]uint32
@@ -134,7 +132,7 @@ type Index struct {
 	chats  map[chatKey][]int32
 	notes  map[fileKey][]int32     // passages by note
 	heads  map[memd.ShardID]string // the commit each shard was indexed from
-	texts  arena                   // the texts and IDs of facts read from git
+	texts  arena                   // the strings of the facts held (see own)
 }
 
 // part is what one shard adds to the index. BM25's statistics are taken
