@@ -12,6 +12,35 @@ type Message struct {
 	Text string `json:"text"`
 }
 
+// Quote is the text of a chat message a fact was learned from, as memd keeps
+// it: from an exchange the learner was given, or an excerpt an agent sent
+// with an explicit remember.
+type Quote struct {
+	ID      string    `json:"id"`
+	Role    string    `json:"role,omitempty"` // "user" or "agent"; empty for an excerpt
+	Text    string    `json:"text"`
+	Agent   string    `json:"agent,omitempty"`
+	User    string    `json:"user,omitempty"`
+	Chat    string    `json:"chat,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+	Excerpt bool      `json:"excerpt,omitempty"`
+}
+
+// Speaker names who said a quoted message, as well as memd knows.
+func (q Quote) Speaker() string {
+	switch {
+	case q.Role == "agent" && q.Agent != "":
+		return q.Agent
+	case q.Role == "user" && q.User != "":
+		return q.User
+	case q.Role != "":
+		return q.Role
+	case q.Agent != "":
+		return q.Agent + " (excerpt)"
+	}
+	return "excerpt"
+}
+
 // Exchange is one chat turn handed to the learner: what the person said and
 // what the agent answered.
 type Exchange struct {

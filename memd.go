@@ -38,6 +38,15 @@ type Source struct {
 	Messages []string `json:"messages,omitempty"`
 	Chat     string   `json:"chat,omitempty"`
 	ChatKind ChatKind `json:"chat_kind,omitempty"`
+	// Excerpt is what was said, quoted by the agent (at most 2,000
+	// characters), kept under the messages named so a reviewer reads it.
+	// It is not written into the commit.
+	Excerpt string `json:"excerpt,omitempty"`
+}
+
+// IsZero reports whether the source names nothing.
+func (s Source) IsZero() bool {
+	return len(s.Messages) == 0 && s.Chat == "" && s.ChatKind == "" && s.Excerpt == ""
 }
 
 // How a change was learned, as recorded in the Learned-By trailer.
@@ -54,6 +63,7 @@ const (
 const (
 	OpRemember = "remember"
 	OpForget   = "forget"
+	OpEdit     = "edit" // a fact's text rewritten where it stands; Replaces names the old fact
 	OpNoteEdit = "note-edit"
 	OpRevert   = "revert"
 	OpImport   = "import"
@@ -70,7 +80,9 @@ type Provenance struct {
 	ChatKind       ChatKind `json:"chat_kind,omitempty"`
 	LearnedBy      string   `json:"learned_by"`
 	Model          string   `json:"model,omitempty"`
+	Prompt         string   `json:"prompt,omitempty"` // short hash of the prompt a model wrote it with
 	Reverts        string   `json:"reverts,omitempty"`
+	Replaces       string   `json:"replaces,omitempty"` // on an edit, the fact it rewrote
 }
 
 // Person is a commit's author or committer.
@@ -172,12 +184,91 @@ type LogQuery struct {
 }
 
 // Trace is the provenance of one fact: the commit that introduced it as it
-// stands (what git blame names) and every commit that touched it since.
+// stands (what git blame names), every commit that touched it since, and,
+// when it was edited, every earlier version back to where it was first
+// learned.
 type Trace struct {
 	Fact       Fact     `json:"fact"`
 	Present    bool     `json:"present"` // the fact is in the shard's HEAD
 	Introduced *Commit  `json:"introduced,omitempty"`
-	History    []Commit `json:"history"` // newest first, down to Introduced
+	History    []Commit `json:"history"` // newest first, down to the first version's introduction
+	// Chain is the commit that introduced each version of the fact, newest
+	// first: edits, each naming the fact it replaced, then the commit that
+	// first learned it. One commit for a fact never edited.
+	Chain []Commit `json:"chain"`
+	// Messages quotes the chat messages the chain cites, where memd keeps
+	// their text.
+	Messages []Quote `json:"messages,omitempty"`
+}
+
+// LearningQuery asks how the facts learned in a period fared: those whose
+// learning commit falls between From and To (UTC days, inclusive; zero is
+// unbounded), optionally of one agent, model or prompt.
+type LearningQuery struct {
+	From   Date
+	To     Date
+	Agent  string
+	Model  string
+	Prompt string
+}
+
+// LearningStats is, per model, prompt and agent, the facts learned and how
+// many of them people undid within 7 and 30 days. It is computed from
+// commit trailers alone, so plain git gives the same figures.
+type LearningStats struct {
+	From Date          `json:"from,omitzero"`
+	To   Date          `json:"to,omitzero"`
+	Rows []LearningRow `json:"rows"`
+}
+
+// LearningRow is one model, prompt and agent.
+type LearningRow struct {
+	Model  string `json:"model"`
+	Prompt string `json:"prompt"`
+	// PromptName is what this memd calls the prompt, when it is one of its own.
+	PromptName string `json:"prompt_name,omitempty"`
+	Agent      string `json:"agent"`
+	Learned    int    `json:"learned"`
+	Within7    Undone `json:"within_7_days"`
+	Within30   Undone `json:"within_30_days"`
+	// Facts are the row's facts that were undone, at any time, newest
+	// undoing first.
+	Facts []UndoneFact `json:"undone"`
+}
+
+// Undone counts the learned facts undone within a time: reverted (by
+// anyone), forgotten or edited by a person; Rate is Total over Learned.
+type Undone struct {
+	Reverted  int     `json:"reverted"`
+	Forgotten int     `json:"forgotten"`
+	Edited    int     `json:"edited"`
+	Total     int     `json:"total"`
+	Rate      float64 `json:"rate"`
+}
+
+// How a learned fact was undone.
+const (
+	UndoneReverted  = "reverted"
+	UndoneForgotten = "forgotten"
+	UndoneEdited    = "edited"
+)
+
+// UndoneFact is a learned fact that was undone, and how.
+type UndoneFact struct {
+	Shard     ShardID   `json:"shard"`
+	Fact      string    `json:"fact"`    // its ID
+	Subject   string    `json:"subject"` // the learning commit's subject
+	Learned   string    `json:"learned"` // the learning commit
+	LearnedAt time.Time `json:"learned_at"`
+	How       string    `json:"how"`    // reverted, forgotten or edited
+	Commit    string    `json:"commit"` // the commit that undid it
+	By        string    `json:"by"`     // that commit's author
+	At        time.Time `json:"at"`
+}
+
+// PurgeResult names the messages whose kept text a purge dropped.
+type PurgeResult struct {
+	Messages []string `json:"messages"`
 }
 
 // RevertRequest undoes one commit of a shard, or every commit that cites a
@@ -186,6 +277,9 @@ type RevertRequest struct {
 	Shard   ShardID `json:"shard,omitzero"`
 	Commit  string  `json:"commit,omitempty"`
 	Message string  `json:"message,omitempty"`
+	// Messages reverts everything learned from any of these messages (an
+	// exchange's), each commit once.
+	Messages []string `json:"messages,omitempty"`
 	// Shards limits a revert by message to these shards; empty means every
 	// shard the caller may write.
 	Shards []ShardID `json:"shards,omitempty"`
@@ -299,6 +393,12 @@ type Service interface {
 	Log(ctx context.Context, q LogQuery) ([]Commit, error)
 	// Revert undoes a commit, or everything learned from a message.
 	Revert(ctx context.Context, req RevertRequest) (RevertResult, error)
+	// LearningStats says, per model, prompt and agent, how many learned
+	// facts were later undone (admins only).
+	LearningStats(ctx context.Context, q LearningQuery) (LearningStats, error)
+	// PurgeMessage drops the kept text of a message and the rest of its
+	// exchange (admins only); ENOTFOUND when none is kept.
+	PurgeMessage(ctx context.Context, id string) (PurgeResult, error)
 	// Shards lists the shards the caller may read.
 	Shards(ctx context.Context) ([]ShardInfo, error)
 	// AddAgent registers an agent and returns its token; ECONFLICT if it exists.

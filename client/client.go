@@ -117,7 +117,7 @@ func (c *Client) Remember(ctx context.Context, req memd.RememberRequest) (memd.R
 	if !req.Date.IsZero() {
 		body["date"] = req.Date
 	}
-	if len(req.Source.Messages) > 0 || req.Source.Chat != "" || req.Source.ChatKind != "" {
+	if !req.Source.IsZero() {
 		body["source"] = req.Source
 	}
 	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/facts", nil, body, &out)
@@ -174,6 +174,26 @@ func setNonEmpty(v url.Values, k, val string) {
 func (c *Client) Trace(ctx context.Context, s memd.ShardID, id string) (memd.Trace, error) {
 	var out memd.Trace
 	err := c.Do(ctx, http.MethodGet, shardPath(s)+"/facts/"+url.PathEscape(id)+"/trace", nil, nil, &out)
+	return out, err
+}
+
+// LearningStats implements memd.Service.
+func (c *Client) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.LearningStats, error) {
+	var out memd.LearningStats
+	v := url.Values{}
+	setNonEmpty(v, "from", q.From.String())
+	setNonEmpty(v, "to", q.To.String())
+	setNonEmpty(v, "agent", q.Agent)
+	setNonEmpty(v, "model", q.Model)
+	setNonEmpty(v, "prompt", q.Prompt)
+	err := c.Do(ctx, http.MethodGet, "/v1/stats/learning", v, nil, &out)
+	return out, err
+}
+
+// PurgeMessage implements memd.Service.
+func (c *Client) PurgeMessage(ctx context.Context, id string) (memd.PurgeResult, error) {
+	var out memd.PurgeResult
+	err := c.Do(ctx, http.MethodDelete, "/v1/messages/"+url.PathEscape(id), nil, nil, &out)
 	return out, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/daemon/remote"
+	"github.com/memd/memd/daemon/transcript"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 	"github.com/memd/memd/provenance"
@@ -35,6 +37,9 @@ const IndexFile = "index.db"
 // LearnerFile is the learner's queue in the data directory: exchanges not
 // yet learned, failures, and the turns awaiting an episode.
 const LearnerFile = "learner.db"
+
+// MessagesFile keeps the text of the chat messages facts cite.
+const MessagesFile = "messages.db"
 
 // DefaultListen is where the daemon listens unless told otherwise: loopback.
 const DefaultListen = "127.0.0.1:7420"
@@ -60,6 +65,10 @@ type Config struct {
 	// Remote configures pushing to and fetching from git remotes; shards
 	// without a remote (no Template, none in their git config) stay local.
 	Remote remote.Config
+	// KeepMessages, when set, drops the text of chat messages older than
+	// this even while a fact cites them; zero keeps a text while a fact
+	// cites its message.
+	KeepMessages time.Duration
 }
 
 // Daemon is a running memd: the store, the service and its HTTP server.
@@ -114,25 +123,35 @@ func Open(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What is open so far, closed in reverse if the start fails.
+	opened := []io.Closer{store}
+	fail := func(err error) (*Daemon, error) {
+		for i := len(opened) - 1; i >= 0; i-- {
+			opened[i].Close()
+		}
+		return nil, err
+	}
 	reg, created, err := auth.Open(cfg.DataDir, cfg.Now)
 	if err != nil {
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
 	idx, err := index.Open(filepath.Join(cfg.DataDir, IndexFile), store, cfg.Logger)
 	if err != nil {
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
+	opened = append(opened, idx)
+	kept, err := transcript.Open(filepath.Join(cfg.DataDir, MessagesFile), cfg.Now)
+	if err != nil {
+		return fail(err)
+	}
+	opened = append(opened, kept)
 	var m *metrics.Metrics
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
 		Dropped:   func() { m.FeedDrops.Inc() },
 	})
 	if err != nil {
-		idx.Close()
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
 	m = metrics.New(h.Subscribers)
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
@@ -149,16 +168,15 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	syncr, err := remote.New(store, rcfg)
 	if err != nil {
-		idx.Close()
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
 	syncer.Store(syncr)
-	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Messages: kept, KeepMessages: cfg.KeepMessages,
+		Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
 	if cfg.Model != nil {
 		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
 			Model: learn.NewModel(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
-			Now: cfg.Now, Logger: cfg.Logger,
+			Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
 			Hooks: learn.Hooks{
 				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
 				Done: func(st memd.ExchangeStatus) {
@@ -173,10 +191,9 @@ func Open(cfg Config) (*Daemon, error) {
 			},
 		})
 		if err != nil {
-			idx.Close()
-			store.Close()
-			return nil, err
+			return fail(err)
 		}
+		opened = append(opened, svc.Learner)
 	}
 	if cfg.Embeddings != nil {
 		svc.Reranker = embed.New(*cfg.Embeddings, idx)
@@ -187,12 +204,7 @@ func Open(cfg Config) (*Daemon, error) {
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		if svc.Learner != nil {
-			svc.Learner.Close()
-		}
-		idx.Close()
-		store.Close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return fail(fmt.Errorf("listen on %s: %w", cfg.Listen, err))
 	}
 	d := &Daemon{
 		Store: store, Index: idx, Feed: h, Registry: reg, Service: svc, AdminTokenCreated: created,
@@ -220,6 +232,11 @@ func Open(cfg Config) (*Daemon, error) {
 			svc.Learner.Run(ctx)
 		}()
 	}
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		svc.sweepMessages(ctx)
+	}()
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
 	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
 	api.MountGit(githttp.Prefix, githttp.Handler(guarded, httpapi.WriteGitError))
@@ -260,6 +277,9 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		if cerr := d.Service.Learner.Close(); err == nil {
 			err = cerr
 		}
+	}
+	if cerr := d.Service.Messages.Close(); err == nil {
+		err = cerr
 	}
 	if cerr := d.Index.Close(); err == nil {
 		err = cerr

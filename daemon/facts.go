@@ -2,8 +2,11 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/transcript"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/provenance"
 )
@@ -19,7 +22,7 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 	if err != nil {
 		return memd.RememberResult{}, err
 	}
-	if err := provenance.CheckSource(req.Source); err != nil {
+	if err := checkSource(req.Source); err != nil {
 		return memd.RememberResult{}, err
 	}
 	date := req.Date
@@ -31,6 +34,9 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 	}
 	sh, err := s.Store.CreateShard(req.Shard)
 	if err != nil {
+		return memd.RememberResult{}, err
+	}
+	if err := s.keepExcerpt(c, req.Source); err != nil {
 		return memd.RememberResult{}, err
 	}
 	id := memd.FactID(text)
@@ -48,6 +54,15 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 		out.Commit = res.Commit.String()
 	}
 	return out, nil
+}
+
+// checkSource validates a source given with a remember or an edit: its
+// trailers and its excerpt.
+func checkSource(src memd.Source) error {
+	if err := provenance.CheckSource(src); err != nil {
+		return err
+	}
+	return transcript.CheckExcerpt(src, src.Excerpt)
 }
 
 // trailers is the provenance of a direct remember or forget.
@@ -109,7 +124,7 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 	if err != nil {
 		return memd.EditFactResult{}, err
 	}
-	if err := provenance.CheckSource(req.Source); err != nil {
+	if err := checkSource(req.Source); err != nil {
 		return memd.EditFactResult{}, err
 	}
 	sh, err := s.shard(req.Shard)
@@ -126,11 +141,14 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 			return memd.EditFactResult{}, memd.Errorf(memd.ECONFLICT, "shard %s already holds that text as fact %s; forget %s instead", req.Shard, other.ID, old.ID)
 		}
 	}
-	p := trailers(c, memd.OpRemember, newID, old.Tier, req.Source)
-	if newID != old.ID {
-		p.FactIDs = append(p.FactIDs, old.ID)
+	p, err := editTrailers(c, sh, old, newID, req.Source)
+	if err != nil {
+		return memd.EditFactResult{}, err
 	}
-	msg := provenance.Message(provenance.Subject(memd.OpRemember, text), p)
+	if err := s.keepExcerpt(c, req.Source); err != nil {
+		return memd.EditFactResult{}, err
+	}
+	msg := provenance.Message(provenance.Subject(memd.OpEdit, text), p)
 	res, err := sh.Apply(gitstore.Change{
 		Author:  author(c),
 		Message: msg,
@@ -147,6 +165,46 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 		out.Commit = res.Commit.String()
 	}
 	return out, nil
+}
+
+// editTrailers is the provenance of an edit: the editor's, with the source
+// of the version it replaces (so the new text still cites the messages it
+// was learned from) and any source the editor gives besides.
+func editTrailers(c memd.Caller, sh *gitstore.Shard, old memd.Fact, newID string, src memd.Source) (memd.Provenance, error) {
+	p := trailers(c, memd.OpEdit, newID, old.Tier, src)
+	p.Replaces = old.ID
+	if newID != old.ID {
+		p.FactIDs = append(p.FactIDs, old.ID)
+	}
+	tr, err := provenance.Trace(sh, old.ID)
+	if err != nil {
+		return p, fmt.Errorf("reading the source of fact %s: %w", old.ID, err)
+	}
+	if tr.Introduced == nil {
+		return p, nil
+	}
+	was := tr.Introduced.Provenance
+	p.SourceMessages = appendNew(slices.Clone(was.SourceMessages), p.SourceMessages...)
+	if len(p.SourceMessages) > provenance.MaxMessages {
+		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
+	}
+	if src.Chat == "" {
+		p.SourceChat = was.SourceChat
+	}
+	if src.ChatKind == "" && was.ChatKind != "" {
+		p.ChatKind = was.ChatKind
+	}
+	return p, nil
+}
+
+// appendNew appends the values list does not hold yet.
+func appendNew(list []string, values ...string) []string {
+	for _, v := range values {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
 }
 
 // Facts lists a shard's facts at HEAD or at a past commit or date.

@@ -18,7 +18,11 @@ func (s *Service) Trace(ctx context.Context, id memd.ShardID, factID string) (me
 	if err != nil {
 		return memd.Trace{}, err
 	}
-	return provenance.Trace(sh, factID)
+	tr, err := provenance.Trace(sh, factID)
+	if err != nil {
+		return tr, err
+	}
+	return tr, s.quote(callerOf(ctx), &tr)
 }
 
 const (
@@ -71,11 +75,15 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
 	c := callerOf(ctx)
 	r := provenance.Reverter{Author: author(c), LearnedBy: learnedBy(c), DryRun: req.DryRun}
+	msgs := req.Messages
+	if req.Message != "" {
+		msgs = append([]string{req.Message}, msgs...)
+	}
 	switch {
-	case req.Message != "" && req.Commit != "":
-		return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "revert either a commit (with its shard) or a message, not both")
-	case req.Message != "":
-		if err := provenance.CheckSource(memd.Source{Messages: []string{req.Message}}); err != nil {
+	case len(msgs) > 0 && req.Commit != "":
+		return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "revert either a commit (with its shard) or messages, not both")
+	case len(msgs) > 0:
+		if err := provenance.CheckSource(memd.Source{Messages: msgs}); err != nil {
 			return memd.RevertResult{}, err
 		}
 		ids := req.Shards
@@ -93,7 +101,7 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 			}
 			shards = append(shards, sh)
 		}
-		reverts, err := r.RevertMessage(shards, req.Message)
+		reverts, err := r.RevertMessages(shards, msgs)
 		return memd.RevertResult{Reverts: reverts}, err
 	case req.Commit != "":
 		sh, err := s.shard(req.Shard)

@@ -247,7 +247,7 @@ func TestLearn_ACorrectionAndItsRevert(t *testing.T) {
 	}
 	for _, ev := range []memd.FeedEvent{first, second} {
 		p := ev.Provenance
-		if !slices.Equal(p.SourceMessages, []string{"chat9-m0", "chat9-m1"}) || p.SourceChat != "chat9" || p.ChatKind != memd.ChatDirect || p.LearnedBy != memd.LearnedLearner || p.Model != "scripted-model" || ev.Author.Name != "alice" {
+		if !slices.Equal(p.SourceMessages, []string{"chat9-m0", "chat9-m1"}) || p.SourceChat != "chat9" || p.ChatKind != memd.ChatDirect || p.LearnedBy != memd.LearnedLearner || p.Model != "scripted-model" || p.Prompt != learn.ExtractionPrompt || ev.Author.Name != "alice" {
 			t.Errorf("provenance of %s: %+v by %s", ev.Commit, p, ev.Author.Name)
 		}
 	}
@@ -434,6 +434,9 @@ func TestLearn_Episodes(t *testing.T) {
 	}
 	if !slices.Equal(ev.Provenance.SourceMessages, ids) {
 		t.Errorf("episode cites %v, want %v", ev.Provenance.SourceMessages, ids)
+	}
+	if ev.Provenance.Prompt != learn.EpisodePrompt || ev.Provenance.Prompt == learn.ExtractionPrompt {
+		t.Errorf("episode prompt %q, want %q", ev.Provenance.Prompt, learn.EpisodePrompt)
 	}
 }
 

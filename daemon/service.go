@@ -16,6 +16,7 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/remote"
 	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/daemon/transcript"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 )
@@ -28,8 +29,12 @@ type Service struct {
 	Feed     *feed.Hub
 	Learner  *learn.Learner // nil when learning is off
 	Registry *auth.Registry
-	Syncer   *remote.Syncer // pushes to and fetches from git remotes
-	Reranker Reranker       // optional semantic re-ranking of recall
+	Syncer   *remote.Syncer    // pushes to and fetches from git remotes
+	Reranker Reranker          // optional semantic re-ranking of recall
+	Messages *transcript.Store // the text of the chat messages facts cite
+	// KeepMessages drops message texts older than this even while cited;
+	// zero keeps them while a fact cites them.
+	KeepMessages time.Duration
 	// RerankModel names the embedding model, for status.
 	RerankModel string
 	Now         func() time.Time

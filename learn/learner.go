@@ -56,6 +56,10 @@ type Config struct {
 	Now       func() time.Time
 	Logger    *slog.Logger
 	Hooks     Hooks
+	// Keep, when set, stores the text of an eligible exchange before it is
+	// queued, so a reviewer can read what a fact was learned from; an
+	// error refuses the exchange.
+	Keep func(ex memd.Exchange) error
 }
 
 // Learner learns from exchanges, durably, in order per agent.
@@ -89,6 +93,7 @@ type job struct {
 // plan is the changes a model answer makes, ready to apply.
 type plan struct {
 	Model   string `json:"model"`
+	Prompt  string `json:"prompt,omitempty"` // the prompt's hash, as the Prompt trailer gives it
 	Steps   []step `json:"steps"`
 	Ignored int    `json:"ignored"`
 }
@@ -179,6 +184,10 @@ func (l *Learner) Accept(ex memd.Exchange) (memd.ExchangeStatus, error) {
 	j := &job{Kind: kindExchange, Agent: ex.Agent, Exchange: &ex, State: memd.ExchangePending, Accepted: l.cfg.Now().UTC()}
 	if ok, reason := Eligible(ex); !ok {
 		j.State, j.Reason = memd.ExchangeSkipped, reason
+	} else if l.cfg.Keep != nil {
+		if err := l.cfg.Keep(ex); err != nil {
+			return memd.ExchangeStatus{}, err
+		}
 	}
 	if err := l.db.Update(func(tx *buntdb.Tx) error {
 		seq, err := nextSeq(tx)
@@ -450,7 +459,7 @@ func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
 		}
 		last := j.Turns[len(j.Turns)-1].Time
 		f := memd.Fact{Text: text, Date: memd.DateOf(last.UTC()), Tier: memd.TierEpisode}
-		return &plan{Model: l.cfg.Model.Name(), Steps: []step{{Shard: memd.AgentShard(j.Agent), Fact: f}}}, nil
+		return &plan{Model: l.cfg.Model.Name(), Prompt: EpisodePrompt, Steps: []step{{Shard: memd.AgentShard(j.Agent), Fact: f}}}, nil
 	}
 	ex := *j.Exchange
 	known, err := l.cfg.Memory.Known(ctx, ex)
@@ -462,7 +471,9 @@ func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return planOf(ex, known, ParseAnswer(answer, MaxAdds, MaxRemoves), l.cfg.Model.Name()), nil
+	p := planOf(ex, known, ParseAnswer(answer, MaxAdds, MaxRemoves), l.cfg.Model.Name())
+	p.Prompt = ExtractionPrompt
+	return p, nil
 }
 
 // planOf turns a parsed answer into changes: removals of shown facts first
@@ -505,7 +516,7 @@ func planOf(ex memd.Exchange, known []memd.Fact, a Answer, model string) *plan {
 // apply commits a plan's steps, one commit each. Steps already applied by
 // an earlier try change nothing.
 func (l *Learner) apply(ctx context.Context, j *job) ([]string, error) {
-	prov := memd.Provenance{LearnedBy: memd.LearnedLearner, Model: j.Plan.Model, ChatKind: memd.ChatDirect}
+	prov := memd.Provenance{LearnedBy: memd.LearnedLearner, Model: j.Plan.Model, Prompt: j.Plan.Prompt, ChatKind: memd.ChatDirect}
 	if j.Kind == kindEpisode {
 		prov.LearnedBy = memd.LearnedEpisode
 		prov.ChatKind = ""

@@ -10,6 +10,55 @@ import (
 	"github.com/memd/memd"
 )
 
+// Versions of what reads the model's answers. A change to how an answer is
+// parsed or applied bumps its version, so the Prompt trailer (which hashes
+// it with the prompt's text) tells facts learned before and after apart.
+const (
+	extractorVersion = 1
+	episodeVersion   = 1
+)
+
+// The Prompt trailers of the learner's two calls: a short hash of the
+// prompt's template and the version of the code that reads its answer.
+var (
+	ExtractionPrompt = extractionHash()
+	EpisodePrompt    = episodeHash()
+)
+
+// Prompts names the prompts this memd learns with, by Prompt trailer.
+func Prompts() map[string]string {
+	return map[string]string{
+		ExtractionPrompt: fmt.Sprintf("extraction v%d", extractorVersion),
+		EpisodePrompt:    fmt.Sprintf("episode v%d", episodeVersion),
+	}
+}
+
+// extractionHash hashes the extraction prompt as built for placeholder
+// inputs, in each of its variants: what changes with the template and
+// nothing else.
+func extractionHash() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "extraction %d\n", extractorVersion)
+	for _, ex := range []memd.Exchange{
+		{Chat: "{chat}", ChatKind: memd.ChatDirect, User: "{user}", Messages: []memd.Message{{ID: "{id}", Role: "user", Text: "{text}"}}},
+		{Chat: "{chat}", ChatKind: memd.ChatGroup, Messages: []memd.Message{{ID: "{id}", Role: "user", Text: "{text}"}}},
+	} {
+		system, user := extractionPrompt("{agent}", ex, []memd.Fact{{Text: "{fact}"}}, MaxAdds)
+		h.Write([]byte(system))
+		h.Write([]byte(user))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:8]
+}
+
+func episodeHash() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "episode %d\n", episodeVersion)
+	system, user := episodePrompt("{agent}", []Turn{{Text: "{text}"}})
+	h.Write([]byte(system))
+	h.Write([]byte(user))
+	return hex.EncodeToString(h.Sum(nil))[:8]
+}
+
 // label says in the prompt whose a known fact is.
 func label(f memd.Fact) string {
 	if f.Shard.Kind == memd.KindUser {

@@ -77,7 +77,7 @@ func facts(t *testing.T, sh *gitstore.Shard) []string {
 func TestParse_RoundTripAndGit(t *testing.T) {
 	p := memd.Provenance{Op: "remember", FactIDs: []string{"3f2a9c0d1b7e"}, Tier: memd.TierProfile,
 		SourceMessages: []string{"msg_8812", "msg_8813"}, SourceChat: "chat_41", ChatKind: memd.ChatDirect,
-		LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini"}
+		LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini", Prompt: "7c41a2e0", Replaces: "0debdaf7d96f"}
 	msg := provenance.Message(provenance.Subject("remember", "Lives in Lisbon since October"), p)
 	if got := provenance.Parse(msg); !reflect.DeepEqual(got, p) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, p)
@@ -88,7 +88,8 @@ func TestParse_RoundTripAndGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "Source-Message: msg_8813\n") || !strings.Contains(string(out), "Memory-Op: remember\n") {
+	if !strings.Contains(string(out), "Source-Message: msg_8813\n") || !strings.Contains(string(out), "Memory-Op: remember\n") ||
+		!strings.Contains(string(out), "Prompt: 7c41a2e0\n") || !strings.Contains(string(out), "Replaces: 0debdaf7d96f\n") {
 		t.Errorf("git interpret-trailers --parse:\n%s", out)
 	}
 	if got := provenance.Parse("fix a typo\n\nI changed: some words here\nand more"); got.LearnedBy != memd.LearnedPerson || got.Op != "" {
@@ -175,7 +176,7 @@ func TestRevertMessage_RestoresWhatStoodBefore(t *testing.T) {
 	change(t, sh, memd.OpRemember, "Has a cat", "m3")
 
 	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
-	reverts, err := r.RevertMessage([]*gitstore.Shard{sh}, "msg_move")
+	reverts, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +188,13 @@ func TestRevertMessage_RestoresWhatStoodBefore(t *testing.T) {
 	if got := facts(t, sh); !slices.Equal(got, want) {
 		t.Errorf("facts after revert: %v, want %v", got, want)
 	}
-	// Reverting again finds nothing left to undo.
-	if _, err := r.RevertMessage([]*gitstore.Shard{sh}, "msg_move"); memd.ErrorCode(err) != memd.ENOTFOUND {
-		t.Errorf("second revert by message: %v", err)
+	// Reverting again finds nothing left to undo: an empty list, not an
+	// error; a message no commit ever cited is not found.
+	if again, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"}); err != nil || len(again) != 0 {
+		t.Errorf("second revert by message: %+v, %v", again, err)
+	}
+	if _, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_never"}); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("revert of a message never cited: %v", err)
 	}
 	log := git(t, sh.Dir(), "log", "-1", "--format=%B")
 	if !strings.Contains(log, "Memory-Op: revert") || !strings.Contains(log, "Reverts: ") {

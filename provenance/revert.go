@@ -103,53 +103,68 @@ func appendID(ids []string, id string) []string {
 	return append(ids, id)
 }
 
-// CitingCommits returns the commits of a shard whose Source-Message trailer
-// names msg and that are not already undone by a revert that still stands,
-// newest first.
-func CitingCommits(sh *gitstore.Shard, msg string) ([]plumbing.Hash, error) {
+// CitingCommits returns the commits of a shard whose Source-Message
+// trailers name any of msgs and that are not already undone by a revert
+// that still stands, newest first; cited is whether any commit ever cited
+// one of them.
+func CitingCommits(sh *gitstore.Shard, msgs []string) (commits []plumbing.Hash, cited bool, err error) {
 	head, err := sh.Head()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	undone := make(map[string]bool)
-	var out []plumbing.Hash
 	err = sh.Walk(head, func(c gitstore.Commit) error {
 		p := Parse(c.Message)
 		if p.Reverts != "" && !undone[c.Hash.String()] {
 			undone[p.Reverts] = true
 		}
-		if slices.Contains(p.SourceMessages, msg) && !undone[c.Hash.String()] {
-			out = append(out, c.Hash)
+		if slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) }) {
+			cited = true
+			if !undone[c.Hash.String()] {
+				commits = append(commits, c.Hash)
+			}
 		}
 		return nil
 	})
-	return out, err
+	return commits, cited, err
 }
 
-// RevertMessage undoes every commit that cites msg in the given shards (those
-// the caller may write), newest first in each shard. ENOTFOUND when no
-// commit cites it.
-func (r Reverter) RevertMessage(shards []*gitstore.Shard, msg string) ([]memd.Revert, error) {
+// RevertMessages undoes every commit that cites any of msgs (the messages
+// of one exchange, or one message) in the given shards (those the caller
+// may write), newest first in each shard, each commit once. Nothing left to
+// undo is an empty list; ENOTFOUND when no commit ever cited them.
+func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string) ([]memd.Revert, error) {
 	out := []memd.Revert{}
-	found := false
+	cited := false
 	for _, sh := range shards {
-		commits, err := CitingCommits(sh, msg)
+		commits, ever, err := CitingCommits(sh, msgs)
 		if err != nil {
 			return out, err
 		}
+		cited = cited || ever
 		for _, h := range commits {
-			found = true
 			rv, err := r.Revert(sh, h)
 			if err != nil {
 				return out, err
 			}
+			if len(rv.Changes) == 0 {
+				continue // nothing of it stands
+			}
 			out = append(out, rv)
 		}
 	}
-	if !found {
-		return out, memd.Errorf(memd.ENOTFOUND, "no commit cites source message %q in the shards you may write", msg)
+	if !cited {
+		return out, memd.Errorf(memd.ENOTFOUND, "no commit cites source message %s in the shards you may write", quoteAll(msgs))
 	}
 	return out, nil
+}
+
+func quoteAll(msgs []string) string {
+	q := make([]string, len(msgs))
+	for i, m := range msgs {
+		q[i] = fmt.Sprintf("%q", m)
+	}
+	return strings.Join(q, ", ")
 }
 
 // RestoreMessage is the message of the commit that puts back facts a git

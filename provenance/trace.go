@@ -51,9 +51,11 @@ func touches(c gitstore.Commit, p memd.Provenance, id string) bool {
 // Trace returns the provenance of a fact: every commit that changed it,
 // newest first, down to the commit that introduced it as it stands (or, for
 // a fact no longer present, as it last stood). It is what git blame does for
-// one line, returned as data. ENOTFOUND if the shard never held the fact.
+// one line, returned as data. Where that commit is an edit, the walk goes on
+// with the fact it replaced, down to where the first version was learned.
+// ENOTFOUND if the shard never held the fact.
 func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
-	tr := memd.Trace{History: []memd.Commit{}}
+	tr := memd.Trace{History: []memd.Commit{}, Chain: []memd.Commit{}}
 	if f, err := sh.Fact(id); err == nil {
 		tr.Fact, tr.Present = f, true
 	} else if memd.ErrorCode(err) != memd.ENOTFOUND {
@@ -63,9 +65,11 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	if err != nil {
 		return tr, err
 	}
+	want := id      // the version being followed
+	var chain []int // indexes into History of each version's introduction
 	err = sh.Walk(head, func(c gitstore.Commit) error {
 		p := Parse(c.Message)
-		if !touches(c, p, id) {
+		if !touches(c, p, want) {
 			return nil
 		}
 		d, err := sh.Diff(c)
@@ -73,27 +77,30 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 			return err
 		}
 		var mine []memd.FactChange
+		added := false
 		for _, ch := range d.Facts {
-			if ch.Fact.ID == id {
+			if ch.Fact.ID == want || p.Op == memd.OpEdit && ch.Fact.ID == p.Replaces {
 				mine = append(mine, ch)
+				added = added || ch.Op == "+" && ch.Fact.ID == want
 			}
 		}
 		if len(mine) == 0 {
 			return nil
 		}
 		d.Facts = mine
-		rec := Describe(sh.ID(), c, d)
-		tr.History = append(tr.History, rec)
+		tr.History = append(tr.History, Describe(sh.ID(), c, d))
 		if !tr.Present && tr.Fact.ID == "" {
-			tr.Fact = mine[0].Fact
+			tr.Fact = factIn(mine, want)
 		}
-		for _, ch := range mine {
-			if ch.Op == "+" {
-				tr.Introduced = &tr.History[len(tr.History)-1]
-				return gitstore.ErrStop
-			}
+		if !added {
+			return nil
 		}
-		return nil
+		chain = append(chain, len(tr.History)-1)
+		if p.Op == memd.OpEdit && p.Replaces != "" && memd.ValidFactID(p.Replaces) && len(chain) < maxChain {
+			want = p.Replaces
+			return nil
+		}
+		return gitstore.ErrStop
 	})
 	if err != nil {
 		return tr, err
@@ -101,9 +108,24 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	if len(tr.History) == 0 {
 		return tr, memd.Errorf(memd.ENOTFOUND, "shard %s has no history of fact %s", sh.ID(), id)
 	}
-	if tr.Introduced != nil {
-		// History may have grown (and moved) since the pointer was taken.
-		tr.Introduced = &tr.History[len(tr.History)-1]
+	for _, i := range chain {
+		tr.Chain = append(tr.Chain, tr.History[i])
+	}
+	if len(chain) > 0 {
+		tr.Introduced = &tr.History[chain[0]]
 	}
 	return tr, nil
+}
+
+// maxChain bounds how many versions a trace follows back through edits.
+const maxChain = 1000
+
+// factIn returns the change's fact with id, the first change's otherwise.
+func factIn(changes []memd.FactChange, id string) memd.Fact {
+	for _, ch := range changes {
+		if ch.Fact.ID == id {
+			return ch.Fact
+		}
+	}
+	return changes[0].Fact
 }

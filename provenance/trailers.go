@@ -23,8 +23,13 @@ const (
 	KeyChatKind  = "Chat-Kind"
 	KeyLearnedBy = "Learned-By"
 	KeyModel     = "Model"
+	KeyPrompt    = "Prompt"
 	KeyReverts   = "Reverts"
+	KeyReplaces  = "Replaces"
 )
+
+// MaxMessages bounds the Source-Message trailers of one change.
+const MaxMessages = 100
 
 // maxSubject is where a subject's fact text is cut.
 const maxSubject = 72
@@ -35,8 +40,8 @@ const maxValue = 200
 // CheckSource validates the parts of a source that become trailers: IDs of
 // at most 200 printable characters on one line, and at most 100 messages.
 func CheckSource(src memd.Source) error {
-	if len(src.Messages) > 100 {
-		return memd.Errorf(memd.EINVALID, "at most 100 source messages per change, got %d", len(src.Messages))
+	if len(src.Messages) > MaxMessages {
+		return memd.Errorf(memd.EINVALID, "at most %d source messages per change, got %d", MaxMessages, len(src.Messages))
 	}
 	for _, m := range src.Messages {
 		if err := checkValue("source message ID", m); err != nil {
@@ -110,7 +115,9 @@ func Message(subject string, p memd.Provenance) string {
 	add(KeyChatKind, string(p.ChatKind))
 	add(KeyLearnedBy, p.LearnedBy)
 	add(KeyModel, p.Model)
+	add(KeyPrompt, p.Prompt)
 	add(KeyReverts, p.Reverts)
+	add(KeyReplaces, p.Replaces)
 	return b.String()
 }
 
@@ -142,8 +149,12 @@ func Parse(message string) memd.Provenance {
 			p.LearnedBy = v
 		case strings.ToLower(KeyModel):
 			p.Model = v
+		case strings.ToLower(KeyPrompt):
+			p.Prompt = v
 		case strings.ToLower(KeyReverts):
 			p.Reverts = v
+		case strings.ToLower(KeyReplaces):
+			p.Replaces = v
 		}
 	}
 	if p.LearnedBy == "" {

@@ -49,6 +49,36 @@ func runTrace(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "\nintroduced by commit %s\n", in.Hash)
 		describeCommit(e.stdout, *in)
 	}
+	if len(tr.Chain) > 1 {
+		fmt.Fprintln(e.stdout, "\nversions, newest first:")
+		for i, c := range tr.Chain {
+			text := ""
+			for _, ch := range c.Changes {
+				if ch.Op == "+" {
+					text = ch.Fact.Text
+				}
+			}
+			how := c.Provenance.Op
+			if how == memd.OpEdit {
+				how = "edited by " + c.Author.Name
+			} else if i == len(tr.Chain)-1 {
+				how = "first " + orDash(how) + " by " + c.Author.Name
+			}
+			fmt.Fprintf(e.stdout, "  %s  %s  %-28s %s\n", shortHash(c.Hash), c.Time.Local().Format("2006-01-02 15:04"), how, text)
+		}
+		fmt.Fprintf(e.stdout, "\nfirst learned by commit %s\n", tr.Chain[len(tr.Chain)-1].Hash)
+		describeCommit(e.stdout, tr.Chain[len(tr.Chain)-1])
+	}
+	if len(tr.Messages) > 0 {
+		fmt.Fprintln(e.stdout, "\nwhat was said:")
+		for _, q := range tr.Messages {
+			when := ""
+			if !q.Time.IsZero() {
+				when = " " + q.Time.Local().Format("2006-01-02 15:04")
+			}
+			fmt.Fprintf(e.stdout, "  [%s]%s %s: %s\n", q.ID, when, q.Speaker(), indentRest(q.Text, "    "))
+		}
+	}
 	if len(tr.History) > 1 {
 		fmt.Fprintln(e.stdout, "\nhistory, newest first:")
 		for _, h := range tr.History {
@@ -58,6 +88,11 @@ func runTrace(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// indentRest indents every line of s after the first.
+func indentRest(s, indent string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
 }
 
 // describeCommit prints a commit's author, time and provenance.
@@ -78,8 +113,14 @@ func describeCommit(w io.Writer, c memd.Commit) {
 	if p.Model != "" {
 		fmt.Fprintf(w, "  model:      %s\n", p.Model)
 	}
+	if p.Prompt != "" {
+		fmt.Fprintf(w, "  prompt:     %s\n", p.Prompt)
+	}
 	if p.Reverts != "" {
 		fmt.Fprintf(w, "  reverts:    %s\n", p.Reverts)
+	}
+	if p.Replaces != "" {
+		fmt.Fprintf(w, "  replaces:   %s\n", p.Replaces)
 	}
 }
 
@@ -143,19 +184,21 @@ func runLog(ctx context.Context, e *env, args []string) error {
 }
 
 func runRevert(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "revert", "[flags] [COMMIT]", "Undo a commit of a shard (--shard S COMMIT), or everything learned from a chat message (--message ID) in every shard you may write. Each undone commit becomes one revert commit.")
+	fs := newFlags(e, "revert", "[flags] [COMMIT]", "Undo a commit of a shard (--shard S COMMIT), or everything learned from chat messages (--message ID, repeated for each message of an exchange) in every shard you may write. Each undone commit becomes one revert commit.")
 	var cf clientFlags
 	cf.register(fs, e)
 	shard := fs.String("shard", "", "shard of the commit")
-	message := fs.String("message", "", "revert every commit citing this source message")
+	var messages strList
+	fs.Var(&messages, "message", "revert every commit citing this source message (repeatable)")
+	dry := fs.Bool("dry-run", false, "show what would be undone, and commit nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	var req memd.RevertRequest
+	req := memd.RevertRequest{DryRun: *dry}
 	switch {
-	case *message != "" && len(pos) == 0:
-		req.Message = *message
+	case len(messages) > 0 && len(pos) == 0:
+		req.Messages = messages
 		if *shard != "" {
 			s, err := memd.ParseShardID(*shard)
 			if err != nil {
@@ -163,7 +206,7 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 			}
 			req.Shards = []memd.ShardID{s}
 		}
-	case *message == "" && len(pos) == 1:
+	case len(messages) == 0 && len(pos) == 1:
 		if req.Shard, err = shardFlag(*shard); err != nil {
 			return err
 		}
@@ -182,7 +225,17 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	if cf.json {
 		return printJSON(e, res)
 	}
+	if len(res.Reverts) == 0 {
+		fmt.Fprintln(e.stdout, "nothing left to undo")
+	}
 	for _, r := range res.Reverts {
+		if *dry {
+			fmt.Fprintf(e.stdout, "%s %s would be reverted\n", r.Shard, shortHash(r.Reverted))
+			for _, ch := range r.Changes {
+				fmt.Fprintf(e.stdout, "  %s %s %s\n", ch.Op, ch.Fact.ID, ch.Fact.Text)
+			}
+			continue
+		}
 		if r.Commit == "" {
 			fmt.Fprintf(e.stdout, "%s %s: nothing left to undo\n", r.Shard, shortHash(r.Reverted))
 			continue

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,12 +15,13 @@ import (
 )
 
 func runLearn(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "learn", "[flags] FILE | --failed | --retry ID", "Hand exchanges to the learner from a JSONL transcript (one exchange per line: agent, chat, chat_kind, user, messages [{id, role, text}], time), list failed ones, or retry one.")
+	fs := newFlags(e, "learn", "[flags] FILE | --failed | --retry ID | --purge MESSAGE", "Hand exchanges to the learner from a JSONL transcript (one exchange per line: agent, chat, chat_kind, user, messages [{id, role, text}], time), list failed ones, retry one, or purge the text memd keeps of one exchange.")
 	var cf clientFlags
 	cf.register(fs, e)
 	failed := fs.Bool("failed", false, "list the exchanges the learner gave up on")
 	pending := fs.Bool("pending", false, "list the exchanges waiting to be learned")
 	retry := fs.String("retry", "", "queue a failed exchange again (its ID, or \"all\")")
+	purge := fs.String("purge", "", "drop the kept text of this message and the rest of its exchange (admin); commits keep citing its ID")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -51,6 +53,16 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", st.ID, st.Agent, st.Kind, st.Attempts, st.Accepted.Local().Format(time.DateTime), st.Error)
 		}
 		return tw.Flush()
+	case *purge != "":
+		res, err := c.PurgeMessage(ctx, *purge)
+		if err != nil {
+			return err
+		}
+		if cf.json {
+			return printJSON(e, res)
+		}
+		fmt.Fprintf(e.stdout, "dropped the kept text of message(s) %s\n", strings.Join(res.Messages, ", "))
+		return nil
 	case *retry != "":
 		ids := []string{*retry}
 		if *retry == "all" {
@@ -116,4 +128,64 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "handed %d exchanges to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, skipped)
 	}
 	return nil
+}
+
+func runStats(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "stats", "[flags]", "Show, per model, prompt and agent, the facts learned and how many people undid (reverted, forgotten or edited) within 7 and 30 days. Admins only; computed from commit trailers.")
+	var cf clientFlags
+	cf.register(fs, e)
+	from := fs.String("from", "", "only facts learned on or after this day, YYYY-MM-DD")
+	to := fs.String("to", "", "only facts learned on or before this day, YYYY-MM-DD")
+	agent := fs.String("agent", "", "only facts learned from this agent's exchanges")
+	model := fs.String("model", "", "only facts this model learned")
+	undone := fs.Bool("undone", false, "list the undone facts under each row")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	q := memd.LearningQuery{Agent: *agent, Model: *model}
+	if *from != "" {
+		if q.From, err = memd.ParseDate(*from); err != nil {
+			return err
+		}
+	}
+	if *to != "" {
+		if q.To, err = memd.ParseDate(*to); err != nil {
+			return err
+		}
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	st, err := c.LearningStats(ctx, q)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, st)
+	}
+	if len(st.Rows) == 0 {
+		fmt.Fprintln(e.stdout, "no learned facts in that period")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tPROMPT\tAGENT\tLEARNED\tUNDONE 7D\tRATE 7D\tUNDONE 30D\tRATE 30D\t(REVERTED/FORGOTTEN/EDITED, 30D)")
+	for _, r := range st.Rows {
+		prompt := orDash(r.Prompt)
+		if r.PromptName != "" {
+			prompt += " (" + r.PromptName + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.1f%%\t%d\t%.1f%%\t%d/%d/%d\n", orDash(r.Model), prompt, r.Agent, r.Learned,
+			r.Within7.Total, 100*r.Within7.Rate, r.Within30.Total, 100*r.Within30.Rate, r.Within30.Reverted, r.Within30.Forgotten, r.Within30.Edited)
+		if *undone {
+			for _, f := range r.Facts {
+				fmt.Fprintf(tw, "\t\t  %s %s\t%s by %s\t%s\t\t\t\t\n", f.Shard, f.Fact, f.How, f.By, f.Subject)
+			}
+		}
+	}
+	return tw.Flush()
 }

@@ -182,6 +182,44 @@ func TestWalkthrough(t *testing.T) {
 	}
 }
 
+// An edited fact's trace prints every version back to the first, and what
+// was said there; the exchange is reverted with one command.
+func TestCLI_TraceFollowsEdits(t *testing.T) {
+	s := serve(t)
+	s.must("agent", "add", "alice")
+	var first struct {
+		Fact struct{ ID string }
+	}
+	out := s.must("remember", "--json", "--shard", "agent/alice", "--tier", "log", "--message", "m_41", "--message", "m_42", "--chat", "c_7",
+		"--chat-kind", "direct", "--excerpt", "pat: I move to Porto in May", "Moves to Porto in May")
+	if err := json.Unmarshal([]byte(out), &first); err != nil {
+		t.Fatalf("remember: %s %v", out, err)
+	}
+	var edited struct {
+		Fact struct{ ID string }
+	}
+	out = s.must("edit", "--json", "--shard", "agent/alice", first.Fact.ID, "Moves to Porto in June")
+	if err := json.Unmarshal([]byte(out), &edited); err != nil || edited.Fact.ID == "" {
+		t.Fatalf("edit: %s %v", out, err)
+	}
+	trace := s.must("trace", "--shard", "agent/alice", edited.Fact.ID)
+	for _, want := range []string{"versions, newest first", "edited by admin", "Moves to Porto in May", "first learned by commit",
+		"m_41, m_42", "what was said:", "[m_41]", "pat: I move to Porto in May", "replaces:   " + first.Fact.ID} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("trace lacks %q:\n%s", want, trace)
+		}
+	}
+	if out := s.must("revert", "--message", "m_41", "--message", "m_42"); strings.Count(out, "reverted by") != 2 {
+		t.Errorf("revert the exchange:\n%s", out)
+	}
+	if out := s.must("revert", "--dry-run", "--message", "m_41"); !strings.Contains(out, "nothing left to undo") {
+		t.Errorf("a dry run with nothing left:\n%s", out)
+	}
+	if out := s.must("stats"); !strings.Contains(out, "no learned facts") {
+		t.Errorf("stats with nothing learned:\n%s", out)
+	}
+}
+
 // Errors say what was wrong, name the rule that refused, and exit non-zero.
 func TestCLI_Errors(t *testing.T) {
 	s := serve(t)

@@ -103,7 +103,8 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 		t.Fatalf("tools: %s, want %s", got, want)
 	}
 
-	text, out := call(t, ctx, cs, "remember", map[string]any{"text": "Pat moved to Lisbon in October", "source_messages": []string{"msg_77"}, "source_chat": "chat_3"})
+	text, out := call(t, ctx, cs, "remember", map[string]any{"text": "Pat moved to Lisbon in October", "source_messages": []string{"msg_77"}, "source_chat": "chat_3",
+		"source_excerpt": "Pat: we finally moved to Lisbon!"})
 	if !strings.HasPrefix(text, "remembered ") {
 		t.Fatalf("remember: %s", text)
 	}
@@ -121,7 +122,8 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	if text, _ := call(t, ctx, cs, "memory_context", map[string]any{"since": out["stamp"]}); !strings.HasPrefix(text, "nothing changed") {
 		t.Errorf("memory_context since its own stamp: %s", text)
 	}
-	if text, _ := call(t, ctx, cs, "trace", map[string]any{"id": id}); !strings.Contains(text, "msg_77") || !strings.Contains(text, "chat_3") {
+	if text, _ := call(t, ctx, cs, "trace", map[string]any{"id": id}); !strings.Contains(text, "msg_77") || !strings.Contains(text, "chat_3") ||
+		!strings.Contains(text, "we finally moved to Lisbon!") {
 		t.Errorf("trace: %s", text)
 	}
 	if text, _ := call(t, ctx, cs, "history", map[string]any{"message": "msg_77"}); !strings.Contains(text, "+ "+id) {

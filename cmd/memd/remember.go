@@ -20,6 +20,7 @@ func runRemember(ctx context.Context, e *env, args []string) error {
 	fs.Var(&messages, "message", "ID of a chat message the fact comes from (repeatable)")
 	chat := fs.String("chat", "", "ID of the chat the fact comes from")
 	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api")
+	excerpt := fs.String("excerpt", "", "what was said, quoted (at most 2,000 characters), kept under the --message IDs for reviewers")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func runRemember(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	req := memd.RememberRequest{Text: strings.Join(pos, " "), Tier: memd.Tier(*tier),
-		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind)}}
+		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind), Excerpt: *excerpt}}
 	if *date != "" {
 		if req.Date, err = memd.ParseDate(*date); err != nil {
 			return err
@@ -103,5 +104,47 @@ func runForget(ctx context.Context, e *env, args []string) error {
 		return printJSON(e, res)
 	}
 	fmt.Fprintf(e.stdout, "forgot %s in %s: %s\n  commit %s\n", res.Fact.ID, sid, res.Fact.Text, shortHash(res.Commit))
+	return nil
+}
+
+func runEdit(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "edit", "[flags] ID TEXT", "Rewrite a fact's text where its line stands, in one commit (Memory-Op: edit) that names the fact it replaces and keeps its source, so trace follows the fact back to the message it was first learned from.")
+	var cf clientFlags
+	cf.register(fs, e)
+	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
+	var messages strList
+	fs.Var(&messages, "message", "ID of a chat message that asked for the change (repeatable)")
+	chat := fs.String("chat", "", "chat ID")
+	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api")
+	excerpt := fs.String("excerpt", "", "what was said, quoted (at most 2,000 characters), kept under the --message IDs")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return want(fs, pos, 2, "a fact ID and the new text")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	c.ChatKind = memd.ChatKind(*kind)
+	sid, err := shardOrOwn(ctx, c, *shard)
+	if err != nil {
+		return err
+	}
+	res, err := c.EditFact(ctx, memd.EditFactRequest{Shard: sid, ID: pos[0], Text: strings.Join(pos[1:], " "),
+		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind), Excerpt: *excerpt}})
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, res)
+	}
+	if res.Commit == "" {
+		fmt.Fprintf(e.stdout, "%s in %s already reads so (no commit)\n", res.Fact.ID, sid)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "edited %s in %s: %s\n  now %s: %s\n  commit %s\n", res.Replaced.ID, sid, res.Replaced.Text, res.Fact.ID, res.Fact.Text, shortHash(res.Commit))
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/memd/memd"
@@ -45,11 +47,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	remoteURL := fs.String("remote", e.getenv("MEMD_REMOTE"), "git remote of every shard, with {shard} or {kind} and {name} in it, e.g. /srv/memory/{shard}.git or git://host/{shard}.git; a shard's own `git remote add memd URL` wins (env MEMD_REMOTE)")
 	fetchEvery := fs.Duration("fetch-every", envDuration(e, "MEMD_FETCH_EVERY", time.Minute), "how often shards with a remote are fetched and merged; 0 fetches only on command (memd remote sync) and before a rejected push is retried (env MEMD_FETCH_EVERY)")
 	pushDelay := fs.Duration("push-delay", envDuration(e, "MEMD_PUSH_DELAY", time.Second), "how long a commit waits for others to share its push (env MEMD_PUSH_DELAY)")
+	keepMessages := days(envOr(e, "MEMD_KEEP_MESSAGES", "0"))
+	fs.Var(&keepMessages, "keep-messages", "drop the kept text of chat messages older than this (e.g. 90d or 720h) even while a fact cites them; 0 keeps a text while a fact cites it (env MEMD_KEEP_MESSAGES)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	keep, err := keepMessages.duration()
+	if err != nil {
 		return err
 	}
 	if *fetchEvery < 0 || *pushDelay <= 0 {
@@ -71,7 +79,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 
-	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync,
+	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync, KeepMessages: keep,
 		Remote: remote.Config{Template: *remoteURL, FetchEvery: *fetchEvery, PushDelay: *pushDelay}}
 	if *fetchEvery == 0 {
 		cfg.Remote.FetchEvery = -1
@@ -127,6 +135,29 @@ func envDuration(e *env, key string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// days is a duration flag that also takes whole days ("90d").
+type days string
+
+func (d *days) String() string     { return string(*d) }
+func (d *days) Set(v string) error { *d = days(v); _, err := d.duration(); return err }
+
+func (d *days) duration() (time.Duration, error) {
+	v := string(*d)
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		if k, err := strconv.Atoi(n); err == nil && k >= 0 {
+			return time.Duration(k) * 24 * time.Hour, nil
+		}
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	t, err := time.ParseDuration(v)
+	if err != nil || t < 0 {
+		return 0, memd.Errorf(memd.EINVALID, "--keep-messages %q: want 0, a number of days (90d) or a duration (720h)", v)
+	}
+	return t, nil
 }
 
 // envOr returns an environment variable, or def when it is unset.

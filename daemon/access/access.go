@@ -221,7 +221,7 @@ func (g *guard) Revert(ctx context.Context, req memd.RevertRequest) (memd.Revert
 	if err != nil {
 		return memd.RevertResult{}, err
 	}
-	if req.Message == "" {
+	if req.Message == "" && len(req.Messages) == 0 {
 		if err := g.rules.Check(c, "revert in", req.Shard); err != nil {
 			return memd.RevertResult{}, err
 		}
@@ -241,7 +241,7 @@ func (g *guard) Revert(ctx context.Context, req memd.RevertRequest) (memd.Revert
 		}
 	}
 	if len(writable) == 0 {
-		return memd.RevertResult{}, memd.Errorf(memd.ENOTFOUND, "no shard you may write cites message %q", req.Message)
+		return memd.RevertResult{}, memd.Errorf(memd.ENOTFOUND, "no shard you may write cites the messages to revert")
 	}
 	req.Shards = writable
 	return g.inner.Revert(ctx, req)
@@ -306,6 +306,20 @@ func (g *guard) Git(ctx context.Context, shard memd.ShardID, push bool) (memd.Gi
 		return memd.GitRepo{}, err
 	}
 	return g.inner.Git(memd.NewContext(ctx, c), shard, push)
+}
+
+func (g *guard) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.LearningStats, error) {
+	if err := g.admin(ctx, "read learning statistics"); err != nil {
+		return memd.LearningStats{}, err
+	}
+	return g.inner.LearningStats(ctx, q)
+}
+
+func (g *guard) PurgeMessage(ctx context.Context, id string) (memd.PurgeResult, error) {
+	if err := g.admin(ctx, "purge message texts"); err != nil {
+		return memd.PurgeResult{}, err
+	}
+	return g.inner.PurgeMessage(ctx, id)
 }
 
 func (g *guard) RemoveAgent(ctx context.Context, name string) error {

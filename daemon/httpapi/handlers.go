@@ -147,6 +147,33 @@ func (s *Server) revert(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) learningStats(w http.ResponseWriter, r *http.Request) error {
+	v := r.URL.Query()
+	q := memd.LearningQuery{Agent: v.Get("agent"), Model: v.Get("model"), Prompt: v.Get("prompt")}
+	var err error
+	if q.From, err = queryDate(r, "from"); err != nil {
+		return err
+	}
+	if q.To, err = queryDate(r, "to"); err != nil {
+		return err
+	}
+	res, err := s.svc.LearningStats(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) purgeMessage(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.svc.PurgeMessage(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 type addAgentBody struct {
 	Name     string   `json:"name"`
 	Projects []string `json:"projects,omitempty"`

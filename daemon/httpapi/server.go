@@ -69,6 +69,8 @@ func (s *Server) routes() {
 	s.handle("DELETE "+shard+"/notes/{path...}", s.deleteNote)
 	s.handle("GET /v1/shards", s.shards)
 	s.handle("POST /v1/revert", s.revert)
+	s.handle("DELETE /v1/messages/{id}", s.purgeMessage)
+	s.handle("GET /v1/stats/learning", s.learningStats)
 	s.handle("GET /v1/agents", s.agents)
 	s.handle("POST /v1/agents", s.addAgent)
 	s.handle("DELETE /v1/agents/{name}", s.removeAgent)

@@ -23,6 +23,7 @@ type RememberInput struct {
 	Tier  string `json:"tier,omitempty" jsonschema:"profile (default), log, note or episode"`
 	Date  string `json:"date,omitempty" jsonschema:"the day the fact is about, YYYY-MM-DD; default: today"`
 	Source
+	SourceExcerpt string `json:"source_excerpt,omitempty" jsonschema:"what was said in the source messages, quoted (at most 2,000 characters), so people reviewing the fact can read it"`
 }
 
 func (t *tools) remember(ctx context.Context, in RememberInput) (result, error) {
@@ -35,6 +36,7 @@ func (t *tools) remember(ctx context.Context, in RememberInput) (result, error) 
 		return result{}, err
 	}
 	req := memd.RememberRequest{Shard: s, Text: in.Text, Tier: memd.Tier(in.Tier), Source: in.source(ctx)}
+	req.Source.Excerpt = in.SourceExcerpt
 	if in.Date != "" {
 		if req.Date, err = memd.ParseDate(in.Date); err != nil {
 			return result{}, err
@@ -187,6 +189,14 @@ func (t *tools) trace(ctx context.Context, in TraceInput) (result, error) {
 			fmt.Fprintf(&b, " in chat %s", c.Provenance.SourceChat)
 		}
 		b.WriteString("\n")
+	}
+	if len(tr.Chain) > 1 {
+		first := tr.Chain[len(tr.Chain)-1]
+		fmt.Fprintf(&b, "edited %d time(s); first learned by commit %s by %s on %s, %s: %s\n", len(tr.Chain)-1, short(first.Hash),
+			first.Author.Name, first.Time.Format("2006-01-02 15:04"), learned(first.Provenance), first.Subject)
+	}
+	for _, q := range tr.Messages {
+		fmt.Fprintf(&b, "said in message %s by %s: %s\n", q.ID, q.Speaker(), oneLine(q.Text))
 	}
 	for _, c := range tr.History {
 		fmt.Fprintf(&b, "- %s %s %s: %s\n", short(c.Hash), c.Time.Format("2006-01-02 15:04"), c.Author.Name, c.Subject)

@@ -1,0 +1,109 @@
+package daemon_test
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+// An edit keeps the source of the version it rewrites, names that version,
+// and a trace follows the fact back through every edit to the message it
+// was first learned from. Reverting the last edit puts the version before
+// it back; reverting by the first message undoes the whole chain.
+func TestFacts_EditKeepsLineage(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	alice := e.agent(t, "alice")
+	first, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Flies to Lisbon on Friday",
+		Source: memd.Source{Messages: []string{"m_1", "m_2"}, Chat: "chat_9", ChatKind: memd.ChatDirect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: first.Fact.ID, Text: "Flies to Lisbon on Saturday"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := alice.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: second.Fact.ID, Text: "Flies to Porto on Saturday",
+		Source: memd.Source{Messages: []string{"m_7"}, Chat: "chat_9", ChatKind: memd.ChatDirect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Plain git reads the edit's trailers.
+	dir := e.d.Store.ShardDir(s)
+	out, err := exec.Command("git", "-C", dir, "log", "-1", "--format=%(trailers)").CombinedOutput()
+	if err != nil {
+		t.Fatalf("git log: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Memory-Op: edit\n", "Replaces: " + second.Fact.ID + "\n", "Source-Message: m_1\n",
+		"Source-Message: m_2\n", "Source-Message: m_7\n", "Source-Chat: chat_9\n", "Learned-By: explicit\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the last edit's trailers lack %q:\n%s", want, out)
+		}
+	}
+
+	tr, err := e.admin.Trace(ctx, s, third.Fact.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts, ops, authors []string
+	for _, c := range tr.Chain {
+		for _, ch := range c.Changes {
+			if ch.Op == "+" {
+				texts = append(texts, ch.Fact.Text)
+			}
+		}
+		ops = append(ops, c.Provenance.Op)
+		authors = append(authors, c.Author.Name)
+	}
+	if want := []string{"Flies to Porto on Saturday", "Flies to Lisbon on Saturday", "Flies to Lisbon on Friday"}; !slices.Equal(texts, want) {
+		t.Errorf("chain texts %q, want %q", texts, want)
+	}
+	if want := []string{memd.OpEdit, memd.OpEdit, memd.OpRemember}; !slices.Equal(ops, want) {
+		t.Errorf("chain ops %q, want %q", ops, want)
+	}
+	if want := []string{"alice", "admin", "alice"}; !slices.Equal(authors, want) {
+		t.Errorf("chain authors %q, want %q", authors, want)
+	}
+	if tr.Introduced == nil || tr.Introduced.Hash != third.Commit {
+		t.Errorf("introduced %+v, want the last edit %s", tr.Introduced, third.Commit)
+	}
+	origin := tr.Chain[len(tr.Chain)-1].Provenance
+	if !slices.Equal(origin.SourceMessages, []string{"m_1", "m_2"}) || origin.SourceChat != "chat_9" {
+		t.Errorf("the chain ends at %+v, not the first message", origin)
+	}
+
+	// Undo the last edit: the version before it is back.
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: third.Commit}); err != nil {
+		t.Fatal(err)
+	}
+	if got := factTexts(t, e, s); !slices.Equal(got, []string{"Flies to Lisbon on Saturday"}) {
+		t.Errorf("after reverting the last edit: %q", got)
+	}
+	// Everything learned from m_1, edits included, is undone.
+	res, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "m_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := factTexts(t, e, s); len(got) != 0 {
+		t.Errorf("after reverting message m_1 (%d reverts): %q", len(res.Reverts), got)
+	}
+}
+
+func factTexts(t *testing.T, e *env, s memd.ShardID) []string {
+	t.Helper()
+	list, err := e.admin.Facts(context.Background(), memd.FactsQuery{Shard: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range list.Facts {
+		out = append(out, f.Text)
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package provenance
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// The windows learning statistics count undoings in.
+const (
+	week  = 7 * 24 * time.Hour
+	month = 30 * 24 * time.Hour
+)
+
+// learnedFact is one fact a model wrote, followed until something undoes
+// it.
+type learnedFact struct {
+	row    rowKey
+	fact   memd.UndoneFact
+	undone bool
+}
+
+type rowKey struct{ model, prompt, agent string }
+
+// madeByAModel reports whether a commit is a model's addition of a fact.
+func madeByAModel(p memd.Provenance) bool {
+	switch p.LearnedBy {
+	case memd.LearnedLearner, memd.LearnedEpisode, memd.LearnedSynthesis:
+		return p.Op == memd.OpRemember && len(p.FactIDs) > 0
+	}
+	return false
+}
+
+// Learning counts, per model, prompt and agent, the facts models learned
+// in the query's period and those later undone: reverted by anyone, or
+// forgotten or edited by a person. It reads commit trailers alone, oldest
+// commit first in each shard; names labels prompts this memd knows.
+func Learning(shards []*gitstore.Shard, q memd.LearningQuery, names map[string]string) (memd.LearningStats, error) {
+	out := memd.LearningStats{From: q.From, To: q.To, Rows: []memd.LearningRow{}}
+	rows := make(map[rowKey]*memd.LearningRow)
+	for _, sh := range shards {
+		facts, err := learnedIn(sh)
+		if err != nil {
+			return out, err
+		}
+		for _, f := range facts {
+			day := memd.DateOf(f.fact.LearnedAt.UTC())
+			if !q.From.IsZero() && day.Before(q.From) || !q.To.IsZero() && q.To.Before(day) ||
+				q.Agent != "" && f.row.agent != q.Agent || q.Model != "" && f.row.model != q.Model || q.Prompt != "" && f.row.prompt != q.Prompt {
+				continue
+			}
+			r := rows[f.row]
+			if r == nil {
+				r = &memd.LearningRow{Model: f.row.model, Prompt: f.row.prompt, PromptName: names[f.row.prompt], Agent: f.row.agent, Facts: []memd.UndoneFact{}}
+				rows[f.row] = r
+			}
+			r.Learned++
+			if !f.undone {
+				continue
+			}
+			r.Facts = append(r.Facts, f.fact)
+			after := f.fact.At.Sub(f.fact.LearnedAt)
+			if after <= week {
+				count(&r.Within7, f.fact.How)
+			}
+			if after <= month {
+				count(&r.Within30, f.fact.How)
+			}
+		}
+	}
+	for _, r := range rows {
+		r.Within7.Rate = rate(r.Within7.Total, r.Learned)
+		r.Within30.Rate = rate(r.Within30.Total, r.Learned)
+		slices.SortFunc(r.Facts, func(a, b memd.UndoneFact) int { return b.At.Compare(a.At) })
+		out.Rows = append(out.Rows, *r)
+	}
+	slices.SortFunc(out.Rows, func(a, b memd.LearningRow) int {
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Prompt, b.Prompt), cmp.Compare(a.Agent, b.Agent))
+	})
+	return out, nil
+}
+
+func count(u *memd.Undone, how string) {
+	switch how {
+	case memd.UndoneReverted:
+		u.Reverted++
+	case memd.UndoneForgotten:
+		u.Forgotten++
+	case memd.UndoneEdited:
+		u.Edited++
+	}
+	u.Total++
+}
+
+func rate(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
+}
+
+// learnedIn follows, through a shard's history, every fact a model added
+// to it, and what first undid it.
+func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	var commits []gitstore.Commit
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		commits = append(commits, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var all []*learnedFact
+	byCommit := make(map[string]*learnedFact) // by the commit that learned it
+	live := make(map[string]*learnedFact)     // by fact ID, while not undone
+	undo := func(f *learnedFact, how string, c gitstore.Commit) {
+		if f == nil || f.undone {
+			return
+		}
+		f.undone = true
+		f.fact.How, f.fact.Commit, f.fact.By, f.fact.At = how, c.Hash.String(), c.Author.Name, c.Time
+		if live[f.fact.Fact] == f {
+			delete(live, f.fact.Fact)
+		}
+	}
+	for i := len(commits) - 1; i >= 0; i-- {
+		c := commits[i]
+		p := Parse(c.Message)
+		byPerson := p.LearnedBy == memd.LearnedPerson
+		switch {
+		case madeByAModel(p):
+			f := &learnedFact{
+				row: rowKey{p.Model, p.Prompt, c.Author.Name},
+				fact: memd.UndoneFact{Shard: sh.ID(), Fact: p.FactIDs[0], Subject: strings.TrimPrefix(c.Subject(), memd.OpRemember+": "),
+					Learned: c.Hash.String(), LearnedAt: c.Time},
+			}
+			all = append(all, f)
+			byCommit[f.fact.Learned] = f
+			live[f.fact.Fact] = f
+		case p.Op == memd.OpRevert && p.Reverts != "":
+			undo(byCommit[p.Reverts], memd.UndoneReverted, c)
+		case p.Op == memd.OpForget && byPerson:
+			for _, id := range p.FactIDs {
+				undo(live[id], memd.UndoneForgotten, c)
+			}
+		case p.Op == memd.OpEdit && byPerson && p.Replaces != "":
+			undo(live[p.Replaces], memd.UndoneEdited, c)
+		}
+	}
+	return all, nil
+}
