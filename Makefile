@@ -33,3 +33,4 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzReadPostings$$' -fuzztime $(FUZZTIME) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) ./web/markdown/

@@ -54,6 +54,8 @@ type Fact struct {
 	Tier  Tier    `json:"tier"`
 	Text  string  `json:"text"`
 	File  string  `json:"file"` // profile.md, log/YYYY-MM.md or log/YYYY-MM/DD.md
+	// Origin, when asked for, is the commit that wrote the fact's line.
+	Origin *Origin `json:"origin,omitempty"`
 }
 
 // FactID returns the identity of a fact's text: a short hex hash of the text

@@ -165,13 +165,52 @@ type FactsQuery struct {
 	From  Date
 	To    Date
 	At    string // a commit hash (or prefix) or a date, YYYY-MM-DD
+	// Text keeps the facts whose text holds it (any case) or whose ID
+	// starts with it.
+	Text string
+	// LearnedBy, Model and Agent keep the facts whose line was written by
+	// a commit with that Learned-By, Model, or author (at HEAD only).
+	LearnedBy string
+	Model     string
+	Agent     string
+	// Origins adds to each fact the commit that wrote its line (at HEAD).
+	Origins bool
+	// Sort is the order: "" (file order), "newest" (by date, then by the
+	// time its line was written), "oldest", "text" or "tier".
+	Sort string
+	// Offset and Limit page the sorted list; Limit 0 means all.
+	Offset int
+	Limit  int
 }
 
-// FactList is a shard's facts and the commit they were read from.
+// Fact sorts FactsQuery.Sort names.
+const (
+	SortFile   = ""
+	SortNewest = "newest"
+	SortOldest = "oldest"
+	SortText   = "text"
+	SortTier   = "tier"
+)
+
+// FactList is a shard's facts and the commit they were read from. Total is
+// how many matched before paging.
 type FactList struct {
 	Shard  ShardID `json:"shard"`
 	Commit string  `json:"commit"`
+	Total  int     `json:"total"`
 	Facts  []Fact  `json:"facts"`
+}
+
+// Origin is what wrote a fact's line as it stands: the commit git blame
+// names, and what its trailers say.
+type Origin struct {
+	Commit    string    `json:"commit"`
+	Time      time.Time `json:"time"`
+	Author    string    `json:"author"`
+	Op        string    `json:"op,omitempty"`
+	LearnedBy string    `json:"learned_by"`
+	Model     string    `json:"model,omitempty"`
+	Prompt    string    `json:"prompt,omitempty"`
 }
 
 // LogQuery lists a shard's commits, newest first.
@@ -181,6 +220,7 @@ type LogQuery struct {
 	Agent   string // only commits authored by this agent or person
 	Op      string // only commits with this Memory-Op
 	Limit   int    // at most this many; 0 means 50
+	Offset  int    // skip this many matching commits first (a later page)
 }
 
 // Trace is the provenance of one fact: the commit that introduced it as it
@@ -264,6 +304,38 @@ type UndoneFact struct {
 	Commit    string    `json:"commit"` // the commit that undid it
 	By        string    `json:"by"`     // that commit's author
 	At        time.Time `json:"at"`
+}
+
+// GrowthQuery asks how memory grew: one shard, or every shard the caller
+// may read.
+type GrowthQuery struct {
+	Shard ShardID
+}
+
+// Growth is how memory grew, day by day: ByCommit by the time of the
+// commits that added and removed facts, ByDate by the dates of the facts
+// memory holds now. Each day's Total is the running count.
+type Growth struct {
+	Shards   []ShardID   `json:"shards"`
+	Facts    int         `json:"facts"`
+	ByCommit []GrowthDay `json:"by_commit"`
+	ByDate   []GrowthDay `json:"by_date"`
+}
+
+// GrowthDay is one day's change; days without one are left out.
+type GrowthDay struct {
+	Day     Date `json:"day"`
+	Added   int  `json:"added"`
+	Removed int  `json:"removed"`
+	Total   int  `json:"total"`
+}
+
+// PurgeRequest names a message whose kept text to drop, with the rest of
+// its exchange: in one chat, or in every chat that has a message with
+// that ID.
+type PurgeRequest struct {
+	Message string `json:"message"`
+	Chat    string `json:"chat,omitempty"`
 }
 
 // PurgeResult names the messages whose kept text a purge dropped.
@@ -396,9 +468,11 @@ type Service interface {
 	// LearningStats says, per model, prompt and agent, how many learned
 	// facts were later undone (admins only).
 	LearningStats(ctx context.Context, q LearningQuery) (LearningStats, error)
+	// Growth says how memory grew, by commit time and by fact date.
+	Growth(ctx context.Context, q GrowthQuery) (Growth, error)
 	// PurgeMessage drops the kept text of a message and the rest of its
 	// exchange (admins only); ENOTFOUND when none is kept.
-	PurgeMessage(ctx context.Context, id string) (PurgeResult, error)
+	PurgeMessage(ctx context.Context, req PurgeRequest) (PurgeResult, error)
 	// Shards lists the shards the caller may read.
 	Shards(ctx context.Context) ([]ShardInfo, error)
 	// AddAgent registers an agent and returns its token; ECONFLICT if it exists.

@@ -117,6 +117,24 @@ type Notes interface {
 	EditNote(ctx context.Context, req EditNoteRequest) (NoteResult, error)
 	// DeleteNote removes a note; ENOTFOUND if there is none.
 	DeleteNote(ctx context.Context, req DeleteNoteRequest) (NoteResult, error)
+	// NoteHistory lists the commits that changed a note, newest first,
+	// each with the note's diff; ENOTFOUND if no commit ever touched it.
+	NoteHistory(ctx context.Context, q NoteHistoryQuery) ([]NoteVersion, error)
+}
+
+// NoteHistoryQuery pages through a note's history.
+type NoteHistoryQuery struct {
+	Shard  ShardID
+	Path   string
+	Limit  int // at most this many; 0 means 20
+	Offset int // skip this many (a later page)
+}
+
+// NoteVersion is one commit that changed a note, with the unified diff of
+// the note in it.
+type NoteVersion struct {
+	Commit
+	Diff string `json:"diff"`
 }
 
 // CheckNoteText holds a note's text to memd's rules for notes, whichever

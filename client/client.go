@@ -160,6 +160,20 @@ func (c *Client) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, e
 	setNonEmpty(v, "from", q.From.String())
 	setNonEmpty(v, "to", q.To.String())
 	setNonEmpty(v, "at", q.At)
+	setNonEmpty(v, "q", q.Text)
+	setNonEmpty(v, "learned_by", q.LearnedBy)
+	setNonEmpty(v, "model", q.Model)
+	setNonEmpty(v, "agent", q.Agent)
+	setNonEmpty(v, "sort", q.Sort)
+	if q.Origins {
+		v.Set("origins", "true")
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
 	err := c.Do(ctx, http.MethodGet, shardPath(q.Shard)+"/facts", v, nil, &out)
 	return out, err
 }
@@ -190,10 +204,43 @@ func (c *Client) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.
 	return out, err
 }
 
+// Growth implements memd.Service.
+func (c *Client) Growth(ctx context.Context, q memd.GrowthQuery) (memd.Growth, error) {
+	var out memd.Growth
+	v := url.Values{}
+	if !q.Shard.IsZero() {
+		v.Set("shard", q.Shard.String())
+	}
+	err := c.Do(ctx, http.MethodGet, "/v1/stats/growth", v, nil, &out)
+	return out, err
+}
+
+// NoteHistory implements memd.Service.
+func (c *Client) NoteHistory(ctx context.Context, q memd.NoteHistoryQuery) ([]memd.NoteVersion, error) {
+	var out struct {
+		Versions []memd.NoteVersion `json:"versions"`
+	}
+	v := url.Values{}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	p, err := notePath(q.Shard, q.Path)
+	if err != nil {
+		return nil, err
+	}
+	err = c.Do(ctx, http.MethodGet, p+":history", v, nil, &out)
+	return out.Versions, err
+}
+
 // PurgeMessage implements memd.Service.
-func (c *Client) PurgeMessage(ctx context.Context, id string) (memd.PurgeResult, error) {
+func (c *Client) PurgeMessage(ctx context.Context, req memd.PurgeRequest) (memd.PurgeResult, error) {
 	var out memd.PurgeResult
-	err := c.Do(ctx, http.MethodDelete, "/v1/messages/"+url.PathEscape(id), nil, nil, &out)
+	v := url.Values{}
+	setNonEmpty(v, "chat", req.Chat)
+	err := c.Do(ctx, http.MethodDelete, "/v1/messages/"+url.PathEscape(req.Message), v, nil, &out)
 	return out, err
 }
 
@@ -206,6 +253,9 @@ func (c *Client) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, error
 	setNonEmpty(v, "op", q.Op)
 	if q.Limit != 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
 	}
 	err := c.Do(ctx, http.MethodGet, shardPath(q.Shard)+"/log", v, nil, &out)
 	return out.Commits, err

@@ -52,6 +52,7 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 	out := memd.RememberResult{Fact: res.Facts[0], Existing: res.Commit.IsZero()}
 	if !out.Existing {
 		out.Commit = res.Commit.String()
+		s.cite(c, out.Commit, req.Source)
 	}
 	return out, nil
 }
@@ -62,7 +63,7 @@ func checkSource(src memd.Source) error {
 	if err := provenance.CheckSource(src); err != nil {
 		return err
 	}
-	return transcript.CheckExcerpt(src, src.Excerpt)
+	return transcript.CheckExcerpt(src)
 }
 
 // trailers is the provenance of a direct remember or forget.
@@ -111,6 +112,7 @@ func (s *Service) Forget(ctx context.Context, req memd.ForgetRequest) (memd.Forg
 	if res.Commit.IsZero() {
 		return memd.ForgetResult{}, memd.Errorf(memd.ENOTFOUND, "shard %s holds no fact %s", req.Shard, req.ID)
 	}
+	s.cite(c, res.Commit.String(), req.Source)
 	return memd.ForgetResult{Fact: res.Facts[0], Commit: res.Commit.String()}, nil
 }
 
@@ -163,6 +165,7 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 	out := memd.EditFactResult{Fact: res.Facts[0], Replaced: old}
 	if !res.Commit.IsZero() {
 		out.Commit = res.Commit.String()
+		s.cite(c, out.Commit, req.Source) // the editor's own; the versions before cite theirs
 	}
 	return out, nil
 }
@@ -188,7 +191,8 @@ func editTrailers(c memd.Caller, sh *gitstore.Shard, old memd.Fact, newID string
 	if len(p.SourceMessages) > provenance.MaxMessages {
 		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
 	}
-	if src.Chat == "" {
+	if was.SourceChat != "" {
+		// The trailer holds one chat: the one the fact was learned in.
 		p.SourceChat = was.SourceChat
 	}
 	if src.ChatKind == "" && was.ChatKind != "" {
@@ -205,50 +209,4 @@ func appendNew(list []string, values ...string) []string {
 		}
 	}
 	return list
-}
-
-// Facts lists a shard's facts at HEAD or at a past commit or date.
-func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
-	if q.Tier != "" {
-		if _, err := memd.ParseTier(string(q.Tier)); err != nil {
-			return memd.FactList{}, err
-		}
-	}
-	sh, err := s.shard(q.Shard)
-	if err != nil {
-		return memd.FactList{}, err
-	}
-	var facts []memd.Fact
-	var commit string
-	if q.At != "" {
-		h, err := resolve(sh, q.At)
-		if err != nil {
-			return memd.FactList{}, err
-		}
-		if facts, err = sh.FactsAt(h); err != nil {
-			return memd.FactList{}, err
-		}
-		if !h.IsZero() {
-			commit = h.String()
-		}
-	} else {
-		all, head, err := sh.Facts()
-		if err != nil {
-			return memd.FactList{}, err
-		}
-		facts = all
-		if !head.IsZero() {
-			commit = head.String()
-		}
-	}
-	out := memd.FactList{Shard: q.Shard, Commit: commit, Facts: make([]memd.Fact, 0, len(facts))}
-	for _, f := range facts {
-		if q.Tier != "" && f.Tier != q.Tier ||
-			!q.From.IsZero() && f.Date.Before(q.From) ||
-			!q.To.IsZero() && q.To.Before(f.Date) {
-			continue
-		}
-		out.Facts = append(out.Facts, f)
-	}
-	return out, nil
 }

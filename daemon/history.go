@@ -22,7 +22,7 @@ func (s *Service) Trace(ctx context.Context, id memd.ShardID, factID string) (me
 	if err != nil {
 		return tr, err
 	}
-	return tr, s.quote(callerOf(ctx), &tr)
+	return tr, s.quote(&tr)
 }
 
 const (
@@ -39,6 +39,10 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 	case limit < 0 || limit > maxLogLimit:
 		return nil, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d", maxLogLimit)
 	}
+	if q.Offset < 0 {
+		return nil, memd.Errorf(memd.EINVALID, "offset must be 0 or more")
+	}
+	skip := q.Offset
 	sh, err := s.shard(q.Shard)
 	if err != nil {
 		return nil, err
@@ -56,6 +60,10 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 		if q.Message != "" && !slices.Contains(p.SourceMessages, q.Message) ||
 			q.Agent != "" && c.Author.Name != q.Agent ||
 			q.Op != "" && p.Op != q.Op {
+			return nil
+		}
+		if skip > 0 {
+			skip--
 			return nil
 		}
 		d, err := sh.Diff(c)

@@ -129,6 +129,7 @@ func (m learnerMemory) Add(ctx context.Context, agent string, shard memd.ShardID
 	if err != nil || res.Commit.IsZero() {
 		return "", err
 	}
+	m.s.cite(memd.Caller{Agent: agent}, res.Commit.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
 	return res.Commit.String(), nil
 }
 
@@ -154,28 +155,8 @@ func (m learnerMemory) Remove(ctx context.Context, agent string, shard memd.Shar
 	if err != nil || res.Commit.IsZero() {
 		return "", err
 	}
+	m.s.cite(memd.Caller{Agent: agent}, res.Commit.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
 	return res.Commit.String(), nil
 }
 
 var _ learn.Memory = learnerMemory{}
-
-// LearningStats counts, per model, prompt and agent, the facts learned in a
-// period and how many people undid, from the trailers of every shard.
-func (s *Service) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.LearningStats, error) {
-	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
-		return memd.LearningStats{}, memd.Errorf(memd.EINVALID, "to (%s) is before from (%s)", q.To, q.From)
-	}
-	ids, err := s.Store.Shards()
-	if err != nil {
-		return memd.LearningStats{}, err
-	}
-	shards := make([]*gitstore.Shard, 0, len(ids))
-	for _, id := range ids {
-		sh, err := s.shard(id)
-		if err != nil {
-			return memd.LearningStats{}, err
-		}
-		shards = append(shards, sh)
-	}
-	return provenance.Learning(shards, q, learn.Prompts())
-}

@@ -85,7 +85,23 @@ func TestFacts_EditKeepsLineage(t *testing.T) {
 	if got := factTexts(t, e, s); !slices.Equal(got, []string{"Flies to Lisbon on Saturday"}) {
 		t.Errorf("after reverting the last edit: %q", got)
 	}
-	// Everything learned from m_1, edits included, is undone.
+	// Everything learned from m_1, edits included, is undone; the dry run
+	// says so first.
+	dry, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "m_1", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	standing := map[string]bool{"Flies to Lisbon on Saturday": true}
+	for _, rv := range dry.Reverts {
+		for _, ch := range rv.Changes {
+			standing[ch.Fact.Text] = ch.Op == "+"
+		}
+	}
+	for text, there := range standing {
+		if there {
+			t.Errorf("the dry run leaves %q standing", text)
+		}
+	}
 	res, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "m_1"})
 	if err != nil {
 		t.Fatal(err)

@@ -2,24 +2,26 @@ package daemon
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/transcript"
 )
 
-// How the kept message texts are swept: a text no fact cites is dropped
-// after messageGrace (the learner may still be working from it, or retry
-// it), checked every sweepEvery.
+// How the kept message texts are swept: a text no commit cites is dropped
+// once memd has kept it for messageGrace and the learner no longer needs
+// it, checked a minute after start (so a daemon restarted often still
+// sweeps) and every sweepEvery.
 const (
 	messageGrace = 7 * 24 * time.Hour
+	firstSweep   = time.Minute
 	sweepEvery   = time.Hour
 )
 
-// sweepMessages drops the message texts no fact cites any more, and those
-// older than KeepMessages when set, until ctx ends.
+// sweepMessages sweeps the kept message texts soon after start and then
+// every sweepEvery, until ctx ends.
 func (s *Service) sweepMessages(ctx context.Context) {
-	t := time.NewTicker(sweepEvery)
+	t := time.NewTimer(firstSweep)
 	defer t.Stop()
 	for {
 		select {
@@ -27,82 +29,74 @@ func (s *Service) sweepMessages(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		t.Reset(sweepEvery)
 		if n, err := s.SweepMessages(); err != nil {
 			s.Logger.Warn("sweeping kept message texts", "err", err)
 		} else if n > 0 {
-			s.Logger.Info("dropped message texts no fact cites", "messages", n)
+			s.Logger.Info("dropped kept message texts", "messages", n)
 		}
 	}
 }
 
-// SweepMessages drops the message texts no fact cites (after a grace of
-// a week) and, with KeepMessages set, those older than it. It sweeps only
-// when the index knows every fact's source; otherwise it drops nothing but
-// what KeepMessages says.
+// SweepMessages drops the message texts no commit cites, kept for more
+// than a week, that the learner is not still working from; and, with
+// KeepMessages set, every text kept longer than that.
 func (s *Service) SweepMessages() (int, error) {
-	cited := make(map[string]bool)
-	complete := s.Index.Backlog() == 0 && s.Index.Search().EachMessage(func(id string) { cited[id] = true })
-	grace := messageGrace
-	if !complete {
-		grace = 1<<63 - 1
+	waiting := func(agent, id string) bool { return false }
+	if s.Learner != nil {
+		var err error
+		if waiting, err = s.Learner.Waiting(); err != nil {
+			return 0, err
+		}
 	}
-	return s.Messages.Sweep(func(id string) bool { return cited[id] }, grace, s.KeepMessages)
+	return s.Messages.Sweep(messageGrace, s.KeepMessages, waiting)
 }
 
 // PurgeMessage drops the kept text of a message and of the rest of its
 // exchange. The commits citing it stay as they are.
-func (s *Service) PurgeMessage(ctx context.Context, id string) (memd.PurgeResult, error) {
-	if id == "" {
+func (s *Service) PurgeMessage(ctx context.Context, req memd.PurgeRequest) (memd.PurgeResult, error) {
+	if req.Message == "" {
 		return memd.PurgeResult{}, memd.Errorf(memd.EINVALID, "name the message whose text to purge")
 	}
-	dropped, err := s.Messages.Purge(id)
+	dropped, err := s.Messages.Purge(req.Message, req.Chat)
 	if err != nil {
 		return memd.PurgeResult{}, err
 	}
-	s.Logger.Info("purged kept message texts", "message", id, "messages", len(dropped))
+	s.Logger.Info("purged kept message texts", "message", req.Message, "chat", req.Chat, "messages", len(dropped))
 	return memd.PurgeResult{Messages: dropped}, nil
 }
 
-// quote adds to a trace the text of the messages its chain cites. A text
-// is shown for a commit only when it was said to the agent who made the
-// commit or one of the versions it rests on, so citing another agent's
-// message ID reads nothing; an admin reads every text.
-func (s *Service) quote(c memd.Caller, tr *memd.Trace) error {
-	type key struct{ id, chat string }
-	have := make(map[key]bool)
-	for i, commit := range tr.Chain {
-		p := commit.Provenance
-		if len(p.SourceMessages) == 0 {
-			continue
-		}
-		qs, err := s.Messages.Quotes(p.SourceMessages, p.SourceChat)
-		if err != nil {
-			return err
-		}
-		told := []string{commit.Author.Name}
-		for _, older := range tr.Chain[i+1:] {
-			told = append(told, older.Author.Name)
-		}
-		for _, q := range qs {
-			k := key{q.ID, q.Chat}
-			if have[k] || !c.Admin && !slices.Contains(told, q.Agent) {
-				continue
-			}
-			have[k] = true
-			tr.Messages = append(tr.Messages, q)
-		}
+// quote adds to a trace the kept text of the messages its chain was
+// learned from: what memd recorded, when it made each commit, of the
+// messages of the agent it made it for. A commit memd did not make quotes
+// nothing, whatever its trailers or author say.
+func (s *Service) quote(tr *memd.Trace) error {
+	commits := make([]string, 0, len(tr.Chain))
+	for _, c := range tr.Chain {
+		commits = append(commits, c.Hash)
 	}
+	qs, err := s.Messages.Quotes(commits)
+	if err != nil {
+		return err
+	}
+	tr.Messages = qs
 	return nil
 }
 
-// keepExcerpt stores the excerpt an agent sent with a remember or edit.
+// keep stores the excerpt a caller sent with a remember or edit.
 func (s *Service) keepExcerpt(c memd.Caller, src memd.Source) error {
-	if src.Excerpt == "" {
-		return nil
+	return s.Messages.KeepExcerpt(author(c).Name, src)
+}
+
+// cite records what a commit memd made for a caller was learned from: the
+// caller's own messages, the only ones a trace of it will quote.
+func (s *Service) cite(c memd.Caller, commit string, src memd.Source) {
+	if commit == "" || len(src.Messages) == 0 {
+		return
 	}
-	name := c.Agent
-	if c.Admin {
-		name = author(c).Name
+	ct := transcript.Citation{Agent: author(c).Name, Chat: src.Chat, Messages: src.Messages}
+	if err := s.Messages.Cite(commit, ct); err != nil {
+		// The commit stands; only its quotes are lost.
+		s.Logger.Warn("recording what a commit cites", "commit", commit, "err", err)
 	}
-	return s.Messages.KeepExcerpt(name, src, src.Excerpt)
 }

@@ -2,6 +2,8 @@ package daemon_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,8 +26,8 @@ func TestMessages_TheConversationBehindAFact(t *testing.T) {
 	m := newModelServer(t, answers("log: Flies to Lisbon on Friday"))
 	e, feed := startLearning(t, m)
 	ctx := context.Background()
-	alice := e.agent(t, "alice")
-	bob := e.agent(t, "bob")
+	alice := e.agent(t, "alice", "apollo")
+	bob := e.agent(t, "bob", "apollo")
 	ex := exchange("alice", "c1", memd.ChatDirect, "pat", "Book me a flight to Lisbon for Friday please", "Booked: TAP 1234, Friday 9:05.")
 	st, err := alice.Learn(ctx, ex)
 	if err != nil {
@@ -68,6 +70,32 @@ func TestMessages_TheConversationBehindAFact(t *testing.T) {
 	if tr, err := bob.Trace(ctx, bs, r.Fact.ID); err != nil || len(tr.Messages) != 0 {
 		t.Errorf("bob reads %v (%v) by citing alice's message", quoted(tr), err)
 	}
+	// Nor by editing a fact alice wrote where both may write, citing it.
+	ps := memd.ProjectShard("apollo")
+	pf, err := alice.Remember(ctx, memd.RememberRequest{Shard: ps, Text: "Launch review on Monday"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe, err := bob.EditFact(ctx, memd.EditFactRequest{Shard: ps, ID: pf.Fact.ID, Text: "Launch review on Tuesday", Source: memd.Source{Messages: []string{"c1-m0"}, Chat: "c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := bob.Trace(ctx, ps, pe.Fact.ID); err != nil || len(tr.Messages) != 0 {
+		t.Errorf("bob reads %v (%v) by editing a fact and citing alice's message", quoted(tr), err)
+	}
+	// Nor by a commit made with git in his shard that claims to be alice's.
+	dir := e.d.Store.ShardDir(bs)
+	line := "- (2026-11-30) Someone else flies to Lisbon\n"
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line)
+	f.Close()
+	gitIn(t, dir, "-c", "user.name=alice", "commit", "-qam", "remember: Someone else flies to Lisbon\n\nMemory-Op: remember\nSource-Message: c1-m0\nSource-Chat: c1\nLearned-By: learner")
+	if tr, err := bob.Trace(ctx, bs, memd.FactID("Someone else flies to Lisbon")); err != nil || len(tr.Messages) != 0 {
+		t.Errorf("a commit memd did not make quotes %v (%v)", quoted(tr), err)
+	}
 
 	// An explicit remember carries an excerpt, bounded.
 	r, err = alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Prefers aisle seats",
@@ -83,9 +111,43 @@ func TestMessages_TheConversationBehindAFact(t *testing.T) {
 	_, err = alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "x", Source: memd.Source{Excerpt: "said"}})
 	wantCode(t, err, memd.EINVALID)
 
-	// One action reverts the exchange; asked again, nothing is left.
+	// Undoing the edit puts the first version back, still quoting what was
+	// said.
+	log, err := e.admin.Log(ctx, memd.LogQuery{Shard: s, Op: memd.OpEdit})
+	if err != nil || len(log) != 1 {
+		t.Fatalf("the edit: %v, %v", log, err)
+	}
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: log[0].Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := alice.Trace(ctx, s, id); err != nil || !mapsEqual(quoted(tr), want) || tr.Chain[len(tr.Chain)-1].Provenance.LearnedBy != memd.LearnedLearner {
+		t.Errorf("after undoing the edit: chain %d, quotes %v, %v", len(tr.Chain), quoted(tr), err)
+	}
+
+	// One action reverts the exchange (a dry run says what the reverts
+	// will do, each on what the one before left); asked again, nothing is
+	// left.
+	dry, err := e.admin.Revert(ctx, memd.RevertRequest{Messages: ex.MessageIDs(), Shards: []memd.ShardID{s}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := map[string]int{}
+	for _, rv := range dry.Reverts {
+		for _, ch := range rv.Changes {
+			if ch.Op == "+" {
+				net[ch.Fact.Text]++
+			} else {
+				net[ch.Fact.Text]--
+			}
+		}
+	}
+	for text, n := range net {
+		if n > 0 {
+			t.Errorf("the dry run says %q comes back", text)
+		}
+	}
 	res, err := e.admin.Revert(ctx, memd.RevertRequest{Messages: ex.MessageIDs(), Shards: []memd.ShardID{s}})
-	if err != nil || len(res.Reverts) != 2 {
+	if err != nil || len(res.Reverts) != len(dry.Reverts) {
 		t.Fatalf("revert the exchange: %+v, %v", res, err)
 	}
 	if got := factTexts(t, e, s); !slices.Equal(got, []string{"Prefers aisle seats"}) {
@@ -99,9 +161,9 @@ func TestMessages_TheConversationBehindAFact(t *testing.T) {
 	wantCode(t, err, memd.ENOTFOUND)
 
 	// Purging one message drops its exchange's text; agents may not.
-	_, err = alice.PurgeMessage(ctx, "c1-m1")
+	_, err = alice.PurgeMessage(ctx, memd.PurgeRequest{Message: "c1-m1"})
 	wantCode(t, err, memd.EFORBIDDEN)
-	p, err := e.admin.PurgeMessage(ctx, "c1-m1")
+	p, err := e.admin.PurgeMessage(ctx, memd.PurgeRequest{Message: "c1-m1", Chat: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +173,7 @@ func TestMessages_TheConversationBehindAFact(t *testing.T) {
 	if tr, err := e.admin.Trace(ctx, s, edited.Fact.ID); err != nil || len(tr.Messages) != 0 {
 		t.Errorf("after the purge the trace quotes %v (%v)", quoted(tr), err)
 	}
-	_, err = e.admin.PurgeMessage(ctx, "c1-m1")
+	_, err = e.admin.PurgeMessage(ctx, memd.PurgeRequest{Message: "c1-m1"})
 	wantCode(t, err, memd.ENOTFOUND)
 }
 

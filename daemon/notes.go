@@ -10,6 +10,7 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/gitstore/anchor"
+	"github.com/memd/memd/internal/udiff"
 	"github.com/memd/memd/provenance"
 )
 
@@ -239,4 +240,61 @@ func truncate(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+const (
+	defaultNoteHistory = 20
+	maxNoteHistory     = 200
+)
+
+// NoteHistory lists the commits that changed a note, newest first, each
+// with the note's diff in it.
+func (s *Service) NoteHistory(ctx context.Context, q memd.NoteHistoryQuery) ([]memd.NoteVersion, error) {
+	if err := memd.ValidateNotePath(q.Path); err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	switch {
+	case limit == 0:
+		limit = defaultNoteHistory
+	case limit < 0 || limit > maxNoteHistory || q.Offset < 0:
+		return nil, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d, offset 0 or more", maxNoteHistory)
+	}
+	sh, err := s.shard(q.Shard)
+	if err != nil {
+		return nil, err
+	}
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	out := []memd.NoteVersion{}
+	skip, seen := q.Offset, 0
+	file := memd.NoteFile(q.Path)
+	err = sh.FileHistory(head, file, func(c gitstore.Commit, before, after []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		seen++
+		if skip > 0 {
+			skip--
+			return nil
+		}
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		out = append(out, memd.NoteVersion{Commit: provenance.Describe(sh.ID(), c, d), Diff: udiff.Diff(q.Path, string(before), string(after))})
+		if len(out) == limit {
+			return gitstore.ErrStop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if seen == 0 {
+		return nil, memd.Errorf(memd.ENOTFOUND, "shard %s has no history of note %s", q.Shard, q.Path)
+	}
+	return out, nil
 }

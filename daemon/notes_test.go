@@ -2,7 +2,10 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -262,4 +265,50 @@ func TestFacts_EditInPlaceAndPreviewARevert(t *testing.T) {
 	if strings.Join(texts, "|") != "Lives in Austin|Has a cat|Works at Acme" && strings.Join(texts, "|") != "Lives in Austin|Works at Acme|Has a cat" {
 		t.Errorf("after the revert: %v", texts)
 	}
+}
+
+// A note's history lists the commits that changed it, newest first, each
+// with a diff as small as the change, a person's git commit among them.
+func TestNotes_History(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	alice := e.agent(t, "alice")
+	var b strings.Builder
+	b.WriteString("# Runbook\n\n")
+	for i := range 500 {
+		fmt.Fprintf(&b, "- step %d: check the dashboard\n", i)
+	}
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbook.md", Text: b.String()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Unrelated fact"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "runbook.md",
+		Edits: []memd.NoteEdit{{Op: memd.NoteReplace, Find: "- step 250: check the dashboard\n", Replace: "- step 250: page the on-call\n"}}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := e.d.Store.ShardDir(s)
+	f := filepath.Join(dir, "notes", "runbook.md")
+	data, _ := os.ReadFile(f)
+	os.WriteFile(f, append(data, "- done\n"...), 0o644)
+	gitIn(t, dir, "commit", "-qam", "a person adds a step")
+
+	versions, err := alice.NoteHistory(ctx, memd.NoteHistoryQuery{Shard: s, Path: "runbook.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != 3 || versions[0].Author.Name != "pat" || versions[1].Provenance.Op != memd.OpNoteEdit {
+		t.Fatalf("history: %d versions: %+v", len(versions), versions)
+	}
+	if d := versions[1].Diff; strings.Count(d, "\n") > 12 || !strings.Contains(d, "-- step 250: check the dashboard\n+- step 250: page the on-call\n") {
+		t.Errorf("the edit's diff:\n%s", d)
+	}
+	page, err := alice.NoteHistory(ctx, memd.NoteHistoryQuery{Shard: s, Path: "runbook.md", Offset: 2, Limit: 5})
+	if err != nil || len(page) != 1 || !strings.HasPrefix(page[0].Diff, "--- /dev/null\n") {
+		t.Errorf("the last page: %+v, %v", page, err)
+	}
+	_, err = alice.NoteHistory(ctx, memd.NoteHistoryQuery{Shard: s, Path: "nothing.md"})
+	wantCode(t, err, memd.ENOTFOUND)
 }

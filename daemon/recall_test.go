@@ -204,8 +204,8 @@ func TestContext_ByteStableWhileMemoryIsUnchanged(t *testing.T) {
 
 func TestTimeTravel(t *testing.T) {
 	dir := t.TempDir()
-	now := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Now: func() time.Time { return now },
+	clock := &movable{t: time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)}
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Now: clock.now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestTimeTravel(t *testing.T) {
 	alice := client.New(d.URL(), a.Token)
 
 	first := remember(t, alice, "agent/alice", "Lives in Austin", memd.TierProfile, memd.Source{})
-	now = now.AddDate(0, 1, 0)
+	clock.add(31 * 24 * time.Hour) // into November
 	forget, err := alice.Forget(ctx, memd.ForgetRequest{Shard: memd.AgentShard("alice"), ID: first.Fact.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,9 @@ type Service struct {
 	Now         func() time.Time
 	Logger      *slog.Logger
 	Started     time.Time
+
+	origins originCache // what wrote each fact's line, by commit
+	growth  growthCache // each shard's growth at its head
 }
 
 // Reranker reorders recall's lexical hits, for instance by the similarity

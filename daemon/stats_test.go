@@ -115,8 +115,15 @@ func TestLearningStats_MatchGitLog(t *testing.T) {
 	if _, err := e.admin.EditFact(ctx, memd.EditFactRequest{Shard: as, ID: alice[1].Fact.ID, Text: "Alice fact number one, corrected"}); err != nil {
 		t.Fatal(err)
 	}
-	// Forgotten by alice herself: not a person's verdict.
+	// Forgotten by alice herself: not a person's verdict. She writes it
+	// again, and a person forgets her line: not the model's either.
 	if _, err := agents["alice"].Forget(ctx, memd.ForgetRequest{Shard: as, ID: alice[2].Fact.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agents["alice"].Remember(ctx, memd.RememberRequest{Shard: as, Text: "Alice fact number 2", Tier: memd.TierLog}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.Forget(ctx, memd.ForgetRequest{Shard: as, ID: alice[2].Fact.ID}); err != nil {
 		t.Fatal(err)
 	}
 	// Forgotten by a person after 10 days, and reverted after 40.
@@ -220,12 +227,18 @@ func statsFromGitLog(t *testing.T, shards string) map[string]string {
 				live[first("Fact-Id")] = f
 			case op == "revert":
 				undo(byCommit[first("Reverts")], "r")
-			case op == "forget" && by == "person":
+			case op == "forget":
 				for _, id := range tr["Fact-Id"] {
-					undo(live[id], "f")
+					if by == "person" {
+						undo(live[id], "f")
+					}
+					delete(live, id)
 				}
-			case op == "edit" && by == "person":
-				undo(live[first("Replaces")], "e")
+			case op == "edit":
+				if by == "person" {
+					undo(live[first("Replaces")], "e")
+				}
+				delete(live, first("Replaces"))
 			}
 		}
 		for _, f := range all {

@@ -478,3 +478,55 @@ func (sh *Shard) FileAt(commit plumbing.Hash, path string) (data []byte, ok bool
 	}
 	return obj.Data, true, nil
 }
+
+// FileHistory calls fn, newest first, for each commit from from back that
+// changed the file at path against its first parent, with the file's
+// content before and after (nil where it did not exist). It compares the
+// file's blob in each pair of trees, reading contents only where it
+// changed. fn may return ErrStop.
+func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, before, after []byte) error) error {
+	t := &trees{db: sh.db}
+	blobAt := func(tree plumbing.Hash) (plumbing.Hash, error) {
+		if tree.IsZero() {
+			return plumbing.ZeroHash, nil
+		}
+		e, found, err := t.lookup(tree, path)
+		if err != nil || !found || e.isDir() {
+			return plumbing.ZeroHash, err
+		}
+		return e.hash, nil
+	}
+	read := func(blob plumbing.Hash) ([]byte, error) {
+		if blob.IsZero() {
+			return nil, nil
+		}
+		obj, err := sh.db.Get(blob)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return obj.Data, nil
+	}
+	return sh.Walk(from, func(c Commit) error {
+		parent, err := sh.parentTree(c)
+		if err != nil {
+			return err
+		}
+		a, err := blobAt(parent)
+		if err != nil {
+			return err
+		}
+		b, err := blobAt(c.Tree)
+		if err != nil || a == b {
+			return err
+		}
+		before, err := read(a)
+		if err != nil {
+			return err
+		}
+		after, err := read(b)
+		if err != nil {
+			return err
+		}
+		return fn(c, before, after)
+	})
+}

@@ -409,6 +409,48 @@ func (l *Learner) jobs(state string) ([]*job, error) {
 	return out, err
 }
 
+// Waiting reports the messages the learner may still learn from: those of
+// exchanges and episodes pending or failed, and the turns gathering for an
+// agent's next episode. Their kept text must not be swept yet.
+func (l *Learner) Waiting() (func(agent, id string) bool, error) {
+	held := make(map[[2]string]bool)
+	for _, state := range []string{memd.ExchangePending, memd.ExchangeFailed} {
+		js, err := l.jobs(state)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range js {
+			if j.Exchange != nil {
+				for _, id := range j.Exchange.MessageIDs() {
+					held[[2]string{j.Agent, id}] = true
+				}
+			}
+			for _, t := range j.Turns {
+				for _, id := range t.Messages {
+					held[[2]string{j.Agent, id}] = true
+				}
+			}
+		}
+	}
+	err := l.db.View(func(tx *buntdb.Tx) error {
+		return tx.AscendKeys(turnsPrefix+"*", func(k, v string) bool {
+			agent := strings.TrimPrefix(k, turnsPrefix)
+			var turns []Turn
+			json.Unmarshal([]byte(v), &turns)
+			for _, t := range turns {
+				for _, id := range t.Messages {
+					held[[2]string{agent, id}] = true
+				}
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the learner's unfinished work: %w", err)
+	}
+	return func(agent, id string) bool { return held[[2]string{agent, id}] }, nil
+}
+
 // work learns one job: ask the model (unless its answer is stored from an
 // earlier try), store the answer, apply it, then mark the job done.
 func (l *Learner) work(ctx context.Context, j *job) {

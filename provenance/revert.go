@@ -18,17 +18,30 @@ type Reverter struct {
 	// DryRun reports what a revert would change on the current HEAD and
 	// commits nothing.
 	DryRun bool
+
+	preview preview // a dry run of several reverts: the facts as they would stand
 }
 
 // Revert undoes one commit of a shard semantically, on the current HEAD:
 // a fact it added is removed if still there, a fact it removed is restored
-// (with its date, tier and file) if absent. The result has no commit when
-// nothing was left to undo.
+// (with its date, tier and file) if absent. The result has no commit and
+// no changes when nothing was left to undo, and a commit a standing revert
+// undid already has nothing left.
 func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, error) {
+	if done, err := Undone(sh, h); err != nil || done {
+		// A revert that still stands undid it: nothing is left to undo.
+		return memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}, err
+	}
+	return r.revert(sh, h)
+}
+
+// revert undoes commit h, which no standing revert undid.
+func (r Reverter) revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, error) {
 	c, err := sh.ReadCommit(h)
 	if err != nil {
 		return memd.Revert{}, err
 	}
+
 	d, err := sh.Diff(c)
 	if err != nil {
 		return memd.Revert{}, err
@@ -53,7 +66,7 @@ func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, erro
 		return out, nil
 	}
 	if r.DryRun {
-		out.Changes, err = wouldChange(sh, d.Facts)
+		out.Changes, err = wouldChange(sh, d.Facts, r.preview)
 		return out, err
 	}
 	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{
@@ -73,27 +86,54 @@ func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, erro
 	return out, nil
 }
 
-// wouldChange is what undoing fact changes would do on HEAD: remove the
-// added facts still there, restore the removed ones now absent.
-func wouldChange(sh *gitstore.Shard, changes []memd.FactChange) ([]memd.FactChange, error) {
+// preview is a shard's facts as a dry run of several reverts leaves
+// them: what each would change is reckoned on what the ones before it
+// changed, as the real reverts would find it.
+type preview map[string]*memd.Fact // by ID; nil: absent
+
+// wouldChange is what undoing fact changes would do on HEAD (as p says it
+// stands, when given): remove the added facts still there, restore the
+// removed ones now absent.
+func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]memd.FactChange, error) {
 	out := []memd.FactChange{}
 	// Removals first, as Revert makes them.
 	changes = slices.Clone(changes)
 	slices.SortStableFunc(changes, func(a, b memd.FactChange) int { return strings.Compare(a.Op, b.Op) }) // "+" sorts before "-"
 	for _, ch := range changes {
-		f, err := sh.Fact(ch.Fact.ID)
-		present := err == nil
-		if err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
+		f, present, err := factNow(sh, ch.Fact.ID, p)
+		if err != nil {
 			return nil, err
 		}
 		switch {
 		case ch.Op == "+" && present:
 			out = append(out, memd.FactChange{Op: "-", Fact: f})
+			if p != nil {
+				p[f.ID] = nil
+			}
 		case ch.Op == "-" && !present:
 			out = append(out, memd.FactChange{Op: "+", Fact: ch.Fact})
+			if p != nil {
+				restored := ch.Fact
+				p[restored.ID] = &restored
+			}
 		}
 	}
 	return out, nil
+}
+
+// factNow is a fact as a preview has it, or as HEAD has it.
+func factNow(sh *gitstore.Shard, id string, p preview) (memd.Fact, bool, error) {
+	if f, ok := p[id]; ok {
+		if f == nil {
+			return memd.Fact{}, false, nil
+		}
+		return *f, true, nil
+	}
+	f, err := sh.Fact(id)
+	if err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
+		return f, false, err
+	}
+	return f, err == nil, nil
 }
 
 func appendID(ids []string, id string) []string {
@@ -101,6 +141,28 @@ func appendID(ids []string, id string) []string {
 		return ids
 	}
 	return append(ids, id)
+}
+
+// Undone reports whether a revert that still stands (not itself undone)
+// undid commit h.
+func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return false, err
+	}
+	undone := make(map[string]bool)
+	done := false
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		if c.Hash == h {
+			done = undone[h.String()]
+			return gitstore.ErrStop
+		}
+		if p := Parse(c.Message); p.Reverts != "" && !undone[c.Hash.String()] {
+			undone[p.Reverts] = true
+		}
+		return nil
+	})
+	return done, err
 }
 
 // CitingCommits returns the commits of a shard whose Source-Message
@@ -141,9 +203,12 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string) ([]mem
 		if err != nil {
 			return out, err
 		}
+		if r.DryRun {
+			r.preview = make(preview)
+		}
 		cited = cited || ever
 		for _, h := range commits {
-			rv, err := r.Revert(sh, h)
+			rv, err := r.revert(sh, h)
 			if err != nil {
 				return out, err
 			}

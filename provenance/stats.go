@@ -147,13 +147,63 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 			live[f.fact.Fact] = f
 		case p.Op == memd.OpRevert && p.Reverts != "":
 			undo(byCommit[p.Reverts], memd.UndoneReverted, c)
-		case p.Op == memd.OpForget && byPerson:
+		case p.Op == memd.OpForget:
+			// Only a person's forget is a verdict on the model; anyone's
+			// ends the line the model wrote.
 			for _, id := range p.FactIDs {
-				undo(live[id], memd.UndoneForgotten, c)
+				if byPerson {
+					undo(live[id], memd.UndoneForgotten, c)
+				}
+				delete(live, id)
 			}
-		case p.Op == memd.OpEdit && byPerson && p.Replaces != "":
-			undo(live[p.Replaces], memd.UndoneEdited, c)
+		case p.Op == memd.OpEdit && p.Replaces != "":
+			if byPerson {
+				undo(live[p.Replaces], memd.UndoneEdited, c)
+			}
+			delete(live, p.Replaces)
 		}
 	}
 	return all, nil
+}
+
+// Growth is how a shard's facts grew: per day of commit time, the facts
+// its commits added and removed, oldest day first.
+func Growth(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	days := make(map[memd.Date]*memd.GrowthDay)
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		if len(d.Facts) == 0 {
+			return nil
+		}
+		day := memd.DateOf(c.Time.UTC())
+		g := days[day]
+		if g == nil {
+			g = &memd.GrowthDay{Day: day}
+			days[day] = g
+		}
+		for _, ch := range d.Facts {
+			if ch.Op == "+" {
+				g.Added++
+			} else {
+				g.Removed++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memd.GrowthDay, 0, len(days))
+	for _, g := range days {
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b memd.GrowthDay) int { return cmp.Compare(a.Day.Days(), b.Day.Days()) })
+	return out, nil
 }

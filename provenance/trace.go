@@ -52,7 +52,8 @@ func touches(c gitstore.Commit, p memd.Provenance, id string) bool {
 // newest first, down to the commit that introduced it as it stands (or, for
 // a fact no longer present, as it last stood). It is what git blame does for
 // one line, returned as data. Where that commit is an edit, the walk goes on
-// with the fact it replaced, down to where the first version was learned.
+// with the fact it replaced, and where it is a revert that put the fact
+// back, with the same fact, down to where the first version was learned.
 // ENOTFOUND if the shard never held the fact.
 func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	tr := memd.Trace{History: []memd.Commit{}, Chain: []memd.Commit{}}
@@ -65,8 +66,9 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	if err != nil {
 		return tr, err
 	}
-	want := id      // the version being followed
-	var chain []int // indexes into History of each version's introduction
+	want := id       // the version being followed
+	var chain []int  // indexes into History of each version's introduction
+	introduced := -1 // index into History of what git blame names
 	err = sh.Walk(head, func(c gitstore.Commit) error {
 		p := Parse(c.Message)
 		if !touches(c, p, want) {
@@ -95,6 +97,12 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 		if !added {
 			return nil
 		}
+		if introduced < 0 {
+			introduced = len(tr.History) - 1
+		}
+		if p.Op == memd.OpRevert {
+			return nil // put back as it stood before: go on to where it first stood
+		}
 		chain = append(chain, len(tr.History)-1)
 		if p.Op == memd.OpEdit && p.Replaces != "" && memd.ValidFactID(p.Replaces) && len(chain) < maxChain {
 			want = p.Replaces
@@ -108,11 +116,14 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	if len(tr.History) == 0 {
 		return tr, memd.Errorf(memd.ENOTFOUND, "shard %s has no history of fact %s", sh.ID(), id)
 	}
+	if len(chain) == 0 && introduced >= 0 {
+		chain = append(chain, introduced)
+	}
 	for _, i := range chain {
 		tr.Chain = append(tr.Chain, tr.History[i])
 	}
-	if len(chain) > 0 {
-		tr.Introduced = &tr.History[chain[0]]
+	if introduced >= 0 {
+		tr.Introduced = &tr.History[introduced]
 	}
 	return tr, nil
 }

@@ -22,7 +22,7 @@ import (
 
 // chromium is the browser the UI test drives: Debian's, which `make test`
 // installs when it is missing, or MEMD_CHROMIUM.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	if p := os.Getenv("MEMD_CHROMIUM"); p != "" {
 		return p
 	}
@@ -39,7 +39,7 @@ func chromium(t *testing.T) string {
 }
 
 // outputDir is where the test leaves its screenshots.
-func outputDir(t *testing.T) string {
+func outputDir(t testing.TB) string {
 	dir := filepath.Join("..", "test-output", "ui")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -47,14 +47,14 @@ func outputDir(t *testing.T) string {
 	return dir
 }
 
-func startDaemon(t *testing.T) (*daemon.Daemon, *client.Client) {
+func startDaemon(t testing.TB) (*daemon.Daemon, *client.Client) {
 	t.Helper()
 	return startDaemonWith(t, daemon.Config{})
 }
 
 // startDaemonWith starts a daemon on cfg, in a fresh data directory on
 // loopback.
-func startDaemonWith(t *testing.T, cfg daemon.Config) (*daemon.Daemon, *client.Client) {
+func startDaemonWith(t testing.TB, cfg daemon.Config) (*daemon.Daemon, *client.Client) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
@@ -77,7 +77,7 @@ func startDaemonWith(t *testing.T, cfg daemon.Config) (*daemon.Daemon, *client.C
 }
 
 // browser returns a chromedp context on a fresh headless Chromium.
-func browser(t *testing.T, width, height int) (context.Context, context.CancelFunc) {
+func browser(t testing.TB, width, height int) (context.Context, context.CancelFunc) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox,
@@ -106,7 +106,7 @@ func screenshot(dir, name string) chromedp.Action[chromedp.Void] {
 }
 
 // textOf reads the text of the first element matching a CSS selector.
-func textOf(ctx context.Context, t *testing.T, sel string) string {
+func textOf(ctx context.Context, t testing.TB, sel string) string {
 	t.Helper()
 	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
@@ -115,7 +115,7 @@ func textOf(ctx context.Context, t *testing.T, sel string) string {
 	return s
 }
 
-func evalInt(ctx context.Context, t *testing.T, expr string) int {
+func evalInt(ctx context.Context, t testing.TB, expr string) int {
 	t.Helper()
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
 	if err != nil {
@@ -124,7 +124,7 @@ func evalInt(ctx context.Context, t *testing.T, expr string) int {
 	return n
 }
 
-func run(ctx context.Context, t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
+func run(ctx context.Context, t testing.TB, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -164,22 +164,23 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 	run(b, t, "sign in with the printed link",
 		chromedp.Navigate(base+"/login?code="+d.Sessions.LoginLink()),
 		chromedp.WaitVisible(css(`#shards tr[data-shard="agent/alice"]`)),
-		screenshot(out, "shards-1280"))
+		screenshot(out, "review-shards-1280"))
 
 	run(b, t, "search facts",
 		chromedp.Navigate(base+"/#/shard/agent/alice/facts"),
 		chromedp.WaitVisible(css(`#facts tbody tr`)),
-		chromedp.SendKeys(css(`#fact-search`), "acme"))
+		chromedp.SendKeys(css(`#fact-q`), "acme\n"),
+		chromedp.WaitVisible(xpath(`//div[@class="pager"]/span[.="1–1 of 1"]`)))
 	rows := evalInt(b, t, `document.querySelectorAll('#facts tbody tr').length`)
 	if rows != 1 || !strings.Contains(textOf(b, t, `#facts tbody`), "billing team") {
 		t.Fatalf("search for acme shows %d rows: %q", rows, textOf(b, t, `#facts tbody`))
 	}
-	run(b, t, "screenshot facts", screenshot(out, "facts-1280"))
+	run(b, t, "screenshot facts", screenshot(out, "review-facts-1280"))
 
 	run(b, t, "open the fact's provenance",
 		chromedp.Click(css(`#facts tbody tr a`)),
 		chromedp.WaitVisible(css(`#provenance`)),
-		screenshot(out, "provenance-1280"))
+		screenshot(out, "review-provenance-1280"))
 	if p := textOf(b, t, `#provenance`); !strings.Contains(p, "msg_2") || !strings.Contains(p, "chat_9") || !strings.Contains(p, "explicit") && !strings.Contains(p, "person") {
 		t.Errorf("provenance: %q", p)
 	}
@@ -204,7 +205,7 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 		chromedp.Navigate(base+"/#/shard/agent/alice/history"),
 		chromedp.WaitVisible(css(`#history .commit`)),
 		chromedp.WaitVisible(css(`#timeline svg`)),
-		screenshot(out, "history-1280"))
+		screenshot(out, "review-history-1280"))
 	if first := textOf(b, t, `#history .commit`); !strings.Contains(first, "revert: remember: Works at Acme") {
 		t.Errorf("newest commit in history: %q", first)
 	}

@@ -133,6 +133,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.login(w, r)
 	case "/logout":
 		h.logout(w, r)
+	case "/markdown":
+		h.csrf.Handler(http.HandlerFunc(h.renderMarkdown)).ServeHTTP(w, r)
 	case "/", "/index.html":
 		if !h.sessions.Session(r) {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)

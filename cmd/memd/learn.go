@@ -22,6 +22,7 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 	pending := fs.Bool("pending", false, "list the exchanges waiting to be learned")
 	retry := fs.String("retry", "", "queue a failed exchange again (its ID, or \"all\")")
 	purge := fs.String("purge", "", "drop the kept text of this message and the rest of its exchange (admin); commits keep citing its ID")
+	purgeChat := fs.String("chat", "", "with --purge: only the message of this chat (default: every chat with a message of that ID)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -54,7 +55,7 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 		}
 		return tw.Flush()
 	case *purge != "":
-		res, err := c.PurgeMessage(ctx, *purge)
+		res, err := c.PurgeMessage(ctx, memd.PurgeRequest{Message: *purge, Chat: *purgeChat})
 		if err != nil {
 			return err
 		}
@@ -138,6 +139,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	to := fs.String("to", "", "only facts learned on or before this day, YYYY-MM-DD")
 	agent := fs.String("agent", "", "only facts learned from this agent's exchanges")
 	model := fs.String("model", "", "only facts this model learned")
+	prompt := fs.String("prompt", "", "only facts learned with this prompt (its Prompt trailer)")
 	undone := fs.Bool("undone", false, "list the undone facts under each row")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -146,7 +148,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	if err := want(fs, pos, 0, "no arguments"); err != nil {
 		return err
 	}
-	q := memd.LearningQuery{Agent: *agent, Model: *model}
+	q := memd.LearningQuery{Agent: *agent, Model: *model, Prompt: *prompt}
 	if *from != "" {
 		if q.From, err = memd.ParseDate(*from); err != nil {
 			return err

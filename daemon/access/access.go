@@ -315,11 +315,30 @@ func (g *guard) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.L
 	return g.inner.LearningStats(ctx, q)
 }
 
-func (g *guard) PurgeMessage(ctx context.Context, id string) (memd.PurgeResult, error) {
+// Growth of one shard needs read access to it; of every shard, an admin.
+func (g *guard) Growth(ctx context.Context, q memd.GrowthQuery) (memd.Growth, error) {
+	if q.Shard.IsZero() {
+		if err := g.admin(ctx, "read the growth of every shard"); err != nil {
+			return memd.Growth{}, err
+		}
+	} else if err := g.read(ctx, q.Shard); err != nil {
+		return memd.Growth{}, err
+	}
+	return g.inner.Growth(ctx, q)
+}
+
+func (g *guard) NoteHistory(ctx context.Context, q memd.NoteHistoryQuery) ([]memd.NoteVersion, error) {
+	if err := g.read(ctx, q.Shard); err != nil {
+		return nil, err
+	}
+	return g.inner.NoteHistory(ctx, q)
+}
+
+func (g *guard) PurgeMessage(ctx context.Context, req memd.PurgeRequest) (memd.PurgeResult, error) {
 	if err := g.admin(ctx, "purge message texts"); err != nil {
 		return memd.PurgeResult{}, err
 	}
-	return g.inner.PurgeMessage(ctx, id)
+	return g.inner.PurgeMessage(ctx, req)
 }
 
 func (g *guard) RemoveAgent(ctx context.Context, name string) error {

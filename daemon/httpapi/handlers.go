@@ -79,11 +79,22 @@ func (s *Server) facts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := memd.FactsQuery{Shard: id, Tier: memd.Tier(r.URL.Query().Get("tier")), At: r.URL.Query().Get("at")}
+	v := r.URL.Query()
+	q := memd.FactsQuery{Shard: id, Tier: memd.Tier(v.Get("tier")), At: v.Get("at"), Text: v.Get("q"),
+		LearnedBy: v.Get("learned_by"), Model: v.Get("model"), Agent: v.Get("agent"), Sort: v.Get("sort")}
 	if q.From, err = queryDate(r, "from"); err != nil {
 		return err
 	}
 	if q.To, err = queryDate(r, "to"); err != nil {
+		return err
+	}
+	if q.Offset, err = queryInt(r, "offset"); err != nil {
+		return err
+	}
+	if q.Limit, err = queryInt(r, "limit"); err != nil {
+		return err
+	}
+	if q.Origins, err = queryBool(r, "origins"); err != nil {
 		return err
 	}
 	list, err := s.svc.Facts(r.Context(), q)
@@ -115,6 +126,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	lq := memd.LogQuery{Shard: id, Message: q.Get("message"), Agent: q.Get("agent"), Op: q.Get("op")}
 	if lq.Limit, err = queryInt(r, "limit"); err != nil {
+		return err
+	}
+	if lq.Offset, err = queryInt(r, "offset"); err != nil {
 		return err
 	}
 	commits, err := s.svc.Log(r.Context(), lq)
@@ -165,8 +179,25 @@ func (s *Server) learningStats(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) growth(w http.ResponseWriter, r *http.Request) error {
+	var q memd.GrowthQuery
+	if v := r.URL.Query().Get("shard"); v != "" {
+		id, err := memd.ParseShardID(v)
+		if err != nil {
+			return err
+		}
+		q.Shard = id
+	}
+	res, err := s.svc.Growth(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 func (s *Server) purgeMessage(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.svc.PurgeMessage(r.Context(), r.PathValue("id"))
+	res, err := s.svc.PurgeMessage(r.Context(), memd.PurgeRequest{Message: r.PathValue("id"), Chat: r.URL.Query().Get("chat")})
 	if err != nil {
 		return err
 	}

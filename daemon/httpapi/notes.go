@@ -25,11 +25,32 @@ func (s *Server) readNote(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if path, ok := strings.CutSuffix(r.PathValue("path"), ":history"); ok {
+		return s.noteHistory(w, r, id, path)
+	}
 	note, err := s.svc.ReadNote(r.Context(), id, r.PathValue("path"), r.URL.Query().Get("at"))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, note)
+	return nil
+}
+
+// noteHistory answers GET /v1/shards/{shard}/notes/{path}:history.
+func (s *Server) noteHistory(w http.ResponseWriter, r *http.Request, id memd.ShardID, path string) error {
+	q := memd.NoteHistoryQuery{Shard: id, Path: path}
+	var err error
+	if q.Limit, err = queryInt(r, "limit"); err != nil {
+		return err
+	}
+	if q.Offset, err = queryInt(r, "offset"); err != nil {
+		return err
+	}
+	versions, err := s.svc.NoteHistory(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"versions": versions})
 	return nil
 }
 

@@ -71,6 +71,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/revert", s.revert)
 	s.handle("DELETE /v1/messages/{id}", s.purgeMessage)
 	s.handle("GET /v1/stats/learning", s.learningStats)
+	s.handle("GET /v1/stats/growth", s.growth)
 	s.handle("GET /v1/agents", s.agents)
 	s.handle("POST /v1/agents", s.addAgent)
 	s.handle("DELETE /v1/agents/{name}", s.removeAgent)

@@ -223,7 +223,7 @@ type HistoryInput struct {
 	Shard   string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
 	Message string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
 	Author  string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
-	Op      string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, note-edit, revert or import"`
+	Op      string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, edit, note-edit, revert, import or merge"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many commits; default 50"`
 }
 

@@ -895,28 +895,3 @@ func (x *Index) maybeCompact() {
 		slices.SortFunc(list, x.chatOrder)
 	}
 }
-
-// EachMessage calls fn with every source message a fact of the index
-// cites (through the commit that introduced it), and reports whether every
-// fact's introducing commit is known: until then, what it lists is not all.
-func (x *Index) EachMessage(fn func(id string)) (complete bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	complete = true
-	for i := range x.entries.len() {
-		if !x.alive[i] {
-			continue
-		}
-		e := x.entries.at(i)
-		if e.passage {
-			continue
-		}
-		if e.commit == "" {
-			complete = false
-		}
-		for _, m := range e.messages {
-			fn(m)
-		}
-	}
-	return complete
-}

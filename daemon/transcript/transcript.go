@@ -1,15 +1,23 @@
 // Package transcript keeps the text of the chat messages memd learned
 // from, so a reviewer reads what was said behind a fact and not only its
-// message IDs. Texts come from the exchanges the learner accepts and from
-// excerpts agents send with an explicit remember. A text is kept while a
-// fact cites its message; a sweep drops the rest, and an admin may purge
-// one exchange's text at any time.
+// message IDs.
+//
+// Texts come from the exchanges the learner accepts and from excerpts
+// agents send with an explicit remember, and are kept per agent: an agent
+// can neither overwrite nor read another's by reusing its message IDs.
+// When memd commits a fact from an agent's messages it records a citation,
+// commit → (agent, chat, messages); a trace quotes only what the citations
+// of its commits name, so a commit memd did not make (a push, whatever its
+// author line says) quotes nothing. A text is kept while a commit memd made
+// cites it; one no commit cites goes after a grace period, and an admin
+// may purge one exchange's text, or set a retention, at any time.
 package transcript
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,11 +30,25 @@ import (
 // characters.
 const MaxExcerpt = 2000
 
-// record is one kept message as stored. Siblings are the IDs of the other
-// messages of its exchange, so a purge of one drops the exchange whole.
+// record is one kept message as stored.
 type record struct {
 	memd.Quote
+	// Siblings are the IDs of the other messages of its exchange (same
+	// agent and chat), so a purge of one drops the exchange whole.
 	Siblings []string `json:"siblings,omitempty"`
+	// Stored is when memd stored it, by its own clock: what the grace and
+	// the retention count from (the quote's Time is the caller's word).
+	Stored time.Time `json:"stored"`
+	// Cited is set once a commit memd made cites it.
+	Cited bool `json:"cited,omitempty"`
+}
+
+// Citation is what one commit was learned from: messages of one agent's
+// chat (any of the agent's chats when Chat is empty, as an episode's).
+type Citation struct {
+	Agent    string   `json:"agent"`
+	Chat     string   `json:"chat,omitempty"`
+	Messages []string `json:"messages"`
 }
 
 // Store is the kept messages, in a buntdb file of their own.
@@ -35,11 +57,15 @@ type Store struct {
 	now func() time.Time
 }
 
-const prefix = "msg:"
+const (
+	msgPrefix  = "msg:"
+	citePrefix = "cite:"
+	sep        = "\x00"
+)
 
-// key is where a message is kept: by ID, then chat, since message IDs are
-// the caller's and two chats may reuse one.
-func key(id, chat string) string { return prefix + id + "\x00" + chat }
+// msgKey is where a message is kept: by agent, then ID, then chat, since
+// message IDs are the caller's and two chats may reuse one.
+func msgKey(agent, id, chat string) string { return msgPrefix + agent + sep + id + sep + chat }
 
 // Open opens (or creates) the store at path. Every write is durable before
 // it returns.
@@ -58,76 +84,73 @@ func Open(path string, now func() time.Time) (*Store, error) {
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Keep stores the text of an exchange's messages.
+// Keep stores the text of an exchange's messages under its agent. A message
+// kept already keeps its text: what was said does not change.
 func (s *Store) Keep(ex memd.Exchange) error {
 	ids := ex.MessageIDs()
-	when := ex.Time
-	if when.IsZero() {
-		when = s.now()
+	now := s.now().UTC()
+	var recs []record
+	for _, m := range ex.Messages {
+		recs = append(recs, record{Quote: memd.Quote{ID: m.ID, Role: m.Role, Text: m.Text, Agent: ex.Agent, User: ex.User, Chat: ex.Chat, Time: ex.Time.UTC()},
+			Siblings: ids, Stored: now})
 	}
-	return s.put(func(put func(record)) {
-		for _, m := range ex.Messages {
-			put(record{Quote: memd.Quote{ID: m.ID, Role: m.Role, Text: m.Text, Agent: ex.Agent, User: ex.User, Chat: ex.Chat, Time: when.UTC()}, Siblings: ids})
-		}
-	})
+	return s.put(recs)
 }
 
 // KeepExcerpt stores what an agent quoted with an explicit remember, under
-// each message its source names. A message whose own text is kept already
-// keeps it.
-func (s *Store) KeepExcerpt(agent string, src memd.Source, text string) error {
-	if text == "" {
+// each message its source names, unless that message's text is kept.
+func (s *Store) KeepExcerpt(agent string, src memd.Source) error {
+	if src.Excerpt == "" {
 		return nil
 	}
-	if err := CheckExcerpt(src, text); err != nil {
+	if err := CheckExcerpt(src); err != nil {
 		return err
 	}
-	return s.put(func(put func(record)) {
-		for _, id := range src.Messages {
-			put(record{Quote: memd.Quote{ID: id, Text: text, Agent: agent, Chat: src.Chat, Time: s.now().UTC(), Excerpt: true}, Siblings: src.Messages})
-		}
-	})
+	now := s.now().UTC()
+	var recs []record
+	for _, id := range src.Messages {
+		recs = append(recs, record{Quote: memd.Quote{ID: id, Text: src.Excerpt, Agent: agent, Chat: src.Chat, Time: now, Excerpt: true},
+			Siblings: src.Messages, Stored: now})
+	}
+	return s.put(recs)
 }
 
-// CheckExcerpt validates an excerpt: at most MaxExcerpt characters, valid
-// UTF-8, and a source message to keep it under.
-func CheckExcerpt(src memd.Source, text string) error {
-	if text == "" {
+// CheckExcerpt validates a source's excerpt: at most MaxExcerpt
+// characters, not blank, and messages to keep it under.
+func CheckExcerpt(src memd.Source) error {
+	if src.Excerpt == "" {
 		return nil
 	}
 	if len(src.Messages) == 0 {
 		return memd.Errorf(memd.EINVALID, "source.excerpt needs source.messages: the excerpt is kept under the messages it quotes")
 	}
-	if n := len([]rune(text)); n > MaxExcerpt {
+	if n := len([]rune(src.Excerpt)); n > MaxExcerpt {
 		return memd.Errorf(memd.EINVALID, "source.excerpt is %d characters; at most %d", n, MaxExcerpt)
 	}
-	if !strings.ContainsFunc(text, func(r rune) bool { return r != ' ' && r != '\n' && r != '\t' }) {
+	if strings.TrimSpace(src.Excerpt) == "" {
 		return memd.Errorf(memd.EINVALID, "source.excerpt is blank")
 	}
 	return nil
 }
 
-func (s *Store) put(each func(put func(record))) error {
+func (s *Store) put(recs []record) error {
 	err := s.db.Update(func(tx *buntdb.Tx) error {
-		var failed error
-		each(func(r record) {
-			if failed != nil {
-				return
-			}
-			k := key(r.ID, r.Chat)
-			if r.Excerpt {
-				if v, err := tx.Get(k); err == nil && !isExcerpt(v) {
-					return // the message itself is kept
-				}
+		for _, r := range recs {
+			k := msgKey(r.Agent, r.ID, r.Chat)
+			if _, err := tx.Get(k); err == nil {
+				continue // kept already: never overwritten
+			} else if !errors.Is(err, buntdb.ErrNotFound) {
+				return err
 			}
 			b, err := json.Marshal(r)
 			if err != nil {
-				failed = err
-				return
+				return err
 			}
-			_, _, failed = tx.Set(k, string(b), nil)
-		})
-		return failed
+			if _, _, err := tx.Set(k, string(b), nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("keep message text: %w", err)
@@ -135,31 +158,114 @@ func (s *Store) put(each func(put func(record))) error {
 	return nil
 }
 
-func isExcerpt(v string) bool {
-	var r record
-	return json.Unmarshal([]byte(v), &r) == nil && r.Excerpt
+// Cite records that memd's commit was made from these messages, and marks
+// their texts cited.
+func (s *Store) Cite(commit string, cs ...Citation) error {
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c Citation) bool { return c.Agent == "" || len(c.Messages) == 0 })
+	if commit == "" || len(cs) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	err = s.db.Update(func(tx *buntdb.Tx) error {
+		if _, _, err := tx.Set(citePrefix+commit, string(b), nil); err != nil {
+			return err
+		}
+		for _, c := range cs {
+			for _, id := range c.Messages {
+				err := eachRecord(tx, c.Agent, id, c.Chat, func(k string, r *record) error {
+					if r.Cited {
+						return nil
+					}
+					r.Cited = true
+					return setRecord(tx, k, r)
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record what commit %s cites: %w", commit, err)
+	}
+	return nil
 }
 
-// Quotes returns the kept messages with these IDs, in the order asked. A
-// chat, when given, picks among messages of several chats with one ID.
-func (s *Store) Quotes(ids []string, chat string) ([]memd.Quote, error) {
+// eachRecord calls fn with every kept message of agent with id, in chat
+// (in any of the agent's chats when chat is empty).
+func eachRecord(tx *buntdb.Tx, agent, id, chat string, fn func(k string, r *record) error) error {
+	var keys []string
+	var recs []*record
+	p := msgPrefix + agent + sep + id + sep
+	if chat != "" {
+		p = msgKey(agent, id, chat)
+	}
+	err := tx.AscendGreaterOrEqual("", p, func(k, v string) bool {
+		if !strings.HasPrefix(k, p) {
+			return false
+		}
+		if chat != "" && k != p {
+			return true
+		}
+		var r record
+		if json.Unmarshal([]byte(v), &r) == nil {
+			keys, recs = append(keys, k), append(recs, &r)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if err := fn(k, recs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setRecord(tx *buntdb.Tx, k string, r *record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, _, err = tx.Set(k, string(b), nil)
+	return err
+}
+
+// Quotes returns the kept texts the citations of these commits name, in
+// the order of the commits and their messages, each once.
+func (s *Store) Quotes(commits []string) ([]memd.Quote, error) {
 	var out []memd.Quote
+	seen := make(map[string]bool)
 	err := s.db.View(func(tx *buntdb.Tx) error {
-		for _, id := range ids {
-			var found []memd.Quote
-			err := ascendPrefix(tx, prefix+id+"\x00", func(k, v string) bool {
-				var r record
-				if json.Unmarshal([]byte(v), &r) == nil {
-					found = append(found, r.Quote)
-				}
-				return true
-			})
-			if err != nil {
+		for _, c := range commits {
+			v, err := tx.Get(citePrefix + c)
+			if errors.Is(err, buntdb.ErrNotFound) {
+				continue
+			} else if err != nil {
 				return err
 			}
-			for _, q := range found {
-				if chat == "" || q.Chat == chat || len(found) == 1 {
-					out = append(out, q)
+			var cs []Citation
+			if json.Unmarshal([]byte(v), &cs) != nil {
+				continue
+			}
+			for _, ct := range cs {
+				for _, id := range ct.Messages {
+					err := eachRecord(tx, ct.Agent, id, ct.Chat, func(k string, r *record) error {
+						if !seen[k] {
+							seen[k] = true
+							out = append(out, r.Quote)
+						}
+						return nil
+					})
+					if err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -171,54 +277,41 @@ func (s *Store) Quotes(ids []string, chat string) ([]memd.Quote, error) {
 	return out, nil
 }
 
-// ascendPrefix calls fn with every key that starts with p, in order.
-func ascendPrefix(tx *buntdb.Tx, p string, fn func(k, v string) bool) error {
-	return tx.AscendGreaterOrEqual("", p, func(k, v string) bool {
-		return strings.HasPrefix(k, p) && fn(k, v)
-	})
-}
-
-// Purge drops the text of a message and of every message of its exchange,
-// and returns the IDs dropped. ENOTFOUND when no text is kept for it.
-func (s *Store) Purge(id string) ([]string, error) {
+// Purge drops the kept text of message id — of every agent and chat that
+// holds one, or only in chat when it is given — together with the other
+// messages of its exchange, and returns the IDs dropped. ENOTFOUND when no
+// text is kept for it.
+func (s *Store) Purge(id, chat string) ([]string, error) {
 	var dropped []string
 	err := s.db.Update(func(tx *buntdb.Tx) error {
-		var keys []string
-		seen := make(map[string]bool)
-		var visit func(id string) error
-		visit = func(id string) error {
-			if seen[id] {
-				return nil
+		type exchange struct{ agent, chat string }
+		siblings := make(map[exchange][]string)
+		err := tx.AscendGreaterOrEqual("", msgPrefix, func(k, v string) bool {
+			if !strings.HasPrefix(k, msgPrefix) {
+				return false
 			}
-			seen[id] = true
-			var siblings []string
-			err := ascendPrefix(tx, prefix+id+"\x00", func(k, v string) bool {
-				keys = append(keys, k)
-				var r record
-				if json.Unmarshal([]byte(v), &r) == nil {
-					siblings = append(siblings, r.Siblings...)
-				}
+			parts := strings.Split(strings.TrimPrefix(k, msgPrefix), sep)
+			if len(parts) != 3 || parts[1] != id || chat != "" && parts[2] != chat {
 				return true
-			})
-			if err != nil {
-				return err
 			}
-			for _, sib := range siblings {
-				if err := visit(sib); err != nil {
+			var r record
+			json.Unmarshal([]byte(v), &r)
+			x := exchange{parts[0], parts[2]}
+			siblings[x] = append(append(siblings[x], id), r.Siblings...)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for x, ids := range siblings {
+			for _, m := range ids {
+				k := msgKey(x.agent, m, x.chat)
+				if _, err := tx.Delete(k); err == nil {
+					dropped = append(dropped, m)
+				} else if !errors.Is(err, buntdb.ErrNotFound) {
 					return err
 				}
 			}
-			return nil
-		}
-		if err := visit(id); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
-				return err
-			}
-			id, _, _ := strings.Cut(strings.TrimPrefix(k, prefix), "\x00")
-			dropped = append(dropped, id)
 		}
 		return nil
 	})
@@ -231,48 +324,58 @@ func (s *Store) Purge(id string) ([]string, error) {
 	return dropped, nil
 }
 
-// Sweep drops the messages no fact cites that are older than grace, and,
-// when keep is not zero, every message older than keep. cited reports
-// whether a fact at HEAD cites a message. It returns how many it dropped.
-func (s *Store) Sweep(cited func(id string) bool, grace, keep time.Duration) (int, error) {
+// Sweep drops, in one step, the texts no commit cites that memd stored
+// more than grace ago and that waiting does not name (the learner's
+// unfinished work), and, when keep is not zero, every text stored more
+// than keep ago. It returns how many it dropped.
+func (s *Store) Sweep(grace, keep time.Duration, waiting func(agent, id string) bool) (int, error) {
 	now := s.now()
-	var drop []string
-	err := s.db.View(func(tx *buntdb.Tx) error {
-		return ascendPrefix(tx, prefix, func(k, v string) bool {
+	n := 0
+	err := s.db.Update(func(tx *buntdb.Tx) error {
+		var drop []string
+		err := tx.AscendGreaterOrEqual("", msgPrefix, func(k, v string) bool {
+			if !strings.HasPrefix(k, msgPrefix) {
+				return false
+			}
 			var r record
 			if json.Unmarshal([]byte(v), &r) != nil {
 				drop = append(drop, k)
 				return true
 			}
-			age := now.Sub(r.Time)
-			if keep > 0 && age > keep || age > grace && !cited(r.ID) {
+			age := now.Sub(r.Stored)
+			if keep > 0 && age > keep || age > grace && !r.Cited && !waiting(r.Agent, r.ID) {
 				drop = append(drop, k)
 			}
 			return true
 		})
-	})
-	if err != nil || len(drop) == 0 {
-		return 0, err
-	}
-	err = s.db.Update(func(tx *buntdb.Tx) error {
+		if err != nil {
+			return err
+		}
 		for _, k := range drop {
 			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
 				return err
 			}
 		}
+		n = len(drop)
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sweep kept messages: %w", err)
 	}
-	return len(drop), nil
+	return n, nil
 }
 
 // Count returns how many messages are kept.
 func (s *Store) Count() (int, error) {
 	n := 0
 	err := s.db.View(func(tx *buntdb.Tx) error {
-		return ascendPrefix(tx, prefix, func(k, v string) bool { n++; return true })
+		return tx.AscendGreaterOrEqual("", msgPrefix, func(k, v string) bool {
+			if !strings.HasPrefix(k, msgPrefix) {
+				return false
+			}
+			n++
+			return true
+		})
 	})
 	return n, err
 }

@@ -24,94 +24,124 @@ func open(t *testing.T, path string, c *clock) *transcript.Store {
 	return s
 }
 
-func ids(qs []memd.Quote) []string {
+func texts(qs []memd.Quote) []string {
 	var out []string
 	for _, q := range qs {
-		out = append(out, q.ID+"@"+q.Chat+"="+q.Text)
+		out = append(out, q.Agent+"/"+q.Chat+"/"+q.ID+"="+q.Text)
 	}
 	return out
 }
 
-func TestStore_KeepsQuotesExcerptsAndSweeps(t *testing.T) {
+func ex(agent, chat string, msgs ...string) memd.Exchange {
+	e := memd.Exchange{Agent: agent, Chat: chat}
+	for i := 0; i+1 < len(msgs); i += 2 {
+		e.Messages = append(e.Messages, memd.Message{ID: msgs[i], Role: "user", Text: msgs[i+1]})
+	}
+	return e
+}
+
+// Texts are kept per agent and chat and never overwritten; a trace reads
+// only what memd's citations name.
+func TestStore_QuotesWhatCommitsCite(t *testing.T) {
 	c := &clock{time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
 	path := filepath.Join(t.TempDir(), "messages.db")
 	s := open(t, path, c)
-	ex := memd.Exchange{Agent: "alice", Chat: "c1", User: "pat", Time: c.t, Messages: []memd.Message{
-		{ID: "1", Role: "user", Text: "hello there"}, {ID: "2", Role: "agent", Text: "hi pat"}}}
-	if err := s.Keep(ex); err != nil {
-		t.Fatal(err)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Another chat reuses message ID 1.
-	if err := s.Keep(memd.Exchange{Agent: "bob", Chat: "c2", Time: c.t, Messages: []memd.Message{{ID: "1", Role: "user", Text: "other chat"}}}); err != nil {
-		t.Fatal(err)
-	}
-	// An excerpt never overwrites a message's own text.
-	if err := s.KeepExcerpt("alice", memd.Source{Messages: []string{"2", "9"}, Chat: "c1"}, "quoted"); err != nil {
-		t.Fatal(err)
-	}
+	must(s.Keep(ex("alice", "c1", "1", "my PIN is 4921", "2", "noted")))
+	must(s.Keep(ex("alice", "c2", "1", "other chat, same ID")))
+	// bob reuses alice's IDs: his own texts, alice's untouched.
+	must(s.Keep(ex("bob", "c1", "1", "wire money to bob")))
+	must(s.Keep(ex("alice", "c1", "1", "rewritten later")))
+	must(s.KeepExcerpt("alice", memd.Source{Messages: []string{"2", "9"}, Chat: "c1", Excerpt: "quoted"}))
+	must(s.Cite("commitA", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1", "2", "9"}}))
+	must(s.Cite("commitB", transcript.Citation{Agent: "bob", Chat: "c1", Messages: []string{"7"}}))
 	s.Close()
 	s = open(t, path, c) // kept across a restart
-	qs, err := s.Quotes([]string{"1", "2", "9"}, "c1")
-	if err != nil {
+
+	qs, err := s.Quotes([]string{"commitA"})
+	must(err)
+	if got, want := texts(qs), []string{"alice/c1/1=my PIN is 4921", "alice/c1/2=noted", "alice/c1/9=quoted"}; !slices.Equal(got, want) {
+		t.Errorf("commitA quotes %q, want %q", got, want)
+	}
+	if qs, _ := s.Quotes([]string{"commitB", "not-cited"}); len(qs) != 0 {
+		t.Errorf("bob's commit citing a message he never said quotes %q", texts(qs))
+	}
+	// An episode cites messages of the agent's chats without naming one.
+	must(s.Cite("episode", transcript.Citation{Agent: "alice", Messages: []string{"1"}}))
+	if qs, _ := s.Quotes([]string{"episode"}); len(qs) != 2 {
+		t.Errorf("episode quotes %q, want alice's two messages 1", texts(qs))
+	}
+}
+
+func TestStore_SweepKeepsWhatIsCitedOrAwaited(t *testing.T) {
+	c := &clock{time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+	s := open(t, filepath.Join(t.TempDir(), "messages.db"), c)
+	old := ex("alice", "c1", "1", "cited", "2", "taught nothing", "3", "still queued")
+	old.Time = c.t.Add(-30 * 24 * time.Hour) // the caller's word: not what the grace counts from
+	if err := s.Keep(old); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ids(qs), []string{"1@c1=hello there", "2@c1=hi pat", "9@c1=quoted"}; !slices.Equal(got, want) {
-		t.Errorf("quotes %q, want %q", got, want)
+	if err := s.Cite("commitA", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1"}}); err != nil {
+		t.Fatal(err)
 	}
-	if qs, _ := s.Quotes([]string{"1"}, ""); len(qs) != 2 {
-		t.Errorf("without a chat, both messages 1: %q", ids(qs))
-	}
-
-	// A week on, texts no fact cites go; cited ones stay.
-	c.t = c.t.Add(6 * 24 * time.Hour)
-	cited := func(id string) bool { return id == "2" }
-	if n, err := s.Sweep(cited, 7*24*time.Hour, 0); err != nil || n != 0 {
+	queued := func(agent, id string) bool { return agent == "alice" && id == "3" }
+	week := 7 * 24 * time.Hour
+	if n, err := s.Sweep(week, 0, queued); err != nil || n != 0 {
 		t.Errorf("within the grace: dropped %d, %v", n, err)
 	}
-	c.t = c.t.Add(2 * 24 * time.Hour)
-	if n, err := s.Sweep(cited, 7*24*time.Hour, 0); err != nil || n != 3 {
-		t.Errorf("after the grace: dropped %d (want 3), %v", n, err)
+	c.t = c.t.Add(8 * 24 * time.Hour)
+	if n, err := s.Sweep(week, 0, queued); err != nil || n != 1 {
+		t.Errorf("after the grace: dropped %d (want 1), %v", n, err)
 	}
-	if n, _ := s.Count(); n != 1 {
-		t.Errorf("%d kept, want 1", n)
+	if n, _ := s.Count(); n != 2 {
+		t.Errorf("%d kept, want the cited and the queued", n)
 	}
 	// A retention drops even a cited text.
-	if n, err := s.Sweep(cited, 7*24*time.Hour, 5*24*time.Hour); err != nil || n != 1 {
+	if n, err := s.Sweep(week, 5*24*time.Hour, queued); err != nil || n != 2 {
 		t.Errorf("past the retention: dropped %d, %v", n, err)
 	}
 }
 
-func TestStore_PurgeDropsTheWholeExchange(t *testing.T) {
+func TestStore_PurgeDropsOneExchange(t *testing.T) {
 	c := &clock{time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
 	s := open(t, filepath.Join(t.TempDir(), "messages.db"), c)
-	s.Keep(memd.Exchange{Agent: "alice", Chat: "c1", Messages: []memd.Message{{ID: "a", Role: "user", Text: "x"}, {ID: "b", Role: "agent", Text: "y"}}})
-	s.Keep(memd.Exchange{Agent: "alice", Chat: "c1", Messages: []memd.Message{{ID: "c", Role: "user", Text: "z"}}})
-	got, err := s.Purge("b")
-	if slices.Sort(got); err != nil || !slices.Equal(got, []string{"a", "b"}) {
-		t.Errorf("purge: %q, %v", got, err)
+	s.Keep(ex("alice", "a", "1", "x", "2", "y"))
+	s.Keep(ex("alice", "b", "1", "other", "2", "chat"))
+	s.Keep(ex("alice", "a", "3", "z"))
+	got, err := s.Purge("2", "a")
+	if slices.Sort(got); err != nil || !slices.Equal(got, []string{"1", "2"}) {
+		t.Errorf("purge 2 in chat a: %q, %v", got, err)
 	}
-	if n, _ := s.Count(); n != 1 {
-		t.Errorf("%d kept after the purge, want 1", n)
+	if n, _ := s.Count(); n != 3 {
+		t.Errorf("%d kept after the purge, want 3", n)
 	}
-	if _, err := s.Purge("b"); memd.ErrorCode(err) != memd.ENOTFOUND {
+	got, err = s.Purge("1", "")
+	if err != nil || len(got) != 2 {
+		t.Errorf("purge 1 in every chat: %q, %v", got, err)
+	}
+	if _, err := s.Purge("1", ""); memd.ErrorCode(err) != memd.ENOTFOUND {
 		t.Errorf("purging again: %v", err)
 	}
 }
 
 func TestCheckExcerpt(t *testing.T) {
 	for _, tc := range []struct {
-		src  memd.Source
-		text string
-		ok   bool
+		src memd.Source
+		ok  bool
 	}{
-		{memd.Source{Messages: []string{"m"}}, "said this", true},
-		{memd.Source{}, "", true},
-		{memd.Source{}, "said this", false},
-		{memd.Source{Messages: []string{"m"}}, " \n ", false},
-		{memd.Source{Messages: []string{"m"}}, string(make([]rune, transcript.MaxExcerpt+1)), false},
+		{memd.Source{Messages: []string{"m"}, Excerpt: "said this"}, true},
+		{memd.Source{}, true},
+		{memd.Source{Excerpt: "said this"}, false},
+		{memd.Source{Messages: []string{"m"}, Excerpt: " \n "}, false},
+		{memd.Source{Messages: []string{"m"}, Excerpt: string(make([]rune, transcript.MaxExcerpt+1))}, false},
 	} {
-		if err := transcript.CheckExcerpt(tc.src, tc.text); (err == nil) != tc.ok {
-			t.Errorf("CheckExcerpt(%+v, %.20q) = %v", tc.src, tc.text, err)
+		if err := transcript.CheckExcerpt(tc.src); (err == nil) != tc.ok {
+			t.Errorf("CheckExcerpt(%.40q) = %v", tc.src.Excerpt, err)
 		}
 	}
 }

@@ -1,18 +1,24 @@
 // Package udiff renders the difference of two texts as a unified diff, as
-// git diff shows it, for notes in the feed.
+// git diff shows it, for notes in the feed and their history. Lines are
+// compared with Myers' algorithm (sergi/go-diff), after the common head
+// and tail are set aside, so a one-line edit in a long note is a one-line
+// diff, whatever the note's length.
 package udiff
 
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // context is the number of unchanged lines shown around a change.
 const context = 3
 
-// maxCells bounds the work of the line comparison; beyond it the diff shows
-// the whole old text removed and the new one added.
-const maxCells = 4 << 20
+// timeout bounds the comparison of two very different long texts; past it
+// the diff is still right, only not the shortest.
+const timeout = time.Second
 
 // Diff returns the unified diff from a to b, labelled with name, or "" when
 // they are equal.
@@ -20,8 +26,7 @@ func Diff(name, a, b string) string {
 	if a == b {
 		return ""
 	}
-	x, y := lines(a), lines(b)
-	ops := compare(x, y)
+	ops := compare(a, b)
 	var out strings.Builder
 	from, to := "a/"+name, "b/"+name
 	if a == "" {
@@ -69,46 +74,30 @@ type op struct {
 	x, y int // line numbers in a and b before this op
 }
 
-// compare lists the operations turning x into y, by longest common
-// subsequence.
-func compare(x, y []string) []op {
-	n, m := len(x), len(y)
+// compare lists the line operations turning a into b.
+func compare(a, b string) []op {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = timeout
+	ra, rb, table := dmp.DiffLinesToRunes(a, b)
+	diffs := dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), table)
 	var ops []op
-	if n*m > maxCells {
-		for i, l := range x {
-			ops = append(ops, op{'-', l, i, 0})
+	x, y := 0, 0
+	for _, d := range diffs {
+		if d.Text == "" {
+			continue
 		}
-		for j, l := range y {
-			ops = append(ops, op{'+', l, n, j})
-		}
-		return ops
-	}
-	// lcs[i][j] is the length of the LCS of x[i:] and y[j:].
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+		for _, l := range lines(d.Text) {
+			switch d.Type {
+			case diffmatchpatch.DiffEqual:
+				ops = append(ops, op{' ', l, x, y})
+				x, y = x+1, y+1
+			case diffmatchpatch.DiffDelete:
+				ops = append(ops, op{'-', l, x, y})
+				x++
+			case diffmatchpatch.DiffInsert:
+				ops = append(ops, op{'+', l, x, y})
+				y++
 			}
-		}
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			ops = append(ops, op{' ', x[i], i, j})
-			i, j = i+1, j+1
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', x[i], i, j})
-			i++
-		default:
-			ops = append(ops, op{'+', y[j], i, j})
-			j++
 		}
 	}
 	return ops

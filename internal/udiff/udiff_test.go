@@ -47,3 +47,37 @@ func TestDiff_AppliesWithGit(t *testing.T) {
 		t.Errorf("diff:\n%s", d)
 	}
 }
+
+// A one-line edit in a long note is a one-line diff: what the feed sends
+// does not grow with the note.
+func TestDiff_OneLineEditInALongNote(t *testing.T) {
+	var b strings.Builder
+	for i := range 2102 {
+		b.WriteString("line " + strings.Repeat("x", i%40) + " of the runbook, number " + string(rune('a'+i%26)) + "\n")
+	}
+	a := b.String()
+	lines := strings.SplitAfter(a, "\n")
+	lines[1050] = "an edited line\n"
+	edited := strings.Join(lines, "")
+	d := udiff.Diff("n.md", a, edited)
+	if n := strings.Count(d, "\n"); n > 12 {
+		t.Errorf("a one-line edit in 2,102 lines makes a %d-line diff:\n%.500s", n, d)
+	}
+	if !strings.Contains(d, "+an edited line\n") || strings.Count(d, "\n-") != 1 {
+		t.Errorf("diff:\n%s", d)
+	}
+}
+
+func BenchmarkDiff_OneLineEditIn2000Lines(b *testing.B) {
+	var sb strings.Builder
+	for i := range 2102 {
+		sb.WriteString("line " + strings.Repeat("x", i%40) + " of the runbook\n")
+	}
+	a := sb.String()
+	lines := strings.SplitAfter(a, "\n")
+	lines[1050] = "an edited line\n"
+	edited := strings.Join(lines, "")
+	for b.Loop() {
+		udiff.Diff("n.md", a, edited)
+	}
+}

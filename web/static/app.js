@@ -22,6 +22,13 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+// show puts a page's parts in the view; lists are flattened and empty
+// parts (null, undefined, false) left out.
+function show(...parts) {
+  view.replaceChildren(...parts.flat(Infinity).filter((p) => p !== null && p !== undefined && p !== false)
+    .map((p) => (p instanceof Node ? p : document.createTextNode(String(p)))));
+}
+
 class APIError extends Error {
   constructor(code, message, rule) { super(message); this.code = code; this.rule = rule; }
 }
@@ -64,6 +71,15 @@ function errorBox(err) {
   return h('p', { class: 'error', role: 'alert' }, `${err.code || 'error'}${rule}: ${err.message}`);
 }
 
+// errorPage replaces a page that could not load, with ways back.
+function errorPage(err) {
+  return [h('h1', {}, 'This page could not load'), errorBox(err),
+    h('p', { class: 'actions', id: 'error-back' },
+      h('button', { onclick: () => history.back() }, '← Back'),
+      h('a', { href: '#/' }, 'Shards'), h('a', { href: '#/search' }, 'Search'),
+      h('button', { onclick: () => route() }, 'Try again'))];
+}
+
 // confirmDialog shows what an action will change and resolves true if the
 // person confirms.
 function confirmDialog(title, body, okLabel) {
@@ -90,7 +106,7 @@ function trailers(c) {
     ['Memory-Op', p.op], ['Fact-Id', (p.fact_ids || []).join(', ')], ['Tier', p.tier],
     ['Source-Message', (p.source_messages || []).join(', ')], ['Source-Chat', p.source_chat],
     ['Chat-Kind', p.chat_kind], ['Learned-By', p.learned_by || 'person (a git commit)'], ['Model', p.model],
-    ['Reverts', p.reverts],
+    ['Prompt', p.prompt], ['Reverts', p.reverts], ['Replaces', p.replaces],
   ].filter(([, v]) => v);
   return h('dl', { class: 'trailers' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
@@ -137,20 +153,22 @@ async function route() {
   const [path, query] = location.hash.slice(1).split('?');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   const params = new URLSearchParams(query || '');
-  view.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  show(h('p', { class: 'muted' }, 'Loading…'));
   try {
     switch (parts[0]) {
       case undefined: return await shardsPage();
       case 'shard': return await shardPage(parts[1] + '/' + parts[2], parts[3] || 'facts', params);
       case 'fact': return await factPage(parts[1] + '/' + parts[2], parts[3]);
+      case 'search': return await searchPage(params);
+      case 'learning': return await learningPage(params);
       case 'note': return await notePage(parts[1] + '/' + parts[2], parts.slice(3).join('/'));
       case 'live': return livePage();
       case 'learner': return await learnerPage();
       case 'remotes': return await remotesPage();
-      default: view.replaceChildren(h('p', {}, 'No such page. ', h('a', { href: '#/' }, 'Back to the shards')));
+      default: show(...errorPage({ code: 'not_found', message: 'no such page: ' + location.hash }));
     }
   } catch (err) {
-    view.replaceChildren(errorBox(err));
+    show(...errorPage(err));
   }
 }
 
@@ -161,7 +179,7 @@ async function shardsPage() {
   const learning = st.learning.enabled
     ? `on (${st.learning.model}), ${st.learning.pending} pending, ${st.learning.failed} failed`
     : `off${st.learning.reason ? ': ' + st.learning.reason : ''}`;
-  view.replaceChildren(
+  show(
     h('h1', {}, 'Shards'),
     h('p', { class: 'muted' }, `${st.facts} facts in ${st.shards} shards, ${st.agents} agents · learning ${learning} · memd ${st.version}`),
     shards.length === 0
@@ -173,8 +191,10 @@ async function shardsPage() {
           h('td', {}, String(s.facts)),
           h('td', {}, when(s.last_change)),
           h('td', { class: 'mono hide-narrow' }, short(s.head)))))),
+    h('h2', {}, 'All memory over time'),
+    await growthChart(''),
   );
-  listen((ev) => { if (ev.type === 'commit') route(); });
+  listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'commit')) route(); }, 2000));
 }
 
 function tabs(shard, active) {
@@ -186,59 +206,137 @@ async function shardPage(shard, tab, params) {
   const head = [h('h1', {}, shard), tabs(shard, tab)];
   if (tab === 'history') return historyTab(shard, head, params);
   if (tab === 'notes') return notesTab(shard, head);
-  return factsTab(shard, head);
+  return factsTab(shard, head, params);
 }
 
-function factRow(shard, f) {
-  return h('tr', { dataset: { id: f.id } },
-    h('td', {}, f.date), h('td', {}, h('span', { class: 'tag' }, f.tier)),
-    h('td', {}, h('a', { href: `#/fact/${shard}/${f.id}` }, f.text)),
+const learnedByKinds = ['learner', 'episode', 'synthesis', 'explicit', 'person', 'import'];
+const pageSize = 100;
+
+// whoWrote says in a few words what wrote a fact's line.
+function whoWrote(o) {
+  if (!o) return '';
+  const by = o.learned_by === 'person' ? 'person' : o.learned_by;
+  return [by, o.model, o.author && o.author !== 'admin' && by !== 'person' ? o.author : (by === 'person' ? o.author : '')]
+    .filter(Boolean).join(' · ');
+}
+
+function factRow(shard, f, fresh) {
+  return h('tr', { dataset: { id: f.id }, class: fresh ? 'fresh' : null },
+    h('td', { class: 'nowrap' }, f.date), h('td', {}, h('span', { class: 'tag' }, f.tier)),
+    h('td', {}, fresh ? h('span', { class: 'new-badge' }, 'new') : null, h('a', { href: `#/fact/${shard}/${f.id}` }, f.text)),
+    h('td', { class: 'hide-narrow' }, whoWrote(f.origin)),
     h('td', { class: 'mono hide-narrow' }, f.id));
 }
 
-async function factsTab(shard, head) {
-  const list = await api('GET', shardPath(shard) + '/facts');
-  let facts = list.facts;
-  const search = h('input', { id: 'fact-search', type: 'search', placeholder: 'Search facts', 'aria-label': 'Search facts' });
-  const tier = h('select', { id: 'fact-tier', 'aria-label': 'Tier' }, h('option', { value: '' }, 'any tier'),
-    ['profile', 'log', 'note', 'episode'].map((t) => h('option', { value: t }, t)));
-  const from = h('input', { id: 'fact-from', type: 'date', 'aria-label': 'From' });
-  const to = h('input', { id: 'fact-to', type: 'date', 'aria-label': 'To' });
-  const body = h('tbody');
-  const count = h('p', { class: 'muted' });
-  const draw = () => {
-    const q = search.value.trim().toLowerCase();
-    const shown = facts.filter((f) => (!q || f.text.toLowerCase().includes(q) || f.id.startsWith(q)) &&
-      (!tier.value || f.tier === tier.value) && (!from.value || f.date >= from.value) && (!to.value || f.date <= to.value));
-    body.replaceChildren(...shown.map((f) => factRow(shard, f)));
-    count.textContent = `${shown.length} of ${facts.length} facts`;
+// pager shows where a page is in a list and moves between pages.
+function pager(offset, size, total, go) {
+  const last = Math.min(offset + size, total);
+  return h('div', { class: 'pager' },
+    h('button', { class: 'prev', disabled: offset === 0, onclick: () => go(Math.max(0, offset - size)) }, '← Newer'),
+    h('span', { class: 'muted' }, total === 0 ? 'nothing' : `${offset + 1}–${last} of ${total}`),
+    h('button', { class: 'next', disabled: last >= total, onclick: () => go(offset + size) }, 'Older →'));
+}
+
+async function factsTab(shard, head, params) {
+  const field = (tag, name, attrs, ...kids) => {
+    const el = h(tag, { id: 'fact-' + name, name, 'aria-label': name, ...attrs }, ...kids);
+    el.value = params.get(name) || '';
+    return el;
   };
-  for (const el of [search, tier, from, to]) el.addEventListener('input', draw);
+  const search = field('input', 'q', { type: 'search', placeholder: 'Text or ID' });
+  const tier = field('select', 'tier', {}, h('option', { value: '' }, 'any'), ['profile', 'log', 'note', 'episode'].map((t) => h('option', { value: t }, t)));
+  const learnedBy = field('select', 'learned_by', {}, h('option', { value: '' }, 'any'), learnedByKinds.map((t) => h('option', { value: t }, t)));
+  const model = field('input', 'model', { placeholder: 'any', size: 12 });
+  const agent = field('input', 'agent', { placeholder: 'any', size: 10 });
+  const from = field('input', 'from', { type: 'date' });
+  const to = field('input', 'to', { type: 'date' });
+  const sort = field('select', 'sort', {}, [['newest', 'newest first'], ['oldest', 'oldest first'], ['text', 'by text'], ['tier', 'by tier']].map(([v, l]) => h('option', { value: v }, l)));
+  if (!sort.value) sort.value = 'newest';
+  const inputs = [search, tier, learnedBy, model, agent, from, to, sort];
+  const offset = Number(params.get('offset') || 0);
+  const go = (at) => {
+    const q = new URLSearchParams();
+    for (const el of inputs) if (el.value && !(el === sort && el.value === 'newest')) q.set(el.name, el.value);
+    if (at) q.set('offset', at);
+    location.hash = `#/shard/${shard}/facts?${q}`;
+  };
+  const form = h('form', { class: 'filters' },
+    [['Search', search], ['Tier', tier], ['Learned by', learnedBy], ['Model', model], ['Agent', agent], ['From', from], ['To', to], ['Order', sort]]
+      .map(([l, el]) => h('label', {}, l, el)), h('button', {}, 'Show'));
+  form.addEventListener('submit', (e) => { e.preventDefault(); go(0); });
+  for (const el of [tier, learnedBy, sort, from, to]) el.addEventListener('change', () => go(0));
+  const load = async () => {
+    const q = new URLSearchParams({ origins: 'true', limit: String(pageSize), offset: String(offset), sort: sort.value });
+    for (const el of inputs) if (el.value && el !== sort) q.set(el.name, el.value);
+    return api('GET', shardPath(shard) + '/facts?' + q);
+  };
+  let list = await load();
+  const body = h('tbody');
+  const count = h('div');
+  const draw = (fresh) => {
+    body.replaceChildren(...list.facts.map((f) => factRow(shard, f, fresh && fresh.has(f.id))));
+    count.replaceChildren(pager(offset, pageSize, list.total, go));
+  };
   draw();
-  view.replaceChildren(...head,
-    h('div', { class: 'filters' }, h('label', {}, 'Search', search), h('label', {}, 'Tier', tier), h('label', {}, 'From', from), h('label', {}, 'To', to)),
-    count,
+  show(...head, form, count,
     h('table', { class: 'facts', id: 'facts' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Date'), h('th', {}, 'Tier'), h('th', {}, 'Fact'), h('th', { class: 'hide-narrow' }, 'ID'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'Date'), h('th', {}, 'Tier'), h('th', {}, 'Fact'), h('th', { class: 'hide-narrow' }, 'Written by'), h('th', { class: 'hide-narrow' }, 'ID'))),
       body));
-  // Facts written while the page is open appear at once.
-  listen((ev) => {
-    if (ev.type !== 'commit' || ev.shard !== shard) return;
-    for (const ch of ev.changes || []) {
-      if (ch.op === '-') facts = facts.filter((f) => f.id !== ch.fact.id);
-      else if (!facts.some((f) => f.id === ch.fact.id)) facts = [...facts, ch.fact];
+  // Facts written while the page is open take their place at once,
+  // marked new.
+  listen(debounced(async (evs) => {
+    const added = new Set(evs.filter((ev) => ev.type === 'commit' && ev.shard === shard)
+      .flatMap((ev) => (ev.changes || []).filter((ch) => ch.op === '+').map((ch) => ch.fact.id)));
+    if (!evs.some((ev) => ev.type === 'commit' && ev.shard === shard)) return;
+    try {
+      list = await load();
+      draw(added);
+    } catch (err) {
+      toast('Could not refresh: ' + err.message);
     }
-    draw();
-    for (const ch of ev.changes || []) {
-      if (ch.op === '+') body.querySelector(`tr[data-id="${ch.fact.id}"]`)?.classList.add('fresh');
-    }
-  });
+  }, 300));
+}
+
+// debounced calls fn with the events gathered over ms, once.
+function debounced(fn, ms) {
+  let timer = null, evs = [];
+  return (ev) => {
+    evs.push(ev);
+    if (timer) return;
+    timer = setTimeout(() => { const got = evs; evs = []; timer = null; fn(got); }, ms);
+  };
+}
+
+// quoteBlock shows a kept chat message: who said it, when, and the text.
+function quoteBlock(q) {
+  const who = q.role === 'agent' ? (q.agent || 'agent') : q.role === 'user' ? (q.user || 'user') : (q.agent ? q.agent + ' (excerpt)' : 'excerpt');
+  return h('blockquote', { class: 'quote ' + (q.role || 'excerpt'), dataset: { message: q.id } },
+    h('div', { class: 'quote-head' }, h('strong', {}, who), h('span', { class: 'muted' }, ` ${when(q.time)} · ${q.id}${q.chat ? ' · chat ' + q.chat : ''}`)),
+    h('div', { class: 'quote-text' }, q.text));
+}
+
+// undoable asks, without committing, what reverting req would change.
+async function undoable(req) {
+  try {
+    const res = await api('POST', '/v1/revert', { ...req, dry_run: true });
+    return res.reverts.reduce((n, r) => n + r.changes.length, 0);
+  } catch (err) {
+    if (err.code === 'not_found') return 0;
+    throw err;
+  }
+}
+
+function addedText(c) {
+  return ((c.changes || []).find((ch) => ch.op === '+') || {}).fact?.text || '';
 }
 
 async function factPage(shard, id) {
   const tr = await api('GET', shardPath(shard) + '/facts/' + enc(id) + '/trace');
   const f = tr.fact;
   const c = tr.introduced;
+  const chain = tr.chain || [];
+  const first = chain[chain.length - 1] || c;
+  const messages = [...new Set(chain.flatMap((v) => v.provenance.source_messages || []))];
   const actions = h('div', { class: 'actions' });
   const out = h('div');
   if (tr.present) {
@@ -246,23 +344,37 @@ async function factPage(shard, id) {
       h('button', { id: 'edit-fact', onclick: () => editFact(shard, f, out) }, 'Edit'),
       h('button', { id: 'forget-fact', onclick: () => forgetFact(shard, f) }, 'Forget'));
   }
-  if (c) {
+  // Only what something is left to undo gets a button.
+  const [commitLeft, exchangeLeft] = await Promise.all([
+    c ? undoable({ shard, commit: c.commit }) : 0,
+    messages.length ? undoable({ messages }) : 0,
+  ]);
+  if (commitLeft) {
     actions.append(h('button', { id: 'revert-commit', onclick: () => revert({ shard, commit: c.commit }, `Revert commit ${short(c.commit)}`) }, 'Revert its commit'));
-    for (const m of c.provenance.source_messages || []) {
-      actions.append(h('button', { class: 'revert-message', dataset: { message: m }, onclick: () => revert({ message: m }, `Revert everything learned from message ${m}`) },
-        `Revert everything from ${m}`));
-    }
   }
-  view.replaceChildren(
+  if (exchangeLeft) {
+    actions.append(h('button', { id: 'revert-exchange', class: 'danger', onclick: () => revert({ messages }, `Revert everything learned from ${messages.length === 1 ? 'message ' + messages[0] : 'these ' + messages.length + ' messages'}`) },
+      'Revert this exchange'), h('span', { class: 'muted revert-note' }, 'messages ' + messages.join(', ')));
+  }
+  const said = tr.messages || [];
+  show(
     h('p', {}, h('a', { href: `#/shard/${shard}/facts` }, '← ' + shard)),
     h('h1', { id: 'fact-text' }, f.text),
     h('p', { class: 'muted' }, `${f.id} · ${f.date} · ${f.tier} · ${f.file} · `, tr.present ? 'in memory' : h('strong', {}, 'no longer in memory')),
     actions, out,
-    h('h2', {}, 'Where it came from'),
-    c ? h('div', { class: 'card', id: 'provenance' },
+    h('h2', {}, 'What was said'),
+    h('div', { id: 'conversation' }, said.length ? said.map(quoteBlock)
+      : h('p', { class: 'muted' }, messages.length ? `memd keeps no text of ${messages.join(', ')} (not learned through memd, purged, or past the retention).` : 'No chat message is cited.')),
+    chain.length > 1 ? [h('h2', {}, `Versions (edited ${chain.length - 1} time${chain.length > 2 ? 's' : ''})`),
+      h('ol', { id: 'chain', class: 'chain' }, chain.map((v, i) => h('li', { dataset: { hash: v.commit } },
+        h('div', {}, h('strong', {}, addedText(v))),
+        h('div', { class: 'muted' }, `${i === chain.length - 1 ? 'first ' + (v.provenance.op || 'written') : 'edited'} by ${v.author.name} · ${when(v.time)} · ${short(v.commit)}`,
+          v.provenance.learned_by ? ` · ${v.provenance.learned_by}` : '', v.provenance.model ? ` · ${v.provenance.model}` : ''))))] : null,
+    h('h2', {}, chain.length > 1 ? 'Where it was first learned' : 'Where it came from'),
+    first ? h('div', { class: 'card', id: 'provenance' },
       h('div', { class: 'commit' },
-        h('div', { class: 'head' }, h('span', { class: 'mono' }, short(c.commit)), h('strong', {}, c.author.name), h('span', { class: 'muted' }, when(c.time))),
-        h('p', {}, c.subject), trailers(c), h('h2', {}, 'Diff'), (c.changes || []).map(changeLine), (c.notes || []).map((n) => h('div', { class: 'change' }, '~ ' + n))))
+        h('div', { class: 'head' }, h('span', { class: 'mono' }, short(first.commit)), h('strong', {}, first.author.name), h('span', { class: 'muted' }, when(first.time))),
+        h('p', {}, first.subject), trailers(first), h('h2', {}, 'Diff'), (first.changes || []).map(changeLine), (first.notes || []).map((n) => h('div', { class: 'change' }, '~ ' + n))))
       : h('p', { class: 'muted' }, 'No commit introduced it as it stands.'),
     h('h2', {}, 'Every commit that touched it'),
     h('div', { id: 'fact-history' }, (tr.history || []).map((hc) => commitBlock(shard, hc))));
@@ -333,74 +445,180 @@ function commitBlock(shard, c) {
     (c.notes || []).map((n) => h('div', { class: 'change' }, '~ ' + n)));
 }
 
+const historyPage = 50;
+
 async function historyTab(shard, head, params) {
   const agent = h('input', { id: 'log-agent', name: 'agent', value: params.get('agent') || '', placeholder: 'agent or person' });
   const op = h('select', { id: 'log-op', name: 'op' }, h('option', { value: '' }, 'any'),
-    ['remember', 'forget', 'note-edit', 'revert', 'import'].map((o) => h('option', { value: o, selected: params.get('op') === o }, o)));
+    ['remember', 'forget', 'edit', 'note-edit', 'revert', 'import', 'merge'].map((o) => h('option', { value: o, selected: params.get('op') === o }, o)));
   const message = h('input', { id: 'log-message', name: 'message', value: params.get('message') || '', placeholder: 'message ID' });
   const form = h('form', { class: 'filters' }, h('label', {}, 'Author', agent), h('label', {}, 'Operation', op), h('label', {}, 'Source message', message), h('button', {}, 'Filter'));
+  const offset = Number(params.get('offset') || 0);
+  const go = (at) => {
+    const q = new URLSearchParams();
+    for (const el of [agent, op, message]) if (el.value) q.set(el.name, el.value);
+    if (at) q.set('offset', at);
+    location.hash = `#/shard/${shard}/history?${q}`;
+  };
+  form.addEventListener('submit', (e) => { e.preventDefault(); go(0); });
+  // One more than a page says whether there is a next one.
+  const q = new URLSearchParams({ limit: String(historyPage + 1), offset: String(offset) });
+  for (const k of ['agent', 'op', 'message']) if (params.get(k)) q.set(k, params.get(k));
+  const [{ commits }, chart] = await Promise.all([api('GET', shardPath(shard) + '/log?' + q), growthChart(shard)]);
+  const more = commits.length > historyPage;
+  const shown = commits.slice(0, historyPage);
+  const nav = h('div', { class: 'pager' },
+    h('button', { class: 'prev', disabled: offset === 0, onclick: () => go(Math.max(0, offset - historyPage)) }, '← Newer'),
+    h('span', { class: 'muted' }, shown.length ? `commits ${offset + 1}–${offset + shown.length}` : 'no commits match'),
+    h('button', { class: 'next', disabled: !more, onclick: () => go(offset + historyPage) }, 'Older →'));
+  show(...head, h('h2', {}, 'Growth'), chart, form, nav,
+    h('div', { id: 'history' }, shown.map((c) => commitBlock(shard, c))), shown.length > 10 ? nav.cloneNode(true) : null);
+  for (const b of view.querySelectorAll('.pager .prev')) b.onclick = () => go(Math.max(0, offset - historyPage));
+  for (const b of view.querySelectorAll('.pager .next')) b.onclick = () => go(offset + historyPage);
+  if (offset === 0) listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'commit' && ev.shard === shard)) route(); }, 1000));
+}
+
+// growthChart draws how memory grew (one shard, or all with shard ''):
+// facts standing over time as a line, additions above and removals below
+// the axis as bars, per day or per week, by commit time or by the facts'
+// own dates.
+async function growthChart(shard) {
+  const g = await api('GET', '/v1/stats/growth' + (shard ? '?shard=' + enc(shard) : ''));
+  const box = h('div', { class: 'growth', id: 'growth' });
+  const mode = h('select', { id: 'growth-by', 'aria-label': 'Count by' },
+    h('option', { value: 'commit' }, 'by commit time'), h('option', { value: 'date' }, "by the facts' dates"));
+  const draw = () => box.replaceChildren(mode, growthSVG(mode.value === 'date' ? g.by_date : g.by_commit, mode.value));
+  mode.addEventListener('change', draw);
+  draw();
+  return box;
+}
+
+const dayMs = 86400000;
+const isoDay = (t) => new Date(t).toISOString().slice(0, 10);
+
+function growthSVG(days, by) {
+  if (!days || days.length === 0) return h('p', { class: 'muted' }, 'Nothing yet.');
+  // At least a week, ending on the last day with a change.
+  const last = Date.parse(days[days.length - 1].day), first = Math.min(Date.parse(days[0].day), last - 6 * dayMs);
+  const weekly = (last - first) / dayMs > 120;
+  const step = weekly ? 7 * dayMs : dayMs;
+  const buckets = [];
+  for (let t = first; t <= last; t += step) buckets.push({ start: t, added: 0, removed: 0, total: 0 });
+  let i = 0, total = 0;
+  for (const b of buckets) {
+    for (; i < days.length && Date.parse(days[i].day) < b.start + step; i++) {
+      b.added += days[i].added; b.removed += days[i].removed; total = days[i].total;
+    }
+    b.total = total;
+  }
+  const W = 720, H = 220, L = 48, R = 12, T = 12, B = 30;
+  const mid = T + (H - T - B) * 0.72; // the bars' axis; the line uses the full height
+  const maxTotal = Math.max(1, ...buckets.map((b) => b.total));
+  const maxBar = Math.max(1, ...buckets.map((b) => Math.max(b.added, b.removed)));
+  const x = (k) => L + (W - L - R) * (buckets.length === 1 ? 0.5 : k / (buckets.length - 1));
+  const bw = Math.min(24, Math.max(1, (W - L - R) / buckets.length * 0.7));
+  const ns = 'http://www.w3.org/2000/svg';
+  const el = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `facts over time, ${by === 'date' ? "by the facts' dates" : 'by commit time'}, per ${weekly ? 'week' : 'day'}` });
+  // Axes: counts on the left for the line, dates along the bottom.
+  svg.append(el('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis-line' }));
+  for (const frac of [0, 0.5, 1]) {
+    const y = T + (H - T - B) * (1 - frac);
+    svg.append(el('line', { x1: L, x2: W - R, y1: y, y2: y, class: 'grid' }));
+    svg.append(el('text', { x: L - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, String(Math.round(maxTotal * frac))));
+  }
+  const ticks = Math.min(buckets.length, 6);
+  for (let k = 0; k < ticks; k++) {
+    const idx = ticks === 1 ? 0 : Math.round(k * (buckets.length - 1) / (ticks - 1));
+    svg.append(el('text', { x: x(idx), y: H - 10, 'text-anchor': k === 0 ? 'start' : k === ticks - 1 ? 'end' : 'middle', class: 'tick' }, isoDay(buckets[idx].start)));
+  }
+  // One scale for bars up and down, within the room below the axis.
+  const barUnit = Math.min((mid - T) * 0.5, H - B - mid) / maxBar;
+  // The bars' scale, on the right: the most added or removed in a bucket.
+  svg.append(el('text', { x: W - R, y: T + 10, 'text-anchor': 'end', class: 'tick bars' }, `±${maxBar} per ${weekly ? 'week' : 'day'}`));
+  buckets.forEach((b, k) => {
+    const label = `${isoDay(b.start)}${weekly ? ' (week)' : ''}: +${b.added} −${b.removed}, ${b.total} standing`;
+    if (b.added) {
+      const hh = b.added * barUnit;
+      const r = el('rect', { x: x(k) - bw / 2, y: mid - hh, width: bw, height: hh, class: 'add' });
+      r.append(el('title', {}, label));
+      svg.append(r);
+    }
+    if (b.removed) {
+      const hh = b.removed * barUnit;
+      const r = el('rect', { x: x(k) - bw / 2, y: mid, width: bw, height: hh, class: 'del' });
+      r.append(el('title', {}, label));
+      svg.append(r);
+    }
+  });
+  const yOf = (v) => T + (H - T - B) * (1 - v / maxTotal);
+  svg.append(el('polyline', { points: buckets.map((b, k) => `${x(k)},${yOf(b.total)}`).join(' '), class: 'total' }));
+  let added = 0, removed = 0;
+  for (const d of days) { added += d.added; removed += d.removed; }
+  return h('div', { class: 'timeline', id: 'timeline' }, svg,
+    h('div', { class: 'legend muted' }, h('span', { class: 'key total' }, 'facts standing'), h('span', { class: 'key add' }, `added (+${added})`),
+      by === 'commit' ? h('span', { class: 'key del' }, `removed (−${removed})`) : null, h('span', {}, `per ${weekly ? 'week' : 'day'}`)));
+}
+
+async function searchPage(params) {
+  const q = h('input', { id: 'search-q', type: 'search', value: params.get('q') || '', placeholder: 'Search every shard', 'aria-label': 'Search', size: 40 });
+  const form = h('form', { class: 'filters' }, q, h('button', { class: 'primary' }, 'Search'));
+  form.addEventListener('submit', (e) => { e.preventDefault(); location.hash = '#/search?q=' + enc(q.value); });
+  const parts = [h('h1', {}, 'Search'), form];
+  if (params.get('q')) {
+    const res = await api('GET', '/v1/recall?' + new URLSearchParams({ q: params.get('q'), k: '50', explain: 'true' }));
+    parts.push(h('p', { class: 'muted' }, `${res.hits.length} hit(s) in ${res.searched.length} shard(s)`),
+      h('ol', { id: 'search-hits', class: 'hits' }, res.hits.map((hit) => h('li', { dataset: { shard: hit.shard, id: hit.id } },
+        h('div', {}, hit.note ? h('a', { href: `#/note/${hit.shard}/${hit.note}` }, hit.text) : h('a', { href: `#/fact/${hit.shard}/${hit.id}` }, hit.text)),
+        h('div', { class: 'muted' }, `${hit.shard} · ${hit.date} · ${hit.tier}${hit.note ? ' · note ' + hit.note : ''} · score ${hit.score.toFixed(2)}`,
+          hit.explain && hit.explain.terms ? ' · ' + hit.explain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ') : '')))));
+  }
+  show(...parts);
+  q.focus();
+}
+
+async function learningPage(params) {
+  const from = h('input', { id: 'learning-from', type: 'date', name: 'from', value: params.get('from') || '' });
+  const to = h('input', { id: 'learning-to', type: 'date', name: 'to', value: params.get('to') || '' });
+  const form = h('form', { class: 'filters' }, h('label', {}, 'Learned from', from), h('label', {}, 'to', to), h('button', {}, 'Show'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const q = new URLSearchParams();
-    for (const el of [agent, op, message]) if (el.value) q.set(el.name, el.value);
-    location.hash = `#/shard/${shard}/history?${q}`;
+    for (const el of [from, to]) if (el.value) q.set(el.name, el.value);
+    location.hash = '#/learning?' + q;
   });
-  const q = new URLSearchParams({ limit: '1000' });
-  for (const k of ['agent', 'op', 'message']) if (params.get(k)) q.set(k, params.get(k));
-  const { commits } = await api('GET', shardPath(shard) + '/log?' + q);
-  view.replaceChildren(...head, form,
-    h('h2', {}, 'Facts added and removed per day'), timeline(commits),
-    h('h2', {}, `${commits.length} commit(s)`),
-    h('div', { id: 'history' }, commits.map((c) => commitBlock(shard, c))));
-  listen((ev) => { if (ev.type === 'commit' && ev.shard === shard) route(); });
-}
-
-// timeline draws facts added (up) and removed (down) per day, over at
-// least the 30 days up to the newest commit (at most 90).
-function timeline(commits) {
-  const days = new Map();
-  for (const c of commits) {
-    const d = (c.time || '').slice(0, 10);
-    const v = days.get(d) || { add: 0, del: 0 };
-    for (const ch of c.changes || []) ch.op === '+' ? v.add++ : v.del++;
-    days.set(d, v);
-  }
-  const keys = [...days.keys()].sort();
-  if (keys.length === 0) return h('p', { class: 'muted' }, 'No commits.');
-  const dayMs = 86400000;
-  const last = Date.parse(keys[keys.length - 1]);
-  const first = Math.max(Math.min(Date.parse(keys[0]), last - 29 * dayMs), last - 89 * dayMs);
-  const all = [];
-  for (let t = first; t <= last; t += dayMs) all.push(new Date(t).toISOString().slice(0, 10));
-  const max = Math.max(1, ...all.map((k) => { const v = days.get(k); return v ? Math.max(v.add, v.del) : 0; }));
-  const W = 600, H = 120, mid = 60, bw = W / all.length;
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  svg.setAttribute('preserveAspectRatio', 'none');
-  svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', 'facts added and removed per day');
-  const rect = (x, y, w, hgt, cls, title) => {
-    const r = document.createElementNS(ns, 'rect');
-    for (const [k, v] of Object.entries({ x, y, width: w, height: hgt, class: cls })) r.setAttribute(k, v);
-    const t = document.createElementNS(ns, 'title');
-    t.textContent = title;
-    r.append(t);
-    svg.append(r);
-  };
-  const axis = document.createElementNS(ns, 'line');
-  for (const [k, v] of Object.entries({ x1: 0, x2: W, y1: mid, y2: mid, stroke: '#c4cad6', 'stroke-width': 1 })) axis.setAttribute(k, v);
-  svg.append(axis);
-  all.forEach((d, i) => {
-    const v = days.get(d) || { add: 0, del: 0 };
-    const ah = (v.add / max) * (mid - 6), dh = (v.del / max) * (mid - 6);
-    if (v.add) rect(i * bw + bw * 0.15, mid - ah, bw * 0.7, ah, 'add', `${d}: +${v.add}`);
-    if (v.del) rect(i * bw + bw * 0.15, mid, bw * 0.7, dh, 'del', `${d}: -${v.del}`);
-  });
-  let added = 0, removed = 0;
-  for (const v of days.values()) { added += v.add; removed += v.del; }
-  return h('div', { class: 'timeline', id: 'timeline' }, svg,
-    h('div', { class: 'axis' }, h('span', {}, all[0]), h('span', { class: 'muted' }, `+${added} / −${removed}`), h('span', {}, all[all.length - 1])));
+  const q = new URLSearchParams();
+  for (const k of ['from', 'to']) if (params.get(k)) q.set(k, params.get(k));
+  const st = await api('GET', '/v1/stats/learning?' + q);
+  const pct = (r) => (100 * r).toFixed(1) + '%';
+  const undoneList = (r) => h('tr', { class: 'undone-list' }, h('td', { colspan: 7 },
+    r.undone.length === 0 ? h('p', { class: 'muted' }, 'None undone.') : h('ul', {}, r.undone.map((u) => h('li', {},
+      h('a', { href: `#/fact/${u.shard}/${u.fact}` }, u.subject), h('span', { class: 'muted' }, ` · ${u.shard} · ${u.how} by ${u.by}, ${when(u.at)}`))))));
+  show(h('h1', {}, 'Learning'),
+    h('p', { class: 'muted' }, 'Per model, prompt and agent: facts learned, and those people then reverted, forgot or edited within 7 and 30 days. Counted from commit trailers, so git log gives the same figures.'),
+    form,
+    st.rows.length === 0 ? h('p', {}, 'No learned facts in this period.')
+      : h('table', { id: 'learning' },
+        h('thead', {}, h('tr', {}, ['Model', 'Prompt', 'Agent', 'Learned', 'Undone in 7 days', 'Undone in 30 days', ''].map((t) => h('th', {}, t)))),
+        h('tbody', {}, st.rows.flatMap((r) => {
+          const row = h('tr', { dataset: { model: r.model, prompt: r.prompt, agent: r.agent } },
+            h('td', {}, r.model || '–'), h('td', {}, r.prompt_name ? [r.prompt_name, h('div', { class: 'mono muted' }, r.prompt)] : h('span', { class: 'mono' }, r.prompt || '–')),
+            h('td', {}, r.agent), h('td', { class: 'num' }, String(r.learned)),
+            h('td', { class: 'num w7' }, `${r.within_7_days.total} (${pct(r.within_7_days.rate)})`, h('div', { class: 'muted' }, `${r.within_7_days.reverted} reverted · ${r.within_7_days.forgotten} forgotten · ${r.within_7_days.edited} edited`)),
+            h('td', { class: 'num w30' }, `${r.within_30_days.total} (${pct(r.within_30_days.rate)})`, h('div', { class: 'muted' }, `${r.within_30_days.reverted} reverted · ${r.within_30_days.forgotten} forgotten · ${r.within_30_days.edited} edited`)),
+            h('td', {}, h('button', { class: 'show-undone', disabled: r.undone.length === 0, onclick: (e) => {
+              const next = row.nextElementSibling;
+              if (next && next.classList.contains('undone-list')) { next.remove(); e.target.textContent = 'Show undone'; return; }
+              row.after(undoneList(r));
+              e.target.textContent = 'Hide';
+            } }, r.undone.length ? 'Show undone' : 'None undone')));
+          return [row];
+        }))));
 }
 
 async function notesTab(shard, head) {
@@ -417,7 +635,7 @@ async function notesTab(shard, head) {
       form.after(errorBox(err));
     }
   });
-  view.replaceChildren(...head, form,
+  show(...head, form,
     notes.length === 0 ? h('p', { class: 'muted' }, 'No notes.')
       : h('table', { id: 'notes' }, h('thead', {}, h('tr', {}, h('th', {}, 'Note'), h('th', {}, 'Title'), h('th', { class: 'hide-narrow' }, 'Size'))),
         h('tbody', {}, notes.map((n) => h('tr', {},
@@ -425,50 +643,144 @@ async function notesTab(shard, head) {
           h('td', { class: 'hide-narrow' }, `${n.size} bytes`))))));
 }
 
+// rendered is a note's Markdown as the server renders and sanitises it.
+async function rendered(text) {
+  const resp = await fetch('/markdown', { method: 'POST', body: text, credentials: 'same-origin', headers: { 'Content-Type': 'text/markdown' } });
+  if (!resp.ok) throw new APIError('internal', 'could not render the note: ' + resp.status);
+  const box = h('div', { class: 'markdown', id: 'note-rendered' });
+  box.innerHTML = await resp.text(); // sanitised by memd (goldmark and bluemonday)
+  return box;
+}
+
+// diffBlock shows a unified diff with its lines coloured.
+function diffBlock(diff) {
+  return h('pre', { class: 'diff' }, diff.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1).map((l) =>
+    h('span', { class: l.startsWith('@@') ? 'hunk' : l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : '' }, l + '\n')));
+}
+
 async function notePage(shard, path) {
-  const note = await api('GET', notePath(shard, path));
+  const [note, history] = await Promise.all([api('GET', notePath(shard, path)), api('GET', notePath(shard, path) + ':history?limit=20')]);
+  const versions = history.versions || [];
+  const last = versions[0];
   const out = h('div');
-  const rendered = h('div', { class: 'markdown', id: 'note-rendered' }, markdown(note.text));
+  const body = await rendered(note.text);
   const edit = () => {
     const text = h('textarea', { id: 'note-text', 'aria-label': 'Note text' });
     text.value = note.text;
     const save = h('button', { class: 'primary', id: 'note-save' }, 'Save');
-    const form = h('form', {}, text, h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => route() }, 'Cancel')));
+    const problem = h('div', { id: 'note-problem' });
+    const form = h('form', {}, problem, text, h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => route() }, 'Cancel')));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
+      save.disabled = true;
       try {
         const res = await saveNote(shard, path, note, text.value);
         toast(res.commit ? `Saved as commit ${short(res.commit)}` : 'No change');
         route();
       } catch (err) {
-        const hint = err.code === 'revision_mismatch'
-          ? ' Someone changed the note since you opened it; your text is still here — copy it, then reload to see theirs.' : '';
-        form.prepend(errorBox({ ...err, message: err.message + hint, code: err.code }));
+        // One message, replaced on each try, in words a person can act on.
+        problem.replaceChildren(h('p', { class: 'error', role: 'alert' }, conflictMessage(err)));
+      } finally {
+        save.disabled = false;
       }
     });
-    rendered.replaceWith(form);
+    body.replaceWith(form);
     text.focus();
   };
-  view.replaceChildren(
+  show(
     h('p', {}, h('a', { href: `#/shard/${shard}/notes` }, '← notes of ' + shard)),
     h('h1', {}, path),
-    h('p', { class: 'muted' }, 'revision ', h('span', { class: 'mono', id: 'note-revision' }, note.revision.slice(0, 16)), ` · commit ${short(note.commit)}`),
+    h('p', { class: 'muted', id: 'note-changed' }, last
+      ? ['last changed by ', h('strong', {}, last.author.name), ` · ${when(last.time)} · commit `, h('span', { class: 'mono' }, short(last.commit)),
+        last.subject ? ` · ${last.subject}` : '']
+      : 'never committed'),
     h('div', { class: 'actions' }, h('button', { id: 'note-edit', onclick: edit }, 'Edit')),
-    out, rendered);
+    out, body,
+    h('h2', {}, 'History'),
+    h('div', { id: 'note-history' }, versions.map((v) => h('details', { class: 'version', dataset: { hash: v.commit } },
+      h('summary', {}, h('span', { class: 'mono' }, short(v.commit)), ' ', h('strong', {}, v.author.name), h('span', { class: 'muted' }, ` ${when(v.time)} `), v.subject),
+      trailers(v), diffBlock(v.diff)))),
+    versions.length === 20 ? h('p', { class: 'muted' }, 'The 20 most recent changes; git log in the shard has them all.') : null);
 }
 
-// saveNote writes a person's whole new text as one anchored edit of the
-// old text, at the revision they opened, so a change made meanwhile is
-// never overwritten.
+// conflictMessage says why a save was refused, in words a person can act
+// on.
+function conflictMessage(err) {
+  switch (err.code) {
+    case 'anchor_not_found':
+    case 'anchor_ambiguous':
+    case 'revision_mismatch':
+      return 'Someone changed the lines you edited since you opened this note, so your change was not saved. ' +
+        'Your text is still in the box: copy what you changed, reload the note to see theirs, and make your change again.';
+    default:
+      return `Not saved: ${err.message}`;
+  }
+}
+
+// lineHunks compares two texts line by line and returns the changed
+// regions: [oldStart, oldEnd, newStart, newEnd) in lines. Common head and
+// tail are set aside first; what is left is compared by longest common
+// subsequence when it is small enough, or taken as one region.
+function lineHunks(a, b) {
+  const x = a.split(/(?<=\n)/), y = b.split(/(?<=\n)/);
+  let pre = 0;
+  while (pre < x.length && pre < y.length && x[pre] === y[pre]) pre++;
+  let suf = 0;
+  while (suf < x.length - pre && suf < y.length - pre && x[x.length - 1 - suf] === y[y.length - 1 - suf]) suf++;
+  const xs = x.slice(pre, x.length - suf), ys = y.slice(pre, y.length - suf);
+  if (xs.length === 0 && ys.length === 0) return { x, y, hunks: [] };
+  if (xs.length * ys.length > 4e6) return { x, y, hunks: [[pre, x.length - suf, pre, y.length - suf]] };
+  const n = xs.length, m = ys.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Int32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i][j] = xs[i] === ys[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  const hunks = [];
+  let i = 0, j = 0, open = null;
+  const close = () => { if (open) { hunks.push([open[0] + pre, i + pre, open[1] + pre, j + pre]); open = null; } };
+  while (i < n || j < m) {
+    if (i < n && j < m && xs[i] === ys[j]) { close(); i++; j++; continue; }
+    if (!open) open = [i, j];
+    if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) i++; else j++;
+  }
+  close();
+  return { x, y, hunks };
+}
+
+// noteEdits turns a person's new text into anchored replace edits of the
+// text they opened: each changed region with enough unchanged lines around
+// it to be found once. A change elsewhere in the note meanwhile does not
+// touch them; a change to the same lines makes their anchor fail.
+function noteEdits(before, after) {
+  const { x, y, hunks } = lineHunks(before, after);
+  // Regions closer than the context they need are merged.
+  const merged = [];
+  for (const hk of hunks) {
+    const prev = merged[merged.length - 1];
+    if (prev && hk[0] - prev[1] < 4) { prev[1] = hk[1]; prev[3] = hk[3]; } else merged.push([...hk]);
+  }
+  const count = (s, sub) => { let n = 0, at = s.indexOf(sub); while (at >= 0) { n++; at = s.indexOf(sub, at + 1); } return n; };
+  return merged.map(([x0, x1, y0, y1]) => {
+    for (let c = 1; ; c++) {
+      const lo = Math.max(0, x0 - c), hi = Math.min(x.length, x1 + c);
+      const find = x.slice(lo, hi).join('');
+      if ((find !== '' && count(before, find) === 1) || (lo === 0 && hi === x.length)) {
+        const replace = x.slice(lo, x0).join('') + y.slice(y0, y1).join('') + x.slice(x1, hi).join('');
+        return { op: 'replace', find, replace };
+      }
+    }
+  });
+}
+
+// saveNote writes a person's new text as anchored edits of the text they
+// opened, so an edit someone made meanwhile elsewhere in the note stays,
+// and one to the same lines refuses the save rather than being overwritten.
 async function saveNote(shard, path, note, text) {
   if (note.text === '') {
     await api('DELETE', notePath(shard, path) + '?expectedRevision=' + note.revision);
     return api('POST', shardPath(shard) + '/notes', { path, text });
   }
-  return api('POST', notePath(shard, path) + ':edit', {
-    expectedRevision: note.revision,
-    edits: [{ op: 'replace', find: note.text, replace: text }],
-  });
+  const edits = noteEdits(note.text, text);
+  if (edits.length === 0) return {};
+  return api('POST', notePath(shard, path) + ':edit', { edits });
 }
 
 function livePage() {
@@ -482,7 +794,7 @@ function livePage() {
         (ev.changes || []).map(changeLine), (ev.notes || []).map((n) => h('div', { class: 'change' }, '~ ' + n.path)))
       : h('div', { class: 'commit' }, h('div', { class: 'head' }, h('strong', {}, ev.type), h('span', {}, ev.shard), h('span', { class: 'muted' }, ev.exchange || ''), ev.error || '')))));
   draw();
-  view.replaceChildren(h('h1', {}, 'Live'), h('p', { class: 'muted' }, 'Every commit in every shard as it happens (newest first).'), list);
+  show(h('h1', {}, 'Live'), h('p', { class: 'muted' }, 'Every commit in every shard as it happens (newest first).'), list);
   listen(draw);
 }
 
@@ -501,7 +813,7 @@ async function learnerPage() {
             try { await api('POST', '/v1/exchanges/' + enc(x.id) + '/retry'); toast('Queued again'); route(); } catch (err) { view.prepend(errorBox(err)); }
           } }, 'Retry')))))));
   }
-  view.replaceChildren(...parts);
+  show(...parts);
   listen((ev) => { if (ev.type === 'learner_failed' || ev.type === 'learned') route(); });
 }
 
@@ -528,7 +840,7 @@ async function remotesPage() {
       view.prepend(errorBox(err));
     }
   };
-  view.replaceChildren(
+  show(
     h('h1', { id: 'remotes-title' }, 'Remotes'),
     h('p', { class: 'muted' }, 'Shards with a git remote: their commits are pushed soon after they are made, and the remote is fetched and merged on a schedule.'),
     ...(remotes.length === 0
@@ -546,58 +858,6 @@ async function remotesPage() {
             h('td', {}, h('button', { class: 'sync', onclick: (e) => sync([r.shard], e.target) }, 'Sync')))))),
       ]),
   );
-}
-
-// ---- Markdown, rendered safely: text is set as text, links are http(s) ----
-
-function markdown(src) {
-  const out = [];
-  const lines = src.replace(/\r\n/g, '\n').split('\n');
-  let para = [], list = null;
-  const flush = () => {
-    if (para.length) out.push(h('p', {}, inline(para.join(' '))));
-    para = [];
-    if (list) out.push(list);
-    list = null;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (line.startsWith('```')) {
-      flush();
-      const code = [];
-      for (i++; i < lines.length && !lines[i].startsWith('```'); i++) code.push(lines[i]);
-      out.push(h('pre', {}, h('code', {}, code.join('\n'))));
-      continue;
-    }
-    const hd = /^(#{1,6})\s+(.*)$/.exec(line);
-    const li = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
-    if (hd) { flush(); out.push(h('h' + Math.min(6, hd[1].length + 1), {}, inline(hd[2]))); }
-    else if (li) {
-      if (para.length) { out.push(h('p', {}, inline(para.join(' ')))); para = []; }
-      if (!list) list = h(/^\s*\d/.test(line) ? 'ol' : 'ul');
-      list.append(h('li', {}, inline(li[1])));
-    } else if (line.trim() === '') flush();
-    else if (list) { flush(); para.push(line.trim()); }
-    else para.push(line.trim());
-  }
-  flush();
-  return out;
-}
-
-function inline(text) {
-  const nodes = [];
-  const re = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|(\[[^\]]+\]\((https?:\/\/[^)\s]+)\))/g;
-  let at = 0, m;
-  while ((m = re.exec(text))) {
-    if (m.index > at) nodes.push(text.slice(at, m.index));
-    if (m[1]) nodes.push(h('code', {}, m[1].slice(1, -1)));
-    else if (m[2]) nodes.push(h('strong', {}, m[2].slice(2, -2)));
-    else if (m[3]) nodes.push(h('em', {}, m[3].slice(1, -1)));
-    else nodes.push(h('a', { href: m[5], rel: 'noopener noreferrer', target: '_blank' }, m[4].slice(1, m[4].indexOf(']'))));
-    at = re.lastIndex;
-  }
-  if (at < text.length) nodes.push(text.slice(at));
-  return nodes;
 }
 
 window.addEventListener('hashchange', route);

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/learn"
+	"github.com/memd/memd/provenance"
+)
+
+// LearningStats counts, per model, prompt and agent, the facts learned in a
+// period and how many people undid, from the trailers of every shard.
+func (s *Service) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.LearningStats, error) {
+	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
+		return memd.LearningStats{}, memd.Errorf(memd.EINVALID, "to (%s) is before from (%s)", q.To, q.From)
+	}
+	ids, err := s.Store.Shards()
+	if err != nil {
+		return memd.LearningStats{}, err
+	}
+	shards := make([]*gitstore.Shard, 0, len(ids))
+	for _, id := range ids {
+		sh, err := s.shard(id)
+		if err != nil {
+			return memd.LearningStats{}, err
+		}
+		shards = append(shards, sh)
+	}
+	return provenance.Learning(shards, q, learn.Prompts())
+}
+
+// Growth says how one shard's facts, or every shard's, grew: by commit
+// time from each commit's diff, and by the dates of the facts held now.
+func (s *Service) Growth(ctx context.Context, q memd.GrowthQuery) (memd.Growth, error) {
+	ids := []memd.ShardID{q.Shard}
+	if q.Shard.IsZero() {
+		var err error
+		if ids, err = s.Store.Shards(); err != nil {
+			return memd.Growth{}, err
+		}
+	}
+	byCommit := make(map[memd.Date]memd.GrowthDay)
+	byDate := make(map[memd.Date]memd.GrowthDay)
+	out := memd.Growth{Shards: ids}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		sh, err := s.shard(id)
+		if err != nil {
+			return out, err
+		}
+		days, err := s.growth.of(sh)
+		if err != nil {
+			return out, err
+		}
+		for _, d := range days {
+			g := byCommit[d.Day]
+			g.Day, g.Added, g.Removed = d.Day, g.Added+d.Added, g.Removed+d.Removed
+			byCommit[d.Day] = g
+		}
+		facts, _, err := sh.Facts()
+		if err != nil {
+			return out, err
+		}
+		out.Facts += len(facts)
+		for _, f := range facts {
+			g := byDate[f.Date]
+			g.Day = f.Date
+			g.Added++
+			byDate[f.Date] = g
+		}
+	}
+	out.ByCommit, out.ByDate = runningTotals(byCommit), runningTotals(byDate)
+	return out, nil
+}
+
+// runningTotals orders days and counts the facts standing after each.
+func runningTotals(days map[memd.Date]memd.GrowthDay) []memd.GrowthDay {
+	out := make([]memd.GrowthDay, 0, len(days))
+	for _, d := range days {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b memd.GrowthDay) int { return a.Day.Days() - b.Day.Days() })
+	total := 0
+	for i := range out {
+		total += out[i].Added - out[i].Removed
+		out[i].Total = total
+	}
+	return out
+}
+
+// growthCache keeps each shard's growth by commit time at its head, so a
+// page opened again reads no history.
+type growthCache struct {
+	mu     sync.Mutex
+	shards map[memd.ShardID]growthAt
+}
+
+type growthAt struct {
+	head plumbing.Hash
+	days []memd.GrowthDay
+}
+
+func (c *growthCache) of(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	g, ok := c.shards[sh.ID()]
+	c.mu.Unlock()
+	if ok && g.head == head {
+		return g.days, nil
+	}
+	days, err := provenance.Growth(sh)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.shards == nil {
+		c.shards = make(map[memd.ShardID]growthAt)
+	}
+	c.shards[sh.ID()] = growthAt{head, days}
+	c.mu.Unlock()
+	return days, nil
+}
