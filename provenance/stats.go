@@ -175,12 +175,9 @@ func Growth(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
 	}
 	days := make(map[memd.Date]*memd.GrowthDay)
 	err = sh.Walk(head, func(c gitstore.Commit) error {
-		d, err := sh.Diff(c)
-		if err != nil {
+		added, removed, err := factsChanged(sh, c)
+		if err != nil || added+removed == 0 {
 			return err
-		}
-		if len(d.Facts) == 0 {
-			return nil
 		}
 		day := memd.DateOf(c.Time.UTC())
 		g := days[day]
@@ -188,13 +185,8 @@ func Growth(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
 			g = &memd.GrowthDay{Day: day}
 			days[day] = g
 		}
-		for _, ch := range d.Facts {
-			if ch.Op == "+" {
-				g.Added++
-			} else {
-				g.Removed++
-			}
-		}
+		g.Added += added
+		g.Removed += removed
 		return nil
 	})
 	if err != nil {
@@ -206,4 +198,32 @@ func Growth(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
 	}
 	slices.SortFunc(out, func(a, b memd.GrowthDay) int { return cmp.Compare(a.Day.Days(), b.Day.Days()) })
 	return out, nil
+}
+
+// factsChanged counts the facts a commit added and removed: from the
+// trailers of memd's own single-fact commits, which say it exactly, and
+// from the diff of every other.
+func factsChanged(sh *gitstore.Shard, c gitstore.Commit) (added, removed int, err error) {
+	if p := Parse(c.Message); madeByMemd(c, p) && len(p.FactIDs) > 0 {
+		switch p.Op {
+		case memd.OpRemember:
+			return len(p.FactIDs), 0, nil
+		case memd.OpForget:
+			return 0, len(p.FactIDs), nil
+		case memd.OpEdit:
+			return 1, 1, nil
+		}
+	}
+	d, err := sh.Diff(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, ch := range d.Facts {
+		if ch.Op == "+" {
+			added++
+		} else {
+			removed++
+		}
+	}
+	return added, removed, nil
 }

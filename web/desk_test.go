@@ -262,6 +262,14 @@ func TestUI_ReviewersDay(t *testing.T) {
 		t.Errorf("the conflict message: %q", msg)
 	}
 
+	run(b, t, "the notes and learner pages",
+		chromedp.Navigate(base+"/#/shard/project/apollo/notes"),
+		chromedp.WaitVisible(css(`#notes`)),
+		screenshot(out, "notes-1280"),
+		chromedp.Navigate(base+"/#/learner"),
+		chromedp.WaitVisible(css(`#learner-state`)),
+		screenshot(out, "learner-1280"))
+
 	run(b, t, "a page that fails has a way back",
 		chromedp.Navigate(base+"/#/fact/agent/alice/000000000000"),
 		chromedp.WaitVisible(css(`#error-back`)),
@@ -280,6 +288,8 @@ func TestUI_ReviewersDay(t *testing.T) {
 		{"facts", "#/shard/agent/bob/facts", "#facts tbody tr"},
 		{"history", "#/shard/agent/alice/history", "#growth svg"},
 		{"note", "#/note/project/apollo/release.md", "#note-rendered table"},
+		{"notes", "#/shard/project/apollo/notes", "#notes"},
+		{"learner", "#/learner", "#learner-state"},
 		{"error", "#/fact/agent/alice/000000000000", "#error-back"},
 	} {
 		run(n, t, p.name+" at 400", chromedp.Navigate(base+"/"+p.hash), chromedp.WaitVisible(css(p.wait)), screenshot(out, p.name+"-400"))

@@ -232,9 +232,9 @@ function factRow(shard, f, fresh) {
 function pager(offset, size, total, go) {
   const last = Math.min(offset + size, total);
   return h('div', { class: 'pager' },
-    h('button', { class: 'prev', disabled: offset === 0, onclick: () => go(Math.max(0, offset - size)) }, '← Newer'),
+    h('button', { class: 'prev', disabled: offset === 0, onclick: () => go(Math.max(0, offset - size)) }, '← Previous'),
     h('span', { class: 'muted' }, total === 0 ? 'nothing' : `${offset + 1}–${last} of ${total}`),
-    h('button', { class: 'next', disabled: last >= total, onclick: () => go(offset + size) }, 'Older →'));
+    h('button', { class: 'next', disabled: last >= total, onclick: () => go(offset + size) }, 'Next →'));
 }
 
 async function factsTab(shard, head, params) {
@@ -802,7 +802,7 @@ async function learnerPage() {
   const st = await api('GET', '/v1/status');
   const l = st.learning;
   const parts = [h('h1', {}, 'Learner'),
-    h('p', {}, l.enabled ? `On, with ${l.model}: ${l.pending} pending, ${l.failed} failed.` : `Off${l.reason ? ': ' + l.reason : ''}.`)];
+    h('p', { id: 'learner-state' }, l.enabled ? `On, with ${l.model}: ${l.pending} pending, ${l.failed} failed.` : `Off${l.reason ? ': ' + l.reason : ''}.`)];
   if (l.enabled) {
     const { exchanges } = await api('GET', '/v1/exchanges?state=failed');
     parts.push(h('h2', {}, 'Failed exchanges'), exchanges.length === 0 ? h('p', { class: 'muted' }, 'None.')
