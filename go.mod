@@ -16,6 +16,7 @@ require (
 	github.com/tidwall/buntdb v1.3.0
 	github.com/tidwall/gjson v1.20.0
 	github.com/yuin/goldmark v1.8.7
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0

@@ -352,6 +352,9 @@ type RevertRequest struct {
 	// Messages reverts everything learned from any of these messages (an
 	// exchange's), each commit once.
 	Messages []string `json:"messages,omitempty"`
+	// Chat, with Message or Messages, keeps to the commits learned in this
+	// chat: message IDs are the caller's, and two chats may reuse one.
+	Chat string `json:"chat,omitempty"`
 	// Shards limits a revert by message to these shards; empty means every
 	// shard the caller may write.
 	Shards []ShardID `json:"shards,omitempty"`

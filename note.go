@@ -58,6 +58,10 @@ type NoteEdit struct {
 	Anchor  string `json:"anchor,omitempty"`
 	Text    string `json:"text,omitempty"`
 	All     bool   `json:"all,omitempty"`
+	// Exact turns off the folded match: the text must occur as given.
+	// A person's edit uses it, so that a change someone else made to the
+	// same text (even only its quotes or spaces) refuses it.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // The operations of an anchored edit.

@@ -88,6 +88,10 @@ func TestGrowth_ByCommitAndByDate(t *testing.T) {
 		}
 		ids = append(ids, res.Fact.ID)
 	}
+	// Counted once, then again after one more commit (only that one read).
+	if g, err := alice.Growth(ctx, memd.GrowthQuery{Shard: s}); err != nil || g.ByCommit[0].Added != 3 || g.ByCommit[0].Total != 3 {
+		t.Fatalf("before the forget: %+v, %v", g, err)
+	}
 	if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: ids[0]}); err != nil {
 		t.Fatal(err)
 	}

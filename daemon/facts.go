@@ -183,20 +183,28 @@ func editTrailers(c memd.Caller, sh *gitstore.Shard, old memd.Fact, newID string
 	if err != nil {
 		return p, fmt.Errorf("reading the source of fact %s: %w", old.ID, err)
 	}
-	if tr.Introduced == nil {
-		return p, nil
+	// The sources of every version, oldest first: what put a version back
+	// (a revert) carries none of its own.
+	var msgs []string
+	var chat string
+	var kind memd.ChatKind
+	for i := len(tr.Chain) - 1; i >= 0; i-- {
+		was := tr.Chain[i].Provenance
+		msgs = appendNew(msgs, was.SourceMessages...)
+		if chat == "" {
+			chat, kind = was.SourceChat, was.ChatKind
+		}
 	}
-	was := tr.Introduced.Provenance
-	p.SourceMessages = appendNew(slices.Clone(was.SourceMessages), p.SourceMessages...)
+	// The trailer holds one chat: the one the fact was first learned in.
+	if chat != "" {
+		p.SourceChat = chat
+		if src.ChatKind == "" && kind != "" {
+			p.ChatKind = kind
+		}
+	}
+	p.SourceMessages = appendNew(msgs, p.SourceMessages...)
 	if len(p.SourceMessages) > provenance.MaxMessages {
 		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
-	}
-	if was.SourceChat != "" {
-		// The trailer holds one chat: the one the fact was learned in.
-		p.SourceChat = was.SourceChat
-	}
-	if src.ChatKind == "" && was.ChatKind != "" {
-		p.ChatKind = was.ChatKind
 	}
 	return p, nil
 }

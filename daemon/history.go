@@ -109,7 +109,7 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 			}
 			shards = append(shards, sh)
 		}
-		reverts, err := r.RevertMessages(shards, msgs)
+		reverts, err := r.RevertMessages(shards, msgs, req.Chat)
 		return memd.RevertResult{Reverts: reverts}, err
 	case req.Commit != "":
 		sh, err := s.shard(req.Shard)

@@ -85,13 +85,22 @@ func TestFacts_EditKeepsLineage(t *testing.T) {
 	if got := factTexts(t, e, s); !slices.Equal(got, []string{"Flies to Lisbon on Saturday"}) {
 		t.Errorf("after reverting the last edit: %q", got)
 	}
+	// Editing the version a revert put back keeps its source too.
+	fourth, err := e.admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: second.Fact.ID, Text: "Flies to Lisbon on Sunday"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%(trailers)").CombinedOutput(); !strings.Contains(string(out), "Source-Message: m_1\n") {
+		t.Errorf("an edit of a version a revert put back lost its source:\n%s", out)
+	}
+
 	// Everything learned from m_1, edits included, is undone; the dry run
 	// says so first.
 	dry, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "m_1", DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	standing := map[string]bool{"Flies to Lisbon on Saturday": true}
+	standing := map[string]bool{fourth.Fact.Text: true}
 	for _, rv := range dry.Reverts {
 		for _, ch := range rv.Changes {
 			standing[ch.Fact.Text] = ch.Op == "+"
@@ -122,4 +131,27 @@ func factTexts(t *testing.T, e *env, s memd.ShardID) []string {
 		out = append(out, f.Text)
 	}
 	return out
+}
+
+// Reverting an exchange keeps to its chat: another chat's message with the
+// same ID is another message.
+func TestRevert_ExchangeKeepsToItsChat(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	alice, bob := e.agent(t, "alice"), e.agent(t, "bob")
+	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: memd.AgentShard("alice"), Text: "Pat prefers tea",
+		Source: memd.Source{Messages: []string{"1"}, Chat: "telegram-pat"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Remember(ctx, memd.RememberRequest{Shard: memd.AgentShard("bob"), Text: "Sam's build is green",
+		Source: memd.Source{Messages: []string{"1"}, Chat: "slack-sam"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.admin.Revert(ctx, memd.RevertRequest{Messages: []string{"1"}, Chat: "telegram-pat"})
+	if err != nil || len(res.Reverts) != 1 {
+		t.Fatalf("revert: %+v, %v", res, err)
+	}
+	if got := factTexts(t, e, memd.AgentShard("bob")); !slices.Equal(got, []string{"Sam's build is green"}) {
+		t.Errorf("bob's facts after reverting alice's exchange: %q", got)
+	}
 }

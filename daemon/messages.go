@@ -71,11 +71,7 @@ func (s *Service) PurgeMessage(ctx context.Context, req memd.PurgeRequest) (memd
 // messages of the agent it made it for. A commit memd did not make quotes
 // nothing, whatever its trailers or author say.
 func (s *Service) quote(tr *memd.Trace) error {
-	commits := make([]string, 0, len(tr.Chain))
-	for _, c := range tr.Chain {
-		commits = append(commits, c.Hash)
-	}
-	qs, err := s.Messages.Quotes(commits)
+	qs, err := s.Messages.Quotes(tr.Chain)
 	if err != nil {
 		return err
 	}
@@ -94,9 +90,5 @@ func (s *Service) cite(c memd.Caller, commit string, src memd.Source) {
 	if commit == "" || len(src.Messages) == 0 {
 		return
 	}
-	ct := transcript.Citation{Agent: author(c).Name, Chat: src.Chat, Messages: src.Messages}
-	if err := s.Messages.Cite(commit, ct); err != nil {
-		// The commit stands; only its quotes are lost.
-		s.Logger.Warn("recording what a commit cites", "commit", commit, "err", err)
-	}
+	s.Messages.Cite(commit, transcript.Citation{Agent: author(c).Name, Chat: src.Chat, Messages: src.Messages})
 }

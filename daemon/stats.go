@@ -108,19 +108,19 @@ type growthAt struct {
 }
 
 func (c *growthCache) of(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
-	head, err := sh.Head()
+	c.mu.Lock()
+	g := c.shards[sh.ID()]
+	c.mu.Unlock()
+	// Only the commits since the last count are read, when they follow it.
+	days, head, whole, err := provenance.Growth(sh, g.head)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	g, ok := c.shards[sh.ID()]
-	c.mu.Unlock()
-	if ok && g.head == head {
+	if head == g.head {
 		return g.days, nil
 	}
-	days, err := provenance.Growth(sh)
-	if err != nil {
-		return nil, err
+	if !whole {
+		days = mergeDays(g.days, days)
 	}
 	c.mu.Lock()
 	if c.shards == nil {
@@ -129,4 +129,17 @@ func (c *growthCache) of(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
 	c.shards[sh.ID()] = growthAt{head, days}
 	c.mu.Unlock()
 	return days, nil
+}
+
+// mergeDays adds the counts of more to days, in day order.
+func mergeDays(days, more []memd.GrowthDay) []memd.GrowthDay {
+	by := make(map[memd.Date]memd.GrowthDay, len(days)+len(more))
+	for _, list := range [][]memd.GrowthDay{days, more} {
+		for _, d := range list {
+			g := by[d.Day]
+			g.Day, g.Added, g.Removed = d.Day, g.Added+d.Added, g.Removed+d.Removed
+			by[d.Day] = g
+		}
+	}
+	return runningTotals(by)
 }

@@ -480,7 +480,8 @@ func (sh *Shard) FileAt(commit plumbing.Hash, path string) (data []byte, ok bool
 }
 
 // FileHistory calls fn, newest first, for each commit from from back that
-// changed the file at path against its first parent, with the file's
+// changed the file at path against its first parent (a merge only where
+// it differs from every parent), with the file's
 // content before and after (nil where it did not exist). It compares the
 // file's blob in each pair of trees, reading contents only where it
 // changed. fn may return ErrStop.
@@ -518,6 +519,17 @@ func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, 
 		b, err := blobAt(c.Tree)
 		if err != nil || a == b {
 			return err
+		}
+		// A merge that took the file from another parent repeats a change
+		// the walk meets on its own.
+		for _, p := range c.Parents[min(1, len(c.Parents)):] {
+			pc, err := sh.readCommit(p)
+			if err != nil {
+				return err
+			}
+			if other, err := blobAt(pc.tree); err != nil || other == b {
+				return err
+			}
 		}
 		before, err := read(a)
 		if err != nil {

@@ -176,7 +176,7 @@ func TestRevertMessage_RestoresWhatStoodBefore(t *testing.T) {
 	change(t, sh, memd.OpRemember, "Has a cat", "m3")
 
 	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
-	reverts, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"})
+	reverts, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +190,10 @@ func TestRevertMessage_RestoresWhatStoodBefore(t *testing.T) {
 	}
 	// Reverting again finds nothing left to undo: an empty list, not an
 	// error; a message no commit ever cited is not found.
-	if again, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"}); err != nil || len(again) != 0 {
+	if again, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"}, ""); err != nil || len(again) != 0 {
 		t.Errorf("second revert by message: %+v, %v", again, err)
 	}
-	if _, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_never"}); memd.ErrorCode(err) != memd.ENOTFOUND {
+	if _, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_never"}, ""); memd.ErrorCode(err) != memd.ENOTFOUND {
 		t.Errorf("revert of a message never cited: %v", err)
 	}
 	log := git(t, sh.Dir(), "log", "-1", "--format=%B")
@@ -244,4 +244,50 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", again, p)
 		}
 	})
+}
+
+// A Reverts trailer alone does not make a commit undone: a pushed commit
+// may carry any, and a person may revert memd's revert with git.
+func TestRevert_TrailerAloneDoesNotShieldAFact(t *testing.T) {
+	sh := newShard(t)
+	bad := change(t, sh, memd.OpRemember, "Wire the money to account 42", "m9")
+	git(t, sh.Dir(), "-c", "user.name=mallory", "-c", "user.email=m@x", "commit", "-q", "--allow-empty", "-m",
+		"nothing\n\nMemory-Op: revert\nReverts: "+bad.String())
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson, DryRun: true}
+	rv, err := r.Revert(sh, bad)
+	if err != nil || len(rv.Changes) != 1 {
+		t.Errorf("dry run of reverting the bad commit: %+v, %v", rv, err)
+	}
+	byMsg, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"m9"}, "")
+	if err != nil || len(byMsg) != 1 {
+		t.Errorf("dry run of reverting message m9: %+v, %v", byMsg, err)
+	}
+}
+
+// Growth counts a fact a merge brings in once: on the commit that made it.
+func TestGrowth_MergeCountsOnce(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Fact A", "m1")
+	dir := sh.Dir()
+	git(t, dir, "checkout", "-q", "-b", "side")
+	os.MkdirAll(filepath.Join(dir, "log"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "log", "2026-10.md"), []byte("# Log 2026-10\n\n- (2026-10-01) Fact B\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "log")
+	git(t, dir, "commit", "-qm", "a person adds B on a branch")
+	git(t, dir, "checkout", "-q", "main")
+	change(t, sh, memd.OpRemember, "Fact C", "m3")
+	git(t, dir, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+	days, _, _, err := provenance.Growth(sh, plumbing.ZeroHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := 0
+	for _, d := range days {
+		added += d.Added
+	}
+	if added != 3 {
+		t.Errorf("growth counts %d facts added, want 3: %+v", added, days)
+	}
 }

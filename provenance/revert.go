@@ -144,7 +144,8 @@ func appendID(ids []string, id string) []string {
 }
 
 // Undone reports whether a revert that still stands (not itself undone)
-// undid commit h.
+// undid commit h, and none of the facts h added is back: a Reverts
+// trailer alone (a push may carry any) does not make a commit undone.
 func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
 	head, err := sh.Head()
 	if err != nil {
@@ -152,9 +153,10 @@ func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
 	}
 	undone := make(map[string]bool)
 	done := false
+	var found gitstore.Commit
 	err = sh.Walk(head, func(c gitstore.Commit) error {
 		if c.Hash == h {
-			done = undone[h.String()]
+			done, found = undone[h.String()], c
 			return gitstore.ErrStop
 		}
 		if p := Parse(c.Message); p.Reverts != "" && !undone[c.Hash.String()] {
@@ -162,14 +164,37 @@ func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
 		}
 		return nil
 	})
-	return done, err
+	if err != nil || !done {
+		return false, err
+	}
+	back, err := addedStands(sh, found)
+	return !back, err
+}
+
+// addedStands reports whether a fact commit c added is in HEAD.
+func addedStands(sh *gitstore.Shard, c gitstore.Commit) (bool, error) {
+	d, err := sh.Diff(c)
+	if err != nil {
+		return false, err
+	}
+	for _, ch := range d.Facts {
+		if ch.Op != "+" {
+			continue
+		}
+		if _, err := sh.Fact(ch.Fact.ID); err == nil {
+			return true, nil
+		} else if memd.ErrorCode(err) != memd.ENOTFOUND {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // CitingCommits returns the commits of a shard whose Source-Message
-// trailers name any of msgs and that are not already undone by a revert
-// that still stands, newest first; cited is whether any commit ever cited
-// one of them.
-func CitingCommits(sh *gitstore.Shard, msgs []string) (commits []plumbing.Hash, cited bool, err error) {
+// trailers name any of msgs (in chat, when it is given) and that are not
+// already undone by a revert that still stands, newest first; cited is
+// whether any commit ever cited one of them.
+func CitingCommits(sh *gitstore.Shard, msgs []string, chat string) (commits []plumbing.Hash, cited bool, err error) {
 	head, err := sh.Head()
 	if err != nil {
 		return nil, false, err
@@ -180,9 +205,17 @@ func CitingCommits(sh *gitstore.Shard, msgs []string) (commits []plumbing.Hash, 
 		if p.Reverts != "" && !undone[c.Hash.String()] {
 			undone[p.Reverts] = true
 		}
-		if slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) }) {
+		if (chat == "" || p.SourceChat == chat) && slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) }) {
 			cited = true
-			if !undone[c.Hash.String()] {
+			back := false
+			if undone[c.Hash.String()] {
+				// Undone, says a trailer: unless what it added is back.
+				var err error
+				if back, err = addedStands(sh, c); err != nil {
+					return err
+				}
+			}
+			if !undone[c.Hash.String()] || back {
 				commits = append(commits, c.Hash)
 			}
 		}
@@ -195,11 +228,11 @@ func CitingCommits(sh *gitstore.Shard, msgs []string) (commits []plumbing.Hash, 
 // of one exchange, or one message) in the given shards (those the caller
 // may write), newest first in each shard, each commit once. Nothing left to
 // undo is an empty list; ENOTFOUND when no commit ever cited them.
-func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string) ([]memd.Revert, error) {
+func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat string) ([]memd.Revert, error) {
 	out := []memd.Revert{}
 	cited := false
 	for _, sh := range shards {
-		commits, ever, err := CitingCommits(sh, msgs)
+		commits, ever, err := CitingCommits(sh, msgs, chat)
 		if err != nil {
 			return out, err
 		}

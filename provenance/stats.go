@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
@@ -167,43 +169,78 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 }
 
 // Growth is how a shard's facts grew: per day of commit time, the facts
-// its commits added and removed, oldest day first.
-func Growth(sh *gitstore.Shard) ([]memd.GrowthDay, error) {
-	head, err := sh.Head()
+// its commits added and removed, oldest day first. With since (a commit
+// the caller has counted up to), it counts only the commits after it, and
+// says whether it could: a history that is not a line of single-parent
+// commits down to since is counted whole (whole is true).
+func Growth(sh *gitstore.Shard, since plumbing.Hash) (days []memd.GrowthDay, head plumbing.Hash, whole bool, err error) {
+	head, err = sh.Head()
 	if err != nil {
-		return nil, err
+		return nil, head, false, err
 	}
-	days := make(map[memd.Date]*memd.GrowthDay)
-	err = sh.Walk(head, func(c gitstore.Commit) error {
-		added, removed, err := factsChanged(sh, c)
-		if err != nil || added+removed == 0 {
-			return err
+	if !since.IsZero() {
+		if days, ok, err := growthSince(sh, head, since); err != nil || ok {
+			return days, head, false, err
 		}
-		day := memd.DateOf(c.Time.UTC())
-		g := days[day]
-		if g == nil {
-			g = &memd.GrowthDay{Day: day}
-			days[day] = g
-		}
-		g.Added += added
-		g.Removed += removed
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	out := make([]memd.GrowthDay, 0, len(days))
-	for _, g := range days {
+	byDay := make(map[memd.Date]*memd.GrowthDay)
+	err = sh.Walk(head, func(c gitstore.Commit) error { return countDay(byDay, sh, c) })
+	return sorted(byDay), head, true, err
+}
+
+// growthSince counts the commits from head back to since, if they are a
+// line of single-parent commits that reaches it.
+func growthSince(sh *gitstore.Shard, head, since plumbing.Hash) ([]memd.GrowthDay, bool, error) {
+	byDay := make(map[memd.Date]*memd.GrowthDay)
+	for h := head; h != since; {
+		c, err := sh.ReadCommit(h)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(c.Parents) != 1 {
+			return nil, false, nil
+		}
+		if err := countDay(byDay, sh, c); err != nil {
+			return nil, false, err
+		}
+		h = c.Parents[0]
+	}
+	return sorted(byDay), true, nil
+}
+
+func countDay(byDay map[memd.Date]*memd.GrowthDay, sh *gitstore.Shard, c gitstore.Commit) error {
+	added, removed, err := factsChanged(sh, c)
+	if err != nil || added+removed == 0 {
+		return err
+	}
+	day := memd.DateOf(c.Time.UTC())
+	g := byDay[day]
+	if g == nil {
+		g = &memd.GrowthDay{Day: day}
+		byDay[day] = g
+	}
+	g.Added += added
+	g.Removed += removed
+	return nil
+}
+
+func sorted(byDay map[memd.Date]*memd.GrowthDay) []memd.GrowthDay {
+	out := make([]memd.GrowthDay, 0, len(byDay))
+	for _, g := range byDay {
 		out = append(out, *g)
 	}
 	slices.SortFunc(out, func(a, b memd.GrowthDay) int { return cmp.Compare(a.Day.Days(), b.Day.Days()) })
-	return out, nil
+	return out
 }
 
 // factsChanged counts the facts a commit added and removed: from the
-// trailers of memd's own single-fact commits, which say it exactly, and
-// from the diff of every other.
+// trailers of memd's own single-fact commits, which say it exactly, from
+// the diff of every other, and none for a merge.
 func factsChanged(sh *gitstore.Shard, c gitstore.Commit) (added, removed int, err error) {
+	if len(c.Parents) > 1 {
+		// A merge brings in commits the walk counts on their own.
+		return 0, 0, nil
+	}
 	if p := Parse(c.Message); madeByMemd(c, p) && len(p.FactIDs) > 0 {
 		switch p.Op {
 		case memd.OpRemember:

@@ -191,6 +191,7 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	var messages strList
 	fs.Var(&messages, "message", "revert every commit citing this source message (repeatable)")
 	dry := fs.Bool("dry-run", false, "show what would be undone, and commit nothing")
+	chat := fs.String("chat", "", "with --message: only commits learned in this chat")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -198,7 +199,7 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	req := memd.RevertRequest{DryRun: *dry}
 	switch {
 	case len(messages) > 0 && len(pos) == 0:
-		req.Messages = messages
+		req.Messages, req.Chat = messages, *chat
 		if *shard != "" {
 			s, err := memd.ParseShardID(*shard)
 			if err != nil {

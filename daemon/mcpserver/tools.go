@@ -373,7 +373,7 @@ func (t *tools) editNote(ctx context.Context, in EditNoteInput) (result, error) 
 	}
 	edits := make([]memd.NoteEdit, len(in.Edits))
 	for i, e := range in.Edits {
-		edits[i] = memd.NoteEdit(e)
+		edits[i] = memd.NoteEdit{Op: e.Op, Find: e.Find, Replace: e.Replace, Anchor: e.Anchor, Text: e.Text, All: e.All}
 	}
 	res, err := t.svc.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Edits: edits, Source: in.source(ctx)})
 	if err != nil {

@@ -3,14 +3,18 @@
 // message IDs.
 //
 // Texts come from the exchanges the learner accepts and from excerpts
-// agents send with an explicit remember, and are kept per agent: an agent
-// can neither overwrite nor read another's by reusing its message IDs.
-// When memd commits a fact from an agent's messages it records a citation,
-// commit → (agent, chat, messages); a trace quotes only what the citations
-// of its commits name, so a commit memd did not make (a push, whatever its
-// author line says) quotes nothing. A text is kept while a commit memd made
-// cites it; one no commit cites goes after a grace period, and an admin
-// may purge one exchange's text, or set a retention, at any time.
+// agents send with an explicit remember, and are kept per agent and chat:
+// an agent can neither overwrite nor read another's by reusing message
+// IDs. When memd commits a fact for an agent from messages whose text it
+// keeps, it records the commit on each of them; a trace quotes a message
+// for a commit only when the message records that commit, so a commit
+// memd did not make (a push, whatever its author line or trailers say)
+// quotes nothing. A text some commit cites is kept; one no commit cites
+// goes after a grace period; an admin may purge one exchange's text, or
+// set a retention.
+//
+// The texts live on disk (bbolt), not in memory: a year of a team's chats
+// is far larger than the rest of memd.
 package transcript
 
 import (
@@ -19,9 +23,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/tidwall/buntdb"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/memd/memd"
 )
@@ -39,53 +44,77 @@ type record struct {
 	// Stored is when memd stored it, by its own clock: what the grace and
 	// the retention count from (the quote's Time is the caller's word).
 	Stored time.Time `json:"stored"`
-	// Cited is set once a commit memd made cites it.
-	Cited bool `json:"cited,omitempty"`
+	// CitedBy are the commits memd made from it.
+	CitedBy []string `json:"cited_by,omitempty"`
 }
 
-// Citation is what one commit was learned from: messages of one agent's
-// chat (any of the agent's chats when Chat is empty, as an episode's).
+// Citation is what one commit memd made was learned from: messages of
+// one agent in one chat (or in no named chat, when Chat is empty).
 type Citation struct {
-	Agent    string   `json:"agent"`
-	Chat     string   `json:"chat,omitempty"`
-	Messages []string `json:"messages"`
+	Agent    string
+	Chat     string
+	Messages []string
 }
 
-// Store is the kept messages, in a buntdb file of their own.
+// Store is the kept messages, in a bbolt file of their own.
 type Store struct {
-	db  *buntdb.DB
+	db  *bolt.DB
 	now func() time.Time
+
+	mu      sync.Mutex
+	pending map[string][]Citation // citations not yet written, by commit
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+	closing sync.Once
 }
 
-const (
-	msgPrefix  = "msg:"
-	citePrefix = "cite:"
-	sep        = "\x00"
-)
+var bucket = []byte("messages")
 
-// msgKey is where a message is kept: by agent, then ID, then chat, since
+// citeDelay is how long citations gather before one write stores them:
+// every remember cites, and one fsync each would cap writes.
+const citeDelay = 50 * time.Millisecond
+
+// key is where a message is kept: by agent, then ID, then chat, since
 // message IDs are the caller's and two chats may reuse one.
-func msgKey(agent, id, chat string) string { return msgPrefix + agent + sep + id + sep + chat }
+func key(agent, id, chat string) []byte { return []byte(agent + "\x00" + id + "\x00" + chat) }
 
-// Open opens (or creates) the store at path. Every write is durable before
-// it returns.
+// Open opens (or creates) the store at path. A text is on disk before Keep
+// returns; citations are written in batches a few times a second, so a
+// crash may lose the quotes (never the facts) of the last commits.
 func Open(path string, now func() time.Time) (*Store, error) {
-	db, err := buntdb.Open(path)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open kept messages %s: %w", path, err)
 	}
-	db.SetConfig(buntdb.Config{SyncPolicy: buntdb.Always, AutoShrinkPercentage: 100, AutoShrinkMinSize: 8 << 20})
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucket); return err }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open kept messages %s: %w", path, err)
+	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now}, nil
+	s := &Store{db: db, now: now, pending: make(map[string][]Citation),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go s.writeCitations()
+	return s, nil
 }
 
-// Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close writes the citations still pending and closes the store.
+func (s *Store) Close() error {
+	var err error
+	s.closing.Do(func() {
+		close(s.stop)
+		<-s.stopped
+		err = s.flush()
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
 
-// Keep stores the text of an exchange's messages under its agent. A message
-// kept already keeps its text: what was said does not change.
+// Keep stores the text of an exchange's messages under its agent and chat.
 func (s *Store) Keep(ex memd.Exchange) error {
 	ids := ex.MessageIDs()
 	now := s.now().UTC()
@@ -133,20 +162,21 @@ func CheckExcerpt(src memd.Source) error {
 	return nil
 }
 
+// put stores records. A message kept already keeps its text — what was
+// said does not change — except that the message itself replaces an
+// excerpt quoting it.
 func (s *Store) put(recs []record) error {
-	err := s.db.Update(func(tx *buntdb.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
 		for _, r := range recs {
-			k := msgKey(r.Agent, r.ID, r.Chat)
-			if _, err := tx.Get(k); err == nil {
-				continue // kept already: never overwritten
-			} else if !errors.Is(err, buntdb.ErrNotFound) {
-				return err
+			k := key(r.Agent, r.ID, r.Chat)
+			if had, ok := get(b, k); ok {
+				if r.Excerpt || !had.Excerpt {
+					continue
+				}
+				r.CitedBy = had.CitedBy
 			}
-			b, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			if _, _, err := tx.Set(k, string(b), nil); err != nil {
+			if err := set(b, k, &r); err != nil {
 				return err
 			}
 		}
@@ -158,115 +188,108 @@ func (s *Store) put(recs []record) error {
 	return nil
 }
 
-// Cite records that memd's commit was made from these messages, and marks
-// their texts cited.
-func (s *Store) Cite(commit string, cs ...Citation) error {
+func get(b *bolt.Bucket, k []byte) (record, bool) {
+	var r record
+	v := b.Get(k)
+	return r, v != nil && json.Unmarshal(v, &r) == nil
+}
+
+func set(b *bolt.Bucket, k []byte, r *record) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, v)
+}
+
+// Cite records that memd's commit was made from these messages. It is
+// written within a moment, with the citations of other commits.
+func (s *Store) Cite(commit string, cs ...Citation) {
 	cs = slices.DeleteFunc(slices.Clone(cs), func(c Citation) bool { return c.Agent == "" || len(c.Messages) == 0 })
 	if commit == "" || len(cs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.pending[commit] = append(s.pending[commit], cs...)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Store) writeCitations() {
+	defer close(s.stopped)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(citeDelay):
+		}
+		s.flush()
+	}
+}
+
+// flush writes the pending citations: each commit onto the messages it
+// cites whose text is kept.
+func (s *Store) flush() error {
+	s.mu.Lock()
+	pending := s.pending
+	s.pending = make(map[string][]Citation)
+	s.mu.Unlock()
+	if len(pending) == 0 {
 		return nil
 	}
-	b, err := json.Marshal(cs)
-	if err != nil {
-		return err
-	}
-	err = s.db.Update(func(tx *buntdb.Tx) error {
-		if _, _, err := tx.Set(citePrefix+commit, string(b), nil); err != nil {
-			return err
-		}
-		for _, c := range cs {
-			for _, id := range c.Messages {
-				err := eachRecord(tx, c.Agent, id, c.Chat, func(k string, r *record) error {
-					if r.Cited {
-						return nil
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for commit, cs := range pending {
+			for _, c := range cs {
+				for _, id := range c.Messages {
+					k := key(c.Agent, id, c.Chat)
+					r, ok := get(b, k)
+					if !ok || slices.Contains(r.CitedBy, commit) {
+						continue
 					}
-					r.Cited = true
-					return setRecord(tx, k, r)
-				})
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("record what commit %s cites: %w", commit, err)
-	}
-	return nil
-}
-
-// eachRecord calls fn with every kept message of agent with id, in chat
-// (in any of the agent's chats when chat is empty).
-func eachRecord(tx *buntdb.Tx, agent, id, chat string, fn func(k string, r *record) error) error {
-	var keys []string
-	var recs []*record
-	p := msgPrefix + agent + sep + id + sep
-	if chat != "" {
-		p = msgKey(agent, id, chat)
-	}
-	err := tx.AscendGreaterOrEqual("", p, func(k, v string) bool {
-		if !strings.HasPrefix(k, p) {
-			return false
-		}
-		if chat != "" && k != p {
-			return true
-		}
-		var r record
-		if json.Unmarshal([]byte(v), &r) == nil {
-			keys, recs = append(keys, k), append(recs, &r)
-		}
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	for i, k := range keys {
-		if err := fn(k, recs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func setRecord(tx *buntdb.Tx, k string, r *record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, _, err = tx.Set(k, string(b), nil)
-	return err
-}
-
-// Quotes returns the kept texts the citations of these commits name, in
-// the order of the commits and their messages, each once.
-func (s *Store) Quotes(commits []string) ([]memd.Quote, error) {
-	var out []memd.Quote
-	seen := make(map[string]bool)
-	err := s.db.View(func(tx *buntdb.Tx) error {
-		for _, c := range commits {
-			v, err := tx.Get(citePrefix + c)
-			if errors.Is(err, buntdb.ErrNotFound) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			var cs []Citation
-			if json.Unmarshal([]byte(v), &cs) != nil {
-				continue
-			}
-			for _, ct := range cs {
-				for _, id := range ct.Messages {
-					err := eachRecord(tx, ct.Agent, id, ct.Chat, func(k string, r *record) error {
-						if !seen[k] {
-							seen[k] = true
-							out = append(out, r.Quote)
-						}
-						return nil
-					})
-					if err != nil {
+					r.CitedBy = append(r.CitedBy, commit)
+					if err := set(b, k, &r); err != nil {
 						return err
 					}
 				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record what commits cite: %w", err)
+	}
+	return nil
+}
+
+// Quotes returns the kept texts of the messages these commits were made
+// from: for each commit, the messages its trailers name, of the agent who
+// made it and its chat, that record the commit. Each once, in order.
+func (s *Store) Quotes(commits []memd.Commit) ([]memd.Quote, error) {
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
+	var out []memd.Quote
+	seen := make(map[string]bool)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for _, c := range commits {
+			for _, id := range c.Provenance.SourceMessages {
+				k := key(c.Author.Name, id, c.Provenance.SourceChat)
+				r, ok := get(b, k)
+				if !ok || !slices.Contains(r.CitedBy, c.Hash) || seen[string(k)] {
+					continue
+				}
+				seen[string(k)] = true
+				out = append(out, r.Quote)
 			}
 		}
 		return nil
@@ -283,35 +306,32 @@ func (s *Store) Quotes(commits []string) ([]memd.Quote, error) {
 // text is kept for it.
 func (s *Store) Purge(id, chat string) ([]string, error) {
 	var dropped []string
-	err := s.db.Update(func(tx *buntdb.Tx) error {
-		type exchange struct{ agent, chat string }
-		siblings := make(map[exchange][]string)
-		err := tx.AscendGreaterOrEqual("", msgPrefix, func(k, v string) bool {
-			if !strings.HasPrefix(k, msgPrefix) {
-				return false
-			}
-			parts := strings.Split(strings.TrimPrefix(k, msgPrefix), sep)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		var drop [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			parts := strings.Split(string(k), "\x00")
 			if len(parts) != 3 || parts[1] != id || chat != "" && parts[2] != chat {
-				return true
+				return nil
 			}
 			var r record
-			json.Unmarshal([]byte(v), &r)
-			x := exchange{parts[0], parts[2]}
-			siblings[x] = append(append(siblings[x], id), r.Siblings...)
-			return true
+			json.Unmarshal(v, &r)
+			for _, m := range append([]string{id}, r.Siblings...) {
+				drop = append(drop, key(parts[0], m, parts[2]))
+			}
+			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for x, ids := range siblings {
-			for _, m := range ids {
-				k := msgKey(x.agent, m, x.chat)
-				if _, err := tx.Delete(k); err == nil {
-					dropped = append(dropped, m)
-				} else if !errors.Is(err, buntdb.ErrNotFound) {
-					return err
-				}
+		for _, k := range drop {
+			if b.Get(k) == nil {
+				continue
 			}
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+			dropped = append(dropped, strings.Split(string(k), "\x00")[1])
 		}
 		return nil
 	})
@@ -329,30 +349,31 @@ func (s *Store) Purge(id, chat string) ([]string, error) {
 // unfinished work), and, when keep is not zero, every text stored more
 // than keep ago. It returns how many it dropped.
 func (s *Store) Sweep(grace, keep time.Duration, waiting func(agent, id string) bool) (int, error) {
+	if err := s.flush(); err != nil {
+		return 0, err
+	}
 	now := s.now()
 	n := 0
-	err := s.db.Update(func(tx *buntdb.Tx) error {
-		var drop []string
-		err := tx.AscendGreaterOrEqual("", msgPrefix, func(k, v string) bool {
-			if !strings.HasPrefix(k, msgPrefix) {
-				return false
-			}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		var drop [][]byte
+		err := b.ForEach(func(k, v []byte) error {
 			var r record
-			if json.Unmarshal([]byte(v), &r) != nil {
-				drop = append(drop, k)
-				return true
+			if json.Unmarshal(v, &r) != nil {
+				drop = append(drop, slices.Clone(k))
+				return nil
 			}
 			age := now.Sub(r.Stored)
-			if keep > 0 && age > keep || age > grace && !r.Cited && !waiting(r.Agent, r.ID) {
-				drop = append(drop, k)
+			if keep > 0 && age > keep || age > grace && len(r.CitedBy) == 0 && !waiting(r.Agent, r.ID) {
+				drop = append(drop, slices.Clone(k))
 			}
-			return true
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 		for _, k := range drop {
-			if _, err := tx.Delete(k); err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+			if err := b.Delete(k); err != nil {
 				return err
 			}
 		}
@@ -368,14 +389,12 @@ func (s *Store) Sweep(grace, keep time.Duration, waiting func(agent, id string) 
 // Count returns how many messages are kept.
 func (s *Store) Count() (int, error) {
 	n := 0
-	err := s.db.View(func(tx *buntdb.Tx) error {
-		return tx.AscendGreaterOrEqual("", msgPrefix, func(k, v string) bool {
-			if !strings.HasPrefix(k, msgPrefix) {
-				return false
-			}
-			n++
-			return true
-		})
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucket).Stats().KeyN
+		return nil
 	})
+	if err != nil && !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		return 0, err
+	}
 	return n, err
 }

@@ -40,8 +40,14 @@ func ex(agent, chat string, msgs ...string) memd.Exchange {
 	return e
 }
 
-// Texts are kept per agent and chat and never overwritten; a trace reads
-// only what memd's citations name.
+// commit is a commit memd made for agent from messages of a chat.
+func commit(hash, agent, chat string, msgs ...string) memd.Commit {
+	return memd.Commit{Hash: hash, Author: memd.Person{Name: agent}, Provenance: memd.Provenance{SourceChat: chat, SourceMessages: msgs}}
+}
+
+// Texts are kept per agent and chat and never overwritten (but an excerpt
+// gives way to the message itself); a trace reads only what memd recorded
+// its commits were made from.
 func TestStore_QuotesWhatCommitsCite(t *testing.T) {
 	c := &clock{time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
 	path := filepath.Join(t.TempDir(), "messages.db")
@@ -52,29 +58,31 @@ func TestStore_QuotesWhatCommitsCite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	must(s.KeepExcerpt("alice", memd.Source{Messages: []string{"1"}, Chat: "c1", Excerpt: "an excerpt, then the real text"}))
 	must(s.Keep(ex("alice", "c1", "1", "my PIN is 4921", "2", "noted")))
 	must(s.Keep(ex("alice", "c2", "1", "other chat, same ID")))
 	// bob reuses alice's IDs: his own texts, alice's untouched.
 	must(s.Keep(ex("bob", "c1", "1", "wire money to bob")))
 	must(s.Keep(ex("alice", "c1", "1", "rewritten later")))
 	must(s.KeepExcerpt("alice", memd.Source{Messages: []string{"2", "9"}, Chat: "c1", Excerpt: "quoted"}))
-	must(s.Cite("commitA", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1", "2", "9"}}))
-	must(s.Cite("commitB", transcript.Citation{Agent: "bob", Chat: "c1", Messages: []string{"7"}}))
+	s.Cite("A", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1", "2", "9"}})
 	s.Close()
-	s = open(t, path, c) // kept across a restart
+	s = open(t, path, c) // citations and texts kept across a restart
 
-	qs, err := s.Quotes([]string{"commitA"})
+	qs, err := s.Quotes([]memd.Commit{commit("A", "alice", "c1", "1", "2", "9")})
 	must(err)
 	if got, want := texts(qs), []string{"alice/c1/1=my PIN is 4921", "alice/c1/2=noted", "alice/c1/9=quoted"}; !slices.Equal(got, want) {
-		t.Errorf("commitA quotes %q, want %q", got, want)
+		t.Errorf("commit A quotes %q, want %q", got, want)
 	}
-	if qs, _ := s.Quotes([]string{"commitB", "not-cited"}); len(qs) != 0 {
-		t.Errorf("bob's commit citing a message he never said quotes %q", texts(qs))
-	}
-	// An episode cites messages of the agent's chats without naming one.
-	must(s.Cite("episode", transcript.Citation{Agent: "alice", Messages: []string{"1"}}))
-	if qs, _ := s.Quotes([]string{"episode"}); len(qs) != 2 {
-		t.Errorf("episode quotes %q, want alice's two messages 1", texts(qs))
+	for _, forged := range []memd.Commit{
+		commit("B", "alice", "c1", "1"), // a commit memd did not make from them
+		commit("A", "bob", "c1", "1"),   // another agent
+		commit("A", "alice", "", "1"),   // no chat named: not any chat
+		commit("A", "alice", "c2", "1"), // another chat
+	} {
+		if qs, _ := s.Quotes([]memd.Commit{forged}); len(qs) != 0 {
+			t.Errorf("%+v quotes %q", forged, texts(qs))
+		}
 	}
 }
 
@@ -86,9 +94,7 @@ func TestStore_SweepKeepsWhatIsCitedOrAwaited(t *testing.T) {
 	if err := s.Keep(old); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Cite("commitA", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1"}}); err != nil {
-		t.Fatal(err)
-	}
+	s.Cite("commitA", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1"}})
 	queued := func(agent, id string) bool { return agent == "alice" && id == "3" }
 	week := 7 * 24 * time.Hour
 	if n, err := s.Sweep(week, 0, queued); err != nil || n != 0 {

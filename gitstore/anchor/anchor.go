@@ -106,7 +106,10 @@ func apply(text string, e memd.NoteEdit, limit int) (string, error) {
 	default:
 		return "", memd.Errorf(memd.EINVALID, "unknown op %q: want replace, insert_after, insert_before or delete", truncate(e.Op, 40))
 	}
-	ranges, _ := Find(text, anchor)
+	ranges, folded := Find(text, anchor)
+	if folded && e.Exact {
+		ranges = nil
+	}
 	switch {
 	case len(ranges) == 0:
 		return "", memd.Errorf(memd.EANCHORNOTFOUND, "%q does not occur in the note; read it again and quote its text exactly", truncate(anchor, 80))

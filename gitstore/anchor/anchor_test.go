@@ -196,3 +196,17 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// An exact edit refuses a text that matches only folded: a person's edit
+// never lands on text someone changed meanwhile, even only its quotes.
+func TestExactRefusesAFoldedMatch(t *testing.T) {
+	text := "Run \u201cmake ship\u201d on the main branch.\n"
+	e := memd.NoteEdit{Op: memd.NoteReplace, Find: "Run \"make ship\" on  the main branch.\n", Replace: "Run make ship.\n"}
+	if _, err := anchor.Apply(text, []memd.NoteEdit{e}, 1<<20); err != nil {
+		t.Fatalf("folded: %v", err)
+	}
+	e.Exact = true
+	if _, err := anchor.Apply(text, []memd.NoteEdit{e}, 1<<20); memd.ErrorCode(err) != memd.EANCHORNOTFOUND {
+		t.Errorf("exact: %v", err)
+	}
+}

@@ -22,6 +22,9 @@ var (
 	sanitize = func() *bluemonday.Policy {
 		p := bluemonday.UGCPolicy()
 		p.AllowURLSchemes("http", "https", "mailto")
+		// A relative link or image would make the reviewer's signed-in
+		// browser request a path of memd's own.
+		p.AllowRelativeURLs(false)
 		p.RequireNoReferrerOnLinks(true)
 		p.AddTargetBlankToFullyQualifiedLinks(true)
 		p.AllowAttrs("start").OnElements("ol")

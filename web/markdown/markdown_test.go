@@ -58,3 +58,13 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+func TestRender_NoRelativeURLs(t *testing.T) {
+	out, err := markdown.Render([]byte("[admin](/v1/agents) ![x](/v1/status) [ok](https://example.com)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "/v1/") || !strings.Contains(string(out), "https://example.com") {
+		t.Errorf("rendered: %s", out)
+	}
+}

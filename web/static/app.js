@@ -337,6 +337,8 @@ async function factPage(shard, id) {
   const chain = tr.chain || [];
   const first = chain[chain.length - 1] || c;
   const messages = [...new Set(chain.flatMap((v) => v.provenance.source_messages || []))];
+  // The exchange is its messages in the chat the fact was learned in.
+  const exchangeChat = (chain.find((v) => v.provenance.source_chat) || {}).provenance?.source_chat || '';
   const actions = h('div', { class: 'actions' });
   const out = h('div');
   if (tr.present) {
@@ -347,13 +349,13 @@ async function factPage(shard, id) {
   // Only what something is left to undo gets a button.
   const [commitLeft, exchangeLeft] = await Promise.all([
     c ? undoable({ shard, commit: c.commit }) : 0,
-    messages.length ? undoable({ messages }) : 0,
+    messages.length ? undoable({ messages, chat: exchangeChat }) : 0,
   ]);
   if (commitLeft) {
     actions.append(h('button', { id: 'revert-commit', onclick: () => revert({ shard, commit: c.commit }, `Revert commit ${short(c.commit)}`) }, 'Revert its commit'));
   }
   if (exchangeLeft) {
-    actions.append(h('button', { id: 'revert-exchange', class: 'danger', onclick: () => revert({ messages }, `Revert everything learned from ${messages.length === 1 ? 'message ' + messages[0] : 'these ' + messages.length + ' messages'}`) },
+    actions.append(h('button', { id: 'revert-exchange', class: 'danger', onclick: () => revert({ messages, chat: exchangeChat }, `Revert everything learned from ${messages.length === 1 ? 'message ' + messages[0] : 'these ' + messages.length + ' messages'}`) },
       'Revert this exchange'), h('span', { class: 'muted revert-note' }, 'messages ' + messages.join(', ')));
   }
   const said = tr.messages || [];
@@ -511,12 +513,14 @@ function growthSVG(days, by) {
     }
     b.total = total;
   }
-  const W = 720, H = 220, L = 48, R = 12, T = 12, B = 30;
+  // Drawn at the width it is shown at, so its labels stay readable.
+  const W = Math.round(Math.min(1000, Math.max(320, (view.clientWidth || 720) - 24))), H = 220, L = 48, R = 12, T = 12, B = 30;
   const mid = T + (H - T - B) * 0.72; // the bars' axis; the line uses the full height
   const maxTotal = Math.max(1, ...buckets.map((b) => b.total));
   const maxBar = Math.max(1, ...buckets.map((b) => Math.max(b.added, b.removed)));
-  const x = (k) => L + (W - L - R) * (buckets.length === 1 ? 0.5 : k / (buckets.length - 1));
   const bw = Math.min(24, Math.max(1, (W - L - R) / buckets.length * 0.7));
+  // Bars stay inside the plot: the first and last are centred half a bar in.
+  const x = (k) => L + bw / 2 + (W - L - R - bw) * (buckets.length === 1 ? 0.5 : k / (buckets.length - 1));
   const ns = 'http://www.w3.org/2000/svg';
   const el = (tag, attrs, text) => {
     const e = document.createElementNS(ns, tag);
@@ -527,12 +531,13 @@ function growthSVG(days, by) {
   const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `facts over time, ${by === 'date' ? "by the facts' dates" : 'by commit time'}, per ${weekly ? 'week' : 'day'}` });
   // Axes: counts on the left for the line, dates along the bottom.
   svg.append(el('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis-line' }));
-  for (const frac of [0, 0.5, 1]) {
+  for (const frac of maxTotal >= 4 ? [0, 0.5, 1] : [0, 1]) {
     const y = T + (H - T - B) * (1 - frac);
     svg.append(el('line', { x1: L, x2: W - R, y1: y, y2: y, class: 'grid' }));
     svg.append(el('text', { x: L - 6, y: y + 4, 'text-anchor': 'end', class: 'tick' }, String(Math.round(maxTotal * frac))));
   }
-  const ticks = Math.min(buckets.length, 6);
+  // As many dates as fit, each label about 80 pixels wide.
+  const ticks = Math.max(2, Math.min(buckets.length, 6, Math.floor((W - L - R) / 80)));
   for (let k = 0; k < ticks; k++) {
     const idx = ticks === 1 ? 0 : Math.round(k * (buckets.length - 1) / (ticks - 1));
     svg.append(el('text', { x: x(idx), y: H - 10, 'text-anchor': k === 0 ? 'start' : k === ticks - 1 ? 'end' : 'middle', class: 'tick' }, isoDay(buckets[idx].start)));
@@ -607,10 +612,10 @@ async function learningPage(params) {
         h('thead', {}, h('tr', {}, ['Model', 'Prompt', 'Agent', 'Learned', 'Undone in 7 days', 'Undone in 30 days', ''].map((t) => h('th', {}, t)))),
         h('tbody', {}, st.rows.flatMap((r) => {
           const row = h('tr', { dataset: { model: r.model, prompt: r.prompt, agent: r.agent } },
-            h('td', {}, r.model || '–'), h('td', {}, r.prompt_name ? [r.prompt_name, h('div', { class: 'mono muted' }, r.prompt)] : h('span', { class: 'mono' }, r.prompt || '–')),
-            h('td', {}, r.agent), h('td', { class: 'num' }, String(r.learned)),
-            h('td', { class: 'num w7' }, `${r.within_7_days.total} (${pct(r.within_7_days.rate)})`, h('div', { class: 'muted' }, `${r.within_7_days.reverted} reverted · ${r.within_7_days.forgotten} forgotten · ${r.within_7_days.edited} edited`)),
-            h('td', { class: 'num w30' }, `${r.within_30_days.total} (${pct(r.within_30_days.rate)})`, h('div', { class: 'muted' }, `${r.within_30_days.reverted} reverted · ${r.within_30_days.forgotten} forgotten · ${r.within_30_days.edited} edited`)),
+            h('td', { 'data-label': 'Model' }, r.model || '–'), h('td', { 'data-label': 'Prompt' }, r.prompt_name ? [r.prompt_name, h('div', { class: 'mono muted' }, r.prompt)] : h('span', { class: 'mono' }, r.prompt || '–')),
+            h('td', { 'data-label': 'Agent' }, r.agent), h('td', { class: 'num', 'data-label': 'Learned' }, String(r.learned)),
+            h('td', { class: 'num w7', 'data-label': 'Undone in 7 days' }, `${r.within_7_days.total} (${pct(r.within_7_days.rate)})`, h('div', { class: 'muted' }, `${r.within_7_days.reverted} reverted · ${r.within_7_days.forgotten} forgotten · ${r.within_7_days.edited} edited`)),
+            h('td', { class: 'num w30', 'data-label': 'Undone in 30 days' }, `${r.within_30_days.total} (${pct(r.within_30_days.rate)})`, h('div', { class: 'muted' }, `${r.within_30_days.reverted} reverted · ${r.within_30_days.forgotten} forgotten · ${r.within_30_days.edited} edited`)),
             h('td', {}, h('button', { class: 'show-undone', disabled: r.undone.length === 0, onclick: (e) => {
               const next = row.nextElementSibling;
               if (next && next.classList.contains('undone-list')) { next.remove(); e.target.textContent = 'Show undone'; return; }
@@ -748,26 +753,47 @@ function lineHunks(a, b) {
 // noteEdits turns a person's new text into anchored replace edits of the
 // text they opened: each changed region with enough unchanged lines around
 // it to be found once. A change elsewhere in the note meanwhile does not
-// touch them; a change to the same lines makes their anchor fail.
+// touch them; a change to the same lines makes their anchor fail. The
+// edits are checked by applying them here as memd will, one after the
+// other; where that would not give the person's text (regions whose
+// anchors meet), one edit covering them all is sent instead.
 function noteEdits(before, after) {
   const { x, y, hunks } = lineHunks(before, after);
-  // Regions closer than the context they need are merged.
-  const merged = [];
-  for (const hk of hunks) {
-    const prev = merged[merged.length - 1];
-    if (prev && hk[0] - prev[1] < 4) { prev[1] = hk[1]; prev[3] = hk[3]; } else merged.push([...hk]);
-  }
-  const count = (s, sub) => { let n = 0, at = s.indexOf(sub); while (at >= 0) { n++; at = s.indexOf(sub, at + 1); } return n; };
-  return merged.map(([x0, x1, y0, y1]) => {
-    for (let c = 1; ; c++) {
+  if (hunks.length === 0) return [];
+  const once = (text, find) => { const at = text.indexOf(find); return find !== '' && at >= 0 && text.indexOf(find, at + 1) < 0; };
+  // An edit of lines [x0, x1) of the old text into [y0, y1) of the new,
+  // with up to 20 lines around it until its text occurs once.
+  const anchored = (x0, x1, y0, y1) => {
+    for (let c = 1; c <= 20; c++) {
       const lo = Math.max(0, x0 - c), hi = Math.min(x.length, x1 + c);
       const find = x.slice(lo, hi).join('');
-      if ((find !== '' && count(before, find) === 1) || (lo === 0 && hi === x.length)) {
-        const replace = x.slice(lo, x0).join('') + y.slice(y0, y1).join('') + x.slice(x1, hi).join('');
-        return { op: 'replace', find, replace };
+      if (once(before, find) || (lo === 0 && hi === x.length)) {
+        return { op: 'replace', exact: true, find, replace: x.slice(lo, x0).join('') + y.slice(y0, y1).join('') + x.slice(x1, hi).join('') };
       }
     }
-  });
+    return null;
+  };
+  const whole = () => [{ op: 'replace', exact: true, find: before, replace: after }];
+  const edits = [];
+  for (const [x0, x1, y0, y1] of hunks) {
+    const e = anchored(x0, x1, y0, y1);
+    if (!e) return whole();
+    edits.push(e);
+  }
+  let cur = before;
+  for (const e of edits) {
+    if (!once(cur, e.find)) return spanning();
+    const at = cur.indexOf(e.find);
+    cur = cur.slice(0, at) + e.replace + cur.slice(at + e.find.length);
+  }
+  return cur === after ? edits : spanning();
+
+  // spanning is one edit from the first changed line to the last.
+  function spanning() {
+    const first = hunks[0], last = hunks[hunks.length - 1];
+    const e = anchored(first[0], last[1], first[2], last[3]);
+    return e ? [e] : whole();
+  }
 }
 
 // saveNote writes a person's new text as anchored edits of the text they
@@ -778,6 +804,9 @@ async function saveNote(shard, path, note, text) {
     await api('DELETE', notePath(shard, path) + '?expectedRevision=' + note.revision);
     return api('POST', shardPath(shard) + '/notes', { path, text });
   }
+  // A textarea gives its text with \n line ends; a note written with \r\n
+  // keeps them.
+  if (note.text.includes('\r\n')) text = text.replace(/\r?\n/g, '\r\n');
   const edits = noteEdits(note.text, text);
   if (edits.length === 0) return {};
   return api('POST', notePath(shard, path) + ':edit', { edits });
