@@ -105,8 +105,10 @@ func (db *DB) Get(id plumbing.Hash) (Object, error) {
 		return obj, nil
 	}
 	obj, err := db.lookup(id)
-	if errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		// Another program may have added or repacked objects.
+	// Another program may have added or repacked objects. A pack that
+	// vanished under the lookup was repacked into another, which a busy
+	// shard may repack again before the next look: try a few times.
+	for try := 0; try < 5 && (try == 0 && errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist)); try++ {
 		if rerr := db.rescan(); rerr != nil {
 			return Object{}, rerr
 		}
