@@ -91,7 +91,7 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 	case len(msgs) > 0 && req.Commit != "":
 		return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "revert either a commit (with its shard) or messages, not both")
 	case len(msgs) > 0:
-		if err := provenance.CheckSource(memd.Source{Messages: msgs}); err != nil {
+		if err := provenance.CheckSource(memd.Source{Messages: msgs, Chat: req.Chat}); err != nil {
 			return memd.RevertResult{}, err
 		}
 		ids := req.Shards
