@@ -116,6 +116,7 @@ func TestUI_ReviewersDay(t *testing.T) {
 	run(b, t, "open the learned fact and read what was said",
 		chromedp.Click(css(fmt.Sprintf(`#search-hits li[data-id="%s"] a`, flight))),
 		chromedp.WaitVisible(css(`#conversation blockquote`)),
+		chromedp.WaitReady(css(`.actions[data-offered="yes"]`)),
 		screenshot(out, "fact-1280"))
 	said := textOf(b, t, `#conversation`)
 	for _, want := range []string{"pat", "Friday flight to Lisbon", "alice", "seat 14C", "zd_9100"} {
@@ -154,7 +155,8 @@ func TestUI_ReviewersDay(t *testing.T) {
 	}
 	run(b, t, "confirm",
 		chromedp.Click(css(`#confirm-ok`)),
-		chromedp.WaitVisible(xpath(`//p[contains(., "no longer in memory")]`)))
+		chromedp.WaitVisible(xpath(`//p[contains(., "no longer in memory")]`)),
+		chromedp.WaitReady(css(`.actions[data-offered="yes"]`)))
 	if n := evalInt(b, t, `document.querySelectorAll('#revert-exchange, #revert-commit').length`); n != 0 {
 		t.Errorf("%d revert buttons remain with nothing left to undo", n)
 	}

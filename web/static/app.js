@@ -346,18 +346,25 @@ async function factPage(shard, id) {
       h('button', { id: 'edit-fact', onclick: () => editFact(shard, f, out) }, 'Edit'),
       h('button', { id: 'forget-fact', onclick: () => forgetFact(shard, f) }, 'Forget'));
   }
-  // Only what something is left to undo gets a button.
-  const [commitLeft, exchangeLeft] = await Promise.all([
-    c ? undoable({ shard, commit: c.commit }) : 0,
-    messages.length ? undoable({ messages, chat: exchangeChat }) : 0,
-  ]);
-  if (commitLeft) {
-    actions.append(h('button', { id: 'revert-commit', onclick: () => revert({ shard, commit: c.commit }, `Revert commit ${short(c.commit)}`) }, 'Revert its commit'));
-  }
-  if (exchangeLeft) {
-    actions.append(h('button', { id: 'revert-exchange', class: 'danger', onclick: () => revert({ messages, chat: exchangeChat }, `Revert everything learned from ${messages.length === 1 ? 'message ' + messages[0] : 'these ' + messages.length + ' messages'}`) },
-      'Revert this exchange'), h('span', { class: 'muted revert-note' }, 'messages ' + messages.join(', ')));
-  }
+  // Only what something is left to undo gets a button. Asking walks the
+  // shards' history, so the page is drawn first and the buttons follow.
+  const routed = location.hash;
+  const offer = async () => {
+    const [commitLeft, exchangeLeft] = await Promise.all([
+      c ? undoable({ shard, commit: c.commit }) : 0,
+      messages.length ? undoable({ messages, chat: exchangeChat }) : 0,
+    ]);
+    if (location.hash !== routed) return; // the person moved on
+    if (commitLeft) {
+      actions.append(h('button', { id: 'revert-commit', onclick: () => revert({ shard, commit: c.commit }, `Revert commit ${short(c.commit)}`) }, 'Revert its commit'));
+    }
+    if (exchangeLeft) {
+      actions.append(h('button', { id: 'revert-exchange', class: 'danger', onclick: () => revert({ messages, chat: exchangeChat }, `Revert everything learned from ${messages.length === 1 ? 'message ' + messages[0] : 'these ' + messages.length + ' messages'}`) },
+        'Revert this exchange'), h('span', { class: 'muted revert-note' }, 'messages ' + messages.join(', ')));
+    }
+    actions.dataset.offered = 'yes';
+  };
+  offer().catch((err) => actions.append(errorBox(err)));
   const said = tr.messages || [];
   show(
     h('p', {}, h('a', { href: `#/shard/${shard}/facts` }, '← ' + shard)),
