@@ -145,6 +145,7 @@ func Open(cfg Config) (*Daemon, error) {
 		return fail(err)
 	}
 	opened = append(opened, kept)
+	kept.Errors = func(err error) { cfg.Logger.Warn("the quotes of recent commits are lost", "err", err) }
 	var m *metrics.Metrics
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },

@@ -29,7 +29,7 @@ func TestFacts_EditKeepsLineage(t *testing.T) {
 		t.Fatal(err)
 	}
 	third, err := alice.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: second.Fact.ID, Text: "Flies to Porto on Saturday",
-		Source: memd.Source{Messages: []string{"m_7"}, Chat: "chat_9", ChatKind: memd.ChatDirect}})
+		Source: memd.Source{Messages: []string{"m_7"}, Chat: "chat_10", ChatKind: memd.ChatDirect, Excerpt: "pat: Porto, not Lisbon"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +72,9 @@ func TestFacts_EditKeepsLineage(t *testing.T) {
 	}
 	if tr.Introduced == nil || tr.Introduced.Hash != third.Commit {
 		t.Errorf("introduced %+v, want the last edit %s", tr.Introduced, third.Commit)
+	}
+	if q := quoted(tr); q["m_7"] != "alice (excerpt): pat: Porto, not Lisbon" {
+		t.Errorf("the edit made in another chat quotes %v", q)
 	}
 	origin := tr.Chain[len(tr.Chain)-1].Provenance
 	if !slices.Equal(origin.SourceMessages, []string{"m_1", "m_2"}) || origin.SourceChat != "chat_9" {

@@ -479,12 +479,12 @@ func (sh *Shard) FileAt(commit plumbing.Hash, path string) (data []byte, ok bool
 	return obj.Data, true, nil
 }
 
-// FileHistory calls fn, newest first, for each commit from from back that
-// changed the file at path against its first parent (a merge only where
-// it differs from every parent), with the file's
-// content before and after (nil where it did not exist). It compares the
-// file's blob in each pair of trees, reading contents only where it
-// changed. fn may return ErrStop.
+// FileHistory calls fn, newest first, for each commit on the line of
+// first parents from from that changed the file at path against its first
+// parent, with the file's content before and after (nil where it did not
+// exist). A merge shows what it brought in; the commits of the branch it
+// merged are not listed apart. It compares the file's blob in each pair of
+// trees, reading contents only where it changed. fn may return ErrStop.
 func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, before, after []byte) error) error {
 	t := &trees{db: sh.db}
 	blobAt := func(tree plumbing.Hash) (plumbing.Hash, error) {
@@ -507,7 +507,15 @@ func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, 
 		}
 		return obj.Data, nil
 	}
-	return sh.Walk(from, func(c Commit) error {
+	for h := from; !h.IsZero(); {
+		c, err := sh.ReadCommit(h)
+		if err != nil {
+			return err
+		}
+		h = plumbing.ZeroHash
+		if len(c.Parents) > 0 {
+			h = c.Parents[0]
+		}
 		parent, err := sh.parentTree(c)
 		if err != nil {
 			return err
@@ -517,19 +525,11 @@ func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, 
 			return err
 		}
 		b, err := blobAt(c.Tree)
-		if err != nil || a == b {
+		if err != nil {
 			return err
 		}
-		// A merge that took the file from another parent repeats a change
-		// the walk meets on its own.
-		for _, p := range c.Parents[min(1, len(c.Parents)):] {
-			pc, err := sh.readCommit(p)
-			if err != nil {
-				return err
-			}
-			if other, err := blobAt(pc.tree); err != nil || other == b {
-				return err
-			}
+		if a == b {
+			continue
 		}
 		before, err := read(a)
 		if err != nil {
@@ -539,6 +539,12 @@ func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, 
 		if err != nil {
 			return err
 		}
-		return fn(c, before, after)
-	})
+		if err := fn(c, before, after); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
 }

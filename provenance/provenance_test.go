@@ -291,3 +291,29 @@ func TestGrowth_MergeCountsOnce(t *testing.T) {
 		t.Errorf("growth counts %d facts added, want 3: %+v", added, days)
 	}
 }
+
+// A forget is not shielded by an empty commit claiming to revert it; a
+// fact learned again after its first commit was reverted is not removed by
+// reverting that first commit's message again.
+func TestRevert_OnlyARealRevertUndoes(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Pat lives in Porto", "m0")
+	forget := change(t, sh, memd.OpForget, "Pat lives in Porto", "m9")
+	git(t, sh.Dir(), "commit", "-q", "--allow-empty", "-m", "nothing\n\nMemory-Op: revert\nReverts: "+forget.String())
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	if rv, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"m9"}, ""); err != nil || len(rv) != 1 || rv[0].Commit == "" {
+		t.Errorf("revert of the forget behind a claimed revert: %+v, %v", rv, err)
+	}
+
+	first := change(t, sh, memd.OpRemember, "Pat prefers tea", "m1")
+	if _, err := r.Revert(sh, first); err != nil {
+		t.Fatal(err)
+	}
+	change(t, sh, memd.OpRemember, "Pat prefers tea", "m2")
+	if rv, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"m1"}, ""); err != nil || len(rv) != 0 {
+		t.Errorf("reverting m1 again: %+v, %v", rv, err)
+	}
+	if got := facts(t, sh); !slices.Contains(got, "Pat prefers tea") {
+		t.Errorf("the fact m2 taught is gone: %q", got)
+	}
+}

@@ -143,82 +143,115 @@ func appendID(ids []string, id string) []string {
 	return append(ids, id)
 }
 
-// Undone reports whether a revert that still stands (not itself undone)
-// undid commit h, and none of the facts h added is back: a Reverts
-// trailer alone (a push may carry any) does not make a commit undone.
-func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
-	head, err := sh.Head()
-	if err != nil {
-		return false, err
-	}
-	undone := make(map[string]bool)
-	done := false
-	var found gitstore.Commit
-	err = sh.Walk(head, func(c gitstore.Commit) error {
-		if c.Hash == h {
-			done, found = undone[h.String()], c
-			return gitstore.ErrStop
-		}
-		if p := Parse(c.Message); p.Reverts != "" && !undone[c.Hash.String()] {
-			undone[p.Reverts] = true
-		}
-		return nil
-	})
-	if err != nil || !done {
-		return false, err
-	}
-	back, err := addedStands(sh, found)
-	return !back, err
+// reverts tracks, walking a shard newest first, which commits a revert
+// that still stands undid. A Reverts trailer counts only when its commit's
+// fact changes undo one of the named commit's (a push may carry any
+// trailer; an empty commit claiming to revert undoes nothing).
+type reverts struct {
+	sh *gitstore.Shard
+	by map[string]gitstore.Commit // commit → the revert naming it, seen first
 }
 
-// addedStands reports whether a fact commit c added is in HEAD.
-func addedStands(sh *gitstore.Shard, c gitstore.Commit) (bool, error) {
-	d, err := sh.Diff(c)
+func newReverts(sh *gitstore.Shard) *reverts {
+	return &reverts{sh: sh, by: make(map[string]gitstore.Commit)}
+}
+
+// see records c, visited before any commit it may name.
+func (rv *reverts) see(c gitstore.Commit, p memd.Provenance) error {
+	if p.Reverts == "" {
+		return nil
+	}
+	undone, err := rv.undone(c)
+	if err != nil || undone {
+		return err
+	}
+	if _, seen := rv.by[p.Reverts]; !seen {
+		rv.by[p.Reverts] = c
+	}
+	return nil
+}
+
+// undone reports whether a standing revert undid c.
+func (rv *reverts) undone(c gitstore.Commit) (bool, error) {
+	r, ok := rv.by[c.Hash.String()]
+	if !ok {
+		return false, nil
+	}
+	return undoes(rv.sh, r, c)
+}
+
+// undoes reports whether commit r undoes one of c's fact changes: removes
+// a fact c added, or adds one c removed.
+func undoes(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {
+	dr, err := sh.Diff(r)
 	if err != nil {
 		return false, err
 	}
-	for _, ch := range d.Facts {
-		if ch.Op != "+" {
-			continue
-		}
-		if _, err := sh.Fact(ch.Fact.ID); err == nil {
-			return true, nil
-		} else if memd.ErrorCode(err) != memd.ENOTFOUND {
-			return false, err
+	dc, err := sh.Diff(c)
+	if err != nil {
+		return false, err
+	}
+	for _, x := range dc.Facts {
+		for _, y := range dr.Facts {
+			if x.Fact.ID == y.Fact.ID && x.Op != y.Op {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
 }
 
+// Undone reports whether a revert that still stands (not itself undone)
+// undid commit h.
+func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return false, err
+	}
+	rv := newReverts(sh)
+	done := false
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		if c.Hash == h {
+			var err error
+			done, err = rv.undone(c)
+			if err == nil {
+				err = gitstore.ErrStop
+			}
+			return err
+		}
+		return rv.see(c, Parse(c.Message))
+	})
+	return done, err
+}
+
 // CitingCommits returns the commits of a shard whose Source-Message
-// trailers name any of msgs (in chat, when it is given) and that are not
-// already undone by a revert that still stands, newest first; cited is
-// whether any commit ever cited one of them.
+// trailers name any of msgs and that are not already undone by a revert
+// that still stands, newest first; cited is whether any commit ever cited
+// one of them. With chat, a commit that names another chat is left out
+// (message IDs are the caller's; two chats may reuse one); commits that
+// name none, as episodes, and edits, which carry the messages of the
+// version they rewrote, are kept.
 func CitingCommits(sh *gitstore.Shard, msgs []string, chat string) (commits []plumbing.Hash, cited bool, err error) {
 	head, err := sh.Head()
 	if err != nil {
 		return nil, false, err
 	}
-	undone := make(map[string]bool)
+	rv := newReverts(sh)
 	err = sh.Walk(head, func(c gitstore.Commit) error {
 		p := Parse(c.Message)
-		if p.Reverts != "" && !undone[c.Hash.String()] {
-			undone[p.Reverts] = true
+		if err := rv.see(c, p); err != nil {
+			return err
 		}
-		if (chat == "" || p.SourceChat == chat) && slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) }) {
-			cited = true
-			back := false
-			if undone[c.Hash.String()] {
-				// Undone, says a trailer: unless what it added is back.
-				var err error
-				if back, err = addedStands(sh, c); err != nil {
-					return err
-				}
-			}
-			if !undone[c.Hash.String()] || back {
-				commits = append(commits, c.Hash)
-			}
+		inChat := chat == "" || p.SourceChat == "" || p.SourceChat == chat || p.Op == memd.OpEdit
+		if !inChat || !slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) }) {
+			return nil
 		}
+		cited = true
+		undone, err := rv.undone(c)
+		if err != nil || undone {
+			return err
+		}
+		commits = append(commits, c.Hash)
 		return nil
 	})
 	return commits, cited, err

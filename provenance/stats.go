@@ -169,43 +169,34 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 }
 
 // Growth is how a shard's facts grew: per day of commit time, the facts
-// its commits added and removed, oldest day first. With since (a commit
-// the caller has counted up to), it counts only the commits after it, and
-// says whether it could: a history that is not a line of single-parent
-// commits down to since is counted whole (whole is true).
+// its commits added and removed, oldest day first. It follows the first
+// parents from HEAD, so what a merge brings in is counted once, on the
+// merge, from its diff. With since (a HEAD the caller has counted up to),
+// it counts only the commits after it, when since is on that line; whole
+// says it counted from the root instead.
 func Growth(sh *gitstore.Shard, since plumbing.Hash) (days []memd.GrowthDay, head plumbing.Hash, whole bool, err error) {
 	head, err = sh.Head()
 	if err != nil {
 		return nil, head, false, err
 	}
-	if !since.IsZero() {
-		if days, ok, err := growthSince(sh, head, since); err != nil || ok {
-			return days, head, false, err
+	byDay := make(map[memd.Date]*memd.GrowthDay)
+	for h := head; !h.IsZero(); {
+		if h == since {
+			return sorted(byDay), head, false, nil
 		}
-	}
-	byDay := make(map[memd.Date]*memd.GrowthDay)
-	err = sh.Walk(head, func(c gitstore.Commit) error { return countDay(byDay, sh, c) })
-	return sorted(byDay), head, true, err
-}
-
-// growthSince counts the commits from head back to since, if they are a
-// line of single-parent commits that reaches it.
-func growthSince(sh *gitstore.Shard, head, since plumbing.Hash) ([]memd.GrowthDay, bool, error) {
-	byDay := make(map[memd.Date]*memd.GrowthDay)
-	for h := head; h != since; {
 		c, err := sh.ReadCommit(h)
 		if err != nil {
-			return nil, false, err
-		}
-		if len(c.Parents) != 1 {
-			return nil, false, nil
+			return nil, head, false, err
 		}
 		if err := countDay(byDay, sh, c); err != nil {
-			return nil, false, err
+			return nil, head, false, err
 		}
-		h = c.Parents[0]
+		h = plumbing.ZeroHash
+		if len(c.Parents) > 0 {
+			h = c.Parents[0]
+		}
 	}
-	return sorted(byDay), true, nil
+	return sorted(byDay), head, true, nil
 }
 
 func countDay(byDay map[memd.Date]*memd.GrowthDay, sh *gitstore.Shard, c gitstore.Commit) error {
@@ -233,14 +224,10 @@ func sorted(byDay map[memd.Date]*memd.GrowthDay) []memd.GrowthDay {
 	return out
 }
 
-// factsChanged counts the facts a commit added and removed: from the
-// trailers of memd's own single-fact commits, which say it exactly, from
-// the diff of every other, and none for a merge.
+// factsChanged counts the facts a commit added and removed against its
+// first parent: from the trailers of memd's own single-fact commits, which
+// say it exactly, and from the diff of every other.
 func factsChanged(sh *gitstore.Shard, c gitstore.Commit) (added, removed int, err error) {
-	if len(c.Parents) > 1 {
-		// A merge brings in commits the walk counts on their own.
-		return 0, 0, nil
-	}
 	if p := Parse(c.Message); madeByMemd(c, p) && len(p.FactIDs) > 0 {
 		switch p.Op {
 		case memd.OpRemember:

@@ -18,6 +18,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,8 +62,12 @@ type Store struct {
 	db  *bolt.DB
 	now func() time.Time
 
+	// Errors, when set, hears of citations that could not be written.
+	Errors func(error)
+
 	mu      sync.Mutex
 	pending map[string][]Citation // citations not yet written, by commit
+	writing sync.Mutex            // held from taking the pending citations to their write
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
@@ -231,13 +236,19 @@ func (s *Store) writeCitations() {
 			return
 		case <-time.After(citeDelay):
 		}
-		s.flush()
+		if err := s.flush(); err != nil && s.Errors != nil {
+			s.Errors(err)
+		}
 	}
 }
 
 // flush writes the pending citations: each commit onto the messages it
 // cites whose text is kept.
 func (s *Store) flush() error {
+	// One flush at a time: a reader that flushes first waits for a write
+	// already under way, and so sees it.
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = make(map[string][]Citation)
@@ -272,7 +283,8 @@ func (s *Store) flush() error {
 
 // Quotes returns the kept texts of the messages these commits were made
 // from: for each commit, the messages its trailers name, of the agent who
-// made it and its chat, that record the commit. Each once, in order.
+// made it (in any of its chats: an edit names one chat for several), that
+// record the commit. Each once, in order.
 func (s *Store) Quotes(commits []memd.Commit) ([]memd.Quote, error) {
 	if err := s.flush(); err != nil {
 		return nil, err
@@ -281,15 +293,18 @@ func (s *Store) Quotes(commits []memd.Commit) ([]memd.Quote, error) {
 	seen := make(map[string]bool)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucket)
+		cur := b.Cursor()
 		for _, c := range commits {
 			for _, id := range c.Provenance.SourceMessages {
-				k := key(c.Author.Name, id, c.Provenance.SourceChat)
-				r, ok := get(b, k)
-				if !ok || !slices.Contains(r.CitedBy, c.Hash) || seen[string(k)] {
-					continue
+				prefix := []byte(c.Author.Name + "\x00" + id + "\x00")
+				for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+					var r record
+					if json.Unmarshal(v, &r) != nil || !slices.Contains(r.CitedBy, c.Hash) || seen[string(k)] {
+						continue
+					}
+					seen[string(k)] = true
+					out = append(out, r.Quote)
 				}
-				seen[string(k)] = true
-				out = append(out, r.Quote)
 			}
 		}
 		return nil

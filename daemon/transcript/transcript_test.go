@@ -77,8 +77,7 @@ func TestStore_QuotesWhatCommitsCite(t *testing.T) {
 	for _, forged := range []memd.Commit{
 		commit("B", "alice", "c1", "1"), // a commit memd did not make from them
 		commit("A", "bob", "c1", "1"),   // another agent
-		commit("A", "alice", "", "1"),   // no chat named: not any chat
-		commit("A", "alice", "c2", "1"), // another chat
+		commit("A", "alice", "c1", "7"), // a message it does not name
 	} {
 		if qs, _ := s.Quotes([]memd.Commit{forged}); len(qs) != 0 {
 			t.Errorf("%+v quotes %q", forged, texts(qs))

@@ -729,17 +729,20 @@ function conflictMessage(err) {
   }
 }
 
-// lineHunks compares two texts line by line and returns the changed
-// regions: [oldStart, oldEnd, newStart, newEnd) in lines. Common head and
-// tail are set aside first; what is left is compared by longest common
-// subsequence when it is small enough, or taken as one region.
+// lineHunks compares two texts line by line, whatever their lines end
+// with, and returns the lines of each and the changed regions: [oldStart,
+// oldEnd, newStart, newEnd) in lines. Common head and tail are set aside
+// first; what is left is compared by longest common subsequence when it is
+// small enough, or taken as one region.
 function lineHunks(a, b) {
   const x = a.split(/(?<=\n)/), y = b.split(/(?<=\n)/);
+  const norm = (l) => l.replace(/\r\n$/, '\n');
+  const xn = x.map(norm), yn = y.map(norm);
   let pre = 0;
-  while (pre < x.length && pre < y.length && x[pre] === y[pre]) pre++;
+  while (pre < xn.length && pre < yn.length && xn[pre] === yn[pre]) pre++;
   let suf = 0;
-  while (suf < x.length - pre && suf < y.length - pre && x[x.length - 1 - suf] === y[y.length - 1 - suf]) suf++;
-  const xs = x.slice(pre, x.length - suf), ys = y.slice(pre, y.length - suf);
+  while (suf < xn.length - pre && suf < yn.length - pre && xn[xn.length - 1 - suf] === yn[yn.length - 1 - suf]) suf++;
+  const xs = xn.slice(pre, xn.length - suf), ys = yn.slice(pre, yn.length - suf);
   if (xs.length === 0 && ys.length === 0) return { x, y, hunks: [] };
   if (xs.length * ys.length > 4e6) return { x, y, hunks: [[pre, x.length - suf, pre, y.length - suf]] };
   const n = xs.length, m = ys.length;
@@ -757,17 +760,27 @@ function lineHunks(a, b) {
   return { x, y, hunks };
 }
 
-// noteEdits turns a person's new text into anchored replace edits of the
-// text they opened: each changed region with enough unchanged lines around
-// it to be found once. A change elsewhere in the note meanwhile does not
-// touch them; a change to the same lines makes their anchor fail. The
-// edits are checked by applying them here as memd will, one after the
-// other; where that would not give the person's text (regions whose
-// anchors meet), one edit covering them all is sent instead.
+// noteEdits turns a person's new text (as a textarea gives it, lines ending
+// in \n) into exact replace edits of the text they opened: each changed
+// region with enough unchanged lines around it to be found once. Lines the
+// person did not change keep their own line ends; new lines take the
+// note's (\r\n where most lines have it). A change elsewhere in the note
+// meanwhile does not touch the edits; a change to the same lines makes
+// their anchor fail. The edits are checked by applying them here as memd
+// will, one after the other; regions whose edits would meet are joined.
 function noteEdits(before, after) {
   const { x, y, hunks } = lineHunks(before, after);
   if (hunks.length === 0) return [];
+  const crlf = x.filter((l) => l.endsWith('\r\n')).length * 2 > x.length;
+  const line = (l) => (crlf && /[^\r]\n$|^\n$/.test(l) ? l.slice(0, -1) + '\r\n' : l);
   const once = (text, find) => { const at = text.indexOf(find); return find !== '' && at >= 0 && text.indexOf(find, at + 1) < 0; };
+  // What the note should read: the opened text with each region replaced.
+  let target = '', at = 0;
+  for (const [x0, x1, y0, y1] of hunks) {
+    target += x.slice(at, x0).join('') + y.slice(y0, y1).map(line).join('');
+    at = x1;
+  }
+  target += x.slice(at).join('');
   // An edit of lines [x0, x1) of the old text into [y0, y1) of the new,
   // with up to 20 lines around it until its text occurs once.
   const anchored = (x0, x1, y0, y1) => {
@@ -775,31 +788,32 @@ function noteEdits(before, after) {
       const lo = Math.max(0, x0 - c), hi = Math.min(x.length, x1 + c);
       const find = x.slice(lo, hi).join('');
       if (once(before, find) || (lo === 0 && hi === x.length)) {
-        return { op: 'replace', exact: true, find, replace: x.slice(lo, x0).join('') + y.slice(y0, y1).join('') + x.slice(x1, hi).join('') };
+        return { op: 'replace', exact: true, find, replace: x.slice(lo, x0).join('') + y.slice(y0, y1).map(line).join('') + x.slice(x1, hi).join('') };
       }
     }
     return null;
   };
-  const whole = () => [{ op: 'replace', exact: true, find: before, replace: after }];
-  const edits = [];
-  for (const [x0, x1, y0, y1] of hunks) {
-    const e = anchored(x0, x1, y0, y1);
-    if (!e) return whole();
-    edits.push(e);
-  }
-  let cur = before;
-  for (const e of edits) {
-    if (!once(cur, e.find)) return spanning();
-    const at = cur.indexOf(e.find);
-    cur = cur.slice(0, at) + e.replace + cur.slice(at + e.find.length);
-  }
-  return cur === after ? edits : spanning();
-
-  // spanning is one edit from the first changed line to the last.
-  function spanning() {
-    const first = hunks[0], last = hunks[hunks.length - 1];
-    const e = anchored(first[0], last[1], first[2], last[3]);
-    return e ? [e] : whole();
+  const whole = [{ op: 'replace', exact: true, find: before, replace: target }];
+  // Groups of regions, each sent as one edit; joined where edits meet.
+  let groups = hunks.map((hk) => [hk]);
+  for (;;) {
+    const edits = [];
+    for (const g of groups) {
+      const e = anchored(g[0][0], g[g.length - 1][1], g[0][2], g[g.length - 1][3]);
+      if (!e) return whole;
+      edits.push(e);
+    }
+    let cur = before, failed = -1;
+    for (let k = 0; k < edits.length && failed < 0; k++) {
+      if (!once(cur, edits[k].find)) { failed = k; break; }
+      const where = cur.indexOf(edits[k].find);
+      cur = cur.slice(0, where) + edits[k].replace + cur.slice(where + edits[k].find.length);
+    }
+    if (failed < 0 && cur === target) return edits;
+    if (groups.length === 1) return whole;
+    // Join the edit that failed with the one before it (or, when the text
+    // came out wrong, everything).
+    groups = failed > 0 ? [...groups.slice(0, failed - 1), [...groups[failed - 1], ...groups[failed]], ...groups.slice(failed + 1)] : [groups.flat()];
   }
 }
 
@@ -811,9 +825,6 @@ async function saveNote(shard, path, note, text) {
     await api('DELETE', notePath(shard, path) + '?expectedRevision=' + note.revision);
     return api('POST', shardPath(shard) + '/notes', { path, text });
   }
-  // A textarea gives its text with \n line ends; a note written with \r\n
-  // keeps them.
-  if (note.text.includes('\r\n')) text = text.replace(/\r?\n/g, '\r\n');
   const edits = noteEdits(note.text, text);
   if (edits.length === 0) return {};
   return api('POST', notePath(shard, path) + ':edit', { edits });
