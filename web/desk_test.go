@@ -2,10 +2,8 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,45 +12,23 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/internal/scriptedmodel"
 	"github.com/memd/memd/learn"
 )
 
-// scriptedModel is a local OpenAI-compatible chat endpoint (the one fake
-// the tests allow): it learns what follows "FACT:" lines in an exchange.
-func scriptedModel(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Model    string `json:"model"`
-			Messages []struct{ Role, Content string }
+// factsFromExchange is the scripted model's answer: what follows "FACT: "
+// on the exchange's lines.
+func factsFromExchange(r scriptedmodel.Request) (int, string) {
+	var lines []string
+	for _, l := range strings.Split(r.User, "\n") {
+		if _, fact, ok := strings.Cut(l, "FACT: "); ok {
+			lines = append(lines, fact)
 		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var lines []string
-		for _, m := range body.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			for _, l := range strings.Split(m.Content, "\n") {
-				if _, fact, ok := strings.Cut(l, "FACT: "); ok {
-					lines = append(lines, fact)
-				}
-			}
-		}
-		answer := "NONE"
-		if len(lines) > 0 {
-			answer = strings.Join(lines, "\n")
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": answer}}},
-			"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	}
+	if len(lines) == 0 {
+		return http.StatusOK, "NONE"
+	}
+	return http.StatusOK, strings.Join(lines, "\n")
 }
 
 // A reviewer's day: search across shards, open a learned fact and read
@@ -61,7 +37,7 @@ func scriptedModel(t *testing.T) *httptest.Server {
 // against the model and prompt. Every page is photographed at 1280 and
 // 400 pixels.
 func TestUI_ReviewersDay(t *testing.T) {
-	model := scriptedModel(t)
+	model := scriptedmodel.New(t, factsFromExchange)
 	d, admin := startDaemonWith(t, daemon.Config{Model: &learn.ModelConfig{BaseURL: model.URL + "/v1", Model: "model-a"}})
 	ctx := context.Background()
 	if _, err := admin.AddAgent(ctx, "alice", []string{"apollo"}); err != nil {

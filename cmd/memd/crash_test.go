@@ -3,14 +3,12 @@ package main_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +27,7 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/scriptedmodel"
 )
 
 var crashRounds = flag.Int("crash.rounds", 20, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
@@ -50,26 +49,13 @@ type ledger struct {
 }
 
 // crashModel answers every extraction with one fact naming the chat.
-func crashModel(t *testing.T) *httptest.Server {
-	m := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Messages []struct{ Role, Content string }
+func crashModel(t *testing.T) *scriptedmodel.Server {
+	return scriptedmodel.New(t, func(r scriptedmodel.Request) (int, string) {
+		if i := strings.Index(r.User, "from chat "); i >= 0 {
+			return http.StatusOK, "log: Learned from " + strings.Fields(r.User[i+len("from chat "):])[0]
 		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
-			http.Error(w, "want a chat completion request", http.StatusBadRequest) // a request cut off by the kill
-			return
-		}
-		user := body.Messages[len(body.Messages)-1].Content
-		answer := "Worked through a crash drill."
-		if i := strings.Index(user, "from chat "); i >= 0 {
-			answer = "log: Learned from " + strings.Fields(user[i+len("from chat "):])[0]
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": answer}}}})
-	}))
-	t.Cleanup(m.Close)
-	return m
+		return http.StatusOK, "Worked through a crash drill."
+	})
 }
 
 // startCrashable starts memd serve with fsync on (the point of the test)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
+	"github.com/memd/memd/internal/scriptedmodel"
 )
 
 var memdBin string
@@ -347,25 +347,16 @@ func TestWatch_ResumesAfterARestart(t *testing.T) {
 func TestLearn_SurvivesKill9(t *testing.T) {
 	release := make(chan struct{})
 	asked := make(chan struct{}, 100)
-	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Messages []struct{ Role, Content string }
-		}
-		json.NewDecoder(r.Body).Decode(&body)
+	model := scriptedmodel.New(t, func(r scriptedmodel.Request) (int, string) {
 		asked <- struct{}{}
 		select {
 		case <-release:
-		case <-r.Context().Done():
-			return
+		case <-r.Context.Done():
+			return 0, ""
 		}
-		user := body.Messages[len(body.Messages)-1].Content
-		i := strings.Index(user, "from chat ")
-		chat := strings.Fields(user[i+len("from chat "):])[0]
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "log: Learned from " + chat}}}})
-	}))
-	defer model.Close()
+		i := strings.Index(r.User, "from chat ")
+		return http.StatusOK, "log: Learned from " + strings.Fields(r.User[i+len("from chat "):])[0]
+	})
 
 	home := t.TempDir()
 	s := &server{t: t, home: home, data: filepath.Join(home, ".local", "share", "memd")}
