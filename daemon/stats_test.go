@@ -110,6 +110,10 @@ func TestLearningStats_MatchGitLog(t *testing.T) {
 	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Messages: aliceEx[0].MessageIDs()}); err != nil {
 		t.Fatal(err)
 	}
+	// Counted now, so that the counts below take only the commits since.
+	if mid, err := e.admin.LearningStats(ctx, memd.LearningQuery{Agent: "alice"}); err != nil || len(mid.Rows) != 1 || mid.Rows[0].Within7.Reverted != 1 {
+		t.Fatalf("stats after the first revert: %+v, %v", mid, err)
+	}
 	// Edited by a person two days on.
 	clock.add(24 * time.Hour)
 	if _, err := e.admin.EditFact(ctx, memd.EditFactRequest{Shard: as, ID: alice[1].Fact.ID, Text: "Alice fact number one, corrected"}); err != nil {
