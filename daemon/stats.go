@@ -8,6 +8,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 	"github.com/memd/memd/provenance"
@@ -64,16 +66,15 @@ func (s *Service) Growth(ctx context.Context, q memd.GrowthQuery) (memd.Growth, 
 			g.Day, g.Added, g.Removed = d.Day, g.Added+d.Added, g.Removed+d.Removed
 			byCommit[d.Day] = g
 		}
-		facts, _, err := sh.Facts()
+		dated, err := s.growth.dated(s.Index, id)
 		if err != nil {
 			return out, err
 		}
-		out.Facts += len(facts)
-		for _, f := range facts {
-			g := byDate[f.Date]
-			g.Day = f.Date
-			g.Added++
-			byDate[f.Date] = g
+		for day, n := range dated {
+			g := byDate[day]
+			g.Day, g.Added = day, g.Added+n
+			byDate[day] = g
+			out.Facts += n
 		}
 	}
 	out.ByCommit, out.ByDate = runningTotals(byCommit), runningTotals(byDate)
@@ -100,6 +101,45 @@ func runningTotals(days map[memd.Date]memd.GrowthDay) []memd.GrowthDay {
 type growthCache struct {
 	mu     sync.Mutex
 	shards map[memd.ShardID]growthAt
+	dates  map[memd.ShardID]datesAt
+}
+
+// datesAt is a shard's facts counted by their date, at an indexed commit.
+type datesAt struct {
+	head   plumbing.Hash
+	counts map[memd.Date]int
+}
+
+// dated counts a shard's facts at HEAD by their date, from the index
+// (which holds them already; parsing the shard's files would read a
+// million facts to draw a chart), again only when the shard moved.
+func (c *growthCache) dated(idx *index.Index, id memd.ShardID) (map[memd.Date]int, error) {
+	if err := idx.CatchUp(id); err != nil {
+		return nil, err
+	}
+	head := idx.Head(id)
+	c.mu.Lock()
+	d, ok := c.dates[id]
+	c.mu.Unlock()
+	if ok && d.head == head {
+		return d.counts, nil
+	}
+	counts := make(map[memd.Date]int)
+	for _, profile := range []bool{true, false} {
+		idx.Search().Walk(id, profile, func(doc search.Doc) bool {
+			if doc.Note == "" {
+				counts[doc.Date]++
+			}
+			return true
+		})
+	}
+	c.mu.Lock()
+	if c.dates == nil {
+		c.dates = make(map[memd.ShardID]datesAt)
+	}
+	c.dates[id] = datesAt{head, counts}
+	c.mu.Unlock()
+	return counts, nil
 }
 
 type growthAt struct {
