@@ -244,7 +244,7 @@ func truncate(s string, n int) string {
 
 const (
 	defaultNoteHistory = 20
-	maxNoteHistory     = 200
+	maxNoteHistory     = 50 // a diff may take 100 ms; a page of them stays a few seconds
 )
 
 // NoteHistory lists the commits that changed a note, newest first, each
