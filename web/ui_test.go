@@ -52,11 +52,14 @@ func startDaemon(t testing.TB) (*daemon.Daemon, *client.Client) {
 	return startDaemonWith(t, daemon.Config{})
 }
 
-// startDaemonWith starts a daemon on cfg, in a fresh data directory on
-// loopback.
+// startDaemonWith starts a daemon on cfg, on loopback, in a fresh data
+// directory unless cfg names one.
 func startDaemonWith(t testing.TB, cfg daemon.Config) (*daemon.Daemon, *client.Client) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := cfg.DataDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	d, err := daemon.Open(cfg)
