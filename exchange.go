@@ -73,7 +73,7 @@ const (
 // ExchangeStatus is where an exchange is in the learner.
 type ExchangeStatus struct {
 	ID       string    `json:"id"`
-	Kind     string    `json:"kind"` // "exchange" or "episode"
+	Kind     string    `json:"kind"` // "exchange", "episode" or "synthesis"
 	Agent    string    `json:"agent"`
 	State    string    `json:"state"`
 	Attempts int       `json:"attempts"`
@@ -85,6 +85,31 @@ type ExchangeStatus struct {
 	// malformed, over a limit, or not allowed (a removal of a fact it was
 	// not shown, a fact about a person from a group chat).
 	Ignored int `json:"ignored,omitempty"`
+	// Synthesis is what a synthesis pass proposed and did (kind synthesis).
+	Synthesis *SynthesisOutcome `json:"synthesis,omitempty"`
+}
+
+// SynthesisOutcome is what one synthesis pass proposed and what became of
+// each change.
+type SynthesisOutcome struct {
+	Evidence int               `json:"evidence"` // queued exchanges the pass read
+	Proposed int               `json:"proposed"`
+	Applied  int               `json:"applied"`
+	Rejected int               `json:"rejected"` // by the approving call
+	Refused  int               `json:"refused"`  // by memd's rules: they touched a fact written on purpose
+	Ignored  int               `json:"ignored"`  // malformed lines, or changes citing nothing they may cite
+	Changes  []SynthesisChange `json:"changes,omitempty"`
+}
+
+// SynthesisChange is one change a synthesis pass proposed.
+type SynthesisChange struct {
+	Op       string   `json:"op"` // merge, rewrite or remove
+	Facts    []string `json:"facts"`
+	Text     string   `json:"text,omitempty"`
+	Evidence []string `json:"evidence"`
+	Verdict  string   `json:"verdict"` // approved, rejected or refused
+	Reason   string   `json:"reason,omitempty"`
+	Commit   string   `json:"commit,omitempty"`
 }
 
 // Learner is the service's door to automatic learning.
@@ -98,4 +123,7 @@ type Learner interface {
 	// RetryExchange queues a failed exchange again; ENOTFOUND if unknown,
 	// ECONFLICT if it has not failed.
 	RetryExchange(ctx context.Context, id string) (ExchangeStatus, error)
+	// Synthesize queues a synthesis pass over an agent's own shard now (or
+	// returns the one queued); EUNAVAILABLE when synthesis is off.
+	Synthesize(ctx context.Context, agent string) (ExchangeStatus, error)
 }

@@ -83,6 +83,10 @@ type Provenance struct {
 	Prompt         string   `json:"prompt,omitempty"` // short hash of the prompt a model wrote it with
 	Reverts        string   `json:"reverts,omitempty"`
 	Replaces       string   `json:"replaces,omitempty"` // on an edit, the fact it rewrote
+	// Evidence names what a synthesis change rests on: message IDs of the
+	// exchanges it was shown, or IDs of the facts it merges.
+	Evidence   []string `json:"evidence,omitempty"`
+	ApprovedBy string   `json:"approved_by,omitempty"` // the model whose call approved a synthesis change
 }
 
 // Person is a commit's author or committer.
@@ -426,6 +430,18 @@ type LearnerStatus struct {
 	Model   string `json:"model,omitempty"`
 	Pending int    `json:"pending"`
 	Failed  int    `json:"failed"`
+	// Synthesis is set when synthesis passes are on.
+	Synthesis *SynthesisStatus `json:"synthesis,omitempty"`
+}
+
+// SynthesisStatus counts what synthesis passes did, since the data
+// directory was created.
+type SynthesisStatus struct {
+	Approver string `json:"approver"` // the model of the approving call
+	Every    int    `json:"every"`    // learned exchanges that start a pass; 0: only when asked
+	Applied  int    `json:"applied"`
+	Refused  int    `json:"refused"`  // touched a fact written on purpose
+	Rejected int    `json:"rejected"` // by the approving model
 }
 
 // RemoteStatus is how a shard's remote is doing.

@@ -370,6 +370,13 @@ func (c *Client) Exchanges(ctx context.Context, state string) ([]memd.ExchangeSt
 	return out.Exchanges, err
 }
 
+// Synthesize implements memd.Service.
+func (c *Client) Synthesize(ctx context.Context, agent string) (memd.ExchangeStatus, error) {
+	var out memd.ExchangeStatus
+	err := c.Do(ctx, http.MethodPost, "/v1/synthesis", nil, map[string]string{"agent": agent}, &out)
+	return out, err
+}
+
 // RetryExchange implements memd.Service.
 func (c *Client) RetryExchange(ctx context.Context, id string) (memd.ExchangeStatus, error) {
 	var out memd.ExchangeStatus

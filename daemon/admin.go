@@ -90,6 +90,9 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 			return memd.Status{}, err
 		}
 		st.Learning = memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName(), Pending: pending, Failed: failed}
+		if st.Learning.Synthesis, err = s.Learner.SynthesisStatus(); err != nil {
+			return memd.Status{}, err
+		}
 	}
 	if callerOf(ctx).Admin {
 		st.DataDir = s.Store.Dir()

@@ -60,6 +60,9 @@ type Config struct {
 	// Model, when set, turns learning on: exchanges are learned from with
 	// this OpenAI-compatible chat model.
 	Model *learn.ModelConfig
+	// Synthesis, when set with Model, runs synthesis passes over agents'
+	// own shards.
+	Synthesis *SynthesisConfig
 	// LearnRetryBase is the learner's first backoff (2s when zero).
 	LearnRetryBase time.Duration
 	// Remote configures pushing to and fetching from git remotes; shards
@@ -69,6 +72,17 @@ type Config struct {
 	// this even while a fact cites them; zero keeps a text while a fact
 	// cites its message.
 	KeepMessages time.Duration
+}
+
+// SynthesisConfig configures synthesis passes.
+type SynthesisConfig struct {
+	// Every starts a pass over an agent's shard once this many of its
+	// learned exchanges are queued as evidence; 0 runs passes only when
+	// asked (memd synthesize).
+	Every int
+	// Approver is the model of the approving call; the learner's model
+	// when nil.
+	Approver *learn.ModelConfig
 }
 
 // Daemon is a running memd: the store, the service and its HTTP server.
@@ -175,12 +189,25 @@ func Open(cfg Config) (*Daemon, error) {
 	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Messages: kept, KeepMessages: cfg.KeepMessages,
 		Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
 	if cfg.Model != nil {
+		var syn *learn.Synthesis
+		if cfg.Synthesis != nil {
+			syn = &learn.Synthesis{Memory: learnerMemory{svc}, Every: cfg.Synthesis.Every}
+			if cfg.Synthesis.Approver != nil {
+				syn.Approver = learn.NewModel(*cfg.Synthesis.Approver)
+			}
+		}
 		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
-			Model: learn.NewModel(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
+			Synthesis: syn,
+			Model:     learn.NewModel(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
 			Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
 			Hooks: learn.Hooks{
 				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
 				Done: func(st memd.ExchangeStatus) {
+					if o := st.Synthesis; o != nil {
+						m.Synthesis.WithLabelValues("applied").Add(float64(o.Applied))
+						m.Synthesis.WithLabelValues("refused").Add(float64(o.Refused))
+						m.Synthesis.WithLabelValues("rejected").Add(float64(o.Rejected))
+					}
 					h.Announce(memd.FeedEvent{Type: memd.EventLearned, Shard: memd.AgentShard(st.Agent),
 						Exchange: st.ID, Learned: st.Commits, Time: cfg.Now()})
 				},

@@ -179,34 +179,41 @@ func editTrailers(c memd.Caller, sh *gitstore.Shard, old memd.Fact, newID string
 	if newID != old.ID {
 		p.FactIDs = append(p.FactIDs, old.ID)
 	}
-	tr, err := provenance.Trace(sh, old.ID)
+	was, err := versionSources(sh, old.ID)
 	if err != nil {
-		return p, fmt.Errorf("reading the source of fact %s: %w", old.ID, err)
-	}
-	// The sources of every version, oldest first: what put a version back
-	// (a revert) carries none of its own.
-	var msgs []string
-	var chat string
-	var kind memd.ChatKind
-	for i := len(tr.Chain) - 1; i >= 0; i-- {
-		was := tr.Chain[i].Provenance
-		msgs = appendNew(msgs, was.SourceMessages...)
-		if chat == "" {
-			chat, kind = was.SourceChat, was.ChatKind
-		}
+		return p, err
 	}
 	// The trailer holds one chat: the one the fact was first learned in.
-	if chat != "" {
-		p.SourceChat = chat
-		if src.ChatKind == "" && kind != "" {
-			p.ChatKind = kind
+	if was.Chat != "" {
+		p.SourceChat = was.Chat
+		if p.ChatKind == "" && was.ChatKind != "" {
+			p.ChatKind = was.ChatKind
 		}
 	}
-	p.SourceMessages = appendNew(msgs, p.SourceMessages...)
+	p.SourceMessages = appendNew(was.Messages, p.SourceMessages...)
 	if len(p.SourceMessages) > provenance.MaxMessages {
 		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
 	}
 	return p, nil
+}
+
+// versionSources returns the sources of every version of a fact, oldest
+// first, and the chat it was first learned in: what put a version back (a
+// revert) carries none of its own.
+func versionSources(sh *gitstore.Shard, id string) (memd.Source, error) {
+	tr, err := provenance.Trace(sh, id)
+	if err != nil {
+		return memd.Source{}, fmt.Errorf("reading the source of fact %s: %w", id, err)
+	}
+	var src memd.Source
+	for i := len(tr.Chain) - 1; i >= 0; i-- {
+		was := tr.Chain[i].Provenance
+		src.Messages = appendNew(src.Messages, was.SourceMessages...)
+		if src.Chat == "" {
+			src.Chat, src.ChatKind = was.SourceChat, was.ChatKind
+		}
+	}
+	return src, nil
 }
 
 // appendNew appends the values list does not hold yet.

@@ -36,11 +36,19 @@ func answers(text string) scriptedmodel.Answer { return scriptedmodel.Reply(text
 // quickly, and an admin feed of every shard to wait on.
 func startLearning(t *testing.T, m *modelServer) (*env, memd.Subscription) {
 	t.Helper()
+	return startLearningWith(t, m, func(*daemon.Config) {})
+}
+
+// startLearningWith starts a learning daemon whose config set changes.
+func startLearningWith(t *testing.T, m *modelServer, set func(*daemon.Config)) (*env, memd.Subscription) {
+	t.Helper()
 	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
+	cfg := daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Model:          &learn.ModelConfig{BaseURL: m.URL + "/v1", Model: "scripted-model"},
-		LearnRetryBase: 5 * time.Millisecond})
+		LearnRetryBase: 5 * time.Millisecond}
+	set(&cfg)
+	d, err := daemon.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,9 @@ type Config struct {
 	Now       func() time.Time
 	Logger    *slog.Logger
 	Hooks     Hooks
+	// Synthesis, when set, keeps learned exchanges as evidence and runs
+	// synthesis passes over agents' own shards.
+	Synthesis *Synthesis
 	// Keep, when set, stores the text of an eligible exchange before it is
 	// queued, so a reviewer can read what a fact was learned from; an
 	// error refuses the exchange.
@@ -96,6 +99,11 @@ type plan struct {
 	Prompt  string `json:"prompt,omitempty"` // the prompt's hash, as the Prompt trailer gives it
 	Steps   []step `json:"steps"`
 	Ignored int    `json:"ignored"`
+	// A synthesis pass's changes, its approving model, and the sequence
+	// numbers of the queued exchanges it read.
+	Changes  []Change `json:"changes,omitempty"`
+	Approver string   `json:"approver,omitempty"`
+	Evidence []uint64 `json:"evidence,omitempty"`
 }
 
 type step struct {
@@ -106,8 +114,11 @@ type step struct {
 
 func (j *job) id() string {
 	prefix := "ex_"
-	if j.Kind == kindEpisode {
+	switch j.Kind {
+	case kindEpisode:
 		prefix = "ep_"
+	case kindSynthesis:
+		prefix = "sy_"
 	}
 	return prefix + strconv.FormatUint(j.Seq, 10)
 }
@@ -117,6 +128,10 @@ func (j *job) status() memd.ExchangeStatus {
 		Error: j.Error, Reason: j.Reason, Accepted: j.Accepted, Commits: j.Commits}
 	if j.Plan != nil {
 		st.Ignored = j.Plan.Ignored
+	}
+	if j.Kind == kindSynthesis && j.Plan != nil {
+		o := j.Plan.outcome()
+		st.Synthesis, st.Ignored = &o, o.Ignored
 	}
 	return st
 }
@@ -469,7 +484,13 @@ func (l *Learner) work(ctx context.Context, j *job) {
 			return
 		}
 	}
-	commits, err := l.apply(ctx, j)
+	var commits []string
+	var err error
+	if j.Kind == kindSynthesis {
+		commits, err = l.applySynthesis(ctx, j)
+	} else {
+		commits, err = l.apply(ctx, j)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -489,6 +510,12 @@ func (l *Learner) work(ctx context.Context, j *job) {
 
 // ask calls the model and turns its answer into a plan.
 func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
+	if j.Kind == kindSynthesis {
+		if l.cfg.Synthesis == nil {
+			return nil, errors.New("synthesis is off: start memd serve with --synthesis to run this pass")
+		}
+		return l.askSynthesis(ctx, j)
+	}
 	if j.Kind == kindEpisode {
 		system, user := episodePrompt(j.Agent, j.Turns)
 		answer, err := l.cfg.Model.Complete(ctx, system, user)
@@ -625,8 +652,14 @@ func (l *Learner) finish(j *job) error {
 		if err := putJob(tx, j); err != nil {
 			return err
 		}
+		if j.Kind == kindSynthesis {
+			return l.finishSynthesis(tx, j)
+		}
 		if j.Kind != kindExchange {
 			return nil
+		}
+		if err := l.queueEvidence(tx, j); err != nil {
+			return err
 		}
 		var turns []Turn
 		if v, err := tx.Get(turnsPrefix + j.Agent); err == nil {
@@ -681,7 +714,7 @@ func (l *Learner) Counts() (pending, failed int, err error) {
 func (l *Learner) Retry(id string) (memd.ExchangeStatus, error) {
 	seq, ok := parseID(id)
 	if !ok {
-		return memd.ExchangeStatus{}, memd.Errorf(memd.EINVALID, "%q is not an exchange ID (ex_<n> or ep_<n>)", id)
+		return memd.ExchangeStatus{}, memd.Errorf(memd.EINVALID, "%q is not an exchange ID (ex_<n>, ep_<n> or sy_<n>)", id)
 	}
 	var j job
 	err := l.db.Update(func(tx *buntdb.Tx) error {
@@ -709,7 +742,7 @@ func (l *Learner) Retry(id string) (memd.ExchangeStatus, error) {
 }
 
 func parseID(id string) (uint64, bool) {
-	for _, p := range []string{"ex_", "ep_"} {
+	for _, p := range []string{"ex_", "ep_", "sy_"} {
 		if rest, ok := strings.CutPrefix(id, p); ok {
 			n, err := strconv.ParseUint(rest, 10, 64)
 			return n, err == nil && n > 0

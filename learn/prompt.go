@@ -30,6 +30,7 @@ func Prompts() map[string]string {
 	return map[string]string{
 		ExtractionPrompt: fmt.Sprintf("extraction v%d", extractorVersion),
 		EpisodePrompt:    fmt.Sprintf("episode v%d", episodeVersion),
+		SynthesisPrompt:  fmt.Sprintf("synthesis v%d", synthesisVersion),
 	}
 }
 

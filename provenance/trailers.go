@@ -26,6 +26,8 @@ const (
 	KeyPrompt    = "Prompt"
 	KeyReverts   = "Reverts"
 	KeyReplaces  = "Replaces"
+	KeyEvidence  = "Evidence"
+	KeyApproved  = "Approved-By"
 )
 
 // MaxMessages bounds the Source-Message trailers of one change.
@@ -118,6 +120,10 @@ func Message(subject string, p memd.Provenance) string {
 	add(KeyPrompt, p.Prompt)
 	add(KeyReverts, p.Reverts)
 	add(KeyReplaces, p.Replaces)
+	for _, id := range p.Evidence {
+		add(KeyEvidence, id)
+	}
+	add(KeyApproved, p.ApprovedBy)
 	return b.String()
 }
 
@@ -155,6 +161,10 @@ func Parse(message string) memd.Provenance {
 			p.Reverts = v
 		case strings.ToLower(KeyReplaces):
 			p.Replaces = v
+		case strings.ToLower(KeyEvidence):
+			p.Evidence = append(p.Evidence, v)
+		case strings.ToLower(KeyApproved):
+			p.ApprovedBy = v
 		}
 	}
 	if p.LearnedBy == "" {

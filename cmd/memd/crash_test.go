@@ -60,9 +60,10 @@ func crashModel(t *testing.T) *scriptedmodel.Server {
 
 // startCrashable starts memd serve with fsync on (the point of the test)
 // and learning through the model.
-func startCrashable(t *testing.T, home, modelURL string) (*exec.Cmd, string) {
+func startCrashable(t *testing.T, home, modelURL string, flags ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--model-url", modelURL+"/v1", "--model", "m", "--log-level", "error")
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--model-url", modelURL + "/v1", "--model", "m", "--log-level", "error"}, flags...)
+	cmd := exec.Command(memdBin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=")
 	cmd.Stderr = os.Stderr
 	// Its own process group, so that the kill takes a git repack it

@@ -47,6 +47,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	remoteURL := fs.String("remote", e.getenv("MEMD_REMOTE"), "git remote of every shard, with {shard} or {kind} and {name} in it, e.g. /srv/memory/{shard}.git or git://host/{shard}.git; a shard's own `git remote add memd URL` wins (env MEMD_REMOTE)")
 	fetchEvery := fs.Duration("fetch-every", envDuration(e, "MEMD_FETCH_EVERY", time.Minute), "how often shards with a remote are fetched and merged; 0 fetches only on command (memd remote sync) and before a rejected push is retried (env MEMD_FETCH_EVERY)")
 	pushDelay := fs.Duration("push-delay", envDuration(e, "MEMD_PUSH_DELAY", time.Second), "how long a commit waits for others to share its push (env MEMD_PUSH_DELAY)")
+	synthesis := fs.Bool("synthesis", envBool(e, "MEMD_SYNTHESIS"), "run synthesis passes: merge, rewrite and remove learned facts, each change citing evidence and approved by a second model call; needs --model-url (env MEMD_SYNTHESIS=1)")
+	synthesisEvery := fs.Int("synthesis-every", envInt(e, "MEMD_SYNTHESIS_EVERY", 20), "with --synthesis: run a pass over an agent's memory once this many of its exchanges are learned; 0 runs passes only by hand (memd synthesize) (env MEMD_SYNTHESIS_EVERY)")
+	approverModel := fs.String("approver-model", e.getenv("MEMD_APPROVER_MODEL"), "with --synthesis: the model of the approving call, at --model-url; default the --model (env MEMD_APPROVER_MODEL)")
 	keepMessages := days(envOr(e, "MEMD_KEEP_MESSAGES", "0"))
 	fs.Var(&keepMessages, "keep-messages", "drop the kept text of chat messages older than this (e.g. 90d or 720h) even while a fact cites them; 0 keeps a text while a fact cites it (env MEMD_KEEP_MESSAGES)")
 	pos, err := parse(fs, args)
@@ -90,6 +93,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *modelURL != "" {
 		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout}
 	}
+	if *synthesis {
+		if cfg.Model == nil {
+			return memd.Errorf(memd.EINVALID, "--synthesis needs a model: set --model-url too")
+		}
+		if *synthesisEvery < 0 {
+			return memd.Errorf(memd.EINVALID, "--synthesis-every must be 0 or more")
+		}
+		cfg.Synthesis = &daemon.SynthesisConfig{Every: *synthesisEvery}
+		if *approverModel != "" && *approverModel != *model {
+			approver := *cfg.Model
+			approver.Model = *approverModel
+			cfg.Synthesis.Approver = &approver
+		}
+	}
 	d, err := daemon.Open(cfg)
 	if err != nil {
 		return err
@@ -103,6 +120,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "  admin token: %s%s\n", filepath.Join(dir, auth.AdminTokenFile), tokenNote)
 	if cfg.Model != nil {
 		fmt.Fprintf(e.stdout, "  learning:    on, %s at %s\n", cfg.Model.Model, cfg.Model.BaseURL)
+		if s := cfg.Synthesis; s != nil {
+			approver := cfg.Model.Model
+			if s.Approver != nil {
+				approver = s.Approver.Model
+			}
+			every := fmt.Sprintf("every %d learned exchanges and ", s.Every)
+			if s.Every == 0 {
+				every = ""
+			}
+			fmt.Fprintf(e.stdout, "  synthesis:   on, %sby memd synthesize; approved by %s\n", every, approver)
+		}
 	} else {
 		fmt.Fprintf(e.stdout, "  learning:    off (--model-url turns it on)\n")
 	}
@@ -164,6 +192,20 @@ func (d *days) duration() (time.Duration, error) {
 func envOr(e *env, key, def string) string {
 	if v := e.getenv(key); v != "" {
 		return v
+	}
+	return def
+}
+
+// envBool reads a yes/no setting from the environment: 1, true or yes.
+func envBool(e *env, key string) bool {
+	v, err := strconv.ParseBool(e.getenv(key))
+	return err == nil && v || strings.EqualFold(e.getenv(key), "yes")
+}
+
+// envInt reads a number from the environment, or returns def.
+func envInt(e *env, key string, def int) int {
+	if n, err := strconv.Atoi(e.getenv(key)); err == nil {
+		return n
 	}
 	return def
 }

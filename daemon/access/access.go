@@ -420,6 +420,24 @@ func (g *guard) Learn(ctx context.Context, ex memd.Exchange) (memd.ExchangeStatu
 	return g.inner.Learn(ctx, ex)
 }
 
+// Synthesize runs a pass over an agent's own shard: the agent's or the
+// admin's call.
+func (g *guard) Synthesize(ctx context.Context, agent string) (memd.ExchangeStatus, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return memd.ExchangeStatus{}, err
+	}
+	if !c.Admin {
+		if agent == "" {
+			agent = c.Agent
+		}
+		if agent != c.Agent {
+			return memd.ExchangeStatus{}, memd.Forbidden(RuleOwnShard, "agent %s may not run synthesis over the memory of agent %s", c.Agent, agent)
+		}
+	}
+	return g.inner.Synthesize(ctx, agent)
+}
+
 // Exchanges shows an agent its own work; the admin everything.
 func (g *guard) Exchanges(ctx context.Context, state string) ([]memd.ExchangeStatus, error) {
 	c, err := caller(ctx)

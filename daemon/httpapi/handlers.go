@@ -339,6 +339,21 @@ func (s *Server) learn(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) synthesize(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Agent string `json:"agent"`
+	}
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	st, err := s.svc.Synthesize(r.Context(), req.Agent)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, st)
+	return nil
+}
+
 func (s *Server) exchanges(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.svc.Exchanges(r.Context(), r.URL.Query().Get("state"))
 	if err != nil {

@@ -84,6 +84,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/exchanges", s.learn)
 	s.handle("GET /v1/exchanges", s.exchanges)
 	s.handle("POST /v1/exchanges/{id}/retry", s.retryExchange)
+	s.handle("POST /v1/synthesis", s.synthesize)
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
 	})

@@ -27,6 +27,7 @@ type Metrics struct {
 	CatchUpSeconds  prometheus.Histogram
 	LearnerQueue    prometheus.Gauge
 	LearnerFailures prometheus.Counter
+	Synthesis       *prometheus.CounterVec
 
 	RemotePushes       *prometheus.CounterVec
 	RemoteFetches      *prometheus.CounterVec
@@ -57,6 +58,8 @@ func New(subscribers func() int) *Metrics {
 			Help: "Exchanges waiting for the learner."}),
 		LearnerFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_learner_failures_total",
 			Help: "Exchanges the learner gave up on after its retries."}),
+		Synthesis: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_synthesis_changes_total",
+			Help: "Changes synthesis passes proposed, by what became of them: applied, refused (they touched a fact written on purpose) or rejected (by the approving model)."}, []string{"result"}),
 		RemotePushes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_pushes_total",
 			Help: "Pushes to shards' remotes: ok, rejected (the remote had moved on; memd fetched and merged) or error."}, []string{"result"}),
 		RemoteFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_fetches_total",
@@ -66,7 +69,7 @@ func New(subscribers func() int) *Metrics {
 		RemoteConflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_remote_conflicts_total",
 			Help: "Files merges kept with conflict markers (notes edited on both sides)."}),
 	}
-	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures,
+	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis,
 		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
 			func() float64 { return float64(subscribers()) }))

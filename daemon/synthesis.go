@@ -1,0 +1,217 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/learn"
+	"github.com/memd/memd/provenance"
+)
+
+// Synthesize queues a synthesis pass over an agent's own shard.
+func (s *Service) Synthesize(ctx context.Context, agent string) (memd.ExchangeStatus, error) {
+	if s.Learner == nil {
+		return memd.ExchangeStatus{}, memd.Errorf(memd.EUNAVAILABLE, "learning is off: start memd serve with --model-url and --synthesis")
+	}
+	if _, ok := s.Registry.Agent(agent); !ok {
+		return memd.ExchangeStatus{}, memd.Errorf(memd.ENOTFOUND, "no agent %q (memd agent list)", agent)
+	}
+	return s.Learner.Synthesize(agent)
+}
+
+// SynthesisFacts returns the facts a pass over an agent's shard is shown:
+// its lasting facts, then its highest-ranked dated ones, each with the
+// origin of its line.
+func (m learnerMemory) SynthesisFacts(ctx context.Context, agent string) ([]memd.Fact, error) {
+	id := memd.AgentShard(agent)
+	sh, err := m.s.Store.Shard(id)
+	if memd.ErrorCode(err) == memd.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := m.s.Index.CatchUp(id); err != nil {
+		return nil, err
+	}
+	var docs []search.Doc
+	for _, profile := range []bool{true, false} {
+		m.s.Index.Search().Walk(id, profile, func(d search.Doc) bool {
+			if d.Note == "" {
+				docs = append(docs, d)
+			}
+			return len(docs) < learn.MaxSynthesisFacts
+		})
+	}
+	out := make([]memd.Fact, 0, len(docs))
+	for _, d := range docs {
+		o, err := m.s.lineOrigin(sh, d.Fact.ID)
+		if err != nil {
+			return nil, err
+		}
+		f := d.Fact
+		f.Origin = o
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// lineOrigin returns what wrote a fact's line as the shard holds it now:
+// the commit git blame names. Nil when the shard does not hold the fact.
+func (s *Service) lineOrigin(sh *gitstore.Shard, id string) (*memd.Origin, error) {
+	commit := ""
+	if d, ok := s.Index.Search().Get(sh.ID(), id); ok {
+		commit = d.Commit
+	}
+	if commit == "" {
+		tr, err := provenance.Trace(sh, id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !tr.Present || tr.Introduced == nil {
+			return nil, nil
+		}
+		commit = tr.Introduced.Hash
+	}
+	o, err := s.origins.of(sh, commit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the commit that wrote fact %s: %w", id, err)
+	}
+	return &o, nil
+}
+
+// ApplySynthesis commits one approved synthesis change. Whether synthesis
+// may touch each fact is decided here, from the history of the shard as it
+// is now, whatever the models answered.
+func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn.Change, p memd.Provenance) (string, error) {
+	s := m.s
+	id := memd.AgentShard(agent)
+	sh, err := s.Store.Shard(id)
+	if err != nil {
+		return "", err
+	}
+	if err := s.Index.CatchUp(id); err != nil {
+		return "", err
+	}
+	var present []memd.Fact
+	for _, f := range c.Facts {
+		cur, err := sh.Fact(f.ID)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue // applied before, or removed since
+		}
+		if err != nil {
+			return "", err
+		}
+		o, err := s.lineOrigin(sh, f.ID)
+		if err != nil {
+			return "", err
+		}
+		if !learn.Synthesizable(o) {
+			by := "an unknown commit"
+			if o != nil {
+				by = fmt.Sprintf("%s (commit %.12s)", o.LearnedBy, o.Commit)
+			}
+			return "", fmt.Errorf("%w: fact %s was last written by %s", learn.ErrProtected, f.ID, by)
+		}
+		present = append(present, cur)
+	}
+	if len(present) == 0 {
+		return "", nil
+	}
+	var msgs []string
+	for _, e := range p.Evidence {
+		if !memd.ValidFactID(e) {
+			msgs = appendNew(msgs, e)
+		}
+	}
+	edits, subject := synthesisEdits(sh, c, present)
+	if len(edits) == 0 {
+		return "", nil
+	}
+	p.Tier = present[0].Tier
+	if c.Op == learn.SynthRemove {
+		p.Op, p.SourceMessages = memd.OpForget, msgs
+	} else {
+		p.Op = memd.OpEdit
+		newID := memd.FactID(c.Text)
+		p.FactIDs = []string{newID}
+		if edits[0].Op == gitstore.ReplaceFact {
+			p.Replaces = edits[0].Fact.ID
+		}
+		// The new line still comes from what its facts were learned from.
+		for _, f := range present {
+			src, err := versionSources(sh, f.ID)
+			if err != nil {
+				return "", err
+			}
+			msgs = appendNew(msgs, src.Messages...)
+			if p.SourceChat == "" {
+				p.SourceChat, p.ChatKind = src.Chat, src.ChatKind
+			}
+		}
+		p.SourceMessages = msgs
+	}
+	for _, f := range present {
+		p.FactIDs = appendNew(p.FactIDs, f.ID)
+	}
+	if len(p.SourceMessages) > provenance.MaxMessages {
+		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
+	}
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(memd.Caller{Agent: agent}),
+		Message: provenance.Message(provenance.Subject(p.Op, subject), p),
+		Edits:   edits,
+	})
+	if err != nil || res.Commit.IsZero() {
+		return "", err
+	}
+	s.cite(memd.Caller{Agent: agent}, res.Commit.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
+	return res.Commit.String(), nil
+}
+
+// synthesisEdits turns a change into edits of the facts still present: a
+// merge or rewrite puts the new text where the first of them stands (or,
+// when the shard holds that text already, keeps it there) and removes the
+// others; a removal removes.
+func synthesisEdits(sh *gitstore.Shard, c learn.Change, present []memd.Fact) ([]gitstore.Edit, string) {
+	var edits []gitstore.Edit
+	if c.Op == learn.SynthRemove {
+		for _, f := range present {
+			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
+		}
+		return edits, present[0].Text
+	}
+	newID := memd.FactID(c.Text)
+	_, err := sh.Fact(newID)
+	held := err == nil
+	for i, f := range present {
+		switch {
+		case f.ID == newID:
+		case i == 0 && !held:
+			edits = append(edits, gitstore.Edit{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{Text: c.Text}})
+		default:
+			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
+		}
+	}
+	// The replacing edit first, so that Replaces names it.
+	slices.SortStableFunc(edits, func(a, b gitstore.Edit) int {
+		return boolRank(b.Op == gitstore.ReplaceFact) - boolRank(a.Op == gitstore.ReplaceFact)
+	})
+	return edits, c.Text
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var _ learn.SynthesisMemory = learnerMemory{}
