@@ -186,3 +186,74 @@ func TestSynthesis_OnlyWhatAModelWroteChanges(t *testing.T) {
 		t.Errorf("second pass read %d exchanges of evidence", st.Synthesis.Evidence)
 	}
 }
+
+// The rule is checked again when a change is applied: a learned fact that
+// the agent saves again on purpose while the approving call is out is not
+// merged, though both models said yes.
+func TestSynthesis_RefusedWhenSavedOnPurposeMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+	alice := e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	tea, coffee := memd.FactID("Pat drinks tea"), memd.FactID("Pat drinks coffee")
+	m.Script(synthesisModel(func(user string) string {
+		if strings.Contains(user, "I prefer tea") {
+			return "profile: Pat drinks tea\nprofile: Pat drinks coffee"
+		}
+		return "NONE"
+	}, func(scriptedmodel.Request) string {
+		return "merge: " + tea + ", " + coffee + " => Pat drinks tea and coffee | evidence: c1-m0"
+	}, func(scriptedmodel.Request) string {
+		if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: tea}); err != nil {
+			t.Error(err)
+		}
+		remember(t, alice, "agent/alice", "Pat drinks tea", memd.TierProfile, memd.Source{})
+		return "1: approve"
+	}))
+	learnFrom(t, e, feed, "c1", "I prefer tea, and coffee after lunch.")
+	st := synthesize(t, e, feed)
+	if o := st.Synthesis; o.Applied != 0 || o.Refused != 1 || len(st.Commits) != 0 || !strings.Contains(o.Changes[0].Reason, "explicit") {
+		t.Errorf("outcome: %+v", o)
+	}
+	list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "Pat drinks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Facts) != 2 {
+		t.Errorf("facts: %+v", list.Facts)
+	}
+}
+
+// With a threshold, a pass runs by itself once that many exchanges are
+// learned, and reads them as its evidence.
+func TestSynthesis_RunsAfterEveryNExchanges(t *testing.T) {
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{Every: 2} })
+	m.Script(synthesisModel(func(user string) string {
+		_, ex, _ := strings.Cut(user, "\nEXCHANGE")
+		if strings.Contains(ex, "tea") {
+			return "profile: Pat drinks tea"
+		}
+		return "profile: Pat drinks green tea"
+	}, func(scriptedmodel.Request) string {
+		return "merge: " + memd.FactID("Pat drinks tea") + ", " + memd.FactID("Pat drinks green tea") + " => Pat drinks tea, green mostly | evidence: c2-m0"
+	}, func(scriptedmodel.Request) string { return "1: approve" }))
+	learnFrom(t, e, feed, "c1", "I drink tea.")
+	learnFrom(t, e, feed, "c2", "Green, mostly.")
+	ev := waitFor(t, feed, "the pass", func(ev memd.FeedEvent) bool {
+		return ev.Type == memd.EventLearned && strings.HasPrefix(ev.Exchange, "sy_")
+	})
+	if len(ev.Learned) != 1 {
+		t.Fatalf("the pass: %+v", ev)
+	}
+	list, err := e.admin.Exchanges(context.Background(), memd.ExchangeDone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range list {
+		if st.ID == ev.Exchange && (st.Synthesis == nil || st.Synthesis.Evidence != 2 || st.Synthesis.Applied != 1) {
+			t.Errorf("the pass: %+v", st.Synthesis)
+		}
+	}
+}

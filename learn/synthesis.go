@@ -517,6 +517,7 @@ var (
 	proposalLine = regexp.MustCompile(`(?i)^(merge|rewrite|remove)\s*:\s*(.*)$`)
 	verdictLine  = regexp.MustCompile(`(?i)^(?:change\s*)?#?(\d{1,3})\s*[:.)\-]\s*(approve|approved|reject|rejected)\b[\s:,.\-]*(.*)$`)
 	idList       = regexp.MustCompile(`[\s,]+`)
+	emphasis     = strings.NewReplacer("**", "", "__", "", "`", "")
 )
 
 // parseProposals reads the proposing model's answer and sifts it by memd's
@@ -633,7 +634,8 @@ func parseVerdicts(answer string, n int) []verdict {
 	out := make([]verdict, n)
 	seen := make([]int, n)
 	for _, raw := range strings.Split(answer, "\n") {
-		line := strings.TrimSpace(strings.Trim(strings.TrimSpace(listMarker.ReplaceAllString(strings.TrimSpace(raw), "")), "*_`"))
+		// Only bullets go: a verdict's number looks like a list's.
+		line := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(emphasis.Replace(raw)), "-*•+ "))
 		m := verdictLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -646,7 +648,7 @@ func parseVerdicts(answer string, n int) []verdict {
 		if strings.HasPrefix(strings.ToLower(m[2]), "approve") {
 			out[i-1] = verdict{VerdictApproved, ""}
 		} else {
-			out[i-1] = verdict{VerdictRejected, truncateRunes(strings.TrimSpace(m[3]), 200)}
+			out[i-1] = verdict{VerdictRejected, truncateRunes(strings.TrimLeft(strings.TrimSpace(m[3]), "—–-: "), 200)}
 		}
 	}
 	for i := range out {

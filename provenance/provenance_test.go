@@ -77,7 +77,8 @@ func facts(t *testing.T, sh *gitstore.Shard) []string {
 func TestParse_RoundTripAndGit(t *testing.T) {
 	p := memd.Provenance{Op: "remember", FactIDs: []string{"3f2a9c0d1b7e"}, Tier: memd.TierProfile,
 		SourceMessages: []string{"msg_8812", "msg_8813"}, SourceChat: "chat_41", ChatKind: memd.ChatDirect,
-		LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini", Prompt: "7c41a2e0", Replaces: "0debdaf7d96f"}
+		LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini", Prompt: "7c41a2e0", Replaces: "0debdaf7d96f",
+		Evidence: []string{"0debdaf7d96f", "msg_8812"}, ApprovedBy: "gpt-4o"}
 	msg := provenance.Message(provenance.Subject("remember", "Lives in Lisbon since October"), p)
 	if got := provenance.Parse(msg); !reflect.DeepEqual(got, p) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, p)
@@ -89,7 +90,8 @@ func TestParse_RoundTripAndGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(out), "Source-Message: msg_8813\n") || !strings.Contains(string(out), "Memory-Op: remember\n") ||
-		!strings.Contains(string(out), "Prompt: 7c41a2e0\n") || !strings.Contains(string(out), "Replaces: 0debdaf7d96f\n") {
+		!strings.Contains(string(out), "Prompt: 7c41a2e0\n") || !strings.Contains(string(out), "Replaces: 0debdaf7d96f\n") ||
+		!strings.Contains(string(out), "Evidence: msg_8812\n") || !strings.Contains(string(out), "Approved-By: gpt-4o\n") {
 		t.Errorf("git interpret-trailers --parse:\n%s", out)
 	}
 	if got := provenance.Parse("fix a typo\n\nI changed: some words here\nand more"); got.LearnedBy != memd.LearnedPerson || got.Op != "" {

@@ -28,11 +28,14 @@ type learnedFact struct {
 
 type rowKey struct{ model, prompt, agent string }
 
-// madeByAModel reports whether a commit is a model's addition of a fact.
+// madeByAModel reports whether a commit is a model's addition of a fact:
+// the learner's, or a synthesis merge or rewrite.
 func madeByAModel(p memd.Provenance) bool {
 	switch p.LearnedBy {
-	case memd.LearnedLearner, memd.LearnedEpisode, memd.LearnedSynthesis:
+	case memd.LearnedLearner, memd.LearnedEpisode:
 		return p.Op == memd.OpRemember && len(p.FactIDs) > 0
+	case memd.LearnedSynthesis:
+		return (p.Op == memd.OpRemember || p.Op == memd.OpEdit) && len(p.FactIDs) > 0
 	}
 	return false
 }
@@ -141,7 +144,7 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 		case madeByAModel(p):
 			f := &learnedFact{
 				row: rowKey{p.Model, p.Prompt, c.Author.Name},
-				fact: memd.UndoneFact{Shard: sh.ID(), Fact: p.FactIDs[0], Subject: strings.TrimPrefix(c.Subject(), memd.OpRemember+": "),
+				fact: memd.UndoneFact{Shard: sh.ID(), Fact: p.FactIDs[0], Subject: strings.TrimPrefix(c.Subject(), p.Op+": "),
 					Learned: c.Hash.String(), LearnedAt: c.Time},
 			}
 			all = append(all, f)

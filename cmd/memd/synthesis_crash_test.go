@@ -61,8 +61,10 @@ func TestCrash_SynthesisPassResumesExactlyOnce(t *testing.T) {
 		}
 		return http.StatusOK, "Talked about ten chats." // the episode
 	})
+	var url string
 	serve := func() (*exec.Cmd, *client.Client) {
-		cmd, url := startCrashable(t, home, model.URL, "--synthesis", "--synthesis-every", "0")
+		var cmd *exec.Cmd
+		cmd, url = startCrashable(t, home, model.URL, "--synthesis", "--synthesis-every", "0")
 		token, err := os.ReadFile(filepath.Join(data, "admin.token"))
 		if err != nil {
 			t.Fatal(err)
@@ -149,6 +151,17 @@ func TestCrash_SynthesisPassResumesExactlyOnce(t *testing.T) {
 	}
 	if sy := st.Learning.Synthesis; sy == nil || sy.Applied < 10-landed {
 		t.Errorf("status after the pass: %+v", st.Learning.Synthesis)
+	}
+
+	// From the CLI: a second pass has no exchange queued since, so the
+	// model's rewrites cite messages it may no longer cite.
+	s := &server{t: t, home: home, url: url}
+	out := s.must("synthesize", "--agent", "alice")
+	if !strings.Contains(out, "0 exchange(s) of evidence, 0 change(s) proposed") || !strings.Contains(out, "10 line(s) ignored") {
+		t.Errorf("memd synthesize:\n%s", out)
+	}
+	if out, err := s.memd(nil, "synthesize", "--agent", "bob"); err == nil || !strings.Contains(out, `no agent "bob"`) {
+		t.Errorf("memd synthesize for an unknown agent: %v\n%s", err, out)
 	}
 }
 

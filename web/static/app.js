@@ -107,6 +107,7 @@ function trailers(c) {
     ['Source-Message', (p.source_messages || []).join(', ')], ['Source-Chat', p.source_chat],
     ['Chat-Kind', p.chat_kind], ['Learned-By', p.learned_by || 'person (a git commit)'], ['Model', p.model],
     ['Prompt', p.prompt], ['Reverts', p.reverts], ['Replaces', p.replaces],
+    ['Evidence', (p.evidence || []).join(', ')], ['Approved-By', p.approved_by],
   ].filter(([, v]) => v);
   return h('dl', { class: 'trailers' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }

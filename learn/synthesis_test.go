@@ -1,0 +1,134 @@
+package learn
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+// synthesisInput is three learned facts, one explicit, and one exchange.
+func synthesisInput() ([]memd.Fact, []evidence) {
+	learned := &memd.Origin{LearnedBy: memd.LearnedLearner, Op: memd.OpRemember}
+	explicit := &memd.Origin{LearnedBy: memd.LearnedExplicit, Op: memd.OpRemember}
+	fact := func(text string, o *memd.Origin) memd.Fact {
+		return memd.Fact{ID: memd.FactID(text), Text: text, Tier: memd.TierProfile, Origin: o}
+	}
+	facts := []memd.Fact{fact("Drinks tea", learned), fact("Likes tea", learned), fact("Works on billing", learned), fact("Deploys on Fridays", explicit)}
+	ev := []evidence{{Seq: 7, Turn: Turn{Exchange: "ex_7", Messages: []string{"m1", "m2"}, Text: "user: I like tea\nagent: noted\n"}}}
+	return facts, ev
+}
+
+func TestParseProposals(t *testing.T) {
+	facts, ev := synthesisInput()
+	tea, likes, billing, deploys := facts[0].ID, facts[1].ID, facts[2].ID, facts[3].ID
+	cases := []struct {
+		name, answer string
+		want         []Change // Op, fact IDs, Text, Evidence, Verdict
+		ignored      int
+	}{
+		{"a merge cites its facts", "merge: " + tea + ", " + likes + " => Drinks tea, likes it | evidence: m1",
+			[]Change{{Op: SynthMerge, Facts: []memd.Fact{facts[0], facts[1]}, Text: "Drinks tea, likes it", Evidence: []string{tea, likes, "m1"}}}, 0},
+		{"markdown around it", "```\n1. **rewrite: " + billing + " => Works on invoices | evidence: [m2]**\n```",
+			[]Change{{Op: SynthRewrite, Facts: []memd.Fact{facts[2]}, Text: "Works on invoices", Evidence: []string{"m2"}}}, 0},
+		{"a fact as evidence", "remove: " + tea + " | evidence: " + likes,
+			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[0]}, Evidence: []string{likes}}}, 0},
+		{"an explicit fact is refused", "remove: " + deploys + " | evidence: m1",
+			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[3]}, Evidence: []string{"m1"}, Verdict: VerdictRefused, Reason: "touches a fact written on purpose"}}, 0},
+		{"a merge into an explicit fact is refused", "merge: " + tea + ", " + deploys + " => Deploys tea | evidence: m1",
+			[]Change{{Op: SynthMerge, Facts: []memd.Fact{facts[0], facts[3]}, Text: "Deploys tea", Evidence: []string{tea, deploys, "m1"}, Verdict: VerdictRefused, Reason: "touches a fact written on purpose"}}, 0},
+		{"evidence it was not shown", "remove: " + tea + " | evidence: m99, 000000000000", nil, 1},
+		{"no evidence", "rewrite: " + tea + " => Drinks coffee", nil, 1},
+		{"itself as evidence", "remove: " + tea + " | evidence: " + tea, nil, 1},
+		{"a fact it was not shown", "remove: 0123456789ab | evidence: m1", nil, 1},
+		{"a merge of one", "merge: " + tea + " => Tea | evidence: m1", nil, 1},
+		{"a merge of one fact twice", "merge: " + tea + ", " + tea + " => Tea | evidence: m1", nil, 1},
+		{"a removal with text", "remove: " + tea + " => gone | evidence: m1", nil, 1},
+		{"a rewrite of two", "rewrite: " + tea + ", " + likes + " => Tea | evidence: m1", nil, 1},
+		{"a new text over two lines' worth", "rewrite: " + tea + " => " + strings.Repeat("x", 501) + " | evidence: m1", nil, 1},
+		{"one fact in two changes", "remove: " + tea + " | evidence: m1\nrewrite: " + tea + " => Coffee | evidence: m1",
+			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[0]}, Evidence: []string{"m1"}}}, 1},
+		{"prose and NONE", "Here is what I propose:\nNONE", nil, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ignored := parseProposals(c.answer, facts, ev)
+			if ignored != c.ignored || len(got) != len(c.want) {
+				t.Fatalf("got %+v, %d ignored; want %+v, %d ignored", got, ignored, c.want, c.ignored)
+			}
+			for i, w := range c.want {
+				g := got[i]
+				if g.Op != w.Op || !slices.Equal(ids(g.Facts), ids(w.Facts)) || g.Text != w.Text || !slices.Equal(g.Evidence, w.Evidence) || g.Verdict != w.Verdict || g.Reason != w.Reason {
+					t.Errorf("change %d:\n got %+v\nwant %+v", i, g, w)
+				}
+			}
+		})
+	}
+	var many []string
+	for range MaxSynthesisChanges + 2 {
+		many = append(many, "merge: "+tea+", "+likes+" => Tea | evidence: m1")
+	}
+	if got, _ := parseProposals(strings.Join(many, "\n"), facts, ev); len(got) != 1 {
+		t.Errorf("%d changes of the same facts kept", len(got))
+	}
+}
+
+func TestParseVerdicts(t *testing.T) {
+	got := parseVerdicts("Sure.\n1: approve\n**2. Reject** — the exchange says nothing about it\nChange 3 - approved\n4: approve\n4: reject\n9: approve", 5)
+	want := []verdict{
+		{VerdictApproved, ""},
+		{VerdictRejected, "the exchange says nothing about it"},
+		{VerdictApproved, ""},
+		{VerdictRejected, "the approving model gave more than one verdict"},
+		{VerdictRejected, "the approving model gave no verdict"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("verdicts:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Whatever the proposing model answers, what comes out names only facts it
+// was shown, each once, cites only what it may, and never lets a fact
+// written on purpose through without a refusal.
+func FuzzParseProposals(f *testing.F) {
+	facts, ev := synthesisInput()
+	f.Add("merge: " + facts[0].ID + ", " + facts[1].ID + " => Tea | evidence: m1")
+	f.Add("remove: " + facts[3].ID + " | evidence: m2\nrewrite: " + facts[2].ID + " => x | evidence: " + facts[0].ID)
+	f.Add("NONE")
+	f.Fuzz(func(t *testing.T, answer string) {
+		got, _ := parseProposals(answer, facts, ev)
+		if len(got) > MaxSynthesisChanges {
+			t.Fatalf("%d changes", len(got))
+		}
+		seen := map[string]bool{}
+		allowed := map[string]bool{"m1": true, "m2": true}
+		for _, f := range facts {
+			allowed[f.ID] = true
+		}
+		for _, c := range got {
+			if len(c.Evidence) == 0 || c.Verdict != "" && c.Verdict != VerdictRefused {
+				t.Fatalf("change %+v", c)
+			}
+			for _, e := range c.Evidence {
+				if !allowed[e] {
+					t.Fatalf("evidence %q was not shown", e)
+				}
+			}
+			for _, f := range c.Facts {
+				if seen[f.ID] {
+					t.Fatalf("fact %s in two changes", f.ID)
+				}
+				seen[f.ID] = true
+				if !Synthesizable(f.Origin) && c.Verdict != VerdictRefused {
+					t.Fatalf("a change of fact %s, written on purpose, not refused", f.ID)
+				}
+			}
+			if c.Op != SynthRemove {
+				if _, err := memd.CleanFactText(c.Text); err != nil {
+					t.Fatalf("new text %q: %v", c.Text, err)
+				}
+			}
+		}
+	})
+}
