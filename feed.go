@@ -11,6 +11,8 @@ const (
 	EventReset         = "reset"          // the shard's branch moved to a commit not after the last one sent
 	EventLearnerFailed = "learner_failed" // the learner gave up on an exchange of the shard's agent
 	EventLearned       = "learned"        // the learner finished an exchange of the shard's agent
+	EventProposed      = "proposed"       // a model's change waits for review on the shard's branch proposed
+	EventRejected      = "rejected"       // a person rejected a proposal
 )
 
 // NoteChange is one note a commit changed: its revision before and after

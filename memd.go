@@ -67,7 +67,8 @@ const (
 	OpNoteEdit = "note-edit"
 	OpRevert   = "revert"
 	OpImport   = "import"
-	OpMerge    = "merge" // memd integrated commits from a remote
+	OpMerge    = "merge"  // memd integrated commits from a remote
+	OpReject   = "reject" // a record of a proposal a person rejected (refs/memd/rejected)
 )
 
 // Provenance is what a commit's trailers say about where a change came from.
@@ -87,6 +88,8 @@ type Provenance struct {
 	// exchanges it was shown, or IDs of the facts it merges.
 	Evidence   []string `json:"evidence,omitempty"`
 	ApprovedBy string   `json:"approved_by,omitempty"` // the model whose call approved a synthesis change
+	ReviewedBy string   `json:"reviewed_by,omitempty"` // the person who accepted a proposal into main
+	Rejects    string   `json:"rejects,omitempty"`     // on a record of a rejected proposal, its commit
 }
 
 // Person is a commit's author or committer.
@@ -286,6 +289,7 @@ type Undone struct {
 	Reverted  int     `json:"reverted"`
 	Forgotten int     `json:"forgotten"`
 	Edited    int     `json:"edited"`
+	Rejected  int     `json:"rejected"`
 	Total     int     `json:"total"`
 	Rate      float64 `json:"rate"`
 }
@@ -295,6 +299,7 @@ const (
 	UndoneReverted  = "reverted"
 	UndoneForgotten = "forgotten"
 	UndoneEdited    = "edited"
+	UndoneRejected  = "rejected" // a proposal a person rejected in review
 )
 
 // UndoneFact is a learned fact that was undone, and how.
@@ -392,6 +397,9 @@ type Agent struct {
 	Name     string    `json:"name"`
 	Projects []string  `json:"projects"`
 	Created  time.Time `json:"created"`
+	// Review puts what models learn for the agent up for review, on the
+	// branch proposed of each shard, instead of into main.
+	Review bool `json:"review,omitempty"`
 }
 
 // NewAgent is an agent just added, with its token (shown only this once).
@@ -421,6 +429,8 @@ type Status struct {
 	// those whose last fetch or push failed.
 	Remotes      int `json:"remotes,omitempty"`
 	RemoteErrors int `json:"remote_errors,omitempty"`
+	// Review counts proposals, when any agent is or was in review mode.
+	Review *ReviewStatus `json:"review,omitempty"`
 }
 
 // LearnerStatus says whether automatic learning is on and how it is doing.
@@ -468,6 +478,7 @@ type RemoteStatus struct {
 type Service interface {
 	Reader
 	Learner
+	Reviewer
 	Notes
 	// Remember adds a fact; the same text again returns the existing fact.
 	Remember(ctx context.Context, req RememberRequest) (RememberResult, error)

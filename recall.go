@@ -53,7 +53,10 @@ type RecallQuery struct {
 	Projects []string // only these projects (default: every project of the agent)
 	At       string   // a commit, a date or a stamp: search memory as it was then
 	Explain  bool     // say why each hit ranked
-	Scopes   Scopes   // resolved by the rules of access
+	// IncludeProposed searches the proposals waiting for review too (see
+	// Reviewer); recall reads main only otherwise.
+	IncludeProposed bool
+	Scopes          Scopes // resolved by the rules of access
 }
 
 // Hit is one fact recall found, with where it came from.
@@ -246,8 +249,11 @@ type ContextQuery struct {
 	At       string
 	// Since, a stamp of an earlier answer: only what changed in these
 	// scopes since then, as added and removed fact lines.
-	Since  string
-	Scopes Scopes // resolved by the rules of access
+	Since string
+	// IncludeProposed puts the proposals waiting for review in the section
+	// too.
+	IncludeProposed bool
+	Scopes          Scopes // resolved by the rules of access
 }
 
 // ContextBlock is one scope's part of the memory section.

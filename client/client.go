@@ -299,6 +299,31 @@ func (c *Client) RemoveAgent(ctx context.Context, name string) error {
 	return c.Do(ctx, http.MethodDelete, "/v1/agents/"+url.PathEscape(name), nil, nil, nil)
 }
 
+// SetReview implements memd.Service.
+func (c *Client) SetReview(ctx context.Context, agent string, on bool) (memd.Agent, error) {
+	var out memd.Agent
+	err := c.Do(ctx, http.MethodPut, "/v1/agents/"+url.PathEscape(agent)+"/review", nil, map[string]bool{"on": on}, &out)
+	return out, err
+}
+
+// Proposals implements memd.Service.
+func (c *Client) Proposals(ctx context.Context, shard memd.ShardID) ([]memd.Proposal, error) {
+	var out struct{ Proposals []memd.Proposal }
+	v := url.Values{}
+	if !shard.IsZero() {
+		v.Set("shard", shard.String())
+	}
+	err := c.Do(ctx, http.MethodGet, "/v1/proposals", v, nil, &out)
+	return out.Proposals, err
+}
+
+// Review implements memd.Service.
+func (c *Client) Review(ctx context.Context, req memd.ReviewRequest) (memd.ReviewResult, error) {
+	var out memd.ReviewResult
+	err := c.Do(ctx, http.MethodPost, "/v1/proposals/review", nil, req, &out)
+	return out, err
+}
+
 // Status implements memd.Service.
 func (c *Client) Status(ctx context.Context) (memd.Status, error) {
 	var out memd.Status
@@ -337,6 +362,9 @@ func (c *Client) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRes
 	if q.Explain {
 		v.Set("explain", "true")
 	}
+	if q.IncludeProposed {
+		v.Set("include_proposed", "true")
+	}
 	err := c.Do(ctx, http.MethodGet, "/v1/recall", v, nil, &out)
 	return out, err
 }
@@ -350,6 +378,9 @@ func (c *Client) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryC
 	setNonEmpty(v, "projects", strings.Join(q.Projects, ","))
 	setNonEmpty(v, "at", q.At)
 	setNonEmpty(v, "since", q.Since)
+	if q.IncludeProposed {
+		v.Set("include_proposed", "true")
+	}
 	err := c.Do(ctx, http.MethodGet, "/v1/context", v, nil, &out)
 	return out, err
 }

@@ -102,6 +102,9 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 			}
 		}
 	}
+	if st.Review, err = s.reviewStatus(); err != nil {
+		return memd.Status{}, err
+	}
 	st.Facts = s.Index.Facts(shards...)
 	return st, nil
 }

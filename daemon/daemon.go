@@ -123,6 +123,7 @@ func Open(cfg Config) (*Daemon, error) {
 	// pointers.
 	var hub atomic.Pointer[feed.Hub]
 	var syncer atomic.Pointer[remote.Syncer]
+	var service atomic.Pointer[Service] // to rebuild proposals on main as it moves
 	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
 		OnCommit: func(id memd.ShardID) {
 			if h := hub.Load(); h != nil {
@@ -130,6 +131,9 @@ func Open(cfg Config) (*Daemon, error) {
 			}
 			if s := syncer.Load(); s != nil {
 				s.Notify(id)
+			}
+			if s := service.Load(); s != nil {
+				s.rebuildSoon(id)
 			}
 		},
 		Restore: provenance.RestoreMessage,
@@ -186,7 +190,7 @@ func Open(cfg Config) (*Daemon, error) {
 		return fail(err)
 	}
 	syncer.Store(syncr)
-	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Messages: kept, KeepMessages: cfg.KeepMessages,
+	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Messages: kept, KeepMessages: cfg.KeepMessages, Metrics: m,
 		Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
 	if cfg.Model != nil {
 		var syn *learn.Synthesis
@@ -227,6 +231,7 @@ func Open(cfg Config) (*Daemon, error) {
 		svc.Reranker = embed.New(*cfg.Embeddings, idx)
 		svc.RerankModel = cfg.Embeddings.Model
 	}
+	service.Store(svc)
 	rules := access.Rules{Member: reg.IsMember, Projects: reg.Projects}
 	guarded := m.Instrument(access.Guard(svc, rules))
 
@@ -306,6 +311,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 			err = cerr
 		}
 	}
+	d.Service.stopBackground()
 	if cerr := d.Service.Messages.Close(); err == nil {
 		err = cerr
 	}

@@ -121,7 +121,7 @@ func (m learnerMemory) Add(ctx context.Context, agent string, shard memd.ShardID
 	if err != nil {
 		return "", err
 	}
-	res, err := sh.Apply(gitstore.Change{
+	res, err := m.s.commitLearned(agent, sh, gitstore.Change{
 		Author:  author(memd.Caller{Agent: agent}),
 		Message: provenance.Message(provenance.Subject(memd.OpRemember, f.Text), p),
 		Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: f}},
@@ -147,7 +147,7 @@ func (m learnerMemory) Remove(ctx context.Context, agent string, shard memd.Shar
 	if err != nil {
 		return "", err
 	}
-	res, err := sh.Apply(gitstore.Change{
+	res, err := m.s.commitLearned(agent, sh, gitstore.Change{
 		Author:  author(memd.Caller{Agent: agent}),
 		Message: provenance.Message(provenance.Subject(memd.OpForget, f.Text), p),
 		Edits:   []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}}},

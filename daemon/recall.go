@@ -32,7 +32,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 		return memd.RecallResult{}, memd.Errorf(memd.EINVALID, "the query is longer than 1000 bytes")
 	}
 	shards := q.Scopes.Shards()
-	x, at, err := s.view(ctx, shards, q.At)
+	x, at, err := s.view(ctx, shards, q.At, q.IncludeProposed)
 	if err != nil {
 		return memd.RecallResult{}, err
 	}
@@ -62,18 +62,70 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 // view returns the search engine to answer from: the live index, caught up
 // with the shards' HEADs, or for a point in time an index of the shards as
 // they were then, read from git history. It also names the commit, date or
-// stamp answered from.
-func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string) (*search.Index, string, error) {
-	if at == "" {
+// stamp answered from. With proposed, shards with proposals waiting for
+// review are read at the tip of their branch proposed.
+func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, proposed bool) (*search.Index, string, error) {
+	if proposed && at != "" {
+		return nil, "", memd.Errorf(memd.EINVALID, "ask with at or with include_proposed, not both")
+	}
+	var heads map[memd.ShardID]plumbing.Hash
+	var label string
+	var err error
+	switch {
+	case proposed:
+		if heads, err = s.proposedHeads(shards); err != nil || heads == nil {
+			if err != nil {
+				return nil, "", err
+			}
+			return s.view(ctx, shards, "", false)
+		}
+	case at == "":
 		if err := s.Index.CatchUp(shards...); err != nil {
 			return nil, "", err
 		}
 		return s.Index.Search(), "", nil
+	default:
+		if heads, label, err = s.instant(shards, at); err != nil {
+			return nil, "", err
+		}
 	}
-	heads, label, err := s.instant(shards, at)
-	if err != nil {
-		return nil, "", err
+	x, err := s.viewAt(ctx, shards, heads)
+	return x, label, err
+}
+
+// proposedHeads returns, when some of the shards have proposals waiting,
+// the commit each shard is read at: the tip of its proposals, or main.
+func (s *Service) proposedHeads(shards []memd.ShardID) (map[memd.ShardID]plumbing.Hash, error) {
+	heads := make(map[memd.ShardID]plumbing.Hash, len(shards))
+	found := false
+	for _, id := range shards {
+		sh, err := s.Store.Shard(id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.refreshProposals(sh)
+		if err != nil {
+			return nil, err
+		}
+		if len(list) > 0 {
+			heads[id], found = list[len(list)-1].Hash, true
+			continue
+		}
+		if heads[id], err = sh.Head(); err != nil {
+			return nil, err
+		}
 	}
+	if !found {
+		return nil, nil
+	}
+	return heads, nil
+}
+
+// viewAt builds an index of the shards at the given commits.
+func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[memd.ShardID]plumbing.Hash) (*search.Index, error) {
 	x := search.New()
 	live := s.Index.Search()
 	var docs []search.Doc
@@ -84,15 +136,15 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string) (*
 		}
 		sh, err := s.Store.Shard(id)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		c, err := sh.ReadCommit(h)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		lines, err := sh.LinesAt(h)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		// Where each fact came from: as the live index knows it when that
 		// is a commit no newer than h, else read from history.
@@ -107,11 +159,11 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string) (*
 			docs = append(docs, d)
 		}
 		if err := attributeAt(ctx, sh, h, docs, unknown); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		notes, _, err := sh.Notes(h)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		for _, n := range notes {
 			path := strings.TrimPrefix(n.Path, gitstore.NotesDir+"/")
@@ -120,7 +172,7 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string) (*
 		x.SetHead(id, h.String())
 	}
 	x.PutAll(docs)
-	return x, label, nil
+	return x, nil
 }
 
 // attributeAt fills in where the facts docs[i], i in which, came from, read
@@ -258,7 +310,7 @@ func (s *Service) Context(ctx context.Context, q memd.ContextQuery) (memd.Memory
 		return s.contextSince(q)
 	}
 	shards := q.Scopes.Shards()
-	x, _, err := s.view(ctx, shards, q.At)
+	x, _, err := s.view(ctx, shards, q.At, q.IncludeProposed)
 	if err != nil {
 		return memd.MemoryContext{}, err
 	}

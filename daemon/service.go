@@ -6,6 +6,7 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -14,6 +15,7 @@ import (
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/feed"
 	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/daemon/remote"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/daemon/transcript"
@@ -41,8 +43,12 @@ type Service struct {
 	Logger      *slog.Logger
 	Started     time.Time
 
-	origins originCache // what wrote each fact's line, by commit
-	growth  growthCache // each shard's growth at its head
+	Metrics *metrics.Metrics // nil in tests that build a Service by hand
+
+	origins    originCache // what wrote each fact's line, by commit
+	growth     growthCache // each shard's growth at its head
+	reviews    reviews     // what memd saw of each shard's proposals
+	background sync.WaitGroup
 }
 
 // Reranker reorders recall's lexical hits, for instance by the similarity

@@ -164,7 +164,7 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 	if len(p.SourceMessages) > provenance.MaxMessages {
 		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
 	}
-	res, err := sh.Apply(gitstore.Change{
+	res, err := s.commitLearned(agent, sh, gitstore.Change{
 		Author:  author(memd.Caller{Agent: agent}),
 		Message: provenance.Message(provenance.Subject(p.Op, subject), p),
 		Edits:   edits,

@@ -394,14 +394,23 @@ func hashAll(versions []*factFile) {
 }
 
 func (g *group) commitBody(c Change) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "tree %s\n", g.root)
+	var parents []plumbing.Hash
 	if !g.head.IsZero() {
-		fmt.Fprintf(&b, "parent %s\n", g.head)
+		parents = []plumbing.Hash{g.head}
 	}
-	stamp := fmt.Sprintf("%d %s", g.when.Unix(), g.when.Format("-0700"))
-	fmt.Fprintf(&b, "author %s <%s> %s\n", c.Author.Name, c.Author.Email, stamp)
-	fmt.Fprintf(&b, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
-	b.WriteString(c.Message)
+	return encodeCommit(g.root, parents, c.Author, Committer, g.when, c.Message)
+}
+
+// encodeCommit returns a commit object's content.
+func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, author, committer Signature, when time.Time, message string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "tree %s\n", tree)
+	for _, p := range parents {
+		fmt.Fprintf(&b, "parent %s\n", p)
+	}
+	stamp := fmt.Sprintf("%d %s", when.Unix(), when.Format("-0700"))
+	fmt.Fprintf(&b, "author %s <%s> %s\n", author.Name, author.Email, stamp)
+	fmt.Fprintf(&b, "committer %s <%s> %s\n\n", committer.Name, committer.Email, stamp)
+	b.WriteString(message)
 	return b.Bytes()
 }

@@ -87,6 +87,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		s.log.Warn("removed pack files memd was writing when it stopped; their commits were not acknowledged", "shard", id, "files", removed)
 	}
 	sh := &Shard{id: id, dir: dir, gitDir: gitDir, mainPath: filepath.Join(gitDir, filepath.FromSlash(mainRef)), store: s, db: db, arrived: make(chan struct{}, 1)}
+	sh.clearReviewLocks()
 	if from, to := sh.clearStaleLocks(); !to.IsZero() {
 		sh.finishMove(from, to)
 	}

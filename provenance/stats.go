@@ -97,6 +97,8 @@ func count(u *memd.Undone, how string) {
 		u.Forgotten++
 	case memd.UndoneEdited:
 		u.Edited++
+	case memd.UndoneRejected:
+		u.Rejected++
 	}
 	u.Total++
 }
@@ -168,7 +170,26 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 			delete(live, p.Replaces)
 		}
 	}
-	return all, nil
+	// Proposals a person rejected in review never reached main: each
+	// counts as learned and undone, as a revert would.
+	err = sh.Rejections(func(rec, prop gitstore.Commit) error {
+		p := Parse(prop.Message)
+		if !madeByAModel(p) {
+			return nil
+		}
+		by := Parse(rec.Message).ReviewedBy
+		if by == "" {
+			by = rec.Author.Name
+		}
+		all = append(all, &learnedFact{
+			row: rowKey{p.Model, p.Prompt, prop.Author.Name},
+			fact: memd.UndoneFact{Shard: sh.ID(), Fact: p.FactIDs[0], Subject: strings.TrimPrefix(prop.Subject(), p.Op+": "),
+				Learned: prop.Hash.String(), LearnedAt: prop.Time, How: memd.UndoneRejected, Commit: rec.Hash.String(), By: by, At: rec.Time},
+			undone: true,
+		})
+		return nil
+	})
+	return all, err
 }
 
 // Growth is how a shard's facts grew: per day of commit time, the facts

@@ -28,6 +28,8 @@ const (
 	KeyReplaces  = "Replaces"
 	KeyEvidence  = "Evidence"
 	KeyApproved  = "Approved-By"
+	KeyReviewed  = "Reviewed-By"
+	KeyRejects   = "Rejects"
 )
 
 // MaxMessages bounds the Source-Message trailers of one change.
@@ -66,6 +68,9 @@ func CheckModel(model string) error {
 	}
 	return checkValue("model name", model)
 }
+
+// CheckTrailer validates a value for a trailer: what names it in the error.
+func CheckTrailer(what, v string) error { return checkValue(what, v) }
 
 func checkValue(what, v string) error {
 	if v == "" || strings.TrimSpace(v) != v {
@@ -124,6 +129,8 @@ func Message(subject string, p memd.Provenance) string {
 		add(KeyEvidence, id)
 	}
 	add(KeyApproved, p.ApprovedBy)
+	add(KeyReviewed, p.ReviewedBy)
+	add(KeyRejects, p.Rejects)
 	return b.String()
 }
 
@@ -165,6 +172,10 @@ func Parse(message string) memd.Provenance {
 			p.Evidence = append(p.Evidence, v)
 		case strings.ToLower(KeyApproved):
 			p.ApprovedBy = v
+		case strings.ToLower(KeyReviewed):
+			p.ReviewedBy = v
+		case strings.ToLower(KeyRejects):
+			p.Rejects = v
 		}
 	}
 	if p.LearnedBy == "" {

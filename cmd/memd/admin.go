@@ -10,7 +10,7 @@ import (
 
 func runAgent(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "Usage: memd agent add NAME [--project P]... | memd agent list | memd agent remove NAME")
+		fmt.Fprintln(e.stderr, "Usage: memd agent add NAME [--project P]... [--review] | memd agent list | memd agent review NAME on|off | memd agent remove NAME")
 		return errUsage
 	}
 	switch args[0] {
@@ -20,8 +20,10 @@ func runAgent(ctx context.Context, e *env, args []string) error {
 		return runAgentList(ctx, e, args[1:])
 	case "remove":
 		return runAgentRemove(ctx, e, args[1:])
+	case "review":
+		return runAgentReview(ctx, e, args[1:])
 	}
-	fmt.Fprintf(e.stderr, "memd agent: unknown subcommand %q (want add, list or remove)\n", args[0])
+	fmt.Fprintf(e.stderr, "memd agent: unknown subcommand %q (want add, list, review or remove)\n", args[0])
 	return errUsage
 }
 
@@ -31,6 +33,7 @@ func runAgentAdd(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, e)
 	var projects strList
 	fs.Var(&projects, "project", "a project the agent is a member of (repeatable)")
+	review := fs.Bool("review", false, "review mode: what models learn for the agent waits on each shard's branch proposed for a person (memd review)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -46,12 +49,20 @@ func runAgentAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *review {
+		if a.Agent, err = c.SetReview(ctx, a.Name, true); err != nil {
+			return fmt.Errorf("agent %s added (token %s), but review mode is not on: %w", a.Name, a.Token, err)
+		}
+	}
 	if cf.json {
 		return printJSON(e, a)
 	}
 	fmt.Fprintf(e.stdout, "added agent %s", a.Name)
 	if len(a.Projects) > 0 {
 		fmt.Fprintf(e.stdout, " (projects: %s)", strings.Join(a.Projects, ", "))
+	}
+	if a.Review {
+		fmt.Fprint(e.stdout, " in review mode")
 	}
 	fmt.Fprintf(e.stdout, "\ntoken: %s\n", a.Token)
 	fmt.Fprintln(e.stderr, "The token is shown only now; memd keeps only its hash. Give it to the agent, e.g. MEMD_TOKEN=<token>.")
@@ -85,11 +96,48 @@ func runAgentList(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPROJECTS\tADDED")
+	fmt.Fprintln(tw, "NAME\tPROJECTS\tREVIEW\tADDED")
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.Name, orDash(strings.Join(a.Projects, ",")), a.Created.Local().Format(time.DateOnly))
+		review := "-"
+		if a.Review {
+			review = "on"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, orDash(strings.Join(a.Projects, ",")), review, a.Created.Local().Format(time.DateOnly))
 	}
 	return tw.Flush()
+}
+
+func runAgentReview(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "agent review", "[flags] NAME on|off", "Turn review mode on or off for an agent. In review mode, what the learner and synthesis write for the agent waits on each shard's branch proposed until a person accepts it (memd review).")
+	var cf clientFlags
+	cf.register(fs, e)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 2, "the agent's name, then on or off"); err != nil {
+		return err
+	}
+	if pos[1] != "on" && pos[1] != "off" {
+		return fmt.Errorf("memd agent review %s %s: want on or off", pos[0], pos[1])
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	a, err := c.SetReview(ctx, pos[0], pos[1] == "on")
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return printJSON(e, a)
+	}
+	if a.Review {
+		fmt.Fprintf(e.stdout, "agent %s is in review mode: what models learn for it waits for memd review accept\n", a.Name)
+	} else {
+		fmt.Fprintf(e.stdout, "agent %s is out of review mode: what models learn goes into main; proposals already waiting stay until reviewed\n", a.Name)
+	}
+	return nil
 }
 
 func runAgentRemove(ctx context.Context, e *env, args []string) error {

@@ -50,6 +50,7 @@ func commands() map[string]command {
 		"learn":      {"hand exchanges to the learner; list or retry failed ones", runLearn},
 		"stats":      {"show which models' and prompts' learned facts people undo", runStats},
 		"synthesize": {"run a synthesis pass over an agent's memory now", runSynthesize},
+		"review":     {"list, accept or reject what models proposed for agents in review mode", runReview},
 		"agent":      {"add, list or remove agents", runAgent},
 		"status":     {"show the daemon's status", runStatus},
 		"remote":     {"show shards' git remotes, or sync them now", runRemote},

@@ -438,6 +438,33 @@ func (g *guard) Synthesize(ctx context.Context, agent string) (memd.ExchangeStat
 	return g.inner.Synthesize(ctx, agent)
 }
 
+// SetReview and Review are a person's: the admin's.
+func (g *guard) SetReview(ctx context.Context, agent string, on bool) (memd.Agent, error) {
+	if err := g.admin(ctx, "put agents in review mode"); err != nil {
+		return memd.Agent{}, err
+	}
+	return g.inner.SetReview(ctx, agent, on)
+}
+
+func (g *guard) Review(ctx context.Context, req memd.ReviewRequest) (memd.ReviewResult, error) {
+	if err := g.admin(ctx, "review proposals"); err != nil {
+		return memd.ReviewResult{}, err
+	}
+	return g.inner.Review(ctx, req)
+}
+
+// Proposals of one shard need read access to it; of every shard, an admin.
+func (g *guard) Proposals(ctx context.Context, shard memd.ShardID) ([]memd.Proposal, error) {
+	if shard.IsZero() {
+		if err := g.admin(ctx, "list the proposals of every shard"); err != nil {
+			return nil, err
+		}
+	} else if err := g.read(ctx, shard); err != nil {
+		return nil, err
+	}
+	return g.inner.Proposals(ctx, shard)
+}
+
 // Exchanges shows an agent its own work; the admin everything.
 func (g *guard) Exchanges(ctx context.Context, state string) ([]memd.ExchangeStatus, error) {
 	c, err := caller(ctx)

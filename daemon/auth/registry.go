@@ -173,6 +173,29 @@ func (r *Registry) Remove(name string) error {
 	return nil
 }
 
+// SetReview turns review mode on or off for an agent.
+func (r *Registry) SetReview(name string, on bool) (memd.Agent, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := r.find(name)
+	if i < 0 {
+		return memd.Agent{}, memd.Errorf(memd.ENOTFOUND, "no agent %s", name)
+	}
+	was := r.data.Agents[i].Review
+	r.data.Agents[i].Review = on
+	if err := r.save(); err != nil {
+		r.data.Agents[i].Review = was
+		return memd.Agent{}, err
+	}
+	return r.data.Agents[i].Agent, nil
+}
+
+// InReview reports whether an agent is in review mode.
+func (r *Registry) InReview(name string) bool {
+	a, ok := r.Agent(name)
+	return ok && a.Review
+}
+
 // List returns the agents, sorted by name.
 func (r *Registry) List() []memd.Agent {
 	r.mu.RLock()

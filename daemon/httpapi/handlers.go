@@ -223,6 +223,54 @@ func (s *Server) addAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) setReview(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		On *bool `json:"on"`
+	}
+	if err := decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.On == nil {
+		return memd.Errorf(memd.EINVALID, `want {"on": true} or {"on": false}`)
+	}
+	a, err := s.svc.SetReview(r.Context(), r.PathValue("name"), *b.On)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) proposals(w http.ResponseWriter, r *http.Request) error {
+	var shard memd.ShardID
+	if v := r.URL.Query().Get("shard"); v != "" {
+		id, err := memd.ParseShardID(v)
+		if err != nil {
+			return err
+		}
+		shard = id
+	}
+	list, err := s.svc.Proposals(r.Context(), shard)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"proposals": list})
+	return nil
+}
+
+func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
+	var req memd.ReviewRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.Review(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 func (s *Server) agents(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.svc.Agents(r.Context())
 	if err != nil {
@@ -298,6 +346,9 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) error {
 	if rq.Explain, err = queryBool(r, "explain"); err != nil {
 		return err
 	}
+	if rq.IncludeProposed, err = queryBool(r, "include_proposed"); err != nil {
+		return err
+	}
 	res, err := s.svc.Recall(r.Context(), rq)
 	if err != nil {
 		return err
@@ -309,6 +360,10 @@ func (s *Server) recall(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	cq := memd.ContextQuery{Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at"), Since: q.Get("since")}
+	var err error
+	if cq.IncludeProposed, err = queryBool(r, "include_proposed"); err != nil {
+		return err
+	}
 	res, err := s.svc.Context(r.Context(), cq)
 	if err != nil {
 		return err

@@ -84,14 +84,15 @@ const recallDesc = "Search memory: your own, the user's (in a direct chat) and y
 
 // RecallInput is the input of recall.
 type RecallInput struct {
-	Query    string   `json:"query" jsonschema:"what to look for, in plain words"`
-	K        int      `json:"k,omitempty" jsonschema:"at most this many hits, 1 to 50; default 20"`
-	User     string   `json:"user,omitempty" jsonschema:"the person you are talking to; their memory is searched in a direct chat"`
-	Projects []string `json:"projects,omitempty" jsonschema:"only these projects; default: every project you are a member of"`
-	At       string   `json:"at,omitempty" jsonschema:"search memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
-	Explain  bool     `json:"explain,omitempty" jsonschema:"say why each hit ranked: the parts of its score"`
-	Agent    string   `json:"agent,omitempty" jsonschema:"admins only: whose view to search"`
-	ChatKind string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
+	Query           string   `json:"query" jsonschema:"what to look for, in plain words"`
+	K               int      `json:"k,omitempty" jsonschema:"at most this many hits, 1 to 50; default 20"`
+	User            string   `json:"user,omitempty" jsonschema:"the person you are talking to; their memory is searched in a direct chat"`
+	Projects        []string `json:"projects,omitempty" jsonschema:"only these projects; default: every project you are a member of"`
+	At              string   `json:"at,omitempty" jsonschema:"search memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
+	Explain         bool     `json:"explain,omitempty" jsonschema:"say why each hit ranked: the parts of its score"`
+	IncludeProposed bool     `json:"include_proposed,omitempty" jsonschema:"search the changes waiting for a person's review too (agents in review mode)"`
+	Agent           string   `json:"agent,omitempty" jsonschema:"admins only: whose view to search"`
+	ChatKind        string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
 }
 
 func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
@@ -99,7 +100,7 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: in.K, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent, Explain: in.Explain})
+	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: in.K, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent, Explain: in.Explain, IncludeProposed: in.IncludeProposed})
 	if err != nil {
 		return result{}, err
 	}

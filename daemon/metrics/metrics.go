@@ -28,6 +28,9 @@ type Metrics struct {
 	LearnerQueue    prometheus.Gauge
 	LearnerFailures prometheus.Counter
 	Synthesis       *prometheus.CounterVec
+	Reviews         *prometheus.CounterVec
+	// ProposalsPending is set when memd looks at proposals.
+	ProposalsPending prometheus.Gauge
 
 	RemotePushes       *prometheus.CounterVec
 	RemoteFetches      *prometheus.CounterVec
@@ -60,6 +63,10 @@ func New(subscribers func() int) *Metrics {
 			Help: "Exchanges the learner gave up on after its retries."}),
 		Synthesis: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_synthesis_changes_total",
 			Help: "Changes synthesis passes proposed, by what became of them: applied, refused (they touched a fact written on purpose) or rejected (by the approving model)."}, []string{"result"}),
+		Reviews: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_proposals_reviewed_total",
+			Help: "Proposals a person accepted into main or rejected through memd."}, []string{"verdict"}),
+		ProposalsPending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memd_proposals_pending",
+			Help: "Proposals waiting for review, over the shards memd has looked at since it started."}),
 		RemotePushes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_pushes_total",
 			Help: "Pushes to shards' remotes: ok, rejected (the remote had moved on; memd fetched and merged) or error."}, []string{"result"}),
 		RemoteFetches: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_remote_fetches_total",
@@ -69,7 +76,7 @@ func New(subscribers func() int) *Metrics {
 		RemoteConflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_remote_conflicts_total",
 			Help: "Files merges kept with conflict markers (notes edited on both sides)."}),
 	}
-	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis,
+	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis, m.Reviews, m.ProposalsPending,
 		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
 			func() float64 { return float64(subscribers()) }))

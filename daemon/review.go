@@ -1,0 +1,438 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// reviews is what memd remembers of each shard's proposals between looks,
+// to tell a person's `git merge proposed` from memd's own work.
+type reviews struct {
+	mu       sync.Mutex
+	seen     map[memd.ShardID]seenProposals
+	accepted int // through memd or by a person's merge, since the start
+	pending  map[memd.ShardID]int
+	busy     map[memd.ShardID]bool // a rebuild is on its way
+	stopped  bool                  // the daemon is stopping: start no rebuild
+}
+
+type seenProposals struct {
+	main plumbing.Hash
+	ids  map[string]bool
+}
+
+// proposalID names a proposal across rebuilds: its author and message stay
+// when its commit is made again on a newer main.
+func proposalID(c gitstore.Commit) string {
+	sum := sha256.Sum256([]byte(c.Author.Name + "\x00" + c.Message))
+	return hex.EncodeToString(sum[:6])
+}
+
+// SetReview turns review mode on or off for an agent.
+func (s *Service) SetReview(ctx context.Context, agent string, on bool) (memd.Agent, error) {
+	return s.Registry.SetReview(agent, on)
+}
+
+// Proposals lists the proposals of a shard, or of every shard that has
+// any, oldest first.
+func (s *Service) Proposals(ctx context.Context, shard memd.ShardID) ([]memd.Proposal, error) {
+	ids, err := s.proposalShards(shard)
+	if err != nil {
+		return nil, err
+	}
+	out := []memd.Proposal{}
+	for _, id := range ids {
+		sh, err := s.Store.Shard(id)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.refreshProposals(sh)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range list {
+			d, err := sh.Diff(c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, memd.Proposal{ID: proposalID(c), Commit: provenance.Describe(id, c, d)})
+		}
+	}
+	return out, nil
+}
+
+// proposalShards returns the shard asked for, or every shard with a branch
+// proposed.
+func (s *Service) proposalShards(shard memd.ShardID) ([]memd.ShardID, error) {
+	if !shard.IsZero() {
+		if _, err := s.shard(shard); err != nil {
+			return nil, err
+		}
+		return []memd.ShardID{shard}, nil
+	}
+	all, err := s.Store.Shards()
+	if err != nil {
+		return nil, err
+	}
+	var out []memd.ShardID
+	for _, id := range all {
+		sh, err := s.Store.Shard(id)
+		if err == nil && sh.HasProposals() {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// refreshProposals returns a shard's proposals, first rebuilding them on
+// main when main has moved since they were made, and noting those a
+// person's git merge took into main.
+func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error) {
+	if !sh.HasProposals() {
+		return nil, nil
+	}
+	main, list, err := sh.Proposals()
+	if err != nil {
+		return nil, err
+	}
+	s.noteMerged(sh, main, list)
+	if len(list) > 0 && len(list[0].Parents) > 0 && list[0].Parents[0] == main && len(list[0].Parents) == 1 {
+		s.countPending(sh.ID(), len(list))
+		return list, nil
+	}
+	if _, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
+		ch, err := proposalChange(sh, c)
+		return ch, true, err
+	}); err != nil {
+		return nil, fmt.Errorf("rebuild the proposals of %s on main: %w", sh.ID(), err)
+	}
+	main, list, err = sh.Proposals()
+	if err != nil {
+		return nil, err
+	}
+	s.noteMerged(sh, main, list)
+	s.countPending(sh.ID(), len(list))
+	return list, nil
+}
+
+// noteMerged counts the proposals seen last time that are now commits of
+// main as they were proposed: a person merged the branch proposed.
+func (s *Service) noteMerged(sh *gitstore.Shard, main plumbing.Hash, list []gitstore.Commit) {
+	ids := make(map[string]bool, len(list))
+	for _, c := range list {
+		ids[proposalID(c)] = true
+	}
+	r := &s.reviews
+	r.mu.Lock()
+	prev, ok := r.seen[sh.ID()]
+	if r.seen == nil {
+		r.seen = make(map[memd.ShardID]seenProposals)
+	}
+	r.seen[sh.ID()] = seenProposals{main: main, ids: ids}
+	r.mu.Unlock()
+	if !ok || prev.main == main || len(prev.ids) == 0 {
+		return
+	}
+	newer, _, err := sh.Range(prev.main, main, 10_000)
+	if err != nil {
+		s.Logger.Warn("reading main for proposals a person merged", "shard", sh.ID(), "err", err)
+		return
+	}
+	merged := 0
+	for _, c := range newer {
+		if prev.ids[proposalID(c)] && !ids[proposalID(c)] {
+			merged++
+		}
+	}
+	if merged > 0 {
+		r.mu.Lock()
+		r.accepted += merged
+		r.mu.Unlock()
+		s.Logger.Info("proposals accepted by a git merge", "shard", sh.ID(), "proposals", merged)
+	}
+}
+
+func (s *Service) countPending(id memd.ShardID, n int) {
+	r := &s.reviews
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = make(map[memd.ShardID]int)
+	}
+	r.pending[id] = n
+	if s.Metrics != nil {
+		total := 0
+		for _, k := range r.pending {
+			total += k
+		}
+		s.Metrics.ProposalsPending.Set(float64(total))
+	}
+}
+
+// rebuildSoon rebuilds a shard's proposals on main in the background,
+// after main moved.
+func (s *Service) rebuildSoon(id memd.ShardID) {
+	sh, err := s.Store.Shard(id)
+	if err != nil || !sh.HasProposals() {
+		return
+	}
+	r := &s.reviews
+	r.mu.Lock()
+	if r.busy == nil {
+		r.busy = make(map[memd.ShardID]bool)
+	}
+	if r.busy[id] || r.stopped {
+		r.mu.Unlock()
+		return
+	}
+	r.busy[id] = true
+	r.mu.Unlock()
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.busy, id)
+			r.mu.Unlock()
+		}()
+		if _, err := s.refreshProposals(sh); err != nil {
+			s.Logger.Warn("rebuilding proposals on main", "shard", id, "err", err)
+		}
+	}()
+}
+
+// stopBackground waits for background rebuilds and starts no more.
+func (s *Service) stopBackground() {
+	s.reviews.mu.Lock()
+	s.reviews.stopped = true
+	s.reviews.mu.Unlock()
+	s.background.Wait()
+}
+
+// proposalChange is the change a proposal makes, to make again on another
+// commit: its fact changes, with an edit's removal and addition as one
+// rewrite in place, under the same author and message.
+func proposalChange(sh *gitstore.Shard, c gitstore.Commit) (gitstore.Change, error) {
+	d, err := sh.Diff(c)
+	if err != nil {
+		return gitstore.Change{}, err
+	}
+	p := provenance.Parse(c.Message)
+	var edits []gitstore.Edit
+	replaced := -1
+	for _, ch := range d.Facts {
+		if ch.Op == "-" {
+			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: ch.Fact.ID}})
+			if p.Op == memd.OpEdit && ch.Fact.ID == p.Replaces {
+				replaced = len(edits) - 1
+			}
+		}
+	}
+	for _, ch := range d.Facts {
+		if ch.Op != "+" {
+			continue
+		}
+		if replaced >= 0 && len(p.FactIDs) > 0 && ch.Fact.ID == p.FactIDs[0] {
+			edits[replaced] = gitstore.Edit{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: p.Replaces}, With: memd.Fact{Text: ch.Fact.Text}}
+			replaced = -1
+			continue
+		}
+		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: ch.Fact})
+	}
+	return gitstore.Change{Author: c.Author, Message: c.Message, Edits: edits}, nil
+}
+
+// commitLearned commits what a model wrote for an agent: into main, or,
+// for an agent in review mode, onto the branch proposed.
+func (s *Service) commitLearned(agent string, sh *gitstore.Shard, c gitstore.Change) (gitstore.Result, error) {
+	if !s.Registry.InReview(agent) {
+		return sh.Apply(c)
+	}
+	if _, err := s.refreshProposals(sh); err != nil {
+		return gitstore.Result{}, err
+	}
+	res, err := sh.Propose(c)
+	if err != nil || res.Commit.IsZero() {
+		return res, err
+	}
+	_, list, err := sh.Proposals()
+	if err == nil {
+		s.countPending(sh.ID(), len(list))
+	}
+	s.Feed.Announce(memd.FeedEvent{Type: memd.EventProposed, Shard: sh.ID(), Commit: res.Commit.String(),
+		Author: memd.Person{Name: c.Author.Name, Email: c.Author.Email}, Time: res.Time,
+		Subject: strings.SplitN(c.Message, "\n", 2)[0], Provenance: provenance.Parse(c.Message), Changes: res.Changes})
+	return res, nil
+}
+
+// Review accepts proposals into main, each as one commit with its
+// trailers and Reviewed-By, or rejects them, each leaving a record.
+func (s *Service) Review(ctx context.Context, req memd.ReviewRequest) (memd.ReviewResult, error) {
+	out := memd.ReviewResult{Verdict: req.Verdict, Reviewed: []memd.Reviewed{}}
+	if req.Verdict != memd.ReviewAccept && req.Verdict != memd.ReviewReject {
+		return out, memd.Errorf(memd.EINVALID, "verdict must be accept or reject, not %q", req.Verdict)
+	}
+	if req.All == (len(req.IDs) > 0) {
+		return out, memd.Errorf(memd.EINVALID, "name the proposals to %s by ID, or ask for all of them", req.Verdict)
+	}
+	reviewer := req.Reviewer
+	if reviewer == "" {
+		reviewer = callerOf(ctx).Name()
+	}
+	if err := provenance.CheckTrailer("reviewer", reviewer); err != nil {
+		return out, err
+	}
+	ids, err := s.proposalShards(req.Shard)
+	if err != nil {
+		return out, err
+	}
+	// Every ID must name one proposal before anything is done.
+	type pick struct {
+		sh   *gitstore.Shard
+		list []gitstore.Commit
+	}
+	var picks []pick
+	matched := make(map[string]int)
+	for _, id := range ids {
+		sh, err := s.Store.Shard(id)
+		if err != nil {
+			return out, err
+		}
+		list, err := s.refreshProposals(sh)
+		if err != nil {
+			return out, err
+		}
+		var chosen []gitstore.Commit
+		for _, c := range list {
+			pid := proposalID(c)
+			hit := req.All
+			for _, want := range req.IDs {
+				if len(want) >= 4 && strings.HasPrefix(pid, want) {
+					hit = true
+					matched[want]++
+				}
+			}
+			if hit {
+				chosen = append(chosen, c)
+			}
+		}
+		if len(chosen) > 0 {
+			picks = append(picks, pick{sh, chosen})
+		}
+	}
+	for _, want := range req.IDs {
+		switch {
+		case matched[want] == 0:
+			return out, memd.Errorf(memd.ENOTFOUND, "no proposal %q waits for review (memd review list)", want)
+		case matched[want] > 1:
+			return out, memd.Errorf(memd.EINVALID, "%q names %d proposals; give more of the ID", want, matched[want])
+		}
+	}
+	for _, p := range picks {
+		done, err := s.reviewIn(ctx, p.sh, p.list, req.Verdict, reviewer)
+		out.Reviewed = append(out.Reviewed, done...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// reviewIn accepts or rejects some proposals of one shard, oldest first,
+// then rebuilds the branch proposed without them.
+func (s *Service) reviewIn(ctx context.Context, sh *gitstore.Shard, chosen []gitstore.Commit, verdict, reviewer string) ([]memd.Reviewed, error) {
+	var out []memd.Reviewed
+	gone := make(map[string]bool)
+	for _, c := range chosen {
+		r := memd.Reviewed{ID: proposalID(c), Shard: sh.ID(), Subject: c.Subject(), Proposal: c.Hash.String()}
+		p := provenance.Parse(c.Message)
+		if verdict == memd.ReviewAccept {
+			ch, err := proposalChange(sh, c)
+			if err != nil {
+				return out, err
+			}
+			ch.Message = strings.TrimRight(ch.Message, "\n") + "\n" + provenance.KeyReviewed + ": " + reviewer + "\n"
+			res, err := sh.Apply(ch)
+			if err != nil {
+				return out, fmt.Errorf("accept proposal %s: %w", r.ID, err)
+			}
+			if !res.Commit.IsZero() {
+				r.Commit = res.Commit.String()
+				s.cite(memd.Caller{Agent: c.Author.Name}, r.Commit, memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
+			}
+			s.reviews.mu.Lock()
+			s.reviews.accepted++
+			s.reviews.mu.Unlock()
+		} else {
+			msg := provenance.Message(provenance.Subject(memd.OpReject, strings.TrimPrefix(c.Subject(), p.Op+": ")),
+				memd.Provenance{Op: memd.OpReject, FactIDs: p.FactIDs, LearnedBy: memd.LearnedPerson, ReviewedBy: reviewer, Rejects: c.Hash.String()})
+			rec, err := sh.RecordRejected(c, author(callerOf(ctx)), msg)
+			if err != nil {
+				return out, fmt.Errorf("reject proposal %s: %w", r.ID, err)
+			}
+			r.Commit = rec.String()
+			s.Feed.Announce(memd.FeedEvent{Type: memd.EventRejected, Shard: sh.ID(), Commit: c.Hash.String(),
+				Author: memd.Person{Name: c.Author.Name, Email: c.Author.Email}, Time: s.Now(), Subject: c.Subject(), Provenance: p})
+		}
+		if s.Metrics != nil {
+			s.Metrics.Reviews.WithLabelValues(verdict).Inc()
+		}
+		gone[r.ID] = true
+		out = append(out, r)
+	}
+	_, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
+		if gone[proposalID(c)] {
+			return gitstore.Change{}, false, nil
+		}
+		ch, err := proposalChange(sh, c)
+		return ch, true, err
+	})
+	if err != nil {
+		return out, fmt.Errorf("rebuild the proposals of %s: %w", sh.ID(), err)
+	}
+	_, err = s.refreshProposals(sh)
+	return out, err
+}
+
+// reviewStatus counts proposals; nil when no agent is in review mode and
+// no shard has a branch proposed.
+func (s *Service) reviewStatus() (*memd.ReviewStatus, error) {
+	ids, err := s.proposalShards(memd.ShardID{})
+	if err != nil {
+		return nil, err
+	}
+	inReview := slices.ContainsFunc(s.Registry.List(), func(a memd.Agent) bool { return a.Review })
+	if len(ids) == 0 && !inReview {
+		return nil, nil
+	}
+	st := &memd.ReviewStatus{}
+	for _, id := range ids {
+		sh, err := s.Store.Shard(id)
+		if err != nil {
+			return nil, err
+		}
+		_, list, err := sh.Proposals()
+		if err != nil {
+			return nil, err
+		}
+		st.Pending += len(list)
+		if err := sh.Rejections(func(_, _ gitstore.Commit) error { st.Rejected++; return nil }); err != nil {
+			return nil, err
+		}
+	}
+	s.reviews.mu.Lock()
+	st.Accepted = s.reviews.accepted
+	s.reviews.mu.Unlock()
+	return st, nil
+}

@@ -1,0 +1,147 @@
+package daemon_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon"
+)
+
+// recalls reports whether alice's recall of q finds text.
+func recalls(t *testing.T, e *env, q, text string, proposed bool) (memd.Hit, bool) {
+	t.Helper()
+	res, err := e.admin.Recall(context.Background(), memd.RecallQuery{Q: q, Agent: "alice", IncludeProposed: proposed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.Text == text {
+			return h, true
+		}
+	}
+	return memd.Hit{}, false
+}
+
+// In review mode a learned exchange becomes a proposal recall does not
+// return unless asked; accepting it puts it in main with its original
+// Source-Message and Reviewed-By; rejecting another leaves main as it was
+// and counts in the learning statistics; a person's `git merge proposed`
+// is read as accepting what is left; and proposals stay on top of main as
+// it moves.
+func TestReview_ProposalsWaitForAPerson(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) {})
+	m.Script(synthesisModel(func(user string) string {
+		_, ex, _ := strings.Cut(user, "\nEXCHANGE")
+		for _, w := range []string{"tea", "coffee", "juice"} {
+			if strings.Contains(ex, w) {
+				return "profile: Pat drinks " + w
+			}
+		}
+		return "NONE"
+	}, nil, nil))
+	e.agent(t, "alice")
+	if a, err := e.admin.SetReview(ctx, "alice", true); err != nil || !a.Review {
+		t.Fatalf("review mode: %+v, %v", a, err)
+	}
+	s := memd.AgentShard("alice")
+	sh, _ := e.d.Store.Shard(s)
+	mainBefore, _ := sh.Head()
+
+	if _, err := e.admin.Learn(ctx, exchange("alice", "c1", memd.ChatDirect, "pat", "I drink tea.", "Noted.")); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitFor(t, feed, "the proposal", func(ev memd.FeedEvent) bool { return ev.Type == memd.EventProposed })
+	waitFor(t, feed, "the exchange learned", func(ev memd.FeedEvent) bool { return ev.Type == memd.EventLearned })
+	if ev.Shard != s || len(ev.Changes) != 1 || ev.Changes[0].Fact.Text != "Pat drinks tea" || !slices.Contains(ev.Provenance.SourceMessages, "c1-m0") {
+		t.Errorf("proposed event: %+v", ev)
+	}
+	if head, _ := sh.Head(); head != mainBefore {
+		t.Fatal("a proposal moved main")
+	}
+	if _, ok := recalls(t, e, "tea", "Pat drinks tea", false); ok {
+		t.Error("recall returned a proposal without include_proposed")
+	}
+	if _, ok := recalls(t, e, "tea", "Pat drinks tea", true); !ok {
+		t.Error("recall with include_proposed missed the proposal")
+	}
+	if out := gitIn(t, e.d.Store.ShardDir(s), "status", "--porcelain"); out != "" {
+		t.Errorf("git status after a proposal: %q", out)
+	}
+
+	list, err := e.admin.Proposals(ctx, s)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("proposals: %+v, %v", list, err)
+	}
+	res, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, IDs: []string{list[0].ID}, Reviewer: "pat"})
+	if err != nil || len(res.Reviewed) != 1 || res.Reviewed[0].Commit == "" {
+		t.Fatalf("accept: %+v, %v", res, err)
+	}
+	h, ok := recalls(t, e, "tea", "Pat drinks tea", false)
+	if !ok || !slices.Equal(h.SourceMessages, []string{"c1-m0", "c1-m1"}) || h.Commit != res.Reviewed[0].Commit {
+		t.Errorf("recall after accepting: %+v (found %v)", h, ok)
+	}
+	log, err := e.admin.Log(ctx, memd.LogQuery{Shard: s, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := log[0].Provenance; p.ReviewedBy != "pat" || p.LearnedBy != memd.LearnedLearner || p.Model != "scripted-model" || log[0].Author.Name != "alice" {
+		t.Errorf("the accepted commit: %+v by %s", p, log[0].Author.Name)
+	}
+
+	// Rejected: main stays, the statistics count it.
+	learnFrom(t, e, feed, "c2", "I drink coffee.")
+	mainNow, _ := sh.Head()
+	list, _ = e.admin.Proposals(ctx, s)
+	if len(list) != 1 {
+		t.Fatalf("proposals: %+v", list)
+	}
+	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewReject, IDs: []string{list[0].ID[:6]}}); err != nil {
+		t.Fatal(err)
+	}
+	if head, _ := sh.Head(); head != mainNow {
+		t.Error("a rejection moved main")
+	}
+	if _, ok := recalls(t, e, "coffee", "Pat drinks coffee", true); ok {
+		t.Error("a rejected proposal is still proposed")
+	}
+	stats, err := e.admin.LearningStats(ctx, memd.LearningQuery{Agent: "alice"})
+	if err != nil || len(stats.Rows) != 1 || stats.Rows[0].Learned != 2 || stats.Rows[0].Within7.Rejected != 1 {
+		t.Errorf("learning statistics: %+v, %v", stats, err)
+	}
+	if out := gitIn(t, e.d.Store.ShardDir(s), "log", "--format=%s", "refs/memd/rejected"); !strings.Contains(out, "reject: Pat drinks coffee") {
+		t.Errorf("git log refs/memd/rejected:\n%s", out)
+	}
+
+	// A proposal stays on top of main as main moves.
+	learnFrom(t, e, feed, "c3", "I drink juice.")
+	remember(t, e.admin, "agent/alice", "Pat's desk is by the window", memd.TierProfile, memd.Source{})
+	list, _ = e.admin.Proposals(ctx, s)
+	main, _ := sh.Head()
+	if len(list) != 1 || list[0].Commit.Parents[0] != main.String() {
+		t.Fatalf("the proposal is not on top of main %s: %+v", main, list)
+	}
+	// A person merges the branch by hand: memd reads it as accepted.
+	dir := e.d.Store.ShardDir(s)
+	gitIn(t, dir, "merge", "-q", "--ff-only", "proposed")
+	if _, ok := recalls(t, e, "juice", "Pat drinks juice", false); !ok {
+		t.Error("recall after git merge proposed missed the proposal")
+	}
+	if list, _ := e.admin.Proposals(ctx, s); len(list) != 0 {
+		t.Errorf("proposals after git merge: %+v", list)
+	}
+	st, err := e.admin.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Review; r == nil || r.Pending != 0 || r.Accepted != 2 || r.Rejected != 1 {
+		t.Errorf("review status: %+v", st.Review)
+	}
+	if out := gitIn(t, dir, "fsck", "--strict"); strings.Contains(out, "error") {
+		t.Errorf("git fsck: %s", out)
+	}
+}

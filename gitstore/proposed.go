@@ -1,0 +1,281 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd/gitstore/internal/odb"
+)
+
+// Review mode keeps changes waiting for a person on a branch of their own,
+// on top of main, and a record of those a person turned down.
+const (
+	proposedRef = "refs/heads/proposed"
+	rejectedRef = "refs/memd/rejected"
+)
+
+// maxProposals bounds the proposals one shard holds; past it, new ones are
+// refused until a person reviews some.
+const maxProposals = 1000
+
+// HasProposals reports whether the shard has a branch proposed (which may
+// hold nothing beyond main).
+func (sh *Shard) HasProposals() bool {
+	h, err := readRef(sh.gitDir, proposedRef)
+	return err == nil && !h.IsZero()
+}
+
+// Proposals returns the commits on the branch proposed that main does not
+// have, oldest first, and main's head. A person's `git merge proposed`
+// leaves none.
+func (sh *Shard) Proposals() (main plumbing.Hash, list []Commit, err error) {
+	if main, err = readRef(sh.gitDir, mainRef); err != nil {
+		return main, nil, err
+	}
+	tip, err := readRef(sh.gitDir, proposedRef)
+	if err != nil || tip.IsZero() {
+		return main, nil, err
+	}
+	list, _, err = sh.Range(main, tip, maxProposals+1)
+	if errors.Is(err, ErrTooFar) {
+		return main, nil, fmt.Errorf("shard %s: the branch proposed holds more than %d commits beyond main", sh.id, maxProposals)
+	}
+	if err != nil {
+		return main, nil, fmt.Errorf("shard %s: read the proposals: %w", sh.id, err)
+	}
+	return main, list, nil
+}
+
+// Propose commits a change on the branch proposed, on top of the
+// proposals already there (the branch starts at main). It neither moves
+// main nor touches the working tree. A change main or an earlier proposal
+// already makes commits nothing.
+func (sh *Shard) Propose(c Change) (Result, error) {
+	if err := validateChange(&c); err != nil {
+		return Result{}, err
+	}
+	if c.Note != nil {
+		return Result{}, errors.New("a note change cannot be proposed")
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	main, list, err := sh.Proposals()
+	if err != nil {
+		return Result{}, err
+	}
+	if len(list) >= maxProposals {
+		return Result{}, fmt.Errorf("shard %s holds %d proposals; review some first", sh.id, len(list))
+	}
+	base := main
+	if len(list) > 0 {
+		base = list[len(list)-1].Hash
+	}
+	old, _ := readRef(sh.gitDir, proposedRef)
+	results, head, err := sh.commitOn(base, []Change{c})
+	if err != nil || head == base {
+		if err == nil {
+			return *results[0], nil
+		}
+		return Result{}, err
+	}
+	if err := sh.moveRef(proposedRef, old, head); err != nil {
+		return Result{}, err
+	}
+	return *results[0], nil
+}
+
+// RebuildProposals puts the proposals back on top of main as it is now:
+// each one's change, as redo gives it (false drops the proposal), is made
+// again there, as a new commit with the same author and message. A
+// proposal that no longer changes anything (main has it now) is dropped.
+// It returns the proposals that were made again, oldest first, by their
+// commits before and after.
+func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept map[plumbing.Hash]plumbing.Hash, err error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	main, list, err := sh.Proposals()
+	if err != nil {
+		return nil, err
+	}
+	old, err := readRef(sh.gitDir, proposedRef)
+	if err != nil || old.IsZero() {
+		return nil, err
+	}
+	var changes []Change
+	var from []plumbing.Hash
+	for _, c := range list {
+		ch, ok, err := redo(c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			changes = append(changes, ch)
+			from = append(from, c.Hash)
+		}
+	}
+	kept = make(map[plumbing.Hash]plumbing.Hash)
+	head := main
+	if len(changes) > 0 {
+		results, h, err := sh.commitOn(main, changes)
+		if err != nil {
+			return nil, err
+		}
+		head = h
+		for i, r := range results {
+			if !r.Commit.IsZero() {
+				kept[from[i]] = r.Commit
+			}
+		}
+	}
+	if head == old {
+		return kept, nil
+	}
+	return kept, sh.moveRef(proposedRef, old, head)
+}
+
+// RecordRejected keeps a rejected proposal reachable, under
+// refs/memd/rejected: a commit whose parents are the record before it and
+// the proposal, with message saying who rejected it. `git log
+// refs/memd/rejected` lists them.
+func (sh *Shard) RecordRejected(proposal Commit, author Signature, message string) (plumbing.Hash, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	prev, err := readRef(sh.gitDir, rejectedRef)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	parents := []plumbing.Hash{proposal.Hash}
+	if !prev.IsZero() {
+		parents = []plumbing.Hash{prev, proposal.Hash}
+	}
+	b := odb.NewBuilder()
+	tree := b.Add(plumbing.TreeObject, nil)
+	when := sh.store.opts.Now()
+	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, Committer, when, message))
+	sp, err := sh.db.StagePack(b)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := sp.Publish(); err != nil {
+		sp.Abort()
+		return plumbing.ZeroHash, err
+	}
+	defer sp.Close()
+	if !sh.store.opts.NoSync {
+		if err := durable(sp.Files()); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	return commit, sh.moveRef(rejectedRef, prev, commit)
+}
+
+// Rejections returns the records of rejected proposals, newest first, each
+// with the proposal it rejected.
+func (sh *Shard) Rejections(fn func(record, proposal Commit) error) error {
+	h, err := readRef(sh.gitDir, rejectedRef)
+	for err == nil && !h.IsZero() {
+		var rec, prop Commit
+		if rec, err = sh.ReadCommit(h); err != nil {
+			break
+		}
+		if len(rec.Parents) == 0 {
+			break
+		}
+		if prop, err = sh.ReadCommit(rec.Parents[len(rec.Parents)-1]); err != nil {
+			break
+		}
+		if err = fn(rec, prop); err != nil {
+			break
+		}
+		h = plumbing.ZeroHash
+		if len(rec.Parents) == 2 {
+			h = rec.Parents[0]
+		}
+	}
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
+}
+
+// commitOn writes a chain of commits, one per change, on top of base,
+// without moving any branch; it returns each change's result and the last
+// commit (base when nothing changed). The caller holds sh.mu.
+func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plumbing.Hash, error) {
+	st, err := sh.load(nil, base)
+	if err != nil {
+		return nil, base, fmt.Errorf("shard %s: read %s: %w", sh.id, short(base), err)
+	}
+	g := newGroup(sh, st)
+	results := make([]*Result, len(changes))
+	for i, c := range changes {
+		if results[i], err = g.add(c); err != nil {
+			return nil, base, err
+		}
+	}
+	if err := g.build(); err != nil {
+		return nil, base, err
+	}
+	if g.b.Len() == 0 {
+		return results, base, nil
+	}
+	sp, err := sh.db.StagePack(g.b)
+	if err != nil {
+		return nil, base, fmt.Errorf("write pack: %w", err)
+	}
+	if err := sp.Publish(); err != nil {
+		sp.Abort()
+		return nil, base, err
+	}
+	defer sp.Close()
+	if !sh.store.opts.NoSync {
+		if err := durable(sp.Files()); err != nil {
+			return nil, base, err
+		}
+	}
+	return results, g.head, nil
+}
+
+// moveRef moves a branch other than main from old to next, with git's lock
+// protocol; main has its own (advance), which also updates the working
+// tree.
+func (sh *Shard) moveRef(name string, old, next plumbing.Hash) error {
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(sh.gitDir, name)), 0o755); err != nil {
+		return err
+	}
+	l, err := lockRef(sh.gitDir, name, old, next)
+	if err != nil {
+		return err
+	}
+	if !sh.store.opts.NoSync {
+		if err := durable([]*os.File{l.f}); err != nil {
+			l.release()
+			return err
+		}
+	}
+	if err := l.commit(); err != nil {
+		return err
+	}
+	if sh.store.opts.NoSync {
+		return nil
+	}
+	return syncDirOf(filepath.Join(sh.gitDir, name))
+}
+
+// clearReviewLocks removes locks on the review refs that memd left when it
+// stopped: what they were moving to is made again (a proposal by the
+// learner, which retries; a rejection, which the reviewer repeats).
+func (sh *Shard) clearReviewLocks() {
+	for _, name := range []string{proposedRef, rejectedRef} {
+		os.Remove(stagedLockPath(sh.gitDir, name))
+		lock := filepath.Join(sh.gitDir, name+".lock")
+		if b, err := os.ReadFile(lock); err == nil && plumbing.IsHash(strings.TrimSpace(string(b))) {
+			os.Remove(lock)
+		}
+	}
+}
