@@ -21,6 +21,8 @@ type Reviewer interface {
 type Proposal struct {
 	ID     string `json:"id"`
 	Commit Commit `json:"commit"`
+	// Messages quotes the exchange it was learned from, as memd kept it.
+	Messages []Quote `json:"messages,omitempty"`
 }
 
 // Verdicts of a review.

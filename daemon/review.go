@@ -66,7 +66,11 @@ func (s *Service) Proposals(ctx context.Context, shard memd.ShardID) ([]memd.Pro
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, memd.Proposal{ID: proposalID(c), Commit: provenance.Describe(id, c, d)})
+			pr := memd.Proposal{ID: proposalID(c), Commit: provenance.Describe(id, c, d)}
+			if pr.Messages, err = s.Messages.Quotes([]memd.Commit{pr.Commit}); err != nil {
+				return nil, err
+			}
+			out = append(out, pr)
 		}
 	}
 	return out, nil
@@ -107,15 +111,19 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 		return nil, err
 	}
 	s.noteMerged(sh, main, list)
-	if len(list) > 0 && len(list[0].Parents) > 0 && list[0].Parents[0] == main && len(list[0].Parents) == 1 {
+	// A rejection recorded just before a crash, whose proposal is still on
+	// the branch, is finished here.
+	rejected := make(map[string]bool)
+	if err := sh.Rejections(func(_, prop gitstore.Commit) error { rejected[proposalID(prop)] = true; return nil }); err != nil {
+		return nil, err
+	}
+	stale := slices.ContainsFunc(list, func(c gitstore.Commit) bool { return rejected[proposalID(c)] })
+	if !stale && len(list) > 0 && len(list[0].Parents) == 1 && list[0].Parents[0] == main {
 		s.countPending(sh.ID(), len(list))
 		return list, nil
 	}
-	if _, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
-		ch, err := proposalChange(sh, c)
-		return ch, true, err
-	}); err != nil {
-		return nil, fmt.Errorf("rebuild the proposals of %s on main: %w", sh.ID(), err)
+	if err := s.rebuildProposals(sh, list, rejected); err != nil {
+		return nil, err
 	}
 	main, list, err = sh.Proposals()
 	if err != nil {
@@ -391,18 +399,38 @@ func (s *Service) reviewIn(ctx context.Context, sh *gitstore.Shard, chosen []git
 		gone[r.ID] = true
 		out = append(out, r)
 	}
-	_, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
-		if gone[proposalID(c)] {
+	_, list, err := sh.Proposals()
+	if err != nil {
+		return out, err
+	}
+	if err := s.rebuildProposals(sh, list, gone); err != nil {
+		return out, err
+	}
+	_, err = s.refreshProposals(sh)
+	return out, err
+}
+
+// rebuildProposals makes the shard's proposals again on main, but those
+// whose IDs drop names, and records what each new commit was learned from,
+// so that it quotes its exchange as the proposal did.
+func (s *Service) rebuildProposals(sh *gitstore.Shard, list []gitstore.Commit, drop map[string]bool) error {
+	kept, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
+		if drop[proposalID(c)] {
 			return gitstore.Change{}, false, nil
 		}
 		ch, err := proposalChange(sh, c)
 		return ch, true, err
 	})
 	if err != nil {
-		return out, fmt.Errorf("rebuild the proposals of %s: %w", sh.ID(), err)
+		return fmt.Errorf("rebuild the proposals of %s on main: %w", sh.ID(), err)
 	}
-	_, err = s.refreshProposals(sh)
-	return out, err
+	for _, c := range list {
+		if next, ok := kept[c.Hash]; ok {
+			p := provenance.Parse(c.Message)
+			s.cite(memd.Caller{Agent: c.Author.Name}, next.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
+		}
+	}
+	return nil
 }
 
 // reviewStatus counts proposals; nil when no agent is in review mode and

@@ -302,6 +302,7 @@ func TestUI_NarrowScreen(t *testing.T) {
 		{"note", "#/note/agent/alice/runbook.md", "#note-rendered"},
 		{"live", "#/live", "#live"},
 		{"remotes", "#/remotes", "#remotes-title"},
+		{"review", "#/review", "#review-title"},
 	} {
 		run(b, t, p.name,
 			chromedp.Navigate(base+"/"+p.hash),

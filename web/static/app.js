@@ -107,7 +107,7 @@ function trailers(c) {
     ['Source-Message', (p.source_messages || []).join(', ')], ['Source-Chat', p.source_chat],
     ['Chat-Kind', p.chat_kind], ['Learned-By', p.learned_by || 'person (a git commit)'], ['Model', p.model],
     ['Prompt', p.prompt], ['Reverts', p.reverts], ['Replaces', p.replaces],
-    ['Evidence', (p.evidence || []).join(', ')], ['Approved-By', p.approved_by],
+    ['Evidence', (p.evidence || []).join(', ')], ['Approved-By', p.approved_by], ['Reviewed-By', p.reviewed_by],
   ].filter(([, v]) => v);
   return h('dl', { class: 'trailers' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
@@ -166,6 +166,7 @@ async function route() {
       case 'live': return livePage();
       case 'learner': return await learnerPage();
       case 'remotes': return await remotesPage();
+      case 'review': return await reviewPage();
       default: show(...errorPage({ code: 'not_found', message: 'no such page: ' + location.hash }));
     }
   } catch (err) {
@@ -379,7 +380,10 @@ async function factPage(shard, id) {
       h('ol', { id: 'chain', class: 'chain' }, chain.map((v, i) => h('li', { dataset: { hash: v.commit } },
         h('div', {}, h('strong', {}, addedText(v))),
         h('div', { class: 'muted' }, `${i === chain.length - 1 ? 'first ' + (v.provenance.op || 'written') : 'edited'} by ${v.author.name} · ${when(v.time)} · ${short(v.commit)}`,
-          v.provenance.learned_by ? ` · ${v.provenance.learned_by}` : '', v.provenance.model ? ` · ${v.provenance.model}` : ''))))] : null,
+          v.provenance.learned_by ? ` · ${v.provenance.learned_by}` : '', v.provenance.model ? ` · ${v.provenance.model}` : '',
+          v.provenance.reviewed_by ? ` · accepted in review by ${v.provenance.reviewed_by}` : ''),
+        (v.provenance.evidence || []).length ? h('div', { class: 'evidence' }, `Evidence: ${v.provenance.evidence.join(', ')}`,
+          v.provenance.approved_by ? ` · approved by ${v.provenance.approved_by}` : '') : null)))] : null,
     h('h2', {}, chain.length > 1 ? 'Where it was first learned' : 'Where it came from'),
     first ? h('div', { class: 'card', id: 'provenance' },
       h('div', { class: 'commit' },
@@ -851,6 +855,11 @@ async function learnerPage() {
   const l = st.learning;
   const parts = [h('h1', {}, 'Learner'),
     h('p', { id: 'learner-state' }, l.enabled ? `On, with ${l.model}: ${l.pending} pending, ${l.failed} failed.` : `Off${l.reason ? ': ' + l.reason : ''}.`)];
+  const sy = l.synthesis;
+  if (sy) {
+    parts.push(h('p', { id: 'synthesis-state' }, `Synthesis on (${sy.every ? 'every ' + sy.every + ' learned exchanges, and ' : ''}by memd synthesize), approved by ${sy.approver}: `,
+      `${sy.applied} changes applied, ${sy.refused} refused because they touched facts written on purpose, ${sy.rejected} rejected by the approver.`));
+  }
   if (l.enabled) {
     const { exchanges } = await api('GET', '/v1/exchanges?state=failed');
     parts.push(h('h2', {}, 'Failed exchanges'), exchanges.length === 0 ? h('p', { class: 'muted' }, 'None.')
@@ -863,6 +872,48 @@ async function learnerPage() {
   }
   show(...parts);
   listen((ev) => { if (ev.type === 'learner_failed' || ev.type === 'learned') route(); });
+}
+
+// reviewPage lists what models proposed for agents in review mode, each
+// with the exchange it came from, to accept into main or reject.
+async function reviewPage() {
+  const [{ proposals }, st] = await Promise.all([api('GET', '/v1/proposals'), api('GET', '/v1/status')]);
+  const r = st.review || { pending: 0, accepted: 0, rejected: 0 };
+  const decide = async (verdict, ids, button) => {
+    button.disabled = true;
+    try {
+      const res = await api('POST', '/v1/proposals/review', ids ? { verdict, ids } : { verdict, all: true });
+      toast(`${verdict === 'accept' ? 'Accepted' : 'Rejected'} ${res.reviewed.length}`);
+      route();
+    } catch (err) {
+      button.disabled = false;
+      view.prepend(errorBox(err));
+    }
+  };
+  const card = (p) => {
+    const c = p.commit;
+    const pv = c.provenance || {};
+    return h('div', { class: 'proposal commit', dataset: { id: p.id } },
+      h('div', { class: 'head' }, h('a', { href: '#/shard/' + c.shard }, c.shard), h('strong', {}, c.author.name),
+        h('span', { class: 'muted' }, `${pv.learned_by || ''}${pv.model ? ' · ' + pv.model : ''} · ${when(c.time)}`), h('span', { class: 'mono muted' }, p.id)),
+      (c.changes || []).map(changeLine),
+      (pv.evidence || []).length ? h('p', { class: 'evidence' }, 'Evidence: ', pv.evidence.join(', '), pv.approved_by ? ` · approved by ${pv.approved_by}` : '') : null,
+      (p.messages || []).length ? h('div', { class: 'conversation' }, p.messages.map(quoteBlock))
+        : h('p', { class: 'muted' }, (pv.source_messages || []).length ? 'From messages ' + pv.source_messages.join(', ') + ' (their text is not kept).' : 'No source messages.'),
+      h('div', { class: 'actions' },
+        h('button', { class: 'accept', onclick: (e) => decide('accept', [p.id], e.target) }, 'Accept'),
+        h('button', { class: 'reject', onclick: (e) => decide('reject', [p.id], e.target) }, 'Reject')));
+  };
+  show(
+    h('h1', { id: 'review-title' }, 'Review'),
+    h('p', { class: 'muted', id: 'review-state' }, `${r.pending} waiting · ${r.accepted} accepted · ${r.rejected} rejected. What models learn for agents in review mode waits here, on each shard's branch proposed, until you accept it into main.`),
+    proposals.length === 0
+      ? h('p', {}, 'No proposals wait for review. Put an agent in review mode with ', h('code', {}, 'memd agent review NAME on'), '.')
+      : [h('p', {}, h('button', { id: 'accept-all', onclick: (e) => decide('accept', null, e.target) }, 'Accept all'), ' ',
+        h('button', { id: 'reject-all', onclick: (e) => decide('reject', null, e.target) }, 'Reject all')),
+      h('div', { id: 'proposals' }, proposals.map(card))],
+  );
+  listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'proposed' || ev.type === 'rejected')) route(); }, 1000));
 }
 
 // remoteState says in a few words how a shard stands with its remote.
