@@ -2,6 +2,8 @@ package daemon_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -140,6 +142,17 @@ func TestReview_ProposalsWaitForAPerson(t *testing.T) {
 	}
 	if r := st.Review; r == nil || r.Pending != 0 || r.Accepted != 2 || r.Rejected != 1 {
 		t.Errorf("review status: %+v", st.Review)
+	}
+	resp, err := http.Get(e.d.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`memd_proposals_reviewed_total{verdict="accept"} 1`, `memd_proposals_reviewed_total{verdict="reject"} 1`, "memd_proposals_pending 0"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 	if out := gitIn(t, dir, "fsck", "--strict"); strings.Contains(out, "error") {
 		t.Errorf("git fsck: %s", out)

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -173,6 +174,17 @@ func TestSynthesis_OnlyWhatAModelWroteChanges(t *testing.T) {
 	}
 	if sy := status.Learning.Synthesis; sy == nil || sy.Applied != 1 || sy.Refused != 2 || sy.Rejected != 1 {
 		t.Errorf("status: %+v", status.Learning.Synthesis)
+	}
+	resp, err := http.Get(e.d.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`memd_synthesis_changes_total{result="applied"} 1`, `memd_synthesis_changes_total{result="refused"} 2`, `memd_synthesis_changes_total{result="rejected"} 1`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: st.Commits[0]}); err != nil {
 		t.Fatal(err)

@@ -230,6 +230,13 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		learning = "off (" + st.Learning.Reason + ")"
 	}
 	fmt.Fprintf(e.stdout, "  learning: %s\n", learning)
+	if sy := st.Learning.Synthesis; sy != nil {
+		fmt.Fprintf(e.stdout, "  synthesis: on, approved by %s; %d changes applied, %d refused (facts written on purpose), %d rejected by the approver\n",
+			sy.Approver, sy.Applied, sy.Refused, sy.Rejected)
+	}
+	if r := st.Review; r != nil {
+		fmt.Fprintf(e.stdout, "  review:   %d proposals waiting (memd review list), %d accepted since the start, %d rejected\n", r.Pending, r.Accepted, r.Rejected)
+	}
 	rerank := "off (recall is lexical; --embed-url turns it on)"
 	if st.Reranking != "" {
 		rerank = "on, " + st.Reranking

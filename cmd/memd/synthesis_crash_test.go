@@ -160,6 +160,9 @@ func TestCrash_SynthesisPassResumesExactlyOnce(t *testing.T) {
 	if !strings.Contains(out, "0 exchange(s) of evidence, 0 change(s) proposed") || !strings.Contains(out, "10 line(s) ignored") {
 		t.Errorf("memd synthesize:\n%s", out)
 	}
+	if out := s.must("status"); !strings.Contains(out, "synthesis: on, approved by m;") {
+		t.Errorf("memd status:\n%s", out)
+	}
 	if out, err := s.memd(nil, "synthesize", "--agent", "bob"); err == nil || !strings.Contains(out, `no agent "bob"`) {
 		t.Errorf("memd synthesize for an unknown agent: %v\n%s", err, out)
 	}
@@ -212,4 +215,57 @@ func synthesisCommits(t *testing.T, shardDir string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(out), "synthesis")
+}
+
+// Review mode from the command line: an agent added with --review, what
+// the learner learns for it listed, one proposal accepted, one rejected.
+func TestCLI_Review(t *testing.T) {
+	home := t.TempDir()
+	model := scriptedmodel.New(t, func(r scriptedmodel.Request) (int, string) {
+		return http.StatusOK, "profile: Pat drinks tea\nlog: Pat booked a flight"
+	})
+	_, url := startCrashable(t, home, model.URL)
+	s := &server{t: t, home: home, url: url}
+	if out := s.must("agent", "add", "bob", "--review"); !strings.Contains(out, "in review mode") {
+		t.Errorf("memd agent add --review:\n%s", out)
+	}
+	token, err := os.ReadFile(filepath.Join(home, ".local", "share", "memd", "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(url, strings.TrimSpace(string(token)))
+	if _, err := c.Learn(context.Background(), memd.Exchange{Agent: "bob", Chat: "c1", ChatKind: memd.ChatDirect, Messages: []memd.Message{
+		{ID: "c1-m0", Role: "user", Text: "Tea, and book my flight please"}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, c, func(list []memd.ExchangeStatus) bool { return countState(list, memd.ExchangeDone) == 1 })
+	list, err := c.Proposals(context.Background(), memd.AgentShard("bob"))
+	if err != nil || len(list) != 2 {
+		t.Fatalf("proposals: %+v, %v", list, err)
+	}
+	out := s.must("review", "list")
+	for _, want := range []string{list[0].ID, list[1].ID, "+ Pat drinks tea", "bob (learner)", "c1-m0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("memd review list lacks %q:\n%s", want, out)
+		}
+	}
+	if out := s.must("review", "accept", list[0].ID, "--reviewer", "pat"); !strings.Contains(out, "accepted "+list[0].ID+" in agent/bob: remember: Pat drinks tea (commit") {
+		t.Errorf("memd review accept:\n%s", out)
+	}
+	if out := s.must("review", "reject", "--all"); !strings.Contains(out, "rejected "+list[1].ID) {
+		t.Errorf("memd review reject --all:\n%s", out)
+	}
+	if out := s.must("review", "list"); !strings.Contains(out, "no proposals wait") {
+		t.Errorf("memd review list after:\n%s", out)
+	}
+	if out, err := s.memd(nil, "review", "accept"); err == nil || !strings.Contains(out, "name proposal IDs") {
+		t.Errorf("memd review accept with nothing: %v\n%s", err, out)
+	}
+	shard := filepath.Join(home, ".local", "share", "memd", "shards", "agent", "bob")
+	if out := git(t, shard, "log", "-1", "--format=%(trailers:key=Reviewed-By,valueonly)"); strings.TrimSpace(out) != "pat" {
+		t.Errorf("Reviewed-By of main's head: %q", out)
+	}
+	if out := s.must("status"); !strings.Contains(out, "review:   0 proposals waiting (memd review list), 1 accepted since the start, 1 rejected") {
+		t.Errorf("memd status:\n%s", out)
+	}
 }
