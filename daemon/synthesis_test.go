@@ -269,3 +269,31 @@ func TestSynthesis_RunsAfterEveryNExchanges(t *testing.T) {
 		}
 	}
 }
+
+// The approving call may go to another model at another endpoint; the
+// trailer names it.
+func TestSynthesis_ApproverElsewhere(t *testing.T) {
+	m := newModelServer(t, nil)
+	judge := newModelServer(t, answers("1: approve"))
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) {
+		c.Synthesis = &daemon.SynthesisConfig{Approver: &learn.ModelConfig{BaseURL: judge.URL + "/v1", Model: "judge"}}
+	})
+	m.Script(synthesisModel(func(user string) string {
+		return "profile: Pat drinks tea\nprofile: Pat drinks green tea"
+	}, func(scriptedmodel.Request) string {
+		return "merge: " + memd.FactID("Pat drinks tea") + ", " + memd.FactID("Pat drinks green tea") + " => Pat drinks tea, green mostly"
+	}, func(scriptedmodel.Request) string {
+		t.Error("the approving call went to the proposing model")
+		return "1: approve"
+	}))
+	e.agent(t, "alice")
+	learnFrom(t, e, feed, "c1", "I drink tea, green mostly.")
+	st := synthesize(t, e, feed)
+	log, err := e.admin.Log(context.Background(), memd.LogQuery{Shard: memd.AgentShard("alice"), Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Commits) != 1 || log[0].Provenance.ApprovedBy != "judge" || log[0].Provenance.Model != "scripted-model" || len(judge.Asked()) != 1 {
+		t.Errorf("pass %+v, last commit %+v", st.Synthesis, log[0].Provenance)
+	}
+}

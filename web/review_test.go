@@ -84,9 +84,13 @@ func TestUI_ReviewProposalsAndSynthesis(t *testing.T) {
 		t.Errorf("recall after the review: %+v, %v", res.Hits, err)
 	}
 
-	// Out of review mode, a merge by synthesis shows what it rests on.
-	if _, err := admin.SetReview(ctx, "alice", false); err != nil {
-		t.Fatal(err)
+	// Out of review mode, from the page, a merge by synthesis shows what
+	// it rests on.
+	run(b, t, "take alice out of review mode",
+		chromedp.Click(css(`#review-agents tr[data-agent="alice"] button.toggle-review`)),
+		chromedp.WaitVisible(xpath(`//tr[@data-agent="alice"]//button[contains(., "Review what it learns")]`)))
+	if a, _ := admin.Agents(ctx); len(a) != 1 || a[0].Review {
+		t.Fatalf("agents after the toggle: %+v", a)
 	}
 	learnOne("c2", "I drink tea.\nFACT: profile: Drinks tea\nFACT: profile: Likes green tea")
 	st, err := admin.Synthesize(ctx, "alice")

@@ -49,7 +49,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	pushDelay := fs.Duration("push-delay", envDuration(e, "MEMD_PUSH_DELAY", time.Second), "how long a commit waits for others to share its push (env MEMD_PUSH_DELAY)")
 	synthesis := fs.Bool("synthesis", envBool(e, "MEMD_SYNTHESIS"), "run synthesis passes: merge, rewrite and remove learned facts, each change citing evidence and approved by a second model call; needs --model-url (env MEMD_SYNTHESIS=1)")
 	synthesisEvery := fs.Int("synthesis-every", envInt(e, "MEMD_SYNTHESIS_EVERY", 20), "with --synthesis: run a pass over an agent's memory once this many of its exchanges are learned; 0 runs passes only by hand (memd synthesize) (env MEMD_SYNTHESIS_EVERY)")
-	approverModel := fs.String("approver-model", e.getenv("MEMD_APPROVER_MODEL"), "with --synthesis: the model of the approving call, at --model-url; default the --model (env MEMD_APPROVER_MODEL)")
+	approverModel := fs.String("approver-model", e.getenv("MEMD_APPROVER_MODEL"), "with --synthesis: the model of the approving call; default the --model (env MEMD_APPROVER_MODEL)")
+	approverURL := fs.String("approver-url", e.getenv("MEMD_APPROVER_URL"), "with --synthesis: the OpenAI-compatible API base URL of the approving model; default --model-url (env MEMD_APPROVER_URL)")
+	approverKey := fs.String("approver-key", e.getenv("MEMD_APPROVER_KEY"), "API key of the approving model's endpoint; default --model-key when the URL is the same (env MEMD_APPROVER_KEY)")
 	keepMessages := days(envOr(e, "MEMD_KEEP_MESSAGES", "0"))
 	fs.Var(&keepMessages, "keep-messages", "drop the kept text of chat messages older than this (e.g. 90d or 720h) even while a fact cites them; 0 keeps a text while a fact cites it (env MEMD_KEEP_MESSAGES)")
 	pos, err := parse(fs, args)
@@ -101,9 +103,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return memd.Errorf(memd.EINVALID, "--synthesis-every must be 0 or more")
 		}
 		cfg.Synthesis = &daemon.SynthesisConfig{Every: *synthesisEvery}
-		if *approverModel != "" && *approverModel != *model {
+		if *approverModel != "" || *approverURL != "" {
 			approver := *cfg.Model
-			approver.Model = *approverModel
+			if *approverModel != "" {
+				approver.Model = *approverModel
+			}
+			if *approverURL != "" && *approverURL != *modelURL {
+				approver.BaseURL, approver.APIKey = *approverURL, *approverKey
+			} else if *approverKey != "" {
+				approver.APIKey = *approverKey
+			}
 			cfg.Synthesis.Approver = &approver
 		}
 	}
@@ -123,7 +132,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if s := cfg.Synthesis; s != nil {
 			approver := cfg.Model.Model
 			if s.Approver != nil {
-				approver = s.Approver.Model
+				approver = s.Approver.Model + " at " + s.Approver.BaseURL
 			}
 			every := fmt.Sprintf("every %d learned exchanges and ", s.Every)
 			if s.Every == 0 {

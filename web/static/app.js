@@ -877,7 +877,18 @@ async function learnerPage() {
 // reviewPage lists what models proposed for agents in review mode, each
 // with the exchange it came from, to accept into main or reject.
 async function reviewPage() {
-  const [{ proposals }, st] = await Promise.all([api('GET', '/v1/proposals'), api('GET', '/v1/status')]);
+  const [{ proposals }, st, { agents }] = await Promise.all([api('GET', '/v1/proposals'), api('GET', '/v1/status'), api('GET', '/v1/agents')]);
+  const setReview = async (name, on, button) => {
+    button.disabled = true;
+    try {
+      await api('PUT', '/v1/agents/' + enc(name) + '/review', { on });
+      toast(on ? `${name} is in review mode` : `${name} is out of review mode`);
+      route();
+    } catch (err) {
+      button.disabled = false;
+      view.prepend(errorBox(err));
+    }
+  };
   const r = st.review || { pending: 0, accepted: 0, rejected: 0 };
   const decide = async (verdict, ids, button) => {
     button.disabled = true;
@@ -912,6 +923,11 @@ async function reviewPage() {
       : [h('p', {}, h('button', { id: 'accept-all', onclick: (e) => decide('accept', null, e.target) }, 'Accept all'), ' ',
         h('button', { id: 'reject-all', onclick: (e) => decide('reject', null, e.target) }, 'Reject all')),
       h('div', { id: 'proposals' }, proposals.map(card))],
+    h('h2', {}, 'Agents'),
+    agents.length === 0 ? h('p', { class: 'muted' }, 'No agents yet.')
+      : h('table', { id: 'review-agents' }, h('tbody', {}, agents.map((a) => h('tr', { dataset: { agent: a.name } },
+        h('td', {}, a.name), h('td', {}, a.review ? 'review mode: what models learn waits here' : 'what models learn goes straight into memory'),
+        h('td', {}, h('button', { class: 'toggle-review', onclick: (e) => setReview(a.name, !a.review, e.target) }, a.review ? 'Stop reviewing' : 'Review what it learns')))))),
   );
   listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'proposed' || ev.type === 'rejected')) route(); }, 1000));
 }
