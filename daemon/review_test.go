@@ -10,6 +10,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/internal/scriptedmodel"
 )
 
 // recalls reports whether alice's recall of q finds text.
@@ -156,5 +157,50 @@ func TestReview_ProposalsWaitForAPerson(t *testing.T) {
 	}
 	if out := gitIn(t, dir, "fsck", "--strict"); strings.Contains(out, "error") {
 		t.Errorf("git fsck: %s", out)
+	}
+}
+
+// A synthesis merge proposed in review mode survives main moving under it,
+// and accepting it replaces both facts in main with its trailers kept.
+func TestReview_SynthesisMergeRebuiltAndAccepted(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+	tea, green := memd.FactID("Pat drinks tea"), memd.FactID("Pat drinks green tea")
+	m.Script(synthesisModel(func(string) string { return "profile: Pat drinks tea\nprofile: Pat drinks green tea" },
+		func(scriptedmodel.Request) string { return "merge: " + tea + ", " + green + " => Pat drinks tea, green mostly | evidence: c1-m0" },
+		func(scriptedmodel.Request) string { return "1: approve" }))
+	e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	learnFrom(t, e, feed, "c1", "I drink tea, green mostly.")
+	if _, err := e.admin.SetReview(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	st := synthesize(t, e, feed)
+	if st.Synthesis.Applied != 1 {
+		t.Fatalf("pass: %+v", st.Synthesis)
+	}
+	remember(t, e.admin, "agent/alice", "Pat's desk is by the window", memd.TierProfile, memd.Source{})
+	list, err := e.admin.Proposals(ctx, s)
+	sh, _ := e.d.Store.Shard(s)
+	main, _ := sh.Head()
+	if err != nil || len(list) != 1 || list[0].Commit.Parents[0] != main.String() {
+		t.Fatalf("proposals on main %s: %+v, %v", main, list, err)
+	}
+	if _, ok := recalls(t, e, "tea", "Pat drinks tea, green mostly", false); ok {
+		t.Error("the proposed merge is in main")
+	}
+	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	facts, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "Pat drinks"})
+	if err != nil || len(facts.Facts) != 1 || facts.Facts[0].Text != "Pat drinks tea, green mostly" {
+		t.Fatalf("facts after accepting the merge: %+v, %v", facts.Facts, err)
+	}
+	log, _ := e.admin.Log(ctx, memd.LogQuery{Shard: s, Limit: 1})
+	p := log[0].Provenance
+	if p.LearnedBy != memd.LearnedSynthesis || p.ApprovedBy != "scripted-model" || p.ReviewedBy != "admin" || p.Replaces != tea ||
+		!slices.Contains(p.Evidence, green) || len(log[0].Changes) != 3 {
+		t.Errorf("the accepted merge: %+v, changes %+v", p, log[0].Changes)
 	}
 }

@@ -92,9 +92,10 @@ func (sh *Shard) Propose(c Change) (Result, error) {
 // RebuildProposals puts the proposals back on top of main as it is now:
 // each one's change, as redo gives it (false drops the proposal), is made
 // again there, as a new commit with the same author and message. A
-// proposal that no longer changes anything (main has it now) is dropped.
-// It returns the proposals that were made again, oldest first, by their
-// commits before and after.
+// proposal that no longer changes anything (main has it now) is dropped,
+// and so is one that changes no fact (a note a person committed on the
+// branch by hand), with a warning in the log. It returns the proposals
+// that were made again, by their commits before and after.
 func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept map[plumbing.Hash]plumbing.Hash, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -113,10 +114,15 @@ func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			changes = append(changes, ch)
-			from = append(from, c.Hash)
+		if !ok {
+			continue
 		}
+		if err := validateChange(&ch); err != nil {
+			sh.store.log.Warn("dropped a proposal memd cannot make again on main", "shard", sh.id, "commit", short(c.Hash), "err", err)
+			continue
+		}
+		changes = append(changes, ch)
+		from = append(from, c.Hash)
 	}
 	kept = make(map[plumbing.Hash]plumbing.Hash)
 	head := main
