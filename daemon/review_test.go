@@ -168,7 +168,9 @@ func TestReview_SynthesisMergeRebuiltAndAccepted(t *testing.T) {
 	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
 	tea, green := memd.FactID("Pat drinks tea"), memd.FactID("Pat drinks green tea")
 	m.Script(synthesisModel(func(string) string { return "profile: Pat drinks tea\nprofile: Pat drinks green tea" },
-		func(scriptedmodel.Request) string { return "merge: " + tea + ", " + green + " => Pat drinks tea, green mostly | evidence: c1-m0" },
+		func(scriptedmodel.Request) string {
+			return "merge: " + tea + ", " + green + " => Pat drinks tea, green mostly | evidence: c1-m0"
+		},
 		func(scriptedmodel.Request) string { return "1: approve" }))
 	e.agent(t, "alice")
 	s := memd.AgentShard("alice")
