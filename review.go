@@ -8,8 +8,8 @@ import "context"
 type Reviewer interface {
 	// SetReview turns review mode on or off for an agent (admins only).
 	SetReview(ctx context.Context, agent string, on bool) (Agent, error)
-	// Proposals lists the proposals waiting in a shard, oldest first, or in
-	// every shard the caller may read when shard is zero.
+	// Proposals lists the proposals waiting in a shard, oldest first, or,
+	// for the admin, in every shard when shard is zero.
 	Proposals(ctx context.Context, shard ShardID) ([]Proposal, error)
 	// Review accepts or rejects proposals (admins only).
 	Review(ctx context.Context, req ReviewRequest) (ReviewResult, error)

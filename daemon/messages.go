@@ -58,6 +58,12 @@ func (s *Service) PurgeMessage(ctx context.Context, req memd.PurgeRequest) (memd
 	if req.Message == "" {
 		return memd.PurgeResult{}, memd.Errorf(memd.EINVALID, "name the message whose text to purge")
 	}
+	// The text synthesis keeps of learned exchanges goes too.
+	if s.Learner != nil {
+		if err := s.Learner.PurgeEvidence(req.Message, req.Chat); err != nil {
+			return memd.PurgeResult{}, err
+		}
+	}
 	dropped, err := s.Messages.Purge(req.Message, req.Chat)
 	if err != nil {
 		return memd.PurgeResult{}, err

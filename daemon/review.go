@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/learn"
 	"github.com/memd/memd/provenance"
 )
 
@@ -25,6 +29,13 @@ type reviews struct {
 	pending  map[memd.ShardID]int
 	busy     map[memd.ShardID]bool // a rebuild is on its way
 	stopped  bool                  // the daemon is stopping: start no rebuild
+	rejected map[memd.ShardID]rejectedSet
+	file     string // where accepted is kept across restarts
+}
+
+type rejectedSet struct {
+	head    plumbing.Hash
+	commits map[plumbing.Hash]bool
 }
 
 type seenProposals struct {
@@ -111,18 +122,25 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 		return nil, err
 	}
 	s.noteMerged(sh, main, list)
-	// A rejection recorded just before a crash, whose proposal is still on
-	// the branch, is finished here.
-	rejected := make(map[string]bool)
-	if err := sh.Rejections(func(_, prop gitstore.Commit) error { rejected[proposalID(prop)] = true; return nil }); err != nil {
+	// Only a model's changes are proposals. A commit a person dropped from
+	// main is not one, and neither is a proposal rejected just before a
+	// crash, still on the branch as it was (the very commit the record
+	// names).
+	rejected, err := s.rejectedCommits(sh)
+	if err != nil {
 		return nil, err
 	}
-	stale := slices.ContainsFunc(list, func(c gitstore.Commit) bool { return rejected[proposalID(c)] })
-	if !stale && len(list) > 0 && len(list[0].Parents) == 1 && list[0].Parents[0] == main {
+	drop := make(map[string]bool)
+	for _, c := range list {
+		if rejected[c.Hash] || !modelMade(c) {
+			drop[proposalID(c)] = true
+		}
+	}
+	if len(drop) == 0 && len(list) > 0 && len(list[0].Parents) == 1 && list[0].Parents[0] == main {
 		s.countPending(sh.ID(), len(list))
 		return list, nil
 	}
-	if err := s.rebuildProposals(sh, list, rejected); err != nil {
+	if err := s.rebuildProposals(sh, list, drop); err != nil {
 		return nil, err
 	}
 	main, list, err = sh.Proposals()
@@ -132,6 +150,46 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 	s.noteMerged(sh, main, list)
 	s.countPending(sh.ID(), len(list))
 	return list, nil
+}
+
+// modelMade reports whether memd made a commit for a model: the learner,
+// an episode or synthesis.
+func modelMade(c gitstore.Commit) bool {
+	if c.Committer != gitstore.Committer {
+		return false
+	}
+	switch provenance.Parse(c.Message).LearnedBy {
+	case memd.LearnedLearner, memd.LearnedEpisode, memd.LearnedSynthesis:
+		return true
+	}
+	return false
+}
+
+// rejectedCommits returns the proposal commits the shard's records of
+// rejections name, read once per position of refs/memd/rejected.
+func (s *Service) rejectedCommits(sh *gitstore.Shard) (map[plumbing.Hash]bool, error) {
+	head, err := sh.Ref("refs/memd/rejected")
+	if err != nil {
+		return nil, err
+	}
+	r := &s.reviews
+	r.mu.Lock()
+	cached, ok := r.rejected[sh.ID()]
+	r.mu.Unlock()
+	if ok && cached.head == head {
+		return cached.commits, nil
+	}
+	commits := make(map[plumbing.Hash]bool)
+	if err := sh.Rejections(func(_, prop gitstore.Commit) error { commits[prop.Hash] = true; return nil }); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.rejected == nil {
+		r.rejected = make(map[memd.ShardID]rejectedSet)
+	}
+	r.rejected[sh.ID()] = rejectedSet{head: head, commits: commits}
+	r.mu.Unlock()
+	return commits, nil
 }
 
 // noteMerged counts the proposals seen last time that are now commits of
@@ -164,10 +222,45 @@ func (s *Service) noteMerged(sh *gitstore.Shard, main plumbing.Hash, list []gits
 		}
 	}
 	if merged > 0 {
-		r.mu.Lock()
-		r.accepted += merged
-		r.mu.Unlock()
+		s.countAccepted(merged)
+		if s.Metrics != nil {
+			s.Metrics.Reviews.WithLabelValues("merge").Add(float64(merged))
+		}
 		s.Logger.Info("proposals accepted by a git merge", "shard", sh.ID(), "proposals", merged)
+	}
+}
+
+// reviewFile keeps, in the data directory, how many proposals were
+// accepted.
+const reviewFile = "review.json"
+
+// countAccepted adds to the proposals accepted, kept on disk.
+func (s *Service) countAccepted(n int) {
+	r := &s.reviews
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.loadReviewsLocked()
+	r.accepted += n
+	b, _ := json.Marshal(map[string]int{"accepted": r.accepted})
+	tmp := r.file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err == nil {
+		err = os.Rename(tmp, r.file)
+		if err != nil {
+			s.Logger.Warn("keeping the count of accepted proposals", "err", err)
+		}
+	}
+}
+
+// loadReviewsLocked reads the count of accepted proposals once.
+func (s *Service) loadReviewsLocked() {
+	r := &s.reviews
+	if r.file != "" {
+		return
+	}
+	r.file = filepath.Join(s.Store.Dir(), reviewFile)
+	var saved struct{ Accepted int }
+	if b, err := os.ReadFile(r.file); err == nil && json.Unmarshal(b, &saved) == nil {
+		r.accepted = saved.Accepted
 	}
 }
 
@@ -205,8 +298,8 @@ func (s *Service) rebuildSoon(id memd.ShardID) {
 		return
 	}
 	r.busy[id] = true
+	s.background.Add(1) // under the lock stopBackground takes first
 	r.mu.Unlock()
-	s.background.Add(1)
 	go func() {
 		defer s.background.Done()
 		defer func() {
@@ -258,7 +351,7 @@ func proposalChange(sh *gitstore.Shard, c gitstore.Commit) (gitstore.Change, err
 		}
 		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: ch.Fact})
 	}
-	return gitstore.Change{Author: c.Author, Message: c.Message, Edits: edits}, nil
+	return gitstore.Change{Author: c.Author, AuthorTime: c.AuthorTime, Message: c.Message, Edits: edits}, nil
 }
 
 // commitLearned commits what a model wrote for an agent: into main, or,
@@ -347,6 +440,15 @@ func (s *Service) Review(ctx context.Context, req memd.ReviewRequest) (memd.Revi
 			return out, memd.Errorf(memd.EINVALID, "%q names %d proposals; give more of the ID", want, matched[want])
 		}
 	}
+	if req.Verdict == memd.ReviewAccept {
+		for _, p := range picks {
+			for _, c := range p.list {
+				if err := s.stillSynthesizable(p.sh, c); err != nil {
+					return out, err
+				}
+			}
+		}
+	}
 	for _, p := range picks {
 		done, err := s.reviewIn(ctx, p.sh, p.list, req.Verdict, reviewer)
 		out.Reviewed = append(out.Reviewed, done...)
@@ -355,6 +457,42 @@ func (s *Service) Review(ctx context.Context, req memd.ReviewRequest) (memd.Revi
 		}
 	}
 	return out, nil
+}
+
+// stillSynthesizable refuses to accept a synthesis proposal that would now
+// change a fact main holds as written on purpose (saved or edited since
+// the proposal was made): the rule holds at every door into main.
+func (s *Service) stillSynthesizable(sh *gitstore.Shard, c gitstore.Commit) error {
+	if provenance.Parse(c.Message).LearnedBy != memd.LearnedSynthesis {
+		return nil
+	}
+	d, err := sh.Diff(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Index.CatchUp(sh.ID()); err != nil {
+		return err
+	}
+	for _, ch := range d.Facts {
+		if ch.Op != "-" {
+			continue
+		}
+		if _, err := sh.Fact(ch.Fact.ID); err != nil {
+			continue // main does not hold it: nothing to protect
+		}
+		o, err := s.lineOrigin(sh, ch.Fact.ID)
+		if err != nil {
+			return err
+		}
+		if !learn.Synthesizable(o) {
+			by := "a commit memd cannot read"
+			if o != nil {
+				by = o.LearnedBy
+			}
+			return memd.Errorf(memd.ECONFLICT, "proposal %s would change fact %s, which main now holds as written on purpose (%s); reject it", proposalID(c), ch.Fact.ID, by)
+		}
+	}
+	return nil
 }
 
 // reviewIn accepts or rejects some proposals of one shard, oldest first,
@@ -379,9 +517,7 @@ func (s *Service) reviewIn(ctx context.Context, sh *gitstore.Shard, chosen []git
 				r.Commit = res.Commit.String()
 				s.cite(memd.Caller{Agent: c.Author.Name}, r.Commit, memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
 			}
-			s.reviews.mu.Lock()
-			s.reviews.accepted++
-			s.reviews.mu.Unlock()
+			s.countAccepted(1)
 		} else {
 			msg := provenance.Message(provenance.Subject(memd.OpReject, strings.TrimPrefix(c.Subject(), p.Op+": ")),
 				memd.Provenance{Op: memd.OpReject, FactIDs: p.FactIDs, LearnedBy: memd.LearnedPerson, ReviewedBy: reviewer, Rejects: c.Hash.String()})
@@ -460,6 +596,7 @@ func (s *Service) reviewStatus() (*memd.ReviewStatus, error) {
 		}
 	}
 	s.reviews.mu.Lock()
+	s.loadReviewsLocked()
 	st.Accepted = s.reviews.accepted
 	s.reviews.mu.Unlock()
 	return st, nil

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -204,5 +207,92 @@ func TestReview_SynthesisMergeRebuiltAndAccepted(t *testing.T) {
 	if p.LearnedBy != memd.LearnedSynthesis || p.ApprovedBy != "scripted-model" || p.ReviewedBy != "admin" || p.Replaces != tea ||
 		!slices.Contains(p.Evidence, green) || len(log[0].Changes) != 3 {
 		t.Errorf("the accepted merge: %+v, changes %+v", p, log[0].Changes)
+	}
+}
+
+// In review mode a second pass plans its merge against the proposals, not
+// main: merging a fact an earlier proposal already merged away loses
+// nothing once both are accepted.
+func TestReview_SecondMergeOverProposals(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+	a, b, c := memd.FactID("Pat drinks tea"), memd.FactID("Pat likes tea"), memd.FactID("Pat drinks coffee")
+	pass := 0
+	m.Script(synthesisModel(func(string) string {
+		return "profile: Pat drinks tea\nprofile: Pat likes tea\nprofile: Pat drinks coffee"
+	},
+		func(scriptedmodel.Request) string {
+			pass++
+			if pass == 1 {
+				return "merge: " + a + ", " + b + " => Pat drinks and likes tea"
+			}
+			return "merge: " + b + ", " + c + " => Pat drinks tea and coffee"
+		},
+		func(scriptedmodel.Request) string { return "1: approve" }))
+	e.agent(t, "alice")
+	learnFrom(t, e, feed, "c1", "Tea and coffee.")
+	if _, err := e.admin.SetReview(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	synthesize(t, e, feed)
+	synthesize(t, e, feed)
+	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	facts, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, f := range facts.Facts {
+		texts = append(texts, f.Text)
+	}
+	slices.Sort(texts)
+	if want := []string{"Pat drinks and likes tea", "Pat drinks tea and coffee"}; !slices.Equal(texts, want) {
+		t.Errorf("facts after accepting both merges: %q, want %q", texts, want)
+	}
+}
+
+// Accepting a synthesis proposal is refused once main holds a fact it
+// changes as written on purpose; and a commit a person drops from main is
+// not offered back as a proposal.
+func TestReview_AcceptKeepsTheRuleAndOnlyModelsPropose(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+	jazz := memd.FactID("Pat likes jazz")
+	m.Script(synthesisModel(func(string) string { return "profile: Pat likes jazz" },
+		func(scriptedmodel.Request) string { return "remove: " + jazz + " | evidence: c1-m0" },
+		func(scriptedmodel.Request) string { return "1: approve" }))
+	e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	learnFrom(t, e, feed, "c1", "Jazz, mostly.")
+	if _, err := e.admin.SetReview(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	synthesize(t, e, feed)
+	// A person rewrites the line by hand (its date): the fact is theirs now.
+	dir := e.d.Store.ShardDir(s)
+	profile, err := os.ReadFile(filepath.Join(dir, "profile.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`\(\d{4}-\d{2}-\d{2}\) Pat likes jazz`)
+	os.WriteFile(filepath.Join(dir, "profile.md"), line.ReplaceAll(profile, []byte("(2026-01-05) Pat likes jazz")), 0o644)
+	gitIn(t, dir, "commit", "-qam", "jazz since January")
+	_, err = e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true})
+	if memd.ErrorCode(err) != memd.ECONFLICT || !strings.Contains(err.Error(), "written on purpose") {
+		t.Fatalf("accepting the removal of a fact saved on purpose: %v", err)
+	}
+	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewReject, All: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	remember(t, e.admin, "agent/alice", "Pat's password hint is blue", memd.TierProfile, memd.Source{})
+	gitIn(t, dir, "reset", "-q", "--hard", "HEAD~1")
+	list, err := e.admin.Proposals(ctx, s)
+	if err != nil || len(list) != 0 {
+		t.Errorf("proposals after a person dropped a commit from main: %+v, %v", list, err)
 	}
 }

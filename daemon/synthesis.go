@@ -40,6 +40,9 @@ func (m learnerMemory) SynthesisFacts(ctx context.Context, agent string) ([]memd
 	}
 	var docs []search.Doc
 	for _, profile := range []bool{true, false} {
+		if len(docs) >= learn.MaxSynthesisFacts {
+			break
+		}
 		m.s.Index.Search().Walk(id, profile, func(d search.Doc) bool {
 			if d.Note == "" {
 				docs = append(docs, d)
@@ -100,14 +103,20 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 	if err := s.Index.CatchUp(id); err != nil {
 		return "", err
 	}
+	// The change is made where the agent's changes go: main, or in review
+	// mode the tip of its proposals, and planned against the facts there.
+	holds, err := s.factsWhereLearned(agent, sh)
+	if err != nil {
+		return "", err
+	}
 	var present []memd.Fact
 	for _, f := range c.Facts {
-		cur, err := sh.Fact(f.ID)
-		if memd.ErrorCode(err) == memd.ENOTFOUND {
-			continue // applied before, or removed since
-		}
+		cur, ok, err := holds(f.ID)
 		if err != nil {
 			return "", err
+		}
+		if !ok {
+			continue // applied before, or removed since
 		}
 		o, err := s.lineOrigin(sh, f.ID)
 		if err != nil {
@@ -126,12 +135,17 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		return "", nil
 	}
 	var msgs []string
+	var sources []memd.Source // what to record the commit as learned from, chat by chat
 	for _, e := range p.Evidence {
 		if !memd.ValidFactID(e) {
 			msgs = appendNew(msgs, e)
+			sources = append(sources, memd.Source{Messages: []string{e}, Chat: c.Chats[e]})
 		}
 	}
-	edits, subject := synthesisEdits(sh, c, present)
+	edits, subject, err := synthesisEdits(holds, c, present)
+	if err != nil {
+		return "", err
+	}
 	if len(edits) == 0 {
 		return "", nil
 	}
@@ -152,6 +166,7 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 				return "", err
 			}
 			msgs = appendNew(msgs, src.Messages...)
+			sources = append(sources, src)
 			if p.SourceChat == "" {
 				p.SourceChat, p.ChatKind = src.Chat, src.ChatKind
 			}
@@ -172,25 +187,58 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 	if err != nil || res.Commit.IsZero() {
 		return "", err
 	}
-	s.cite(memd.Caller{Agent: agent}, res.Commit.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
+	for _, src := range sources {
+		s.cite(memd.Caller{Agent: agent}, res.Commit.String(), src)
+	}
 	return res.Commit.String(), nil
+}
+
+// factsWhereLearned returns a lookup of the facts where an agent's learned
+// changes are made: main, or, for an agent in review mode, the tip of the
+// shard's proposals.
+func (s *Service) factsWhereLearned(agent string, sh *gitstore.Shard) (func(id string) (memd.Fact, bool, error), error) {
+	onMain := func(id string) (memd.Fact, bool, error) {
+		f, err := sh.Fact(id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			return f, false, nil
+		}
+		return f, err == nil, err
+	}
+	if !s.Registry.InReview(agent) {
+		return onMain, nil
+	}
+	list, err := s.refreshProposals(sh)
+	if err != nil || len(list) == 0 {
+		return onMain, err
+	}
+	facts, err := sh.FactsAt(list[len(list)-1].Hash)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]memd.Fact, len(facts))
+	for _, f := range facts {
+		byID[f.ID] = f
+	}
+	return func(id string) (memd.Fact, bool, error) { f, ok := byID[id]; return f, ok, nil }, nil
 }
 
 // synthesisEdits turns a change into edits of the facts still present: a
 // merge or rewrite puts the new text where the first of them stands (or,
 // when the shard holds that text already, keeps it there) and removes the
 // others; a removal removes.
-func synthesisEdits(sh *gitstore.Shard, c learn.Change, present []memd.Fact) ([]gitstore.Edit, string) {
+func synthesisEdits(holds func(string) (memd.Fact, bool, error), c learn.Change, present []memd.Fact) ([]gitstore.Edit, string, error) {
 	var edits []gitstore.Edit
 	if c.Op == learn.SynthRemove {
 		for _, f := range present {
 			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
 		}
-		return edits, present[0].Text
+		return edits, present[0].Text, nil
 	}
 	newID := memd.FactID(c.Text)
-	_, err := sh.Fact(newID)
-	held := err == nil
+	_, held, err := holds(newID)
+	if err != nil {
+		return nil, "", err
+	}
 	for i, f := range present {
 		switch {
 		case f.ID == newID:
@@ -204,7 +252,7 @@ func synthesisEdits(sh *gitstore.Shard, c learn.Change, present []memd.Fact) ([]
 	slices.SortStableFunc(edits, func(a, b gitstore.Edit) int {
 		return boolRank(b.Op == gitstore.ReplaceFact) - boolRank(a.Op == gitstore.ReplaceFact)
 	})
-	return edits, c.Text
+	return edits, c.Text, nil
 }
 
 func boolRank(b bool) int {

@@ -398,19 +398,23 @@ func (g *group) commitBody(c Change) []byte {
 	if !g.head.IsZero() {
 		parents = []plumbing.Hash{g.head}
 	}
-	return encodeCommit(g.root, parents, c.Author, Committer, g.when, c.Message)
+	authored := g.when
+	if !c.AuthorTime.IsZero() {
+		authored = c.AuthorTime
+	}
+	return encodeCommit(g.root, parents, c.Author, authored, Committer, g.when, c.Message)
 }
 
 // encodeCommit returns a commit object's content.
-func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, author, committer Signature, when time.Time, message string) []byte {
+func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, author Signature, authored time.Time, committer Signature, when time.Time, message string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "tree %s\n", tree)
 	for _, p := range parents {
 		fmt.Fprintf(&b, "parent %s\n", p)
 	}
-	stamp := fmt.Sprintf("%d %s", when.Unix(), when.Format("-0700"))
-	fmt.Fprintf(&b, "author %s <%s> %s\n", author.Name, author.Email, stamp)
-	fmt.Fprintf(&b, "committer %s <%s> %s\n\n", committer.Name, committer.Email, stamp)
+	stamp := func(t time.Time) string { return fmt.Sprintf("%d %s", t.Unix(), t.Format("-0700")) }
+	fmt.Fprintf(&b, "author %s <%s> %s\n", author.Name, author.Email, stamp(authored))
+	fmt.Fprintf(&b, "committer %s <%s> %s\n\n", committer.Name, committer.Email, stamp(when))
 	b.WriteString(message)
 	return b.Bytes()
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -162,7 +163,7 @@ func (sh *Shard) RecordRejected(proposal Commit, author Signature, message strin
 	b := odb.NewBuilder()
 	tree := b.Add(plumbing.TreeObject, nil)
 	when := sh.store.opts.Now()
-	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, Committer, when, message))
+	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, when, Committer, when, message))
 	sp, err := sh.db.StagePack(b)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -213,10 +214,16 @@ func (sh *Shard) Rejections(fn func(record, proposal Commit) error) error {
 // without moving any branch; it returns each change's result and the last
 // commit (base when nothing changed). The caller holds sh.mu.
 func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plumbing.Hash, error) {
-	st, err := sh.load(nil, base)
-	if err != nil {
-		return nil, base, fmt.Errorf("shard %s: read %s: %w", sh.id, short(base), err)
+	// On main, the files the writer holds parsed already; elsewhere they
+	// are read. The group reads the state and changes none of it.
+	st := sh.cur.Load()
+	if st == nil || st.head != base {
+		var err error
+		if st, err = sh.load(nil, base); err != nil {
+			return nil, base, fmt.Errorf("shard %s: read %s: %w", sh.id, short(base), err)
+		}
 	}
+	var err error
 	g := newGroup(sh, st)
 	results := make([]*Result, len(changes))
 	for i, c := range changes {
@@ -274,13 +281,24 @@ func (sh *Shard) moveRef(name string, old, next plumbing.Hash) error {
 }
 
 // clearReviewLocks removes locks on the review refs that memd left when it
-// stopped: what they were moving to is made again (a proposal by the
-// learner, which retries; a rejection, which the reviewer repeats).
+// stopped (naming a commit memd made, or one that never reached the disk),
+// and any a minute old: what they were moving to is made again (a proposal
+// by the learner, which retries; a rejection, which the reviewer repeats).
+// A lock git holds now names a person's commit and is left alone.
 func (sh *Shard) clearReviewLocks() {
 	for _, name := range []string{proposedRef, rejectedRef} {
 		os.Remove(stagedLockPath(sh.gitDir, name))
 		lock := filepath.Join(sh.gitDir, name+".lock")
-		if b, err := os.ReadFile(lock); err == nil && plumbing.IsHash(strings.TrimSpace(string(b))) {
+		b, err := os.ReadFile(lock)
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(b))
+		_, ours := sh.ownLock(b)
+		missing := plumbing.IsHash(s) && !sh.db.Has(plumbing.NewHash(s))
+		st, serr := os.Stat(lock)
+		old := serr == nil && time.Since(st.ModTime()) > time.Minute
+		if ours || missing || old {
 			os.Remove(lock)
 		}
 	}

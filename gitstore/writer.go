@@ -56,10 +56,13 @@ type Edit struct {
 // fact edits or the note change (one or the other). Edits that would change
 // nothing are skipped; a change left with nothing to do makes no commit.
 type Change struct {
-	Author  Signature
-	Message string
-	Edits   []Edit
-	Note    *NoteChange
+	Author Signature
+	// AuthorTime, when set, is the commit's author time (a proposal made
+	// again keeps when it was first made); the commit's time otherwise.
+	AuthorTime time.Time
+	Message    string
+	Edits      []Edit
+	Note       *NoteChange
 }
 
 // Result says what a Change did.

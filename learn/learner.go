@@ -469,6 +469,10 @@ func (l *Learner) Waiting() (func(agent, id string) bool, error) {
 // work learns one job: ask the model (unless its answer is stored from an
 // earlier try), store the answer, apply it, then mark the job done.
 func (l *Learner) work(ctx context.Context, j *job) {
+	if j.Kind == kindSynthesis && l.cfg.Synthesis == nil {
+		l.failed(j, errors.New("synthesis is off: start memd serve with --synthesis to run this pass"))
+		return
+	}
 	if j.Plan == nil {
 		p, err := l.ask(ctx, j)
 		if err != nil {
@@ -511,9 +515,6 @@ func (l *Learner) work(ctx context.Context, j *job) {
 // ask calls the model and turns its answer into a plan.
 func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
 	if j.Kind == kindSynthesis {
-		if l.cfg.Synthesis == nil {
-			return nil, errors.New("synthesis is off: start memd serve with --synthesis to run this pass")
-		}
 		return l.askSynthesis(ctx, j)
 	}
 	if j.Kind == kindEpisode {

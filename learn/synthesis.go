@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/buntdb"
 
@@ -22,6 +23,7 @@ const (
 	MaxSynthesisChanges  = 10  // changes one pass may make
 	MaxSynthesisFacts    = 200 // facts one pass is shown
 	maxSynthesisEvidence = 50  // queued exchanges one pass reads; the rest wait for the next
+	maxEvidenceQueued    = 500 // queued exchanges kept per agent; older ones give way
 	synthesisVersion     = 1
 )
 
@@ -79,9 +81,11 @@ type Change struct {
 	Facts    []memd.Fact `json:"facts"`          // the facts it changes, as shown
 	Text     string      `json:"text,omitempty"` // the new fact of a merge or rewrite
 	Evidence []string    `json:"evidence"`       // message and fact IDs it rests on
-	Verdict  string      `json:"verdict,omitempty"`
-	Reason   string      `json:"reason,omitempty"` // why it was rejected or refused
-	Commit   string      `json:"commit,omitempty"`
+	// Chats names the chat of each message in Evidence.
+	Chats   map[string]string `json:"chats,omitempty"`
+	Verdict string            `json:"verdict,omitempty"`
+	Reason  string            `json:"reason,omitempty"` // why it was rejected or refused
+	Commit  string            `json:"commit,omitempty"`
 }
 
 // Synthesizable reports whether synthesis may change a fact whose line was
@@ -124,18 +128,22 @@ func (l *Learner) queueEvidence(tx *buntdb.Tx, j *job) error {
 	if syn == nil {
 		return nil
 	}
-	b, _ := json.Marshal(turnOf(*j.Exchange))
+	b, _ := json.Marshal(exchangeOf(*j.Exchange))
 	if _, _, err := tx.Set(evidenceKey(j.Agent, j.Seq), string(b), nil); err != nil {
 		return err
 	}
-	if syn.Every <= 0 {
-		return nil
-	}
-	n := 0
-	if err := tx.AscendKeys(evidencePrefix+j.Agent+":*", func(_, _ string) bool { n++; return true }); err != nil {
+	var queued []string
+	if err := tx.AscendKeys(evidencePrefix+j.Agent+":*", func(k, _ string) bool { queued = append(queued, k); return true }); err != nil {
 		return err
 	}
-	if n < syn.Every {
+	// A queue nobody runs passes over keeps its newest exchanges.
+	for len(queued) > maxEvidenceQueued {
+		if _, err := tx.Delete(queued[0]); err != nil {
+			return err
+		}
+		queued = queued[1:]
+	}
+	if syn.Every <= 0 || len(queued) < syn.Every {
 		return nil
 	}
 	_, err := l.queuePass(tx, j.Agent)
@@ -225,8 +233,55 @@ func addCount(tx *buntdb.Tx, name string, by int) error {
 
 // evidence is one queued exchange, as a pass reads it.
 type evidence struct {
-	Seq  uint64
-	Turn Turn
+	Seq uint64
+	Ex  evidenceExchange
+}
+
+// evidenceExchange is what the queue keeps of a learned exchange: each
+// message's ID, role and text (shortened), and the chat.
+type evidenceExchange struct {
+	Exchange string            `json:"exchange"`
+	Chat     string            `json:"chat"`
+	Time     time.Time         `json:"time"`
+	Messages []evidenceMessage `json:"messages"`
+}
+
+type evidenceMessage struct {
+	ID   string `json:"id"`
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// exchangeOf shortens an exchange for the evidence queue.
+func exchangeOf(ex memd.Exchange) evidenceExchange {
+	e := evidenceExchange{Exchange: ex.ID, Chat: ex.Chat, Time: ex.Time}
+	for _, m := range ex.Messages {
+		e.Messages = append(e.Messages, evidenceMessage{ID: m.ID, Role: m.Role, Text: truncateRunes(m.Text, 300)})
+	}
+	return e
+}
+
+// PurgeEvidence drops, from the evidence queue, the text of exchanges with
+// a message id (in chat, when it is given), as the kept transcripts drop
+// theirs.
+func (l *Learner) PurgeEvidence(id, chat string) error {
+	return l.db.Update(func(tx *buntdb.Tx) error {
+		var drop []string
+		err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
+			var e evidenceExchange
+			if json.Unmarshal([]byte(v), &e) == nil && (chat == "" || e.Chat == chat) &&
+				slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return m.ID == id }) {
+				drop = append(drop, k)
+			}
+			return true
+		})
+		for _, k := range drop {
+			if _, err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return err
+	})
 }
 
 func (l *Learner) evidenceOf(agent string) ([]evidence, error) {
@@ -234,9 +289,9 @@ func (l *Learner) evidenceOf(agent string) ([]evidence, error) {
 	err := l.db.View(func(tx *buntdb.Tx) error {
 		return tx.AscendKeys(evidencePrefix+agent+":*", func(k, v string) bool {
 			seq, _ := strconv.ParseUint(k[strings.LastIndexByte(k, ':')+1:], 10, 64)
-			var t Turn
-			if json.Unmarshal([]byte(v), &t) == nil {
-				out = append(out, evidence{Seq: seq, Turn: t})
+			var e evidenceExchange
+			if json.Unmarshal([]byte(v), &e) == nil {
+				out = append(out, evidence{Seq: seq, Ex: e})
 			}
 			return len(out) < maxSynthesisEvidence
 		})
@@ -417,7 +472,7 @@ func synthesisHash() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "synthesis %d\n", synthesisVersion)
 	facts := []memd.Fact{{ID: "{id}", Text: "{fact}", Tier: memd.TierProfile}}
-	ev := []evidence{{Turn: Turn{Messages: []string{"{id}"}, Text: "{text}"}}}
+	ev := []evidence{{Ex: evidenceExchange{Chat: "{chat}", Messages: []evidenceMessage{{ID: "{id}", Role: "user", Text: "{text}"}}}}}
 	system, user := proposalPrompt("{agent}", facts, ev)
 	h.Write([]byte(system + user))
 	system, user = approvalPrompt("{agent}", []Change{{Op: SynthMerge, Facts: facts, Text: "{text}", Evidence: []string{"{id}"}}}, ev)
@@ -430,7 +485,7 @@ func synthesisHash() string {
 func evidenceFence(ev []evidence) string {
 	h := sha256.New()
 	for _, e := range ev {
-		h.Write([]byte(e.Turn.Exchange + "\x00"))
+		h.Write([]byte(e.Ex.Exchange + "\x00" + e.Ex.Chat + "\x00"))
 	}
 	return "EVIDENCE-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -442,14 +497,12 @@ func writeEvidence(b *strings.Builder, ev []evidence) {
 		b.WriteString("(none)\n")
 	}
 	for _, e := range ev {
-		// A turn's text has one line per message, in the order of its IDs.
-		lines := strings.Split(strings.TrimRight(e.Turn.Text, "\n"), "\n")
-		for i, line := range lines {
-			id := "?"
-			if i < len(e.Turn.Messages) {
-				id = e.Turn.Messages[i]
-			}
-			fmt.Fprintf(b, "[%s] %s\n", id, strings.ReplaceAll(line, d, "[marker removed]"))
+		fmt.Fprintf(b, "— chat %s, %s\n", e.Ex.Chat, e.Ex.Time.UTC().Format(time.DateOnly))
+		for _, m := range e.Ex.Messages {
+			// One line per message, so that no text can pass for another
+			// message or speaker.
+			text := strings.Join(strings.Fields(strings.ReplaceAll(m.Text, d, "[marker removed]")), " ")
+			fmt.Fprintf(b, "[%s] %s: %s\n", m.ID, m.Role, text)
 		}
 	}
 	fmt.Fprintf(b, "%s>>>\n", d)
@@ -530,14 +583,14 @@ func parseProposals(answer string, facts []memd.Fact, ev []evidence) ([]Change, 
 	for _, f := range facts {
 		shown[f.ID] = f
 	}
-	msgs := make(map[string]bool)
+	msgs := make(map[string]string) // message ID -> chat
 	for _, e := range ev {
-		for _, id := range e.Turn.Messages {
-			msgs[id] = true
+		for _, m := range e.Ex.Messages {
+			msgs[m.ID] = e.Ex.Chat
 		}
 	}
 	var out []Change
-	ignored := 0
+	ignored, kept, refused := 0, 0, 0
 	used := make(map[string]bool)
 	for _, raw := range strings.Split(answer, "\n") {
 		line := strings.TrimSpace(raw)
@@ -554,31 +607,45 @@ func parseProposals(answer string, facts []memd.Fact, ev []evidence) ([]Change, 
 			continue
 		}
 		c, ok := parseChange(strings.ToLower(m[1]), m[2], shown, msgs)
+		// Refusals are recorded and counted, but take no place among the
+		// changes a pass may make, nor the facts they name: an answer
+		// steered into touching kept facts cannot crowd out real work.
 		switch {
 		case !ok:
 			c.Verdict = VerdictInvalid
-		case len(out) >= MaxSynthesisChanges:
+		case slices.ContainsFunc(c.Facts, func(f memd.Fact) bool { return !Synthesizable(f.Origin) }):
+			c.Verdict, c.Reason = VerdictRefused, "touches a fact written on purpose"
+			if refused == maxRefusals {
+				c.Verdict = VerdictInvalid
+			}
+		case kept >= MaxSynthesisChanges:
 			c.Verdict, c.Reason = VerdictInvalid, "over the limit of changes in a pass"
 		case slices.ContainsFunc(c.Facts, func(f memd.Fact) bool { return used[f.ID] }):
 			c.Verdict, c.Reason = VerdictInvalid, "a fact another change of this pass changes"
-		case slices.ContainsFunc(c.Facts, func(f memd.Fact) bool { return !Synthesizable(f.Origin) }):
-			c.Verdict, c.Reason = VerdictRefused, "touches a fact written on purpose"
 		}
-		if c.Verdict == VerdictInvalid {
+		switch c.Verdict {
+		case VerdictInvalid:
 			ignored++
 			continue
-		}
-		for _, f := range c.Facts {
-			used[f.ID] = true
+		case VerdictRefused:
+			refused++
+		default:
+			kept++
+			for _, f := range c.Facts {
+				used[f.ID] = true
+			}
 		}
 		out = append(out, c)
 	}
 	return out, ignored
 }
 
+// maxRefusals bounds the refused changes one pass records.
+const maxRefusals = 3 * MaxSynthesisChanges
+
 // parseChange reads one proposal's body: "<ids> => <text> | evidence: <ids>"
 // (no text for a removal).
-func parseChange(op, body string, shown map[string]memd.Fact, msgs map[string]bool) (Change, bool) {
+func parseChange(op, body string, shown map[string]memd.Fact, msgs map[string]string) (Change, bool) {
 	c := Change{Op: op}
 	body, cited, _ := strings.Cut(body, "|")
 	targets, text, hasText := strings.Cut(body, "=>")
@@ -614,8 +681,12 @@ func parseChange(op, body string, shown map[string]memd.Fact, msgs map[string]bo
 		id = strings.Trim(id, "[]()`'\".")
 		switch {
 		case id == "" || slices.Contains(c.Evidence, id):
-		case msgs[id]:
+		case msgs[id] != "":
 			c.Evidence = append(c.Evidence, id)
+			if c.Chats == nil {
+				c.Chats = make(map[string]string)
+			}
+			c.Chats[id] = msgs[id]
 		default:
 			if f, ok := shown[strings.ToLower(id)]; ok && !slices.ContainsFunc(c.Facts, func(g memd.Fact) bool { return g.ID == f.ID }) {
 				c.Evidence = append(c.Evidence, f.ID)

@@ -184,7 +184,7 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 		all = append(all, &learnedFact{
 			row: rowKey{p.Model, p.Prompt, prop.Author.Name},
 			fact: memd.UndoneFact{Shard: sh.ID(), Fact: p.FactIDs[0], Subject: strings.TrimPrefix(prop.Subject(), p.Op+": "),
-				Learned: prop.Hash.String(), LearnedAt: prop.Time, How: memd.UndoneRejected, Commit: rec.Hash.String(), By: by, At: rec.Time},
+				Learned: prop.Hash.String(), LearnedAt: prop.AuthorTime, How: memd.UndoneRejected, Commit: rec.Hash.String(), By: by, At: rec.Time},
 			undone: true,
 		})
 		return nil

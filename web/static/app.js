@@ -893,7 +893,7 @@ async function reviewPage() {
   const decide = async (verdict, ids, button) => {
     button.disabled = true;
     try {
-      const res = await api('POST', '/v1/proposals/review', ids ? { verdict, ids } : { verdict, all: true });
+      const res = await api('POST', '/v1/proposals/review', { verdict, ids });
       toast(`${verdict === 'accept' ? 'Accepted' : 'Rejected'} ${res.reviewed.length}`);
       route();
     } catch (err) {
@@ -920,8 +920,10 @@ async function reviewPage() {
     h('p', { class: 'muted', id: 'review-state' }, `${r.pending} waiting · ${r.accepted} accepted · ${r.rejected} rejected. What models learn for agents in review mode waits here, on each shard's branch proposed, until you accept it into main.`),
     proposals.length === 0
       ? h('p', {}, 'No proposals wait for review. Put an agent in review mode with ', h('code', {}, 'memd agent review NAME on'), '.')
-      : [h('p', {}, h('button', { id: 'accept-all', onclick: (e) => decide('accept', null, e.target) }, 'Accept all'), ' ',
-        h('button', { id: 'reject-all', onclick: (e) => decide('reject', null, e.target) }, 'Reject all')),
+      // "All" is what this page shows: a proposal that arrived since is
+      // not decided unseen.
+      : [h('p', {}, h('button', { id: 'accept-all', onclick: (e) => decide('accept', proposals.map((p) => p.id), e.target) }, 'Accept all shown'), ' ',
+        h('button', { id: 'reject-all', onclick: (e) => decide('reject', proposals.map((p) => p.id), e.target) }, 'Reject all shown')),
       h('div', { id: 'proposals' }, proposals.map(card))],
     h('h2', {}, 'Agents'),
     agents.length === 0 ? h('p', { class: 'muted' }, 'No agents yet.')
