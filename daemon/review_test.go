@@ -75,6 +75,15 @@ func TestReview_ProposalsWaitForAPerson(t *testing.T) {
 	if _, ok := recalls(t, e, "tea", "Pat drinks tea", true); !ok {
 		t.Error("recall with include_proposed missed the proposal")
 	}
+	for _, proposed := range []bool{false, true} {
+		mc, err := e.admin.Context(ctx, memd.ContextQuery{Agent: "alice", IncludeProposed: proposed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(mc.Markdown, "Pat drinks tea") != proposed {
+			t.Errorf("memory section with include_proposed=%v:\n%s", proposed, mc.Markdown)
+		}
+	}
 	if out := gitIn(t, e.d.Store.ShardDir(s), "status", "--porcelain"); out != "" {
 		t.Errorf("git status after a proposal: %q", out)
 	}
