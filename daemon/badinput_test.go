@@ -184,6 +184,7 @@ func TestBadInput(t *testing.T) {
 		{"proposals of another agent's shard", "GET", "/v1/proposals?shard=agent/bob", "", "alice", memd.EFORBIDDEN},
 		{"proposals of every shard, as an agent", "GET", "/v1/proposals", "", "alice", memd.EFORBIDDEN},
 		{"recall include_proposed and at", "GET", "/v1/recall?q=x&include_proposed=true&at=2026-01-01", "", "alice", memd.EINVALID},
+		{"context since and include_proposed", "GET", "/v1/context?since=agent/alice@abcd1234&include_proposed=true", "", "alice", memd.EINVALID},
 		// Shards over git's smart HTTP.
 		{"git: another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
 		{"git: user shard, no chat declared", "GET", "/git/user/pat.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},

@@ -132,9 +132,6 @@ func Open(cfg Config) (*Daemon, error) {
 			if s := syncer.Load(); s != nil {
 				s.Notify(id)
 			}
-			if s := service.Load(); s != nil {
-				s.rebuildSoon(id)
-			}
 		},
 		Restore: provenance.RestoreMessage,
 	})
@@ -168,6 +165,12 @@ func Open(cfg Config) (*Daemon, error) {
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
 		Dropped:   func() { m.FeedDrops.Inc() },
+		// Proposals stay on top of main, whoever moves it.
+		Moved: func(id memd.ShardID) {
+			if s := service.Load(); s != nil {
+				s.rebuildSoon(id)
+			}
+		},
 	})
 	if err != nil {
 		return fail(err)

@@ -48,6 +48,12 @@ func (s *Service) SweepMessages() (int, error) {
 		if waiting, err = s.Learner.Waiting(); err != nil {
 			return 0, err
 		}
+		// What synthesis keeps of exchanges is held to the same limit.
+		if s.KeepMessages > 0 {
+			if err := s.Learner.SweepEvidence(s.Now().Add(-s.KeepMessages)); err != nil {
+				return 0, err
+			}
+		}
 	}
 	return s.Messages.Sweep(messageGrace, s.KeepMessages, waiting)
 }

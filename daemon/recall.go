@@ -304,8 +304,8 @@ func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[
 // Since what changed in it since an earlier answer.
 func (s *Service) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryContext, error) {
 	if q.Since != "" {
-		if q.At != "" {
-			return memd.MemoryContext{}, memd.Errorf(memd.EINVALID, "ask with at or with since, not both")
+		if q.At != "" || q.IncludeProposed {
+			return memd.MemoryContext{}, memd.Errorf(memd.EINVALID, "ask with since alone: not with at or include_proposed (a change since reads main)")
 		}
 		return s.contextSince(q)
 	}

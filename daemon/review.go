@@ -30,7 +30,9 @@ type reviews struct {
 	busy     map[memd.ShardID]bool // a rebuild is on its way
 	stopped  bool                  // the daemon is stopping: start no rebuild
 	rejected map[memd.ShardID]rejectedSet
-	file     string // where accepted is kept across restarts
+	file     string     // where accepted is kept across restarts
+	deciding sync.Mutex // held by a review
+	merging  sync.Mutex // held while looking for proposals a person merged
 }
 
 type rejectedSet struct {
@@ -136,7 +138,8 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 			drop[proposalID(c)] = true
 		}
 	}
-	if len(drop) == 0 && len(list) > 0 && len(list[0].Parents) == 1 && list[0].Parents[0] == main {
+	onTop := len(list) > 0 && (main.IsZero() && len(list[0].Parents) == 0 || len(list[0].Parents) == 1 && list[0].Parents[0] == main)
+	if len(drop) == 0 && onTop {
 		s.countPending(sh.ID(), len(list))
 		return list, nil
 	}
@@ -195,6 +198,9 @@ func (s *Service) rejectedCommits(sh *gitstore.Shard) (map[plumbing.Hash]bool, e
 // noteMerged counts the proposals seen last time that are now commits of
 // main as they were proposed: a person merged the branch proposed.
 func (s *Service) noteMerged(sh *gitstore.Shard, main plumbing.Hash, list []gitstore.Commit) {
+	// One look at a time, so that a merge is counted once.
+	s.reviews.merging.Lock()
+	defer s.reviews.merging.Unlock()
 	ids := make(map[string]bool, len(list))
 	for _, c := range list {
 		ids[proposalID(c)] = true
@@ -380,6 +386,10 @@ func (s *Service) commitLearned(agent string, sh *gitstore.Shard, c gitstore.Cha
 // Review accepts proposals into main, each as one commit with its
 // trailers and Reviewed-By, or rejects them, each leaving a record.
 func (s *Service) Review(ctx context.Context, req memd.ReviewRequest) (memd.ReviewResult, error) {
+	// One review at a time: two people deciding the same proposal at once
+	// must not both succeed.
+	s.reviews.deciding.Lock()
+	defer s.reviews.deciding.Unlock()
 	out := memd.ReviewResult{Verdict: req.Verdict, Reviewed: []memd.Reviewed{}}
 	if req.Verdict != memd.ReviewAccept && req.Verdict != memd.ReviewReject {
 		return out, memd.Errorf(memd.EINVALID, "verdict must be accept or reject, not %q", req.Verdict)
@@ -515,9 +525,11 @@ func (s *Service) reviewIn(ctx context.Context, sh *gitstore.Shard, chosen []git
 			}
 			if !res.Commit.IsZero() {
 				r.Commit = res.Commit.String()
-				s.cite(memd.Caller{Agent: c.Author.Name}, r.Commit, memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
+				if err := s.Messages.Recite(c.Author.Name, p.SourceMessages, c.Hash.String(), r.Commit); err != nil {
+					s.Logger.Warn("recording what an accepted proposal quotes", "shard", sh.ID(), "err", err)
+				}
+				s.countAccepted(1)
 			}
-			s.countAccepted(1)
 		} else {
 			msg := provenance.Message(provenance.Subject(memd.OpReject, strings.TrimPrefix(c.Subject(), p.Op+": ")),
 				memd.Provenance{Op: memd.OpReject, FactIDs: p.FactIDs, LearnedBy: memd.LearnedPerson, ReviewedBy: reviewer, Rejects: c.Hash.String()})
@@ -550,8 +562,36 @@ func (s *Service) reviewIn(ctx context.Context, sh *gitstore.Shard, chosen []git
 // whose IDs drop names, and records what each new commit was learned from,
 // so that it quotes its exchange as the proposal did.
 func (s *Service) rebuildProposals(sh *gitstore.Shard, list []gitstore.Commit, drop map[string]bool) error {
-	kept, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
+	// Decided before the branch is locked: reading main's facts takes the
+	// lock the rebuild holds. A proposal made in between is made again
+	// as it is; it was checked when it was made.
+	stale := make(map[plumbing.Hash]bool)
+	added := make(map[string]bool) // facts the proposals kept so far add
+	for _, c := range list {
 		if drop[proposalID(c)] {
+			continue
+		}
+		why, err := s.synthesisStale(sh, c, added)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			s.Logger.Warn("dropped a synthesis proposal", "shard", sh.ID(), "proposal", proposalID(c), "why", why)
+			stale[c.Hash] = true
+			continue
+		}
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		for _, ch := range d.Facts {
+			if ch.Op == "+" {
+				added[ch.Fact.ID] = true
+			}
+		}
+	}
+	kept, err := sh.RebuildProposals(func(c gitstore.Commit) (gitstore.Change, bool, error) {
+		if drop[proposalID(c)] || stale[c.Hash] {
 			return gitstore.Change{}, false, nil
 		}
 		ch, err := proposalChange(sh, c)
@@ -562,38 +602,79 @@ func (s *Service) rebuildProposals(sh *gitstore.Shard, list []gitstore.Commit, d
 	}
 	for _, c := range list {
 		if next, ok := kept[c.Hash]; ok {
-			p := provenance.Parse(c.Message)
-			s.cite(memd.Caller{Agent: c.Author.Name}, next.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
+			if err := s.Messages.Recite(c.Author.Name, provenance.Parse(c.Message).SourceMessages, c.Hash.String(), next.String()); err != nil {
+				s.Logger.Warn("recording what a rebuilt proposal quotes", "shard", sh.ID(), "err", err)
+			}
 		}
 	}
 	return nil
 }
 
+// synthesisStale says why a synthesis proposal cannot be made again on
+// main as it is now ("" when it can): a fact it changes is held on purpose
+// there now, or the fact a merge or rewrite takes the place of is gone
+// (edited or removed on main since), which would leave only its removals.
+// added holds the facts the proposals before it add.
+func (s *Service) synthesisStale(sh *gitstore.Shard, c gitstore.Commit, added map[string]bool) (string, error) {
+	p := provenance.Parse(c.Message)
+	if p.LearnedBy != memd.LearnedSynthesis {
+		return "", nil
+	}
+	if err := s.stillSynthesizable(sh, c); memd.ErrorCode(err) == memd.ECONFLICT {
+		return memd.ErrorMessage(err), nil
+	} else if err != nil {
+		return "", err
+	}
+	if p.Op == memd.OpEdit && p.Replaces != "" && !added[p.Replaces] {
+		if _, err := sh.Fact(p.Replaces); memd.ErrorCode(err) == memd.ENOTFOUND {
+			return "fact " + p.Replaces + ", which it rewrites, is no longer in main", nil
+		} else if err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
 // reviewStatus counts proposals; nil when no agent is in review mode and
 // no shard has a branch proposed.
 func (s *Service) reviewStatus() (*memd.ReviewStatus, error) {
-	ids, err := s.proposalShards(memd.ShardID{})
+	ids, err := s.Store.Shards()
 	if err != nil {
 		return nil, err
 	}
-	inReview := slices.ContainsFunc(s.Registry.List(), func(a memd.Agent) bool { return a.Review })
-	if len(ids) == 0 && !inReview {
-		return nil, nil
-	}
 	st := &memd.ReviewStatus{}
+	seen := slices.ContainsFunc(s.Registry.List(), func(a memd.Agent) bool { return a.Review })
+	// A status answers everyone, at once: it reads, never rebuilds, and a
+	// shard it cannot read is left out (and logged), not an error.
 	for _, id := range ids {
 		sh, err := s.Store.Shard(id)
 		if err != nil {
-			return nil, err
+			continue
 		}
+		rejected, err := s.rejectedCommits(sh)
+		if err != nil {
+			s.Logger.Warn("reading the rejected proposals", "shard", id, "err", err)
+			continue
+		}
+		st.Rejected += len(rejected)
+		if !sh.HasProposals() {
+			seen = seen || len(rejected) > 0
+			continue
+		}
+		seen = true
 		_, list, err := sh.Proposals()
 		if err != nil {
-			return nil, err
+			s.Logger.Warn("reading the proposals", "shard", id, "err", err)
+			continue
 		}
-		st.Pending += len(list)
-		if err := sh.Rejections(func(_, _ gitstore.Commit) error { st.Rejected++; return nil }); err != nil {
-			return nil, err
+		for _, c := range list {
+			if modelMade(c) && !rejected[c.Hash] {
+				st.Pending++
+			}
 		}
+	}
+	if !seen {
+		return nil, nil
 	}
 	s.reviews.mu.Lock()
 	s.loadReviewsLocked()

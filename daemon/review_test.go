@@ -290,12 +290,17 @@ func TestReview_AcceptKeepsTheRuleAndOnlyModelsPropose(t *testing.T) {
 	line := regexp.MustCompile(`\(\d{4}-\d{2}-\d{2}\) Pat likes jazz`)
 	os.WriteFile(filepath.Join(dir, "profile.md"), line.ReplaceAll(profile, []byte("(2026-01-05) Pat likes jazz")), 0o644)
 	gitIn(t, dir, "commit", "-qam", "jazz since January")
-	_, err = e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true})
-	if memd.ErrorCode(err) != memd.ECONFLICT || !strings.Contains(err.Error(), "written on purpose") {
-		t.Fatalf("accepting the removal of a fact saved on purpose: %v", err)
+	// The proposal is dropped when memd next makes the proposals again on
+	// main (or, had it not, refused on accepting): the person's line stays.
+	res, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true})
+	if err != nil && memd.ErrorCode(err) != memd.ECONFLICT || len(res.Reviewed) != 0 {
+		t.Fatalf("accepting the removal of a fact saved on purpose: %+v, %v", res, err)
 	}
-	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewReject, All: true}); err != nil {
-		t.Fatal(err)
+	if list, _ := e.admin.Proposals(ctx, s); len(list) != 0 {
+		t.Errorf("the removal is still proposed: %+v", list)
+	}
+	if _, ok := recalls(t, e, "jazz", "Pat likes jazz", false); !ok {
+		t.Error("the person's fact is gone")
 	}
 
 	remember(t, e.admin, "agent/alice", "Pat's password hint is blue", memd.TierProfile, memd.Source{})
@@ -303,5 +308,67 @@ func TestReview_AcceptKeepsTheRuleAndOnlyModelsPropose(t *testing.T) {
 	list, err := e.admin.Proposals(ctx, s)
 	if err != nil || len(list) != 0 {
 		t.Errorf("proposals after a person dropped a commit from main: %+v, %v", list, err)
+	}
+}
+
+// A new agent in review mode, its shard without a commit yet: rejecting
+// its first proposal leaves no branch behind, later ones still work, and
+// a learned fact a person resets away from main does not come back as a
+// proposal.
+func TestReview_NewShardAndResets(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) {})
+	m.Script(synthesisModel(func(user string) string {
+		_, ex, _ := strings.Cut(user, "\nEXCHANGE")
+		for _, w := range []string{"tea", "coffee"} {
+			if strings.Contains(ex, w) {
+				return "profile: Pat drinks " + w
+			}
+		}
+		return "NONE"
+	}, nil, nil))
+	if _, err := e.admin.AddAgent(ctx, "nora", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.SetReview(ctx, "nora", true); err != nil {
+		t.Fatal(err)
+	}
+	s := memd.AgentShard("nora")
+	learn := func(chat, said string) {
+		st, err := e.admin.Learn(ctx, exchange("nora", chat, memd.ChatDirect, "pat", said, "Noted."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		learned(t, feed, st.ID)
+	}
+	learn("c1", "I drink tea.")
+	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewReject, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	dir := e.d.Store.ShardDir(s)
+	if refs := gitIn(t, dir, "for-each-ref", "--format=%(refname)"); strings.Contains(refs, "proposed") && !strings.Contains(refs, "proposed-base") {
+		t.Errorf("refs after rejecting the only proposal: %q", refs)
+	}
+	gitIn(t, dir, "log", "--all", "--oneline")
+	remember(t, e.admin, "agent/nora", "Pat works in Lisbon", memd.TierProfile, memd.Source{})
+	learn("c2", "I drink coffee.")
+	list, err := e.admin.Proposals(ctx, s)
+	if err != nil || len(list) != 1 || list[0].Commit.Changes[0].Fact.Text != "Pat drinks coffee" {
+		t.Fatalf("proposals: %+v, %v", list, err)
+	}
+	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	learn("c3", "I drink tea.")
+	if list, _ := e.admin.Proposals(ctx, s); len(list) != 1 {
+		t.Fatalf("proposals: %+v", list)
+	}
+	remember(t, e.admin, "agent/nora", "Pat's desk is by the window", memd.TierProfile, memd.Source{})
+	// A person drops the accepted coffee and the desk from main.
+	gitIn(t, dir, "reset", "-q", "--hard", "HEAD~2")
+	list, err = e.admin.Proposals(ctx, s)
+	if err != nil || len(list) != 1 || list[0].Commit.Changes[0].Fact.Text != "Pat drinks tea" {
+		t.Errorf("proposals after a person's reset: %+v, %v", list, err)
 	}
 }

@@ -132,7 +132,7 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		present = append(present, cur)
 	}
 	if len(present) == 0 {
-		return "", nil
+		return s.madeBefore(agent, sh, c)
 	}
 	var msgs []string
 	var sources []memd.Source // what to record the commit as learned from, chat by chat
@@ -191,6 +191,21 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		s.cite(memd.Caller{Agent: agent}, res.Commit.String(), src)
 	}
 	return res.Commit.String(), nil
+}
+
+// madeBefore returns the commit that already made a merge or rewrite whose
+// facts are all gone, when main's line of its new text was written by
+// synthesis: the change applied just before a crash, found again so the
+// resumed pass still counts it. "" otherwise.
+func (s *Service) madeBefore(agent string, sh *gitstore.Shard, c learn.Change) (string, error) {
+	if c.Op == learn.SynthRemove || s.Registry.InReview(agent) {
+		return "", nil
+	}
+	o, err := s.lineOrigin(sh, memd.FactID(c.Text))
+	if err != nil || o == nil || o.LearnedBy != memd.LearnedSynthesis {
+		return "", err
+	}
+	return o.Commit, nil
 }
 
 // factsWhereLearned returns a lookup of the facts where an agent's learned

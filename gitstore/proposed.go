@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,22 +19,26 @@ import (
 const (
 	proposedRef = "refs/heads/proposed"
 	rejectedRef = "refs/memd/rejected"
+	// baseRef is main as it was when the proposals were last made on it:
+	// the proposals are the commits on proposed after it. Commits main
+	// had then and a person later dropped from it are not proposals.
+	baseRef = "refs/memd/proposed-base"
 )
 
 // maxProposals bounds the proposals one shard holds; past it, new ones are
 // refused until a person reviews some.
 const maxProposals = 1000
 
-// HasProposals reports whether the shard has a branch proposed (which may
-// hold nothing beyond main).
+// HasProposals reports whether the shard has a branch proposed. memd
+// removes the branch once nothing waits on it.
 func (sh *Shard) HasProposals() bool {
 	h, err := readRef(sh.gitDir, proposedRef)
 	return err == nil && !h.IsZero()
 }
 
-// Proposals returns the commits on the branch proposed that main does not
-// have, oldest first, and main's head. A person's `git merge proposed`
-// leaves none.
+// Proposals returns the commits on the branch proposed after the main they
+// were made on, oldest first, that main does not have, and main's head. A
+// person's `git merge proposed` leaves none.
 func (sh *Shard) Proposals() (main plumbing.Hash, list []Commit, err error) {
 	if main, err = readRef(sh.gitDir, mainRef); err != nil {
 		return main, nil, err
@@ -42,14 +47,42 @@ func (sh *Shard) Proposals() (main plumbing.Hash, list []Commit, err error) {
 	if err != nil || tip.IsZero() {
 		return main, nil, err
 	}
-	list, _, err = sh.Range(main, tip, maxProposals+1)
+	base, err := readRef(sh.gitDir, baseRef)
+	if err != nil {
+		return main, nil, err
+	}
+	if base.IsZero() {
+		base = main // a branch made before memd kept its base
+	}
+	list, _, err = sh.Range(base, tip, maxProposals+1)
 	if errors.Is(err, ErrTooFar) {
 		return main, nil, fmt.Errorf("shard %s: the branch proposed holds more than %d commits beyond main", sh.id, maxProposals)
 	}
 	if err != nil {
 		return main, nil, fmt.Errorf("shard %s: read the proposals: %w", sh.id, err)
 	}
+	// Those main has taken in, by a merge or a fast-forward, are not
+	// proposals any more: the newest of them and all before it.
+	for i := len(list) - 1; i >= 0; i-- {
+		if sh.isAncestor(list[i].Hash, main) {
+			list = list[i+1:]
+			break
+		}
+	}
 	return main, list, nil
+}
+
+// isAncestor reports whether commit a is main or one of its ancestors
+// within ancestryLimit commits (false past it).
+func (sh *Shard) isAncestor(a, main plumbing.Hash) bool {
+	if a == main {
+		return true
+	}
+	if main.IsZero() {
+		return false
+	}
+	_, reached, err := sh.Range(a, main, ancestryLimit)
+	return err == nil && reached
 }
 
 // Propose commits a change on the branch proposed, on top of the
@@ -75,6 +108,8 @@ func (sh *Shard) Propose(c Change) (Result, error) {
 	base := main
 	if len(list) > 0 {
 		base = list[len(list)-1].Hash
+	} else if err := sh.setBase(main); err != nil {
+		return Result{}, err
 	}
 	old, _ := readRef(sh.gitDir, proposedRef)
 	results, head, err := sh.commitOn(base, []Change{c})
@@ -139,10 +174,50 @@ func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept
 			}
 		}
 	}
+	if head == main {
+		// Nothing waits: the branch goes, so that nothing main had can
+		// come back through it.
+		return kept, sh.removeRef(proposedRef, old)
+	}
+	// The base first: a crash before the branch moves leaves the old
+	// proposals on an ancestor of the new base's main, listed as before.
+	if err := sh.setBase(main); err != nil {
+		return nil, err
+	}
 	if head == old {
 		return kept, nil
 	}
 	return kept, sh.moveRef(proposedRef, old, head)
+}
+
+// setBase records the main the proposals are made on.
+func (sh *Shard) setBase(main plumbing.Hash) error {
+	old, err := readRef(sh.gitDir, baseRef)
+	if err != nil || old == main {
+		return err
+	}
+	if main.IsZero() {
+		return sh.removeRef(baseRef, old)
+	}
+	return sh.moveRef(baseRef, old, main)
+}
+
+// removeRef deletes a branch other than main if it still points at old,
+// with git's lock protocol.
+func (sh *Shard) removeRef(name string, old plumbing.Hash) error {
+	l, err := lockRef(sh.gitDir, name, old, plumbing.ZeroHash)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	if err := os.Remove(filepath.Join(sh.gitDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	if h, err := readPackedRef(sh.gitDir, name); err == nil && !h.IsZero() {
+		// memd's refs are loose; one a person packed stays in packed-refs.
+		sh.store.log.Warn("a review ref stays in packed-refs; remove it with git update-ref -d", "shard", sh.id, "ref", name)
+	}
+	return nil
 }
 
 // RecordRejected keeps a rejected proposal reachable, under
@@ -286,7 +361,7 @@ func (sh *Shard) moveRef(name string, old, next plumbing.Hash) error {
 // by the learner, which retries; a rejection, which the reviewer repeats).
 // A lock git holds now names a person's commit and is left alone.
 func (sh *Shard) clearReviewLocks() {
-	for _, name := range []string{proposedRef, rejectedRef} {
+	for _, name := range []string{proposedRef, rejectedRef, baseRef} {
 		os.Remove(stagedLockPath(sh.gitDir, name))
 		lock := filepath.Join(sh.gitDir, name+".lock")
 		b, err := os.ReadFile(lock)

@@ -261,6 +261,26 @@ func exchangeOf(ex memd.Exchange) evidenceExchange {
 	return e
 }
 
+// SweepEvidence drops the queued exchanges that happened before a time.
+func (l *Learner) SweepEvidence(before time.Time) error {
+	return l.db.Update(func(tx *buntdb.Tx) error {
+		var drop []string
+		err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
+			var e evidenceExchange
+			if json.Unmarshal([]byte(v), &e) == nil && e.Time.Before(before) {
+				drop = append(drop, k)
+			}
+			return true
+		})
+		for _, k := range drop {
+			if _, err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return err
+	})
+}
+
 // PurgeEvidence drops, from the evidence queue, the text of exchanges with
 // a message id (in chat, when it is given), as the kept transcripts drop
 // theirs.
@@ -693,8 +713,13 @@ func parseChange(op, body string, shown map[string]memd.Fact, msgs map[string]st
 			}
 		}
 	}
-	// A rewrite or removal rests on something besides the fact itself.
-	return c, len(c.Evidence) > 0
+	// A merge rests on its facts; a rewrite or removal on at least one
+	// message of the exchanges queued (the facts it also cites are kept
+	// as evidence, but are not enough alone).
+	if op != SynthMerge {
+		return c, len(c.Chats) > 0
+	}
+	return c, true
 }
 
 type verdict struct{ verdict, reason string }

@@ -33,8 +33,9 @@ func TestParseProposals(t *testing.T) {
 			[]Change{{Op: SynthMerge, Facts: []memd.Fact{facts[0], facts[1]}, Text: "Drinks tea, likes it", Evidence: []string{tea, likes, "m1"}}}, 0},
 		{"markdown around it", "```\n1. **rewrite: " + billing + " => Works on invoices | evidence: [m2]**\n```",
 			[]Change{{Op: SynthRewrite, Facts: []memd.Fact{facts[2]}, Text: "Works on invoices", Evidence: []string{"m2"}}}, 0},
-		{"a fact as evidence", "remove: " + tea + " | evidence: " + likes,
-			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[0]}, Evidence: []string{likes}}}, 0},
+		{"a fact alone as a removal's evidence", "remove: " + tea + " | evidence: " + likes, nil, 1},
+		{"a fact and a message as evidence", "remove: " + tea + " | evidence: " + likes + ", m2",
+			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[0]}, Evidence: []string{likes, "m2"}}}, 0},
 		{"an explicit fact is refused", "remove: " + deploys + " | evidence: m1",
 			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[3]}, Evidence: []string{"m1"}, Verdict: VerdictRefused, Reason: "touches a fact written on purpose"}}, 0},
 		{"a merge into an explicit fact is refused", "merge: " + tea + ", " + deploys + " => Deploys tea | evidence: m1",
@@ -128,9 +129,7 @@ func FuzzParseProposals(f *testing.F) {
 	f.Add("NONE")
 	f.Fuzz(func(t *testing.T, answer string) {
 		got, _ := parseProposals(answer, facts, ev)
-		if len(got) > MaxSynthesisChanges {
-			t.Fatalf("%d changes", len(got))
-		}
+		kept, refused := 0, 0
 		seen := map[string]bool{}
 		allowed := map[string]bool{"m1": true, "m2": true}
 		for _, f := range facts {
@@ -139,6 +138,21 @@ func FuzzParseProposals(f *testing.F) {
 		for _, c := range got {
 			if len(c.Evidence) == 0 || c.Verdict != "" && c.Verdict != VerdictRefused {
 				t.Fatalf("change %+v", c)
+			}
+			if c.Op != SynthMerge && len(c.Chats) == 0 {
+				t.Fatalf("a %s resting on no message: %+v", c.Op, c)
+			}
+			if c.Verdict == VerdictRefused {
+				if refused++; refused > maxRefusals {
+					t.Fatalf("%d refusals recorded", refused)
+				}
+				if slices.ContainsFunc(c.Facts, func(f memd.Fact) bool { return !Synthesizable(f.Origin) }) {
+					continue
+				}
+				t.Fatalf("a refusal of facts synthesis may change: %+v", c)
+			}
+			if kept++; kept > MaxSynthesisChanges {
+				t.Fatalf("%d changes", kept)
 			}
 			for _, e := range c.Evidence {
 				if !allowed[e] {

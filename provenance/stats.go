@@ -151,6 +151,13 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 			}
 			all = append(all, f)
 			byCommit[f.fact.Learned] = f
+			// A synthesis merge or rewrite ends the lines of the facts it
+			// replaces, against no one.
+			if p.Op == memd.OpEdit {
+				for _, id := range p.FactIDs[1:] {
+					delete(live, id)
+				}
+			}
 			live[f.fact.Fact] = f
 		case p.Op == memd.OpRevert && p.Reverts != "":
 			undo(byCommit[p.Reverts], memd.UndoneReverted, c)

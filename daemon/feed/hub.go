@@ -47,6 +47,7 @@ type Hooks struct {
 	Published func(op string) // a commit was sent; op is its Memory-Op, or "person"
 	Dropped   func()          // a subscriber was cut off for falling behind
 	Delivered func(commitTime time.Time)
+	Moved     func(memd.ShardID) // a shard's branch moved, by memd or anyone (after its events went out)
 }
 
 // Hub publishes commits to subscribers.
@@ -203,6 +204,9 @@ func (h *Hub) publish(id memd.ShardID) error {
 		// The branch was reset or rewritten: say so, then carry on from it.
 		h.deliver(memd.FeedEvent{Type: memd.EventReset, Shard: id, Commit: head.String()})
 		f.head = head
+		if h.hooks.Moved != nil {
+			h.hooks.Moved(id)
+		}
 		return nil
 	}
 	for _, c := range commits {
@@ -220,6 +224,9 @@ func (h *Hub) publish(id memd.ShardID) error {
 		}
 	}
 	f.head = head
+	if h.hooks.Moved != nil {
+		h.hooks.Moved(id)
+	}
 	return nil
 }
 

@@ -133,12 +133,13 @@ const contextDesc = "The memory section for your prompt: the user's memory (dire
 
 // ContextInput is the input of memory_context.
 type ContextInput struct {
-	User     string   `json:"user,omitempty" jsonschema:"the person you are talking to (their memory is included in a direct chat)"`
-	Projects []string `json:"projects,omitempty" jsonschema:"up to three projects to include"`
-	At       string   `json:"at,omitempty" jsonschema:"memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
-	Since    string   `json:"since,omitempty" jsonschema:"the stamp of an earlier answer: only the facts added (+) and removed (\u2212) since then, to append mid-conversation"`
-	Agent    string   `json:"agent,omitempty" jsonschema:"admins only: whose memory section to build"`
-	ChatKind string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
+	User            string   `json:"user,omitempty" jsonschema:"the person you are talking to (their memory is included in a direct chat)"`
+	Projects        []string `json:"projects,omitempty" jsonschema:"up to three projects to include"`
+	At              string   `json:"at,omitempty" jsonschema:"memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
+	Since           string   `json:"since,omitempty" jsonschema:"the stamp of an earlier answer: only the facts added (+) and removed (\u2212) since then, to append mid-conversation"`
+	Agent           string   `json:"agent,omitempty" jsonschema:"admins only: whose memory section to build"`
+	ChatKind        string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
+	IncludeProposed bool     `json:"include_proposed,omitempty" jsonschema:"put the changes waiting for a person's review in the section too"`
 }
 
 func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, error) {
@@ -146,7 +147,7 @@ func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, err
 	if err != nil {
 		return result{}, err
 	}
-	mc, err := t.svc.Context(ctx, memd.ContextQuery{Agent: in.Agent, User: in.User, Projects: in.Projects, At: in.At, Since: in.Since})
+	mc, err := t.svc.Context(ctx, memd.ContextQuery{Agent: in.Agent, User: in.User, Projects: in.Projects, At: in.At, Since: in.Since, IncludeProposed: in.IncludeProposed})
 	if err != nil {
 		return result{}, err
 	}

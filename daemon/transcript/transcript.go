@@ -223,6 +223,41 @@ func (s *Store) Cite(commit string, cs ...Citation) {
 	}
 }
 
+// Recite records that commit next cites what commit old cited, of the
+// agent's messages ids, in whatever chat: a proposal made again on a newer
+// main, or accepted into it, quotes what it quoted before.
+func (s *Store) Recite(agent string, ids []string, old, next string) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		cur := b.Cursor()
+		var keys [][]byte
+		for _, id := range ids {
+			prefix := []byte(agent + "\x00" + id + "\x00")
+			for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+				var r record
+				if json.Unmarshal(v, &r) == nil && slices.Contains(r.CitedBy, old) && !slices.Contains(r.CitedBy, next) {
+					keys = append(keys, slices.Clone(k))
+				}
+			}
+		}
+		for _, k := range keys {
+			r, _ := get(b, k)
+			r.CitedBy = append(r.CitedBy, next)
+			if err := set(b, k, &r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record what commits cite: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) writeCitations() {
 	defer close(s.stopped)
 	for {
