@@ -249,15 +249,7 @@ func TestReview_SecondMergeOverProposals(t *testing.T) {
 	if _, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true}); err != nil {
 		t.Fatal(err)
 	}
-	facts, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("alice")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, f := range facts.Facts {
-		texts = append(texts, f.Text)
-	}
-	slices.Sort(texts)
+	texts := sortedFactTexts(t, e, memd.AgentShard("alice"))
 	if want := []string{"Pat drinks and likes tea", "Pat drinks tea and coffee"}; !slices.Equal(texts, want) {
 		t.Errorf("facts after accepting both merges: %q, want %q", texts, want)
 	}

@@ -42,6 +42,14 @@ func learnFrom(t *testing.T, e *env, feed memd.Subscription, chat, text string) 
 	learned(t, feed, st.ID)
 }
 
+// sortedFactTexts returns the texts of a shard's facts, sorted.
+func sortedFactTexts(t *testing.T, e *env, s memd.ShardID) []string {
+	t.Helper()
+	out := factTexts(t, e, s)
+	slices.Sort(out)
+	return out
+}
+
 func synthesize(t *testing.T, e *env, feed memd.Subscription) memd.ExchangeStatus {
 	t.Helper()
 	st, err := e.admin.Synthesize(context.Background(), "alice")
@@ -147,18 +155,7 @@ func TestSynthesis_OnlyWhatAModelWroteChanges(t *testing.T) {
 		!slices.Contains(p.SourceMessages, "c1-m0") || !slices.Contains(p.SourceMessages, "c2-m1") || log[0].Author.Name != "alice" {
 		t.Errorf("the merge's provenance: %+v by %s", p, log[0].Author.Name)
 	}
-	texts := func() []string {
-		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, f := range list.Facts {
-			out = append(out, f.Text)
-		}
-		slices.Sort(out)
-		return out
-	}
+	texts := func() []string { return sortedFactTexts(t, e, s) }
 	want := []string{"Pat asked about invoices", "Pat drinks tea, mostly in the morning", "Pat owns the billing service", "Pat's deploys go out on Fridays"}
 	if got := texts(); !slices.Equal(got, want) {
 		t.Errorf("facts after the pass:\n got %q\nwant %q", got, want)

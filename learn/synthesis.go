@@ -263,39 +263,30 @@ func exchangeOf(ex memd.Exchange) evidenceExchange {
 
 // SweepEvidence drops the queued exchanges that happened before a time.
 func (l *Learner) SweepEvidence(before time.Time) error {
-	return l.db.Update(func(tx *buntdb.Tx) error {
-		var drop []string
-		err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
-			var e evidenceExchange
-			if json.Unmarshal([]byte(v), &e) == nil && e.Time.Before(before) {
-				drop = append(drop, k)
-			}
-			return true
-		})
-		for _, k := range drop {
-			if _, err := tx.Delete(k); err != nil {
-				return err
-			}
-		}
-		return err
-	})
+	return l.dropEvidence(func(e evidenceExchange) bool { return e.Time.Before(before) })
 }
 
 // PurgeEvidence drops, from the evidence queue, the text of exchanges with
 // a message id (in chat, when it is given), as the kept transcripts drop
 // theirs.
 func (l *Learner) PurgeEvidence(id, chat string) error {
+	return l.dropEvidence(func(e evidenceExchange) bool {
+		return (chat == "" || e.Chat == chat) && slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return m.ID == id })
+	})
+}
+
+// dropEvidence drops the queued exchanges, of every agent, that drop says.
+func (l *Learner) dropEvidence(drop func(evidenceExchange) bool) error {
 	return l.db.Update(func(tx *buntdb.Tx) error {
-		var drop []string
+		var keys []string
 		err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
 			var e evidenceExchange
-			if json.Unmarshal([]byte(v), &e) == nil && (chat == "" || e.Chat == chat) &&
-				slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return m.ID == id }) {
-				drop = append(drop, k)
+			if json.Unmarshal([]byte(v), &e) == nil && drop(e) {
+				keys = append(keys, k)
 			}
 			return true
 		})
-		for _, k := range drop {
+		for _, k := range keys {
 			if _, err := tx.Delete(k); err != nil {
 				return err
 			}
