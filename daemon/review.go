@@ -25,7 +25,7 @@ import (
 type reviews struct {
 	mu       sync.Mutex
 	seen     map[memd.ShardID]seenProposals
-	accepted int // through memd or by a person's merge, since the start
+	accepted int // through memd, or by a person's merge memd saw; kept in file
 	pending  map[memd.ShardID]int
 	busy     map[memd.ShardID]bool // a rebuild is on its way
 	stopped  bool                  // the daemon is stopping: start no rebuild
