@@ -89,6 +89,7 @@ func (sh *Shard) drop() int {
 		return 0
 	}
 	sh.cur.Store(nil)
+	sh.proposed = nil
 	return max(st.facts, 1)
 }
 

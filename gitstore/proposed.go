@@ -289,13 +289,18 @@ func (sh *Shard) Rejections(fn func(record, proposal Commit) error) error {
 // without moving any branch; it returns each change's result and the last
 // commit (base when nothing changed). The caller holds sh.mu.
 func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plumbing.Hash, error) {
-	// On main, the files the writer holds parsed already; elsewhere they
-	// are read. The group reads the state and changes none of it.
+	// On main, the files the writer holds parsed already (the group reads
+	// that state and changes none of it); on the proposals' tip, those
+	// kept from the last proposal; elsewhere they are read.
 	st := sh.cur.Load()
+	own := false
 	if st == nil || st.head != base {
-		var err error
-		if st, err = sh.load(nil, base); err != nil {
-			return nil, base, fmt.Errorf("shard %s: read %s: %w", sh.id, short(base), err)
+		own = true
+		if st = sh.proposed; st == nil || st.head != base {
+			var err error
+			if st, err = sh.load(nil, base); err != nil {
+				return nil, base, fmt.Errorf("shard %s: read %s: %w", sh.id, short(base), err)
+			}
 		}
 	}
 	var err error
@@ -325,6 +330,11 @@ func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plum
 		if err := durable(sp.Files()); err != nil {
 			return nil, base, err
 		}
+	}
+	if own {
+		sh.proposed = g.commitState() // st is memd's own copy: its index may change
+	} else {
+		sh.proposed = nil
 	}
 	return results, g.head, nil
 }

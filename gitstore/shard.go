@@ -36,6 +36,10 @@ type Shard struct {
 	// shard was opened): what a move of main made outside memd is checked
 	// from, even after the state itself was given up. Guarded by mu.
 	seen plumbing.Hash
+	// proposed is the files at the tip of the branch proposed, as memd
+	// last made it, so that the next proposal on it does not read them
+	// all again. Guarded by mu; given up with cur.
+	proposed *state
 
 	qmu      sync.Mutex
 	queue    []*request
