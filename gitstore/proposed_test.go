@@ -17,7 +17,9 @@ import (
 func TestPropose_ChainOnTopOfMain(t *testing.T) {
 	_, sh := aliceShard(t)
 	date, _ := memd.ParseDate("2026-11-03")
-	add := func(text string) Edit { return Edit{Op: AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierProfile}} }
+	add := func(text string) Edit {
+		return Edit{Op: AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierProfile}}
+	}
 	if _, err := sh.Apply(Change{Author: who, Message: "seed", Edits: []Edit{add("Drinks tea"), add("Works on billing"), add("Lives in Austin")}}); err != nil {
 		t.Fatal(err)
 	}
