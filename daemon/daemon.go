@@ -26,6 +26,7 @@ import (
 	"github.com/memd/memd/daemon/transcript"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
+	"github.com/memd/memd/learn/chatmodel"
 	"github.com/memd/memd/provenance"
 	"github.com/memd/memd/web"
 )
@@ -200,12 +201,12 @@ func Open(cfg Config) (*Daemon, error) {
 		if cfg.Synthesis != nil {
 			syn = &learn.Synthesis{Memory: learnerMemory{svc}, Every: cfg.Synthesis.Every}
 			if cfg.Synthesis.Approver != nil {
-				syn.Approver = learn.NewModel(*cfg.Synthesis.Approver)
+				syn.Approver = chatmodel.New(*cfg.Synthesis.Approver)
 			}
 		}
 		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
 			Synthesis: syn,
-			Model:     learn.NewModel(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
+			Model:     chatmodel.New(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
 			Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
 			Hooks: learn.Hooks{
 				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },

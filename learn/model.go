@@ -2,13 +2,7 @@ package learn
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Model answers a prompt.
@@ -18,52 +12,12 @@ type Model interface {
 }
 
 // ModelConfig says where the model is: any OpenAI-compatible chat
-// completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server).
+// completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server). The
+// client is in learn/chatmodel, so that what reads the model's answers
+// does not depend on it.
 type ModelConfig struct {
 	BaseURL string
 	APIKey  string // may be empty for local servers
 	Model   string
 	Timeout time.Duration // per call; 60s when zero
-}
-
-// NewModel returns a model client for cfg. The learner retries by itself,
-// so the client does not.
-func NewModel(cfg ModelConfig) Model {
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	c := openai.NewClient(
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithRequestTimeout(cfg.Timeout),
-		option.WithMaxRetries(0),
-	)
-	return &chatModel{client: c, cfg: cfg}
-}
-
-type chatModel struct {
-	client openai.Client
-	cfg    ModelConfig
-}
-
-func (m *chatModel) Name() string { return m.cfg.Model }
-
-func (m *chatModel) Complete(ctx context.Context, system, user string) (string, error) {
-	resp, err := m.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model:       m.cfg.Model,
-		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage(user)},
-		Temperature: openai.Float(0),
-		MaxTokens:   openai.Int(1024),
-	})
-	if err != nil {
-		var apiErr *openai.Error
-		if errors.As(err, &apiErr) {
-			return "", fmt.Errorf("model %s at %s answered %d", m.cfg.Model, m.cfg.BaseURL, apiErr.StatusCode)
-		}
-		return "", fmt.Errorf("model %s at %s: %w", m.cfg.Model, m.cfg.BaseURL, err)
-	}
-	if len(resp.Choices) == 0 {
-		return "", fmt.Errorf("model %s answered with no choices", m.cfg.Model)
-	}
-	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
 }

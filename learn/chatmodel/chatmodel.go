@@ -1,0 +1,58 @@
+// Package chatmodel is the learner's model client: any OpenAI-compatible
+// chat completions endpoint, through openai-go.
+package chatmodel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/memd/memd/learn"
+)
+
+// New returns a model client for cfg. The learner retries by itself,
+// so the client does not.
+func New(cfg learn.ModelConfig) learn.Model {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	c := openai.NewClient(
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithRequestTimeout(cfg.Timeout),
+		option.WithMaxRetries(0),
+	)
+	return &chatModel{client: c, cfg: cfg}
+}
+
+type chatModel struct {
+	client openai.Client
+	cfg    learn.ModelConfig
+}
+
+func (m *chatModel) Name() string { return m.cfg.Model }
+
+func (m *chatModel) Complete(ctx context.Context, system, user string) (string, error) {
+	resp, err := m.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:       m.cfg.Model,
+		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage(user)},
+		Temperature: openai.Float(0),
+		MaxTokens:   openai.Int(1024),
+	})
+	if err != nil {
+		var apiErr *openai.Error
+		if errors.As(err, &apiErr) {
+			return "", fmt.Errorf("model %s at %s answered %d", m.cfg.Model, m.cfg.BaseURL, apiErr.StatusCode)
+		}
+		return "", fmt.Errorf("model %s at %s: %w", m.cfg.Model, m.cfg.BaseURL, err)
+	}
+	if len(resp.Choices) == 0 {
+		return "", fmt.Errorf("model %s answered with no choices", m.cfg.Model)
+	}
+	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
+}
