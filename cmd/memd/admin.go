@@ -9,22 +9,8 @@ import (
 )
 
 func runAgent(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "Usage: memd agent add NAME [--project P]... [--review] | memd agent list | memd agent review NAME on|off | memd agent remove NAME")
-		return errUsage
-	}
-	switch args[0] {
-	case "add":
-		return runAgentAdd(ctx, e, args[1:])
-	case "list":
-		return runAgentList(ctx, e, args[1:])
-	case "remove":
-		return runAgentRemove(ctx, e, args[1:])
-	case "review":
-		return runAgentReview(ctx, e, args[1:])
-	}
-	fmt.Fprintf(e.stderr, "memd agent: unknown subcommand %q (want add, list, review or remove)\n", args[0])
-	return errUsage
+	return subcommand(ctx, e, "agent", "Usage: memd agent add NAME [--project P]... [--review] | memd agent list | memd agent review NAME on|off | memd agent remove NAME  (each with -h for flags)",
+		map[string]func(context.Context, *env, []string) error{"add": runAgentAdd, "list": runAgentList, "remove": runAgentRemove, "review": runAgentReview}, args)
 }
 
 func runAgentAdd(ctx context.Context, e *env, args []string) error {

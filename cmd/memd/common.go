@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,7 +31,7 @@ type clientFlags struct {
 	json  bool
 }
 
-func (c *clientFlags) register(fs *flag.FlagSet, e *env) {
+func (c *clientFlags) register(fs *flags, e *env) {
 	addr := e.getenv("MEMD_ADDR")
 	if addr == "" {
 		addr = "http://" + daemon.DefaultListen
@@ -75,23 +77,70 @@ func dataDir(e *env) string {
 }
 
 // newFlags returns a flag set that prints its usage to stderr.
-func newFlags(e *env, name, args, about string) *flag.FlagSet {
+// flags is a command's flag set, with where its help and its mistakes go.
+type flags struct {
+	*flag.FlagSet
+	e           *env
+	args, about string
+}
+
+func newFlags(e *env, name, args, about string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: memd %s %s\n\n%s\n\nFlags:\n", name, args, about)
-		fs.PrintDefaults()
+	// The flag package's own messages are replaced by parse's: help on
+	// stdout, a mistake in one line on stderr.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, e: e, args: args, about: about}
+}
+
+// help prints the command's usage and flags on stdout.
+func (fs *flags) help() {
+	fmt.Fprintf(fs.e.stdout, "Usage: memd %s %s\n\n%s\n\nFlags:\n", fs.Name(), fs.args, fs.about)
+	fs.SetOutput(fs.e.stdout)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// subcommand runs the subcommand args name, of a command with several
+// (memd agent add, memd notes list): a missing or unknown one is a
+// mistake said in one line, -h prints usage on stdout.
+func subcommand(ctx context.Context, e *env, command, usage string, subs map[string]func(context.Context, *env, []string) error, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(e.stdout, usage)
+		return errHelp
 	}
-	return fs
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "memd %s: want a subcommand\n%s\n", command, usage)
+		return errUsage
+	}
+	run, ok := subs[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "memd %s: unknown subcommand %q\n%s\n", command, args[0], usage)
+		return errUsage
+	}
+	return run(ctx, e, args[1:])
+}
+
+// errHelp is a command line that asked for help, which was printed.
+var errHelp = errors.New("help")
+
+// mistake says in one line what is wrong with a command line, and where
+// to look.
+func (fs *flags) mistake(format string, args ...any) error {
+	fmt.Fprintf(fs.e.stderr, "memd %s: %s\nRun 'memd %s -h' for its flags and arguments.\n", fs.Name(), fmt.Sprintf(format, args...), fs.Name())
+	return errUsage
 }
 
 // parse parses flags anywhere among the arguments and returns the
 // positional ones.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+func parse(fs *flags, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, errUsage
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fs.help()
+			return nil, errHelp
+		} else if err != nil {
+			return nil, fs.mistake("%v", err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -103,11 +152,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // want checks the number of positional arguments.
-func want(fs *flag.FlagSet, pos []string, n int, what string) error {
+func want(fs *flags, pos []string, n int, what string) error {
 	if len(pos) != n {
-		fmt.Fprintf(fs.Output(), "memd %s: want %s\n", fs.Name(), what)
-		fs.Usage()
-		return errUsage
+		return fs.mistake("want %s", what)
 	}
 	return nil
 }

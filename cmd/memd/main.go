@@ -6,18 +6,20 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/memd/memd"
 )
 
 func main() {
+	memd.Version = buildVersion()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
@@ -77,17 +79,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "memd: unknown command %q\n\n", args[0])
-		usage(stderr)
+		fmt.Fprintf(stderr, "memd: unknown command %q\nRun 'memd help' for the commands.\n", args[0])
 		return 2
 	}
 	err := cmd.run(ctx, e, args[1:])
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return 0
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
 		return 2
 	}
 	msg := err.Error()
@@ -118,6 +122,53 @@ func usage(w io.Writer) {
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "version", "", "Print memd's version: the module version, the commit it was built from and when, and the Go version.")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := want(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
 	fmt.Fprintln(e.stdout, "memd", memd.Version)
 	return nil
+}
+
+// buildVersion says what this binary is, from what the Go toolchain
+// recorded in it: the module version (go install …@v1.2.0), else the
+// commit it was built from, with its time and whether the tree had
+// changes; and the Go version. A version set with -ldflags wins.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return memd.Version
+	}
+	v := memd.Version
+	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	var rev, at string
+	changed := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			changed = s.Value == "true"
+		}
+	}
+	// A pseudo-version names the commit already.
+	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
+		v += " (" + rev[:min(12, len(rev))]
+		if changed {
+			v += " with changes"
+		}
+		if at != "" {
+			v += ", " + at
+		}
+		v += ")"
+	}
+	return v + " " + bi.GoVersion
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -467,5 +468,46 @@ func TestCLI_ExplainAndSince(t *testing.T) {
 	}
 	if out, err := s.memd(nil, "context", "--agent", "alice", "--since", "yesterday"); err == nil || !strings.Contains(out, "since takes the stamp") {
 		t.Errorf("a bad stamp: %v\n%s", err, out)
+	}
+}
+
+// Help goes to stdout and exits 0; a mistake is one line and a hint on
+// stderr, exit 2; the version names the build.
+func TestCLI_HelpMistakesAndVersion(t *testing.T) {
+	run := func(args ...string) (stdout, stderr string, code int) {
+		cmd := exec.Command(memdBin, args...)
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return o.String(), e.String(), code
+	}
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"recall", "-h"}, {"serve", "--help"}, {"agent", "-h"}, {"notes", "--help"}, {"review", "-h"}, {"agent", "add", "-h"}} {
+		out, errOut, code := run(args...)
+		if code != 0 || !strings.Contains(out, "Usage: memd") || errOut != "" {
+			t.Errorf("memd %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	if out, _, _ := run("serve", "-h"); strings.Contains(out, "-remote git") {
+		t.Errorf("serve -h names the --remote argument after back-quoted words:\n%s", out)
+	}
+	for _, args := range [][]string{{"recall", "--bogus", "x"}, {"agent"}, {"agent", "frob"}, {"frobnicate"}, {"remember", "--shard"}, {"version", "extra"}} {
+		out, errOut, code := run(args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || out != "" || len(lines) > 2 || !strings.Contains(errOut, "memd") {
+			t.Errorf("memd %s: exit %d, stdout %q, stderr %q; want exit 2 and a line or two on stderr", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out, _, code := run(args...)
+		if code != 0 || !strings.HasPrefix(out, "memd ") || !strings.Contains(out, "go1.") {
+			t.Errorf("memd %s: exit %d, %q", strings.Join(args, " "), code, out)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,24 +15,8 @@ import (
 const notesUsage = "Usage: memd notes list | read PATH | create PATH [FILE] | edit PATH [EDITS.json] | delete PATH  (each with -h for flags)"
 
 func runNotes(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, notesUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "list":
-		return runNotesList(ctx, e, args[1:])
-	case "read":
-		return runNotesRead(ctx, e, args[1:])
-	case "create":
-		return runNotesCreate(ctx, e, args[1:])
-	case "edit":
-		return runNotesEdit(ctx, e, args[1:])
-	case "delete":
-		return runNotesDelete(ctx, e, args[1:])
-	}
-	fmt.Fprintf(e.stderr, "memd notes: unknown subcommand %q\n%s\n", args[0], notesUsage)
-	return errUsage
+	return subcommand(ctx, e, "notes", notesUsage, map[string]func(context.Context, *env, []string) error{
+		"list": runNotesList, "read": runNotesRead, "create": runNotesCreate, "edit": runNotesEdit, "delete": runNotesDelete}, args)
 }
 
 // noteFlags are the flags every notes subcommand shares.
@@ -45,7 +28,7 @@ type noteFlags struct {
 	chat     *string
 }
 
-func (n *noteFlags) register(fs *flag.FlagSet, e *env, writes bool) {
+func (n *noteFlags) register(fs *flags, e *env, writes bool) {
 	n.cf.register(fs, e)
 	n.shard = fs.String("shard", "", "shard: agent/<name>, user/<id> or project/<slug> (default: the calling agent's own)")
 	n.kind = fs.String("chat-kind", "", "chat kind: direct, group, routine or api (user memory needs direct)")

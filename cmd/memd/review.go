@@ -10,18 +10,11 @@ import (
 )
 
 func runReview(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "Usage: memd review list [--shard S] | memd review accept ID...|--all | memd review reject ID...|--all")
-		return errUsage
+	verdict := func(v string) func(context.Context, *env, []string) error {
+		return func(ctx context.Context, e *env, args []string) error { return runReviewVerdict(ctx, e, v, args) }
 	}
-	switch args[0] {
-	case "list":
-		return runReviewList(ctx, e, args[1:])
-	case memd.ReviewAccept, memd.ReviewReject:
-		return runReviewVerdict(ctx, e, args[0], args[1:])
-	}
-	fmt.Fprintf(e.stderr, "memd review: unknown subcommand %q (want list, accept or reject)\n", args[0])
-	return errUsage
+	return subcommand(ctx, e, "review", "Usage: memd review list [--shard S] | memd review accept ID...|--all | memd review reject ID...|--all  (each with -h for flags)",
+		map[string]func(context.Context, *env, []string) error{"list": runReviewList, memd.ReviewAccept: verdict(memd.ReviewAccept), memd.ReviewReject: verdict(memd.ReviewReject)}, args)
 }
 
 func runReviewList(ctx context.Context, e *env, args []string) error {
