@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,7 +178,7 @@ func Open(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return fail(err)
 	}
-	m = metrics.New(h.Subscribers)
+	m = metrics.New(h.Subscribers, memd.Version, runtime.Version())
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	hub.Store(h)
 	rcfg := cfg.Remote
@@ -201,12 +203,12 @@ func Open(cfg Config) (*Daemon, error) {
 		if cfg.Synthesis != nil {
 			syn = &learn.Synthesis{Memory: learnerMemory{svc}, Every: cfg.Synthesis.Every}
 			if cfg.Synthesis.Approver != nil {
-				syn.Approver = chatmodel.New(*cfg.Synthesis.Approver)
+				syn.Approver = timed(chatmodel.New(*cfg.Synthesis.Approver), m)
 			}
 		}
 		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
 			Synthesis: syn,
-			Model:     chatmodel.New(*cfg.Model), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
+			Model:     timed(chatmodel.New(*cfg.Model), m), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
 			Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
 			Hooks: learn.Hooks{
 				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
@@ -275,6 +277,10 @@ func Open(cfg Config) (*Daemon, error) {
 		svc.sweepMessages(ctx)
 	}()
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
+	api.Ready = svc.ready
+	api.Observe = func(route string, status int, took time.Duration) {
+		m.Requests.WithLabelValues(route, strconv.Itoa(status)).Observe(took.Seconds())
+	}
 	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
 	api.MountGit(githttp.Prefix, githttp.Handler(guarded, httpapi.WriteGitError))
 	d.Sessions = web.NewSessions()

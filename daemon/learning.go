@@ -2,9 +2,12 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
@@ -45,6 +48,36 @@ func (s *Service) RetryExchange(ctx context.Context, id string) (memd.ExchangeSt
 		return memd.ExchangeStatus{}, memd.Errorf(memd.EUNAVAILABLE, "learning is off")
 	}
 	return s.Learner.Retry(id)
+}
+
+// timedModel counts a model's calls and how long they take.
+type timedModel struct {
+	learn.Model
+	m *metrics.Metrics
+}
+
+func timed(model learn.Model, m *metrics.Metrics) learn.Model { return timedModel{model, m} }
+
+func (t timedModel) Complete(ctx context.Context, system, user string) (string, error) {
+	start := time.Now()
+	out, err := t.Model.Complete(ctx, system, user)
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	t.m.ModelCalls.WithLabelValues(t.Name(), result).Observe(time.Since(start).Seconds())
+	return out, err
+}
+
+// ready says whether memd answers from all it holds: the index has read
+// every shard since the start. (The learner, when on, runs from the
+// start.)
+func (s *Service) ready() (bool, []string) {
+	var waiting []string
+	if n := s.Index.Backlog(); n > 0 {
+		waiting = append(waiting, fmt.Sprintf("the index is reading %d shard(s)", n))
+	}
+	return len(waiting) == 0, waiting
 }
 
 // learnerMemory is what the learner reads and writes, over the index and

@@ -35,7 +35,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		listenDefault = daemon.DefaultListen
 	}
 	listen := fs.String("listen", listenDefault, "address to listen on (env MEMD_LISTEN)")
-	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	level := fs.String("log-level", envOr(e, "MEMD_LOG_LEVEL", "info"), "log level: debug (adds an access log: route, status, caller, time; never a token), info, warn or error (env MEMD_LOG_LEVEL)")
+	logFormat := fs.String("log-format", envOr(e, "MEMD_LOG_FORMAT", "text"), "log format: text (key=value lines) or json (one object a line) (env MEMD_LOG_FORMAT)")
 	noSync := fs.Bool("no-fsync", false, "do not fsync commits (faster; a machine crash may lose acknowledged writes)")
 	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall re-ranks by them when set (env MEMD_EMBED_URL)")
 	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
@@ -75,7 +76,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return memd.Errorf(memd.EINVALID, "--log-level %q: want debug, info, warn or error", *level)
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	var logger *slog.Logger
+	switch *logFormat {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	default:
+		return memd.Errorf(memd.EINVALID, "--log-format %q: want text or json", *logFormat)
+	}
 	dir, err := filepath.Abs(*data)
 	if err != nil {
 		return err

@@ -40,7 +40,13 @@ type Server struct {
 	// Sessions, when set, lets a signed-in browser (the web UI) call the
 	// API as the admin with its session cookie instead of a token.
 	Sessions interface{ Session(*http.Request) bool }
-	csrf     *http.CrossOriginProtection
+	// Ready, when set, says whether memd is ready to answer (/readyz),
+	// and if not, why.
+	Ready func() (ok bool, waiting []string)
+	// Observe, when set, is told of every API request answered: its route
+	// pattern, status and duration.
+	Observe func(route string, status int, took time.Duration)
+	csrf    *http.CrossOriginProtection
 }
 
 // New returns the API handler for a service, with metrics (when given)
@@ -88,6 +94,21 @@ func (s *Server) routes() {
 	s.handle("GET /v1/exchanges", s.exchanges)
 	s.handle("POST /v1/exchanges/{id}/retry", s.retryExchange)
 	s.handle("POST /v1/synthesis", s.synthesize)
+	// Health needs no token: a supervisor or load balancer asks.
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ok, waiting := true, []string{}
+		if s.Ready != nil {
+			ok, waiting = s.Ready()
+		}
+		status, code := "ready", http.StatusOK
+		if !ok {
+			status, code = "not ready", http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, map[string]any{"status": status, "waiting": waiting})
+	})
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -95,7 +116,10 @@ func (s *Server) routes() {
 
 // handle registers an authenticated JSON endpoint.
 func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	route := pattern
+	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		w := &statusWriter{ResponseWriter: rw}
 		caller, err := s.authenticate(r)
 		if err == nil {
 			r = r.WithContext(memd.NewContext(r.Context(), caller))
@@ -107,7 +131,61 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			}
 			writeError(w, err)
 		}
+		took := time.Since(start)
+		// The access log: who asked what and how it went, never a token.
+		s.log.Debug("request", "route", route, "path", r.URL.Path, "status", w.code(), "caller", caller.Name(), "took", took)
+		if s.Observe != nil {
+			s.Observe(route, w.code(), took)
+		}
 	})
+}
+
+// statusWriter remembers the status a handler answered with. It passes
+// Flush and Hijack through (the feed's websocket upgrade needs them).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// Unwrap lets http.ResponseController reach the connection beneath.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hands the connection over (the feed's websocket), answering 101.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("the connection cannot be taken over")
+	}
+	w.status = http.StatusSwitchingProtocols
+	return h.Hijack()
+}
+
+// Flush sends what was written so far.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // Open serves h at pattern with no authentication of its own (the web

@@ -29,6 +29,8 @@ type Metrics struct {
 	LearnerFailures prometheus.Counter
 	Synthesis       *prometheus.CounterVec
 	Reviews         *prometheus.CounterVec
+	Requests        *prometheus.HistogramVec // API requests by route and status
+	ModelCalls      *prometheus.HistogramVec // model calls by model and result
 	// ProposalsPending is set when memd looks at proposals.
 	ProposalsPending prometheus.Gauge
 
@@ -39,8 +41,8 @@ type Metrics struct {
 }
 
 // New registers memd's metrics. subscribers reports the feed's current
-// subscriber count.
-func New(subscribers func() int) *Metrics {
+// subscriber count; version and goVersion label the build-info gauge.
+func New(subscribers func() int, version, goVersion string) *Metrics {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{
@@ -63,6 +65,10 @@ func New(subscribers func() int) *Metrics {
 			Help: "Exchanges the learner gave up on after its retries."}),
 		Synthesis: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_synthesis_changes_total",
 			Help: "Changes synthesis passes proposed, by what became of them: applied, refused (they touched a fact written on purpose) or rejected (by the approving model)."}, []string{"result"}),
+		Requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memd_http_request_seconds",
+			Help: "API requests answered, by route and status, and how long they took (the feed's: how long it was followed).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route", "status"}),
+		ModelCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memd_model_call_seconds",
+			Help: "Calls to the learner's models (extraction, episodes, synthesis), by model and result (ok or error).", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"model", "result"}),
 		Reviews: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_proposals_reviewed_total",
 			Help: "Proposals a person accepted into main or rejected through memd."}, []string{"verdict"}),
 		ProposalsPending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memd_proposals_pending",
@@ -76,10 +82,12 @@ func New(subscribers func() int) *Metrics {
 		RemoteConflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_remote_conflicts_total",
 			Help: "Files merges kept with conflict markers (notes edited on both sides)."}),
 	}
-	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis, m.Reviews, m.ProposalsPending,
+	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis, m.Reviews, m.ProposalsPending, m.Requests, m.ModelCalls,
 		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
-			func() float64 { return float64(subscribers()) }))
+			func() float64 { return float64(subscribers()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_build_info", Help: "Always 1; the labels name the running build.",
+			ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion}}, func() float64 { return 1 }))
 	return m
 }
 

@@ -1,0 +1,128 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/client"
+	"github.com/memd/memd/internal/scriptedmodel"
+)
+
+// syncBuffer is a buffer two goroutines may use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// What an operator relies on: health and readiness without a token, JSON
+// logs with an access log at debug (no token in it), and metrics per
+// route, per model call and of the build.
+func TestOperations_HealthLogsMetrics(t *testing.T) {
+	home := t.TempDir()
+	model := scriptedmodel.New(t, scriptedmodel.Reply("log: Pat asked about invoices"))
+	cmd := exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--no-fsync", "--log-format", "json", "--log-level", "debug",
+		"--model-url", model.URL+"/v1", "--model", "m")
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=")
+	var logs syncBuffer
+	cmd.Stderr = &logs
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	sc.Scan()
+	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
+	go io.Copy(io.Discard, out)
+
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz", ""); code != 200 || !strings.Contains(body, `"ok"`) {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	if code, body := get("/readyz", ""); code != 200 || !strings.Contains(body, `"ready"`) {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+	token, err := os.ReadFile(filepath.Join(home, ".local", "share", "memd", "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSpace(string(token))
+	if code, _ := get("/v1/status", admin); code != 200 {
+		t.Errorf("/v1/status: %d", code)
+	}
+	if code, _ := get("/v1/status", "memd_wrong"); code != 401 {
+		t.Errorf("/v1/status with a wrong token: %d", code)
+	}
+	c := client.New(url, admin)
+	if _, err := c.AddAgent(context.Background(), "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Learn(context.Background(), memd.Exchange{Agent: "alice", Chat: "c1", ChatKind: memd.ChatDirect, Messages: []memd.Message{{ID: "m1", Role: "user", Text: "What about the invoices?"}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, c, func(list []memd.ExchangeStatus) bool { return countState(list, memd.ExchangeDone) == 1 })
+
+	_, metrics := get("/metrics", "")
+	for _, want := range []string{
+		`memd_http_request_seconds_count{route="GET /v1/status",status="200"} 1`,
+		`memd_http_request_seconds_count{route="GET /v1/status",status="401"} 1`,
+		`memd_model_call_seconds_count{model="m",result="ok"} 1`,
+		`memd_build_info{goversion="go1.`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	access := false
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line that is not JSON: %q", line)
+		}
+		if rec["msg"] == "request" && rec["route"] == "GET /v1/status" && rec["status"] == float64(200) && rec["caller"] == "admin" {
+			access = true
+		}
+	}
+	if !access {
+		t.Errorf("no access log line for GET /v1/status in:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), admin) || strings.Contains(logs.String(), "memd_wrong") {
+		t.Error("a token is in the log")
+	}
+}
