@@ -124,6 +124,10 @@ type RememberRequest struct {
 	Tier   Tier    `json:"tier,omitempty"`
 	Date   Date    `json:"date,omitzero"`
 	Source Source  `json:"source,omitzero"`
+	// Create makes an agent's shard though no agent of that name is
+	// registered; otherwise such a write is ENOTFOUND, so a typo in a
+	// name makes no new shard.
+	Create bool `json:"create,omitempty"`
 }
 
 // RememberResult is the fact as it stands after remember. Existing is true

@@ -78,6 +78,7 @@ type CreateNoteRequest struct {
 	Path   string  `json:"path"`
 	Text   string  `json:"text"`
 	Source Source  `json:"source,omitzero"`
+	Create bool    `json:"create,omitempty"` // as RememberRequest.Create
 }
 
 // EditNoteRequest applies anchored edits to a note, all or none, in one

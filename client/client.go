@@ -120,6 +120,9 @@ func (c *Client) Remember(ctx context.Context, req memd.RememberRequest) (memd.R
 	if !req.Source.IsZero() {
 		body["source"] = req.Source
 	}
+	if req.Create {
+		body["create"] = true
+	}
 	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/facts", nil, body, &out)
 	return out, err
 }

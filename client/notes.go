@@ -61,6 +61,9 @@ func (c *Client) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (me
 	if src := sourceBody(req.Source); src != nil {
 		body["source"] = src
 	}
+	if req.Create {
+		body["create"] = true
+	}
 	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/notes", nil, body, &out)
 	return out, err
 }

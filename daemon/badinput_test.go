@@ -169,6 +169,9 @@ func TestBadInput(t *testing.T) {
 		{"feed since another shard's commit", "GET", "/v1/feed?since=agent/alice:0123456789abcdef0123456789abcdef01234567", "", "alice", memd.ENOTFOUND},
 		{"feed since without a shard", "GET", "/v1/feed?since=abc", "", "alice", memd.EINVALID},
 		{"unknown endpoint", "GET", "/v1/secrets", "", "", memd.ENOTFOUND},
+		// A typo in a name makes no new shard.
+		{"remember in the shard of no agent", "POST", "/v1/shards/agent/alcie/facts", `{"text": "x"}`, "", memd.ENOTFOUND},
+		{"a note in the shard of no agent", "POST", "/v1/shards/agent/alcie/notes", `{"path": "a.md", "text": "x"}`, "", memd.ENOTFOUND},
 		// Synthesis and review.
 		{"synthesis with learning off", "POST", "/v1/synthesis", `{"agent": "alice"}`, "alice", memd.EUNAVAILABLE},
 		{"synthesis over another agent's memory", "POST", "/v1/synthesis", `{"agent": "bob"}`, "alice", memd.EFORBIDDEN},

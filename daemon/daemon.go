@@ -63,6 +63,10 @@ type Config struct {
 	// Model, when set, turns learning on: exchanges are learned from with
 	// this OpenAI-compatible chat model.
 	Model *learn.ModelConfig
+	// Listener, when set, is listened on instead of Listen: the caller
+	// opened it before anything was created, so a busy port leaves no
+	// trace.
+	Listener net.Listener
 	// Synthesis, when set with Model, runs synthesis passes over agents'
 	// own shards.
 	Synthesis *SynthesisConfig
@@ -241,9 +245,11 @@ func Open(cfg Config) (*Daemon, error) {
 	rules := access.Rules{Member: reg.IsMember, Projects: reg.Projects}
 	guarded := m.Instrument(access.Guard(svc, rules))
 
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fail(fmt.Errorf("listen on %s: %w", cfg.Listen, err))
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return fail(fmt.Errorf("listen on %s: %w", cfg.Listen, err))
+		}
 	}
 	d := &Daemon{
 		Store: store, Index: idx, Feed: h, Registry: reg, Service: svc, AdminTokenCreated: created,

@@ -32,7 +32,7 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 	if _, err := memd.ParseShardID(req.Shard.String()); err != nil {
 		return memd.RememberResult{}, err
 	}
-	sh, err := s.Store.CreateShard(req.Shard)
+	sh, err := s.shardToWrite(req.Shard, req.Create)
 	if err != nil {
 		return memd.RememberResult{}, err
 	}

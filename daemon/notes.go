@@ -93,7 +93,7 @@ func (s *Service) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (m
 	if _, err := memd.ParseShardID(req.Shard.String()); err != nil {
 		return memd.NoteResult{}, err
 	}
-	sh, err := s.Store.CreateShard(req.Shard)
+	sh, err := s.shardToWrite(req.Shard, req.Create)
 	if err != nil {
 		return memd.NoteResult{}, err
 	}

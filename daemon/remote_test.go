@@ -288,7 +288,7 @@ func TestRemote_NewDaemonGetsEveryShard(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "{shard}.git")
 	a := startWithRemote(t, template)
 	for _, s := range []string{"agent/alice", "project/apollo"} {
-		if _, err := a.admin.Remember(ctx, memd.RememberRequest{Shard: shard(t, s), Text: "Written on a in " + s}); err != nil {
+		if _, err := a.admin.Remember(ctx, memd.RememberRequest{Shard: shard(t, s), Text: "Written on a in " + s, Create: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

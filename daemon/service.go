@@ -89,6 +89,23 @@ func (s *Service) shard(id memd.ShardID) (*gitstore.Shard, error) {
 	return s.Store.Shard(id)
 }
 
+// shardToWrite opens a shard to write to, creating it if need be; but an
+// agent's shard only for a registered agent, or when create says so, so
+// that a typo in a name is an error rather than a new shard.
+func (s *Service) shardToWrite(id memd.ShardID, create bool) (*gitstore.Shard, error) {
+	if _, err := memd.ParseShardID(id.String()); err != nil {
+		return nil, err
+	}
+	sh, err := s.Store.Shard(id)
+	if memd.ErrorCode(err) != memd.ENOTFOUND {
+		return sh, err
+	}
+	if _, ok := s.Registry.Agent(id.Name); id.Kind == memd.KindAgent && !ok && !create {
+		return nil, memd.Errorf(memd.ENOTFOUND, "no shard %s and no agent %s: add the agent first (memd agent add %s), or ask to create the shard (--create)", id, id.Name, id.Name)
+	}
+	return s.Store.CreateShard(id)
+}
+
 // resolve names a commit of a shard: a hash, a prefix or a date.
 func resolve(sh *gitstore.Shard, rev string) (plumbing.Hash, error) {
 	return sh.Resolve(rev)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -124,5 +125,26 @@ func TestOperations_HealthLogsMetrics(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), admin) || strings.Contains(logs.String(), "memd_wrong") {
 		t.Error("a token is in the log")
+	}
+}
+
+// memd serve on a port in use says so and creates nothing: no data
+// directory, no admin token.
+func TestServe_BusyPortCreatesNothing(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	cmd := exec.Command(memdBin, "serve", "--listen", busy.Addr().String(), "--data", data)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "listen on "+busy.Addr().String()) {
+		t.Errorf("serve on a busy port: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("the data directory was created: %v", err)
 	}
 }

@@ -21,6 +21,7 @@ func runRemember(ctx context.Context, e *env, args []string) error {
 	chat := fs.String("chat", "", "ID of the chat the fact comes from")
 	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api")
 	excerpt := fs.String("excerpt", "", "what was said, quoted (at most 2,000 characters), kept under the --message IDs for reviewers")
+	create := fs.Bool("create", false, "create the agent shard named though no agent of that name is registered")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -33,7 +34,7 @@ func runRemember(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	req := memd.RememberRequest{Text: strings.Join(pos, " "), Tier: memd.Tier(*tier),
-		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind), Excerpt: *excerpt}}
+		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind), Excerpt: *excerpt}, Create: *create}
 	if *date != "" {
 		if req.Date, err = memd.ParseDate(*date); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -89,11 +90,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The port first: memd that cannot serve creates nothing.
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another memd serving there? --listen picks another address)", *listen, err)
+	}
+	defer func() {
+		if ln != nil {
+			ln.Close()
+		}
+	}()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 
-	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync, KeepMessages: keep,
+	cfg := daemon.Config{DataDir: dir, Listen: *listen, Listener: ln, Logger: logger, NoSync: *noSync, KeepMessages: keep,
 		Remote: remote.Config{Template: *remoteURL, FetchEvery: *fetchEvery, PushDelay: *pushDelay}}
 	if *fetchEvery == 0 {
 		cfg.Remote.FetchEvery = -1
@@ -129,6 +140,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ln = nil // the daemon's now
 	tokenNote := ""
 	if d.AdminTokenCreated {
 		tokenNote = " (created now; it is the key to all memory, keep it private)"

@@ -13,6 +13,7 @@ type rememberBody struct {
 	Tier   memd.Tier   `json:"tier,omitempty"`
 	Date   memd.Date   `json:"date,omitzero"`
 	Source memd.Source `json:"source,omitzero"`
+	Create bool        `json:"create,omitempty"`
 }
 
 func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
@@ -24,7 +25,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &b); err != nil {
 		return err
 	}
-	res, err := s.svc.Remember(r.Context(), memd.RememberRequest{Shard: id, Text: b.Text, Tier: b.Tier, Date: b.Date, Source: b.Source})
+	res, err := s.svc.Remember(r.Context(), memd.RememberRequest{Shard: id, Text: b.Text, Tier: b.Tier, Date: b.Date, Source: b.Source, Create: b.Create})
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,7 @@ type createNoteBody struct {
 	Path   string      `json:"path"`
 	Text   string      `json:"text"`
 	Source memd.Source `json:"source,omitzero"`
+	Create bool        `json:"create,omitempty"`
 }
 
 func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {
@@ -70,7 +71,7 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &b); err != nil {
 		return err
 	}
-	res, err := s.svc.CreateNote(r.Context(), memd.CreateNoteRequest{Shard: id, Path: b.Path, Text: b.Text, Source: b.Source})
+	res, err := s.svc.CreateNote(r.Context(), memd.CreateNoteRequest{Shard: id, Path: b.Path, Text: b.Text, Source: b.Source, Create: b.Create})
 	if err != nil {
 		return err
 	}
