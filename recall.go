@@ -26,6 +26,16 @@ type Scopes struct {
 	Projects []ShardID `json:"projects,omitempty"`
 	// All is set for an admin's recall that names no agent: every shard.
 	All []ShardID `json:"-"`
+	// Skipped lists the shards asked for that the rules left out.
+	Skipped []Skipped `json:"-"`
+}
+
+// Skipped is a shard a read asked for and the rules of access left out,
+// with the rule and why.
+type Skipped struct {
+	Shard  ShardID `json:"shard"`
+	Rule   string  `json:"rule"`
+	Reason string  `json:"reason"`
 }
 
 // Shards lists the scopes' shards: user, projects, then the agent's own.
@@ -174,7 +184,9 @@ func (p *ScoreParts) Scale(f float64) {
 type RecallResult struct {
 	Hits     []Hit     `json:"hits"`
 	Searched []ShardID `json:"searched"`
-	At       string    `json:"at,omitempty"`
+	// Skipped names the shards asked for that were not searched, and why.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	At      string    `json:"at,omitempty"`
 	ReadAt
 }
 
@@ -275,6 +287,9 @@ type MemoryContext struct {
 	Blocks   []ContextBlock `json:"blocks,omitempty"`
 	Added    []Fact         `json:"added,omitempty"`
 	Removed  []Fact         `json:"removed,omitempty"`
+	// Skipped names the shards asked for that the section leaves out, and
+	// why.
+	Skipped []Skipped `json:"skipped,omitempty"`
 	ReadAt
 }
 

@@ -49,7 +49,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 	} else {
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now(), Explain: q.Explain})
 	}
-	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards)}
+	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, Skipped: q.Scopes.Skipped, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards)}
 	if out.Searched == nil {
 		out.Searched = []memd.ShardID{}
 	}
@@ -320,7 +320,7 @@ func (s *Service) Context(ctx context.Context, q memd.ContextQuery) (memd.Memory
 			blocks = append(blocks, contextBlock(walk, sc.shard, sc.title))
 		}
 	})
-	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, ReadAt: memd.NewReadAt(readAt, shards)}, nil
+	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, Skipped: q.Scopes.Skipped, ReadAt: memd.NewReadAt(readAt, shards)}, nil
 }
 
 type scope struct {
@@ -395,5 +395,6 @@ func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) 
 		}
 	}
 	out.Markdown = b.String()
+	out.Skipped = q.Scopes.Skipped
 	return out, nil
 }

@@ -362,3 +362,26 @@ func TestContext_BudgetsHoldOnRandomStores(t *testing.T) {
 		}
 	}
 }
+
+// A read that names a person outside a direct chat says it left their
+// memory out, and by which rule, rather than searching less in silence.
+func TestRecall_SaysWhatItLeftOut(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	ctx := context.Background()
+	res, err := alice.Recall(ctx, memd.RecallQuery{Q: "lisbon", User: "pat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Shard != memd.UserShard("pat") || res.Skipped[0].Rule != "user-memory-direct-chat" {
+		t.Errorf("skipped: %+v", res.Skipped)
+	}
+	mc, err := alice.Context(ctx, memd.ContextQuery{User: "pat"})
+	if err != nil || len(mc.Skipped) != 1 {
+		t.Errorf("context skipped: %+v, %v", mc.Skipped, err)
+	}
+	alice.ChatKind = memd.ChatDirect
+	if res, err := alice.Recall(ctx, memd.RecallQuery{Q: "lisbon", User: "pat"}); err != nil || len(res.Skipped) != 0 {
+		t.Errorf("in a direct chat: skipped %+v, %v", res.Skipped, err)
+	}
+}

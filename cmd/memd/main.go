@@ -5,12 +5,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -98,9 +100,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var me *memd.Error
 	if errors.As(err, &me) {
 		msg = me.Message
-		if me.Rule != "" {
-			msg += " (rule: " + me.Rule + ")"
+	}
+	// With --json the error is JSON too, on stdout, as the API writes it.
+	if slices.Contains(args, "--json") || slices.Contains(args, "-json") {
+		obj := map[string]string{"code": memd.ErrorCode(err), "message": msg}
+		if me != nil && me.Rule != "" {
+			obj["rule"] = me.Rule
 		}
+		b, _ := json.Marshal(map[string]any{"error": obj})
+		fmt.Fprintln(stdout, string(b))
+		return 1
+	}
+	if me != nil && me.Rule != "" {
+		msg += " (rule: " + me.Rule + ")"
 	}
 	fmt.Fprintf(stderr, "memd: %s\n", msg)
 	return 1

@@ -249,6 +249,23 @@ func TestCLI_Errors(t *testing.T) {
 			t.Errorf("memd %s: err %v, output %q; want an error containing %q", strings.Join(c.args, " "), err, out, c.want)
 		}
 	}
+	// With --json, an error is a JSON object on stdout, as the API's.
+	out, err := s.memd(nil, "remember", "--json", "--shard", "agent/bbo", "a typo")
+	var e struct{ Error struct{ Code, Message, Rule string } }
+	if err == nil || json.Unmarshal([]byte(out), &e) != nil || e.Error.Code != "not_found" || !strings.Contains(e.Error.Message, "no agent bbo") {
+		t.Errorf("memd remember --json into a typo's shard: %v %q", err, out)
+	}
+	out, err = s.memd(bob, "remember", "--json", "--shard", "agent/alice", "x")
+	if err == nil || json.Unmarshal([]byte(out), &e) != nil || e.Error.Code != "forbidden" || e.Error.Rule != "agent-own-shard" {
+		t.Errorf("memd remember --json into another's shard: %v %q", err, out)
+	}
+	if out := s.must("remember", "--create", "--shard", "agent/carol", "Carol's shard, made on purpose"); !strings.Contains(out, "agent/carol") {
+		t.Errorf("memd remember --create: %s", out)
+	}
+	var notes struct{ Notes []memd.NoteInfo }
+	if out := s.must("notes", "list", "--json", "--shard", "agent/bob"); json.Unmarshal([]byte(out), &notes) != nil {
+		t.Errorf("memd notes list --json is not an object: %q", out)
+	}
 	// Bob remembers in his own shard with the default shard.
 	if out, err := s.memd(bob, "remember", "Bob's first fact"); err != nil || !strings.Contains(out, "agent/bob") {
 		t.Errorf("bob's remember: %v %s", err, out)

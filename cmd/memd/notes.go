@@ -76,7 +76,7 @@ func runNotesList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if nf.cf.json {
-		return printJSON(e, notes)
+		return printJSON(e, map[string]any{"notes": notes}) // as the API answers
 	}
 	if len(notes) == 0 {
 		fmt.Fprintf(e.stdout, "%s has no notes\n", s)

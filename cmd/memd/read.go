@@ -39,6 +39,7 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 	if cf.json {
 		return printJSON(e, res)
 	}
+	printSkipped(e, res.Skipped)
 	if len(res.Hits) == 0 {
 		fmt.Fprintf(e.stdout, "nothing found in %d shard(s)\n", len(res.Searched))
 		return nil
@@ -102,6 +103,14 @@ func runContext(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "nothing changed")
 	}
 	// On stderr, so the section on stdout stays as it is for a prompt.
+	printSkipped(e, res.Skipped)
 	fmt.Fprintf(e.stderr, "read at %s\n", res.Stamp)
 	return nil
+}
+
+// printSkipped says, on stderr, which shards asked for the rules left out.
+func printSkipped(e *env, skipped []memd.Skipped) {
+	for _, s := range skipped {
+		fmt.Fprintf(e.stderr, "left out %s (rule %s): %s\n", s.Shard, s.Rule, s.Reason)
+	}
 }

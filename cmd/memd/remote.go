@@ -52,7 +52,7 @@ func runRemote(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if cf.json {
-		return printJSON(e, list)
+		return printJSON(e, map[string]any{"remotes": list}) // as the API answers
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(e.stdout, "no shard here has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard; memd remote sync SHARD brings a shard from its remote)")

@@ -68,6 +68,9 @@ func (r Rules) Scopes(c memd.Caller, agent, user string, projects []string, forC
 		}
 		if c.Direct() {
 			s.User = memd.UserShard(user)
+		} else {
+			s.Skipped = append(s.Skipped, memd.Skipped{Shard: memd.UserShard(user), Rule: RuleDirectChat,
+				Reason: "a person's memory is read only in a direct chat with them; declare chat_kind=direct"})
 		}
 	}
 	if forContext && len(projects) > maxContextProjects {

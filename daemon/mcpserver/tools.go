@@ -122,10 +122,18 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 		}
 		b.WriteString("\n")
 	}
+	writeSkipped(&b, res.Skipped)
 	if res.Stamp != "" {
 		fmt.Fprintf(&b, "read at %s\n", res.Stamp)
 	}
 	return result{b.String(), res}, nil
+}
+
+// writeSkipped tells the model which shards it asked for were left out.
+func writeSkipped(b *strings.Builder, skipped []memd.Skipped) {
+	for _, s := range skipped {
+		fmt.Fprintf(b, "left out %s (rule %s): %s\n", s.Shard, s.Rule, s.Reason)
+	}
 }
 
 const contextDesc = "The memory section for your prompt: the user's memory (direct chats only), up to three projects " +
@@ -155,6 +163,9 @@ func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, err
 	if in.Since != "" && text == "" {
 		text = "nothing changed\n"
 	}
+	var skipped strings.Builder
+	writeSkipped(&skipped, mc.Skipped)
+	text += skipped.String()
 	return result{text + "\nread at " + mc.Stamp + "\n", mc}, nil
 }
 
