@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,6 +71,9 @@ type Config struct {
 	// Synthesis, when set with Model, runs synthesis passes over agents'
 	// own shards.
 	Synthesis *SynthesisConfig
+	// ModelCalls bounds the model calls made at once: the agents learned
+	// from at once, each job making one call at a time (4 when zero).
+	ModelCalls int
 	// LearnRetryBase is the learner's first backoff (2s when zero).
 	LearnRetryBase time.Duration
 	// Remote configures pushing to and fetching from git remotes; shards
@@ -212,7 +216,7 @@ func Open(cfg Config) (*Daemon, error) {
 		}
 		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
 			Synthesis: syn,
-			Model:     timed(chatmodel.New(*cfg.Model), m), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase,
+			Model:     timed(chatmodel.New(*cfg.Model), m), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase, Workers: cmp.Or(cfg.ModelCalls, 4),
 			Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
 			Hooks: learn.Hooks{
 				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },

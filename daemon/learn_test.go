@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,4 +398,47 @@ func TestLearn_OffWithoutAModel(t *testing.T) {
 	}
 	_, err = alice.Learn(context.Background(), exchange("bob", "c", memd.ChatDirect, "", "x", "y"))
 	wantCode(t, err, memd.EFORBIDDEN)
+}
+
+// At most ModelCalls model calls are out at once, however many agents'
+// exchanges wait.
+func TestLearn_CapsModelCallsAtOnce(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	arrived := make(chan struct{}, 16)
+	release := make(chan struct{})
+	m := newModelServer(t, func(modelRequest) (int, string) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		arrived <- struct{}{}
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return http.StatusOK, "NONE"
+	})
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.ModelCalls = 2 })
+	ctx := context.Background()
+	for _, agent := range []string{"a1", "a2", "a3", "a4", "a5"} {
+		if _, err := e.admin.Learn(ctx, exchange(agent, "c-"+agent, memd.ChatDirect, "pat", "Please remember the budget is 500k", "Noted.")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		<-arrived
+		if i >= 1 {
+			release <- struct{}{} // one call answered lets the next one in
+		}
+	}
+	release <- struct{}{}
+	for i := 0; i < 5; i++ {
+		waitFor(t, feed, "an exchange learned", func(ev memd.FeedEvent) bool { return ev.Type == memd.EventLearned })
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 2 {
+		t.Errorf("%d model calls were out at once, want at most (and, with five waiting, exactly) 2", most)
+	}
 }

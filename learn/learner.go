@@ -52,7 +52,7 @@ type Config struct {
 	Memory    Memory
 	Retries   int           // tries before an exchange fails; 5 when zero
 	RetryBase time.Duration // first backoff, doubling; 2s when zero
-	Workers   int           // agents learned from at once; 2 when zero
+	Workers   int           // agents learned from at once, so model calls at once; 2 when zero
 	Now       func() time.Time
 	Logger    *slog.Logger
 	Hooks     Hooks
@@ -629,7 +629,13 @@ func (l *Learner) failed(j *job, err error) {
 		j.State, j.NextTry = memd.ExchangeFailed, time.Time{}
 		l.cfg.Logger.Warn("learner: giving up on a job; retry it with memd learn --retry", "job", j.id(), "agent", j.Agent, "err", err)
 	} else {
-		j.NextTry = l.cfg.Now().Add(l.cfg.RetryBase << (j.Attempts - 1))
+		wait := l.cfg.RetryBase << (j.Attempts - 1)
+		// A model that says when to come back is not asked before then.
+		var busy *Busy
+		if errors.As(err, &busy) && busy.After > wait {
+			wait = busy.After
+		}
+		j.NextTry = l.cfg.Now().Add(wait)
 		l.cfg.Logger.Info("learner: will retry", "job", j.id(), "attempt", j.Attempts, "err", err)
 	}
 	if serr := l.save(j); serr != nil {

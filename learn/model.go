@@ -11,6 +11,16 @@ type Model interface {
 	Complete(ctx context.Context, system, user string) (string, error)
 }
 
+// Busy is a model's answer that it is overloaded or rate-limited (HTTP
+// 429 or 503): the learner waits at least After before trying again.
+type Busy struct {
+	Err   error
+	After time.Duration // 0 when the server named no time
+}
+
+func (b *Busy) Error() string { return b.Err.Error() }
+func (b *Busy) Unwrap() error { return b.Err }
+
 // ModelConfig says where the model is: any OpenAI-compatible chat
 // completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server). The
 // client is in learn/chatmodel, so that what reads the model's answers

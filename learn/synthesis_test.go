@@ -1,9 +1,11 @@
 package learn
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 )
@@ -194,5 +196,25 @@ func TestSynthesisPass_WithSynthesisOff(t *testing.T) {
 	failed, err := l.Status(memd.ExchangeFailed)
 	if err != nil || len(failed) != 1 || !strings.Contains(failed[0].Error, "synthesis is off") {
 		t.Errorf("failed jobs: %+v, %v", failed, err)
+	}
+}
+
+// A model that said when to come back is not asked again before then,
+// however short the backoff.
+func TestFailed_HonoursRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	l, err := Open(t.TempDir()+"/learner.db", Config{RetryBase: time.Second, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	j := &job{Seq: 1, Kind: kindExchange, Agent: "alice", State: memd.ExchangePending}
+	l.failed(j, &Busy{Err: errors.New("429"), After: 20 * time.Second})
+	if want := now.Add(20 * time.Second); !j.NextTry.Equal(want) {
+		t.Errorf("next try at %s, want %s", j.NextTry, want)
+	}
+	l.failed(j, errors.New("500"))
+	if want := now.Add(2 * time.Second); !j.NextTry.Equal(want) {
+		t.Errorf("next try after a plain failure at %s, want %s", j.NextTry, want)
 	}
 }

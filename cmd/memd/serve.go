@@ -45,6 +45,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	modelURL := fs.String("model-url", e.getenv("MEMD_MODEL_URL"), "OpenAI-compatible API base URL of the model that learns from exchanges; learning is off without it (env MEMD_MODEL_URL)")
 	model := fs.String("model", envOr(e, "MEMD_MODEL", "gpt-4o-mini"), "model name (env MEMD_MODEL)")
 	modelKey := fs.String("model-key", e.getenv("MEMD_MODEL_KEY"), "API key of the model endpoint (env MEMD_MODEL_KEY)")
+	modelCalls := fs.Int("model-calls", envInt(e, "MEMD_MODEL_CALLS", 4), "at most this many model calls at once (env MEMD_MODEL_CALLS)")
 	modelTimeout := fs.Duration("model-timeout", envDuration(e, "MEMD_MODEL_TIMEOUT", 60*time.Second), "time limit of one model call (env MEMD_MODEL_TIMEOUT)")
 	remoteURL := fs.String("remote", e.getenv("MEMD_REMOTE"), "git remote of every shard, with {shard} or {kind} and {name} in it, e.g. /srv/memory/{shard}.git or git://host/{shard}.git; a remote named memd in a shard's own git config wins (env MEMD_REMOTE)")
 	fetchEvery := fs.Duration("fetch-every", envDuration(e, "MEMD_FETCH_EVERY", time.Minute), "how often shards with a remote are fetched and merged; 0 fetches only on command (memd remote sync) and before a rejected push is retried (env MEMD_FETCH_EVERY)")
@@ -115,6 +116,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *modelURL != "" {
 		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout}
 	}
+	if *modelCalls < 1 {
+		return memd.Errorf(memd.EINVALID, "--model-calls must be 1 or more")
+	}
+	cfg.ModelCalls = *modelCalls
 	if *synthesis {
 		if cfg.Model == nil {
 			return memd.Errorf(memd.EINVALID, "--synthesis needs a model: set --model-url too")

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +49,11 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 	if err != nil {
 		var apiErr *openai.Error
 		if errors.As(err, &apiErr) {
-			return "", fmt.Errorf("model %s at %s answered %d", m.cfg.Model, m.cfg.BaseURL, apiErr.StatusCode)
+			err := fmt.Errorf("model %s at %s answered %d", m.cfg.Model, m.cfg.BaseURL, apiErr.StatusCode)
+			if apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode == http.StatusServiceUnavailable {
+				return "", &learn.Busy{Err: err, After: retryAfter(apiErr.Response)}
+			}
+			return "", err
 		}
 		return "", fmt.Errorf("model %s at %s: %w", m.cfg.Model, m.cfg.BaseURL, err)
 	}
@@ -55,4 +61,20 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 		return "", fmt.Errorf("model %s answered with no choices", m.cfg.Model)
 	}
 	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when
+// there is none, and at most an hour.
+func retryAfter(resp *http.Response) time.Duration {
+	if resp == nil {
+		return 0
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	var d time.Duration
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t)
+	}
+	return min(max(d, 0), time.Hour)
 }
