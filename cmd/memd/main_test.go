@@ -251,7 +251,9 @@ func TestCLI_Errors(t *testing.T) {
 	}
 	// With --json, an error is a JSON object on stdout, as the API's.
 	out, err := s.memd(nil, "remember", "--json", "--shard", "agent/bbo", "a typo")
-	var e struct{ Error struct{ Code, Message, Rule string } }
+	var e struct {
+		Error struct{ Code, Message, Rule string }
+	}
 	if err == nil || json.Unmarshal([]byte(out), &e) != nil || e.Error.Code != "not_found" || !strings.Contains(e.Error.Message, "no agent bbo") {
 		t.Errorf("memd remember --json into a typo's shard: %v %q", err, out)
 	}
