@@ -148,3 +148,57 @@ func TestServe_BusyPortCreatesNothing(t *testing.T) {
 		t.Errorf("the data directory was created: %v", err)
 	}
 }
+
+// The systemd unit in contrib/ is one systemd accepts, pointed at this
+// build (checked where systemd-analyze is installed).
+func TestContrib_SystemdUnit(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed")
+	}
+	unit, err := os.ReadFile(filepath.Join("..", "..", "contrib", "memd.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"User=memd", "StateDirectory=memd", "ProtectSystem=strict", "NoNewPrivileges=yes", "ExecStart=/usr/local/bin/memd serve"} {
+		if !bytes.Contains(unit, []byte(want)) {
+			t.Errorf("the unit lacks %s", want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "memd.service")
+	os.WriteFile(path, bytes.ReplaceAll(unit, []byte("/usr/local/bin/memd"), []byte(memdBin)), 0o644)
+	if out, err := exec.Command(analyze, "verify", path).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// A backup is the data directory copied while memd is stopped, less the
+// index, which memd rebuilds: restored into a fresh directory on another
+// address, it serves the same memory to the same tokens.
+func TestBackupAndRestore(t *testing.T) {
+	s := serve(t)
+	var added struct{ Token string }
+	if err := json.Unmarshal([]byte(s.must("agent", "add", "--json", "alice")), &added); err != nil {
+		t.Fatal(err)
+	}
+	alice := []string{"MEMD_TOKEN=" + added.Token}
+	if out, err := s.memd(alice, "remember", "Deploys go out on Fridays"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	s.stop()
+
+	restored := filepath.Join(t.TempDir(), "home")
+	data := filepath.Join(restored, ".local", "share", "memd")
+	os.MkdirAll(filepath.Dir(data), 0o700)
+	if out, err := exec.Command("cp", "-a", s.data, data).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	os.Remove(filepath.Join(data, "index.db")) // derived: left out of a backup
+	r := serveAt(t, restored, "127.0.0.1:0")
+	if out, err := r.memd(alice, "recall", "Fridays"); err != nil || !strings.Contains(out, "Deploys go out on Fridays") {
+		t.Errorf("recall in the restored memd with alice's token: %v\n%s", err, out)
+	}
+	if out := git(t, filepath.Join(data, "shards", "agent", "alice"), "fsck", "--strict"); strings.Contains(out, "error") {
+		t.Errorf("git fsck: %s", out)
+	}
+}
