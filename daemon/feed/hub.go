@@ -302,6 +302,7 @@ func (h *Hub) deliver(ev memd.FeedEvent) {
 		default:
 			delete(h.subs, s)
 			s.cut(memd.ErrOverrun)
+			h.log.Warn("feed: cut off a subscriber that fell behind; it resumes with since", "shard", ev.Shard, "commit", ev.Commit)
 			if h.hooks.Dropped != nil {
 				h.hooks.Dropped()
 			}
