@@ -88,6 +88,7 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string,
 
 func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, agent string) {
 	var names []string
+	reading := []string{"recall", "memory_context", "trace", "history", "list_shards", "list_notes", "read_note"}
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
@@ -96,8 +97,39 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 			t.Errorf("tool %s has no description or input schema", tool.Name)
 		}
 		names = append(names, tool.Name)
+		// Annotations, so a client may let reads through unasked.
+		a := tool.Annotations
+		switch {
+		case a == nil:
+			t.Errorf("tool %s has no annotations", tool.Name)
+		case slices.Contains(reading, tool.Name) != a.ReadOnlyHint:
+			t.Errorf("tool %s: readOnlyHint %v", tool.Name, a.ReadOnlyHint)
+		case !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint != (tool.Name == "forget" || tool.Name == "edit_fact" || tool.Name == "edit_note" || tool.Name == "delete_note")):
+			t.Errorf("tool %s: destructiveHint %v", tool.Name, a.DestructiveHint)
+		}
+		// Closed sets are enums; no type is a union with null.
+		schema, _ := json.Marshal(tool.InputSchema)
+		if strings.Contains(string(schema), `"null"`) {
+			t.Errorf("tool %s's schema has a null union: %s", tool.Name, schema)
+		}
+		var parsed struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		json.Unmarshal(schema, &parsed)
+		for prop, want := range map[string]string{"chat_kind": "direct", "tier": "episode", "op": "note-edit"} {
+			if p, ok := parsed.Properties[prop]; ok && !slices.Contains(p.Enum, want) {
+				t.Errorf("tool %s: %s is not an enum with %q: %s", tool.Name, prop, want, schema)
+			}
+		}
+		if _, ok := parsed.Properties["shard"]; ok && tool.Name != "list_shards" {
+			if _, ok := parsed.Properties["chat_kind"]; !ok {
+				t.Errorf("tool %s reads a shard but takes no chat_kind", tool.Name)
+			}
+		}
 	}
-	want := "create_note edit_note forget history list_notes memory_context read_note recall remember trace"
+	want := "create_note delete_note edit_fact edit_note forget history list_notes list_shards memory_context read_note recall remember trace"
 	slices.Sort(names)
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("tools: %s, want %s", got, want)
@@ -179,6 +211,35 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	}
 	if text, _ := call(t, ctx, cs, "forget", map[string]any{"id": "zz"}); !strings.HasPrefix(text, "error: invalid: ") {
 		t.Errorf("bad ID: %s", text)
+	}
+
+	// The tools the API had and MCP lacked.
+	text, out = call(t, ctx, cs, "remember", map[string]any{"text": "Pat drinks tea"})
+	tid := out["fact"].(map[string]any)["id"].(string)
+	if text, _ := call(t, ctx, cs, "edit_fact", map[string]any{"id": tid, "text": "Pat drinks green tea", "source_messages": []string{"msg_80"}}); !strings.HasPrefix(text, "rewrote "+tid) {
+		t.Errorf("edit_fact: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "list_shards", map[string]any{}); !strings.Contains(text, "agent/"+agent) {
+		t.Errorf("list_shards: %s", text)
+	}
+	_, note = call(t, ctx, cs, "read_note", map[string]any{"path": "deploy.md"})
+	if text, _ := call(t, ctx, cs, "delete_note", map[string]any{"path": "deploy.md", "expected_revision": note["revision"]}); !strings.HasPrefix(text, "deleted deploy.md") {
+		t.Errorf("delete_note: %s", text)
+	}
+	// Values outside a closed set or a range are refused, not bent.
+	for _, bad := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"history", map[string]any{"op": "bogus"}},
+		{"recall", map[string]any{"query": "tea", "k": 0}},
+		{"remember", map[string]any{"text": "x", "tier": "forever"}},
+		{"recall", map[string]any{"query": "tea", "chat_kind": "whisper"}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
+		if err == nil && !res.IsError {
+			t.Errorf("%s %v was accepted", bad.tool, bad.args)
+		}
 	}
 }
 

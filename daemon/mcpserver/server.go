@@ -10,8 +10,10 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memd/memd"
@@ -36,17 +38,60 @@ func New(svc memd.Service, opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "memd", Title: "memd: git-backed memory", Version: memd.Version},
 		&mcp.ServerOptions{SchemaCache: opts.Cache, Instructions: instructions})
 	t := &tools{svc: svc, opts: opts}
-	add(s, t, "remember", rememberDesc, t.remember)
-	add(s, t, "forget", forgetDesc, t.forget)
-	add(s, t, "recall", recallDesc, t.recall)
-	add(s, t, "memory_context", contextDesc, t.memoryContext)
-	add(s, t, "trace", traceDesc, t.trace)
-	add(s, t, "history", historyDesc, t.history)
-	add(s, t, "list_notes", listNotesDesc, t.listNotes)
-	add(s, t, "read_note", readNoteDesc, t.readNote)
-	add(s, t, "create_note", createNoteDesc, t.createNote)
-	add(s, t, "edit_note", editNoteDesc, t.editNote)
+	add(s, t, "remember", rememberDesc, adds(true), t.remember)
+	add(s, t, "forget", forgetDesc, destroys(true), t.forget)
+	add(s, t, "edit_fact", editFactDesc, destroys(true), t.editFact)
+	add(s, t, "recall", recallDesc, reads(), t.recall)
+	add(s, t, "memory_context", contextDesc, reads(), t.memoryContext)
+	add(s, t, "trace", traceDesc, reads(), t.trace)
+	add(s, t, "history", historyDesc, reads(), t.history)
+	add(s, t, "list_shards", listShardsDesc, reads(), t.listShards)
+	add(s, t, "list_notes", listNotesDesc, reads(), t.listNotes)
+	add(s, t, "read_note", readNoteDesc, reads(), t.readNote)
+	add(s, t, "create_note", createNoteDesc, adds(false), t.createNote)
+	add(s, t, "edit_note", editNoteDesc, destroys(false), t.editNote)
+	add(s, t, "delete_note", deleteNoteDesc, destroys(false), t.deleteNote)
 	return s
+}
+
+// Tool annotations, so that clients can let reads through unasked and ask
+// before what undoes memory. memd's world is closed: its own shards.
+func reads() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
+}
+
+func adds(idempotent bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: idempotent, OpenWorldHint: new(false)}
+}
+
+func destroys(idempotent bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: idempotent, OpenWorldHint: new(false)}
+}
+
+// enums are the closed sets tools take, by argument name.
+var enums = map[string][]any{
+	"tier":      {"profile", "log", "note", "episode"},
+	"chat_kind": {"direct", "group", "routine", "api"},
+	"op":        {"remember", "forget", "edit", "note-edit", "revert", "import", "merge", "reject"},
+}
+
+// inputSchema is In's schema as clients take it best: a closed set is an
+// enum, and a list is an array, never the union with null Go's nil slice
+// suggests (clients that read Gemini-style declarations refuse unions).
+func inputSchema[In any]() *jsonschema.Schema {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("the schema of %T: %v", *new(In), err))
+	}
+	for name, p := range schema.Properties {
+		if i := slices.Index(p.Types, "null"); i >= 0 && len(p.Types) == 2 {
+			p.Type, p.Types = p.Types[1-i], nil
+		}
+		if e, ok := enums[name]; ok {
+			p.Enum = e
+		}
+	}
+	return schema
 }
 
 const instructions = "memd is your long-term memory, kept as dated facts and Markdown notes in git. " +
@@ -67,8 +112,8 @@ type result struct {
 }
 
 // add registers a tool whose handler returns a result or a memd error.
-func add[In any](s *mcp.Server, t *tools, name, desc string, h func(context.Context, In) (result, error)) {
-	mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+func add[In any](s *mcp.Server, t *tools, name, desc string, ann *mcp.ToolAnnotations, h func(context.Context, In) (result, error)) {
+	mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc, Annotations: ann, InputSchema: inputSchema[In]()}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		if t.opts.Bind != nil {
 			ctx = t.opts.Bind(ctx)
 		}

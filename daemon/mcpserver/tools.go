@@ -85,7 +85,7 @@ const recallDesc = "Search memory: your own, the user's (in a direct chat) and y
 // RecallInput is the input of recall.
 type RecallInput struct {
 	Query           string   `json:"query" jsonschema:"what to look for, in plain words"`
-	K               int      `json:"k,omitempty" jsonschema:"at most this many hits, 1 to 50; default 20"`
+	K               *int     `json:"k,omitempty" jsonschema:"at most this many hits, 1 to 50; default 20"`
 	User            string   `json:"user,omitempty" jsonschema:"the person you are talking to; their memory is searched in a direct chat"`
 	Projects        []string `json:"projects,omitempty" jsonschema:"only these projects; default: every project you are a member of"`
 	At              string   `json:"at,omitempty" jsonschema:"search memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer"`
@@ -100,7 +100,13 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: in.K, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent, Explain: in.Explain, IncludeProposed: in.IncludeProposed})
+	k := 0
+	if in.K != nil {
+		if k = *in.K; k < 1 || k > memd.MaxRecallK {
+			return result{}, memd.Errorf(memd.EINVALID, "k must be between 1 and %d, or left out for %d", memd.MaxRecallK, memd.DefaultRecallK)
+		}
+	}
+	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: k, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent, Explain: in.Explain, IncludeProposed: in.IncludeProposed})
 	if err != nil {
 		return result{}, err
 	}
@@ -174,11 +180,16 @@ const traceDesc = "Where a fact came from: the commit that introduced it, who wr
 
 // TraceInput is the input of trace.
 type TraceInput struct {
-	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
-	ID    string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ID       string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
 func (t *tools) trace(ctx context.Context, in TraceInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
 	s, err := t.shard(ctx, in.Shard)
 	if err != nil {
 		return result{}, err
@@ -233,14 +244,19 @@ const historyDesc = "A shard's commits, newest first, with who made them, how th
 
 // HistoryInput is the input of history.
 type HistoryInput struct {
-	Shard   string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
-	Message string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
-	Author  string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
-	Op      string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, edit, note-edit, revert, import or merge"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many commits; default 50"`
+	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Message  string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
+	Author   string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
+	Op       string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, edit, note-edit, revert, import, merge or reject"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many commits; default 50"`
+	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
 func (t *tools) history(ctx context.Context, in HistoryInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
 	s, err := t.shard(ctx, in.Shard)
 	if err != nil {
 		return result{}, err
@@ -403,4 +419,92 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+const editFactDesc = "Rewrite a fact's text where it stands, keeping its date, tier and the messages it was learned from, " +
+	"as one git commit (the old text stays in history). Use it to correct a fact; name the message that corrects it."
+
+// EditFactInput is the input of edit_fact.
+type EditFactInput struct {
+	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ID    string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	Text  string `json:"text" jsonschema:"the new text, one line, at most 500 characters"`
+	Source
+}
+
+func (t *tools) editFact(ctx context.Context, in EditFactInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	res, err := t.svc.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: in.ID, Text: in.Text, Source: in.source(ctx)})
+	if err != nil {
+		return result{}, err
+	}
+	if res.Commit == "" {
+		return result{fmt.Sprintf("%s in %s already says that (no change)", res.Fact.ID, res.Fact.Shard), res}, nil
+	}
+	return result{fmt.Sprintf("rewrote %s as %s in %s (commit %s): %s", res.Replaced.ID, res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
+}
+
+const listShardsDesc = "List the shards you may read in this chat (your own, your projects', the person's in a direct chat), " +
+	"with how many facts each holds and its last change."
+
+// ListShardsInput is the input of list_shards.
+type ListShardsInput struct {
+	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
+}
+
+func (t *tools) listShards(ctx context.Context, in ListShardsInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	shards, err := t.svc.Shards(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	var b strings.Builder
+	if len(shards) == 0 {
+		b.WriteString("no shards you may read yet\n")
+	}
+	for _, s := range shards {
+		fmt.Fprintf(&b, "- %s: %d facts", s.Shard, s.Facts)
+		if !s.LastChange.IsZero() {
+			fmt.Fprintf(&b, ", last changed %s", s.LastChange.Format("2006-01-02 15:04"))
+		}
+		b.WriteString("\n")
+	}
+	return result{b.String(), map[string]any{"shards": shards}}, nil
+}
+
+const deleteNoteDesc = "Delete a note, as one git commit (its text stays in history). Give the revision read_note returned, " +
+	"so that a note someone changed since is not deleted unread."
+
+// DeleteNoteInput is the input of delete_note.
+type DeleteNoteInput struct {
+	Shard            string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	Path             string `json:"path" jsonschema:"the note's path under notes/, e.g. deploy.md"`
+	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"the revision read_note returned; the delete fails if the note changed since"`
+	Source
+}
+
+func (t *tools) deleteNote(ctx context.Context, in DeleteNoteInput) (result, error) {
+	ctx, err := t.declare(ctx, in.ChatKind)
+	if err != nil {
+		return result{}, err
+	}
+	s, err := t.shard(ctx, in.Shard)
+	if err != nil {
+		return result{}, err
+	}
+	res, err := t.svc.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Source: in.source(ctx)})
+	if err != nil {
+		return result{}, err
+	}
+	return result{fmt.Sprintf("deleted %s from %s (commit %s)", in.Path, s, short(res.Commit)), res}, nil
 }
