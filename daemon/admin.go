@@ -134,10 +134,9 @@ func (s *Service) Git(ctx context.Context, shard memd.ShardID, push bool) (memd.
 		who = "admin"
 	}
 	return memd.GitRepo{Shard: shard, Caller: who, Open: func(create bool) (any, error) {
-		sh, err := s.Store.Shard(shard)
-		if create && memd.ErrorCode(err) == memd.ENOTFOUND {
-			return s.Store.CreateShard(shard)
+		if create {
+			return s.shardToWrite(shard, false) // a push to a typo's shard makes none
 		}
-		return sh, err
+		return s.Store.Shard(shard)
 	}}, nil
 }

@@ -271,7 +271,8 @@ func mcpBadInput(t *testing.T, e *env, token string) int {
 		{"remember", map[string]any{"text": "x", "shard": "agent/../bob"}, "invalid: "},
 		{"remember", map[string]any{"text": "x", "shard": "agent/bob"}, "forbidden (rule agent-own-shard): "},
 		{"remember", map[string]any{"text": "x", "shard": "user/pat", "chat_kind": "group"}, "forbidden (rule user-memory-direct-chat): "},
-		{"remember", map[string]any{"text": "x", "chat_kind": "secret"}, "invalid: "},
+		// The schema's enum refuses it first, naming the values it takes.
+		{"remember", map[string]any{"text": "x", "chat_kind": "secret"}, `validating "arguments"`},
 		{"remember", map[string]any{"text": "x", "source_messages": []string{"m\nReverts: x"}}, "invalid: "},
 		{"remember", map[string]any{"text": 5}, ""},
 		{"forget", map[string]any{"id": "../x"}, "invalid: "},

@@ -422,6 +422,7 @@ func TestLearn_CapsModelCallsAtOnce(t *testing.T) {
 	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.ModelCalls = 2 })
 	ctx := context.Background()
 	for _, agent := range []string{"a1", "a2", "a3", "a4", "a5"} {
+		e.agent(t, agent)
 		if _, err := e.admin.Learn(ctx, exchange(agent, "c-"+agent, memd.ChatDirect, "pat", "Please remember the budget is 500k", "Noted.")); err != nil {
 			t.Fatal(err)
 		}

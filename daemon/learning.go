@@ -26,6 +26,11 @@ func (s *Service) Learn(ctx context.Context, ex memd.Exchange) (memd.ExchangeSta
 	if s.Learner == nil {
 		return memd.ExchangeStatus{}, memd.Errorf(memd.EUNAVAILABLE, "learning is off: start memd serve with --model-url (see memd serve -h)")
 	}
+	// What is learned goes to the agent's shard: a typo in its name must
+	// not make one.
+	if _, ok := s.Registry.Agent(ex.Agent); !ok && ex.Agent != "" {
+		return memd.ExchangeStatus{}, memd.Errorf(memd.ENOTFOUND, "no agent %s (memd agent add %s)", ex.Agent, ex.Agent)
+	}
 	return s.Learner.Accept(ex)
 }
 

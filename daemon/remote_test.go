@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon"
+	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/remote"
 )
 
@@ -308,5 +310,28 @@ func TestRemote_NewDaemonGetsEveryShard(t *testing.T) {
 		if err != nil || len(facts.Facts) != 1 || facts.Facts[0].Text != "Written on a in "+s {
 			t.Fatalf("%s on b: %+v, %v", s, facts, err)
 		}
+	}
+}
+
+// A push to the shard of an agent that does not exist (a typo in the URL)
+// is refused and makes no shard.
+func TestGitPush_ToATyposShardMakesNone(t *testing.T) {
+	e := start(t)
+	token, err := auth.ReadAdminToken(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(repo, "profile.md"), []byte("# Profile\n\n- (2026-12-01) Likes tea\n"), 0o644)
+	gitIn(t, repo, "add", "profile.md")
+	gitIn(t, repo, "commit", "-qm", "first")
+	url := strings.Replace(e.d.URL(), "http://", "http://admin:"+token+"@", 1) + "/git/agent/alcie.git"
+	cmd := exec.Command("git", "-C", repo, "push", url, "main")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "404") {
+		t.Errorf("git push to agent/alcie: %v\n%q", err, out)
+	}
+	if _, err := os.Stat(e.d.Store.ShardDir(memd.AgentShard("alcie"))); !os.IsNotExist(err) {
+		t.Errorf("the shard agent/alcie was made: %v", err)
 	}
 }

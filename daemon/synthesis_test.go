@@ -239,6 +239,7 @@ func TestSynthesis_RefusedWhenSavedOnPurposeMeanwhile(t *testing.T) {
 func TestSynthesis_RunsAfterEveryNExchanges(t *testing.T) {
 	m := newModelServer(t, nil)
 	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{Every: 2} })
+	e.agent(t, "alice")
 	m.Script(synthesisModel(func(user string) string {
 		_, ex, _ := strings.Cut(user, "\nEXCHANGE")
 		if strings.Contains(ex, "tea") {

@@ -10,8 +10,10 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,10 +77,19 @@ var enums = map[string][]any{
 	"op":        {"remember", "forget", "edit", "note-edit", "revert", "import", "merge", "reject"},
 }
 
+// schemas holds each input type's schema, made once: /mcp makes a server
+// per request, and the SDK caches what it resolves by the schema itself.
+var schemas sync.Map // reflect.Type -> *jsonschema.Schema
+
 // inputSchema is In's schema as clients take it best: a closed set is an
-// enum, and a list is an array, never the union with null Go's nil slice
-// suggests (clients that read Gemini-style declarations refuse unions).
+// enum (where "" still means "not given", as models send it), and a list
+// is an array, never the union with null Go's nil slice suggests (clients
+// that read Gemini-style declarations refuse unions).
 func inputSchema[In any]() *jsonschema.Schema {
+	key := reflect.TypeFor[In]()
+	if s, ok := schemas.Load(key); ok {
+		return s.(*jsonschema.Schema)
+	}
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("the schema of %T: %v", *new(In), err))
@@ -88,10 +99,11 @@ func inputSchema[In any]() *jsonschema.Schema {
 			p.Type, p.Types = p.Types[1-i], nil
 		}
 		if e, ok := enums[name]; ok {
-			p.Enum = e
+			p.Enum = append([]any{""}, e...)
 		}
 	}
-	return schema
+	s, _ := schemas.LoadOrStore(key, schema)
+	return s.(*jsonschema.Schema)
 }
 
 const instructions = "memd is your long-term memory, kept as dated facts and Markdown notes in git. " +
