@@ -75,12 +75,14 @@ func (t timedModel) Complete(ctx context.Context, system, user string) (string, 
 }
 
 // ready says whether memd answers from all it holds: the index has read
-// every shard since the start. (The learner, when on, runs from the
-// start.)
+// every shard since the start, and the learner, when on, is running.
 func (s *Service) ready() (bool, []string) {
-	var waiting []string
+	waiting := []string{}
 	if n := s.Index.Backlog(); n > 0 {
 		waiting = append(waiting, fmt.Sprintf("the index is reading %d shard(s)", n))
+	}
+	if s.Learner != nil && !s.Learner.Running() {
+		waiting = append(waiting, "the learner has not started")
 	}
 	return len(waiting) == 0, waiting
 }

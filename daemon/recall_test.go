@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -379,6 +380,18 @@ func TestRecall_SaysWhatItLeftOut(t *testing.T) {
 	mc, err := alice.Context(ctx, memd.ContextQuery{User: "pat"})
 	if err != nil || len(mc.Skipped) != 1 {
 		t.Errorf("context skipped: %+v, %v", mc.Skipped, err)
+	}
+	// The Markdown section, for a prompt, says it in a header.
+	token, _ := auth.ReadAdminToken(e.dir)
+	req, _ := http.NewRequest("GET", e.d.URL()+"/v1/context?agent=alice&user=pat", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if h := resp.Header.Get("Memd-Skipped"); h != "user/pat; rule=user-memory-direct-chat" {
+		t.Errorf("Memd-Skipped: %q", h)
 	}
 	alice.ChatKind = memd.ChatDirect
 	if res, err := alice.Recall(ctx, memd.RecallQuery{Q: "lisbon", User: "pat"}); err != nil || len(res.Skipped) != 0 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/buntdb"
@@ -70,8 +71,13 @@ type Learner struct {
 	cfg Config
 	db  *buntdb.DB
 
+	started atomic.Bool // Run is running
+
 	mu      sync.Mutex
 	busy    map[string]bool // agents being learned from
+	// quiet is when a busy model asked to be left alone until (its
+	// Retry-After): no job of any agent calls it before.
+	quiet time.Time
 	wake    chan struct{}
 	running sync.WaitGroup
 }
@@ -185,6 +191,9 @@ func (l *Learner) Close() error {
 	l.running.Wait()
 	return l.db.Close()
 }
+
+// Running reports whether Run is learning.
+func (l *Learner) Running() bool { return l.started.Load() }
 
 // ModelName names the model the learner calls.
 func (l *Learner) ModelName() string { return l.cfg.Model.Name() }
@@ -300,6 +309,8 @@ func (l *Learner) poke() {
 // agent's jobs in the order they were accepted, failed calls retried with
 // backoff.
 func (l *Learner) Run(ctx context.Context) {
+	l.started.Store(true)
+	defer l.started.Store(false)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -332,6 +343,9 @@ func (l *Learner) dispatch(ctx context.Context) time.Time {
 	var next time.Time
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.quiet.After(now) {
+		return l.quiet
+	}
 	running := len(l.busy)
 	for _, j := range heads {
 		if l.busy[j.Agent] {
@@ -632,8 +646,13 @@ func (l *Learner) failed(j *job, err error) {
 		wait := l.cfg.RetryBase << (j.Attempts - 1)
 		// A model that says when to come back is not asked before then.
 		var busy *Busy
-		if errors.As(err, &busy) && busy.After > wait {
-			wait = busy.After
+		if errors.As(err, &busy) && busy.After > 0 {
+			wait = max(wait, busy.After)
+			l.mu.Lock()
+			if until := l.cfg.Now().Add(busy.After); until.After(l.quiet) {
+				l.quiet = until
+			}
+			l.mu.Unlock()
 		}
 		j.NextTry = l.cfg.Now().Add(wait)
 		l.cfg.Logger.Info("learner: will retry", "job", j.id(), "attempt", j.Attempts, "err", err)

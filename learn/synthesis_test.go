@@ -213,6 +213,10 @@ func TestFailed_HonoursRetryAfter(t *testing.T) {
 	if want := now.Add(20 * time.Second); !j.NextTry.Equal(want) {
 		t.Errorf("next try at %s, want %s", j.NextTry, want)
 	}
+	// Every agent's work waits for the model, not only this job's.
+	if next := l.dispatch(t.Context()); !next.Equal(now.Add(20 * time.Second)) {
+		t.Errorf("the learner would next call the model at %s", next)
+	}
 	l.failed(j, errors.New("500"))
 	if want := now.Add(2 * time.Second); !j.NextTry.Equal(want) {
 		t.Errorf("next try after a plain failure at %s, want %s", j.NextTry, want)

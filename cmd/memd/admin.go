@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/memd/memd"
 )
 
 func runAgent(ctx context.Context, e *env, args []string) error {
@@ -144,9 +146,10 @@ func runAgentRemove(ctx context.Context, e *env, args []string) error {
 	if err := c.RemoveAgent(ctx, pos[0]); err != nil {
 		return err
 	}
-	if !cf.json {
-		fmt.Fprintf(e.stdout, "removed agent %s; its shard agent/%s stays\n", pos[0], pos[0])
+	if cf.json {
+		return printJSON(e, map[string]any{"removed": pos[0], "shard": memd.AgentShard(pos[0])})
 	}
+	fmt.Fprintf(e.stdout, "removed agent %s; its shard agent/%s stays\n", pos[0], pos[0])
 	return nil
 }
 

@@ -49,7 +49,7 @@ func (c *clientFlags) client() (*client.Client, error) {
 	if token == "" {
 		t, err := auth.ReadAdminToken(c.data)
 		if err != nil {
-			return nil, fmt.Errorf("no token: pass --token or set MEMD_TOKEN, or run where the admin token is readable (%s)", filepath.Join(c.data, auth.AdminTokenFile))
+			return nil, memd.Errorf(memd.EUNAUTHORIZED, "no token: pass --token or set MEMD_TOKEN, or run where the admin token is readable (%s)", filepath.Join(c.data, auth.AdminTokenFile))
 		}
 		token = t
 	}

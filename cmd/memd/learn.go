@@ -76,12 +76,19 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 				ids = append(ids, st.ID)
 			}
 		}
+		queued := []memd.ExchangeStatus{}
 		for _, id := range ids {
 			st, err := c.RetryExchange(ctx, id)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s queued again\n", st.ID)
+			queued = append(queued, st)
+			if !cf.json {
+				fmt.Fprintf(e.stdout, "%s queued again\n", st.ID)
+			}
+		}
+		if cf.json {
+			return printJSON(e, map[string]any{"exchanges": queued})
 		}
 		return nil
 	}

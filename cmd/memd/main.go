@@ -11,8 +11,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -102,7 +102,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		msg = me.Message
 	}
 	// With --json the error is JSON too, on stdout, as the API writes it.
-	if slices.Contains(args, "--json") || slices.Contains(args, "-json") {
+	if wantsJSON(args) {
 		obj := map[string]string{"code": memd.ErrorCode(err), "message": msg}
 		if me != nil && me.Rule != "" {
 			obj["rule"] = me.Rule
@@ -116,6 +116,20 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "memd: %s\n", msg)
 	return 1
+}
+
+// wantsJSON reports whether a command line asked for JSON: --json or
+// -json (=true), before any "--".
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer) {
@@ -142,14 +156,14 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 	if err := want(fs, pos, 0, "no arguments"); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, "memd", memd.Version)
+	fmt.Fprintln(e.stdout, "memd", memd.Version, runtime.Version())
 	return nil
 }
 
 // buildVersion says what this binary is, from what the Go toolchain
 // recorded in it: the module version (go install …@v1.2.0), else the
 // commit it was built from, with its time and whether the tree had
-// changes; and the Go version. A version set with -ldflags wins.
+// changes. A version set with -ldflags wins.
 func buildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -182,5 +196,5 @@ func buildVersion() string {
 		}
 		v += ")"
 	}
-	return v + " " + bi.GoVersion
+	return v
 }

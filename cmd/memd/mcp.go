@@ -14,8 +14,8 @@ import (
 func runMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp", "[flags]",
 		"Serve memd's tools to an MCP client over standard input and output, as a client of the running daemon:\n"+
-			"the client starts `memd mcp` with the agent's token in MEMD_TOKEN. Tools: remember, forget, recall,\n"+
-			"memory_context, trace, history, list_notes, read_note, create_note, edit_note.")
+			"the client starts `memd mcp` with the agent's token in MEMD_TOKEN. Tools: remember, forget, edit_fact,\n"+
+			"recall, memory_context, trace, history, list_shards, list_notes, read_note, create_note, edit_note, delete_note.")
 	var cf clientFlags
 	cf.register(fs, e)
 	kind := fs.String("chat-kind", "", "chat kind every call declares: direct, group, routine or api (default: each call says, else group)")

@@ -219,8 +219,15 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	if text, _ := call(t, ctx, cs, "edit_fact", map[string]any{"id": tid, "text": "Pat drinks green tea", "source_messages": []string{"msg_80"}}); !strings.HasPrefix(text, "rewrote "+tid) {
 		t.Errorf("edit_fact: %s", text)
 	}
-	if text, _ := call(t, ctx, cs, "list_shards", map[string]any{}); !strings.Contains(text, "agent/"+agent) {
-		t.Errorf("list_shards: %s", text)
+	if text, _ := call(t, ctx, cs, "list_shards", map[string]any{"chat_kind": "direct"}); !strings.Contains(text, "agent/"+agent) || strings.Contains(text, "user/pat") {
+		t.Errorf("list_shards names a person not asked about: %s", text)
+	}
+	if text, _ := call(t, ctx, cs, "list_shards", map[string]any{"chat_kind": "direct", "user": "pat"}); !strings.Contains(text, "user/pat") {
+		t.Errorf("list_shards of the person named: %s", text)
+	}
+	// An empty string, as models send for "not given", is not given.
+	if text, _ := call(t, ctx, cs, "recall", map[string]any{"query": "tea", "chat_kind": "", "user": ""}); strings.HasPrefix(text, "error") {
+		t.Errorf("recall with empty optional strings: %s", text)
 	}
 	_, note = call(t, ctx, cs, "read_note", map[string]any{"path": "deploy.md"})
 	if text, _ := call(t, ctx, cs, "delete_note", map[string]any{"path": "deploy.md", "expected_revision": note["revision"]}); !strings.HasPrefix(text, "deleted deploy.md") {

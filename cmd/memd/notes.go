@@ -129,6 +129,7 @@ func runNotesCreate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "notes create", "[flags] PATH [FILE]", "Create a note from FILE (or standard input).")
 	var nf noteFlags
 	nf.register(fs, e, true)
+	create := fs.Bool("create", false, "create the agent shard named though no agent of that name is registered")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -148,7 +149,7 @@ func runNotesCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: pos[0], Text: string(text), Source: nf.source()})
+	res, err := c.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: pos[0], Text: string(text), Source: nf.source(), Create: *create})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
@@ -76,8 +77,17 @@ func TestOperations_HealthLogsMetrics(t *testing.T) {
 	if code, body := get("/healthz", ""); code != 200 || !strings.Contains(body, `"ok"`) {
 		t.Errorf("/healthz: %d %s", code, body)
 	}
-	if code, body := get("/readyz", ""); code != 200 || !strings.Contains(body, `"ready"`) {
-		t.Errorf("/readyz: %d %s", code, body)
+	// Ready once the index has read the shards and the learner runs:
+	// asked until it says so.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		code, body := get("/readyz", "")
+		if code == 200 && strings.Contains(body, `"ready"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition
 	}
 	token, err := os.ReadFile(filepath.Join(home, ".local", "share", "memd", "admin.token"))
 	if err != nil {
@@ -116,7 +126,7 @@ func TestOperations_HealthLogsMetrics(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("a log line that is not JSON: %q", line)
 		}
-		if rec["msg"] == "request" && rec["route"] == "GET /v1/status" && rec["status"] == float64(200) && rec["caller"] == "admin" {
+		if rec["msg"] == "request" && rec["method"] == "GET" && rec["path"] == "/v1/status" && rec["status"] == float64(200) {
 			access = true
 		}
 	}
@@ -128,24 +138,35 @@ func TestOperations_HealthLogsMetrics(t *testing.T) {
 	}
 }
 
-// memd serve on a port in use says so and creates nothing: no data
-// directory, no admin token.
-func TestServe_BusyPortCreatesNothing(t *testing.T) {
+// memd serve that cannot start — a port in use, a setting it refuses —
+// says why and creates nothing: no data directory, no admin token.
+func TestServe_FailedStartCreatesNothing(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	home := t.TempDir()
-	data := filepath.Join(home, "data")
-	cmd := exec.Command(memdBin, "serve", "--listen", busy.Addr().String(), "--data", data)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "listen on "+busy.Addr().String()) {
-		t.Errorf("serve on a busy port: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(data); !os.IsNotExist(err) {
-		t.Errorf("the data directory was created: %v", err)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", busy.Addr().String()}, "listen on " + busy.Addr().String()},
+		{[]string{"--listen", "127.0.0.1:0", "--model-calls", "0"}, "--model-calls"},
+		{[]string{"--listen", "127.0.0.1:0", "--synthesis"}, "--synthesis needs a model"},
+		{[]string{"--listen", "127.0.0.1:0", "--remote", "bogus{nope}"}, "nope"},
+		{[]string{"--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
+	} {
+		home := t.TempDir()
+		data := filepath.Join(home, "data")
+		cmd := exec.Command(memdBin, append([]string{"serve", "--data", data}, c.args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("serve %v: %v\n%s", c.args, err, out)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("serve %v created the data directory: %v", c.args, err)
+		}
 	}
 }
 

@@ -18,7 +18,11 @@ func runRemote(ctx context.Context, e *env, args []string) error {
 	if sync {
 		usage, help = "[flags] [SHARD]...", "Fetch from the shards' remotes, merge, and push, now: the shards named (created here if only the remote has them), or every shard with a remote."
 	}
-	fs := newFlags(e, "remote", usage, help)
+	name := "remote"
+	if sync {
+		name = "remote sync"
+	}
+	fs := newFlags(e, name, usage, help)
 	var cf clientFlags
 	cf.register(fs, e)
 	pos, err := parse(fs, args)

@@ -71,6 +71,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *fetchEvery < 0 || *pushDelay <= 0 {
 		return memd.Errorf(memd.EINVALID, "--fetch-every must be 0 or more and --push-delay more than 0")
 	}
+	if err := remote.ValidateTemplate(*remoteURL); err != nil {
+		return err
+	}
 	if e.getenv("GOGC") == "" {
 		debug.SetGCPercent(servingGC)
 	}
@@ -91,21 +94,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The port first: memd that cannot serve creates nothing.
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another memd serving there? --listen picks another address)", *listen, err)
-	}
-	defer func() {
-		if ln != nil {
-			ln.Close()
-		}
-	}()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-
-	cfg := daemon.Config{DataDir: dir, Listen: *listen, Listener: ln, Logger: logger, NoSync: *noSync, KeepMessages: keep,
+	cfg := daemon.Config{DataDir: dir, Listen: *listen, Logger: logger, NoSync: *noSync, KeepMessages: keep,
 		Remote: remote.Config{Template: *remoteURL, FetchEvery: *fetchEvery, PushDelay: *pushDelay}}
 	if *fetchEvery == 0 {
 		cfg.Remote.FetchEvery = -1
@@ -141,6 +130,22 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			cfg.Synthesis.Approver = &approver
 		}
 	}
+	// Every setting is checked now. Then the port: memd that cannot serve
+	// creates nothing.
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another memd serving there? --listen picks another address)", *listen, err)
+	}
+	defer func() {
+		if ln != nil {
+			ln.Close()
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+
+	cfg.Listener = ln
 	d, err := daemon.Open(cfg)
 	if err != nil {
 		return err
@@ -172,7 +177,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *remoteURL != "" {
 		fmt.Fprintf(e.stdout, "  remotes:     %s (pushed after commits, fetched every %s)\n", remote.Redact(*remoteURL), *fetchEvery)
 	}
-	fmt.Fprintf(e.stdout, "  web UI:      %s/login?code=%s   (one-time sign-in link, 15 minutes)\n", d.URL(), d.Sessions.LoginLink())
+	// A sign-in link is the admin's for 15 minutes: shown to a person at a
+	// terminal, never written where a service's output goes (a journal).
+	if f, ok := e.stdout.(*os.File); ok && isTerminal(f) {
+		fmt.Fprintf(e.stdout, "  web UI:      %s/login?code=%s   (one-time sign-in link, 15 minutes)\n", d.URL(), d.Sessions.LoginLink())
+	} else {
+		fmt.Fprintf(e.stdout, "  web UI:      %s/login   (sign in with the admin token)\n", d.URL())
+	}
 	fmt.Fprintf(e.stdout, "  try:         memd agent add alice   (Ctrl-C stops)\n")
 
 	errc := make(chan error, 1)
@@ -243,4 +254,10 @@ func envInt(e *env, key string, def int) int {
 		return n
 	}
 	return def
+}
+
+// isTerminal reports whether f is a terminal (a character device).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -375,6 +375,9 @@ func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 	case "", "markdown":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 		w.Header().Set("Memd-Stamp", res.Stamp)
+		for _, sk := range res.Skipped {
+			w.Header().Add("Memd-Skipped", sk.Shard.String()+"; rule="+sk.Rule)
+		}
 		w.Write([]byte(res.Markdown))
 	default:
 		return memd.Errorf(memd.EINVALID, "format must be markdown or json")

@@ -131,11 +131,8 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			}
 			writeError(w, err)
 		}
-		took := time.Since(start)
-		// The access log: who asked what and how it went, never a token.
-		s.log.Debug("request", "route", route, "path", r.URL.Path, "status", w.code(), "caller", caller.Name(), "took", took)
 		if s.Observe != nil {
-			s.Observe(route, w.code(), took)
+			s.Observe(route, w.code(), time.Since(start))
 		}
 	})
 }
@@ -182,11 +179,7 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // Flush sends what was written so far.
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (w *statusWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
 
 // Open serves h at pattern with no authentication of its own (the web
 // UI, which signs people in).
@@ -238,7 +231,9 @@ func WriteGitError(w http.ResponseWriter, err error) {
 	io.WriteString(w, memd.ErrorCode(err)+": "+msg+"\n")
 }
 
-// ServeHTTP logs each request and turns panics into internal errors.
+// ServeHTTP logs each request (the access log, at debug level: method,
+// path, status and time; never a token) and turns panics into internal
+// errors.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}

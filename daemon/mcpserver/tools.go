@@ -112,7 +112,7 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 	}
 	var b strings.Builder
 	if len(res.Hits) == 0 {
-		fmt.Fprintf(&b, "nothing found in %d shard(s)", len(res.Searched))
+		fmt.Fprintf(&b, "nothing found in %d shard(s)\n", len(res.Searched))
 	}
 	for _, h := range res.Hits {
 		if h.Note != "" {
@@ -451,11 +451,12 @@ func (t *tools) editFact(ctx context.Context, in EditFactInput) (result, error) 
 	return result{fmt.Sprintf("rewrote %s as %s in %s (commit %s): %s", res.Replaced.ID, res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
 }
 
-const listShardsDesc = "List the shards you may read in this chat (your own, your projects', the person's in a direct chat), " +
-	"with how many facts each holds and its last change."
+const listShardsDesc = "List the shards you may read in this chat (your own, your projects', and in a direct chat the " +
+	"person's you name), with how many facts each holds and its last change."
 
 // ListShardsInput is the input of list_shards.
 type ListShardsInput struct {
+	User     string `json:"user,omitempty" jsonschema:"the person you are talking to; their shard is listed in a direct chat"`
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
 }
 
@@ -464,9 +465,16 @@ func (t *tools) listShards(ctx context.Context, in ListShardsInput) (result, err
 	if err != nil {
 		return result{}, err
 	}
-	shards, err := t.svc.Shards(ctx)
+	all, err := t.svc.Shards(ctx)
 	if err != nil {
 		return result{}, err
+	}
+	// Not the list of every person memd knows: only the one named.
+	shards := make([]memd.ShardInfo, 0, len(all))
+	for _, s := range all {
+		if s.Shard.Kind != memd.KindUser || s.Shard.Name == in.User {
+			shards = append(shards, s)
+		}
 	}
 	var b strings.Builder
 	if len(shards) == 0 {

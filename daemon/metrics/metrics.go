@@ -66,7 +66,7 @@ func New(subscribers func() int, version, goVersion string) *Metrics {
 		Synthesis: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_synthesis_changes_total",
 			Help: "Changes synthesis passes proposed, by what became of them: applied, refused (they touched a fact written on purpose) or rejected (by the approving model)."}, []string{"result"}),
 		Requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memd_http_request_seconds",
-			Help: "API requests answered, by route and status, and how long they took (the feed's: how long it was followed).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route", "status"}),
+			Help: "API requests answered, by route and status, and how long they took (the feed's: until its websocket was set up).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route", "status"}),
 		ModelCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memd_model_call_seconds",
 			Help: "Calls to the learner's models (extraction, episodes, synthesis), by model and result (ok or error).", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"model", "result"}),
 		Reviews: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_proposals_reviewed_total",
