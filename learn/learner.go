@@ -73,11 +73,11 @@ type Learner struct {
 
 	started atomic.Bool // Run is running
 
-	mu      sync.Mutex
-	busy    map[string]bool // agents being learned from
+	mu   sync.Mutex
+	busy map[string]bool // agents being learned from
 	// quiet is when a busy model asked to be left alone until (its
 	// Retry-After): no job of any agent calls it before.
-	quiet time.Time
+	quiet   time.Time
 	wake    chan struct{}
 	running sync.WaitGroup
 }
