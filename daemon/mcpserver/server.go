@@ -170,6 +170,17 @@ func (t *tools) declare(ctx context.Context, kind string) (context.Context, erro
 	return memd.NewContext(ctx, c), nil
 }
 
+// begin readies a call on a shard: the chat kind declared, the shard
+// named or the caller's own.
+func (t *tools) begin(ctx context.Context, kind, shard string) (context.Context, memd.ShardID, error) {
+	ctx, err := t.declare(ctx, kind)
+	if err != nil {
+		return ctx, memd.ShardID{}, err
+	}
+	s, err := t.shard(ctx, shard)
+	return ctx, s, err
+}
+
 // shard parses a tool's shard argument, defaulting to the caller's own.
 func (t *tools) shard(ctx context.Context, s string) (memd.ShardID, error) {
 	if s != "" {

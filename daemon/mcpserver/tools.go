@@ -27,11 +27,7 @@ type RememberInput struct {
 }
 
 func (t *tools) remember(ctx context.Context, in RememberInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -63,11 +59,7 @@ type ForgetInput struct {
 }
 
 func (t *tools) forget(ctx context.Context, in ForgetInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -186,11 +178,7 @@ type TraceInput struct {
 }
 
 func (t *tools) trace(ctx context.Context, in TraceInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -253,11 +241,7 @@ type HistoryInput struct {
 }
 
 func (t *tools) history(ctx context.Context, in HistoryInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -290,11 +274,7 @@ type ListNotesInput struct {
 }
 
 func (t *tools) listNotes(ctx context.Context, in ListNotesInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -324,11 +304,7 @@ type ReadNoteInput struct {
 }
 
 func (t *tools) readNote(ctx context.Context, in ReadNoteInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -351,11 +327,7 @@ type CreateNoteInput struct {
 }
 
 func (t *tools) createNote(ctx context.Context, in CreateNoteInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -392,11 +364,7 @@ type NoteEdit struct {
 }
 
 func (t *tools) editNote(ctx context.Context, in EditNoteInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -433,11 +401,7 @@ type EditFactInput struct {
 }
 
 func (t *tools) editFact(ctx context.Context, in EditFactInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
@@ -502,11 +466,7 @@ type DeleteNoteInput struct {
 }
 
 func (t *tools) deleteNote(ctx context.Context, in DeleteNoteInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := t.shard(ctx, in.Shard)
+	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
 		return result{}, err
 	}
