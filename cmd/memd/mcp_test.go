@@ -168,6 +168,19 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	if text, _ := call(t, ctx, cs, "list_notes", map[string]any{}); !strings.Contains(text, "deploy.md") {
 		t.Errorf("list_notes: %s", text)
 	}
+	// A passage of a note found by recall says how to open it, and its ID
+	// given to trace says it is a note's.
+	text, found := call(t, ctx, cs, "recall", map[string]any{"query": "Build Ship deploy"})
+	if !strings.Contains(text, "note deploy.md") || !strings.Contains(text, "read_note") {
+		t.Errorf("recall of a note: %s", text)
+	}
+	for _, h := range found["hits"].([]any) {
+		if hit := h.(map[string]any); hit["note"] == "deploy.md" {
+			if text, _ := call(t, ctx, cs, "trace", map[string]any{"id": hit["id"]}); !strings.Contains(text, "passage of note deploy.md") {
+				t.Errorf("trace of a note passage's ID %v: %s", hit["id"], text)
+			}
+		}
+	}
 	_, note := call(t, ctx, cs, "read_note", map[string]any{"path": "deploy.md"})
 	rev := note["revision"].(string)
 	text, _ = call(t, ctx, cs, "edit_note", map[string]any{"path": "deploy.md", "expectedRevision": rev,

@@ -108,7 +108,7 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 	}
 	for _, h := range res.Hits {
 		if h.Note != "" {
-			fmt.Fprintf(&b, "- [%s, note %s, %s] %s\n", h.Shard, h.Note, h.Date, oneLine(h.Text))
+			fmt.Fprintf(&b, "- [%s, note %s, %s; open it with read_note] %s\n", h.Shard, h.Note, h.Date, oneLine(h.Text))
 			continue
 		}
 		fmt.Fprintf(&b, "- [%s, %s, %s, id %s] %s", h.Shard, h.Date, h.Tier, h.ID, h.Text)
