@@ -107,6 +107,7 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n, skipped := 0, 0
+	handed := []memd.ExchangeStatus{}
 	for line := 1; sc.Scan(); line++ {
 		if len(sc.Bytes()) == 0 {
 			continue
@@ -125,16 +126,15 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 		if st.State == memd.ExchangeSkipped {
 			skipped++
 		}
-		if cf.json {
-			printJSONTo(e.stdout, st)
-		}
+		handed = append(handed, st)
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if !cf.json {
-		fmt.Fprintf(e.stdout, "handed %d exchanges to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, skipped)
+	if cf.json {
+		return printJSON(e, map[string]any{"handed": n, "skipped": skipped, "exchanges": handed})
 	}
+	fmt.Fprintf(e.stdout, "handed %d exchanges to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, skipped)
 	return nil
 }
 

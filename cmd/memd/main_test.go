@@ -264,6 +264,9 @@ func TestCLI_Errors(t *testing.T) {
 	if out := s.must("remember", "--create", "--shard", "agent/carol", "Carol's shard, made on purpose"); !strings.Contains(out, "agent/carol") {
 		t.Errorf("memd remember --create: %s", out)
 	}
+	if out := s.must("remote", "--json"); strings.TrimSpace(out) != `{"remotes":[]}` && !strings.Contains(out, `"remotes": []`) {
+		t.Errorf("memd remote --json with no remotes: %q", out)
+	}
 	var notes struct{ Notes []memd.NoteInfo }
 	if out := s.must("notes", "list", "--json", "--shard", "agent/bob"); json.Unmarshal([]byte(out), &notes) != nil {
 		t.Errorf("memd notes list --json is not an object: %q", out)

@@ -55,6 +55,9 @@ func runRemote(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if list == nil {
+		list = []memd.RemoteStatus{}
+	}
 	if cf.json {
 		return printJSON(e, map[string]any{"remotes": list}) // as the API answers
 	}

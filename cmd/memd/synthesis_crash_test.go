@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -240,6 +241,16 @@ func TestCLI_Review(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJobs(t, c, func(list []memd.ExchangeStatus) bool { return countState(list, memd.ExchangeDone) == 1 })
+	// memd learn --json answers one object for the whole file.
+	file := filepath.Join(t.TempDir(), "ex.jsonl")
+	os.WriteFile(file, []byte(`{"agent":"bob","chat":"c2","chat_kind":"direct","messages":[{"id":"c2-m0","role":"user","text":"thanks!"}]}`+"\n"), 0o644)
+	var handed struct {
+		Handed, Skipped int
+		Exchanges       []memd.ExchangeStatus
+	}
+	if out := s.must("learn", "--json", file); json.Unmarshal([]byte(out), &handed) != nil || handed.Handed != 1 || handed.Skipped != 1 || len(handed.Exchanges) != 1 {
+		t.Errorf("memd learn --json: %q", out)
+	}
 	list, err := c.Proposals(context.Background(), memd.AgentShard("bob"))
 	if err != nil || len(list) != 2 {
 		t.Fatalf("proposals: %+v, %v", list, err)
