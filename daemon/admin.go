@@ -66,6 +66,19 @@ func (s *Service) RemoveAgent(ctx context.Context, name string) error {
 	return nil
 }
 
+// ready says whether memd answers from all it holds: the index has read
+// every shard since the start, and the learner, when on, is running.
+func (s *Service) ready() (bool, []string) {
+	waiting := []string{}
+	if n := s.Index.Backlog(); n > 0 {
+		waiting = append(waiting, fmt.Sprintf("the index is reading %d shard(s)", n))
+	}
+	if s.Learner != nil && !s.Learner.Running() {
+		waiting = append(waiting, "the learner has not started")
+	}
+	return len(waiting) == 0, waiting
+}
+
 // Status describes the running service.
 func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 	// What the index holds so far, without waiting for it to read the

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -72,19 +71,6 @@ func (t timedModel) Complete(ctx context.Context, system, user string) (string, 
 	}
 	t.m.ModelCalls.WithLabelValues(t.Name(), result).Observe(time.Since(start).Seconds())
 	return out, err
-}
-
-// ready says whether memd answers from all it holds: the index has read
-// every shard since the start, and the learner, when on, is running.
-func (s *Service) ready() (bool, []string) {
-	waiting := []string{}
-	if n := s.Index.Backlog(); n > 0 {
-		waiting = append(waiting, fmt.Sprintf("the index is reading %d shard(s)", n))
-	}
-	if s.Learner != nil && !s.Learner.Running() {
-		waiting = append(waiting, "the learner has not started")
-	}
-	return len(waiting) == 0, waiting
 }
 
 // learnerMemory is what the learner reads and writes, over the index and
@@ -157,7 +143,7 @@ func (m learnerMemory) Known(ctx context.Context, ex memd.Exchange) ([]memd.Fact
 
 // Add commits one learned fact; the same text already there changes nothing.
 func (m learnerMemory) Add(ctx context.Context, agent string, shard memd.ShardID, f memd.Fact, p memd.Provenance) (string, error) {
-	sh, err := m.s.Store.CreateShard(shard)
+	sh, err := m.s.shardToWrite(shard, false)
 	if err != nil {
 		return "", err
 	}

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
@@ -254,27 +253,19 @@ func synthesisEdits(holds func(string) (memd.Fact, bool, error), c learn.Change,
 	if err != nil {
 		return nil, "", err
 	}
-	for i, f := range present {
+	// The replacing edit first, so that Replaces names it; the text takes
+	// the first fact's line unless the shard holds it already.
+	var removes []gitstore.Edit
+	for _, f := range present {
 		switch {
 		case f.ID == newID:
-		case i == 0 && !held:
+		case len(edits) == 0 && !held:
 			edits = append(edits, gitstore.Edit{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{Text: c.Text}})
 		default:
-			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
+			removes = append(removes, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
 		}
 	}
-	// The replacing edit first, so that Replaces names it.
-	slices.SortStableFunc(edits, func(a, b gitstore.Edit) int {
-		return boolRank(b.Op == gitstore.ReplaceFact) - boolRank(a.Op == gitstore.ReplaceFact)
-	})
-	return edits, c.Text, nil
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return append(edits, removes...), c.Text, nil
 }
 
 var _ learn.SynthesisMemory = learnerMemory{}

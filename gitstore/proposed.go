@@ -239,19 +239,8 @@ func (sh *Shard) RecordRejected(proposal Commit, author Signature, message strin
 	tree := b.Add(plumbing.TreeObject, nil)
 	when := sh.store.opts.Now()
 	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, when, Committer, when, message))
-	sp, err := sh.db.StagePack(b)
-	if err != nil {
+	if err := sh.writeObjects(b); err != nil {
 		return plumbing.ZeroHash, err
-	}
-	if err := sp.Publish(); err != nil {
-		sp.Abort()
-		return plumbing.ZeroHash, err
-	}
-	defer sp.Close()
-	if !sh.store.opts.NoSync {
-		if err := durable(sp.Files()); err != nil {
-			return plumbing.ZeroHash, err
-		}
 	}
 	return commit, sh.moveRef(rejectedRef, prev, commit)
 }
@@ -317,19 +306,8 @@ func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plum
 	if g.b.Len() == 0 {
 		return results, base, nil
 	}
-	sp, err := sh.db.StagePack(g.b)
-	if err != nil {
-		return nil, base, fmt.Errorf("write pack: %w", err)
-	}
-	if err := sp.Publish(); err != nil {
-		sp.Abort()
+	if err := sh.writeObjects(g.b); err != nil {
 		return nil, base, err
-	}
-	defer sp.Close()
-	if !sh.store.opts.NoSync {
-		if err := durable(sp.Files()); err != nil {
-			return nil, base, err
-		}
 	}
 	if own {
 		sh.proposed = g.commitState() // st is memd's own copy: its index may change
@@ -337,6 +315,25 @@ func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plum
 		sh.proposed = nil
 	}
 	return results, g.head, nil
+}
+
+// writeObjects puts a builder's objects on disk, durably unless the store
+// has NoSync, for a branch other than main to point at (main's writer has
+// its own order of steps, see publish).
+func (sh *Shard) writeObjects(b *odb.Builder) error {
+	sp, err := sh.db.StagePack(b)
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if err := sp.Publish(); err != nil {
+		sp.Abort()
+		return err
+	}
+	defer sp.Close()
+	if sh.store.opts.NoSync {
+		return nil
+	}
+	return durable(sp.Files())
 }
 
 // moveRef moves a branch other than main from old to next, with git's lock

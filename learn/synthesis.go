@@ -310,16 +310,6 @@ func (l *Learner) evidenceOf(agent string) ([]evidence, error) {
 	return out, err
 }
 
-// EvidenceQueued returns how many learned exchanges wait for the agent's
-// next synthesis pass.
-func (l *Learner) EvidenceQueued(agent string) (int, error) {
-	n := 0
-	err := l.db.View(func(tx *buntdb.Tx) error {
-		return tx.AscendKeys(evidencePrefix+agent+":*", func(_, _ string) bool { n++; return true })
-	})
-	return n, err
-}
-
 // askSynthesis runs a pass's two calls: the proposing model's, whose
 // changes memd's rules then sift, and the approver's, on what is left.
 func (l *Learner) askSynthesis(ctx context.Context, j *job) (*plan, error) {
