@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memd/memd"
@@ -83,7 +85,41 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string,
 	var out map[string]any
 	b, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(b, &out)
+	if err := outputValid(ctx, cs, name, out); err != nil {
+		t.Errorf("%s: %v", name, err)
+	}
 	return text, out
+}
+
+// outputValid checks a tool's structured content against the output
+// schema the tool declares, as a client that reads it would.
+func outputValid(ctx context.Context, cs *mcp.ClientSession, name string, out map[string]any) error {
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != name {
+			continue
+		}
+		if tool.OutputSchema == nil {
+			return fmt.Errorf("structured content without an output schema")
+		}
+		var schema jsonschema.Schema
+		b, _ := json.Marshal(tool.OutputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			return err
+		}
+		if schema.Type != "object" {
+			return fmt.Errorf("output schema of type %q, want object", schema.Type)
+		}
+		resolved, err := schema.Resolve(nil)
+		if err != nil {
+			return err
+		}
+		return resolved.Validate(out)
+	}
+	return fmt.Errorf("no tool %s", name)
 }
 
 func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, agent string) {

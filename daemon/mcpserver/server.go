@@ -77,33 +77,53 @@ var enums = map[string][]any{
 	"op":        {"remember", "forget", "edit", "note-edit", "revert", "import", "merge", "reject"},
 }
 
-// schemas holds each input type's schema, made once: /mcp makes a server
-// per request, and the SDK caches what it resolves by the schema itself.
+// schemas holds each tool's input and output schema by type, made once:
+// /mcp makes a server per request, and the SDK caches what it resolves by
+// the schema itself.
 var schemas sync.Map // reflect.Type -> *jsonschema.Schema
+
+// asText are the types memd writes as JSON strings (their MarshalText).
+var asText = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[memd.Date]():    {Type: "string", Description: "a day, YYYY-MM-DD"},
+	reflect.TypeFor[memd.ShardID](): {Type: "string", Description: "a shard: agent/<name>, user/<id> or project/<slug>"},
+}
+
+// schemaFor returns T's schema, made once and adjusted by adjust.
+func schemaFor[T any](adjust func(*jsonschema.Schema)) *jsonschema.Schema {
+	key := reflect.TypeFor[T]()
+	if s, ok := schemas.Load(key); ok {
+		return s.(*jsonschema.Schema)
+	}
+	schema, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: asText})
+	if err != nil {
+		panic(fmt.Sprintf("the schema of %v: %v", key, err))
+	}
+	adjust(schema)
+	s, _ := schemas.LoadOrStore(key, schema)
+	return s.(*jsonschema.Schema)
+}
 
 // inputSchema is In's schema as clients take it best: a closed set is an
 // enum (where "" still means "not given", as models send it), and a list
 // is an array, never the union with null Go's nil slice suggests (clients
 // that read Gemini-style declarations refuse unions).
 func inputSchema[In any]() *jsonschema.Schema {
-	key := reflect.TypeFor[In]()
-	if s, ok := schemas.Load(key); ok {
-		return s.(*jsonschema.Schema)
-	}
-	schema, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("the schema of %T: %v", *new(In), err))
-	}
-	for name, p := range schema.Properties {
-		if i := slices.Index(p.Types, "null"); i >= 0 && len(p.Types) == 2 {
-			p.Type, p.Types = p.Types[1-i], nil
+	return schemaFor[In](func(schema *jsonschema.Schema) {
+		for name, p := range schema.Properties {
+			if i := slices.Index(p.Types, "null"); i >= 0 && len(p.Types) == 2 {
+				p.Type, p.Types = p.Types[1-i], nil
+			}
+			if e, ok := enums[name]; ok {
+				p.Enum = append([]any{""}, e...)
+			}
 		}
-		if e, ok := enums[name]; ok {
-			p.Enum = append([]any{""}, e...)
-		}
-	}
-	s, _ := schemas.LoadOrStore(key, schema)
-	return s.(*jsonschema.Schema)
+	})
+}
+
+// outputSchema is the schema of a tool's structured content, Out as memd
+// writes it to JSON. The SDK checks every answer against it.
+func outputSchema[Out any]() *jsonschema.Schema {
+	return schemaFor[Out](func(*jsonschema.Schema) {})
 }
 
 const instructions = "memd is your long-term memory, kept as dated facts and Markdown notes in git. " +
@@ -116,24 +136,19 @@ type tools struct {
 	opts Options
 }
 
-// result is what a tool returns: text for the model and the structured
-// value for programs.
-type result struct {
-	text  string
-	value any
-}
-
-// add registers a tool whose handler returns a result or a memd error.
-func add[In any](s *mcp.Server, t *tools, name, desc string, ann *mcp.ToolAnnotations, h func(context.Context, In) (result, error)) {
-	mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc, Annotations: ann, InputSchema: inputSchema[In]()}, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+// add registers a tool whose handler returns the text for the model and
+// the structured value for programs, or a memd error.
+func add[In, Out any](s *mcp.Server, t *tools, name, desc string, ann *mcp.ToolAnnotations, h func(context.Context, In) (string, Out, error)) {
+	tool := &mcp.Tool{Name: name, Description: desc, Annotations: ann, InputSchema: inputSchema[In](), OutputSchema: outputSchema[Out]()}
+	mcp.AddTool(s, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if t.opts.Bind != nil {
 			ctx = t.opts.Bind(ctx)
 		}
-		r, err := h(ctx, in)
+		text, out, err := h(ctx, in)
 		if err != nil {
-			return nil, nil, toolError(err)
+			return nil, out, toolError(err)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text}}}, r.value, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
 	})
 }
 

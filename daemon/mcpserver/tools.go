@@ -26,26 +26,26 @@ type RememberInput struct {
 	SourceExcerpt string `json:"source_excerpt,omitempty" jsonschema:"what was said in the source messages, quoted (at most 2,000 characters), so people reviewing the fact can read it"`
 }
 
-func (t *tools) remember(ctx context.Context, in RememberInput) (result, error) {
+func (t *tools) remember(ctx context.Context, in RememberInput) (_ string, out memd.RememberResult, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	req := memd.RememberRequest{Shard: s, Text: in.Text, Tier: memd.Tier(in.Tier), Source: in.source(ctx)}
 	req.Source.Excerpt = in.SourceExcerpt
 	if in.Date != "" {
 		if req.Date, err = memd.ParseDate(in.Date); err != nil {
-			return result{}, err
+			return "", out, err
 		}
 	}
 	res, err := t.svc.Remember(ctx, req)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	if res.Existing {
-		return result{fmt.Sprintf("already remembered as %s in %s (no change)", res.Fact.ID, res.Fact.Shard), res}, nil
+		return fmt.Sprintf("already remembered as %s in %s (no change)", res.Fact.ID, res.Fact.Shard), res, nil
 	}
-	return result{fmt.Sprintf("remembered %s in %s (commit %s): %s", res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
+	return fmt.Sprintf("remembered %s in %s (commit %s): %s", res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res, nil
 }
 
 const forgetDesc = "Forget a fact by its ID (as recall, memory_context or trace show it), as one git commit. " +
@@ -58,16 +58,16 @@ type ForgetInput struct {
 	Source
 }
 
-func (t *tools) forget(ctx context.Context, in ForgetInput) (result, error) {
+func (t *tools) forget(ctx context.Context, in ForgetInput) (_ string, out memd.ForgetResult, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	res, err := t.svc.Forget(ctx, memd.ForgetRequest{Shard: s, ID: in.ID, Source: in.source(ctx)})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
-	return result{fmt.Sprintf("forgot %s in %s (commit %s): %s", res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
+	return fmt.Sprintf("forgot %s in %s (commit %s): %s", res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res, nil
 }
 
 const recallDesc = "Search memory: your own, the user's (in a direct chat) and your projects'. Ask in plain words; " +
@@ -87,20 +87,20 @@ type RecallInput struct {
 	ChatKind        string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
 }
 
-func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
+func (t *tools) recall(ctx context.Context, in RecallInput) (_ string, out memd.RecallResult, err error) {
+	ctx, err = t.declare(ctx, in.ChatKind)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	k := 0
 	if in.K != nil {
 		if k = *in.K; k < 1 || k > memd.MaxRecallK {
-			return result{}, memd.Errorf(memd.EINVALID, "k must be between 1 and %d, or left out for %d", memd.MaxRecallK, memd.DefaultRecallK)
+			return "", out, memd.Errorf(memd.EINVALID, "k must be between 1 and %d, or left out for %d", memd.MaxRecallK, memd.DefaultRecallK)
 		}
 	}
 	res, err := t.svc.Recall(ctx, memd.RecallQuery{Q: in.Query, K: k, User: in.User, Projects: in.Projects, At: in.At, Agent: in.Agent, Explain: in.Explain, IncludeProposed: in.IncludeProposed})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	var b strings.Builder
 	if len(res.Hits) == 0 {
@@ -124,7 +124,7 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (result, error) {
 	if res.Stamp != "" {
 		fmt.Fprintf(&b, "read at %s\n", res.Stamp)
 	}
-	return result{b.String(), res}, nil
+	return b.String(), res, nil
 }
 
 // writeSkipped tells the model which shards it asked for were left out.
@@ -148,14 +148,14 @@ type ContextInput struct {
 	IncludeProposed bool     `json:"include_proposed,omitempty" jsonschema:"put the changes waiting for a person's review in the section too"`
 }
 
-func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
+func (t *tools) memoryContext(ctx context.Context, in ContextInput) (_ string, out memd.MemoryContext, err error) {
+	ctx, err = t.declare(ctx, in.ChatKind)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	mc, err := t.svc.Context(ctx, memd.ContextQuery{Agent: in.Agent, User: in.User, Projects: in.Projects, At: in.At, Since: in.Since, IncludeProposed: in.IncludeProposed})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	text := mc.Markdown
 	if in.Since != "" && text == "" {
@@ -164,7 +164,7 @@ func (t *tools) memoryContext(ctx context.Context, in ContextInput) (result, err
 	var skipped strings.Builder
 	writeSkipped(&skipped, mc.Skipped)
 	text += skipped.String()
-	return result{text + "\nread at " + mc.Stamp + "\n", mc}, nil
+	return text + "\nread at " + mc.Stamp + "\n", mc, nil
 }
 
 const traceDesc = "Where a fact came from: the commit that introduced it, who wrote it and when, how it was learned, " +
@@ -177,14 +177,14 @@ type TraceInput struct {
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
-func (t *tools) trace(ctx context.Context, in TraceInput) (result, error) {
+func (t *tools) trace(ctx context.Context, in TraceInput) (_ string, out memd.Trace, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	tr, err := t.svc.Trace(ctx, s, in.ID)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	var b strings.Builder
 	state := "present"
@@ -213,7 +213,7 @@ func (t *tools) trace(ctx context.Context, in TraceInput) (result, error) {
 	for _, c := range tr.History {
 		fmt.Fprintf(&b, "- %s %s %s: %s\n", short(c.Hash), c.Time.Format("2006-01-02 15:04"), c.Author.Name, c.Subject)
 	}
-	return result{b.String(), tr}, nil
+	return b.String(), tr, nil
 }
 
 func learned(p memd.Provenance) string {
@@ -240,14 +240,19 @@ type HistoryInput struct {
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
-func (t *tools) history(ctx context.Context, in HistoryInput) (result, error) {
+// HistoryOutput is the structured answer of history.
+type HistoryOutput struct {
+	Commits []memd.Commit `json:"commits"`
+}
+
+func (t *tools) history(ctx context.Context, in HistoryInput) (_ string, out HistoryOutput, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	commits, err := t.svc.Log(ctx, memd.LogQuery{Shard: s, Message: in.Message, Agent: in.Author, Op: in.Op, Limit: in.Limit})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	var b strings.Builder
 	if len(commits) == 0 {
@@ -262,7 +267,7 @@ func (t *tools) history(ctx context.Context, in HistoryInput) (result, error) {
 			fmt.Fprintf(&b, "  ~ %s\n", n)
 		}
 	}
-	return result{b.String(), map[string]any{"commits": commits}}, nil
+	return b.String(), HistoryOutput{commits}, nil
 }
 
 const listNotesDesc = "List a shard's notes (Markdown documents under notes/) with their revisions and titles."
@@ -273,14 +278,19 @@ type ListNotesInput struct {
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
-func (t *tools) listNotes(ctx context.Context, in ListNotesInput) (result, error) {
+// ListNotesOutput is the structured answer of list_notes.
+type ListNotesOutput struct {
+	Notes []memd.NoteInfo `json:"notes"`
+}
+
+func (t *tools) listNotes(ctx context.Context, in ListNotesInput) (_ string, out ListNotesOutput, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	notes, err := t.svc.ListNotes(ctx, s)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	var b strings.Builder
 	if len(notes) == 0 {
@@ -289,7 +299,7 @@ func (t *tools) listNotes(ctx context.Context, in ListNotesInput) (result, error
 	for _, n := range notes {
 		fmt.Fprintf(&b, "- %s (%d bytes, revision %s) %s\n", n.Path, n.Size, n.Revision, n.Title)
 	}
-	return result{b.String(), map[string]any{"notes": notes}}, nil
+	return b.String(), ListNotesOutput{notes}, nil
 }
 
 const readNoteDesc = "Read a note's text and its revision. Quote the text exactly in edit_note anchors, and pass the " +
@@ -303,16 +313,16 @@ type ReadNoteInput struct {
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
-func (t *tools) readNote(ctx context.Context, in ReadNoteInput) (result, error) {
+func (t *tools) readNote(ctx context.Context, in ReadNoteInput) (_ string, out memd.Note, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	n, err := t.svc.ReadNote(ctx, s, in.Path, in.At)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
-	return result{fmt.Sprintf("revision: %s\n\n%s", n.Revision, n.Text), n}, nil
+	return fmt.Sprintf("revision: %s\n\n%s", n.Revision, n.Text), n, nil
 }
 
 const createNoteDesc = "Create a note: a Markdown document under notes/ that people can open and fix. Fails with " +
@@ -326,16 +336,16 @@ type CreateNoteInput struct {
 	Source
 }
 
-func (t *tools) createNote(ctx context.Context, in CreateNoteInput) (result, error) {
+func (t *tools) createNote(ctx context.Context, in CreateNoteInput) (_ string, out memd.NoteResult, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	res, err := t.svc.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: in.Path, Text: in.Text, Source: in.source(ctx)})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
-	return result{fmt.Sprintf("created %s in %s (commit %s), revision %s", in.Path, s, short(res.Commit), res.Note.Revision), res}, nil
+	return fmt.Sprintf("created %s in %s (commit %s), revision %s", in.Path, s, short(res.Commit), res.Note.Revision), res, nil
 }
 
 const editNoteDesc = "Change a note with anchored edits, all or none, as one commit. Each edit quotes text of the note " +
@@ -363,10 +373,10 @@ type NoteEdit struct {
 	All     bool   `json:"all,omitempty" jsonschema:"replace and delete: every occurrence rather than exactly one"`
 }
 
-func (t *tools) editNote(ctx context.Context, in EditNoteInput) (result, error) {
+func (t *tools) editNote(ctx context.Context, in EditNoteInput) (_ string, out memd.NoteResult, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	edits := make([]memd.NoteEdit, len(in.Edits))
 	for i, e := range in.Edits {
@@ -374,12 +384,12 @@ func (t *tools) editNote(ctx context.Context, in EditNoteInput) (result, error) 
 	}
 	res, err := t.svc.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Edits: edits, Source: in.source(ctx)})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	if res.Commit == "" {
-		return result{fmt.Sprintf("the edits leave %s as it was (no commit); revision %s", in.Path, res.Note.Revision), res}, nil
+		return fmt.Sprintf("the edits leave %s as it was (no commit); revision %s", in.Path, res.Note.Revision), res, nil
 	}
-	return result{fmt.Sprintf("edited %s in %s (commit %s), revision %s", in.Path, s, short(res.Commit), res.Note.Revision), res}, nil
+	return fmt.Sprintf("edited %s in %s (commit %s), revision %s", in.Path, s, short(res.Commit), res.Note.Revision), res, nil
 }
 
 func short(h string) string {
@@ -400,19 +410,19 @@ type EditFactInput struct {
 	Source
 }
 
-func (t *tools) editFact(ctx context.Context, in EditFactInput) (result, error) {
+func (t *tools) editFact(ctx context.Context, in EditFactInput) (_ string, out memd.EditFactResult, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	res, err := t.svc.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: in.ID, Text: in.Text, Source: in.source(ctx)})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	if res.Commit == "" {
-		return result{fmt.Sprintf("%s in %s already says that (no change)", res.Fact.ID, res.Fact.Shard), res}, nil
+		return fmt.Sprintf("%s in %s already says that (no change)", res.Fact.ID, res.Fact.Shard), res, nil
 	}
-	return result{fmt.Sprintf("rewrote %s as %s in %s (commit %s): %s", res.Replaced.ID, res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res}, nil
+	return fmt.Sprintf("rewrote %s as %s in %s (commit %s): %s", res.Replaced.ID, res.Fact.ID, res.Fact.Shard, short(res.Commit), res.Fact.Text), res, nil
 }
 
 const listShardsDesc = "List the shards you may read in this chat (your own, your projects', and in a direct chat the " +
@@ -424,14 +434,19 @@ type ListShardsInput struct {
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct, group, routine or api"`
 }
 
-func (t *tools) listShards(ctx context.Context, in ListShardsInput) (result, error) {
-	ctx, err := t.declare(ctx, in.ChatKind)
+// ListShardsOutput is the structured answer of list_shards.
+type ListShardsOutput struct {
+	Shards []memd.ShardInfo `json:"shards"`
+}
+
+func (t *tools) listShards(ctx context.Context, in ListShardsInput) (_ string, out ListShardsOutput, err error) {
+	ctx, err = t.declare(ctx, in.ChatKind)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	all, err := t.svc.Shards(ctx)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	// Not the list of every person memd knows: only the one named.
 	shards := make([]memd.ShardInfo, 0, len(all))
@@ -451,7 +466,7 @@ func (t *tools) listShards(ctx context.Context, in ListShardsInput) (result, err
 		}
 		b.WriteString("\n")
 	}
-	return result{b.String(), map[string]any{"shards": shards}}, nil
+	return b.String(), ListShardsOutput{shards}, nil
 }
 
 const deleteNoteDesc = "Delete a note, as one git commit (its text stays in history). Give the revision read_note returned, " +
@@ -465,14 +480,14 @@ type DeleteNoteInput struct {
 	Source
 }
 
-func (t *tools) deleteNote(ctx context.Context, in DeleteNoteInput) (result, error) {
+func (t *tools) deleteNote(ctx context.Context, in DeleteNoteInput) (_ string, out memd.NoteResult, err error) {
 	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
 	res, err := t.svc.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Source: in.source(ctx)})
 	if err != nil {
-		return result{}, err
+		return "", out, err
 	}
-	return result{fmt.Sprintf("deleted %s from %s (commit %s)", in.Path, s, short(res.Commit)), res}, nil
+	return fmt.Sprintf("deleted %s from %s (commit %s)", in.Path, s, short(res.Commit)), res, nil
 }
