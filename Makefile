@@ -1,9 +1,10 @@
 # The whole test suite, as CI runs it (.ci/run calls `make test`).
-.PHONY: test fmt vet race fuzz chromium
+.PHONY: test fmt vet race fuzz chromium mcp-clients
 
 FUZZTIME ?= 20000x
+MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
-test: chromium fmt vet race fuzz
+test: chromium mcp-clients fmt vet race fuzz
 
 # The web UI test drives Debian's Chromium; install it when it is missing.
 chromium:
@@ -12,6 +13,15 @@ chromium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# The MCP tests drive the official TypeScript SDK client and the inspector
+# CLI from npm, at the versions package-lock.json pins; npm ci runs again
+# only when the lock file changes.
+mcp-clients: $(MCP_CLIENTS)/node_modules/.package-lock.json
+
+$(MCP_CLIENTS)/node_modules/.package-lock.json: $(MCP_CLIENTS)/package-lock.json
+	npm ci --prefix $(MCP_CLIENTS) --no-audit --no-fund --loglevel=error
+	@touch $@
+
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -19,7 +29,7 @@ vet:
 	go vet ./...
 
 race:
-	go test -race -count=1 ./...
+	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -count=1 ./...
 
 # Each fuzz target for a count of inputs (a few seconds each here), FUZZTIME=10m for a real
 # run. A count, not a duration: Go 1.26's fuzzer can fail a target with "context deadline
