@@ -142,7 +142,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun `memd <command> -h` for a command's flags.")
 }
