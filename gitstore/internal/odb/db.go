@@ -1,6 +1,7 @@
 package odb
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"errors"
@@ -252,7 +253,9 @@ func loadPack(dir string, name plumbing.Hash) (*pack, error) {
 	}
 	defer f.Close()
 	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(f).Decode(idx); err != nil {
+	// Buffered: the decoder reads the index four bytes at a time, each a
+	// system call on a bare file.
+	if err := idxfile.NewDecoder(bufio.NewReaderSize(f, 32<<10)).Decode(idx); err != nil {
 		return nil, fmt.Errorf("pack index %s: %w", name, err)
 	}
 	return &pack{name: name, path: base + ".pack", idx: idx}, nil
