@@ -29,9 +29,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	memdBin = filepath.Join(dir, "memd")
-	if out, err := exec.Command("go", "build", "-o", memdBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", append(append([]string{"build"}, raceFlags...), "-o", memdBin, ".")...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build memd: %v\n%s", err, out)
 		os.Exit(1)
+	}
+	if raceFlags != nil {
+		// A race-built program sleeps a second as it exits, waiting for
+		// late reports; the tests run memd hundreds of times.
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
