@@ -1,24 +1,28 @@
 # The whole test suite, as CI runs it (.ci/run calls `make test`).
-.PHONY: test fmt vet race fuzz chromium mcp-clients
+.PHONY: test fmt vet race fuzz tools mcp-clients
 
 FUZZTIME ?= 5000x
 MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
-test: chromium mcp-clients fmt vet race fuzz
+test: tools mcp-clients fmt vet race fuzz
 
-# The web UI test drives Debian's Chromium; install it when it is missing.
-chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-		echo "installing Debian's chromium for the web UI test"; \
+# The web UI test drives Debian's Chromium and the docs' examples run curl;
+# install them when they are missing. The MCP clients need Node.js 20 or later.
+tools:
+	@missing=""; for t in chromium curl; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian's$$missing for the tests"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+	@node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null && command -v npm >/dev/null || { \
+		echo "make test needs Node.js 20 or later with npm, for the MCP clients the tests drive"; exit 1; }
 
 # The MCP tests drive the official TypeScript SDK client and the inspector
 # CLI from npm, at the versions package-lock.json pins; npm ci runs again
-# only when the lock file changes.
+# only when package.json or the lock file changes.
 mcp-clients: $(MCP_CLIENTS)/node_modules/.package-lock.json
 
-$(MCP_CLIENTS)/node_modules/.package-lock.json: $(MCP_CLIENTS)/package-lock.json
+$(MCP_CLIENTS)/node_modules/.package-lock.json: $(MCP_CLIENTS)/package.json $(MCP_CLIENTS)/package-lock.json
 	npm ci --prefix $(MCP_CLIENTS) --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -30,8 +34,9 @@ fmt:
 vet:
 	go vet -race ./...
 
-race:
-	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -count=1 ./...
+# -vet=off: the vet target ran every check already.
+race: tools mcp-clients
+	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -count=1 ./...
 
 # Each fuzz target for a count of inputs (a few seconds each here), FUZZTIME=10m for a real
 # run. A count, not a duration: Go 1.26's fuzzer can fail a target with "context deadline

@@ -2,9 +2,11 @@ package main_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -37,15 +40,14 @@ func readDoc(t *testing.T, name string) string {
 var usageBlock = regexp.MustCompile("(?m)^### `memd ([a-z ]+)`\n\n```text\n((?s:.*?))```\n")
 
 // usage is what `memd CMD -h` prints, with the home directory written ~
-// as a reader's own would be.
+// as a reader's own would be (TestMain cleared every MEMD_ setting).
 func usage(t *testing.T, command string) string {
 	t.Helper()
 	cmd := exec.Command(memdBin, append(strings.Fields(command), "-h")...)
-	cmd.Env = append(os.Environ(), "HOME=~", "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR=", "MEMD_LISTEN=",
-		"MEMD_LOG_LEVEL=", "MEMD_LOG_FORMAT=", "MEMD_REMOTE=", "MEMD_SYNTHESIS=")
+	cmd.Env = append(os.Environ(), "HOME=~")
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("memd %s -h: %v", command, err)
+		t.Errorf("memd %s -h: %v", command, err)
 	}
 	return string(out)
 }
@@ -56,13 +58,26 @@ func usage(t *testing.T, command string) string {
 // rewrites the blocks after a flag changes.
 func TestDocs_CLIUsage(t *testing.T) {
 	doc := readDoc(t, "cli.md")
+	// Every usage at once: each is a start of the binary.
+	usages := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, m := range usageBlock.FindAllStringSubmatch(doc, -1) {
+		wg.Go(func() {
+			u := usage(t, m[1])
+			mu.Lock()
+			usages[m[1]] = u
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
 	documented := map[string]bool{}
 	stale := 0
 	fixed := usageBlock.ReplaceAllStringFunc(doc, func(block string) string {
 		m := usageBlock.FindStringSubmatch(block)
 		command, shown := m[1], m[2]
 		documented[strings.Fields(command)[0]] = true
-		want := usage(t, command)
+		want := usages[command]
 		if shown != want {
 			stale++
 			if !*update {
@@ -112,24 +127,40 @@ func docDaemon(t *testing.T) (url, home string) {
 	t.Helper()
 	home = t.TempDir()
 	serve := exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--no-fsync")
-	serve.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=")
-	serve.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	serve.Env = append(os.Environ(), "HOME="+home)
+	serve.Stderr = os.Stderr
 	out, _ := serve.StdoutPipe()
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-serve.Process.Pid, syscall.SIGTERM); serve.Wait() })
+	t.Cleanup(func() {
+		serve.Process.Signal(syscall.SIGTERM)
+		if err := serve.Wait(); err != nil {
+			t.Errorf("memd serve did not shut down cleanly: %v", err)
+		}
+	})
 	sc := bufio.NewScanner(out)
-	sc.Scan()
+	if !sc.Scan() || !strings.Contains(sc.Text(), "http://") {
+		t.Fatalf("memd serve did not say where it listens: %q %v", sc.Text(), sc.Err())
+	}
 	line := sc.Text()
 	go io.Copy(io.Discard, out)
 	return line[strings.Index(line, "http://"):], home
 }
 
+// emptyAnswers are what memd prints when a read finds nothing: an example
+// that prints one has gone stale.
+var emptyAnswers = []string{"nothing found", "no commits", "has no notes", "no shards", `"hits":[]`, `"commits":[]`, `"facts":[]`, `"notes":[]`}
+
+func looksEmpty(out string) bool {
+	return slices.ContainsFunc(emptyAnswers, func(e string) bool { return strings.Contains(out, e) })
+}
+
 // The examples of docs/cli.md and docs/http-api.md run in order, as a
 // reader pastes them, against a fresh daemon: each exits 0 and prints
-// something (and no search finds nothing). They find the daemon in MEMD_ADDR and the admin token in
-// TOKEN, as each document's first lines tell the reader to set them.
+// something, and no read finds nothing. The settings each document tells
+// the reader to export are exported first (the daemon's address is the
+// test daemon's), and each must be set.
 func TestDocs_ShellExamples(t *testing.T) {
 	for _, name := range []string{"cli.md", "http-api.md"} {
 		t.Run(name, func(t *testing.T) {
@@ -142,20 +173,30 @@ func TestDocs_ShellExamples(t *testing.T) {
 			if err := os.Symlink(memdBin, filepath.Join(work, "memd")); err != nil {
 				t.Fatal(err)
 			}
-			token, err := os.ReadFile(filepath.Join(home, ".local", "share", "memd", "admin.token"))
-			if err != nil {
-				t.Fatal(err)
+			env := append(os.Environ(), "HOME="+home, "PATH="+work+":"+os.Getenv("PATH"), "GIT_CONFIG_GLOBAL=/dev/null", "PAGER=cat")
+			var prelude strings.Builder
+			var exported []string
+			for _, cmd := range cmds {
+				if setting, ok := strings.CutPrefix(cmd, "export "); ok {
+					prelude.WriteString(cmd + "\n")
+					exported = append(exported, setting[:strings.Index(setting, "=")])
+				}
 			}
-			env := append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+url,
-				"TOKEN="+strings.TrimSpace(string(token)), "PATH="+work+":"+os.Getenv("PATH"), "GIT_CONFIG_GLOBAL=/dev/null", "PAGER=cat")
+			prelude.WriteString("export MEMD_ADDR=" + url + "\n")
+			check := exec.Command("bash", "-c", prelude.String()+`for v in "$@"; do [ -n "${!v}" ] || { echo "$v is empty"; exit 1; }; done`, "check")
+			check.Args = append(check.Args, exported...)
+			check.Dir, check.Env = work, env
+			if out, err := check.CombinedOutput(); err != nil {
+				t.Fatalf("the settings docs/%s exports: %v %s", name, err, out)
+			}
 			for _, cmd := range cmds {
 				if strings.HasPrefix(cmd, "export ") {
-					continue // the setting the test makes itself
+					continue
 				}
-				c := exec.Command("bash", "-c", "set -o pipefail; "+cmd)
+				c := exec.Command("bash", "-c", "set -o pipefail\n"+prelude.String()+cmd)
 				c.Dir, c.Env = work, env
 				got, err := c.CombinedOutput()
-				if err != nil || len(strings.TrimSpace(string(got))) == 0 || strings.Contains(string(got), "nothing found") {
+				if err != nil || len(strings.TrimSpace(string(got))) == 0 || looksEmpty(string(got)) {
 					t.Errorf("%s: %v\n%s", cmd, err, got)
 				}
 			}
@@ -170,11 +211,30 @@ type toolCall struct {
 	Arguments map[string]any `json:"arguments"`
 }
 
-// docs/mcp.md names every tool memd serves, and its example calls run in
-// order over streamable HTTP with an agent's token, each answered without
-// a tool error.
+// docs/mcp.md describes every tool memd serves under its own heading,
+// names each of its arguments, and gives an example call; the examples
+// run in order over streamable HTTP with an agent's token, each answered
+// without a tool error and with something found.
 func TestDocs_MCPExamples(t *testing.T) {
 	doc := readDoc(t, "mcp.md")
+	_, tools, ok := strings.Cut(doc, "\n## Tools\n")
+	if !ok {
+		t.Fatal("docs/mcp.md has no Tools section")
+	}
+	sections := map[string]string{} // tool -> its section
+	var order []string
+	heading := regexp.MustCompile("(?m)^### `([a-z_]+)`\n")
+	bounds := heading.FindAllStringSubmatchIndex(tools, -1)
+	for i, b := range bounds {
+		end := len(tools)
+		if i+1 < len(bounds) {
+			end = bounds[i+1][0]
+		}
+		name := tools[b[2]:b[3]]
+		sections[name] = tools[b[1]:end]
+		order = append(order, name)
+	}
+
 	s := serve(t)
 	token := agentToken(t, s, "alice", "apollo")
 	ctx := context.Background()
@@ -184,36 +244,97 @@ func TestDocs_MCPExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	headings := regexp.MustCompile("(?m)^### `([a-z_]+)`").FindAllStringSubmatch(doc, -1)
-	var documented []string
-	for _, h := range headings {
-		documented = append(documented, h[1])
-	}
+	served := 0
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(documented, tool.Name) {
+		served++
+		section, ok := sections[tool.Name]
+		if !ok {
 			t.Errorf("docs/mcp.md does not describe %s", tool.Name)
-		}
-	}
-	examples := regexp.MustCompile("(?s)```json\n(\\{\"name\".*?)```").FindAllStringSubmatch(doc, -1)
-	if len(examples) < 8 {
-		t.Fatalf("docs/mcp.md has %d example calls", len(examples))
-	}
-	for _, ex := range examples {
-		var c toolCall
-		if err := json.Unmarshal([]byte(ex[1]), &c); err != nil {
-			t.Errorf("example %s: %v", ex[1], err)
 			continue
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.Name, Arguments: c.Arguments})
-		if err != nil || res.IsError {
-			t.Errorf("example %s: %v %+v", ex[1], err, res)
-			continue
+		schema, _ := json.Marshal(tool.InputSchema)
+		var in struct {
+			Properties map[string]any `json:"properties"`
 		}
-		if text := res.Content[0].(*mcp.TextContent).Text; strings.TrimSpace(text) == "" || strings.Contains(text, "nothing found") {
-			t.Errorf("example %s answered %q", ex[1], text)
+		json.Unmarshal(schema, &in)
+		for arg := range in.Properties {
+			if !strings.Contains(section, "`"+arg+"`") {
+				t.Errorf("docs/mcp.md does not name %s's argument %s", tool.Name, arg)
+			}
 		}
+	}
+	if served != len(sections) {
+		t.Errorf("docs/mcp.md describes %d tools; memd serves %d", len(sections), served)
+	}
+
+	block := regexp.MustCompile("(?s)```json\n(.*?)```")
+	for _, name := range order {
+		examples := block.FindAllStringSubmatch(sections[name], -1)
+		if len(examples) == 0 {
+			t.Errorf("docs/mcp.md gives no example of %s", name)
+		}
+		for _, ex := range examples {
+			var c toolCall
+			if err := json.Unmarshal([]byte(ex[1]), &c); err != nil || c.Name != name {
+				t.Errorf("an example under %s is not a call of it (%v): %s", name, err, ex[1])
+				continue
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.Name, Arguments: c.Arguments})
+			if err != nil || res.IsError {
+				t.Errorf("example %s: %v %+v", ex[1], err, res)
+				continue
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; strings.TrimSpace(text) == "" || looksEmpty(text) {
+				t.Errorf("example %s answered %q", ex[1], text)
+			}
+		}
+	}
+}
+
+// make test runs every fuzz target: each `func FuzzX` of the module is
+// listed in the Makefile's fuzz target, with its package.
+func TestMakefile_FuzzesEveryTarget(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	found := 0
+	err = filepath.WalkDir(filepath.Join("..", ".."), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
+			return cmp.Or(err, filepath.SkipDir)
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(filepath.Join("..", ".."), filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := "." // as the Makefile names packages: . or ./dir/
+		if rel != "." {
+			pkg = "./" + filepath.ToSlash(rel) + "/"
+		}
+		for _, m := range fuzz.FindAllStringSubmatch(string(src), -1) {
+			found++
+			line := fmt.Sprintf("\n\tgo test -run '^$$' -fuzz '^%s$$' -fuzztime $(FUZZTIME) %s\n", m[1], pkg)
+			if !strings.Contains(string(makefile), line) {
+				t.Errorf("the Makefile does not fuzz %s in %s: no line with %q", m[1], pkg, line)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 10 {
+		t.Errorf("found %d fuzz targets", found)
 	}
 }

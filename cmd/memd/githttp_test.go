@@ -192,7 +192,9 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	if after := packs(); !slices.Equal(after, packsBefore) {
 		t.Errorf("refused pushes left files in objects/pack: %v, before %v", after, packsBefore)
 	}
-	if peak := peakRSS(t, s.cmd.Process.Pid); peak > 300<<20 {
+	peak := peakRSS(t, s.cmd.Process.Pid)
+	t.Logf("memd serve peaked at %d MB", peak>>20)
+	if peak > 300<<20 {
 		t.Errorf("memd serve peaked at %d MB taking the pushes", peak>>20)
 	}
 }

@@ -33,10 +33,21 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build memd: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The daemons and commands the tests run take no setting from the
+	// environment they were started in: a MEMD_REMOTE or MEMD_MODEL_URL
+	// there would send test memory to a real remote or model.
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "MEMD_") && name != "MEMD_REQUIRE_MCP_CLIENTS" || name == "XDG_DATA_HOME" {
+			os.Unsetenv(name)
+		}
+	}
 	if raceFlags != nil {
-		// A race-built program sleeps a second as it exits, waiting for
-		// late reports; the tests run memd hundreds of times.
-		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		// A race in memd stops it at once, so the test driving it fails
+		// whatever it checks; and a race-built program exits without the
+		// second it otherwise waits for late reports (the tests run memd
+		// hundreds of times).
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" halt_on_error=1 atexit_sleep_ms=0"))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -52,15 +52,31 @@ func node(t *testing.T, dir string, env []string, args ...string) []byte {
 	return out
 }
 
-// What differs between two stores given the same calls: commit hashes,
-// times and the day.
+// What differs between two stores given the same calls: commit hashes
+// (they hash the time) and the times themselves. Fact IDs and note
+// revisions hash content alone, so they must agree.
 var (
-	hexRun    = regexp.MustCompile(`[0-9a-f]{12,64}`)
-	clockTime = regexp.MustCompile(`\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?`)
+	commitHash = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+	clockTime  = regexp.MustCompile(`\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d)?)?`)
+	fraction   = regexp.MustCompile(`(:\d\d)\.\d+`) // RFC 3339 drops a fraction's trailing zeros
+	digit      = regexp.MustCompile(`\d`)
 )
 
+// normalize writes every commit hash (and its short form) as <commit> and
+// every time with its digits as 0 and no fraction, keeping its shape and
+// zone.
 func normalize(b []byte) string {
-	return clockTime.ReplaceAllString(hexRun.ReplaceAllString(string(b), "<hex>"), "<time>")
+	s := string(b)
+	hashes := commitHash.FindAllString(s, -1)
+	for _, h := range hashes {
+		s = strings.ReplaceAll(s, h, "<commit>")
+	}
+	for _, h := range hashes {
+		s = strings.ReplaceAll(s, h[:12], "<commit>")
+	}
+	s = fraction.ReplaceAllString(s, "$1")
+	s = clockTime.ReplaceAllStringFunc(s, func(t string) string { return digit.ReplaceAllString(t, "0") })
+	return strings.TrimSpace(s)
 }
 
 // sdkCall is one tool call check.mjs made.

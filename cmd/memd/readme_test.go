@@ -1,14 +1,11 @@
 package main_test
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -32,26 +29,14 @@ func TestREADME_Walkthrough(t *testing.T) {
 		t.Fatalf("the walkthrough's first block does not start memd serve: %q", blocks)
 	}
 
-	home, work := t.TempDir(), t.TempDir()
+	// memd serve as the first block says, but on a free port, which the
+	// commands after it find in MEMD_ADDR.
+	url, home := docDaemon(t)
+	work := t.TempDir()
 	if err := os.Symlink(memdBin, filepath.Join(work, "memd")); err != nil {
 		t.Fatal(err)
 	}
-	// memd serve as the first block says, but on a free port, which the
-	// commands after it find in MEMD_ADDR.
-	serve := exec.Command(filepath.Join(work, "memd"), "serve", "--listen", "127.0.0.1:0", "--no-fsync")
-	serve.Dir = work
-	serve.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=")
-	serve.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { syscall.Kill(-serve.Process.Pid, syscall.SIGTERM); serve.Wait() }()
-	sc := bufio.NewScanner(out)
-	sc.Scan()
-	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
-	go io.Copy(io.Discard, out)
-	env := append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+url,
+	env := append(os.Environ(), "HOME="+home, "MEMD_ADDR="+url,
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_PAGER=cat", "PAGER=cat")
 
 	dir, prev := work, work

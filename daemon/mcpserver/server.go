@@ -123,7 +123,28 @@ func inputSchema[In any]() *jsonschema.Schema {
 // outputSchema is the schema of a tool's structured content, Out as memd
 // writes it to JSON. The SDK checks every answer against it.
 func outputSchema[Out any]() *jsonschema.Schema {
-	return schemaFor[Out](func(*jsonschema.Schema) {})
+	return schemaFor[Out](func(s *jsonschema.Schema) {
+		for _, p := range s.Properties {
+			nullMaps(p)
+		}
+	})
+}
+
+// nullMaps lets every map below s be null, as a nil Go map is written:
+// `memd mcp` passes on what it decoded from the daemon, where an absent
+// map is nil.
+func nullMaps(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Type == "object" && s.AdditionalProperties != nil && len(s.Properties) == 0 {
+		s.Type, s.Types = "", []string{"null", "object"}
+	}
+	for _, p := range s.Properties {
+		nullMaps(p)
+	}
+	nullMaps(s.Items)
+	nullMaps(s.AdditionalProperties)
 }
 
 const instructions = "memd is your long-term memory, kept as dated facts and Markdown notes in git. " +

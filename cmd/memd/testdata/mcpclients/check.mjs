@@ -1,5 +1,5 @@
 // The official TypeScript SDK's client uses every memd tool as an agent
-// would and prints what it saw as JSON, for TestMCP_TypeScriptClients to
+// would and prints what it saw as JSON, for TestMCP_TypeScriptSDKClient to
 // compare across transports. The SDK checks each answer's structured
 // content against the tool's output schema itself (with ajv).
 //
