@@ -4,7 +4,11 @@
 FUZZTIME ?= 5000x
 MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
-test: tools mcp-clients fmt vet race fuzz
+# The fuzz targets run beside the race run: near its end only the CLI's
+# package is left and a core would idle (each target's output is kept
+# together).
+test: tools mcp-clients fmt vet
+	@$(MAKE) --no-print-directory -j2 --output-sync=target race fuzz
 
 # The web UI test drives Debian's Chromium and the docs' examples run curl;
 # install them when they are missing. The MCP clients need Node.js 20 or later.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // git clone and git fetch of a shard over memd's own HTTP port, with a
@@ -225,17 +226,9 @@ func tokenOf(t *testing.T, out string) string {
 	return strings.Fields(after)[0]
 }
 
-func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
+func gitOut(dir string, args ...string) (string, error) { return memdtest.GitOut(dir, args...) }
 
 func gitQuiet(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	if out, err := gitOut(dir, args...); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	memdtest.Git(t, dir, args...)
 }

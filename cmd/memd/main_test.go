@@ -18,41 +18,13 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/internal/scriptedmodel"
 )
 
 var memdBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "memd-bin-")
-	if err != nil {
-		panic(err)
-	}
-	memdBin = filepath.Join(dir, "memd")
-	if out, err := exec.Command("go", append(append([]string{"build"}, raceFlags...), "-o", memdBin, ".")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build memd: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	// The daemons and commands the tests run take no setting from the
-	// environment they were started in: a MEMD_REMOTE or MEMD_MODEL_URL
-	// there would send test memory to a real remote or model.
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "MEMD_") && name != "MEMD_REQUIRE_MCP_CLIENTS" || name == "XDG_DATA_HOME" {
-			os.Unsetenv(name)
-		}
-	}
-	if raceFlags != nil {
-		// A race in memd stops it at once, so the test driving it fails
-		// whatever it checks; and a race-built program exits without the
-		// second it otherwise waits for late reports (the tests run memd
-		// hundreds of times).
-		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" halt_on_error=1 atexit_sleep_ms=0"))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { memdtest.Main(m, &memdBin) }
 
 // server is a running `memd serve`.
 type server struct {
@@ -131,13 +103,14 @@ func (s *server) must(args ...string) string {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return memdtest.Git(t, dir, args...)
+}
+
+// startCrashable starts memd serve with fsync on and learning through the
+// model, to be killed.
+func startCrashable(t *testing.T, home, modelURL string, flags ...string) (*exec.Cmd, string) {
+	t.Helper()
+	return memdtest.StartCrashable(t, memdBin, home, modelURL, flags...)
 }
 
 // The README walkthrough, as a newcomer would type it.

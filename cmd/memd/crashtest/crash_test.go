@@ -1,7 +1,6 @@
-package main_test
+package crashtest_test
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -27,10 +26,11 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/internal/scriptedmodel"
 )
 
-var crashRounds = flag.Int("crash.rounds", 20, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
+var crashRounds = flag.Int("crash.rounds", 12, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
 
 // ledger is what the daemon acknowledged, across rounds.
 type ledger struct {
@@ -58,34 +58,6 @@ func crashModel(t *testing.T) *scriptedmodel.Server {
 	})
 }
 
-// startCrashable starts memd serve with fsync on (the point of the test)
-// and learning through the model.
-func startCrashable(t *testing.T, home, modelURL string, flags ...string) (*exec.Cmd, string) {
-	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--model-url", modelURL + "/v1", "--model", "m", "--log-level", "error"}, flags...)
-	cmd := exec.Command(memdBin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=")
-	cmd.Stderr = os.Stderr
-	// Its own process group, so that the kill takes a git repack it
-	// started with it, as a crash of the machine would; one left running
-	// would delete packs under the git fsck that follows.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("memd serve printed nothing after a restart: %v", sc.Err())
-	}
-	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
-	go io.Copy(io.Discard, out)
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	return cmd, url
-}
-
 // A kill -9 at a random moment while facts, notes (four writers inserting
 // into three notes at once), exchanges, reverts and git pushes are written
 // concurrently and a person appends lines by hand and commits them, round
@@ -95,7 +67,7 @@ func startCrashable(t *testing.T, home, modelURL string, flags ...string) (*exec
 // clean in every shard once the person commits, git fsck passes, nothing
 // is duplicated, and the index a restart catches up equals a fresh
 // rebuild. At the end the learner's queue drains with each exchange
-// learned once. `go test -run Crash -count 10 -timeout 3h ./cmd/memd -args
+// learned once. `go test -run Crash -count 10 -timeout 3h ./cmd/memd/crashtest -args
 // -crash.rounds=100` runs a thousand (in ten histories: the checks of a
 // round grow with the history).
 func TestCrash_KillAtRandom(t *testing.T) {
@@ -116,7 +88,7 @@ func TestCrash_KillAtRandom(t *testing.T) {
 			}
 			continue
 		}
-		cmd, url := startCrashable(t, home, model.URL)
+		cmd, url := memdtest.StartCrashable(t, memdBin, home, model.URL)
 		token, err := os.ReadFile(filepath.Join(data, "admin.token"))
 		if err != nil {
 			t.Fatal(err)
@@ -135,12 +107,12 @@ func TestCrash_KillAtRandom(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(shardDir, "notes", "hand.md"), []byte("# By hand\n"), 0o644)
-			git(t, shardDir, "add", "notes/hand.md")
+			memdtest.Git(t, shardDir, "add", "notes/hand.md")
 			personCommit(shardDir)
 			clone = filepath.Join(home, "clone")
-			gitQuiet(t, "", "clone", "-q", strings.Replace(url, "http://", "http://admin:"+strings.TrimSpace(string(token))+"@", 1)+"/git/agent/crash.git", clone)
+			memdtest.Git(t, "", "clone", "-q", strings.Replace(url, "http://", "http://admin:"+strings.TrimSpace(string(token))+"@", 1)+"/git/agent/crash.git", clone)
 		}
-		gitQuiet(t, clone, "remote", "set-url", "origin", strings.Replace(url, "http://", "http://admin:"+strings.TrimSpace(string(token))+"@", 1)+"/git/agent/crash.git")
+		memdtest.Git(t, clone, "remote", "set-url", "origin", strings.Replace(url, "http://", "http://admin:"+strings.TrimSpace(string(token))+"@", 1)+"/git/agent/crash.git")
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for w := 0; w < 4; w++ {
@@ -170,7 +142,7 @@ func TestCrash_KillAtRandom(t *testing.T) {
 	}
 
 	// The last start runs to the end of the learner's queue.
-	cmd, url := startCrashable(t, home, model.URL)
+	cmd, url := memdtest.StartCrashable(t, memdBin, home, model.URL)
 	token, _ := os.ReadFile(filepath.Join(data, "admin.token"))
 	c := client.New(url, strings.TrimSpace(string(token)))
 	drainStart := time.Now()
@@ -209,7 +181,7 @@ func TestCrash_KillAtRandom(t *testing.T) {
 			learned[chat]++
 		}
 	}
-	subjects := git(t, shardDir, "log", "--format=%s")
+	subjects := memdtest.Git(t, shardDir, "log", "--format=%s")
 	for chat := range l.exchanges {
 		if learned[chat] != 1 {
 			t.Errorf("exchange %s learned %d times, want once", chat, learned[chat])
@@ -554,13 +526,13 @@ func pushLines(clone string, l *ledger, round int, stop chan struct{}) {
 		}
 		f.WriteString(line + "\n")
 		f.Close()
-		if _, err := gitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
-			gitOut(clone, "add", "profile.md")
-			if _, err := gitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
+		if _, err := memdtest.GitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
+			memdtest.GitOut(clone, "add", "profile.md")
+			if _, err := memdtest.GitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
 				return
 			}
 		}
-		if _, err := gitOut(clone, "push", "-q", "--force", "origin", "main"); err != nil {
+		if _, err := memdtest.GitOut(clone, "push", "-q", "--force", "origin", "main"); err != nil {
 			return // the daemon is gone, or the push was refused: not acknowledged
 		}
 		l.mu.Lock()
@@ -625,7 +597,7 @@ func importRound(t *testing.T, data, folder string, l *ledger, round int) {
 		if len(facts) != 150 {
 			t.Errorf("round %d: agent/%s holds %d facts after the import, want 150", round, bot, len(facts))
 		}
-		if st := git(t, store.ShardDir(memd.AgentShard(bot)), "status", "--porcelain"); st != "" {
+		if st := memdtest.Git(t, store.ShardDir(memd.AgentShard(bot)), "status", "--porcelain"); st != "" {
 			t.Errorf("round %d: git status in agent/%s after the import:\n%s", round, bot, st)
 		}
 	}
@@ -661,28 +633,28 @@ func checkWorkingTrees(t *testing.T, store *gitstore.Store, sh *gitstore.Shard, 
 	}
 	// Before the person commits, the working tree differs from HEAD by
 	// the person's lines alone.
-	for _, line := range strings.Split(git(t, dir, "diff", "HEAD", "-U0", "--no-color"), "\n") {
+	for _, line := range strings.Split(memdtest.Git(t, dir, "diff", "HEAD", "-U0", "--no-color"), "\n") {
 		if (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-")) && !strings.HasPrefix(line, "+++") && !strings.HasPrefix(line, "---") &&
 			!strings.Contains(line, "By hand r") && !strings.Contains(line, "hand r") {
 			t.Errorf("round %d: the working tree differs from HEAD by more than the person's lines: %q", round, line)
 		}
 	}
-	if len(l.hand) > 0 && !personCommit(dir) && git(t, dir, "status", "--porcelain") != "" {
+	if len(l.hand) > 0 && !personCommit(dir) && memdtest.Git(t, dir, "status", "--porcelain") != "" {
 		t.Errorf("round %d: the person's git commit -a failed", round)
 	}
 	ids, _ := store.Shards()
 	for _, id := range ids {
-		if st := git(t, store.ShardDir(id), "status", "--porcelain"); st != "" {
+		if st := memdtest.Git(t, store.ShardDir(id), "status", "--porcelain"); st != "" {
 			dir := store.ShardDir(id)
 			journal, _ := os.ReadFile(filepath.Join(dir, ".git", "memd-worktree"))
 			t.Errorf("round %d: git status in %s:\n%s\nstaged:\n%s\nlog:\n%s\njournal:\n%s", round, id, st,
-				git(t, dir, "diff", "--cached", "--stat"), git(t, dir, "log", "-3", "--format=%h %an %s"), journal)
+				memdtest.Git(t, dir, "diff", "--cached", "--stat"), memdtest.Git(t, dir, "log", "-3", "--format=%h %an %s"), journal)
 		}
 	}
 	if len(l.hand)+len(l.pushed) == 0 {
 		return
 	}
-	head := git(t, dir, "grep", "-h", "-e", "By hand", "-e", "Pushed", "-e", "hand r", "HEAD", "--", "log", "profile.md", "notes/hand.md")
+	head := memdtest.Git(t, dir, "grep", "-h", "-e", "By hand", "-e", "Pushed", "-e", "hand r", "HEAD", "--", "log", "profile.md", "notes/hand.md")
 	for _, line := range append(slices.Clone(l.hand), l.pushed...) {
 		if !strings.Contains(head, line+"\n") {
 			t.Errorf("round %d: %q is not in HEAD", round, line)

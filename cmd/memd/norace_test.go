@@ -1,5 +1,0 @@
-//go:build !race
-
-package main_test
-
-var raceFlags []string

@@ -1,0 +1,117 @@
+// Package memdtest is what the tests that run the memd binary share:
+// building it, isolating it from the environment, starting a daemon that
+// may be killed, and running git.
+package memdtest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Build compiles memd into dir. Under the race detector memd is built with
+// it too: the daemon's own goroutines are checked, and a cold build
+// compiles every package once, not once per mode.
+func Build(dir string) (string, error) {
+	bin := filepath.Join(dir, "memd")
+	args := []string{"build", "-o", bin}
+	if Race {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, "github.com/memd/memd/cmd/memd")...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build memd: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// IsolateEnv clears the process's environment of memd's settings, so the
+// daemons and commands a test runs take none from where it was started (a
+// MEMD_REMOTE or MEMD_MODEL_URL there would send test memory to a real
+// remote or model). Under the race detector a race stops memd at once,
+// failing the test that drives it, and memd exits without the second a
+// race-built program otherwise waits for late reports (tests run it
+// hundreds of times).
+func IsolateEnv() {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "MEMD_") && name != "MEMD_REQUIRE_MCP_CLIENTS" || name == "XDG_DATA_HOME" {
+			os.Unsetenv(name)
+		}
+	}
+	if Race {
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" halt_on_error=1 atexit_sleep_ms=0"))
+	}
+}
+
+// StartCrashable starts `memd serve` on a free port with a model and fsync
+// on (what a crash test tests), in its own process group, to be killed
+// with SIGKILL; it returns the command and the daemon's URL.
+func StartCrashable(t testing.TB, bin, home, modelURL string, flags ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--model-url", modelURL + "/v1", "--model", "m", "--log-level", "error"}, flags...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Stderr = os.Stderr
+	// Its own process group, so that the kill takes a git repack it
+	// started with it, as a crash of the machine would; one left running
+	// would delete packs under the git fsck that follows.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.Contains(sc.Text(), "http://") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("memd serve did not say where it listens after a restart: %q %v", sc.Text(), sc.Err())
+	}
+	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
+	go io.Copy(io.Discard, out)
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	return cmd, url
+}
+
+// Git runs git in dir and returns its output, failing the test on error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := GitOut(dir, args...)
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// GitOut runs git in dir with no prompts and returns its output.
+func GitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Main is a TestMain for tests that run memd: it builds the binary into
+// *bin, isolates the environment, runs the tests and exits with their
+// status.
+func Main(m *testing.M, bin *string) {
+	dir, err := os.MkdirTemp("", "memd-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *bin, err = Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	IsolateEnv()
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
