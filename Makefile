@@ -1,7 +1,7 @@
 # The whole test suite, as CI runs it (.ci/run calls `make test`).
 .PHONY: test fmt vet race fuzz tools mcp-clients
 
-FUZZTIME ?= 5000x
+FUZZTIME ?= 2000x
 MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
 # The fuzz targets run beside the race run: near its end only the CLI's
@@ -38,9 +38,15 @@ fmt:
 vet:
 	go vet -race ./...
 
-# -vet=off: the vet target ran every check already.
+# -vet=off: the vet target ran every check already; -ldflags='-s -w': test
+# binaries without DWARF and symbol tables link faster (stack traces keep
+# their names). The packages that hold only benchmarks (BENCH_ONLY) have no
+# test to run: vet compiled them, and linking them would cost the run for
+# nothing (TestMakefile_FuzzesEveryTarget checks they gain no test).
+BENCH_ONLY := internal/readbench internal/writebench
 race: tools mcp-clients
-	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -count=1 ./...
+	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 \
+		$$(go list ./... | grep -v $(foreach p,$(BENCH_ONLY),-e '/$(p)$$'))
 
 # Each fuzz target for a count of inputs (a few seconds each here), FUZZTIME=10m for a real
 # run. A count, not a duration: Go 1.26's fuzzer can fail a target with "context deadline

@@ -295,7 +295,8 @@ func TestDocs_MCPExamples(t *testing.T) {
 }
 
 // make test runs every fuzz target: each `func FuzzX` of the module is
-// listed in the Makefile's fuzz target, with its package.
+// listed in the Makefile's fuzz target, with its package; and it runs
+// every test (the packages it leaves out hold benchmarks alone).
 func TestMakefile_FuzzesEveryTarget(t *testing.T) {
 	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
 	if err != nil {
@@ -336,5 +337,21 @@ func TestMakefile_FuzzesEveryTarget(t *testing.T) {
 	}
 	if found < 10 {
 		t.Errorf("found %d fuzz targets", found)
+	}
+
+	// The race run leaves out the packages that hold only benchmarks; a
+	// test added to one would never run.
+	m := regexp.MustCompile(`(?m)^BENCH_ONLY := (.*)$`).FindStringSubmatch(string(makefile))
+	if m == nil {
+		t.Fatal("the Makefile has no BENCH_ONLY")
+	}
+	for _, dir := range strings.Fields(m[1]) {
+		files, _ := filepath.Glob(filepath.Join("..", "..", dir, "*_test.go"))
+		for _, f := range files {
+			src, _ := os.ReadFile(f)
+			if regexp.MustCompile(`(?m)^func Test`).Match(src) {
+				t.Errorf("%s has a test, but make race leaves %s out as benchmarks only", f, dir)
+			}
+		}
 	}
 }

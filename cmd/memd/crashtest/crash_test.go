@@ -30,7 +30,7 @@ import (
 	"github.com/memd/memd/internal/scriptedmodel"
 )
 
-var crashRounds = flag.Int("crash.rounds", 12, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
+var crashRounds = flag.Int("crash.rounds", 10, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
 
 // ledger is what the daemon acknowledged, across rounds.
 type ledger struct {
