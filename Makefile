@@ -4,11 +4,16 @@
 FUZZTIME ?= 2000x
 MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
-# The fuzz targets run beside the race run: near its end only the CLI's
-# package is left and a core would idle (each target's output is kept
-# together).
+# The fuzz targets run beside the race run, one worker each: near its end
+# only the CLI's tests are left and a core would idle. Their output follows
+# the race run's, which streams as it comes.
 test: tools mcp-clients fmt vet
-	@$(MAKE) --no-print-directory -j2 --output-sync=target race fuzz
+	@mkdir -p test-output; \
+	$(MAKE) --no-print-directory fuzz FUZZFLAGS=-parallel=1 > test-output/fuzz.log 2>&1 & fuzz=$$!; \
+	$(MAKE) --no-print-directory race; race=$$?; \
+	wait $$fuzz; fuzzed=$$?; \
+	echo "--- make fuzz, run beside the race run:"; cat test-output/fuzz.log; \
+	[ $$race = 0 ] && [ $$fuzzed = 0 ]
 
 # The web UI test drives Debian's Chromium and the docs' examples run curl;
 # install them when they are missing. The MCP clients need Node.js 20 or later.
@@ -45,22 +50,24 @@ vet:
 # nothing (TestMakefile_FuzzesEveryTarget checks they gain no test).
 BENCH_ONLY := internal/readbench internal/writebench
 race: tools mcp-clients
-	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 \
-		$$(go list ./... | grep -v $(foreach p,$(BENCH_ONLY),-e '/$(p)$$'))
+	@pkgs=$$(go list ./...) || exit 1; \
+	pkgs=$$(echo "$$pkgs" | grep -v $(foreach p,$(BENCH_ONLY),-e '/$(p)$$')); \
+	echo "MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 <$$(echo "$$pkgs" | wc -l) packages: ./... but $(BENCH_ONLY)>"; \
+	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 $$pkgs
 
 # Each fuzz target for a count of inputs (a few seconds each here), FUZZTIME=10m for a real
 # run. A count, not a duration: Go 1.26's fuzzer can fail a target with "context deadline
 # exceeded" when a duration ends under load (go.dev/issue/75804, fixed in Go 1.27).
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./gitstore/
-	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./provenance/
-	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./learn/
-	go test -run '^$$' -fuzz '^FuzzParseProposals$$' -fuzztime $(FUZZTIME) ./learn/
-	go test -run '^$$' -fuzz '^FuzzFind$$' -fuzztime $(FUZZTIME) ./gitstore/anchor/
-	go test -run '^$$' -fuzz '^FuzzParseStamp$$' -fuzztime $(FUZZTIME) .
-	go test -run '^$$' -fuzz '^FuzzSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/
-	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./daemon/index/
-	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) ./daemon/search/
-	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) ./daemon/search/
-	go test -run '^$$' -fuzz '^FuzzReadPostings$$' -fuzztime $(FUZZTIME) ./daemon/search/
-	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) ./web/markdown/
+	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./provenance/
+	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
+	go test -run '^$$' -fuzz '^FuzzParseProposals$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
+	go test -run '^$$' -fuzz '^FuzzFind$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/anchor/
+	go test -run '^$$' -fuzz '^FuzzParseStamp$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
+	go test -run '^$$' -fuzz '^FuzzSnapshot$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/index/
+	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/index/
+	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzReadPostings$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./web/markdown/

@@ -302,6 +302,22 @@ func TestMakefile_FuzzesEveryTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recipe := func(target string) string {
+		m := regexp.MustCompile(`(?m)^` + target + `:.*\n((?:\t.*\n)+)`).FindStringSubmatch(string(makefile))
+		if m == nil {
+			t.Fatalf("the Makefile has no %s target", target)
+		}
+		return m[1]
+	}
+	fuzzRecipe, raceRecipe, testRecipe := recipe("fuzz"), recipe("race"), recipe("test")
+	for _, target := range []string{"race", "fuzz"} {
+		if !regexp.MustCompile(`\$\(MAKE\)[^;&]* ` + target + `\b`).MatchString(testRecipe) {
+			t.Errorf("make test does not run make %s:\n%s", target, testRecipe)
+		}
+	}
+	if !strings.Contains(raceRecipe, "$(BENCH_ONLY)") {
+		t.Errorf("make race leaves out packages other than BENCH_ONLY's:\n%s", raceRecipe)
+	}
 	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
 	found := 0
 	err = filepath.WalkDir(filepath.Join("..", ".."), func(path string, d os.DirEntry, err error) error {
@@ -325,8 +341,8 @@ func TestMakefile_FuzzesEveryTarget(t *testing.T) {
 		}
 		for _, m := range fuzz.FindAllStringSubmatch(string(src), -1) {
 			found++
-			line := fmt.Sprintf("\n\tgo test -run '^$$' -fuzz '^%s$$' -fuzztime $(FUZZTIME) %s\n", m[1], pkg)
-			if !strings.Contains(string(makefile), line) {
+			line := fmt.Sprintf("\tgo test -run '^$$' -fuzz '^%s$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) %s\n", m[1], pkg)
+			if !strings.Contains(fuzzRecipe, line) {
 				t.Errorf("the Makefile does not fuzz %s in %s: no line with %q", m[1], pkg, line)
 			}
 		}
@@ -347,9 +363,15 @@ func TestMakefile_FuzzesEveryTarget(t *testing.T) {
 	}
 	for _, dir := range strings.Fields(m[1]) {
 		files, _ := filepath.Glob(filepath.Join("..", "..", dir, "*_test.go"))
+		if len(files) == 0 {
+			t.Errorf("BENCH_ONLY names %s, which holds no benchmarks", dir)
+		}
 		for _, f := range files {
-			src, _ := os.ReadFile(f)
-			if regexp.MustCompile(`(?m)^func Test`).Match(src) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if regexp.MustCompile(`(?m)^func (Test|Example)`).Match(src) {
 				t.Errorf("%s has a test, but make race leaves %s out as benchmarks only", f, dir)
 			}
 		}

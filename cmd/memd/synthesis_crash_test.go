@@ -13,12 +13,12 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/internal/scriptedmodel"
 )
 
@@ -73,8 +73,7 @@ func TestCrash_SynthesisPassResumesExactlyOnce(t *testing.T) {
 		return cmd, client.New(url, strings.TrimSpace(string(token)))
 	}
 	kill := func(cmd *exec.Cmd) {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		memdtest.Kill(t, cmd, false)
 	}
 	ctx := context.Background()
 

@@ -56,7 +56,7 @@ func StartCrashable(t testing.TB, bin, home, modelURL string, flags ...string) (
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--model-url", modelURL + "/v1", "--model", "m", "--log-level", "error"}, flags...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=")
 	cmd.Stderr = os.Stderr
 	// Its own process group, so that the kill takes a git repack it
 	// started with it, as a crash of the machine would; one left running
@@ -68,14 +68,36 @@ func StartCrashable(t testing.TB, bin, home, modelURL string, flags ...string) (
 	}
 	sc := bufio.NewScanner(out)
 	if !sc.Scan() || !strings.Contains(sc.Text(), "http://") {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 		t.Fatalf("memd serve did not say where it listens after a restart: %q %v", sc.Text(), sc.Err())
 	}
 	url := sc.Text()[strings.Index(sc.Text(), "http://"):]
 	go io.Copy(io.Discard, out)
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	})
 	return cmd, url
+}
+
+// Kill kills memd and its process group with SIGKILL and reaps it. A memd
+// that had already exited on its own fails the test (a race-built one
+// stops at a race), unless it may have finished its work and did so
+// cleanly.
+func Kill(t testing.TB, cmd *exec.Cmd, mayFinish bool) {
+	t.Helper()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return
+	}
+	if !mayFinish || ws.ExitStatus() != 0 {
+		t.Errorf("memd %s exited by itself before the kill: %v", strings.Join(cmd.Args[1:2], ""), cmd.ProcessState)
+	}
 }
 
 // Git runs git in dir and returns its output, failing the test on error.

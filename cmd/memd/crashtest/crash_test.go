@@ -131,8 +131,7 @@ func TestCrash_KillAtRandom(t *testing.T) {
 			go func() { defer wg.Done(); f() }()
 		}
 		time.Sleep(time.Duration(200+rand.IntN(1000)) * time.Millisecond) // the random moment
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		memdtest.Kill(t, cmd, false)
 		close(stop)
 		wg.Wait()
 		checkAfterCrash(t, data, s, l, round)
@@ -174,7 +173,9 @@ func TestCrash_KillAtRandom(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
-	cmd.Wait()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("memd serve did not shut down cleanly: %v", err)
+	}
 	learned := map[string]int{}
 	for _, f := range list.Facts {
 		if chat, ok := strings.CutPrefix(f.Text, "Learned from "); ok {
@@ -574,8 +575,7 @@ func importRound(t *testing.T, data, folder string, l *ledger, round int) {
 	}
 	cmd := run()
 	time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond) // the random moment
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Wait()
+	memdtest.Kill(t, cmd, true)
 	checkAfterCrash(t, data, memd.AgentShard("crash"), l, round)
 	if out, err := exec.Command(memdBin, "import", "--data", data, folder).CombinedOutput(); err != nil {
 		t.Fatalf("round %d: import after the kill: %v\n%s", round, err, out)
