@@ -179,7 +179,8 @@ func TestDocs_ShellExamples(t *testing.T) {
 			for _, cmd := range cmds {
 				if setting, ok := strings.CutPrefix(cmd, "export "); ok {
 					prelude.WriteString(cmd + "\n")
-					exported = append(exported, setting[:strings.Index(setting, "=")])
+					name, _, _ := strings.Cut(setting, "=")
+					exported = append(exported, name)
 				}
 			}
 			prelude.WriteString("export MEMD_ADDR=" + url + "\n")

@@ -213,11 +213,7 @@ func TestCLI_TraceFollowsEdits(t *testing.T) {
 // Errors say what was wrong, name the rule that refused, and exit non-zero.
 func TestCLI_Errors(t *testing.T) {
 	s := serve(t)
-	var added struct{ Token string }
-	if err := json.Unmarshal([]byte(s.must("agent", "add", "--json", "bob")), &added); err != nil {
-		t.Fatal(err)
-	}
-	bob := []string{"MEMD_TOKEN=" + added.Token}
+	bob := []string{"MEMD_TOKEN=" + agentToken(t, s, "bob")}
 	cases := []struct {
 		env  []string
 		args []string

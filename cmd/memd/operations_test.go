@@ -198,11 +198,7 @@ func TestContrib_SystemdUnit(t *testing.T) {
 // address, it serves the same memory to the same tokens.
 func TestBackupAndRestore(t *testing.T) {
 	s := serve(t)
-	var added struct{ Token string }
-	if err := json.Unmarshal([]byte(s.must("agent", "add", "--json", "alice")), &added); err != nil {
-		t.Fatal(err)
-	}
-	alice := []string{"MEMD_TOKEN=" + added.Token}
+	alice := []string{"MEMD_TOKEN=" + agentToken(t, s, "alice")}
 	if out, err := s.memd(alice, "remember", "Deploys go out on Fridays"); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}

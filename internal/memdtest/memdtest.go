@@ -96,7 +96,7 @@ func Kill(t testing.TB, cmd *exec.Cmd, mayFinish bool) {
 		return
 	}
 	if !mayFinish || ws.ExitStatus() != 0 {
-		t.Errorf("memd %s exited by itself before the kill: %v", strings.Join(cmd.Args[1:2], ""), cmd.ProcessState)
+		t.Errorf("%s exited by itself before the kill: %v", strings.Join(cmd.Args[:2], " "), cmd.ProcessState)
 	}
 }
 
