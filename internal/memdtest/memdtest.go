@@ -5,6 +5,8 @@ package memdtest
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -13,21 +15,61 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// Build compiles memd into dir. Under the race detector memd is built with
-// it too: the daemon's own goroutines are checked, and a cold build
-// compiles every package once, not once per mode.
-func Build(dir string) (string, error) {
-	bin := filepath.Join(dir, "memd")
-	args := []string{"build", "-ldflags=-s -w", "-o", bin} // links faster; stack traces keep their names
+// Build returns a memd binary built from the current source. Under the
+// race detector memd is built with it too: the daemon's own goroutines are
+// checked, and a cold build compiles every package once, not once per
+// mode. go build links anew on every call (4.5 s of CPU here), so the
+// binary is kept in the temporary directory under a key made of every
+// compiled package's build output: the test packages that run memd share
+// one link, and a second run of the suite with no change links none.
+func Build() (string, error) {
+	flags := []string{"-ldflags=-s -w"} // links faster; stack traces keep their names
 	if Race {
-		args = append(args, "-race")
+		flags = append(flags, "-race")
 	}
-	if out, err := exec.Command("go", append(args, "github.com/memd/memd/cmd/memd")...).CombinedOutput(); err != nil {
+	const pkg = "github.com/memd/memd/cmd/memd"
+	list := exec.Command("go", append(append([]string{"list", "-deps", "-export", "-f", "{{.Export}}"}, flags...), pkg)...)
+	exports, err := list.Output()
+	if err != nil {
+		return "", fmt.Errorf("list memd's packages: %w", err)
+	}
+	key := sha256.Sum256(fmt.Appendf(nil, "%q\n%s", flags, exports))
+	cache := filepath.Join(os.TempDir(), "memd-test-bin")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(cache, hex.EncodeToString(key[:12]))
+	// One builder at a time: the other test package waits for its link.
+	lock, err := os.OpenFile(filepath.Join(cache, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", cache, err)
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	removeStale(cache)
+	tmp := bin + ".tmp"
+	if out, err := exec.Command("go", append(append([]string{"build", "-o", tmp}, flags...), pkg)...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build memd: %w\n%s", err, out)
 	}
-	return bin, nil
+	return bin, os.Rename(tmp, bin)
+}
+
+// removeStale deletes binaries a day old: builds of source since changed.
+func removeStale(cache string) {
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && e.Name() != "lock" && time.Since(info.ModTime()) > 24*time.Hour {
+			os.Remove(filepath.Join(cache, e.Name()))
+		}
+	}
 }
 
 // IsolateEnv clears the process's environment of memd's settings, so the
@@ -123,17 +165,11 @@ func GitOut(dir string, args ...string) (string, error) {
 // *bin, isolates the environment, runs the tests and exits with their
 // status.
 func Main(m *testing.M, bin *string) {
-	dir, err := os.MkdirTemp("", "memd-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if *bin, err = Build(dir); err != nil {
+	var err error
+	if *bin, err = Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	IsolateEnv()
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
