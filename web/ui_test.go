@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,23 +80,60 @@ func startDaemonWith(t testing.TB, cfg daemon.Config) (*daemon.Daemon, *client.C
 	return d, client.New(d.URL(), token)
 }
 
-// browser returns a chromedp context on a fresh headless Chromium.
+// The tests share one headless Chromium: a launch costs more than most of
+// what a test does in it. Each test gets a tab in a browser context of its
+// own (cookies and storage apart) sized as it asks.
+var shared struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab, which launched it
+	cancel context.CancelFunc
+	dir    string
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.cancel != nil {
+		shared.cancel()
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// browser returns a chromedp context on a new tab of the shared Chromium,
+// in its own browser context, with a viewport of width × height.
 func browser(t testing.TB, width, height int) (context.Context, context.CancelFunc) {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(width, height),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "memd-chromium-"); shared.err != nil {
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromium(t)),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.UserDataDir(shared.dir),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+		)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx)
+		shared.ctx, shared.cancel = ctx, func() { cancelCtx(); cancelAlloc() }
+		_, shared.err = chromedp.Run(ctx, chromedp.Navigate("about:blank"))
+	})
+	if shared.err != nil {
+		t.Fatalf("start Chromium: %v", shared.err)
+	}
+	ctx, cancelTab := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
+	cancel := func() { cancelTimeout(); cancelTab() }
+	if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		cancel()
+		t.Fatalf("open a tab: %v", err)
+	}
+	return ctx, cancel
 }
 
 func screenshot(dir, name string) chromedp.Action[chromedp.Void] {
