@@ -3,6 +3,7 @@ package gitstore_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -139,4 +140,128 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 	if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != "v1\nagent line\n" {
 		t.Errorf("HEAD: %q", got)
 	}
+}
+
+// memd makes a note while git holds the index (a person's commit in
+// progress), so the note is not in .git/index yet. The person's next
+// `git commit -a`, made before the index catches up, builds its tree from
+// that index: the note must survive it, in HEAD and after a restart.
+func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Likes green tea", memd.TierLog, "m1")
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	lock := filepath.Join(gitDir, "index.lock")
+	if err := os.WriteFile(lock, []byte("DIRC\x00\x00\x00\x02"), 0o644); err != nil { // git's, as git commit holds it
+		t.Fatal(err)
+	}
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("v1\n"))); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(lock)
+	os.WriteFile(filepath.Join(sh.Dir(), "log", "hand.md"), []byte("x\n"), 0o644) // untracked: not in the commit
+	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "by hand", "--allow-empty").CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v %s", err, out)
+	}
+	if err := sh.Refresh(); err != nil { // as the daemon does when main moves
+		t.Fatal(err)
+	}
+	if data, ok, _, err := sh.Note(plumbing.ZeroHash, "notes/plan.md"); err != nil || !ok || string(data) != "v1\n" {
+		t.Errorf("after the person's commit the note reads %q, %v, %v", data, ok, err)
+	}
+
+	// Again, with memd stopped before it looks at the person's commit: the
+	// next start restores the note.
+	if err := os.WriteFile(lock, []byte("DIRC\x00\x00\x00\x02"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.Apply(noteChange("notes/later.md", "note-edit: create", setNote("v2\n"))); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(lock)
+	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "by hand again", "--allow-empty").CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v %s", err, out)
+	}
+	if got := git(t, sh.Dir(), "ls-tree", "--name-only", "HEAD", "notes/"); strings.Contains(got, "later.md") {
+		t.Fatalf("the person's commit kept the note; the test did not make the stale index it means to: %s", got)
+	}
+	s.Close()
+	s, err = gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh, err = s.Shard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"notes/plan.md": "v1\n", "notes/later.md": "v2\n"} {
+		if data, ok, _, err := sh.Note(plumbing.ZeroHash, path); err != nil || !ok || string(data) != want {
+			t.Errorf("after a restart %s reads %q, %v, %v", path, data, ok, err)
+		}
+	}
+	if st := git(t, sh.Dir(), "status", "--porcelain"); st != "?? log/hand.md\n" {
+		t.Errorf("git status: %q", st)
+	}
+}
+
+// What a person means to change in a note stays changed: a note removed
+// with git rm, and one taken back to an earlier version with git checkout,
+// are not restored, at once or after a restart.
+func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*gitstore.Store, *gitstore.Shard) {
+		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := s.Shard(memd.AgentShard("alice"))
+		if err != nil {
+			sh = createShard(t, s, "agent/alice")
+		}
+		return s, sh
+	}
+	s, sh := open()
+	for _, c := range []gitstore.Change{
+		noteChange("notes/gone.md", "note-edit: create", setNote("gone\n")),
+		noteChange("notes/back.md", "note-edit: create", setNote("v1\n")),
+		noteChange("notes/back.md", "note-edit: edit", setNote("v2\n")),
+	} {
+		if _, err := sh.Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	person := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v %s", strings.Join(args, " "), err, out)
+		}
+	}
+	person("rm", "-q", "notes/gone.md")
+	person("checkout", "HEAD~1", "--", "notes/back.md")
+	person("commit", "-qm", "tidy notes")
+	check := func(when string) {
+		t.Helper()
+		if err := sh.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _, _ := sh.Note(plumbing.ZeroHash, "notes/gone.md"); ok {
+			t.Errorf("%s: the note the person removed is back", when)
+		}
+		if data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/back.md"); string(data) != "v1\n" {
+			t.Errorf("%s: the note the person took back reads %q", when, data)
+		}
+	}
+	check("at once")
+	s.Close()
+	s, sh = open()
+	defer s.Close()
+	check("after a restart")
 }

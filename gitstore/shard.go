@@ -99,22 +99,46 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	// write or lookup first needs them.
 	main, err := readRef(gitDir, mainRef)
 	var root plumbing.Hash
+	sh.seen = main
 	if err == nil && !main.IsZero() {
 		var c *commitInfo
 		if c, err = sh.readCommit(main); err == nil {
 			root = c.tree
+			sh.seen = sh.lastOwnCommit(main, c)
 		}
 	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("shard %s: read HEAD: %w", id, err)
 	}
-	sh.seen = main
 	if err := sh.finishWorktree(main, root); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
 	sh.used.Store(0) // read to open it, not used yet: idle
 	return sh, nil
+}
+
+// lastOwnCommit returns the newest commit memd made on main's first-parent
+// line, main itself when there is none nearby. The commits after it were
+// made by people while memd was stopped, or in the moment before it
+// stopped: the first read checks them for what a stale index dropped, as
+// it would have had memd seen them.
+func (sh *Shard) lastOwnCommit(main plumbing.Hash, c *commitInfo) plumbing.Hash {
+	h := main
+	for range staleLookback {
+		if c.committer.Signature == Committer {
+			return h
+		}
+		if len(c.parents) == 0 {
+			break
+		}
+		h = c.parents[0]
+		var err error
+		if c, err = sh.readCommit(h); err != nil {
+			break
+		}
+	}
+	return main
 }
 
 // laggingFiles adds to touched the fact files and notes whose index

@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,28 +29,48 @@ import (
 // staleLookback is how far back a fact file's earlier versions are looked for.
 const staleLookback = 64
 
-// RestoreMessage formats the message of a commit restoring facts that a
-// commit built from a stale index dropped.
-type RestoreMessage func(dropper Commit, facts []memd.Fact) string
+// RestoreMessage formats the message of a commit restoring facts, or a
+// note (its file), that a commit built from a stale index dropped.
+type RestoreMessage func(dropper Commit, facts []memd.Fact, note string) string
+
+// droppedNote is a note a commit from a stale index took back.
+type droppedNote struct {
+	path   string
+	data   []byte        // its version before the commit
+	result plumbing.Hash // what the commit left (zero: no file)
+}
 
 // droppedByStaleIndex returns the facts c removed by committing a fact file
 // exactly as it was in a recent ancestor, and which its working file still
-// holds.
-func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
+// holds, and the notes it took back to a recent version (or removed) while
+// their working files hold something else.
+func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, error) {
 	if c.Committer == Committer || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
-		return nil, nil
+		return nil, nil, nil
 	}
 	parent, err := sh.readCommit(c.Parents[0])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t := &trees{db: sh.db}
 	var lost []memd.Fact
-	err = t.diffFiles(parent.tree, c.Tree, "", keepFactPaths, func(path string, before, after plumbing.Hash) error {
+	var notes []droppedNote
+	err = t.diffFiles(parent.tree, c.Tree, "", keepPushedPaths, func(path string, before, after plumbing.Hash) error {
 		// A file the commit removed counts too: a stale index that predates
-		// a new file (a new month's or day's log) drops it whole.
+		// a new file (a new month's or day's log, a note) drops it whole.
 		if before.IsZero() || !sh.hadBlob(parent.parents, path, after, staleLookback) {
 			return nil
+		}
+		working, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
+		if err != nil {
+			return nil // gone from the working tree too
+		}
+		if IsNoteFile(path) {
+			n, err := sh.droppedNote(path, before, after, working)
+			if n != nil {
+				notes = append(notes, *n)
+			}
+			return err
 		}
 		was, err := sh.readFactFile(path, before)
 		if err != nil {
@@ -60,10 +82,6 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
 				return err
 			}
 		}
-		working, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
-		if err != nil {
-			return nil // gone from the working tree too
-		}
 		inWorking := factIDs(path, working)
 		for _, lf := range was.facts {
 			if inWorking[lf.ID] && !slices.ContainsFunc(now.facts, func(n lineFact) bool { return n.ID == lf.ID }) {
@@ -74,7 +92,27 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, error) {
 		}
 		return nil
 	})
-	return lost, err
+	return lost, notes, err
+}
+
+// droppedNote returns the note at path as it was (before) if the commit
+// that made it after did not take it from the working file: the person
+// committed what a stale index held, not what they had in front of them.
+func (sh *Shard) droppedNote(path string, before, after plumbing.Hash, working []byte) (*droppedNote, error) {
+	if !after.IsZero() {
+		now, err := sh.db.Get(after)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(now.Data, working) {
+			return nil, nil // committed from the working file: meant
+		}
+	}
+	was, err := sh.db.Get(before)
+	if err != nil {
+		return nil, err
+	}
+	return &droppedNote{path: path, data: was.Data, result: after}, nil
 }
 
 // hadBlob reports whether path held blob (or, for the zero hash, was
@@ -96,8 +134,9 @@ func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Has
 }
 
 // restoreDropped looks at the commits from..st.head that memd did not make
-// and, where one dropped facts by committing a stale index, commits them
-// back on st. It returns the state to continue from. The caller holds sh.mu.
+// and, where one dropped facts or notes by committing a stale index,
+// commits them back on st. It returns the state to continue from. The
+// caller holds sh.mu.
 func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 	msgf := sh.store.opts.Restore
 	if msgf == nil || from.IsZero() {
@@ -105,6 +144,8 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 	}
 	var dropper Commit
 	var lost []memd.Fact
+	notes := map[string]droppedNote{}
+	noteDroppers := map[string]Commit{}
 	n := 0
 	err := sh.Walk(st.head, func(c Commit) error {
 		if c.Hash == from {
@@ -113,7 +154,7 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 		if n++; n > staleLookback {
 			return ErrStop
 		}
-		facts, err := sh.droppedByStaleIndex(c)
+		facts, dropped, err := sh.droppedByStaleIndex(c)
 		if err != nil {
 			return err
 		}
@@ -123,18 +164,44 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 				dropper = c
 			}
 		}
+		for _, d := range dropped {
+			if _, later := notes[d.path]; !later { // the newest drop is the one HEAD shows
+				notes[d.path], noteDroppers[d.path] = d, c
+			}
+		}
 		return nil
 	})
-	if err != nil || len(lost) == 0 {
+	if err != nil {
 		return st, err
-	}
-	edits := make([]Edit, len(lost))
-	for i, f := range lost {
-		edits[i] = Edit{Op: AddFact, Fact: f}
 	}
 	g := newGroup(sh, st)
-	if _, err := g.add(Change{Author: Committer, Message: msgf(dropper, lost), Edits: edits}); err != nil {
-		return st, err
+	if len(lost) > 0 {
+		edits := make([]Edit, len(lost))
+		for i, f := range lost {
+			edits[i] = Edit{Op: AddFact, Fact: f}
+		}
+		if _, err := g.add(Change{Author: Committer, Message: msgf(dropper, lost, ""), Edits: edits}); err != nil {
+			return st, err
+		}
+	}
+	t := &trees{db: sh.db}
+	var restoredNotes []string
+	for _, path := range slices.Sorted(maps.Keys(notes)) {
+		d := notes[path]
+		// Only a note HEAD still holds as the drop left it: a change
+		// since is someone's decision.
+		if e, ok, err := t.lookup(st.root, path); err != nil || ok != !d.result.IsZero() || ok && e.hash != d.result {
+			continue
+		}
+		data := d.data
+		set := func([]byte, bool) ([]byte, bool, error) { return data, false, nil }
+		if _, err := g.add(Change{Author: Committer, Message: msgf(noteDroppers[path], nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
+			return st, err
+		}
+		restoredNotes = append(restoredNotes, path)
+	}
+	if len(lost) == 0 && len(restoredNotes) == 0 {
+		return st, nil
 	}
 	if err := g.build(); err != nil || g.b.Len() == 0 {
 		return st, err
@@ -146,7 +213,13 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 	if err := sh.publish(st, g, sp); err != nil {
 		return st, err
 	}
-	sh.store.log.Warn("a git commit made from a stale index dropped facts memd had written; restored them",
-		"shard", sh.id, "commit", short(dropper.Hash), "facts", len(lost))
+	if len(lost) > 0 {
+		sh.store.log.Warn("a git commit made from a stale index dropped facts memd had written; restored them",
+			"shard", sh.id, "commit", short(dropper.Hash), "facts", len(lost))
+	}
+	for _, path := range restoredNotes {
+		sh.store.log.Warn("a git commit made from a stale index took back a note memd had written; restored it",
+			"shard", sh.id, "commit", short(noteDroppers[path].Hash), "note", path)
+	}
 	return sh.cur.Load(), nil
 }

@@ -12,7 +12,10 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-func restoreMessage(dropper gitstore.Commit, facts []memd.Fact) string {
+func restoreMessage(dropper gitstore.Commit, facts []memd.Fact, note string) string {
+	if note != "" {
+		return fmt.Sprintf("restore %s %s dropped", note, dropper.Hash)
+	}
 	return fmt.Sprintf("restore %d facts %s dropped", len(facts), dropper.Hash)
 }
 
@@ -32,14 +35,15 @@ func copyFile(t *testing.T, src, dst string) {
 // withSavedIndex makes a shard with one fact and keeps a copy of its
 // .git/index as it is then: what a git command that read it now writes
 // back later. It returns the shard, the index's path and the copy's.
-func withSavedIndex(t *testing.T) (sh *gitstore.Shard, index, stale string) {
+func withSavedIndex(t *testing.T) (s *gitstore.Store, sh *gitstore.Shard, index, stale string) {
 	t.Helper()
-	sh = createShard(t, openStore(t), "agent/alice")
+	s = openStore(t)
+	sh = createShard(t, s, "agent/alice")
 	index = filepath.Join(sh.Dir(), ".git", "index")
 	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
 	stale = filepath.Join(t.TempDir(), "index")
 	copyFile(t, index, stale)
-	return sh, index, stale
+	return s, sh, index, stale
 }
 
 // git status writes back the index it read; when it read it before memd's
@@ -48,15 +52,16 @@ func withSavedIndex(t *testing.T) (sh *gitstore.Shard, index, stale string) {
 func TestShard_RestoresFactsAStaleIndexDropped(t *testing.T) {
 	// The shard's parsed files held, or given up (idle for a minute, or
 	// read once for the index): either way the move of main is checked
-	// when the feed reads it (Refresh), without a read of the facts.
-	for _, released := range []bool{false, true} {
-		t.Run(fmt.Sprintf("state released %v", released), func(t *testing.T) {
-			sh, index, stale := withSavedIndex(t)
+	// when the feed reads it (Refresh), without a read of the facts. And
+	// when memd stopped before it looked, the next start looks.
+	for _, when := range []string{"state held", "state released", "memd restarted"} {
+		t.Run(when, func(t *testing.T) {
+			s, sh, index, stale := withSavedIndex(t)
 			dir := sh.Dir()
 			remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
 			remember(t, sh, "Took the night train", memd.TierLog, "m3")
 			copyFile(t, stale, index)
-			if released {
+			if when == "state released" {
 				sh.Release()
 			}
 
@@ -66,6 +71,17 @@ func TestShard_RestoresFactsAStaleIndexDropped(t *testing.T) {
 			dropper := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
 			if show := git(t, dir, "show", "HEAD:log/2026-11.md"); strings.Contains(show, "raincoat") {
 				t.Fatalf("the person's commit did not drop the facts, so this test shows nothing:\n%s", show)
+			}
+			if when == "memd restarted" {
+				s.Close()
+				s, err := gitstore.Open(s.Dir(), gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				if sh, err = s.Shard(memd.AgentShard("alice")); err != nil {
+					t.Fatal(err)
+				}
 			}
 
 			if err := sh.Refresh(); err != nil {
@@ -120,7 +136,7 @@ func TestShard_KeepsDeliberateRemovals(t *testing.T) {
 // of memd's own, not a change the person staged: memd's next commit brings
 // it up to date rather than merging into it and staging the loss of facts.
 func TestShard_StaleIndexIsNotAStagedChange(t *testing.T) {
-	sh, index, stale := withSavedIndex(t)
+	_, sh, index, stale := withSavedIndex(t)
 	dir := sh.Dir()
 	remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
 	copyFile(t, stale, index)

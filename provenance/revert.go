@@ -298,10 +298,14 @@ func quoteAll(msgs []string) string {
 	return strings.Join(q, ", ")
 }
 
-// RestoreMessage is the message of the commit that puts back facts a git
-// commit dropped by committing a stale index (see gitstore): a revert of
-// that commit's removals.
-func RestoreMessage(dropper gitstore.Commit, facts []memd.Fact) string {
+// RestoreMessage is the message of the commit that puts back facts, or a
+// note, a git commit dropped by committing a stale index (see gitstore): a
+// revert of that commit's removals.
+func RestoreMessage(dropper gitstore.Commit, facts []memd.Fact, note string) string {
+	if note != "" {
+		subject := fmt.Sprintf("revert: restore %s, which %s took back by committing a stale index", note, dropper.Hash.String()[:12])
+		return Message(subject, memd.Provenance{Op: memd.OpRevert, LearnedBy: memd.LearnedExplicit, Reverts: dropper.Hash.String()})
+	}
 	ids := make([]string, len(facts))
 	for i, f := range facts {
 		ids[i] = f.ID
