@@ -18,6 +18,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
+	memdcmd "github.com/memd/memd/cmd/memd"
 	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/internal/scriptedmodel"
 )
@@ -84,13 +85,38 @@ func (s *server) stop() {
 }
 
 // memd runs a CLI command against the server and returns its output.
+// memd runs a memd command against the daemon as a user types it, and
+// returns what it printed (stdout and stderr together). It runs memd's
+// entry point in this process, as main does, with its own environment: the
+// daemon stays a process of its own and is reached over HTTP, the CLI's
+// code is checked by the race detector here, and the suite is spared the
+// start of a race-built binary per command (0.2 s of CPU each, hundreds of
+// times). What only a process shows (serve, the MCP server on stdio, the
+// version the build stamps, exit codes and the split of stdout from
+// stderr) runs the binary, here and in the walkthrough and docs tests.
 func (s *server) memd(env []string, args ...string) (string, error) {
-	cmd := exec.Command(memdBin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url)
-	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	vars := map[string]string{}
+	for _, kv := range append(append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url), env...) {
+		name, value, _ := strings.Cut(kv, "=")
+		vars[name] = value
+	}
+	if len(args) > 0 && processOnly[args[0]] {
+		cmd := exec.Command(memdBin, args...)
+		cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url)
+		cmd.Env = append(cmd.Env, env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	var out syncBuffer
+	code := memdcmd.Run(context.Background(), args, strings.NewReader(""), &out, &out, func(name string) string { return vars[name] })
+	if code != 0 {
+		return out.String(), fmt.Errorf("memd %s: exit status %d", args[0], code)
+	}
+	return out.String(), nil
 }
+
+// processOnly are the commands s.memd runs as the binary.
+var processOnly = map[string]bool{"serve": true, "mcp": true, "version": true, "--version": true}
 
 func (s *server) must(args ...string) string {
 	s.t.Helper()
