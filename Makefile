@@ -48,11 +48,16 @@ vet:
 # their names). The packages that hold only benchmarks (BENCH_ONLY) have no
 # test to run: vet compiled them, and linking them would cost the run for
 # nothing (TestMakefile_FuzzesEveryTarget checks they gain no test).
+# go test runs two packages at a time in the order given: the slowest go
+# first (SLOW_FIRST, slowest first), so the two finish together instead of
+# one waiting on a long package started last.
 BENCH_ONLY := internal/readbench internal/writebench
+SLOW_FIRST := cmd/memd daemon cmd/memd/crashtest gitstore web daemon/search
 race: tools mcp-clients
 	@pkgs=$$(go list ./...) || exit 1; \
-	pkgs=$$(echo "$$pkgs" | grep -v $(foreach p,$(BENCH_ONLY),-e '/$(p)$$')); \
-	echo "MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 <$$(echo "$$pkgs" | wc -l) packages: ./... but $(BENCH_ONLY)>"; \
+	pkgs=$$(echo "$$pkgs" | grep -v $(foreach p,$(BENCH_ONLY) $(SLOW_FIRST),-e '/$(p)$$')); \
+	pkgs="$(foreach p,$(SLOW_FIRST),github.com/memd/memd/$(p)) $$pkgs"; \
+	echo "MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 <$$(echo $$pkgs | wc -w) packages, slowest first: ./... but $(BENCH_ONLY)>"; \
 	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 $$pkgs
 
 # Each fuzz target for a count of inputs (a few seconds each here), FUZZTIME=10m for a real
