@@ -142,31 +142,47 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 	}
 }
 
-// memd makes a note while git holds the index (a person's commit in
-// progress), so the note is not in .git/index yet. The person's next
-// `git commit -a`, made before the index catches up, builds its tree from
-// that index: the note must survive it, in HEAD and after a restart.
+// memd makes a note the index does not get: git held .git/index.lock at
+// that moment, or a git command that read the index before wrote it back
+// after. The person's next `git commit -a` builds its tree from that index,
+// without the note: memd restores it, at once and, when memd stopped
+// before it looked, at the next start.
 func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
 	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
+	open := func() (*gitstore.Store, *gitstore.Shard) {
+		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := s.Shard(memd.AgentShard("alice"))
+		if err != nil {
+			sh = createShard(t, s, "agent/alice")
+		}
+		return s, sh
 	}
-	sh := createShard(t, s, "agent/alice")
+	s, sh := open()
 	remember(t, sh, "Likes green tea", memd.TierLog, "m1")
-	gitDir := filepath.Join(sh.Dir(), ".git")
-	lock := filepath.Join(gitDir, "index.lock")
-	if err := os.WriteFile(lock, []byte("DIRC\x00\x00\x00\x02"), 0o644); err != nil { // git's, as git commit holds it
-		t.Fatal(err)
+	os.WriteFile(filepath.Join(sh.Dir(), "log", "hand.md"), []byte("x\n"), 0o644) // untracked: not in the commits
+	// noteThenStaleCommit makes the note and then the person's commit from
+	// the index as it was before the note.
+	noteThenStaleCommit := func(path, text string) {
+		t.Helper()
+		index := filepath.Join(sh.Dir(), ".git", "index")
+		stale := filepath.Join(t.TempDir(), "index")
+		copyFile(t, index, stale)
+		if _, err := sh.Apply(noteChange(path, "note-edit: create", setNote(text))); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, stale, index)
+		if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "by hand", "--allow-empty").CombinedOutput(); err != nil {
+			t.Fatalf("git commit: %v %s", err, out)
+		}
+		if got := git(t, sh.Dir(), "ls-tree", "--name-only", "-r", "HEAD", "notes/"); strings.Contains(got, path) {
+			t.Fatalf("the person's commit kept %s; the test did not make the stale index it means to: %s", path, got)
+		}
 	}
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("v1\n"))); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(lock)
-	os.WriteFile(filepath.Join(sh.Dir(), "log", "hand.md"), []byte("x\n"), 0o644) // untracked: not in the commit
-	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "by hand", "--allow-empty").CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v %s", err, out)
-	}
+
+	noteThenStaleCommit("notes/plan.md", "v1\n")
 	if err := sh.Refresh(); err != nil { // as the daemon does when main moves
 		t.Fatal(err)
 	}
@@ -174,31 +190,10 @@ func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
 		t.Errorf("after the person's commit the note reads %q, %v, %v", data, ok, err)
 	}
 
-	// Again, with memd stopped before it looks at the person's commit: the
-	// next start restores the note.
-	if err := os.WriteFile(lock, []byte("DIRC\x00\x00\x00\x02"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sh.Apply(noteChange("notes/later.md", "note-edit: create", setNote("v2\n"))); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(lock)
-	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "by hand again", "--allow-empty").CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v %s", err, out)
-	}
-	if got := git(t, sh.Dir(), "ls-tree", "--name-only", "HEAD", "notes/"); strings.Contains(got, "later.md") {
-		t.Fatalf("the person's commit kept the note; the test did not make the stale index it means to: %s", got)
-	}
-	s.Close()
-	s, err = gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	noteThenStaleCommit("notes/later.md", "v2\n")
+	s.Close() // before memd looked at the person's commit
+	s, sh = open()
 	defer s.Close()
-	sh, err = s.Shard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := sh.Refresh(); err != nil {
 		t.Fatal(err)
 	}
