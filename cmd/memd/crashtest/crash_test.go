@@ -28,6 +28,7 @@ import (
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/internal/scriptedmodel"
+	"github.com/memd/memd/provenance"
 )
 
 var crashRounds = flag.Int("crash.rounds", 10, "rounds of the kill -9 harness (TestCrash_KillAtRandom)")
@@ -308,11 +309,15 @@ func revertFacts(c *client.Client, s memd.ShardID, l *ledger, round int, stop ch
 	}
 }
 
+// startOptions open a store as memd's start does, restoring what a commit
+// from a stale git index dropped (without fsync: the check is no crash).
+var startOptions = gitstore.Options{NoSync: true, RepackAt: -1, Restore: provenance.RestoreMessage}
+
 // checkAfterCrash opens the data directory as the next start would and
 // checks what the daemon acknowledged before the kill.
 func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round int) {
 	t.Helper()
-	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1})
+	store, err := gitstore.Open(data, startOptions)
 	if err != nil {
 		t.Fatalf("round %d: open after the kill: %v", round, err)
 	}
@@ -398,7 +403,7 @@ func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round
 		t.Fatalf("copy: %v %s", err, out)
 	}
 	os.Remove(filepath.Join(cp, daemon.IndexFile))
-	fresh, err := gitstore.Open(cp, gitstore.Options{NoSync: true, RepackAt: -1})
+	fresh, err := gitstore.Open(cp, startOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +585,7 @@ func importRound(t *testing.T, data, folder string, l *ledger, round int) {
 	if out, err := exec.Command(memdBin, "import", "--data", data, folder).CombinedOutput(); err != nil {
 		t.Fatalf("round %d: import after the kill: %v\n%s", round, err, out)
 	}
-	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1})
+	store, err := gitstore.Open(data, startOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
