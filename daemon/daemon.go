@@ -117,6 +117,9 @@ type Daemon struct {
 
 // Open opens the store in cfg.DataDir (creating it), and listens.
 func Open(cfg Config) (*Daemon, error) {
+	if err := CheckConfig(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
@@ -349,4 +352,24 @@ func okOrError(ok bool) string {
 		return "ok"
 	}
 	return "error"
+}
+
+// CheckConfig reports a setting Open refuses, so that a caller can refuse
+// it before creating anything: a model name that cannot stand as the value
+// of a Model or Approved-By trailer (a line break in it would write
+// trailers of its own into every learned commit).
+func CheckConfig(cfg Config) error {
+	models := []*learn.ModelConfig{cfg.Model}
+	if cfg.Synthesis != nil {
+		models = append(models, cfg.Synthesis.Approver)
+	}
+	for _, mc := range models {
+		if mc == nil {
+			continue
+		}
+		if err := provenance.CheckModel(mc.Model); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+	}
+	return nil
 }

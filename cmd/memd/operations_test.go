@@ -155,10 +155,15 @@ func TestServe_FailedStartCreatesNothing(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:0", "--synthesis"}, "--synthesis needs a model"},
 		{[]string{"--listen", "127.0.0.1:0", "--remote", "bogus{nope}"}, "nope"},
 		{[]string{"--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
+		// A line break would write a trailer of its own into every learned commit.
+		{[]string{"--listen", "127.0.0.1:0", "--model-url", "http://127.0.0.1:1/v1", "--model", "m\nLearned-By: person"}, "model name"},
 	} {
 		home := t.TempDir()
 		data := filepath.Join(home, "data")
-		cmd := exec.Command(memdBin, append([]string{"serve", "--data", data}, c.args...)...)
+		// A serve that starts is killed in a minute, failing the case.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, memdBin, append([]string{"serve", "--data", data}, c.args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+home)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), c.want) {

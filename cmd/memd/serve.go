@@ -130,6 +130,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			cfg.Synthesis.Approver = &approver
 		}
 	}
+	if err := daemon.CheckConfig(cfg); err != nil {
+		return err
+	}
 	// Every setting is checked now. Then the port: memd that cannot serve
 	// creates nothing.
 	ln, err := net.Listen("tcp", *listen)
