@@ -10,8 +10,8 @@ import (
 )
 
 // Notes are Markdown documents in a shard's notes/ folder, which people
-// open and fix and agents amend one anchored edit at a time (DESIGN
-// section 6). A note is named by its path under notes/, such as
+// open and fix and agents amend one anchored edit at a time (README,
+// "Notes"). A note is named by its path under notes/, such as
 // "runbooks/deploy.md".
 
 // MaxNoteBytes is the largest note memd writes.

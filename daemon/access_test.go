@@ -9,7 +9,7 @@ import (
 	"github.com/memd/memd/client"
 )
 
-// The rules of DESIGN section 8, written out again for the test: an agent
+// The rules of the README's "Who may do what", written out again for the test: an agent
 // reads and writes its own shard, user memory only in a direct chat, and
 // the projects it is a member of; an admin everything.
 func wantAccess(role string, s memd.ShardID, kind memd.ChatKind) (ok bool, rule string) {

@@ -13,7 +13,8 @@ import (
 	"github.com/memd/memd/provenance"
 )
 
-// How many known facts the extraction call sees (DESIGN section 7).
+// How many known facts the extraction call sees (README, "Learning from
+// conversations").
 const (
 	knownProfile = 100
 	knownRecent  = 30

@@ -10,7 +10,8 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-// Budgets of one scope's block in the memory section (DESIGN section 5).
+// Budgets of one scope's block in the memory section (README, "Reading
+// memory: recall and the memory section").
 const (
 	profileMaxFacts = 100
 	profileMaxChars = 20000

@@ -165,7 +165,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "Each shard's rows were measured in %d interleaved rounds (git CLI, then each memd row).\n", benchRounds)
 	fmt.Fprintln(e.stdout, "\"first write\" is one fact into the shard just opened, before the rounds: it reads the")
 	fmt.Fprintln(e.stdout, "shard's files, as the first write after memd starts or after the shard sat idle a minute.")
-	fmt.Fprintln(e.stdout, "targets (DESIGN §11): 8 writers ≥ 2,000 facts/s and ≥ 20× git CLI; 1 writer ≥ 5× git CLI; at 100,000 facts ≥ 10× git CLI")
+	fmt.Fprintln(e.stdout, "targets: 8 writers ≥ 2,000 facts/s and ≥ 20× git CLI; 1 writer ≥ 5× git CLI; at 100,000 facts ≥ 10× git CLI")
 	return nil
 }
 

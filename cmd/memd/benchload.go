@@ -11,7 +11,8 @@ import (
 	"github.com/memd/memd/internal/readbench"
 )
 
-// benchLoad runs memd serve under the load of DESIGN section 12 and prints
+// benchLoad runs memd serve under load (writers over HTTP on several
+// shards, recall and feed subscribers at once) and prints
 // what it measured and every problem it found; problems fail the command.
 func benchLoad(ctx context.Context, e *env, dir string, cfg loadbench.Config) error {
 	self, err := os.Executable()

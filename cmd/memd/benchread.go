@@ -16,8 +16,8 @@ import (
 	"github.com/memd/memd/internal/readbench"
 )
 
-// benchRead measures the read-path rows of DESIGN section 11 at n facts and
-// prints each figure beside its target.
+// benchRead measures the read path at n facts (README, "Writing fast, and
+// staying a good git citizen") and prints each figure beside its target.
 func benchRead(ctx context.Context, e *env, dir string, n int) error {
 	if n <= 0 {
 		n = 100000

@@ -159,8 +159,7 @@ func want(fs *flags, pos []string, n int, what string) error {
 	return nil
 }
 
-// shardFlag parses a --shard value; an agent's own shard is the default
-// when the caller is an agent and none is given.
+// shardFlag parses a --shard value, which the commands that use it require.
 func shardFlag(v string) (memd.ShardID, error) {
 	if v == "" {
 		return memd.ShardID{}, memd.Errorf(memd.EINVALID, "--shard is required (agent/<name>, user/<id> or project/<slug>)")

@@ -7,8 +7,8 @@ import (
 	"github.com/memd/memd/internal/loadbench"
 )
 
-// The load of DESIGN section 12, scaled down for every run of the suite
-// (memd bench --load runs it in full): concurrent writers over HTTP on
+// The load `memd bench --load` runs, scaled down for every run of the
+// suite: concurrent writers over HTTP on
 // several shards while recall and feed subscribers run. No request fails,
 // every acknowledged fact is in its shard exactly once, and each subscriber
 // receives every commit of its shard in order.

@@ -1,4 +1,5 @@
-// Package access enforces who may do what (DESIGN section 8) as a wrapper
+// Package access enforces who may do what (README, "Who may do what, and
+// the trust model") as a wrapper
 // around a memd.Service: every call is checked against the caller in its
 // context before it reaches the service, and refusals name the rule.
 //

@@ -44,9 +44,8 @@ const (
 
 // Hooks let the daemon count what the hub does.
 type Hooks struct {
-	Published func(op string) // a commit was sent; op is its Memory-Op, or "person"
-	Dropped   func()          // a subscriber was cut off for falling behind
-	Delivered func(commitTime time.Time)
+	Published func(op string)    // a commit was sent; op is its Memory-Op, or "person"
+	Dropped   func()             // a subscriber was cut off for falling behind
 	Moved     func(memd.ShardID) // a shard's branch moved, by memd or anyone (after its events went out)
 }
 

@@ -1,5 +1,5 @@
-// Package anchor applies anchored edits to a note's text (DESIGN section
-// 6): each edit names a piece of the text that must occur exactly once
+// Package anchor applies anchored edits to a note's text (README,
+// "Notes"): each edit names a piece of the text that must occur exactly once
 // (unless the edit says all), and the call succeeds only if every edit does.
 //
 // Matching is exact first. Only when an anchor does not occur exactly is a

@@ -289,12 +289,6 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	return s[i]
 }
 
-// RSS returns the resident memory of this process, in bytes.
-func RSS() int64 {
-	rss, _ := ProcessRSS(os.Getpid())
-	return rss
-}
-
 // ProcessRSS returns the resident memory of a process, in bytes.
 func ProcessRSS(pid int) (int64, error) { return processMemory(pid, "VmRSS") }
 

@@ -14,13 +14,6 @@ type Edit struct {
 	Ins      []byte
 }
 
-// Splice returns a git delta that turns a base of baseLen bytes into the base
-// with del bytes at pos replaced by ins. A fact appended or removed is one
-// splice, so the delta costs a few bytes whatever the size of the file.
-func Splice(baseLen, pos, del int, ins []byte) []byte {
-	return Delta(baseLen, []Edit{{pos, del, ins}})
-}
-
 // Delta returns a git delta for edits, which must be in order and must not
 // overlap, against a base of baseLen bytes.
 func Delta(baseLen int, edits []Edit) []byte {

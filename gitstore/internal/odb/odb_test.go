@@ -63,9 +63,9 @@ func TestDB_WritePackReadByGit(t *testing.T) {
 			next := append(content[:len(content):len(content)], line...)
 			if i == 3 { // a removal in the middle
 				next = append(append([]byte{}, content[:37]...), content[74:]...)
-				blob = b.AddDelta(plumbing.BlobObject, blob, odb.Splice(len(content), 37, 37, nil), next)
+				blob = b.AddDelta(plumbing.BlobObject, blob, splice(len(content), 37, 37, nil), next)
 			} else {
-				blob = b.AddDelta(plumbing.BlobObject, blob, odb.Splice(len(content), len(content), 0, line), next)
+				blob = b.AddDelta(plumbing.BlobObject, blob, splice(len(content), len(content), 0, line), next)
 			}
 			content = next
 			tree := b.Add(plumbing.TreeObject, treeWith("log.md", blob))
@@ -159,7 +159,7 @@ func TestSplicePatch(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := append(append(append([]byte{}, base[:c.pos]...), c.ins...), base[c.pos+c.del:]...)
-			got, err := odb.Patch(base, odb.Splice(len(base), c.pos, c.del, c.ins))
+			got, err := odb.Patch(base, splice(len(base), c.pos, c.del, c.ins))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,4 +231,10 @@ func TestDB_OpenRepairedClearsWhatACrashLeft(t *testing.T) {
 		t.Errorf("the published commit: %v", err)
 	}
 	git(t, dir, "fsck", "--strict")
+}
+
+// splice returns a git delta that turns a base of baseLen bytes into the
+// base with del bytes at pos replaced by ins.
+func splice(baseLen, pos, del int, ins []byte) []byte {
+	return odb.Delta(baseLen, []odb.Edit{{Pos: pos, Del: del, Ins: ins}})
 }
