@@ -173,6 +173,9 @@ func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, tou
 	} else {
 		sh.setState(nst)
 	}
+	if sh.store.opts.Restore != nil {
+		sh.markJudged(next) // commits memd took in from a remote or a push: not a stale index's
+	}
 	if f := sh.store.opts.OnCommit; f != nil {
 		f(sh.id)
 	}

@@ -228,6 +228,7 @@ func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
 		noteChange("notes/gone.md", "note-edit: create", setNote("gone\n")),
 		noteChange("notes/back.md", "note-edit: create", setNote("v1\n")),
 		noteChange("notes/back.md", "note-edit: edit", setNote("v2\n")),
+		noteChange("notes/own.md", "note-edit: create", setNote("memd's\n")),
 	} {
 		if _, err := sh.Apply(c); err != nil {
 			t.Fatal(err)
@@ -239,8 +240,15 @@ func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
 			t.Fatalf("git %s: %v %s", strings.Join(args, " "), err, out)
 		}
 	}
+	// A note the person rewrote and then took back through the index
+	// alone: their own version went, not memd's.
+	os.WriteFile(filepath.Join(sh.Dir(), "notes", "own.md"), []byte("mine\n"), 0o644)
+	person("commit", "-qam", "my version")
+	person("reset", "-q", "HEAD~1", "--", "notes/own.md")
+	person("commit", "-qm", "not my version after all")
 	person("rm", "-q", "notes/gone.md")
-	person("checkout", "HEAD~1", "--", "notes/back.md")
+	v1 := strings.TrimSpace(git(t, sh.Dir(), "log", "--format=%H", "--diff-filter=A", "--", "notes/back.md"))
+	person("checkout", v1, "--", "notes/back.md")
 	person("commit", "-qm", "tidy notes")
 	check := func(when string) {
 		t.Helper()
@@ -253,10 +261,50 @@ func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
 		if data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/back.md"); string(data) != "v1\n" {
 			t.Errorf("%s: the note the person took back reads %q", when, data)
 		}
+		if data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/own.md"); string(data) != "memd's\n" {
+			t.Errorf("%s: the note the person took back through the index reads %q", when, data)
+		}
 	}
 	check("at once")
+	// The person drafts in the note they took back; a start does not judge
+	// their commit again against the draft.
+	os.WriteFile(filepath.Join(sh.Dir(), "notes", "back.md"), []byte("v1\nmy draft\n"), 0o644)
 	s.Close()
 	s, sh = open()
-	defer s.Close()
 	check("after a restart")
+	if b, _ := os.ReadFile(filepath.Join(sh.Dir(), "notes", "back.md")); string(b) != "v1\nmy draft\n" {
+		t.Errorf("the person's draft: %q", b)
+	}
+
+	// memd restores a note a stale index dropped; the person undoes the
+	// restore with git reset, and it stays undone.
+	index := filepath.Join(sh.Dir(), ".git", "index")
+	stale := filepath.Join(t.TempDir(), "index")
+	copyFile(t, index, stale)
+	if _, err := sh.Apply(noteChange("notes/undo.md", "note-edit: create", setNote("restored\n"))); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, stale, index)
+	person("commit", "-qm", "from a stale index")
+	if err := sh.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _, _ := sh.Note(plumbing.ZeroHash, "notes/undo.md"); !ok {
+		t.Fatal("the note a stale index dropped was not restored; the rest of this test shows nothing")
+	}
+	person("reset", "-q", "HEAD~1")
+	undone := git(t, sh.Dir(), "rev-parse", "HEAD")
+	for _, when := range []string{"at once", "after a restart"} {
+		if when == "after a restart" {
+			s.Close()
+			s, sh = open()
+		}
+		if err := sh.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		if now := git(t, sh.Dir(), "rev-parse", "HEAD"); now != undone {
+			t.Errorf("%s: memd moved main after the person undid its restore: %s", when, git(t, sh.Dir(), "log", "-3", "--format=%an %s"))
+		}
+	}
+	s.Close()
 }

@@ -104,7 +104,9 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		var c *commitInfo
 		if c, err = sh.readCommit(main); err == nil {
 			root = c.tree
-			sh.seen = sh.lastOwnCommit(main, c)
+			if s.opts.Restore != nil {
+				sh.seen = sh.lastJudged(main, c)
+			}
 		}
 	}
 	if err != nil {
@@ -118,15 +120,17 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	return sh, nil
 }
 
-// lastOwnCommit returns the newest commit memd made on main's first-parent
-// line, main itself when there is none nearby. The commits after it were
-// made by people while memd was stopped, or in the moment before it
-// stopped: the first read checks them for what a stale index dropped, as
-// it would have had memd seen them.
-func (sh *Shard) lastOwnCommit(main plumbing.Hash, c *commitInfo) plumbing.Hash {
+// lastJudged returns the newest commit on main's first-parent line that
+// memd made or had already checked for what a stale index dropped (as
+// .git/memd-judged records), main itself when there is none nearby. The
+// commits after it were made by people while memd was stopped, or in the
+// moment before it stopped: the first read checks them, as it would have
+// had memd seen them, and no commit is judged twice.
+func (sh *Shard) lastJudged(main plumbing.Hash, c *commitInfo) plumbing.Hash {
+	judged := sh.readJudged()
 	h := main
 	for range staleLookback {
-		if c.committer.Signature == Committer {
+		if h == judged || c.committer.Signature == Committer {
 			return h
 		}
 		if len(c.parents) == 0 {
@@ -408,6 +412,8 @@ func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
 		if !errors.Is(err, errRefMoved) || attempt == 5 {
 			if err != nil {
 				sh.store.log.Warn("restoring facts a stale index dropped", "shard", sh.id, "err", err)
+			} else if sh.store.opts.Restore != nil && restored != nil {
+				sh.markJudged(restored.head)
 			}
 			return restored, nil
 		}

@@ -58,15 +58,18 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, erro
 	err = t.diffFiles(parent.tree, c.Tree, "", keepPushedPaths, func(path string, before, after plumbing.Hash) error {
 		// A file the commit removed counts too: a stale index that predates
 		// a new file (a new month's or day's log, a note) drops it whole.
-		if before.IsZero() || !sh.hadBlob(parent.parents, path, after, staleLookback) {
+		if before.IsZero() {
 			return nil
 		}
 		working, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
 		if err != nil {
 			return nil // gone from the working tree too
 		}
+		if !sh.hadBlob(parent.parents, path, after, staleLookback) {
+			return nil
+		}
 		if IsNoteFile(path) {
-			n, err := sh.droppedNote(path, before, after, working)
+			n, err := sh.droppedNote(c.Parents[0], path, before, after, working)
 			if n != nil {
 				notes = append(notes, *n)
 			}
@@ -95,10 +98,15 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, erro
 	return lost, notes, err
 }
 
-// droppedNote returns the note at path as it was (before) if the commit
-// that made it after did not take it from the working file: the person
-// committed what a stale index held, not what they had in front of them.
-func (sh *Shard) droppedNote(path string, before, after plumbing.Hash, working []byte) (*droppedNote, error) {
+// droppedNote returns the note at path as it was (before, at parent) if
+// memd wrote that version and the commit that made it after did not take
+// it from the working file: the person committed what a stale index held,
+// not what they had in front of them. A stale index only ever lacks memd's
+// writes; a person's own are in it.
+func (sh *Shard) droppedNote(parent plumbing.Hash, path string, before, after plumbing.Hash, working []byte) (*droppedNote, error) {
+	if mine, err := sh.wroteVersion(parent, path, before); err != nil || !mine {
+		return nil, err
+	}
 	if !after.IsZero() {
 		now, err := sh.db.Get(after)
 		if err != nil {
@@ -113,6 +121,33 @@ func (sh *Shard) droppedNote(path string, before, after plumbing.Hash, working [
 		return nil, err
 	}
 	return &droppedNote{path: path, data: was.Data, result: after}, nil
+}
+
+// wroteVersion reports whether the commit that gave path the version blob
+// it has at start (walking first parents back from start) is memd's.
+func (sh *Shard) wroteVersion(start plumbing.Hash, path string, blob plumbing.Hash) (bool, error) {
+	t := &trees{db: sh.db}
+	h := start
+	for range staleLookback {
+		c, err := sh.readCommit(h)
+		if err != nil {
+			return false, err
+		}
+		if len(c.parents) == 0 {
+			return c.committer.Signature == Committer, nil
+		}
+		p, err := sh.readCommit(c.parents[0])
+		if err != nil {
+			return false, err
+		}
+		if e, ok, err := t.lookup(p.tree, path); err != nil {
+			return false, err
+		} else if !ok || e.hash != blob {
+			return c.committer.Signature == Committer, nil
+		}
+		h = c.parents[0]
+	}
+	return false, nil
 }
 
 // hadBlob reports whether path held blob (or, for the zero hash, was
@@ -133,6 +168,28 @@ func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Has
 	return false
 }
 
+// judgedName is the file that names the newest commit memd checked for
+// what a stale index dropped, so that a start does not judge it again.
+const judgedName = "memd-judged"
+
+// markJudged records head as checked. It is a hint: lost, a start checks
+// again the commits since memd's own last one.
+func (sh *Shard) markJudged(head plumbing.Hash) {
+	path := filepath.Join(sh.gitDir, judgedName)
+	if err := os.WriteFile(path+".new", []byte(head.String()+"\n"), 0o644); err == nil {
+		os.Rename(path+".new", path)
+	}
+}
+
+// readJudged returns the commit markJudged recorded, or the zero hash.
+func (sh *Shard) readJudged() plumbing.Hash {
+	b, err := os.ReadFile(filepath.Join(sh.gitDir, judgedName))
+	if s := strings.TrimSpace(string(b)); err == nil && plumbing.IsHash(s) {
+		return plumbing.NewHash(s)
+	}
+	return plumbing.ZeroHash
+}
+
 // restoreDropped looks at the commits from..st.head that memd did not make
 // and, where one dropped facts or notes by committing a stale index,
 // commits them back on st. It returns the state to continue from. The
@@ -147,8 +204,10 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 	notes := map[string]droppedNote{}
 	noteDroppers := map[string]Commit{}
 	n := 0
+	reached := false
 	err := sh.Walk(st.head, func(c Commit) error {
 		if c.Hash == from {
+			reached = true
 			return ErrStop
 		}
 		if n++; n > staleLookback {
@@ -171,7 +230,10 @@ func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || !reached {
+		// Not reached: main was reset behind what memd last saw (a person
+		// undoing a restore, say), or moved too far to judge. Nothing is
+		// restored; the new history stands.
 		return st, err
 	}
 	g := newGroup(sh, st)

@@ -104,12 +104,13 @@ func TestMain(m *testing.M) {
 // in its own browser context, with a viewport of width × height.
 func browser(t testing.TB, width, height int) (context.Context, context.CancelFunc) {
 	t.Helper()
+	exe := chromium(t) // before the Once: a test that fails here leaves it to the next
 	shared.once.Do(func() {
 		if shared.dir, shared.err = os.MkdirTemp("", "memd-chromium-"); shared.err != nil {
 			return
 		}
 		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromium(t)),
+			chromedp.ExecPath(exe),
 			chromedp.NoSandbox,
 			chromedp.DisableGPU,
 			chromedp.UserDataDir(shared.dir),

@@ -22,8 +22,8 @@ import (
 // race detector memd is built with it too: the daemon's own goroutines are
 // checked, and a cold build compiles every package once, not once per
 // mode. go build links anew on every call (4.5 s of CPU here), so the
-// binary is kept in the temporary directory under a key made of every
-// compiled package's build output: the test packages that run memd share
+// binary is kept in the user's cache directory under a key made of the
+// commit and every compiled package's build output: the test packages that run memd share
 // one link, and a second run of the suite with no change links none.
 func Build() (string, error) {
 	flags := []string{"-ldflags=-s -w"} // links faster; stack traces keep their names
@@ -36,9 +36,15 @@ func Build() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("list memd's packages: %w", err)
 	}
-	key := sha256.Sum256(fmt.Appendf(nil, "%q\n%s", flags, exports))
-	cache := filepath.Join(os.TempDir(), "memd-test-bin")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
+	// The commit too: go build stamps it into the binary (memd version).
+	head, _ := exec.Command("git", "rev-parse", "HEAD").Output()
+	key := sha256.Sum256(fmt.Appendf(nil, "%q\n%s\n%s", flags, head, exports))
+	userCache, err := os.UserCacheDir()
+	if err != nil {
+		userCache = os.TempDir()
+	}
+	cache := filepath.Join(userCache, "memd-test-bin")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
 		return "", err
 	}
 	bin := filepath.Join(cache, hex.EncodeToString(key[:12]))
@@ -52,6 +58,8 @@ func Build() (string, error) {
 		return "", fmt.Errorf("lock %s: %w", cache, err)
 	}
 	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		os.Chtimes(bin, now, now) // in use: removeStale leaves it
 		return bin, nil
 	}
 	removeStale(cache)
@@ -62,7 +70,8 @@ func Build() (string, error) {
 	return bin, os.Rename(tmp, bin)
 }
 
-// removeStale deletes binaries a day old: builds of source since changed.
+// removeStale deletes binaries no test has used for a day: builds of source
+// since changed.
 func removeStale(cache string) {
 	entries, _ := os.ReadDir(cache)
 	for _, e := range entries {
