@@ -142,14 +142,13 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 	}
 }
 
-// memd makes a note the index does not get: git held .git/index.lock at
-// that moment, or a git command that read the index before wrote it back
-// after. The person's next `git commit -a` builds its tree from that index,
-// without the note: memd restores it, at once and, when memd stopped
-// before it looked, at the next start.
-func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
+// reopenable returns a function that opens a store in a directory of the
+// test's, as memd's start does, and its shard agent/alice (made the first
+// time); the caller closes the store.
+func reopenable(t *testing.T) func() (*gitstore.Store, *gitstore.Shard) {
 	dir := t.TempDir()
-	open := func() (*gitstore.Store, *gitstore.Shard) {
+	return func() (*gitstore.Store, *gitstore.Shard) {
+		t.Helper()
 		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
 		if err != nil {
 			t.Fatal(err)
@@ -160,6 +159,15 @@ func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
 		}
 		return s, sh
 	}
+}
+
+// memd makes a note the index does not get: git held .git/index.lock at
+// that moment, or a git command that read the index before wrote it back
+// after. The person's next `git commit -a` builds its tree from that index,
+// without the note: memd restores it, at once and, when memd stopped
+// before it looked, at the next start.
+func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
+	open := reopenable(t)
 	s, sh := open()
 	remember(t, sh, "Likes green tea", memd.TierLog, "m1")
 	os.WriteFile(filepath.Join(sh.Dir(), "log", "hand.md"), []byte("x\n"), 0o644) // untracked: not in the commits
@@ -211,18 +219,7 @@ func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
 // with git rm, and one taken back to an earlier version with git checkout,
 // are not restored, at once or after a restart.
 func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
-	dir := t.TempDir()
-	open := func() (*gitstore.Store, *gitstore.Shard) {
-		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sh, err := s.Shard(memd.AgentShard("alice"))
-		if err != nil {
-			sh = createShard(t, s, "agent/alice")
-		}
-		return s, sh
-	}
+	open := reopenable(t)
 	s, sh := open()
 	for _, c := range []gitstore.Change{
 		noteChange("notes/gone.md", "note-edit: create", setNote("gone\n")),
