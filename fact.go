@@ -32,7 +32,7 @@ func ParseTier(s string) (Tier, error) {
 	case TierProfile, TierLog, TierNote, TierEpisode:
 		return Tier(s), nil
 	}
-	return "", Errorf(EINVALID, "tier %q: want profile, log, note or episode", truncate(s, 40))
+	return "", Errorf(EINVALID, "tier %q: want profile, log, note or episode", Shorten(s, 40))
 }
 
 // Weight is the ranking weight of a tier.
@@ -136,7 +136,7 @@ func floorDiv(a, b int64) int64 {
 // ParseDate parses "YYYY-MM-DD", accepting only real calendar dates.
 func ParseDate(s string) (Date, error) {
 	if len(s) != 10 {
-		return Date{}, Errorf(EINVALID, "date %q: want YYYY-MM-DD", truncate(s, 40))
+		return Date{}, Errorf(EINVALID, "date %q: want YYYY-MM-DD", Shorten(s, 40))
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {

@@ -3,6 +3,7 @@ package memd_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/memd/memd"
 )
@@ -104,6 +105,26 @@ func TestValidateNotePath(t *testing.T) {
 	} {
 		if err := memd.ValidateNotePath(in); (err == nil) != ok {
 			t.Errorf("ValidateNotePath(%q): err %v, want ok=%v", in, err, ok)
+		}
+	}
+}
+
+// Shorten cuts at a character, never inside one: a message keeps valid
+// UTF-8 whatever language the text is in.
+func TestShorten(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"flight", 10, "flight"},
+		{"flight to Lisbon", 6, "flight…"},
+		{"café crème", 4, "café…"},
+		{"日本語のメモ", 3, "日本語…"},
+	} {
+		got := memd.Shorten(c.in, c.n)
+		if got != c.want || !utf8.ValidString(got) {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }

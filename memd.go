@@ -30,7 +30,7 @@ func ParseChatKind(s string) (ChatKind, error) {
 	case "", ChatDirect, ChatGroup, ChatRoutine, ChatAPI:
 		return ChatKind(s), nil
 	}
-	return "", Errorf(EINVALID, "chat_kind %q: want direct, group, routine or api", truncate(s, 40))
+	return "", Errorf(EINVALID, "chat_kind %q: want direct, group, routine or api", Shorten(s, 40))
 }
 
 // Source names the chat message(s) a change came from.

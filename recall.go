@@ -239,7 +239,7 @@ func ParseStamp(s string) (commits map[ShardID]string, ok bool, err error) {
 		commit = strings.ToLower(commit)
 		id, perr := ParseShardID(name)
 		if !found || perr != nil || commit != stampNone && !isHex(commit) {
-			return nil, true, Errorf(EINVALID, "stamp %q: want <shard>@<commit> pairs joined by commas, as read_at's stamp", truncate(s, 80))
+			return nil, true, Errorf(EINVALID, "stamp %q: want <shard>@<commit> pairs joined by commas, as read_at's stamp", Shorten(s, 80))
 		}
 		if commit == stampNone {
 			commit = ""

@@ -79,7 +79,7 @@ func ValidateName(name string) error {
 		return Errorf(EINVALID, "name is empty")
 	}
 	if len(name) > 64 {
-		return Errorf(EINVALID, "name %q is longer than 64 characters", truncate(name, 70))
+		return Errorf(EINVALID, "name %q is longer than 64 characters", Shorten(name, 70))
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -87,7 +87,7 @@ func ValidateName(name string) error {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case i > 0 && (c == '.' || c == '_' || c == '-'):
 		default:
-			return Errorf(EINVALID, "name %q: use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit", truncate(name, 70))
+			return Errorf(EINVALID, "name %q: use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit", Shorten(name, 70))
 		}
 	}
 	return nil
@@ -97,21 +97,22 @@ func ValidateName(name string) error {
 // each segment a valid name.
 func ValidateNotePath(p string) error {
 	if !strings.HasSuffix(p, ".md") {
-		return Errorf(EINVALID, "note path %q must end in .md", truncate(p, 200))
+		return Errorf(EINVALID, "note path %q must end in .md", Shorten(p, 200))
 	}
 	if len(p) > 255 {
 		return Errorf(EINVALID, "note path is longer than 255 characters")
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if err := ValidateName(seg); err != nil {
-			return Errorf(EINVALID, "note path %q: %s", truncate(p, 200), ErrorMessage(err))
+			return Errorf(EINVALID, "note path %q: %s", Shorten(p, 200), ErrorMessage(err))
 		}
 	}
 	return nil
 }
 
-// truncate shortens s for use in a message.
-func truncate(s string, n int) string {
+// Shorten cuts s to its first n characters (runes, so never inside one),
+// marking the cut with "…", for use in a message.
+func Shorten(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

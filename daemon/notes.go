@@ -220,7 +220,7 @@ func checkRevision(rev string) error {
 		return nil
 	}
 	if len(rev) != 64 || strings.Trim(rev, "0123456789abcdef") != "" {
-		return memd.Errorf(memd.EINVALID, "expectedRevision %q: want the 64 hex digits read_note returned", truncate(rev, 80))
+		return memd.Errorf(memd.EINVALID, "expectedRevision %q: want the 64 hex digits read_note returned", memd.Shorten(rev, 80))
 	}
 	return nil
 }
@@ -233,13 +233,6 @@ func matchRevision(path string, cur []byte, want string) error {
 		return memd.Errorf(memd.EREVISION, "note %s is at revision %s, not %s: it changed since it was read; read it again", path, have, want)
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 const (

@@ -207,13 +207,13 @@ func checkFactLine(line string) error {
 	}
 	date, text, ok := strings.Cut(rest, ")")
 	if !ok {
-		return fmt.Errorf("a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", truncateStr(line, 60))
+		return fmt.Errorf("a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", memd.Shorten(line, 60))
 	}
 	if _, err := memd.ParseDate(date); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(text, " ") {
-		return fmt.Errorf("a fact line has a space after its date: %q", truncateStr(line, 60))
+		return fmt.Errorf("a fact line has a space after its date: %q", memd.Shorten(line, 60))
 	}
 	text = strings.TrimSpace(text)
 	for _, tag := range []string{"[note] ", "[episode] "} {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/memd/memd"
 )
 
 const mainRef = "refs/heads/main"
@@ -30,7 +32,7 @@ func readRef(gitDir, name string) (plumbing.Hash, error) {
 		s := strings.TrimSpace(string(b))
 		h := plumbing.NewHash(s)
 		if len(s) != 40 || h.IsZero() {
-			return plumbing.ZeroHash, fmt.Errorf("ref %s: unexpected content %q", name, truncateStr(s, 60))
+			return plumbing.ZeroHash, fmt.Errorf("ref %s: unexpected content %q", name, memd.Shorten(s, 60))
 		}
 		return h, nil
 	}
@@ -176,13 +178,6 @@ func lockRef(gitDir, name string, old, next plumbing.Hash) (*lockFile, error) {
 }
 
 func short(h plumbing.Hash) string { return h.String()[:12] }
-
-func truncateStr(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
 
 // seenRef is main's commit as last read, with the stat data of the ref
 // file it was read from.

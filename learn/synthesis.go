@@ -256,7 +256,7 @@ type evidenceMessage struct {
 func exchangeOf(ex memd.Exchange) evidenceExchange {
 	e := evidenceExchange{Exchange: ex.ID, Chat: ex.Chat, Time: ex.Time}
 	for _, m := range ex.Messages {
-		e.Messages = append(e.Messages, evidenceMessage{ID: m.ID, Role: m.Role, Text: truncateRunes(m.Text, 300)})
+		e.Messages = append(e.Messages, evidenceMessage{ID: m.ID, Role: m.Role, Text: memd.Shorten(m.Text, 300)})
 	}
 	return e
 }
@@ -725,7 +725,7 @@ func parseVerdicts(answer string, n int) []verdict {
 		if strings.HasPrefix(strings.ToLower(m[2]), "approve") {
 			out[i-1] = verdict{VerdictApproved, ""}
 		} else {
-			out[i-1] = verdict{VerdictRejected, truncateRunes(strings.TrimLeft(strings.TrimSpace(m[3]), "—–-: "), 200)}
+			out[i-1] = verdict{VerdictRejected, memd.Shorten(strings.TrimLeft(strings.TrimSpace(m[3]), "—–-: "), 200)}
 		}
 	}
 	for i := range out {
@@ -737,11 +737,4 @@ func parseVerdicts(answer string, n int) []verdict {
 		}
 	}
 	return out
-}
-
-func truncateRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

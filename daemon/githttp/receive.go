@@ -148,7 +148,7 @@ func readCommands(r *bufio.Reader) ([]refUpdate, error) {
 		line, _, _ = strings.Cut(line, "\x00") // capabilities, on the first
 		f := strings.Fields(line)
 		if len(f) != 3 || len(f[0]) != 40 || len(f[1]) != 40 {
-			return nil, memd.Errorf(memd.EINVALID, "push command %q: want \"old new ref\"", truncate(line, 100))
+			return nil, memd.Errorf(memd.EINVALID, "push command %q: want \"old new ref\"", memd.Shorten(line, 100))
 		}
 		cmds = append(cmds, refUpdate{old: plumbing.NewHash(f[0]), new: plumbing.NewHash(f[1]), ref: f[2]})
 		if len(cmds) > 100 {
@@ -184,12 +184,5 @@ func pkt(b *bytes.Buffer, s string) { fmt.Fprintf(b, "%04x%s", len(s)+4, s) }
 
 // oneLine fits a message on a report-status line.
 func oneLine(s string) string {
-	return truncate(strings.Join(strings.Fields(s), " "), 400)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return memd.Shorten(strings.Join(strings.Fields(s), " "), 400)
 }

@@ -104,7 +104,7 @@ func apply(text string, e memd.NoteEdit, limit int) (string, error) {
 		}
 		anchor, insert = e.Anchor, e.Text
 	default:
-		return "", memd.Errorf(memd.EINVALID, "unknown op %q: want replace, insert_after, insert_before or delete", truncate(e.Op, 40))
+		return "", memd.Errorf(memd.EINVALID, "unknown op %q: want replace, insert_after, insert_before or delete", memd.Shorten(e.Op, 40))
 	}
 	ranges, folded := Find(text, anchor)
 	if folded && e.Exact {
@@ -112,13 +112,13 @@ func apply(text string, e memd.NoteEdit, limit int) (string, error) {
 	}
 	switch {
 	case len(ranges) == 0:
-		return "", memd.Errorf(memd.EANCHORNOTFOUND, "%q does not occur in the note; read it again and quote its text exactly", truncate(anchor, 80))
+		return "", memd.Errorf(memd.EANCHORNOTFOUND, "%q does not occur in the note; read it again and quote its text exactly", memd.Shorten(anchor, 80))
 	case len(ranges) > 1 && !e.All:
 		hint := "quote more of the text around it so that it occurs once"
 		if e.Op == memd.NoteReplace || e.Op == memd.NoteDelete {
 			hint += ", or set all"
 		}
-		return "", memd.Errorf(memd.EANCHORAMBIGUOUS, "%q occurs %d times in the note; %s", truncate(anchor, 80), len(ranges), hint)
+		return "", memd.Errorf(memd.EANCHORAMBIGUOUS, "%q occurs %d times in the note; %s", memd.Shorten(anchor, 80), len(ranges), hint)
 	}
 	if size := editedSize(len(text), ranges, e.Op, len(insert)); size > limit {
 		return "", memd.Errorf(memd.ETOOLARGE, "it would make the note %d KiB; a note holds at most %d KiB", (size+1023)>>10, limit>>10)
@@ -167,12 +167,4 @@ func editedSize(n int, ranges []Range, op string, insert int) int {
 		}
 	}
 	return n
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
 }
