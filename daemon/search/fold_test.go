@@ -43,3 +43,24 @@ func FuzzContainsFold(f *testing.F) {
 		}
 	})
 }
+
+// The stem cache stays bounded however many distinct words queries bring,
+// and a word stems the same after the cache starts over.
+func TestStemCache_StaysBounded(t *testing.T) {
+	before := stem("flights")
+	for i := range maxStems + 100 {
+		w := []byte("query")
+		for n := i; n > 0; n /= 26 {
+			w = append(w, byte('a'+n%26)) // letters only: words with digits are not cached
+		}
+		stem(string(w))
+	}
+	n := 0
+	stems.Range(func(any, any) bool { n++; return true })
+	if n > maxStems {
+		t.Errorf("the stem cache holds %d words, more than %d", n, maxStems)
+	}
+	if after := stem("flights"); after != before || after != "flight" {
+		t.Errorf("stem(flights) = %q, then %q", before, after)
+	}
+}

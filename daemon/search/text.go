@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -39,8 +40,15 @@ func words(folded string) []string {
 // stems caches the stem of each word; vocabularies are small and stemming
 // every word of 100,000 facts would dominate a rebuild. Words with digits
 // (numbers, codes, references) are not stemmed: a store holds nearly one
-// per fact, and caching them would hold a copy of each for good.
-var stems sync.Map
+// per fact, and caching them would hold a copy of each for good. Queries
+// bring words too (typos among them), so the cache starts over when it
+// holds maxStems words: a few megabytes at most.
+var (
+	stems     sync.Map
+	stemCount atomic.Int64
+)
+
+const maxStems = 1 << 17
 
 // stem returns the Snowball (Porter2) English stem of a folded word, so
 // "flights" matches "flight" and "migrated" matches "migration".
@@ -57,6 +65,10 @@ func stem(w string) string {
 	}
 	// Copies: w and s are parts of the whole text they were read from.
 	w, s = strings.Clone(w), strings.Clone(s)
+	if stemCount.Add(1) > maxStems {
+		stems.Clear()
+		stemCount.Store(0)
+	}
 	stems.Store(w, s)
 	return s
 }
