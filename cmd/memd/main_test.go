@@ -95,17 +95,17 @@ func (s *server) stop() {
 // version the build stamps, exit codes and the split of stdout from
 // stderr) runs the binary, here and in the walkthrough and docs tests.
 func (s *server) memd(env []string, args ...string) (string, error) {
-	vars := map[string]string{}
-	for _, kv := range append(append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url), env...) {
-		name, value, _ := strings.Cut(kv, "=")
-		vars[name] = value
-	}
+	environ := append(append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url), env...)
 	if len(args) > 0 && processOnly[args[0]] {
 		cmd := exec.Command(memdBin, args...)
-		cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url)
-		cmd.Env = append(cmd.Env, env...)
+		cmd.Env = environ
 		out, err := cmd.CombinedOutput()
 		return string(out), err
+	}
+	vars := map[string]string{} // the last setting of a name wins, as in exec
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		vars[name] = value
 	}
 	var out syncBuffer
 	code := memdcmd.Run(context.Background(), args, strings.NewReader(""), &out, &out, func(name string) string { return vars[name] })

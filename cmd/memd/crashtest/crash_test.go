@@ -203,12 +203,7 @@ func TestCrash_KillAtRandom(t *testing.T) {
 }
 
 func writeFacts(c *client.Client, s memd.ShardID, l *ledger, round, w int, stop chan struct{}) {
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for i := 0; !stopped(stop); i++ {
 		text := fmt.Sprintf("Crash round %d writer %d fact %d", round, w, i)
 		res, err := c.Remember(context.Background(), memd.RememberRequest{Shard: s, Text: text, Tier: memd.TierLog, Source: memd.Source{Messages: []string{fmt.Sprintf("r%dw%d-%d", round, w, i)}}})
 		if err != nil {
@@ -231,12 +226,7 @@ func writeNote(c *client.Client, s memd.ShardID, l *ledger, round int, stop chan
 	l.notes[path] = []int{}
 	l.writes++
 	l.mu.Unlock()
-	for i := 1; ; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for i := 1; !stopped(stop); i++ {
 		_, err := c.EditNote(context.Background(), memd.EditNoteRequest{Shard: s, Path: path,
 			Edits: []memd.NoteEdit{{Op: memd.NoteReplace, Find: "END", Replace: fmt.Sprintf("line %d\nEND", i)}}})
 		if err != nil {
@@ -254,12 +244,7 @@ func writeNote(c *client.Client, s memd.ShardID, l *ledger, round int, stop chan
 const exchangesPerRound = 40
 
 func postExchanges(c *client.Client, l *ledger, round int, stop chan struct{}) {
-	for i := 0; i < exchangesPerRound; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for i := 0; i < exchangesPerRound && !stopped(stop); i++ {
 		chat := fmt.Sprintf("r%d-x%d", round, i)
 		ex := memd.Exchange{Agent: "crash", Chat: chat, ChatKind: memd.ChatDirect, User: "pat", Messages: []memd.Message{
 			{ID: chat + "-1", Role: "user", Text: fmt.Sprintf("Please keep item %d of round %d in mind", i, round)},
@@ -276,12 +261,7 @@ func postExchanges(c *client.Client, l *ledger, round int, stop chan struct{}) {
 
 func revertFacts(c *client.Client, s memd.ShardID, l *ledger, round int, stop chan struct{}) {
 	prefix := fmt.Sprintf("Crash round %d writer 0 ", round)
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for !stopped(stop) {
 		var id, commit string
 		l.mu.Lock()
 		for fid, text := range l.facts {
@@ -312,6 +292,16 @@ func revertFacts(c *client.Client, s memd.ShardID, l *ledger, round int, stop ch
 // startOptions open a store as memd's start does, restoring what a commit
 // from a stale git index dropped (without fsync: the check is no crash).
 var startOptions = gitstore.Options{NoSync: true, RepackAt: -1, Restore: provenance.RestoreMessage}
+
+// stopped reports whether the round's kill has come.
+func stopped(stop chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
 
 // checkAfterCrash opens the data directory as the next start would and
 // checks what the daemon acknowledged before the kill.
@@ -454,12 +444,7 @@ func indexDump(t *testing.T, store *gitstore.Store, path string) []string {
 var sharedNotes = []string{"n1.md", "n2.md", "n3.md"}
 
 func insertLines(c *client.Client, s memd.ShardID, l *ledger, round, w int, stop chan struct{}) {
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for i := 0; !stopped(stop); i++ {
 		path := sharedNotes[(w+i)%len(sharedNotes)]
 		line := fmt.Sprintf("inserted r%d w%d i%d", round, w, i)
 		_, err := c.EditNote(context.Background(), memd.EditNoteRequest{Shard: s, Path: path,
@@ -479,12 +464,7 @@ func insertLines(c *client.Client, s memd.ShardID, l *ledger, round, w int, stop
 func editByHand(dir string, l *ledger, round int, stop chan struct{}) {
 	day := time.Now().UTC().Format("2006-01-02")
 	logFile := filepath.Join(dir, "log", day[:7]+".md")
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for i := 0; !stopped(stop); i++ {
 		line := fmt.Sprintf("- (%s) By hand r%d i%d", day, round, i)
 		file := logFile
 		if i%3 == 2 {
@@ -519,12 +499,7 @@ func personCommit(dir string) bool {
 // memd merges into main.
 func pushLines(clone string, l *ledger, round int, stop chan struct{}) {
 	day := time.Now().UTC().Format("2006-01-02")
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	for i := 0; !stopped(stop); i++ {
 		line := fmt.Sprintf("- (%s) Pushed r%d i%d", day, round, i)
 		f, err := os.OpenFile(filepath.Join(clone, "profile.md"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
