@@ -63,7 +63,7 @@ func (sh *Shard) Integrate(theirs plumbing.Hash, opts IntegrateOptions) (Integra
 		in, err := sh.tryIntegrate(theirs, opts)
 		if !errors.Is(err, errRefMoved) || attempt == 9 {
 			if err != nil {
-				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), err)
+				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), busyError(err))
 			}
 			return in, err
 		}

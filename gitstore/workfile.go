@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/memd/memd"
 )
 
 // Writing a working file a person may be editing at the same moment.
@@ -28,7 +30,7 @@ import (
 // could see a person's write and call it memd's.
 
 // Tests stand in for a person writing at the worst moments through these.
-var testHookBeforeRename, testHookAfterRename func(full string)
+var testHookBeforeRename, testHookAfterRename, testHookBeforeAppend func(full string)
 
 // testHookWatchDone is called when a watch of a replaced file ends.
 var testHookWatchDone atomic.Pointer[func()]
@@ -41,8 +43,18 @@ type workWrite struct {
 }
 
 // rewriteAttempts bounds how often a write starts again because the file
-// changed under it.
-const rewriteAttempts = 8
+// changed under it. After the first few it waits a little longer each time
+// (1 ms, doubling): a person's editor or script writing in a burst has
+// usually finished by then. Together about a quarter of a second.
+const rewriteAttempts = 10
+
+// rewriteBackoff is how long attempt waits before it starts.
+func rewriteBackoff(attempt int) time.Duration {
+	if attempt < 2 {
+		return 0
+	}
+	return time.Millisecond << (attempt - 2)
+}
 
 // rewriteWorking replaces the working file at full with what merge makes
 // of its current content (exists is false when there is no file). merge
@@ -52,6 +64,7 @@ const rewriteAttempts = 8
 // file lands beside it.
 func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byte, remove bool)) (workWrite, error) {
 	for attempt := 0; attempt < rewriteAttempts; attempt++ {
+		time.Sleep(rewriteBackoff(attempt))
 		f, cur, before, err := openWorking(full)
 		if err != nil {
 			return workWrite{}, err
@@ -81,7 +94,7 @@ func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byt
 			return workWrite{data: cur, stat: st}, nil
 		case exists && len(data) > len(cur) && bytes.HasPrefix(data, cur):
 			f.Close()
-			w, retry, err := appendInPlace(full, before, data[len(cur):], data)
+			w, retry, err := appendInPlace(full, before, cur, data[len(cur):])
 			if err != nil || !retry {
 				return w, err
 			}
@@ -100,7 +113,31 @@ func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byt
 		}
 		return w, nil
 	}
-	return workWrite{}, fmt.Errorf("write %s: the file kept changing", filepath.Base(full))
+	return workWrite{}, &workingFileError{fmt.Errorf("write %s: the file kept changing", filepath.Base(full))}
+}
+
+// workingFileError is a working file memd could not bring to a commit's
+// version. main must not move to that commit: a person's git commit -a
+// would build on it from the file as it is, and commit memd's change away.
+type workingFileError struct{ err error }
+
+func (e *workingFileError) Error() string { return e.err.Error() }
+func (e *workingFileError) Unwrap() error { return e.err }
+
+// busyError says a working file stopped a move of main as the caller
+// should hear it: nothing happened, and trying again will do.
+func busyError(err error) error {
+	if _, ok := errors.AsType[*workingFileError](err); ok {
+		return memd.Errorf(memd.EUNAVAILABLE, "%v while memd wrote it; nothing was committed, try again", err)
+	}
+	return err
+}
+
+func asWorkingFileError(err error) error {
+	if _, ok := errors.AsType[*workingFileError](err); ok {
+		return err
+	}
+	return &workingFileError{err}
 }
 
 // keepLateWrite adds to the working file at full what a person appended to
@@ -126,11 +163,16 @@ func keepLateWrite(full string, cur, theirs []byte, w workWrite) (workWrite, err
 	return workWrite{data: data}, err
 }
 
-// appendInPlace appends add to the working file at full if it is still
-// the file that had the stat data before; retry reports that it is not.
-// whole is what the file holds after, unless someone else wrote as well.
-func appendInPlace(full string, before os.FileInfo, add, whole []byte) (w workWrite, retry bool, err error) {
-	f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+// appendInPlace appends add to the working file at full, which held cur
+// with the stat data before when memd read it; retry reports that memd
+// must read it again. Lines a person appended since keep memd's merge
+// valid (their lines stay, memd's go after), so they do not send memd back:
+// a person appending in a loop would otherwise keep memd out of the file.
+func appendInPlace(full string, before os.FileInfo, cur, add []byte) (w workWrite, retry bool, err error) {
+	if testHookBeforeAppend != nil {
+		testHookBeforeAppend(full)
+	}
+	f, err := os.OpenFile(full, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return w, true, nil
 	}
@@ -138,8 +180,15 @@ func appendInPlace(full string, before os.FileInfo, add, whole []byte) (w workWr
 		return w, false, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !os.SameFile(st, before) || changedSince(f, before) {
+	if st, err := f.Stat(); err != nil || !os.SameFile(st, before) {
 		return w, true, nil
+	}
+	now := cur
+	if changedSince(f, before) {
+		var ok bool
+		if now, ok = grownByLines(f, cur, add); !ok {
+			return w, true, nil
+		}
 	}
 	if _, err := f.Write(add); err != nil {
 		return w, false, fmt.Errorf("append to %s: %w", filepath.Base(full), err)
@@ -151,12 +200,32 @@ func appendInPlace(full string, before os.FileInfo, add, whole []byte) (w workWr
 	if replaced(full, after) {
 		return w, true, nil // the append went to a file no longer there
 	}
+	whole := append(now[:len(now):len(now)], add...)
 	if after.Size() != int64(len(whole)) {
 		// Someone else appended at the same moment; both are there.
 		data, err := os.ReadFile(full)
 		return workWrite{data: data}, false, err
 	}
 	return workWrite{data: whole, stat: after}, false, nil
+}
+
+// grownByLines returns what the open file f holds if that is cur with
+// whole lines appended, none of them a line of add; ok is false otherwise.
+func grownByLines(f *os.File, cur, add []byte) (data []byte, ok bool) {
+	if len(cur) > 0 && cur[len(cur)-1] != '\n' {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil || len(data) <= len(cur) || !bytes.HasPrefix(data, cur) || data[len(data)-1] != '\n' {
+		return nil, false
+	}
+	theirs := data[len(cur):]
+	for line := range bytes.Lines(add) {
+		if bytes.Contains(theirs, line) {
+			return nil, false
+		}
+	}
+	return data, true
 }
 
 // openWorking opens a working file and reads it; f is nil if there is no
@@ -302,7 +371,7 @@ func appendWorking(full string, entry *index.Entry, old, next []byte) (w workWri
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(old)) || !statMatches(entry, st) {
 		return w, false, nil
 	}
-	w, retry, err := appendInPlace(full, st, next[len(old):], next)
+	w, retry, err := appendInPlace(full, st, old, next[len(old):])
 	return w, err == nil && !retry, err
 }
 

@@ -1,10 +1,13 @@
 package gitstore
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memd/memd"
 )
 
 // A person's write that lands while memd replaces a working file, just
@@ -239,5 +242,101 @@ func TestRewriteWorking_WriteLandingAfterTheLastLook(t *testing.T) {
 	got, _ := os.ReadFile(full)
 	if !strings.Contains(string(got), "Written by hand") || !strings.Contains(string(got), "Packed a raincoat") {
 		t.Errorf("the file after the watch:\n%s", got)
+	}
+}
+
+// personWrites stands in for a person writing to a working file at the
+// moment memd is about to write it, every time: write gets the file's path
+// and how many times it has been called.
+func personWrites(t *testing.T, write func(full string, n int)) {
+	n := 0
+	hook := func(full string) {
+		n++
+		write(full, n)
+	}
+	testHookBeforeAppend, testHookBeforeRename = hook, hook
+	t.Cleanup(func() { testHookBeforeAppend, testHookBeforeRename = nil, nil })
+}
+
+func addFact(sh *Shard, text string) (Result, error) {
+	date, _ := memd.ParseDate("2026-11-03")
+	return sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+		Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierLog}}}})
+}
+
+// A person appending lines as fast as memd writes (a script, an editor
+// saving in a burst) does not keep memd's fact out of the working file
+// while main moves on: the person's git commit -a would then commit it
+// away. memd's line goes after theirs.
+func TestShard_WritesAWorkingFileAPersonKeepsAppendingTo(t *testing.T) {
+	_, sh := aliceShard(t)
+	if _, err := addFact(sh, "Booked a flight to Lisbon"); err != nil {
+		t.Fatal(err)
+	}
+	var hand []string
+	personWrites(t, func(full string, n int) {
+		line := fmt.Sprintf("- (2026-11-03) Written by hand %d\n", n)
+		f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(line)
+		f.Close()
+		hand = append(hand, line)
+	})
+	if _, err := addFact(sh, "Packed a raincoat"); err != nil {
+		t.Fatal(err)
+	}
+	if len(hand) == 0 {
+		t.Fatal("the person never wrote, so this test shows nothing")
+	}
+	got, err := os.ReadFile(filepath.Join(sh.Dir(), "log", "2026-11.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range append(hand, "- (2026-11-03) Packed a raincoat\n") {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the working file lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A working file a person keeps rewriting, so that memd cannot write its
+// change into it, stops the write: main does not move to a commit the
+// file does not show, and the caller hears to try again.
+func TestShard_RefusesAWriteAPersonKeepsOutOfTheWorkingFile(t *testing.T) {
+	_, sh := aliceShard(t)
+	first, err := addFact(sh, "Booked a flight to Lisbon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(sh.Dir(), "log", "2026-11.md")
+	head, _ := os.ReadFile(full)
+	var theirs string
+	personWrites(t, func(full string, n int) {
+		theirs = fmt.Sprintf("Draft %d\n", n) + string(head) // each save replaces the last draft
+		if err := os.WriteFile(full, []byte(theirs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	_, err = addFact(sh, "Packed a raincoat")
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Fatalf("a write the working file could not take: err %v, want %s", err, memd.EUNAVAILABLE)
+	}
+	if h, err := sh.Head(); err != nil || h != first.Commit {
+		t.Errorf("main moved to %s (err %v) though the working file lacks the fact", h, err)
+	}
+	if got, _ := os.ReadFile(full); string(got) != theirs {
+		t.Errorf("the person's file became\n%s\nwant\n%s", got, theirs)
+	}
+
+	// Once the person stops, the write goes through beside their draft.
+	testHookBeforeAppend, testHookBeforeRename = nil, nil
+	if _, err := addFact(sh, "Packed a raincoat"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(full)
+	if !strings.Contains(string(got), "Packed a raincoat") || !strings.HasPrefix(string(got), theirs) {
+		t.Errorf("the working file after the write:\n%s", got)
 	}
 }

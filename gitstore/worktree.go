@@ -116,7 +116,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	if inStep && entry != nil && old != nil && fileOld == old && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
 		var err error
 		if w, appended, err = appendWorking(full, entry, oldData, newData); err != nil {
-			return err
+			return asWorkingFileError(err)
 		}
 	}
 	if !appended {
@@ -125,7 +125,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 			return mergeWorking(path, fileOld, next, cur, exists)
 		})
 		if err != nil {
-			return err
+			return asWorkingFileError(err)
 		}
 	}
 

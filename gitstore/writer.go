@@ -226,11 +226,18 @@ func (sh *Shard) commitGroup(batch []*request) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var err error
+	busy := 0 // writes refused because a person kept changing a working file
 	for attempt := 0; attempt < 10; attempt++ {
-		if err = sh.tryGroup(batch); !errors.Is(err, errRefMoved) {
+		err = sh.tryGroup(batch)
+		if _, ok := errors.AsType[*workingFileError](err); ok && busy < 2 {
+			busy++
+			continue
+		}
+		if !errors.Is(err, errRefMoved) {
 			break
 		}
 	}
+	err = busyError(err)
 	for _, r := range batch {
 		if err != nil {
 			r.res, r.err = Result{}, fmt.Errorf("shard %s: %w", sh.id, err)
@@ -289,7 +296,10 @@ func (sh *Shard) tryGroup(batch []*request) error {
 //  1. the pack, so the index may name its blobs;
 //  2. the lock on main, checking main is still where the group was built;
 //  3. pack and new ref value made durable;
-//  4. the working-tree journal, then the working tree and .git/index;
+//  4. the working-tree journal, then the working tree and .git/index (a
+//     working file memd cannot write, because a person keeps changing
+//     it, stops the move: the files written go back, and the write is
+//     tried again or refused);
 //  5. main renamed into place, and its directory made durable.
 //
 // git commit reads HEAD, then reads the index without locking it, and moves
@@ -342,16 +352,16 @@ func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, fi
 		}
 	}
 	if err := sh.syncIndex(next, touched, files, indexWait); err != nil {
-		rlock.release() // nothing in the working tree was touched
+		rlock.release()
+		if _, ok := errors.AsType[*workingFileError](err); ok {
+			// A person kept changing a working file: main stays, and the
+			// files memd did write go back to it.
+			sh.takeBack(old, touched, files)
+		}
 		return err
 	}
 	if err := rlock.commit(); err != nil {
-		// main stays: take the working tree back to it.
-		back := make(map[string]*factFile, len(touched))
-		for path := range touched {
-			back[path] = files[path]
-		}
-		sh.syncIndex(old, back, touched, indexWait)
+		sh.takeBack(old, touched, files) // main stays
 		return err
 	}
 	// The write is acknowledged once main names it on disk: the rename's
@@ -365,6 +375,16 @@ func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, fi
 		sh.dropJournal()
 	}
 	return nil
+}
+
+// takeBack returns the working tree and index to old after a move of main
+// from old that did not happen; touched and files are the move's.
+func (sh *Shard) takeBack(old plumbing.Hash, touched, files map[string]*factFile) {
+	back := make(map[string]*factFile, len(touched))
+	for path := range touched {
+		back[path] = files[path]
+	}
+	sh.syncIndex(old, back, touched, indexWait)
 }
 
 // indexWait is how long a write waits for a git command to give back the
@@ -410,25 +430,26 @@ func (sh *Shard) syncIndex(commit plumbing.Hash, touched, next map[string]*factF
 		// The working files need no lock, and must not wait: a git commit
 		// that reads HEAD once main has moved reads them, and would
 		// otherwise commit memd's new facts away.
-		ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext)
-		if ferr == nil {
+		if ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext); ferr != nil {
+			err = asWorkingFileError(ferr)
+		} else if jerr := sh.writeJournal(commit, sh.behind, sh.behindNext); jerr != nil {
 			// Which versions the files are at now, for a start after a crash.
-			ferr = sh.writeJournal(commit, sh.behind, sh.behindNext)
-		}
-		if ferr != nil {
-			sh.store.log.Warn("writing working files while git holds the index", "shard", sh.id, "err", ferr)
+			sh.store.log.Warn("recording the working files written while git holds the index", "shard", sh.id, "err", jerr)
 		}
 	}
 	if err != nil {
-		if !sh.indexLate {
-			sh.store.log.Info("the working tree and index will catch up with memd's commits in a moment", "shard", sh.id, "reason", err)
-		}
-		sh.indexLate = true
 		if sh.indexTimer == nil {
 			sh.indexTimer = time.AfterFunc(indexRetry, func() { sh.SyncWorktree(indexWait) })
 		} else {
 			sh.indexTimer.Reset(indexRetry)
 		}
+		if _, ok := errors.AsType[*workingFileError](err); ok && len(touched) > 0 {
+			return err // for the same reason: main must not move
+		}
+		if !sh.indexLate {
+			sh.store.log.Info("the working tree and index will catch up with memd's commits in a moment", "shard", sh.id, "reason", err)
+		}
+		sh.indexLate = true
 		return nil
 	}
 	clear(sh.behind)
