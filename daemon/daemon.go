@@ -193,7 +193,7 @@ func Open(cfg Config) (*Daemon, error) {
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	hub.Store(h)
 	rcfg := cfg.Remote
-	rcfg.Logger = cfg.Logger
+	rcfg.Logger, rcfg.Now = cfg.Logger, cfg.Now
 	rcfg.Hooks = remote.Hooks{
 		Pushed:  func(result string) { m.RemotePushes.WithLabelValues(result).Inc() },
 		Fetched: func(ok bool) { m.RemoteFetches.WithLabelValues(okOrError(ok)).Inc() },

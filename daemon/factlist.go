@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
@@ -182,7 +180,7 @@ func (c *originCache) of(sh *gitstore.Shard, hash string) (memd.Origin, error) {
 	if ok {
 		return o, nil
 	}
-	cm, err := sh.ReadCommit(plumbing.NewHash(hash))
+	cm, err := sh.ReadCommit(gitstore.NewHash(hash))
 	if err != nil {
 		return memd.Origin{}, err
 	}

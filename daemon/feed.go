@@ -3,10 +3,9 @@ package daemon
 import (
 	"context"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/feed"
+	"github.com/memd/memd/gitstore"
 )
 
 // Subscribe follows the shards q.Wants accepts.
@@ -14,7 +13,7 @@ func (s *Service) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscri
 	if q.Wants == nil {
 		return nil, memd.Errorf(memd.EINVALID, "a subscription needs the shards it may follow")
 	}
-	since := make(map[memd.ShardID]plumbing.Hash, len(q.Since))
+	since := make(map[memd.ShardID]gitstore.Hash, len(q.Since))
 	for id, rev := range q.Since {
 		sh, err := s.shard(id)
 		if err != nil {

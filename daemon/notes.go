@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/gitstore/anchor"
@@ -26,7 +24,7 @@ func (s *Service) ListNotes(ctx context.Context, shard memd.ShardID) ([]memd.Not
 	if err != nil {
 		return nil, err
 	}
-	files, _, err := sh.Notes(plumbing.ZeroHash)
+	files, _, err := sh.Notes(gitstore.Hash{})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +58,7 @@ func (s *Service) ReadNote(ctx context.Context, shard memd.ShardID, path, at str
 	if err != nil {
 		return memd.Note{}, err
 	}
-	var h plumbing.Hash
+	var h gitstore.Hash
 	if at != "" {
 		if h, err = resolve(sh, at); err != nil {
 			return memd.Note{}, err

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
@@ -68,7 +66,7 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, pr
 	if proposed && at != "" {
 		return nil, "", memd.Errorf(memd.EINVALID, "ask with at or with include_proposed, not both")
 	}
-	var heads map[memd.ShardID]plumbing.Hash
+	var heads map[memd.ShardID]gitstore.Hash
 	var label string
 	var err error
 	switch {
@@ -95,8 +93,8 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, pr
 
 // proposedHeads returns, when some of the shards have proposals waiting,
 // the commit each shard is read at: the tip of its proposals, or main.
-func (s *Service) proposedHeads(shards []memd.ShardID) (map[memd.ShardID]plumbing.Hash, error) {
-	heads := make(map[memd.ShardID]plumbing.Hash, len(shards))
+func (s *Service) proposedHeads(shards []memd.ShardID) (map[memd.ShardID]gitstore.Hash, error) {
+	heads := make(map[memd.ShardID]gitstore.Hash, len(shards))
 	found := false
 	for _, id := range shards {
 		sh, err := s.Store.Shard(id)
@@ -125,7 +123,7 @@ func (s *Service) proposedHeads(shards []memd.ShardID) (map[memd.ShardID]plumbin
 }
 
 // viewAt builds an index of the shards at the given commits.
-func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[memd.ShardID]plumbing.Hash) (*search.Index, error) {
+func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[memd.ShardID]gitstore.Hash) (*search.Index, error) {
 	x := search.New()
 	live := s.Index.Search()
 	var docs []search.Doc
@@ -177,7 +175,7 @@ func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[m
 
 // attributeAt fills in where the facts docs[i], i in which, came from, read
 // from the history of h.
-func attributeAt(ctx context.Context, sh *gitstore.Shard, h plumbing.Hash, docs []search.Doc, which []int) error {
+func attributeAt(ctx context.Context, sh *gitstore.Shard, h gitstore.Hash, docs []search.Doc, which []int) error {
 	if len(which) == 0 {
 		return nil
 	}
@@ -198,7 +196,7 @@ func attributeAt(ctx context.Context, sh *gitstore.Shard, h plumbing.Hash, docs 
 // an earlier answer) to the commit each shard was at then; a shard absent
 // had no commit yet. It also returns how to name that instant: the time of
 // the day's end or of the commit, or the stamp itself.
-func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]plumbing.Hash, string, error) {
+func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]gitstore.Hash, string, error) {
 	if stamp, ok, err := memd.ParseStamp(at); ok {
 		if err != nil {
 			return nil, "", err
@@ -210,7 +208,7 @@ func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]pl
 	if err != nil {
 		return nil, "", err
 	}
-	heads := make(map[memd.ShardID]plumbing.Hash)
+	heads := make(map[memd.ShardID]gitstore.Hash)
 	for _, id := range shards {
 		if h, ok := exact[id]; ok {
 			heads[id] = h
@@ -238,13 +236,13 @@ func (s *Service) instant(shards []memd.ShardID, at string) (map[memd.ShardID]pl
 // stamp is an earlier answer's in the same view: one naming a shard the
 // view does not read is refused (another agent's, or a project left), and
 // a shard of the view it does not name had no commit then.
-func (s *Service) stampHeads(shards []memd.ShardID, stamp map[memd.ShardID]string) (map[memd.ShardID]plumbing.Hash, error) {
+func (s *Service) stampHeads(shards []memd.ShardID, stamp map[memd.ShardID]string) (map[memd.ShardID]gitstore.Hash, error) {
 	for id := range stamp {
 		if !slices.Contains(shards, id) {
 			return nil, memd.Errorf(memd.EINVALID, "the stamp names %s, which this view of memory does not read: it is another view's", id)
 		}
 	}
-	heads := make(map[memd.ShardID]plumbing.Hash)
+	heads := make(map[memd.ShardID]gitstore.Hash)
 	for _, id := range shards {
 		if c := stamp[id]; c != "" {
 			h, err := s.resolveIn(id, c)
@@ -258,13 +256,13 @@ func (s *Service) stampHeads(shards []memd.ShardID, stamp map[memd.ShardID]strin
 }
 
 // resolveIn finds a commit of one shard by hash or prefix.
-func (s *Service) resolveIn(id memd.ShardID, commit string) (plumbing.Hash, error) {
+func (s *Service) resolveIn(id memd.ShardID, commit string) (gitstore.Hash, error) {
 	sh, err := s.Store.Shard(id)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return gitstore.Hash{}, err
 	}
 	if len(commit) == 40 {
-		h := plumbing.NewHash(commit)
+		h := gitstore.NewHash(commit)
 		if _, err := sh.ReadCommit(h); err == nil {
 			return h, nil
 		}
@@ -275,7 +273,7 @@ func (s *Service) resolveIn(id memd.ShardID, commit string) (plumbing.Hash, erro
 // pointInTime turns at (a date, or a commit in one of the shards) into a
 // point in time: the end of that day, or the time of that commit, which
 // also names exactly the state of its own shard.
-func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[memd.ShardID]plumbing.Hash, error) {
+func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[memd.ShardID]gitstore.Hash, error) {
 	if d, err := memd.ParseDate(at); err == nil {
 		return d.Time().AddDate(0, 0, 1).Add(-time.Nanosecond), nil, nil
 	}
@@ -285,7 +283,7 @@ func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[
 			continue
 		}
 		h, err := sh.Resolve(at)
-		if err != nil || h == plumbing.ZeroHash {
+		if err != nil || h.IsZero() {
 			if memd.ErrorCode(err) == memd.EINVALID {
 				return time.Time{}, nil, err
 			}
@@ -295,7 +293,7 @@ func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[
 		if err != nil {
 			return time.Time{}, nil, err
 		}
-		return c.Time, map[memd.ShardID]plumbing.Hash{id: h}, nil
+		return c.Time, map[memd.ShardID]gitstore.Hash{id: h}, nil
 	}
 	return time.Time{}, nil, memd.Errorf(memd.ENOTFOUND, "no shard searched has a commit %q", at)
 }
@@ -364,9 +362,9 @@ func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) 
 	var b strings.Builder
 	for _, sc := range scopesOf(q.Scopes) {
 		from := before[sc.shard]
-		to := plumbing.ZeroHash
+		to := gitstore.Hash{}
 		if c := now[sc.shard]; c != "" {
-			to = plumbing.NewHash(c)
+			to = gitstore.NewHash(c)
 		}
 		if from == to {
 			continue

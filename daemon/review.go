@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
@@ -36,12 +34,12 @@ type reviews struct {
 }
 
 type rejectedSet struct {
-	head    plumbing.Hash
-	commits map[plumbing.Hash]bool
+	head    gitstore.Hash
+	commits map[gitstore.Hash]bool
 }
 
 type seenProposals struct {
-	main plumbing.Hash
+	main gitstore.Hash
 	ids  map[string]bool
 }
 
@@ -170,7 +168,7 @@ func modelMade(c gitstore.Commit) bool {
 
 // rejectedCommits returns the proposal commits the shard's records of
 // rejections name, read once per position of refs/memd/rejected.
-func (s *Service) rejectedCommits(sh *gitstore.Shard) (map[plumbing.Hash]bool, error) {
+func (s *Service) rejectedCommits(sh *gitstore.Shard) (map[gitstore.Hash]bool, error) {
 	head, err := sh.Ref("refs/memd/rejected")
 	if err != nil {
 		return nil, err
@@ -182,7 +180,7 @@ func (s *Service) rejectedCommits(sh *gitstore.Shard) (map[plumbing.Hash]bool, e
 	if ok && cached.head == head {
 		return cached.commits, nil
 	}
-	commits := make(map[plumbing.Hash]bool)
+	commits := make(map[gitstore.Hash]bool)
 	if err := sh.Rejections(func(_, prop gitstore.Commit) error { commits[prop.Hash] = true; return nil }); err != nil {
 		return nil, err
 	}
@@ -197,7 +195,7 @@ func (s *Service) rejectedCommits(sh *gitstore.Shard) (map[plumbing.Hash]bool, e
 
 // noteMerged counts the proposals seen last time that are now commits of
 // main as they were proposed: a person merged the branch proposed.
-func (s *Service) noteMerged(sh *gitstore.Shard, main plumbing.Hash, list []gitstore.Commit) {
+func (s *Service) noteMerged(sh *gitstore.Shard, main gitstore.Hash, list []gitstore.Commit) {
 	// One look at a time, so that a merge is counted once.
 	s.reviews.merging.Lock()
 	defer s.reviews.merging.Unlock()
@@ -565,7 +563,7 @@ func (s *Service) rebuildProposals(sh *gitstore.Shard, list []gitstore.Commit, d
 	// Decided before the branch is locked: reading main's facts takes the
 	// lock the rebuild holds. A proposal made in between is made again
 	// as it is; it was checked when it was made.
-	stale := make(map[plumbing.Hash]bool)
+	stale := make(map[gitstore.Hash]bool)
 	added := make(map[string]bool) // facts the proposals kept so far add
 	for _, c := range list {
 		if drop[proposalID(c)] {

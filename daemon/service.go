@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/feed"
@@ -107,6 +105,6 @@ func (s *Service) shardToWrite(id memd.ShardID, create bool) (*gitstore.Shard, e
 }
 
 // resolve names a commit of a shard: a hash, a prefix or a date.
-func resolve(sh *gitstore.Shard, rev string) (plumbing.Hash, error) {
+func resolve(sh *gitstore.Shard, rev string) (gitstore.Hash, error) {
 	return sh.Resolve(rev)
 }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
@@ -106,7 +104,7 @@ type growthCache struct {
 
 // datesAt is a shard's facts counted by their date, at an indexed commit.
 type datesAt struct {
-	head   plumbing.Hash
+	head   gitstore.Hash
 	counts map[memd.Date]int
 }
 
@@ -143,7 +141,7 @@ func (c *growthCache) dated(idx *index.Index, id memd.ShardID) (map[memd.Date]in
 }
 
 type growthAt struct {
-	head plumbing.Hash
+	head gitstore.Hash
 	days []memd.GrowthDay
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"slices"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrTooFar means a walk went past its limit of commits.
@@ -23,14 +21,14 @@ var ErrTooFar = errors.New("too many commits to walk")
 // known not to be an ancestor of from once the walk down from from has
 // passed its time. Commits of one group share a commit time, and another
 // machine's clock may be off, so a few more are walked than times suggest.
-func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, reached bool, err error) {
+func (sh *Shard) Range(from, to Hash, limit int) (commits []Commit, reached bool, err error) {
 	if to.IsZero() || to == from {
 		return nil, true, nil
 	}
-	hidden := make(map[plumbing.Hash]bool) // ancestors of from seen so far
-	seen := make(map[plumbing.Hash]bool)
+	hidden := make(map[Hash]bool) // ancestors of from seen so far
+	seen := make(map[Hash]bool)
 	q := &commitQueue{}
-	push := func(h plumbing.Hash) error {
+	push := func(h Hash) error {
 		if seen[h] {
 			return nil
 		}
@@ -54,13 +52,13 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 		return nil, false, err
 	}
 	var popped []Commit
-	taken := make(map[plumbing.Hash]Commit) // commits popped as not hidden
-	var oldest time.Time                    // of the commits taken
-	linear := true                          // every commit taken has one parent
+	taken := make(map[Hash]Commit) // commits popped as not hidden
+	var oldest time.Time           // of the commits taken
+	linear := true                 // every commit taken has one parent
 	// hide marks a commit as an ancestor of from, and with it the parents
 	// of every commit taken already.
-	hide := func(h plumbing.Hash) error {
-		stack := []plumbing.Hash{h}
+	hide := func(h Hash) error {
+		stack := []Hash{h}
 		for len(stack) > 0 {
 			h := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -130,7 +128,7 @@ func (sh *Shard) Range(from, to plumbing.Hash, limit int) (commits []Commit, rea
 
 // anyShown reports whether a queued commit is not (yet) known to be an
 // ancestor of from.
-func anyShown(q commitQueue, hidden map[plumbing.Hash]bool) bool {
+func anyShown(q commitQueue, hidden map[Hash]bool) bool {
 	for _, e := range q {
 		if !hidden[e.Hash] {
 			return true
@@ -171,7 +169,7 @@ func (q *commitQueue) Pop() any {
 // after those of its parents that are among them. Commits of one group
 // share a commit time, so time alone does not order them.
 func parentsFirst(newestFirst []Commit) []Commit {
-	byHash := make(map[plumbing.Hash]int, len(newestFirst))
+	byHash := make(map[Hash]int, len(newestFirst))
 	for i, c := range newestFirst {
 		byHash[c.Hash] = i
 	}
@@ -207,12 +205,12 @@ func parentsFirst(newestFirst []Commit) []Commit {
 // the commits theirs has that main lacks (newer): one of the commits those
 // stand on that is not an ancestor of another; zero when the histories are
 // unrelated.
-func (sh *Shard) mergeBase(newer []Commit) (plumbing.Hash, error) {
-	in := make(map[plumbing.Hash]bool, len(newer))
+func (sh *Shard) mergeBase(newer []Commit) (Hash, error) {
+	in := make(map[Hash]bool, len(newer))
 	for _, c := range newer {
 		in[c.Hash] = true
 	}
-	var bases []plumbing.Hash
+	var bases []Hash
 	for _, c := range newer {
 		for _, p := range c.Parents {
 			if !in[p] && !slices.Contains(bases, p) {
@@ -230,7 +228,7 @@ func (sh *Shard) mergeBase(newer []Commit) (plumbing.Hash, error) {
 			}
 			_, reached, err := sh.Range(b, other, maxIntegrate)
 			if err != nil {
-				return plumbing.ZeroHash, err
+				return Hash{}, err
 			}
 			if reached {
 				below = true
@@ -242,7 +240,7 @@ func (sh *Shard) mergeBase(newer []Commit) (plumbing.Hash, error) {
 		}
 	}
 	if len(best) == 0 {
-		return plumbing.ZeroHash, nil
+		return Hash{}, nil
 	}
 	// Criss-cross histories have several; any of them keeps every fact
 	// both sides hold, and the newest knows the most removals.
@@ -250,7 +248,7 @@ func (sh *Shard) mergeBase(newer []Commit) (plumbing.Hash, error) {
 	for _, b := range best {
 		c, err := sh.ReadCommit(b)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return Hash{}, err
 		}
 		if c.Time.After(at) {
 			newest, at = b, c.Time

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 )
 
@@ -27,7 +25,7 @@ type diffCache struct {
 // Diff names its shard.
 type commitKey struct {
 	shard memd.ShardID
-	hash  plumbing.Hash
+	hash  Hash
 }
 
 const diffCacheSize = 8192

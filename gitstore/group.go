@@ -25,8 +25,8 @@ type group struct {
 	base    *state
 	b       *odb.Builder
 	trees   trees
-	head    plumbing.Hash
-	root    plumbing.Hash
+	head    Hash
+	root    Hash
 	when    time.Time
 	files   map[string]*factFile
 	over    map[string][]string // fact ID -> paths, overriding base.where
@@ -333,7 +333,7 @@ func (g *group) build() error {
 	for _, pl := range g.plans {
 		root := g.root
 		for _, f := range pl.files {
-			var blob plumbing.Hash
+			var blob Hash
 			if f.old != nil {
 				blob = g.b.AddDeltaHashed(plumbing.BlobObject, f.old.blob, odb.Delta(f.base, f.edits), f.next.blob, f.next.data)
 			} else {
@@ -345,7 +345,7 @@ func (g *group) build() error {
 			}
 		}
 		for _, n := range pl.notes {
-			var blob plumbing.Hash // zero removes the note
+			var blob Hash // zero removes the note
 			if n.next != nil {
 				blob = g.b.AddHashed(plumbing.BlobObject, n.next.blob, n.next.data)
 			}
@@ -371,7 +371,7 @@ func hashAll(versions []*factFile) {
 	workers := min(runtime.GOMAXPROCS(0), len(versions))
 	if workers <= 1 {
 		for _, v := range versions {
-			v.blob = odb.Hash(plumbing.BlobObject, v.data)
+			v.blob = odb.HashObject(plumbing.BlobObject, v.data)
 		}
 		return
 	}
@@ -382,7 +382,7 @@ func hashAll(versions []*factFile) {
 		go func() {
 			defer wg.Done()
 			for v := range next {
-				v.blob = odb.Hash(plumbing.BlobObject, v.data)
+				v.blob = odb.HashObject(plumbing.BlobObject, v.data)
 			}
 		}()
 	}
@@ -394,9 +394,9 @@ func hashAll(versions []*factFile) {
 }
 
 func (g *group) commitBody(c Change) []byte {
-	var parents []plumbing.Hash
+	var parents []Hash
 	if !g.head.IsZero() {
-		parents = []plumbing.Hash{g.head}
+		parents = []Hash{g.head}
 	}
 	authored := g.when
 	if !c.AuthorTime.IsZero() {
@@ -406,7 +406,7 @@ func (g *group) commitBody(c Change) []byte {
 }
 
 // encodeCommit returns a commit object's content.
-func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, author Signature, authored time.Time, committer Signature, when time.Time, message string) []byte {
+func encodeCommit(tree Hash, parents []Hash, author Signature, authored time.Time, committer Signature, when time.Time, message string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "tree %s\n", tree)
 	for _, p := range parents {

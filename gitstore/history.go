@@ -17,9 +17,9 @@ import (
 
 // Commit is a commit as read from a shard's history.
 type Commit struct {
-	Hash       plumbing.Hash
-	Tree       plumbing.Hash
-	Parents    []plumbing.Hash
+	Hash       Hash
+	Tree       Hash
+	Parents    []Hash
 	Author     Signature
 	AuthorTime time.Time
 	Committer  Signature
@@ -34,8 +34,8 @@ func (c Commit) Subject() string {
 }
 
 type commitInfo struct {
-	tree      plumbing.Hash
-	parents   []plumbing.Hash
+	tree      Hash
+	parents   []Hash
 	author    sigTime
 	committer sigTime
 	message   string
@@ -48,7 +48,7 @@ type sigTime struct {
 
 // CommitTime returns when a commit of the shard was made, reading that
 // commit alone.
-func (sh *Shard) CommitTime(h plumbing.Hash) (time.Time, error) {
+func (sh *Shard) CommitTime(h Hash) (time.Time, error) {
 	c, err := sh.readCommit(h)
 	if err != nil {
 		return time.Time{}, err
@@ -56,7 +56,7 @@ func (sh *Shard) CommitTime(h plumbing.Hash) (time.Time, error) {
 	return c.committer.When, nil
 }
 
-func (sh *Shard) readCommit(h plumbing.Hash) (*commitInfo, error) {
+func (sh *Shard) readCommit(h Hash) (*commitInfo, error) {
 	obj, err := sh.db.Get(h)
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", short(h), err)
@@ -87,9 +87,9 @@ func parseCommit(data []byte) (*commitInfo, error) {
 		key, val, _ := strings.Cut(line, " ")
 		switch key {
 		case "tree":
-			c.tree = plumbing.NewHash(val)
+			c.tree = NewHash(val)
 		case "parent":
-			c.parents = append(c.parents, plumbing.NewHash(val))
+			c.parents = append(c.parents, NewHash(val))
 		case "author":
 			c.author = parseSig(val)
 		case "committer":
@@ -126,7 +126,7 @@ func parseSig(s string) sigTime {
 	return st
 }
 
-func (c *commitInfo) export(h plumbing.Hash) Commit {
+func (c *commitInfo) export(h Hash) Commit {
 	return Commit{
 		Hash: h, Tree: c.tree, Parents: c.parents,
 		Author: c.author.Signature, AuthorTime: c.author.When,
@@ -136,7 +136,7 @@ func (c *commitInfo) export(h plumbing.Hash) Commit {
 }
 
 // ReadCommit reads one commit.
-func (sh *Shard) ReadCommit(h plumbing.Hash) (Commit, error) {
+func (sh *Shard) ReadCommit(h Hash) (Commit, error) {
 	c, err := sh.readCommit(h)
 	if err != nil {
 		return Commit{}, err
@@ -149,11 +149,11 @@ var ErrStop = errors.New("stop walking")
 
 // Walk calls fn for from and each of its ancestors, newest commit first
 // (by committer time), each once.
-func (sh *Shard) Walk(from plumbing.Hash, fn func(Commit) error) error {
+func (sh *Shard) Walk(from Hash, fn func(Commit) error) error {
 	if from.IsZero() {
 		return nil
 	}
-	seen := map[plumbing.Hash]bool{from: true}
+	seen := map[Hash]bool{from: true}
 	q := &commitQueue{}
 	first, err := sh.ReadCommit(from)
 	if err != nil {
@@ -204,9 +204,9 @@ func (sh *Shard) Diff(c Commit) (Diff, error) {
 
 // Compare returns the fact-level changes from one commit to another (from
 // zero: everything to holds, as added).
-func (sh *Shard) Compare(from, to plumbing.Hash) (Diff, error) {
-	trees := [2]plumbing.Hash{}
-	for i, h := range []plumbing.Hash{from, to} {
+func (sh *Shard) Compare(from, to Hash) (Diff, error) {
+	trees := [2]Hash{}
+	for i, h := range []Hash{from, to} {
 		if h.IsZero() {
 			continue
 		}
@@ -221,29 +221,29 @@ func (sh *Shard) Compare(from, to plumbing.Hash) (Diff, error) {
 
 // parentTree returns the tree of a commit's first parent; zero for a root
 // commit.
-func (sh *Shard) parentTree(c Commit) (plumbing.Hash, error) {
+func (sh *Shard) parentTree(c Commit) (Hash, error) {
 	if len(c.Parents) == 0 {
-		return plumbing.ZeroHash, nil
+		return Hash{}, nil
 	}
 	p, err := sh.readCommit(c.Parents[0])
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	return p.tree, nil
 }
 
-func (sh *Shard) diffTrees(from, to plumbing.Hash) (Diff, error) {
+func (sh *Shard) diffTrees(from, to Hash) (Diff, error) {
 	var d Diff
 	var before, after []lineFact
 	t := &trees{db: sh.db}
-	err := t.diffFiles(from, to, "", func(string) bool { return true }, func(path string, a, b plumbing.Hash) error {
+	err := t.diffFiles(from, to, "", func(string) bool { return true }, func(path string, a, b Hash) error {
 		d.Files = append(d.Files, path)
 		if !IsFactFile(path) {
 			return nil
 		}
 		var old, cur []byte
 		for _, side := range []struct {
-			blob plumbing.Hash
+			blob Hash
 			out  *[]byte
 		}{{a, &old}, {b, &cur}} {
 			if side.blob.IsZero() {
@@ -357,7 +357,7 @@ func diffFacts(id memd.ShardID, before, after []lineFact) []memd.FactChange {
 }
 
 // FactsAt returns the facts as they were at a commit.
-func (sh *Shard) FactsAt(h plumbing.Hash) ([]memd.Fact, error) {
+func (sh *Shard) FactsAt(h Hash) ([]memd.Fact, error) {
 	files, err := sh.filesAt(h)
 	if err != nil {
 		return nil, err
@@ -366,7 +366,7 @@ func (sh *Shard) FactsAt(h plumbing.Hash) ([]memd.Fact, error) {
 }
 
 // LinesAt returns the facts as they were at a commit, with their offsets.
-func (sh *Shard) LinesAt(h plumbing.Hash) ([]Line, error) {
+func (sh *Shard) LinesAt(h Hash) ([]Line, error) {
 	files, err := sh.filesAt(h)
 	if err != nil {
 		return nil, err
@@ -380,7 +380,7 @@ func (sh *Shard) LinesAt(h plumbing.Hash) ([]Line, error) {
 	return out, nil
 }
 
-func (sh *Shard) filesAt(h plumbing.Hash) (map[string]*factFile, error) {
+func (sh *Shard) filesAt(h Hash) (map[string]*factFile, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
@@ -390,7 +390,7 @@ func (sh *Shard) filesAt(h plumbing.Hash) (map[string]*factFile, error) {
 	}
 	files := make(map[string]*factFile)
 	t := &trees{db: sh.db}
-	err = t.walkFiles(c.tree, "", keepFactPaths, func(path string, blob plumbing.Hash) error {
+	err = t.walkFiles(c.tree, "", keepFactPaths, func(path string, blob Hash) error {
 		ff, err := sh.readFactFile(path, blob)
 		if err == nil {
 			files[path] = ff
@@ -402,12 +402,12 @@ func (sh *Shard) filesAt(h plumbing.Hash) (map[string]*factFile, error) {
 
 // ResolveTime returns the last commit on main made at or before t (zero if
 // the shard had no commit yet).
-func (sh *Shard) ResolveTime(t time.Time) (plumbing.Hash, error) {
+func (sh *Shard) ResolveTime(t time.Time) (Hash, error) {
 	head, err := sh.Head()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
-	var found plumbing.Hash
+	var found Hash
 	err = sh.Walk(head, func(c Commit) error {
 		if !c.Time.After(t) {
 			found = c.Hash
@@ -422,19 +422,19 @@ func (sh *Shard) ResolveTime(t time.Time) (plumbing.Hash, error) {
 // four hex digits, or a date (the last commit made on or before that day,
 // UTC). ENOTFOUND when nothing matches; a date before the first commit
 // resolves to the zero hash (the empty shard).
-func (sh *Shard) Resolve(rev string) (plumbing.Hash, error) {
+func (sh *Shard) Resolve(rev string) (Hash, error) {
 	head, err := sh.Head()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	if d, err := memd.ParseDate(rev); err == nil {
 		return sh.ResolveTime(d.Time().AddDate(0, 0, 1).Add(-time.Nanosecond))
 	}
 	rev = strings.ToLower(rev)
 	if len(rev) < 4 || len(rev) > 40 || strings.Trim(rev, "0123456789abcdef") != "" {
-		return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "%q is neither a commit hash nor a date (YYYY-MM-DD)", rev)
+		return Hash{}, memd.Errorf(memd.EINVALID, "%q is neither a commit hash nor a date (YYYY-MM-DD)", rev)
 	}
-	var matches []plumbing.Hash
+	var matches []Hash
 	err = sh.Walk(head, func(c Commit) error {
 		if strings.HasPrefix(c.Hash.String(), rev) {
 			matches = append(matches, c.Hash)
@@ -445,21 +445,21 @@ func (sh *Shard) Resolve(rev string) (plumbing.Hash, error) {
 		return nil
 	})
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	switch len(matches) {
 	case 0:
-		return plumbing.ZeroHash, memd.Errorf(memd.ENOTFOUND, "shard %s has no commit %s on main", sh.id, rev)
+		return Hash{}, memd.Errorf(memd.ENOTFOUND, "shard %s has no commit %s on main", sh.id, rev)
 	case 1:
 		return matches[0], nil
 	}
-	slices.SortFunc(matches, func(a, b plumbing.Hash) int { return strings.Compare(a.String(), b.String()) })
-	return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "commit prefix %s is ambiguous in shard %s (%s, %s, …)", rev, sh.id, short(matches[0]), short(matches[1]))
+	slices.SortFunc(matches, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	return Hash{}, memd.Errorf(memd.EINVALID, "commit prefix %s is ambiguous in shard %s (%s, %s, …)", rev, sh.id, short(matches[0]), short(matches[1]))
 }
 
 // FileAt returns the content of a file as it was at a commit; ok is false
 // when the commit had no such file.
-func (sh *Shard) FileAt(commit plumbing.Hash, path string) (data []byte, ok bool, err error) {
+func (sh *Shard) FileAt(commit Hash, path string) (data []byte, ok bool, err error) {
 	if commit.IsZero() {
 		return nil, false, nil
 	}
@@ -485,19 +485,19 @@ func (sh *Shard) FileAt(commit plumbing.Hash, path string) (data []byte, ok bool
 // exist). A merge shows what it brought in; the commits of the branch it
 // merged are not listed apart. It compares the file's blob in each pair of
 // trees, reading contents only where it changed. fn may return ErrStop.
-func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, before, after []byte) error) error {
+func (sh *Shard) FileHistory(from Hash, path string, fn func(c Commit, before, after []byte) error) error {
 	t := &trees{db: sh.db}
-	blobAt := func(tree plumbing.Hash) (plumbing.Hash, error) {
+	blobAt := func(tree Hash) (Hash, error) {
 		if tree.IsZero() {
-			return plumbing.ZeroHash, nil
+			return Hash{}, nil
 		}
 		e, found, err := t.lookup(tree, path)
 		if err != nil || !found || e.isDir() {
-			return plumbing.ZeroHash, err
+			return Hash{}, err
 		}
 		return e.hash, nil
 	}
-	read := func(blob plumbing.Hash) ([]byte, error) {
+	read := func(blob Hash) ([]byte, error) {
 		if blob.IsZero() {
 			return nil, nil
 		}
@@ -512,7 +512,7 @@ func (sh *Shard) FileHistory(from plumbing.Hash, path string, fn func(c Commit, 
 		if err != nil {
 			return err
 		}
-		h = plumbing.ZeroHash
+		h = Hash{}
 		if len(c.Parents) > 0 {
 			h = c.Parents[0]
 		}

@@ -18,10 +18,10 @@ import (
 
 // Integration is what integrating another line of history did.
 type Integration struct {
-	Kind      string        // IntegrateNone, IntegrateFastForward or IntegrateMerge
-	Head      plumbing.Hash // main afterwards
-	Commits   int           // commits brought in
-	Conflicts []string      // paths merged line by line with conflict markers
+	Kind      string   // IntegrateNone, IntegrateFastForward or IntegrateMerge
+	Head      Hash     // main afterwards
+	Commits   int      // commits brought in
+	Conflicts []string // paths merged line by line with conflict markers
 }
 
 // Kinds of Integration.
@@ -50,7 +50,7 @@ const maxIntegrate = 1 << 20
 // no fact is lost), and other files (notes) are merged line by line, keeping
 // both versions between conflict markers where the sides disagree.
 // The working tree and index follow, as for memd's own commits.
-func (sh *Shard) Integrate(theirs plumbing.Hash, opts IntegrateOptions) (Integration, error) {
+func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.db == nil {
@@ -70,7 +70,7 @@ func (sh *Shard) Integrate(theirs plumbing.Hash, opts IntegrateOptions) (Integra
 	}
 }
 
-func (sh *Shard) tryIntegrate(theirs plumbing.Hash, opts IntegrateOptions) (Integration, error) {
+func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, error) {
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
 		return Integration{}, err
@@ -144,7 +144,7 @@ func modeName(mode string) string {
 
 // moveMain publishes a commit that is not a group's (a fast-forward or a
 // merge) the way publish does: pack, lock, durable, working tree, ref.
-func (sh *Shard) moveMain(st *state, next plumbing.Hash, sp *odb.StagedPack, touched, files map[string]*factFile) error {
+func (sh *Shard) moveMain(st *state, next Hash, sp *odb.StagedPack, touched, files map[string]*factFile) error {
 	if sp != nil {
 		if err := sp.Publish(); err != nil {
 			sp.Abort()
@@ -190,10 +190,10 @@ const movingMarker = "memd-moving-main"
 // fileChanges lists the files that differ between two trees, as the
 // working tree sync wants them: path -> version in from (nil if absent), and
 // path -> version in to (absent if removed).
-func (sh *Shard) fileChanges(from, to plumbing.Hash) (touched, next map[string]*factFile, err error) {
+func (sh *Shard) fileChanges(from, to Hash) (touched, next map[string]*factFile, err error) {
 	touched, next = make(map[string]*factFile), make(map[string]*factFile)
 	t := &trees{db: sh.db}
-	err = t.diffFiles(from, to, "", everyPath, func(path string, a, b plumbing.Hash) error {
+	err = t.diffFiles(from, to, "", everyPath, func(path string, a, b Hash) error {
 		touched[path] = nil
 		if !a.IsZero() {
 			ff, err := sh.fileVersion(path, a)
@@ -216,7 +216,7 @@ func (sh *Shard) fileChanges(from, to plumbing.Hash) (touched, next map[string]*
 
 func everyPath(string) bool { return true }
 
-func (sh *Shard) fileVersion(path string, blob plumbing.Hash) (*factFile, error) {
+func (sh *Shard) fileVersion(path string, blob Hash) (*factFile, error) {
 	obj, err := sh.db.Get(blob)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -267,7 +267,7 @@ func keepOnce(st *state, b *odb.Builder, finals map[string]*factFile) {
 
 // merged is a merge commit built and staged, not yet published.
 type merged struct {
-	commit    plumbing.Hash
+	commit    Hash
 	pack      *odb.StagedPack
 	conflicts []string
 	// The files the merge changes against main, for the working tree: their
@@ -276,12 +276,12 @@ type merged struct {
 }
 
 // merge builds the merge commit of main (st) and theirs into a staged pack.
-func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from string) (*merged, error) {
+func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*merged, error) {
 	base, err := sh.mergeBase(newer)
 	if err != nil {
 		return nil, err
 	}
-	var baseRoot plumbing.Hash
+	var baseRoot Hash
 	if !base.IsZero() {
 		bc, err := sh.readCommit(base)
 		if err != nil {
@@ -294,8 +294,8 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 		return nil, err
 	}
 	t := &trees{db: sh.db}
-	ours := make(map[string]plumbing.Hash) // path -> our blob, for paths we changed since base
-	err = t.diffFiles(baseRoot, st.root, "", everyPath, func(path string, _, to plumbing.Hash) error {
+	ours := make(map[string]Hash) // path -> our blob, for paths we changed since base
+	err = t.diffFiles(baseRoot, st.root, "", everyPath, func(path string, _, to Hash) error {
 		ours[path] = to
 		return nil
 	})
@@ -304,10 +304,10 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 	}
 	type side struct {
 		path               string
-		base, ours, theirs plumbing.Hash
+		base, ours, theirs Hash
 	}
 	var both []side
-	err = t.diffFiles(baseRoot, tc.tree, "", everyPath, func(path string, b, to plumbing.Hash) error {
+	err = t.diffFiles(baseRoot, tc.tree, "", everyPath, func(path string, b, to Hash) error {
 		o, changed := ours[path]
 		if !changed {
 			o = b
@@ -350,7 +350,7 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 	keepOnce(st, b, finals)
 	for _, s := range both {
 		final := finals[s.path]
-		var blob plumbing.Hash
+		var blob Hash
 		if final != nil {
 			blob = final.blob
 		}
@@ -389,7 +389,7 @@ func (sh *Shard) merge(st *state, theirs plumbing.Hash, newer []Commit, from str
 
 // MergeMessage is the message of a merge commit: a subject, then trailers
 // naming the commit merged and each file merged with conflict markers.
-func MergeMessage(commits int, from string, theirs plumbing.Hash, conflicts []string) string {
+func MergeMessage(commits int, from string, theirs Hash, conflicts []string) string {
 	noun := "commits"
 	if commits == 1 {
 		noun = "commit"
@@ -406,8 +406,8 @@ func MergeMessage(commits int, from string, theirs plumbing.Hash, conflicts []st
 // mergeFile merges one file both sides changed. A fact file takes their
 // fact changes on top of ours; any other file is merged line by line by
 // git merge-file. nil data removes the file.
-func (sh *Shard) mergeFile(path string, base, ours, theirs plumbing.Hash, from string) (data []byte, conflict bool, err error) {
-	read := func(h plumbing.Hash) ([]byte, error) {
+func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (data []byte, conflict bool, err error) {
+	read := func(h Hash) ([]byte, error) {
 		if h.IsZero() {
 			return nil, nil
 		}
@@ -479,9 +479,9 @@ func mergeLines(ours, base, theirs []byte, from string) ([]byte, bool, error) {
 
 // Ref returns the commit a ref of the shard's repository points at (zero if
 // it does not exist), such as the remote-tracking ref git fetch writes.
-func (sh *Shard) Ref(name string) (plumbing.Hash, error) {
+func (sh *Shard) Ref(name string) (Hash, error) {
 	if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") {
-		return plumbing.ZeroHash, memd.Errorf(memd.EINVALID, "%q is not a ref name", name)
+		return Hash{}, memd.Errorf(memd.EINVALID, "%q is not a ref name", name)
 	}
 	return readRef(sh.gitDir, name)
 }

@@ -5,15 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
 
 // fetchInto copies main of one shard into another's objects, as git fetch
 // from a remote does, and returns the commit fetched.
-func fetchInto(t *testing.T, to, from *gitstore.Shard) plumbing.Hash {
+func fetchInto(t *testing.T, to, from *gitstore.Shard) gitstore.Hash {
 	t.Helper()
 	git(t, to.Dir(), "fetch", "--quiet", from.Dir(), "+refs/heads/main:refs/remotes/peer/main")
 	h, err := to.Ref("refs/remotes/peer/main")

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // The working-tree journal.
@@ -34,10 +32,10 @@ const journalHeader = "memd worktree journal 1"
 
 // journal is the move memd was making in the working tree.
 type journal struct {
-	commit plumbing.Hash              // the commit the tree was being brought to
-	from   map[string]plumbing.Hash   // path -> blob the tree held (zero: no file)
-	wrote  map[string][]plumbing.Hash // path -> versions memd may have written there since
-	file   map[string]plumbing.Hash   // path -> version memd brought the working file to, ahead of the index
+	commit Hash              // the commit the tree was being brought to
+	from   map[string]Hash   // path -> blob the tree held (zero: no file)
+	wrote  map[string][]Hash // path -> versions memd may have written there since
+	file   map[string]Hash   // path -> version memd brought the working file to, ahead of the index
 }
 
 func (sh *Shard) journalPath() string { return filepath.Join(sh.gitDir, journalName) }
@@ -47,12 +45,12 @@ func (sh *Shard) journalPath() string { return filepath.Join(sh.gitDir, journalN
 // version memd is about to write there (to, nil if none), and the versions
 // working files were brought to while their index entries wait
 // (sh.worktreeAt).
-func (sh *Shard) writeJournal(commit plumbing.Hash, from, to map[string]*factFile) error {
-	j := &journal{commit: commit, from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
+func (sh *Shard) writeJournal(commit Hash, from, to map[string]*factFile) error {
+	j := &journal{commit: commit, from: make(map[string]Hash), wrote: make(map[string][]Hash), file: make(map[string]Hash)}
 	for path, ff := range from {
 		j.from[path] = blobOf(ff)
 		if ff := to[path]; ff != nil {
-			j.wrote[path] = []plumbing.Hash{ff.blob}
+			j.wrote[path] = []Hash{ff.blob}
 		}
 		if ff, ok := sh.worktreeAt[path]; ok {
 			j.file[path] = blobOf(ff)
@@ -61,9 +59,9 @@ func (sh *Shard) writeJournal(commit plumbing.Hash, from, to map[string]*factFil
 	return sh.saveJournal(j)
 }
 
-func blobOf(ff *factFile) plumbing.Hash {
+func blobOf(ff *factFile) Hash {
 	if ff == nil {
-		return plumbing.ZeroHash
+		return Hash{}
 	}
 	return ff.blob
 }
@@ -124,10 +122,10 @@ func parseJournal(b []byte) (*journal, error) {
 		return nil, bad("unknown header")
 	}
 	c, ok := strings.CutPrefix(lines[1], "commit ")
-	if !ok || !plumbing.IsHash(c) {
+	if !ok || !IsHash(c) {
 		return nil, bad("no commit")
 	}
-	j := &journal{commit: plumbing.NewHash(c), from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
+	j := &journal{commit: NewHash(c), from: make(map[string]Hash), wrote: make(map[string][]Hash), file: make(map[string]Hash)}
 	for _, line := range lines[2:] {
 		if line == "end" {
 			return j, nil
@@ -140,10 +138,10 @@ func parseJournal(b []byte) (*journal, error) {
 		}
 		blob, quoted, ok := strings.Cut(line, " ")
 		path, err := strconv.Unquote(quoted)
-		if !ok || !plumbing.IsHash(blob) || err != nil || path == "" {
+		if !ok || !IsHash(blob) || err != nil || path == "" {
 			return nil, bad(fmt.Sprintf("bad line %q", line))
 		}
-		h := plumbing.NewHash(blob)
+		h := NewHash(blob)
 		switch kind {
 		case "also ":
 			j.wrote[path] = append(j.wrote[path], h)
@@ -159,10 +157,10 @@ func parseJournal(b []byte) (*journal, error) {
 // journalMove adds to the journal, before memd moves main from one commit
 // to another at start (see rollForward), the files the move changes, so
 // that a crash before the working tree follows leaves a record of it.
-func (sh *Shard) journalMove(from, to plumbing.Hash) error {
+func (sh *Shard) journalMove(from, to Hash) error {
 	j, err := sh.readJournal()
 	if err != nil || j == nil {
-		j = &journal{from: make(map[string]plumbing.Hash), wrote: make(map[string][]plumbing.Hash), file: make(map[string]plumbing.Hash)}
+		j = &journal{from: make(map[string]Hash), wrote: make(map[string][]Hash), file: make(map[string]Hash)}
 	}
 	j.commit = to
 	a, b, err := sh.commitTrees(from, to)
@@ -185,7 +183,7 @@ func (sh *Shard) journalMove(from, to plumbing.Hash) error {
 // stopped, as its journal records it, and brings forward files whose index
 // entries lag behind HEAD (as a power cut can leave them, taking the
 // journal and the working files' last writes but not main's).
-func (sh *Shard) finishWorktree(head, root plumbing.Hash) error {
+func (sh *Shard) finishWorktree(head, root Hash) error {
 	if head.IsZero() {
 		sh.dropJournal()
 		return nil
@@ -234,7 +232,7 @@ func (sh *Shard) finishWorktree(head, root plumbing.Hash) error {
 // its files are memd's unfinished write: the versions it wrote are the base
 // to merge HEAD's into, which takes them back out.
 func (sh *Shard) takeJournal(st *state, j *journal, touched map[string]*factFile) {
-	version := func(path string, blob plumbing.Hash) *factFile {
+	version := func(path string, blob Hash) *factFile {
 		if blob.IsZero() {
 			return nil
 		}

@@ -2,15 +2,13 @@ package gitstore
 
 import (
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // git allows any byte but NUL in a file name, and a push may bring one
 // with a newline: the journal memd writes must read back whole.
 func TestJournal_OddPathsReadBack(t *testing.T) {
 	sh := &Shard{gitDir: t.TempDir()}
-	blob := plumbing.NewHash("1111111111111111111111111111111111111111")
+	blob := NewHash("1111111111111111111111111111111111111111")
 	from := map[string]*factFile{
 		"notes/plan.md":     {blob: blob},
 		"odd\nname.txt":     {blob: blob},

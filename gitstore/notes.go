@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 )
 
@@ -42,14 +40,14 @@ type NoteFile struct {
 
 // Notes returns the notes at a commit (the zero hash for HEAD), sorted by
 // path, and the commit read.
-func (sh *Shard) Notes(at plumbing.Hash) ([]NoteFile, plumbing.Hash, error) {
+func (sh *Shard) Notes(at Hash) ([]NoteFile, Hash, error) {
 	root, at, err := sh.rootAt(at)
 	if err != nil || root.IsZero() {
 		return nil, at, err
 	}
 	t := &trees{db: sh.db}
 	var out []NoteFile
-	err = t.walkFiles(root, "", keepNotePaths, func(path string, blob plumbing.Hash) error {
+	err = t.walkFiles(root, "", keepNotePaths, func(path string, blob Hash) error {
 		obj, err := sh.db.Get(blob)
 		if err != nil {
 			return err
@@ -63,7 +61,7 @@ func (sh *Shard) Notes(at plumbing.Hash) ([]NoteFile, plumbing.Hash, error) {
 
 // Note returns one note at a commit (zero for HEAD); ok is false when the
 // commit has no such note.
-func (sh *Shard) Note(at plumbing.Hash, path string) (data []byte, ok bool, commit plumbing.Hash, err error) {
+func (sh *Shard) Note(at Hash, path string) (data []byte, ok bool, commit Hash, err error) {
 	if at.IsZero() {
 		if at, err = sh.Head(); err != nil {
 			return nil, false, at, err
@@ -74,17 +72,17 @@ func (sh *Shard) Note(at plumbing.Hash, path string) (data []byte, ok bool, comm
 }
 
 // rootAt returns the tree of a commit, or of HEAD for the zero hash.
-func (sh *Shard) rootAt(at plumbing.Hash) (root, commit plumbing.Hash, err error) {
+func (sh *Shard) rootAt(at Hash) (root, commit Hash, err error) {
 	if at.IsZero() {
 		st, err := sh.refresh()
 		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
+			return Hash{}, Hash{}, err
 		}
 		return st.root, st.head, nil
 	}
 	c, err := sh.readCommit(at)
 	if err != nil {
-		return plumbing.ZeroHash, at, err
+		return Hash{}, at, err
 	}
 	return c.tree, at, nil
 }
@@ -151,7 +149,7 @@ func keepNotePaths(p string) bool {
 // ChangedNotes returns the notes a commit added, changed or removed against
 // its first parent (their files, notes/<path>).
 func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
-	var parentTree plumbing.Hash
+	var parentTree Hash
 	if len(c.Parents) > 0 {
 		p, err := sh.readCommit(c.Parents[0])
 		if err != nil {
@@ -161,7 +159,7 @@ func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
 	}
 	var out []string
 	t := &trees{db: sh.db}
-	err := t.diffFiles(parentTree, c.Tree, "", keepNotePaths, func(path string, _, _ plumbing.Hash) error {
+	err := t.diffFiles(parentTree, c.Tree, "", keepNotePaths, func(path string, _, _ Hash) error {
 		out = append(out, path)
 		return nil
 	})

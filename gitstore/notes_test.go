@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
@@ -56,7 +54,7 @@ func TestShard_NotesAreFilesGitReads(t *testing.T) {
 	if n := strings.Count(git(t, dir, "log", "--format=%s"), "note-edit"); n != 2 {
 		t.Errorf("%d note commits, want 2", n)
 	}
-	notes, _, err := sh.Notes(plumbing.ZeroHash)
+	notes, _, err := sh.Notes(gitstore.Hash{})
 	if err != nil || len(notes) != 1 || notes[0].Path != "notes/runbooks/deploy.md" || string(notes[0].Data) != want {
 		t.Errorf("Notes: %+v, %v", notes, err)
 	}
@@ -113,7 +111,7 @@ func TestShard_NoteUpdatesInOneGroup(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/log.md")
+	data, _, _, _ := sh.Note(gitstore.Hash{}, "notes/log.md")
 	if refused != 4 || strings.Count(string(data), "line\n") != 16 {
 		t.Errorf("refused %d, note:\n%s", refused, data)
 	}
@@ -194,7 +192,7 @@ func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
 	if err := sh.Refresh(); err != nil { // as the daemon does when main moves
 		t.Fatal(err)
 	}
-	if data, ok, _, err := sh.Note(plumbing.ZeroHash, "notes/plan.md"); err != nil || !ok || string(data) != "v1\n" {
+	if data, ok, _, err := sh.Note(gitstore.Hash{}, "notes/plan.md"); err != nil || !ok || string(data) != "v1\n" {
 		t.Errorf("after the person's commit the note reads %q, %v, %v", data, ok, err)
 	}
 
@@ -206,7 +204,7 @@ func TestShard_APersonsCommitKeepsANoteTheIndexLacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{"notes/plan.md": "v1\n", "notes/later.md": "v2\n"} {
-		if data, ok, _, err := sh.Note(plumbing.ZeroHash, path); err != nil || !ok || string(data) != want {
+		if data, ok, _, err := sh.Note(gitstore.Hash{}, path); err != nil || !ok || string(data) != want {
 			t.Errorf("after a restart %s reads %q, %v, %v", path, data, ok, err)
 		}
 	}
@@ -252,13 +250,13 @@ func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
 		if err := sh.Refresh(); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, _, _ := sh.Note(plumbing.ZeroHash, "notes/gone.md"); ok {
+		if _, ok, _, _ := sh.Note(gitstore.Hash{}, "notes/gone.md"); ok {
 			t.Errorf("%s: the note the person removed is back", when)
 		}
-		if data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/back.md"); string(data) != "v1\n" {
+		if data, _, _, _ := sh.Note(gitstore.Hash{}, "notes/back.md"); string(data) != "v1\n" {
 			t.Errorf("%s: the note the person took back reads %q", when, data)
 		}
-		if data, _, _, _ := sh.Note(plumbing.ZeroHash, "notes/own.md"); string(data) != "memd's\n" {
+		if data, _, _, _ := sh.Note(gitstore.Hash{}, "notes/own.md"); string(data) != "memd's\n" {
 			t.Errorf("%s: the note the person took back through the index reads %q", when, data)
 		}
 	}
@@ -286,7 +284,7 @@ func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
 	if err := sh.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _, _ := sh.Note(plumbing.ZeroHash, "notes/undo.md"); !ok {
+	if _, ok, _, _ := sh.Note(gitstore.Hash{}, "notes/undo.md"); !ok {
 		t.Fatal("the note a stale index dropped was not restored; the rest of this test shows nothing")
 	}
 	person("reset", "-q", "HEAD~1")

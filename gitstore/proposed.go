@@ -39,7 +39,7 @@ func (sh *Shard) HasProposals() bool {
 // Proposals returns the commits on the branch proposed after the main they
 // were made on, oldest first, that main does not have, and main's head. A
 // person's `git merge proposed` leaves none.
-func (sh *Shard) Proposals() (main plumbing.Hash, list []Commit, err error) {
+func (sh *Shard) Proposals() (main Hash, list []Commit, err error) {
 	if main, err = readRef(sh.gitDir, mainRef); err != nil {
 		return main, nil, err
 	}
@@ -74,7 +74,7 @@ func (sh *Shard) Proposals() (main plumbing.Hash, list []Commit, err error) {
 
 // isAncestor reports whether commit a is main or one of its ancestors
 // within ancestryLimit commits (false past it).
-func (sh *Shard) isAncestor(a, main plumbing.Hash) bool {
+func (sh *Shard) isAncestor(a, main Hash) bool {
 	if a == main {
 		return true
 	}
@@ -132,7 +132,7 @@ func (sh *Shard) Propose(c Change) (Result, error) {
 // and so is one that changes no fact (a note a person committed on the
 // branch by hand), with a warning in the log. It returns the proposals
 // that were made again, by their commits before and after.
-func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept map[plumbing.Hash]plumbing.Hash, err error) {
+func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept map[Hash]Hash, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	main, list, err := sh.Proposals()
@@ -144,7 +144,7 @@ func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept
 		return nil, err
 	}
 	var changes []Change
-	var from []plumbing.Hash
+	var from []Hash
 	for _, c := range list {
 		ch, ok, err := redo(c)
 		if err != nil {
@@ -160,7 +160,7 @@ func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept
 		changes = append(changes, ch)
 		from = append(from, c.Hash)
 	}
-	kept = make(map[plumbing.Hash]plumbing.Hash)
+	kept = make(map[Hash]Hash)
 	head := main
 	if len(changes) > 0 {
 		results, h, err := sh.commitOn(main, changes)
@@ -191,7 +191,7 @@ func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept
 }
 
 // setBase records the main the proposals are made on.
-func (sh *Shard) setBase(main plumbing.Hash) error {
+func (sh *Shard) setBase(main Hash) error {
 	old, err := readRef(sh.gitDir, baseRef)
 	if err != nil || old == main {
 		return err
@@ -204,8 +204,8 @@ func (sh *Shard) setBase(main plumbing.Hash) error {
 
 // removeRef deletes a branch other than main if it still points at old,
 // with git's lock protocol.
-func (sh *Shard) removeRef(name string, old plumbing.Hash) error {
-	l, err := lockRef(sh.gitDir, name, old, plumbing.ZeroHash)
+func (sh *Shard) removeRef(name string, old Hash) error {
+	l, err := lockRef(sh.gitDir, name, old, Hash{})
 	if err != nil {
 		return err
 	}
@@ -224,23 +224,23 @@ func (sh *Shard) removeRef(name string, old plumbing.Hash) error {
 // refs/memd/rejected: a commit whose parents are the record before it and
 // the proposal, with message saying who rejected it. `git log
 // refs/memd/rejected` lists them.
-func (sh *Shard) RecordRejected(proposal Commit, author Signature, message string) (plumbing.Hash, error) {
+func (sh *Shard) RecordRejected(proposal Commit, author Signature, message string) (Hash, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	prev, err := readRef(sh.gitDir, rejectedRef)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
-	parents := []plumbing.Hash{proposal.Hash}
+	parents := []Hash{proposal.Hash}
 	if !prev.IsZero() {
-		parents = []plumbing.Hash{prev, proposal.Hash}
+		parents = []Hash{prev, proposal.Hash}
 	}
 	b := odb.NewBuilder()
 	tree := b.Add(plumbing.TreeObject, nil)
 	when := sh.store.opts.Now()
 	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, when, Committer, when, message))
 	if err := sh.writeObjects(b); err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	return commit, sh.moveRef(rejectedRef, prev, commit)
 }
@@ -263,7 +263,7 @@ func (sh *Shard) Rejections(fn func(record, proposal Commit) error) error {
 		if err = fn(rec, prop); err != nil {
 			break
 		}
-		h = plumbing.ZeroHash
+		h = Hash{}
 		if len(rec.Parents) == 2 {
 			h = rec.Parents[0]
 		}
@@ -277,7 +277,7 @@ func (sh *Shard) Rejections(fn func(record, proposal Commit) error) error {
 // commitOn writes a chain of commits, one per change, on top of base,
 // without moving any branch; it returns each change's result and the last
 // commit (base when nothing changed). The caller holds sh.mu.
-func (sh *Shard) commitOn(base plumbing.Hash, changes []Change) ([]*Result, plumbing.Hash, error) {
+func (sh *Shard) commitOn(base Hash, changes []Change) ([]*Result, Hash, error) {
 	// On main, the files the writer holds parsed already (the group reads
 	// that state and changes none of it); on the proposals' tip, those
 	// kept from the last proposal; elsewhere they are read.
@@ -339,7 +339,7 @@ func (sh *Shard) writeObjects(b *odb.Builder) error {
 // moveRef moves a branch other than main from old to next, with git's lock
 // protocol; main has its own (advance), which also updates the working
 // tree.
-func (sh *Shard) moveRef(name string, old, next plumbing.Hash) error {
+func (sh *Shard) moveRef(name string, old, next Hash) error {
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(sh.gitDir, name)), 0o755); err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func (sh *Shard) clearReviewLocks() {
 		}
 		s := strings.TrimSpace(string(b))
 		_, ours := sh.ownLock(b)
-		missing := plumbing.IsHash(s) && !sh.db.Has(plumbing.NewHash(s))
+		missing := IsHash(s) && !sh.db.Has(NewHash(s))
 		st, serr := os.Stat(lock)
 		old := serr == nil && time.Since(st.ModTime()) > time.Minute
 		if ours || missing || old {

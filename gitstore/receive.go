@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 )
 
@@ -75,7 +73,7 @@ func firstLine(s string, err error) string {
 // well formed. A line that starts like a fact ("- (") but is not one, or
 // one whose text memd would refuse, is an error naming the file, the line
 // and why, and the commit.
-func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
+func (sh *Shard) CheckPushed(theirs Hash) error {
 	head, err := sh.Head()
 	if err != nil {
 		return err
@@ -95,7 +93,7 @@ func (sh *Shard) CheckPushed(theirs plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
-		err = t.diffFiles(parentTree, c.Tree, "", keepPushedPaths, func(path string, from, to plumbing.Hash) error {
+		err = t.diffFiles(parentTree, c.Tree, "", keepPushedPaths, func(path string, from, to Hash) error {
 			if to.IsZero() {
 				return nil
 			}
@@ -153,7 +151,7 @@ const maxPushedBlob = 64 << 20
 
 // checkPushedSizes refuses a push bringing a note over memd's limit or any
 // file over maxPushedBlob, reading only the objects' sizes.
-func (sh *Shard) checkPushedSizes(head, theirs plumbing.Hash) error {
+func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 	args := []string{"-C", sh.dir, "rev-list", "--objects", theirs.String()}
 	if !head.IsZero() {
 		args = append(args, "^"+head.String())

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 )
 
@@ -26,39 +24,39 @@ const lockTimeout = 10 * time.Second
 
 // readRef returns the commit a ref points at: the loose ref file if there is
 // one, else its line in packed-refs, else the zero hash.
-func readRef(gitDir, name string) (plumbing.Hash, error) {
+func readRef(gitDir, name string) (Hash, error) {
 	b, err := os.ReadFile(filepath.Join(gitDir, name))
 	if err == nil {
 		s := strings.TrimSpace(string(b))
-		h := plumbing.NewHash(s)
+		h := NewHash(s)
 		if len(s) != 40 || h.IsZero() {
-			return plumbing.ZeroHash, fmt.Errorf("ref %s: unexpected content %q", name, memd.Shorten(s, 60))
+			return Hash{}, fmt.Errorf("ref %s: unexpected content %q", name, memd.Shorten(s, 60))
 		}
 		return h, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return plumbing.ZeroHash, fmt.Errorf("read ref %s: %w", name, err)
+		return Hash{}, fmt.Errorf("read ref %s: %w", name, err)
 	}
 	return readPackedRef(gitDir, name)
 }
 
-func readPackedRef(gitDir, name string) (plumbing.Hash, error) {
+func readPackedRef(gitDir, name string) (Hash, error) {
 	f, err := os.Open(filepath.Join(gitDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return plumbing.ZeroHash, nil
+		return Hash{}, nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+		return Hash{}, fmt.Errorf("read packed-refs: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		if len(line) > 41 && line[40] == ' ' && line[41:] == name {
-			return plumbing.NewHash(line[:40]), nil
+			return NewHash(line[:40]), nil
 		}
 	}
-	return plumbing.ZeroHash, sc.Err()
+	return Hash{}, sc.Err()
 }
 
 // lockFile is a git lock file: "<path>.lock", created exclusively. Whoever
@@ -160,7 +158,7 @@ func (l *lockFile) release() {
 // naming next (see acquireLock): create the ".lock" file exclusively, then compare the current value (loose ref or
 // packed-refs) with old. A concurrent git commit therefore either completed
 // before (and the compare fails with errRefMoved) or waits for the lock.
-func lockRef(gitDir, name string, old, next plumbing.Hash) (*lockFile, error) {
+func lockRef(gitDir, name string, old, next Hash) (*lockFile, error) {
 	l, err := acquireLock(gitDir, name, []byte(next.String()+"\n"), lockTimeout)
 	if err != nil {
 		return nil, err
@@ -177,13 +175,13 @@ func lockRef(gitDir, name string, old, next plumbing.Hash) (*lockFile, error) {
 	return l, nil
 }
 
-func short(h plumbing.Hash) string { return h.String()[:12] }
+func short(h Hash) string { return h.String()[:12] }
 
 // seenRef is main's commit as last read, with the stat data of the ref
 // file it was read from.
 type seenRef struct {
 	stat fileStat
-	head plumbing.Hash
+	head Hash
 }
 
 // settled is how old a ref file's last change must be before its stat
@@ -196,7 +194,7 @@ var settled = time.Second
 // changed long enough ago that a change since would show in them), the
 // commit read then is returned without reading the file again: a recall
 // over a hundred shards would otherwise read a hundred files.
-func (sh *Shard) mainHead() (plumbing.Hash, error) {
+func (sh *Shard) mainHead() (Hash, error) {
 	fi, err := os.Stat(sh.mainPath)
 	stat, ok := statOf(fi)
 	if err != nil || !ok {

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore/internal/odb"
 )
@@ -35,7 +33,7 @@ type Shard struct {
 	// seen is the commit of the last state memd held (or main when the
 	// shard was opened): what a move of main made outside memd is checked
 	// from, even after the state itself was given up. Guarded by mu.
-	seen plumbing.Hash
+	seen Hash
 	// proposed is the files at the tip of the branch proposed, as memd
 	// last made it, so that the next proposal on it does not read them
 	// all again. Guarded by mu; given up with cur.
@@ -59,7 +57,7 @@ type Shard struct {
 	// memd brought the working file to (nil: removed): the base to merge
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
-	indexed    map[string][]plumbing.Hash
+	indexed    map[string][]Hash
 	indexLate  bool
 	indexTimer *time.Timer
 }
@@ -67,8 +65,8 @@ type Shard struct {
 // state is a shard's facts at one commit. A published state is never
 // modified, except where, which only the writer reads (under Shard.mu).
 type state struct {
-	head  plumbing.Hash
-	root  plumbing.Hash
+	head  Hash
+	root  Hash
 	files map[string]*factFile // fact files by path
 	facts int                  // distinct fact IDs
 	where map[string][]string  // fact ID -> paths of the files holding it
@@ -98,7 +96,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	// main's commit must be readable; the files at it are read when a
 	// write or lookup first needs them.
 	main, err := readRef(gitDir, mainRef)
-	var root plumbing.Hash
+	var root Hash
 	sh.seen = main
 	if err == nil && !main.IsZero() {
 		var c *commitInfo
@@ -126,7 +124,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 // commits after it were made by people while memd was stopped, or in the
 // moment before it stopped: the first read checks them, as it would have
 // had memd seen them, and no commit is judged twice.
-func (sh *Shard) lastJudged(main plumbing.Hash, c *commitInfo) plumbing.Hash {
+func (sh *Shard) lastJudged(main Hash, c *commitInfo) Hash {
 	if c.committer.Signature == Committer {
 		return main // the common case, without reading the marker
 	}
@@ -152,12 +150,12 @@ func (sh *Shard) lastJudged(main plumbing.Hash, c *commitInfo) plumbing.Hash {
 // entries name their version in a recent ancestor of HEAD rather than
 // HEAD's: memd's own, left behind. Any other difference is a person's
 // staged change.
-func (sh *Shard) laggingFiles(head, root plumbing.Hash, touched map[string]*factFile) error {
+func (sh *Shard) laggingFiles(head, root Hash, touched map[string]*factFile) error {
 	idx, err := sh.readIndex()
 	if err != nil {
 		return err
 	}
-	check := func(path string, blob plumbing.Hash) error {
+	check := func(path string, blob Hash) error {
 		if _, ok := touched[path]; ok {
 			return nil
 		}
@@ -165,8 +163,8 @@ func (sh *Shard) laggingFiles(head, root plumbing.Hash, touched map[string]*fact
 		switch {
 		case err != nil:
 			touched[path] = nil
-		case e.Hash != blob && sh.inRecentHistory(head, path, e.Hash):
-			old, err := sh.fileVersion(path, e.Hash)
+		case Hash(e.Hash) != blob && sh.inRecentHistory(head, path, Hash(e.Hash)):
+			old, err := sh.fileVersion(path, Hash(e.Hash))
 			if err != nil {
 				return err
 			}
@@ -186,13 +184,13 @@ func (sh *Shard) laggingFiles(head, root plumbing.Hash, touched map[string]*fact
 
 // inRecentHistory reports whether path held blob in one of the last commits
 // up to head (as many as one group commit writes, and some).
-func (sh *Shard) inRecentHistory(head plumbing.Hash, path string, blob plumbing.Hash) bool {
-	return sh.hadBlob([]plumbing.Hash{head}, path, blob, 2*maxGroup+1)
+func (sh *Shard) inRecentHistory(head Hash, path string, blob Hash) bool {
+	return sh.hadBlob([]Hash{head}, path, blob, 2*maxGroup+1)
 }
 
 // commitTrees returns the trees of two commits (zero for the zero hash).
-func (sh *Shard) commitTrees(a, b plumbing.Hash) (ta, tb plumbing.Hash, err error) {
-	for i, h := range []plumbing.Hash{a, b} {
+func (sh *Shard) commitTrees(a, b Hash) (ta, tb Hash, err error) {
+	for i, h := range []Hash{a, b} {
 		if h.IsZero() {
 			continue
 		}
@@ -229,7 +227,7 @@ func (sh *Shard) close() {
 // none), for finishMove: memd writes that lock only once the commit's
 // objects are on disk, and may already have put the commit's files in the
 // working tree. Only one memd opens a store at a time.
-func (sh *Shard) clearStaleLocks() (from, to plumbing.Hash) {
+func (sh *Shard) clearStaleLocks() (from, to Hash) {
 	sh.removeTempFiles()
 	index := filepath.Join(sh.gitDir, "index")
 	if b, err := os.ReadFile(index + ".lock"); err == nil && string(b) == indexLockMarker {
@@ -255,7 +253,7 @@ func (sh *Shard) clearStaleLocks() (from, to plumbing.Hash) {
 		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it names is not ahead of main", "shard", sh.id, "commit", short(h))
 		return from, to
 	}
-	if s := strings.TrimSpace(string(b)); plumbing.IsHash(s) && !sh.db.Has(plumbing.NewHash(s)) {
+	if s := strings.TrimSpace(string(b)); IsHash(s) && !sh.db.Has(NewHash(s)) {
 		// git names in its lock a commit it has written; a commit that is
 		// not there was memd's, in a pack a crash cut short (removed above).
 		os.Remove(ref)
@@ -272,7 +270,7 @@ func (sh *Shard) clearStaleLocks() (from, to plumbing.Hash) {
 // finishMove moves main from one commit to another as memd was doing when
 // it stopped: the files it changes go in the working-tree journal first,
 // then the lock memd left is renamed over main.
-func (sh *Shard) finishMove(from, to plumbing.Hash) {
+func (sh *Shard) finishMove(from, to Hash) {
 	lock := filepath.Join(sh.gitDir, mainRef+".lock")
 	err := sh.journalMove(from, to)
 	if err == nil {
@@ -320,15 +318,15 @@ func (sh *Shard) removeTempFiles() {
 // ownLock reports whether the lock on main, holding lock, is memd's: it
 // names a commit memd made, or the commit memd marked as the one it was
 // moving main to (a push's).
-func (sh *Shard) ownLock(lock []byte) (plumbing.Hash, bool) {
+func (sh *Shard) ownLock(lock []byte) (Hash, bool) {
 	s := strings.TrimSpace(string(lock))
-	if !plumbing.IsHash(s) {
-		return plumbing.ZeroHash, false
+	if !IsHash(s) {
+		return Hash{}, false
 	}
-	h := plumbing.NewHash(s)
+	h := NewHash(s)
 	c, err := sh.readCommit(h)
 	if err != nil {
-		return plumbing.ZeroHash, false
+		return Hash{}, false
 	}
 	if c.committer.Name == Committer.Name && c.committer.Email == Committer.Email {
 		return h, true
@@ -391,7 +389,7 @@ func (sh *Shard) Refresh() error {
 }
 
 // catchUp moves the state to head. The caller holds sh.mu.
-func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
+func (sh *Shard) catchUp(head Hash) (*state, error) {
 	prev := sh.cur.Load()
 	if prev != nil && prev.head == head {
 		return prev, nil
@@ -434,7 +432,7 @@ func (sh *Shard) catchUp(head plumbing.Hash) (*state, error) {
 
 // load builds the state at head, re-reading only the files that differ
 // from prev when prev is given.
-func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
+func (sh *Shard) load(prev *state, head Hash) (*state, error) {
 	st := &state{head: head, files: make(map[string]*factFile), where: make(map[string][]string)}
 	if head.IsZero() {
 		return st, nil
@@ -446,7 +444,7 @@ func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
 	st.root = c.tree
 	t := &trees{db: sh.db}
 	if prev == nil || prev.root.IsZero() {
-		err = t.walkFiles(st.root, "", keepFactPaths, func(path string, blob plumbing.Hash) error {
+		err = t.walkFiles(st.root, "", keepFactPaths, func(path string, blob Hash) error {
 			ff, err := sh.readFactFile(path, blob)
 			if err == nil {
 				st.files[path] = ff
@@ -471,7 +469,7 @@ func (sh *Shard) load(prev *state, head plumbing.Hash) (*state, error) {
 	for p, ff := range prev.files {
 		st.files[p] = ff
 	}
-	err = t.diffFiles(prev.root, st.root, "", keepFactPaths, func(path string, _, to plumbing.Hash) error {
+	err = t.diffFiles(prev.root, st.root, "", keepFactPaths, func(path string, _, to Hash) error {
 		old := prev.files[path]
 		if to.IsZero() {
 			delete(st.files, path)
@@ -576,7 +574,7 @@ func keepFactPaths(p string) bool {
 	return p == LogDir+"/" || isLogMonthDir(p) || IsFactFile(p)
 }
 
-func (sh *Shard) readFactFile(path string, blob plumbing.Hash) (*factFile, error) {
+func (sh *Shard) readFactFile(path string, blob Hash) (*factFile, error) {
 	obj, err := sh.db.Get(blob)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -585,7 +583,7 @@ func (sh *Shard) readFactFile(path string, blob plumbing.Hash) (*factFile, error
 }
 
 // Head returns the commit at the tip of main (zero for an empty shard).
-func (sh *Shard) Head() (plumbing.Hash, error) {
+func (sh *Shard) Head() (Hash, error) {
 	// Only main's commit: the files at it are read when something needs
 	// them, not by everyone who asks where main is.
 	return sh.mainHead()
@@ -594,10 +592,10 @@ func (sh *Shard) Head() (plumbing.Hash, error) {
 // Facts returns the facts at HEAD and the commit they were read from, one
 // per fact ID (the newest line wins where a person duplicated one), in file
 // order: profile first, then the logs by month.
-func (sh *Shard) Facts() ([]memd.Fact, plumbing.Hash, error) {
+func (sh *Shard) Facts() ([]memd.Fact, Hash, error) {
 	st, err := sh.refresh()
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, Hash{}, err
 	}
 	return collectFacts(sh.id, st.files), st.head, nil
 }
@@ -705,10 +703,10 @@ func lineOf(id memd.ShardID, lf lineFact) Line {
 
 // Lines returns every fact at HEAD with its offset (one per ID, as Facts),
 // and the commit they were read from.
-func (sh *Shard) Lines() ([]Line, plumbing.Hash, error) {
+func (sh *Shard) Lines() ([]Line, Hash, error) {
 	st, err := sh.refresh()
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, Hash{}, err
 	}
 	var out []Line
 	seen := make(map[string]int)
@@ -729,15 +727,15 @@ func (sh *Shard) Lines() ([]Line, plumbing.Hash, error) {
 
 // Lookup returns the facts among ids that HEAD holds, by ID, and the commit
 // they were read from.
-func (sh *Shard) Lookup(ids []string) (map[string]Line, plumbing.Hash, error) {
+func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	if _, err := sh.refresh(); err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, Hash{}, err
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	st, err := sh.lockedState()
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, Hash{}, err
 	}
 	// Scan each file that holds a wanted fact once, whatever the number
 	// of facts wanted.
@@ -761,10 +759,10 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, plumbing.Hash, error) {
 }
 
 // FileLines returns the facts of one file at HEAD with their offsets.
-func (sh *Shard) FileLines(path string) ([]Line, plumbing.Hash, error) {
+func (sh *Shard) FileLines(path string) ([]Line, Hash, error) {
 	st, err := sh.refresh()
 	if err != nil {
-		return nil, plumbing.ZeroHash, err
+		return nil, Hash{}, err
 	}
 	var out []Line
 	if ff := st.files[path]; ff != nil {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 )
 
@@ -36,8 +34,8 @@ type RestoreMessage func(dropper Commit, facts []memd.Fact, note string) string
 // droppedNote is a note a commit from a stale index took back.
 type droppedNote struct {
 	path   string
-	data   []byte        // its version before the commit
-	result plumbing.Hash // what the commit left (zero: no file)
+	data   []byte // its version before the commit
+	result Hash   // what the commit left (zero: no file)
 }
 
 // droppedByStaleIndex returns the facts c removed by committing a fact file
@@ -55,7 +53,7 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, erro
 	t := &trees{db: sh.db}
 	var lost []memd.Fact
 	var notes []droppedNote
-	err = t.diffFiles(parent.tree, c.Tree, "", keepPushedPaths, func(path string, before, after plumbing.Hash) error {
+	err = t.diffFiles(parent.tree, c.Tree, "", keepPushedPaths, func(path string, before, after Hash) error {
 		// A file the commit removed counts too: a stale index that predates
 		// a new file (a new month's or day's log, a note) drops it whole.
 		if before.IsZero() {
@@ -103,7 +101,7 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, erro
 // it from the working file: the person committed what a stale index held,
 // not what they had in front of them. A stale index only ever lacks memd's
 // writes; a person's own are in it.
-func (sh *Shard) droppedNote(parent plumbing.Hash, path string, before, after plumbing.Hash, working []byte) (*droppedNote, error) {
+func (sh *Shard) droppedNote(parent Hash, path string, before, after Hash, working []byte) (*droppedNote, error) {
 	if mine, err := sh.wroteVersion(parent, path, before); err != nil || !mine {
 		return nil, err
 	}
@@ -125,7 +123,7 @@ func (sh *Shard) droppedNote(parent plumbing.Hash, path string, before, after pl
 
 // wroteVersion reports whether the commit that gave path the version blob
 // it has at start (walking first parents back from start) is memd's.
-func (sh *Shard) wroteVersion(start plumbing.Hash, path string, blob plumbing.Hash) (bool, error) {
+func (sh *Shard) wroteVersion(start Hash, path string, blob Hash) (bool, error) {
 	t := &trees{db: sh.db}
 	h := start
 	for range staleLookback {
@@ -153,7 +151,7 @@ func (sh *Shard) wroteVersion(start plumbing.Hash, path string, blob plumbing.Ha
 // hadBlob reports whether path held blob (or, for the zero hash, was
 // absent) in one of the first limit first-parent ancestors starting at
 // parents.
-func (sh *Shard) hadBlob(parents []plumbing.Hash, path string, blob plumbing.Hash, limit int) bool {
+func (sh *Shard) hadBlob(parents []Hash, path string, blob Hash, limit int) bool {
 	t := &trees{db: sh.db}
 	for i := 0; i < limit && len(parents) > 0; i++ {
 		c, err := sh.readCommit(parents[0])
@@ -174,7 +172,7 @@ const judgedName = "memd-judged"
 
 // markJudged records head as checked. It is a hint: lost, a start checks
 // again the commits since memd's own last one.
-func (sh *Shard) markJudged(head plumbing.Hash) {
+func (sh *Shard) markJudged(head Hash) {
 	path := filepath.Join(sh.gitDir, judgedName)
 	if err := os.WriteFile(path+".new", []byte(head.String()+"\n"), 0o644); err == nil {
 		os.Rename(path+".new", path)
@@ -182,19 +180,19 @@ func (sh *Shard) markJudged(head plumbing.Hash) {
 }
 
 // readJudged returns the commit markJudged recorded, or the zero hash.
-func (sh *Shard) readJudged() plumbing.Hash {
+func (sh *Shard) readJudged() Hash {
 	b, err := os.ReadFile(filepath.Join(sh.gitDir, judgedName))
-	if s := strings.TrimSpace(string(b)); err == nil && plumbing.IsHash(s) {
-		return plumbing.NewHash(s)
+	if s := strings.TrimSpace(string(b)); err == nil && IsHash(s) {
+		return NewHash(s)
 	}
-	return plumbing.ZeroHash
+	return Hash{}
 }
 
 // restoreDropped looks at the commits from..st.head that memd did not make
 // and, where one dropped facts or notes by committing a stale index,
 // commits them back on st. It returns the state to continue from. The
 // caller holds sh.mu.
-func (sh *Shard) restoreDropped(from plumbing.Hash, st *state) (*state, error) {
+func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	msgf := sh.store.opts.Restore
 	if msgf == nil || from.IsZero() {
 		return st, nil

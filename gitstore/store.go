@@ -61,6 +61,9 @@ type Store struct {
 	closed bool
 	bg     sync.WaitGroup // background repacks
 	done   chan struct{}  // closed when the store closes
+
+	configMu sync.Mutex
+	configs  map[memd.ShardID]remoteConfig // see RemoteURL
 }
 
 // ErrLocked is returned by Open when another process holds the store.

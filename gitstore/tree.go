@@ -23,7 +23,7 @@ const (
 type treeEntry struct {
 	name string
 	mode string
-	hash plumbing.Hash
+	hash Hash
 }
 
 func (e treeEntry) isDir() bool { return e.mode == modeDir }
@@ -36,7 +36,7 @@ func decodeTree(data []byte) ([]treeEntry, error) {
 		if sp < 0 || nul < sp || len(data) < nul+21 {
 			return nil, errors.New("malformed tree")
 		}
-		var h plumbing.Hash
+		var h Hash
 		copy(h[:], data[nul+1:nul+21])
 		mode := string(data[:sp])
 		if mode == "040000" {
@@ -75,10 +75,10 @@ func sortName(e treeEntry) string {
 // trees reads trees from a repository, and from a pack being built.
 type trees struct {
 	db    *odb.DB
-	built map[plumbing.Hash][]treeEntry
+	built map[Hash][]treeEntry
 }
 
-func (t *trees) read(h plumbing.Hash) ([]treeEntry, error) {
+func (t *trees) read(h Hash) ([]treeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
@@ -96,7 +96,7 @@ func (t *trees) read(h plumbing.Hash) ([]treeEntry, error) {
 }
 
 // lookup returns the entry at a slash-separated path under the tree root.
-func (t *trees) lookup(root plumbing.Hash, path string) (treeEntry, bool, error) {
+func (t *trees) lookup(root Hash, path string) (treeEntry, bool, error) {
 	dir, rest, nested := strings.Cut(path, "/")
 	entries, err := t.read(root)
 	if err != nil {
@@ -120,29 +120,29 @@ func (t *trees) lookup(root plumbing.Hash, path string) (treeEntry, bool, error)
 // set returns a new root tree with the file at path set to blob, or removed
 // when blob is zero, adding the new trees to b. Trees left empty are removed,
 // as git has no empty directories.
-func (t *trees) set(b *odb.Builder, root plumbing.Hash, path string, blob plumbing.Hash) (plumbing.Hash, error) {
+func (t *trees) set(b *odb.Builder, root Hash, path string, blob Hash) (Hash, error) {
 	entries, err := t.read(root)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	entries = slices.Clone(entries)
 	name, rest, nested := strings.Cut(path, "/")
 	i := slices.IndexFunc(entries, func(e treeEntry) bool { return e.name == name })
 
-	var h plumbing.Hash
+	var h Hash
 	mode := modeFile
 	if nested {
 		mode = modeDir
-		var sub plumbing.Hash
+		var sub Hash
 		switch {
 		case i >= 0 && entries[i].isDir():
 			sub = entries[i].hash
 		case i >= 0 && !blob.IsZero():
 			// A person's file of that name stays: git cannot hold both.
-			return plumbing.ZeroHash, memd.Errorf(memd.ECONFLICT, "%q is a file, so it cannot also be a folder", name)
+			return Hash{}, memd.Errorf(memd.ECONFLICT, "%q is a file, so it cannot also be a folder", name)
 		}
 		if h, err = t.set(b, sub, rest, blob); err != nil {
-			return plumbing.ZeroHash, err
+			return Hash{}, err
 		}
 	} else {
 		h = blob
@@ -160,12 +160,12 @@ func (t *trees) set(b *odb.Builder, root plumbing.Hash, path string, blob plumbi
 		entries = append(entries, treeEntry{name: name, mode: mode, hash: h})
 	}
 	if len(entries) == 0 {
-		return plumbing.ZeroHash, nil
+		return Hash{}, nil
 	}
 	data := encodeTree(entries)
 	id := b.Add(plumbing.TreeObject, data)
 	if t.built == nil {
-		t.built = make(map[plumbing.Hash][]treeEntry)
+		t.built = make(map[Hash][]treeEntry)
 	}
 	t.built[id] = entries
 	return id, nil
@@ -173,7 +173,7 @@ func (t *trees) set(b *odb.Builder, root plumbing.Hash, path string, blob plumbi
 
 // walkFiles calls fn for every file under root whose path passes keep,
 // descending only into directories that keep(dir+"/") accepts.
-func (t *trees) walkFiles(root plumbing.Hash, prefix string, keep func(string) bool, fn func(path string, blob plumbing.Hash) error) error {
+func (t *trees) walkFiles(root Hash, prefix string, keep func(string) bool, fn func(path string, blob Hash) error) error {
 	entries, err := t.read(root)
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (t *trees) walkFiles(root plumbing.Hash, prefix string, keep func(string) b
 
 // diffFiles calls fn for every file that differs between trees a and b,
 // with zero hashes for a side where the file is absent.
-func (t *trees) diffFiles(a, b plumbing.Hash, prefix string, keep func(string) bool, fn func(path string, from, to plumbing.Hash) error) error {
+func (t *trees) diffFiles(a, b Hash, prefix string, keep func(string) bool, fn func(path string, from, to Hash) error) error {
 	return t.diffEntries(a, b, prefix, keep, func(path string, from, to treeEntry) error {
 		if from.hash == to.hash {
 			return nil // the mode alone changed
@@ -211,7 +211,7 @@ func (t *trees) diffFiles(a, b plumbing.Hash, prefix string, keep func(string) b
 // diffEntries calls fn for every file whose entry differs between trees a
 // and b (its blob or its mode), with a zero entry for a side where the file
 // is absent.
-func (t *trees) diffEntries(a, b plumbing.Hash, prefix string, keep func(string) bool, fn func(path string, from, to treeEntry) error) error {
+func (t *trees) diffEntries(a, b Hash, prefix string, keep func(string) bool, fn func(path string, from, to treeEntry) error) error {
 	if a == b {
 		return nil
 	}
@@ -245,7 +245,7 @@ func (t *trees) diffEntries(a, b plumbing.Hash, prefix string, keep func(string)
 			continue
 		}
 		path := prefix + name
-		var dirA, dirB plumbing.Hash
+		var dirA, dirB Hash
 		var fileA, fileB treeEntry
 		if p.a.isDir() {
 			dirA = p.a.hash
@@ -274,7 +274,7 @@ func (t *trees) diffEntries(a, b plumbing.Hash, prefix string, keep func(string)
 // irregular returns the first path that tree b adds or changes relative to
 // tree a whose entry is not a regular file, with its mode; "" when there is
 // none.
-func (t *trees) irregular(a, b plumbing.Hash) (path, mode string, err error) {
+func (t *trees) irregular(a, b Hash) (path, mode string, err error) {
 	err = t.diffEntries(a, b, "", everyPath, func(p string, _, to treeEntry) error {
 		if !to.hash.IsZero() && to.mode != modeFile {
 			path, mode = p, to.mode

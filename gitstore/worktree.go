@@ -96,7 +96,7 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *factFile) error {
 	full := filepath.Join(sh.dir, filepath.FromSlash(path))
 	var oldData, newData []byte
-	var oldBlob, newBlob plumbing.Hash
+	var oldBlob, newBlob Hash
 	if old != nil {
 		oldData, oldBlob = old.data, old.blob
 	}
@@ -110,7 +110,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	// read, and one that read it before memd's last update (git status, a
 	// git commit) leaves an older version of memd's own in the index, not a
 	// change of the person's.
-	inStep := entry == nil && old == nil || entry != nil && (entry.Hash == oldBlob || sh.wasIndexed(path, entry.Hash))
+	inStep := entry == nil && old == nil || entry != nil && (Hash(entry.Hash) == oldBlob || sh.wasIndexed(path, Hash(entry.Hash)))
 	var w workWrite
 	appended := false
 	if inStep && entry != nil && old != nil && fileOld == old && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
@@ -135,7 +135,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 		return nil // a version of a note the person staged stays staged
 	}
 	if !inStep && entry != nil {
-		staged, err := sh.db.Get(entry.Hash)
+		staged, err := sh.db.Get(Hash(entry.Hash))
 		if err != nil {
 			return fmt.Errorf("read staged %s: %w", path, err)
 		}
@@ -145,7 +145,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 			if err != nil {
 				return err
 			}
-			entry.Hash = h
+			entry.Hash = plumbing.Hash(h)
 			fillEntryStat(entry, w, merged)
 			return nil
 		}
@@ -157,7 +157,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	if entry == nil {
 		entry = idx.Add(path)
 	}
-	entry.Hash, entry.Mode, entry.Stage = newBlob, filemode.Regular, 0
+	entry.Hash, entry.Mode, entry.Stage = plumbing.Hash(newBlob), filemode.Regular, 0
 	sh.noteIndexed(path, newBlob)
 	fillEntryStat(entry, w, newData)
 	return nil
@@ -214,9 +214,9 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 // while memd commits.
 const indexedKept = 256
 
-func (sh *Shard) noteIndexed(path string, blob plumbing.Hash) {
+func (sh *Shard) noteIndexed(path string, blob Hash) {
 	if sh.indexed == nil {
-		sh.indexed = make(map[string][]plumbing.Hash)
+		sh.indexed = make(map[string][]Hash)
 	}
 	blobs := sh.indexed[path]
 	if len(blobs) == indexedKept {
@@ -225,7 +225,7 @@ func (sh *Shard) noteIndexed(path string, blob plumbing.Hash) {
 	sh.indexed[path] = append(blobs, blob)
 }
 
-func (sh *Shard) wasIndexed(path string, blob plumbing.Hash) bool {
+func (sh *Shard) wasIndexed(path string, blob Hash) bool {
 	return slices.Contains(sh.indexed[path], blob)
 }
 

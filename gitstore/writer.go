@@ -11,8 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore/internal/odb"
 )
@@ -67,7 +65,7 @@ type Change struct {
 
 // Result says what a Change did.
 type Result struct {
-	Commit  plumbing.Hash // zero when nothing changed
+	Commit  Hash // zero when nothing changed
 	Time    time.Time
 	Changes []memd.FactChange
 	// Facts has one entry per edit: the fact as it stands after AddFact (the
@@ -332,7 +330,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 // publish. The lock on main names next, so that a start after a crash
 // finishes the move (see clearStaleLocks); the working-tree journal lists
 // the files about to change (see finishWorktree).
-func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, files map[string]*factFile) error {
+func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[string]*factFile) error {
 	rlock, err := lockRef(sh.gitDir, mainRef, old, next)
 	if err != nil {
 		return err
@@ -379,7 +377,7 @@ func (sh *Shard) advance(old, next plumbing.Hash, staged []*os.File, touched, fi
 
 // takeBack returns the working tree and index to old after a move of main
 // from old that did not happen; touched and files are the move's.
-func (sh *Shard) takeBack(old plumbing.Hash, touched, files map[string]*factFile) {
+func (sh *Shard) takeBack(old Hash, touched, files map[string]*factFile) {
 	back := make(map[string]*factFile, len(touched))
 	for path := range touched {
 		back[path] = files[path]
@@ -403,7 +401,7 @@ const indexRetry = 100 * time.Millisecond
 // while its editor is open); memd's write then goes ahead without waiting,
 // and the index catches up with the next write or a moment later. The
 // caller holds sh.mu.
-func (sh *Shard) syncIndex(commit plumbing.Hash, touched, next map[string]*factFile, wait time.Duration) error {
+func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait time.Duration) error {
 	behind, behindNext := maps.Clone(sh.behind), maps.Clone(sh.behindNext)
 	if behind == nil {
 		behind, behindNext = make(map[string]*factFile), make(map[string]*factFile)
@@ -465,7 +463,7 @@ func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if len(sh.behind) > 0 {
-		sh.syncIndex(plumbing.ZeroHash, nil, nil, wait)
+		sh.syncIndex(Hash{}, nil, nil, wait)
 		if len(sh.behind) == 0 {
 			sh.dropJournal()
 		}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/provenance"
@@ -43,7 +41,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-func change(t *testing.T, sh *gitstore.Shard, op, text, msg string) plumbing.Hash {
+func change(t *testing.T, sh *gitstore.Shard, op, text, msg string) gitstore.Hash {
 	t.Helper()
 	d, _ := memd.ParseDate("2026-10-01")
 	id := memd.FactID(text)
@@ -281,7 +279,7 @@ func TestGrowth_MergeCountsOnce(t *testing.T) {
 	git(t, dir, "checkout", "-q", "main")
 	change(t, sh, memd.OpRemember, "Fact C", "m3")
 	git(t, dir, "merge", "-q", "--no-ff", "-m", "merge side", "side")
-	days, _, _, err := provenance.Growth(sh, plumbing.ZeroHash)
+	days, _, _, err := provenance.Growth(sh, gitstore.Hash{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
@@ -27,7 +25,7 @@ type Reverter struct {
 // (with its date, tier and file) if absent. The result has no commit and
 // no changes when nothing was left to undo, and a commit a standing revert
 // undid already has nothing left.
-func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, error) {
+func (r Reverter) Revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, error) {
 	if done, err := Undone(sh, h); err != nil || done {
 		// A revert that still stands undid it: nothing is left to undo.
 		return memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}, err
@@ -36,7 +34,7 @@ func (r Reverter) Revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, erro
 }
 
 // revert undoes commit h, which no standing revert undid.
-func (r Reverter) revert(sh *gitstore.Shard, h plumbing.Hash) (memd.Revert, error) {
+func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, error) {
 	c, err := sh.ReadCommit(h)
 	if err != nil {
 		return memd.Revert{}, err
@@ -203,7 +201,7 @@ func undoes(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {
 
 // Undone reports whether a revert that still stands (not itself undone)
 // undid commit h.
-func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
+func Undone(sh *gitstore.Shard, h gitstore.Hash) (bool, error) {
 	head, err := sh.Head()
 	if err != nil {
 		return false, err
@@ -231,7 +229,7 @@ func Undone(sh *gitstore.Shard, h plumbing.Hash) (bool, error) {
 // (message IDs are the caller's; two chats may reuse one); commits that
 // name none, as episodes, and edits, which carry the messages of the
 // version they rewrote, are kept.
-func CitingCommits(sh *gitstore.Shard, msgs []string, chat string) (commits []plumbing.Hash, cited bool, err error) {
+func CitingCommits(sh *gitstore.Shard, msgs []string, chat string) (commits []gitstore.Hash, cited bool, err error) {
 	head, err := sh.Head()
 	if err != nil {
 		return nil, false, err

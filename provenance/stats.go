@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
@@ -205,7 +203,7 @@ func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 // merge, from its diff. With since (a HEAD the caller has counted up to),
 // it counts only the commits after it, when since is on that line; whole
 // says it counted from the root instead.
-func Growth(sh *gitstore.Shard, since plumbing.Hash) (days []memd.GrowthDay, head plumbing.Hash, whole bool, err error) {
+func Growth(sh *gitstore.Shard, since gitstore.Hash) (days []memd.GrowthDay, head gitstore.Hash, whole bool, err error) {
 	head, err = sh.Head()
 	if err != nil {
 		return nil, head, false, err
@@ -222,7 +220,7 @@ func Growth(sh *gitstore.Shard, since plumbing.Hash) (days []memd.GrowthDay, hea
 		if err := countDay(byDay, sh, c); err != nil {
 			return nil, head, false, err
 		}
-		h = plumbing.ZeroHash
+		h = gitstore.Hash{}
 		if len(c.Parents) > 0 {
 			h = c.Parents[0]
 		}

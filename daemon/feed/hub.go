@@ -20,8 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/internal/udiff"
@@ -69,7 +67,7 @@ type Hub struct {
 // shardFeed is what the hub has published of one shard.
 type shardFeed struct {
 	mu   sync.Mutex
-	head plumbing.Hash // the last commit published
+	head gitstore.Hash // the last commit published
 }
 
 // New returns a hub for a store. Shards are published from their current
@@ -232,7 +230,7 @@ func (h *Hub) publish(id memd.ShardID) error {
 // after returns the commits after from up to to, parents first; reached is
 // false when from is not an ancestor of to within limit commits. Commits
 // brought in from a remote come in as they were made, then the merge.
-func after(sh *gitstore.Shard, from, to plumbing.Hash, limit int) (commits []gitstore.Commit, reached bool, err error) {
+func after(sh *gitstore.Shard, from, to gitstore.Hash, limit int) (commits []gitstore.Commit, reached bool, err error) {
 	commits, reached, err = sh.Range(from, to, limit)
 	if errors.Is(err, gitstore.ErrTooFar) {
 		return nil, false, nil
@@ -249,7 +247,7 @@ func event(sh *gitstore.Shard, c gitstore.Commit) (memd.FeedEvent, error) {
 	rec := provenance.Describe(sh.ID(), c, d)
 	ev := memd.FeedEvent{Type: memd.EventCommit, Shard: sh.ID(), Commit: rec.Hash, Author: rec.Author,
 		Time: rec.Time, Subject: rec.Subject, Provenance: rec.Provenance, Changes: rec.Changes}
-	var parent plumbing.Hash
+	var parent gitstore.Hash
 	if len(c.Parents) > 0 {
 		parent = c.Parents[0]
 		ev.Parent = parent.String()
@@ -344,7 +342,7 @@ func (s *Subscriber) cut(err error) {
 // history, up to the last commit published; live events follow from there,
 // so nothing is missed or sent twice. A commit that is not on the shard's
 // branch is an error.
-func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]plumbing.Hash) (*Subscriber, error) {
+func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]gitstore.Hash) (*Subscriber, error) {
 	s := &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
 	ids := make([]memd.ShardID, 0, len(since))
 	for id := range since {
@@ -353,7 +351,7 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 	slices.SortFunc(ids, func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
 	// Hold each resumed shard's feed while registering, so no commit is
 	// published between the point replay reads up to and the first live one.
-	heads := make(map[memd.ShardID]plumbing.Hash)
+	heads := make(map[memd.ShardID]gitstore.Hash)
 	var shards []*gitstore.Shard
 	var locked []*shardFeed
 	defer func() {

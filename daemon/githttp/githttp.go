@@ -8,12 +8,7 @@ package githttp
 
 import (
 	"net/http"
-	"net/http/cgi"
-	"os/exec"
-	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -27,15 +22,12 @@ const Prefix = "/git/"
 // httpapi.Server.MountGit); errors are written by fail, in the API's
 // format.
 func Handler(svc memd.Service, fail func(http.ResponseWriter, error)) http.Handler {
-	git, err := exec.LookPath("git")
-	return &handler{svc: svc, fail: fail, git: git, noGit: err}
+	return &handler{svc: svc, fail: fail}
 }
 
 type handler struct {
-	svc   memd.Service
-	fail  func(http.ResponseWriter, error)
-	git   string // the git CLI, found once
-	noGit error  // why it was not found
+	svc  memd.Service
+	fail func(http.ResponseWriter, error)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -50,42 +42,30 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	repo, err := h.svc.Git(r.Context(), id, push)
+	if err == nil {
+		err = gitstore.CanServe()
+	}
 	if err != nil {
 		h.fail(w, err)
-		return
-	}
-	if h.noGit != nil {
-		h.fail(w, memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", h.noGit))
 		return
 	}
 	if push {
-		if err := h.push(w, r, repo, rest); err != nil {
-			h.fail(w, err)
-		}
-		return
+		err = h.push(w, r, repo, rest)
+	} else {
+		err = h.fetch(w, r, repo, rest)
 	}
-	sh, err := openShard(repo, false)
 	if err != nil {
 		h.fail(w, err)
-		return
 	}
-	dir := sh.Dir()
-	backend := &cgi.Handler{
-		Path: h.git,
-		Args: []string{"http-backend"},
-		Dir:  dir,
-		Env: []string{
-			"GIT_PROJECT_ROOT=" + filepath.Dir(filepath.Dir(dir)),
-			"GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER=" + repo.Caller,
-		},
-		InheritEnv: []string{"PATH", "HOME"},
+}
+
+// fetch answers git fetch and git clone.
+func (h *handler) fetch(w http.ResponseWriter, r *http.Request, repo memd.GitRepo, rest string) error {
+	sh, err := openShard(repo, false)
+	if err != nil {
+		return err
 	}
-	// http-backend finds the repository from the path; the shard's
-	// repository is <kind>/<name>/.git under the shards directory.
-	r2 := r.Clone(r.Context())
-	r2.URL.Path = "/" + string(id.Kind) + "/" + id.Name + "/" + rest
-	backend.ServeHTTP(w, r2)
+	return sh.ServeFetch(w, r, rest, repo.Caller)
 }
 
 // push answers git push: the refs on offer, then the push itself. A shard
@@ -97,7 +77,7 @@ func (h *handler) push(w http.ResponseWriter, r *http.Request, repo memd.GitRepo
 		return err
 	}
 	if rest == "info/refs" {
-		var head plumbing.Hash
+		var head gitstore.Hash
 		if !missing {
 			if head, err = sh.Head(); err != nil {
 				return err

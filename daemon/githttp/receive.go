@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
@@ -34,12 +32,12 @@ const maxPush = 256 << 20
 var receiveCaps = "report-status no-thin ofs-delta agent=memd/" + memd.Version
 
 // advertiseReceive answers GET info/refs?service=git-receive-pack.
-func advertiseReceive(w http.ResponseWriter, head plumbing.Hash) error {
+func advertiseReceive(w http.ResponseWriter, head gitstore.Hash) error {
 	var b bytes.Buffer
 	pkt(&b, "# service=git-receive-pack\n")
 	b.WriteString("0000")
 	if head.IsZero() {
-		pkt(&b, plumbing.ZeroHash.String()+" capabilities^{}\x00"+receiveCaps+"\n")
+		pkt(&b, gitstore.Hash{}.String()+" capabilities^{}\x00"+receiveCaps+"\n")
 	} else {
 		pkt(&b, head.String()+" refs/heads/main\x00"+receiveCaps+"\n")
 	}
@@ -52,7 +50,7 @@ func advertiseReceive(w http.ResponseWriter, head plumbing.Hash) error {
 
 // refUpdate is one command of a push.
 type refUpdate struct {
-	old, new plumbing.Hash
+	old, new gitstore.Hash
 	ref      string
 }
 
@@ -147,10 +145,10 @@ func readCommands(r *bufio.Reader) ([]refUpdate, error) {
 		}
 		line, _, _ = strings.Cut(line, "\x00") // capabilities, on the first
 		f := strings.Fields(line)
-		if len(f) != 3 || len(f[0]) != 40 || len(f[1]) != 40 {
+		if len(f) != 3 || !gitstore.IsHash(f[0]) || !gitstore.IsHash(f[1]) {
 			return nil, memd.Errorf(memd.EINVALID, "push command %q: want \"old new ref\"", memd.Shorten(line, 100))
 		}
-		cmds = append(cmds, refUpdate{old: plumbing.NewHash(f[0]), new: plumbing.NewHash(f[1]), ref: f[2]})
+		cmds = append(cmds, refUpdate{old: gitstore.NewHash(f[0]), new: gitstore.NewHash(f[1]), ref: f[2]})
 		if len(cmds) > 100 {
 			return nil, memd.Errorf(memd.EINVALID, "too many refs in one push")
 		}

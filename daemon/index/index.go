@@ -26,7 +26,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/tidwall/buntdb"
 
 	"github.com/memd/memd"
@@ -61,7 +60,7 @@ type Index struct {
 	dir string // the shards' snapshots
 
 	mu    sync.Mutex // guards heads, notes, dirty, unread and locks
-	heads map[memd.ShardID]plumbing.Hash
+	heads map[memd.ShardID]gitstore.Hash
 	// unread holds the shards whose snapshot is on disk and not yet read:
 	// a shard is read when first caught up, so a start answers a caller
 	// once its own shards are read, not the whole store.
@@ -99,7 +98,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 	db.SetConfig(buntdb.Config{SyncPolicy: buntdb.EverySecond, AutoShrinkPercentage: 100, AutoShrinkMinSize: 32 << 20})
 	x := &Index{db: db, store: store, search: search.New(), log: log,
 		dir:   strings.TrimSuffix(path, filepath.Ext(path)) + ".shards",
-		heads: make(map[memd.ShardID]plumbing.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
+		heads: make(map[memd.ShardID]gitstore.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
 		saveCost:  make(map[memd.ShardID]time.Duration),
 		saverDone: make(chan struct{})}
@@ -328,7 +327,7 @@ func (x *Index) discard() error {
 }
 
 // hashString names a commit for the search engine; none is "".
-func hashString(h plumbing.Hash) string {
+func hashString(h gitstore.Hash) string {
 	if h.IsZero() {
 		return ""
 	}
@@ -353,7 +352,7 @@ func (x *Index) lock(id memd.ShardID) func() {
 }
 
 // upToDate reports whether a shard is indexed, and at head.
-func (x *Index) upToDate(id memd.ShardID, head plumbing.Hash) bool {
+func (x *Index) upToDate(id memd.ShardID, head gitstore.Hash) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return !x.unread[id] && x.heads[id] == head
@@ -374,13 +373,13 @@ func (x *Index) Facts(ids ...memd.ShardID) int { return x.search.Facts(ids...) }
 
 // Summary returns how many facts of a shard are indexed and the commit
 // they were indexed from, taken together.
-func (x *Index) Summary(id memd.ShardID) (facts int, head plumbing.Hash) {
+func (x *Index) Summary(id memd.ShardID) (facts int, head gitstore.Hash) {
 	defer x.lock(id)()
 	return x.search.Facts(id), x.Head(id)
 }
 
 // Head returns the commit a shard's facts were indexed from.
-func (x *Index) Head(id memd.ShardID) plumbing.Hash {
+func (x *Index) Head(id memd.ShardID) gitstore.Hash {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.heads[id]
@@ -472,7 +471,7 @@ var (
 // commits are diffed. Each touched fact is then read from HEAD: present, it
 // is (re)indexed, attributed to the newest commit that touched it; absent,
 // it is dropped.
-func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
+func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 	type touch struct {
 		commit   string
 		messages []string
@@ -542,7 +541,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 			}
 		}
 	}
-	byMerge := make(map[plumbing.Hash]*touch)
+	byMerge := make(map[gitstore.Hash]*touch)
 	for _, fid := range merged {
 		if touched[fid] == nil {
 			c := mergedBy[fid]
@@ -594,7 +593,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head plumbing.Hash) error {
 }
 
 // apply writes the changes of one catch-up to the file and the engine.
-func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved map[string]bool, notes map[string]*noteRecord, head plumbing.Hash) error {
+func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved map[string]bool, notes map[string]*noteRecord, head gitstore.Hash) error {
 	id := sh.ID()
 	// Lines after a removed one moved; refresh the offsets of those files.
 	for file := range moved {
@@ -647,7 +646,7 @@ func (x *Index) rebuildShard(sh *gitstore.Shard) error {
 
 // attributeLater attributes a shard's facts to their commits in the
 // background.
-func (x *Index) attributeLater(id memd.ShardID, head plumbing.Hash) {
+func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 	sh, err := x.store.Shard(id)
 	if err != nil {
 		x.log.Warn("attributing facts to commits", "shard", id, "err", err)
@@ -664,7 +663,7 @@ func (x *Index) attributeLater(id memd.ShardID, head plumbing.Hash) {
 
 // replaceShard replaces everything indexed for a shard with lines and the
 // notes at head.
-func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plumbing.Hash) error {
+func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head gitstore.Hash) error {
 	id := sh.ID()
 	notes := map[string]*noteRecord{}
 	if !head.IsZero() {
@@ -695,7 +694,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head plu
 // attribute walks a shard's history from head, newest first, and records
 // for each indexed fact not yet attributed the commit that introduced it.
 // progress, when given, is told how many commits have been read.
-func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, progress func(int)) error {
+func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, progress func(int)) error {
 	id := sh.ID()
 	want := make(map[string]bool)
 	x.search.Walk(id, true, func(d search.Doc) bool {
@@ -735,7 +734,7 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 		return nil
 	}
 	// The facts of one commit share its name.
-	var last plumbing.Hash
+	var last gitstore.Hash
 	var name string
 	err := Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
 		if d, ok := x.search.Get(id, fid); ok {
@@ -761,7 +760,7 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head plumbing
 // commits name their facts in trailers; others are diffed), removing it
 // from want, until none is left. progress, when given, is told how many
 // commits have been read.
-func Introductions(ctx context.Context, sh *gitstore.Shard, head plumbing.Hash, want map[string]bool, progress func(int),
+func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, progress func(int),
 	fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
 	n := 0
 	err := sh.Walk(head, func(c gitstore.Commit) error {
@@ -834,7 +833,7 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 	if err == nil {
 		x.search.Reset()
 		x.mu.Lock()
-		x.heads = make(map[memd.ShardID]plumbing.Hash)
+		x.heads = make(map[memd.ShardID]gitstore.Hash)
 		x.notes = make(map[memd.ShardID]map[string]*noteRecord)
 		x.dirty = make(map[memd.ShardID]time.Time)
 		x.unread = make(map[memd.ShardID]bool)

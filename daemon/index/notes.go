@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
@@ -108,7 +106,7 @@ func (r noteRecord) passages(shard memd.ShardID, path string) []search.Doc {
 }
 
 // notesAt reads every note of a shard at a commit.
-func notesAt(sh *gitstore.Shard, head plumbing.Hash, when time.Time) (map[string]*noteRecord, error) {
+func notesAt(sh *gitstore.Shard, head gitstore.Hash, when time.Time) (map[string]*noteRecord, error) {
 	files, _, err := sh.Notes(head)
 	if err != nil {
 		return nil, err

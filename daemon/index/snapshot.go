@@ -15,10 +15,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
 )
 
 // A shard's snapshot is what the index holds for it at one commit — every
@@ -50,7 +49,7 @@ var snapshotMagic = snapshotPrefix + strconv.Itoa(snapshotFormat) + "\n"
 
 // snapshot is the index of one shard at one commit.
 type snapshot struct {
-	head     plumbing.Hash
+	head     gitstore.Hash
 	facts    []search.Doc
 	notes    map[string]*noteRecord // by path under notes/
 	postings string                 // the facts' postings, as search.ExportShard gave them
@@ -78,7 +77,7 @@ func (o origin) known() bool {
 // all; the postings come last. room is a guess at the
 // snapshot's size: growing the buffer by doubling would leave twice or
 // four times the snapshot as garbage at every save.
-func encodeSnapshot(shard memd.ShardID, head plumbing.Hash, room int, walk func(func(search.Doc)) []byte, notes map[string]*noteRecord) []byte {
+func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(func(search.Doc)) []byte, notes map[string]*noteRecord) []byte {
 	type key struct {
 		commit, chat string
 		when         int64

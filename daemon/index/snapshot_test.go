@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
@@ -39,7 +37,7 @@ func FuzzSnapshot(f *testing.F) {
 		f.Add(s, "log/2026-11.md", "msg_1", "", int64(1780000000), 42, uint(7))
 	}
 	shard := memd.AgentShard("alice")
-	head := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	head := gitstore.NewHash("0123456789abcdef0123456789abcdef01234567")
 	f.Fuzz(func(t *testing.T, text, file, msg, chat string, when int64, offset int, flip uint) {
 		date, _ := memd.ParseDate("2026-11-03")
 		docs := []search.Doc{
@@ -77,7 +75,7 @@ func FuzzSnapshot(f *testing.F) {
 // Bytes that are not a snapshot never crash the reader.
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add([]byte(snapshotMagic + "junk"))
-	f.Add(encodeSnapshot(memd.AgentShard("alice"), plumbing.ZeroHash, 0, walkOf(nil, ""), nil))
+	f.Add(encodeSnapshot(memd.AgentShard("alice"), gitstore.Hash{}, 0, walkOf(nil, ""), nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeSnapshot(memd.AgentShard("alice"), b)
 	})

@@ -3,21 +3,18 @@
 // a schedule and on command, and integrates what it fetched through
 // gitstore (a fast-forward, or a merge that keeps every fact).
 //
-// The git CLI does the transport, so a remote is anything git reaches: a
-// bare repository's path, git://, http(s):// or ssh. A shard's remote is
+// gitstore runs the git CLI for the transport, so a remote is anything git
+// reaches: a bare repository's path, git://, http(s):// or ssh. A shard's remote is
 // remote.memd.url in its own .git/config (set with `git remote add memd
 // URL` in the shard), else the store's URL template with the shard filled in.
 package remote
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,8 +22,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-git/go-git/v5/config"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -52,6 +47,8 @@ type Config struct {
 	PushDelay time.Duration
 	Logger    *slog.Logger
 	Hooks     Hooks
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
 }
 
 // Hooks report what the syncer does, for metrics.
@@ -92,11 +89,6 @@ type shardSync struct {
 	inflight bool
 	failures int
 	notified uint64 // commits notified so far
-
-	// The shard's own remote, and the git config it was read from.
-	configURL  string
-	configTime time.Time
-	configSize int64
 }
 
 // New returns a syncer; Run starts its background work.
@@ -112,6 +104,9 @@ func New(store *gitstore.Store, cfg Config) (*Syncer, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if cfg.Hooks.Pushed == nil {
 		cfg.Hooks.Pushed = func(string) {}
@@ -148,38 +143,12 @@ func (s *Syncer) URL(id memd.ShardID) (string, bool) {
 	return r.Replace(s.cfg.Template), true
 }
 
-// ownURL reads remote.memd.url from the shard's git config, parsing the
-// file again only when it changed.
+// ownURL returns remote.memd.url from the shard's git config.
 func (s *Syncer) ownURL(id memd.ShardID) string {
-	path := filepath.Join(s.store.ShardDir(id), ".git", "config")
-	fi, err := os.Stat(path)
-	if err != nil {
-		return ""
-	}
-	ss := s.shard(id)
-	s.mu.Lock()
-	if ss.configTime.Equal(fi.ModTime()) && ss.configSize == fi.Size() {
-		u := ss.configURL
-		s.mu.Unlock()
-		return u
-	}
-	s.mu.Unlock()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	cfg, err := config.ReadConfig(bytes.NewReader(data))
+	u, err := s.store.RemoteURL(id, Name)
 	if err != nil {
 		s.log.Warn("unreadable git config in shard", "shard", id, "err", err)
-		return ""
 	}
-	var u string
-	if r := cfg.Remotes[Name]; r != nil && len(r.URLs) > 0 {
-		u = r.URLs[0]
-	}
-	s.mu.Lock()
-	ss.configTime, ss.configSize, ss.configURL = fi.ModTime(), fi.Size(), u
-	s.mu.Unlock()
 	return u
 }
 
@@ -193,7 +162,7 @@ func (s *Syncer) Notify(id memd.ShardID) {
 	ss := s.shard(id)
 	s.mu.Lock()
 	if ss.due.IsZero() {
-		ss.due = time.Now().Add(s.cfg.PushDelay)
+		ss.due = s.cfg.Now().Add(s.cfg.PushDelay)
 	}
 	ss.notified++
 	ss.status.Pending = true
@@ -251,7 +220,7 @@ func (s *Syncer) fetchAll(ctx context.Context) {
 func (s *Syncer) startDue(ctx context.Context) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
+	now := s.cfg.Now()
 	wait := time.Hour
 	for id, ss := range s.shards {
 		if ss.due.IsZero() || ss.inflight {
@@ -272,7 +241,7 @@ func (s *Syncer) startDue(ctx context.Context) time.Duration {
 				// Try again later, backing off to a minute.
 				ss.failures++
 				if ss.due.IsZero() {
-					ss.due = time.Now().Add(min(time.Minute, s.cfg.PushDelay<<min(ss.failures, 6)))
+					ss.due = s.cfg.Now().Add(min(time.Minute, s.cfg.PushDelay<<min(ss.failures, 6)))
 				}
 			} else {
 				ss.failures = 0
@@ -390,7 +359,7 @@ func (s *Syncer) syncOne(ctx context.Context, id memd.ShardID, u string) error {
 	sh, err := s.store.Shard(id)
 	if memd.ErrorCode(err) == memd.ENOTFOUND {
 		// Brought here from the remote, if the remote has it.
-		if out, lerr := s.git(ctx, os.TempDir(), "ls-remote", u, "refs/heads/main"); lerr != nil || strings.TrimSpace(out) == "" {
+		if has, lerr := gitstore.RemoteHasMain(ctx, u); lerr != nil || !has {
 			return memd.Errorf(memd.ENOTFOUND, "shard %s is neither here nor on its remote %s", id, Redact(u))
 		}
 		sh, err = s.store.CreateShard(id)
@@ -476,20 +445,17 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 			settled(seen)
 			return nil
 		}
-		if err := prepareLocal(ctx, u); err != nil {
-			return s.failed(ss, "push", err)
-		}
-		out, err := s.git(ctx, sh.Dir(), "push", "--porcelain", u, head.String()+":refs/heads/main")
+		err = sh.Push(ctx, u, head)
 		if err == nil {
 			s.cfg.Hooks.Pushed("ok")
 			s.mu.Lock()
-			ss.status.Remote, ss.status.PushedAt = head.String(), time.Now()
+			ss.status.Remote, ss.status.PushedAt = head.String(), s.cfg.Now()
 			ss.status.Error, ss.status.ErrorAt = "", time.Time{}
 			s.mu.Unlock()
 			settled(seen)
 			return nil
 		}
-		if !rejected(out) || attempt == 3 {
+		if !errors.Is(err, gitstore.ErrPushRejected) || attempt == 3 {
 			s.cfg.Hooks.Pushed("error")
 			return s.failed(ss, "push", err)
 		}
@@ -502,23 +468,14 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 	}
 }
 
-// rejected reports whether git push was refused because the remote has
-// commits the push lacks.
-func rejected(out string) bool {
-	return strings.Contains(out, "[rejected]") || strings.Contains(out, "non-fast-forward") || strings.Contains(out, "fetch first")
-}
-
 // fetch fetches the remote's main and integrates it. The caller holds ss.op.
 func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u string) error {
-	if err := prepareLocal(ctx, u); err != nil {
-		return s.failed(ss, "fetch", err)
-	}
-	_, err := s.git(ctx, sh.Dir(), "fetch", "--no-tags", "--quiet", u, "+refs/heads/main:"+trackingRef)
-	if err != nil && strings.Contains(err.Error(), "couldn't find remote ref") {
+	theirs, err := sh.Fetch(ctx, u, trackingRef)
+	if errors.Is(err, gitstore.ErrRemoteEmpty) {
 		// An empty remote: nothing to bring in; the push creates main.
 		s.cfg.Hooks.Fetched(true)
 		s.mu.Lock()
-		ss.status.FetchedAt, ss.status.Remote = time.Now(), ""
+		ss.status.FetchedAt, ss.status.Remote = s.cfg.Now(), ""
 		s.mu.Unlock()
 		return nil
 	}
@@ -527,10 +484,6 @@ func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u
 		return s.failed(ss, "fetch", err)
 	}
 	s.cfg.Hooks.Fetched(true)
-	theirs, err := sh.Ref(trackingRef)
-	if err != nil {
-		return s.failed(ss, "fetch", err)
-	}
 	in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: Redact(u)})
 	if err != nil {
 		return s.failed(ss, "integrate", err)
@@ -541,7 +494,7 @@ func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss.status.FetchedAt, ss.status.Remote = time.Now(), theirs.String()
+	ss.status.FetchedAt, ss.status.Remote = s.cfg.Now(), theirs.String()
 	ss.status.Integrated = in.Kind
 	if in.Kind != gitstore.IntegrateNone {
 		ss.status.Conflicts = in.Conflicts
@@ -554,52 +507,12 @@ func (s *Syncer) failed(ss *shardSync, what string, err error) error {
 	err = fmt.Errorf("%s %s: %w", what, ss.status.Shard, err)
 	s.mu.Lock()
 	first := ss.status.Error == ""
-	ss.status.Error, ss.status.ErrorAt = strings.Join(strings.Fields(err.Error()), " "), time.Now() // git's output, on one line
+	ss.status.Error, ss.status.ErrorAt = strings.Join(strings.Fields(err.Error()), " "), s.cfg.Now() // git's output, on one line
 	s.mu.Unlock()
 	if first {
 		s.log.Warn("remote", "shard", ss.status.Shard, "err", err)
 	}
 	return err
-}
-
-// gitTimeout bounds one git fetch or push.
-const gitTimeout = 2 * time.Minute
-
-// git runs a git command in a shard with no prompts and no housekeeping of
-// its own (memd repacks shards itself), returning its output.
-func (s *Syncer) git(ctx context.Context, dir string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	// Objects fetched are synced by git itself: memd acknowledges nothing
-	// until main moves, but then the objects must be on disk.
-	full := append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "fetch.writeCommitGraph=false", "-c", "core.fsync=objects"}, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if os.Getenv("GIT_SSH_COMMAND") == "" {
-		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
-}
-
-// prepareLocal creates a remote that is a path on this machine as a bare
-// repository, the first time memd pushes to it.
-func prepareLocal(ctx context.Context, u string) error {
-	if !filepath.IsAbs(u) {
-		return nil
-	}
-	if _, err := os.Stat(u); err == nil {
-		return nil
-	}
-	cmd := exec.CommandContext(ctx, "git", "init", "--quiet", "--bare", "--initial-branch=main", u)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("create the bare repository %s: %w: %s", u, err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }
 
 // Redact removes a password or token from a remote URL.

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
@@ -344,7 +342,7 @@ func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round
 		}
 	}
 	for path, lines := range l.notes {
-		data, ok, _, err := sh.Note(plumbing.ZeroHash, memd.NoteFile(path))
+		data, ok, _, err := sh.Note(gitstore.Hash{}, memd.NoteFile(path))
 		if err != nil || !ok {
 			t.Errorf("round %d: acknowledged note %s: %v, %v", round, path, ok, err)
 			continue
@@ -361,7 +359,7 @@ func checkAfterCrash(t *testing.T, data string, s memd.ShardID, l *ledger, round
 		}
 	}
 	for path, lines := range l.inserted {
-		data, _, _, err := sh.Note(plumbing.ZeroHash, memd.NoteFile(path))
+		data, _, _, err := sh.Note(gitstore.Hash{}, memd.NoteFile(path))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ const (
 type Builder struct {
 	buf     *bytes.Buffer
 	entries []idxfile.Entry
-	objects map[plumbing.Hash]int64 // offset of each object in the pack
+	objects map[Hash]int64 // offset of each object in the pack
 }
 
 // packBuffers keeps the buffers of packs written, for the next ones. A
@@ -40,7 +40,7 @@ const maxPooledPack = 64 << 20
 
 // NewBuilder returns an empty pack builder.
 func NewBuilder() *Builder {
-	b := &Builder{objects: make(map[plumbing.Hash]int64)}
+	b := &Builder{objects: make(map[Hash]int64)}
 	if buf, ok := packBuffers.Get().(*bytes.Buffer); ok {
 		buf.Reset()
 		b.buf = buf
@@ -64,19 +64,19 @@ func (b *Builder) recycle() {
 func (b *Builder) Len() int { return len(b.entries) }
 
 // Offset returns the offset of an object already in the pack.
-func (b *Builder) Offset(h plumbing.Hash) (int64, bool) {
+func (b *Builder) Offset(h Hash) (int64, bool) {
 	off, ok := b.objects[h]
 	return off, ok
 }
 
 // Add adds a whole object and returns its ID. Adding an object twice keeps
 // the first copy.
-func (b *Builder) Add(t plumbing.ObjectType, content []byte) plumbing.Hash {
-	return b.AddHashed(t, Hash(t, content), content)
+func (b *Builder) Add(t plumbing.ObjectType, content []byte) Hash {
+	return b.AddHashed(t, HashObject(t, content), content)
 }
 
 // AddHashed is Add for content whose ID the caller computed already.
-func (b *Builder) AddHashed(t plumbing.ObjectType, h plumbing.Hash, content []byte) plumbing.Hash {
+func (b *Builder) AddHashed(t plumbing.ObjectType, h Hash, content []byte) Hash {
 	if _, ok := b.objects[h]; ok {
 		return h
 	}
@@ -89,12 +89,12 @@ func (b *Builder) AddHashed(t plumbing.ObjectType, h plumbing.Hash, content []by
 
 // AddDelta adds target, an object of type t, as a delta against base, which
 // must already be in the pack, and returns target's ID.
-func (b *Builder) AddDelta(t plumbing.ObjectType, base plumbing.Hash, delta, target []byte) plumbing.Hash {
-	return b.AddDeltaHashed(t, base, delta, Hash(t, target), target)
+func (b *Builder) AddDelta(t plumbing.ObjectType, base Hash, delta, target []byte) Hash {
+	return b.AddDeltaHashed(t, base, delta, HashObject(t, target), target)
 }
 
 // AddDeltaHashed is AddDelta for a target whose ID the caller computed.
-func (b *Builder) AddDeltaHashed(t plumbing.ObjectType, base plumbing.Hash, delta []byte, h plumbing.Hash, target []byte) plumbing.Hash {
+func (b *Builder) AddDeltaHashed(t plumbing.ObjectType, base Hash, delta []byte, h Hash, target []byte) Hash {
 	if _, ok := b.objects[h]; ok {
 		return h
 	}
@@ -110,9 +110,9 @@ func (b *Builder) AddDeltaHashed(t plumbing.ObjectType, base plumbing.Hash, delt
 	return h
 }
 
-func (b *Builder) finishObject(h plumbing.Hash, start int64) {
+func (b *Builder) finishObject(h Hash, start int64) {
 	crc := crc32.ChecksumIEEE(b.buf.Bytes()[start:])
-	b.entries = append(b.entries, idxfile.Entry{Hash: h, CRC32: crc, Offset: uint64(start)})
+	b.entries = append(b.entries, idxfile.Entry{Hash: plumbing.Hash(h), CRC32: crc, Offset: uint64(start)})
 	b.objects[h] = start
 }
 
@@ -169,7 +169,7 @@ func encodeOfs(off int64) []byte {
 
 // Finish completes the pack and returns its bytes, its checksum (which names
 // it) and its index.
-func (b *Builder) Finish() (pack []byte, sum plumbing.Hash, idx *idxfile.MemoryIndex, err error) {
+func (b *Builder) Finish() (pack []byte, sum Hash, idx *idxfile.MemoryIndex, err error) {
 	data := b.buf.Bytes()
 	copy(data[0:4], "PACK")
 	binary.BigEndian.PutUint32(data[4:8], 2)
@@ -183,7 +183,7 @@ func (b *Builder) Finish() (pack []byte, sum plumbing.Hash, idx *idxfile.MemoryI
 	for _, e := range b.entries {
 		w.Add(e.Hash, e.Offset, e.CRC32)
 	}
-	if err := w.OnFooter(sum); err != nil {
+	if err := w.OnFooter(plumbing.Hash(sum)); err != nil {
 		return nil, sum, nil, err
 	}
 	idx, err = w.Index()

@@ -4,8 +4,6 @@ import (
 	"container/list"
 	"sync"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Cache keeps recently read objects, bounded by their total size. One cache
@@ -15,22 +13,22 @@ type Cache struct {
 	max   int
 	size  int
 	order *list.List
-	items map[plumbing.Hash]*list.Element
+	items map[Hash]*list.Element
 	now   func() time.Time
 }
 
 type cached struct {
-	id   plumbing.Hash
+	id   Hash
 	obj  Object
 	used time.Time
 }
 
 // NewCache returns a cache holding up to maxBytes of object content.
 func NewCache(maxBytes int) *Cache {
-	return &Cache{max: maxBytes, order: list.New(), items: make(map[plumbing.Hash]*list.Element), now: time.Now}
+	return &Cache{max: maxBytes, order: list.New(), items: make(map[Hash]*list.Element), now: time.Now}
 }
 
-func (c *Cache) get(id plumbing.Hash) (Object, bool) {
+func (c *Cache) get(id Hash) (Object, bool) {
 	if c == nil {
 		return Object{}, false
 	}
@@ -46,7 +44,7 @@ func (c *Cache) get(id plumbing.Hash) (Object, bool) {
 	return v.obj, true
 }
 
-func (c *Cache) put(id plumbing.Hash, obj Object) {
+func (c *Cache) put(id Hash, obj Object) {
 	if c == nil || len(obj.Data) > c.max/4 {
 		return
 	}

@@ -14,7 +14,7 @@ func TestCache_DropUnused(t *testing.T) {
 	c := NewCache(1 << 20)
 	c.now = func() time.Time { return clock }
 	obj := func(s string) Object { return Object{Type: plumbing.BlobObject, Data: []byte(s)} }
-	a, b, d := plumbing.NewHash("aa"), plumbing.NewHash("bb"), plumbing.NewHash("dd")
+	a, b, d := NewHash("aa"), NewHash("bb"), NewHash("dd")
 	c.put(a, obj("first"))
 	c.put(b, obj("second"))
 	clock = clock.Add(time.Minute)
@@ -23,7 +23,7 @@ func TestCache_DropUnused(t *testing.T) {
 		t.Fatal("a is not cached")
 	}
 	c.DropUnused(clock) // b alone was not used in the last minute
-	for id, want := range map[plumbing.Hash]bool{a: true, b: false, d: true} {
+	for id, want := range map[Hash]bool{a: true, b: false, d: true} {
 		if _, ok := c.get(id); ok != want {
 			t.Errorf("after DropUnused, %s cached = %v, want %v", id, ok, want)
 		}

@@ -101,7 +101,7 @@ func (db *DB) PackCount() int {
 }
 
 // Get returns the object with ID id, or ErrNotFound.
-func (db *DB) Get(id plumbing.Hash) (Object, error) {
+func (db *DB) Get(id Hash) (Object, error) {
 	if obj, ok := db.cache.get(id); ok {
 		return obj, nil
 	}
@@ -119,17 +119,17 @@ func (db *DB) Get(id plumbing.Hash) (Object, error) {
 }
 
 // Has reports whether the repository holds an object.
-func (db *DB) Has(id plumbing.Hash) bool {
+func (db *DB) Has(id Hash) bool {
 	_, err := db.Get(id)
 	return err == nil
 }
 
-func (db *DB) lookup(id plumbing.Hash) (Object, error) {
+func (db *DB) lookup(id Hash) (Object, error) {
 	db.mu.RLock()
 	packs := db.packs
 	db.mu.RUnlock()
 	for _, p := range packs {
-		off, err := p.idx.FindOffset(id)
+		off, err := p.idx.FindOffset(plumbing.Hash(id))
 		if err != nil {
 			continue
 		}
@@ -146,7 +146,7 @@ func (db *DB) lookup(id plumbing.Hash) (Object, error) {
 // maxLoose bounds the size a loose object's header may claim.
 const maxLoose = 1 << 30
 
-func (db *DB) readLoose(id plumbing.Hash) (Object, error) {
+func (db *DB) readLoose(id Hash) (Object, error) {
 	hex := id.String()
 	raw, err := os.ReadFile(filepath.Join(db.dir, hex[:2], hex[2:]))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -200,13 +200,13 @@ func (db *DB) rescan() error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read pack directory: %w", err)
 	}
-	present := make(map[plumbing.Hash]bool)
+	present := make(map[Hash]bool)
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasPrefix(name, "pack-") || !strings.HasSuffix(name, ".idx") {
 			continue
 		}
-		h := plumbing.NewHash(strings.TrimSuffix(strings.TrimPrefix(name, "pack-"), ".idx"))
+		h := NewHash(strings.TrimSuffix(strings.TrimPrefix(name, "pack-"), ".idx"))
 		if !h.IsZero() {
 			present[h] = true
 		}
@@ -215,7 +215,7 @@ func (db *DB) rescan() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	kept := db.packs[:0:0]
-	known := make(map[plumbing.Hash]bool)
+	known := make(map[Hash]bool)
 	for _, p := range db.packs {
 		if present[p.name] {
 			kept = append(kept, p)
@@ -242,7 +242,7 @@ func (db *DB) rescan() error {
 	return nil
 }
 
-func loadPack(dir string, name plumbing.Hash) (*pack, error) {
+func loadPack(dir string, name Hash) (*pack, error) {
 	base := filepath.Join(dir, "pack-"+name.String())
 	if _, err := os.Stat(base + ".pack"); err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func loadPack(dir string, name plumbing.Hash) (*pack, error) {
 // wait under temporary names. Publish makes them visible; Abort removes them.
 type StagedPack struct {
 	db      *DB
-	name    plumbing.Hash
+	name    Hash
 	base    string // final path without extension
 	tmpBase string // temporary path without extension
 	idx     *idxfile.MemoryIndex
@@ -282,7 +282,7 @@ const (
 )
 
 // Name returns the pack's checksum, which names it.
-func (sp *StagedPack) Name() plumbing.Hash { return sp.name }
+func (sp *StagedPack) Name() Hash { return sp.name }
 
 // Files returns the open pack and index files, for the caller to make them
 // durable before publishing.
@@ -364,22 +364,22 @@ func (sp *StagedPack) close() {
 
 // WritePack writes a pack and its index and makes its objects readable,
 // fsyncing both first when the database syncs.
-func (db *DB) WritePack(b *Builder) (plumbing.Hash, error) {
+func (db *DB) WritePack(b *Builder) (Hash, error) {
 	sp, err := db.StagePack(b)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	if db.sync {
 		for _, f := range sp.files {
 			if err := f.Sync(); err != nil {
 				sp.Abort()
-				return plumbing.ZeroHash, err
+				return Hash{}, err
 			}
 		}
 	}
 	if err := sp.Publish(); err != nil {
 		sp.Abort()
-		return plumbing.ZeroHash, err
+		return Hash{}, err
 	}
 	sp.Close()
 	return sp.name, nil
@@ -415,8 +415,8 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode, sync bool) erro
 
 // WriteLoose writes one object as a loose file (for the rare object that is
 // not part of a commit, such as a merged file staged in the index).
-func (db *DB) WriteLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	id := Hash(t, data)
+func (db *DB) WriteLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
+	id := HashObject(t, data)
 	hex := id.String()
 	path := filepath.Join(db.dir, hex[:2], hex[2:])
 	if _, err := os.Stat(path); err == nil {

@@ -25,11 +25,11 @@ func git(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-func treeWith(name string, blob plumbing.Hash) []byte {
+func treeWith(name string, blob odb.Hash) []byte {
 	return append([]byte("100644 "+name+"\x00"), blob[:]...)
 }
 
-func commitBody(tree, parent plumbing.Hash, msg string) []byte {
+func commitBody(tree, parent odb.Hash, msg string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "tree %s\n", tree)
 	if !parent.IsZero() {
@@ -52,8 +52,8 @@ func TestDB_WritePackReadByGit(t *testing.T) {
 
 	// Large enough that the base is stored uncompressed.
 	content := bytes.Repeat([]byte("- (2026-01-02) a fact line of memory\n"), 3000)
-	var parent plumbing.Hash
-	var blob plumbing.Hash
+	var parent odb.Hash
+	var blob odb.Hash
 	var want []string
 	for round := 0; round < 3; round++ {
 		b := odb.NewBuilder()
@@ -121,7 +121,7 @@ func TestDB_ReadsWhatGitWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	blob := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD:f.md")))
+	blob := odb.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD:f.md")))
 	check := func(stage string) {
 		t.Helper()
 		obj, err := db.Get(blob)
@@ -136,7 +136,7 @@ func TestDB_ReadsWhatGitWrites(t *testing.T) {
 	git(t, dir, "repack", "-a", "-d", "-q", "-f", "--depth=50")
 	git(t, dir, "prune-packed")
 	// A fresh lookup of an older version forces delta resolution in git's pack.
-	old := plumbing.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD~20:f.md")))
+	old := odb.NewHash(strings.TrimSpace(git(t, dir, "rev-parse", "HEAD~20:f.md")))
 	if _, err := db.Get(old); err != nil {
 		t.Fatalf("after repack: %v", err)
 	}
@@ -181,11 +181,11 @@ func TestDB_OpenRepairedClearsWhatACrashLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pack := func(msg string) (*odb.StagedPack, plumbing.Hash) {
+	pack := func(msg string) (*odb.StagedPack, odb.Hash) {
 		b := odb.NewBuilder()
 		blob := b.Add(plumbing.BlobObject, []byte(msg+"\n"))
 		tree := b.Add(plumbing.TreeObject, treeWith("log.md", blob))
-		commit := b.Add(plumbing.CommitObject, commitBody(tree, plumbing.ZeroHash, msg))
+		commit := b.Add(plumbing.CommitObject, commitBody(tree, odb.Hash{}, msg))
 		sp, err := db.StagePack(b)
 		if err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@ func BenchmarkOpen_ManyPacks(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var parent plumbing.Hash
+			var parent odb.Hash
 			for i := range packs {
 				bld := odb.NewBuilder()
 				blob := bld.Add(plumbing.BlobObject, fmt.Appendf(nil, "- (2026-01-02) fact %d\n", i))

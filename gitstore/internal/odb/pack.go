@@ -9,7 +9,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
 
@@ -18,7 +17,7 @@ import (
 // a repack does not hold a thousand descriptors, and a pack a repack removed
 // is noticed at once.
 type pack struct {
-	name plumbing.Hash
+	name Hash
 	path string
 	idx  *idxfile.MemoryIndex
 }
@@ -29,8 +28,9 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) 
 
 // read returns the object at off, resolving deltas. base looks up objects a
 // REF_DELTA names, which may live anywhere in the repository.
-func (p *pack) read(off int64, cache *Cache, base func(plumbing.Hash) (Object, error)) (Object, error) {
-	id, err := p.idx.FindHash(off)
+func (p *pack) read(off int64, cache *Cache, base func(Hash) (Object, error)) (Object, error) {
+	h, err := p.idx.FindHash(off)
+	id := Hash(h)
 	if err == nil {
 		if obj, ok := cache.get(id); ok {
 			return obj, nil
@@ -44,7 +44,7 @@ func (p *pack) read(off int64, cache *Cache, base func(plumbing.Hash) (Object, e
 	return p.readFrom(f, off, id, cache, base)
 }
 
-func (p *pack) readFrom(f *os.File, off int64, id plumbing.Hash, cache *Cache, base func(plumbing.Hash) (Object, error)) (Object, error) {
+func (p *pack) readFrom(f *os.File, off int64, id Hash, cache *Cache, base func(Hash) (Object, error)) (Object, error) {
 	r := readers.Get().(*bufio.Reader)
 	defer readers.Put(r)
 	r.Reset(io.NewSectionReader(f, off, 1<<62))
@@ -72,8 +72,9 @@ func (p *pack) readFrom(f *os.File, off int64, id plumbing.Hash, cache *Cache, b
 			if err != nil {
 				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
 			}
-			baseID, _ := p.idx.FindHash(off - dist)
-			if cached, ok := cache.get(baseID); ok && baseID != plumbing.ZeroHash {
+			h, _ := p.idx.FindHash(off - dist)
+			baseID := Hash(h)
+			if cached, ok := cache.get(baseID); ok && !baseID.IsZero() {
 				b = cached
 			} else if b, err = p.readFrom(f, off-dist, baseID, cache, base); err != nil {
 				return Object{}, err
@@ -83,7 +84,7 @@ func (p *pack) readFrom(f *os.File, off int64, id plumbing.Hash, cache *Cache, b
 				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
 			}
 		} else {
-			var ref plumbing.Hash
+			var ref Hash
 			if _, err := io.ReadFull(r, ref[:]); err != nil {
 				return Object{}, fmt.Errorf("pack %s at %d: %w", p.name, off, err)
 			}
@@ -102,7 +103,7 @@ func (p *pack) readFrom(f *os.File, off int64, id plumbing.Hash, cache *Cache, b
 	default:
 		return Object{}, fmt.Errorf("pack %s at %d: unknown object type %d", p.name, off, code)
 	}
-	if id != plumbing.ZeroHash {
+	if !id.IsZero() {
 		cache.put(id, obj)
 	}
 	return obj, nil
