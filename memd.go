@@ -90,6 +90,10 @@ type Provenance struct {
 	ApprovedBy string   `json:"approved_by,omitempty"` // the model whose call approved a synthesis change
 	ReviewedBy string   `json:"reviewed_by,omitempty"` // the person who accepted a proposal into main
 	Rejects    string   `json:"rejects,omitempty"`     // on a record of a rejected proposal, its commit
+	// On a merge of a remote's or a push's commits: the commit merged, and
+	// the files merged with conflict markers.
+	Merged    string   `json:"merged,omitempty"`
+	Conflicts []string `json:"conflicts,omitempty"`
 }
 
 // Person is a commit's author or committer.

@@ -147,7 +147,7 @@ func Open(cfg Config) (*Daemon, error) {
 				s.Notify(id)
 			}
 		},
-		Restore: provenance.RestoreMessage,
+		Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage,
 	})
 	if err != nil {
 		return nil, err

@@ -379,7 +379,7 @@ func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*me
 	fmt.Fprintf(&msg, "tree %s\nparent %s\nparent %s\n", root, st.head, theirs)
 	fmt.Fprintf(&msg, "author %s <%s> %s\n", Committer.Name, Committer.Email, stamp)
 	fmt.Fprintf(&msg, "committer %s <%s> %s\n\n", Committer.Name, Committer.Email, stamp)
-	msg.WriteString(MergeMessage(len(newer), from, theirs, m.conflicts))
+	msg.WriteString(sh.store.opts.Merge(len(newer), from, theirs, m.conflicts))
 	m.commit = b.Add(plumbing.CommitObject, msg.Bytes())
 	if m.pack, err = sh.db.StagePack(b); err != nil {
 		return nil, fmt.Errorf("write pack: %w", err)
@@ -387,20 +387,15 @@ func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*me
 	return m, nil
 }
 
-// MergeMessage is the message of a merge commit: a subject, then trailers
-// naming the commit merged and each file merged with conflict markers.
-func MergeMessage(commits int, from string, theirs Hash, conflicts []string) string {
-	noun := "commits"
-	if commits == 1 {
-		noun = "commit"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d %s from %s\n\n", memd.OpMerge, commits, noun, from)
-	fmt.Fprintf(&b, "Memory-Op: %s\nMerged: %s\n", memd.OpMerge, theirs)
-	for _, c := range conflicts {
-		fmt.Fprintf(&b, "Conflict: %s\n", c)
-	}
-	return b.String()
+// MergeMessage formats the message of a merge commit memd makes: commits
+// is how many commits of theirs main lacked, from where they came from,
+// and conflicts the files merged with conflict markers.
+type MergeMessage func(commits int, from string, theirs Hash, conflicts []string) string
+
+// plainMergeMessage is a merge's message when the store was given none:
+// a subject alone.
+func plainMergeMessage(commits int, from string, _ Hash, _ []string) string {
+	return fmt.Sprintf("%s: %d commit(s) from %s\n", memd.OpMerge, commits, from)
 }
 
 // mergeFile merges one file both sides changed. A fact file takes their

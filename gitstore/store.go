@@ -44,6 +44,9 @@ type Options struct {
 	// Restore, when set, turns on restoring facts that a git commit made
 	// from a stale index dropped, with commits whose messages it formats.
 	Restore RestoreMessage
+	// Merge formats the messages of the merge commits memd makes when it
+	// integrates a remote's or a push's commits; a subject alone when nil.
+	Merge MergeMessage
 }
 
 // Store is one data directory's shards. One process at a time may open a
@@ -82,6 +85,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Merge == nil {
+		opts.Merge = plainMergeMessage
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "shards"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)

@@ -14,13 +14,14 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
 )
 
 var alice = gitstore.Signature{Name: "alice", Email: "alice@agents.memd"}
 
 func openStore(t *testing.T) *gitstore.Store {
 	t.Helper()
-	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage, Merge: provenance.MergeMessage})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,29 @@ func TestParse_RoundTripAndGit(t *testing.T) {
 	}
 }
 
+// A merge's trailers are written and read here like any other: the commit
+// merged and each file merged with conflict markers, even one whose name
+// git allows but a trailer line cannot hold as it is.
+func TestMergeMessage_ParsesBack(t *testing.T) {
+	theirs := gitstore.NewHash("0123456789abcdef0123456789abcdef01234567")
+	msg := provenance.MergeMessage(2, "/srv/git/alice.git", theirs, []string{"notes/plan.md", "notes/odd\nname.md"})
+	want := "merge: 2 commits from /srv/git/alice.git\n\nMemory-Op: merge\nMerged: " + theirs.String() +
+		"\nConflict: notes/plan.md\nConflict: \"notes/odd\\nname.md\"\n"
+	if msg != want {
+		t.Errorf("message:\n%s\nwant\n%s", msg, want)
+	}
+	p := provenance.Parse(msg)
+	if p.Op != memd.OpMerge || p.Merged != theirs.String() || !slices.Equal(p.Conflicts, []string{"notes/plan.md", "notes/odd\nname.md"}) {
+		t.Errorf("parsed %+v", p)
+	}
+	cmd := exec.Command("git", "interpret-trailers", "--parse")
+	cmd.Stdin = strings.NewReader(msg)
+	out, err := cmd.Output()
+	if err != nil || strings.Count(string(out), "Conflict: ") != 2 || !strings.Contains(string(out), "Merged: "+theirs.String()+"\n") {
+		t.Errorf("git interpret-trailers --parse: %v\n%s", err, out)
+	}
+}
+
 func TestSubject_CutsLongText(t *testing.T) {
 	s := provenance.Subject("remember", strings.Repeat("word ", 40))
 	if n := len([]rune(s)); n > 82 || !strings.HasSuffix(s, "…") {

@@ -312,6 +312,18 @@ func RestoreMessage(dropper gitstore.Commit, facts []memd.Fact, note string) str
 	return Message(subject, memd.Provenance{Op: memd.OpRevert, FactIDs: ids, LearnedBy: memd.LearnedExplicit, Reverts: dropper.Hash.String()})
 }
 
+// MergeMessage is the message of a merge commit memd makes when it
+// integrates a remote's or a push's commits: a subject, then trailers
+// naming the commit merged and each file merged with conflict markers.
+func MergeMessage(commits int, from string, theirs gitstore.Hash, conflicts []string) string {
+	subject := fmt.Sprintf("%s: %d %s from %s", memd.OpMerge, commits, plural(commits, "commit", "commits"), from)
+	quoted := make([]string, len(conflicts))
+	for i, path := range conflicts {
+		quoted[i] = quotePath(path)
+	}
+	return Message(subject, memd.Provenance{Op: memd.OpMerge, Merged: theirs.String(), Conflicts: quoted})
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

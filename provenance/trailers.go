@@ -6,6 +6,7 @@
 package provenance
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -30,6 +31,8 @@ const (
 	KeyApproved  = "Approved-By"
 	KeyReviewed  = "Reviewed-By"
 	KeyRejects   = "Rejects"
+	KeyMerged    = "Merged"
+	KeyConflict  = "Conflict"
 )
 
 // MaxMessages bounds the Source-Message trailers of one change.
@@ -90,6 +93,25 @@ func checkValue(what, v string) error {
 	return nil
 }
 
+// quotePath writes a file's path for a trailer: as it is, unless a
+// trailer line cannot hold it (a control character, surrounding spaces,
+// a leading quote), then quoted as Go and git quote names.
+func quotePath(path string) string {
+	if checkValue("path", path) == nil && !strings.HasPrefix(path, `"`) {
+		return path
+	}
+	return strconv.Quote(path)
+}
+
+func unquotePath(v string) string {
+	if strings.HasPrefix(v, `"`) {
+		if path, err := strconv.Unquote(v); err == nil {
+			return path
+		}
+	}
+	return v
+}
+
 // Subject returns a commit subject: "<op>: <text cut to ~72 characters>".
 func Subject(op, text string) string {
 	text = strings.Join(strings.Fields(text), " ")
@@ -131,6 +153,10 @@ func Message(subject string, p memd.Provenance) string {
 	add(KeyApproved, p.ApprovedBy)
 	add(KeyReviewed, p.ReviewedBy)
 	add(KeyRejects, p.Rejects)
+	add(KeyMerged, p.Merged)
+	for _, path := range p.Conflicts {
+		add(KeyConflict, path)
+	}
 	return b.String()
 }
 
@@ -176,6 +202,10 @@ func Parse(message string) memd.Provenance {
 			p.ReviewedBy = v
 		case strings.ToLower(KeyRejects):
 			p.Rejects = v
+		case strings.ToLower(KeyMerged):
+			p.Merged = v
+		case strings.ToLower(KeyConflict):
+			p.Conflicts = append(p.Conflicts, unquotePath(v))
 		}
 	}
 	if p.LearnedBy == "" {

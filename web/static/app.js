@@ -108,6 +108,7 @@ function trailers(c) {
     ['Chat-Kind', p.chat_kind], ['Learned-By', p.learned_by || 'person (a git commit)'], ['Model', p.model],
     ['Prompt', p.prompt], ['Reverts', p.reverts], ['Replaces', p.replaces],
     ['Evidence', (p.evidence || []).join(', ')], ['Approved-By', p.approved_by], ['Reviewed-By', p.reviewed_by],
+    ['Rejects', p.rejects], ['Merged', p.merged], ['Conflict', (p.conflicts || []).join(', ')],
   ].filter(([, v]) => v);
   return h('dl', { class: 'trailers' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
