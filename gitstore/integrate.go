@@ -63,7 +63,7 @@ func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, err
 		in, err := sh.tryIntegrate(theirs, opts)
 		if !errors.Is(err, errRefMoved) || attempt == 9 {
 			if err != nil {
-				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), busyError(err))
+				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), unavailableIfRefused(err))
 			}
 			return in, err
 		}

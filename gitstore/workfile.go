@@ -14,8 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"golang.org/x/sync/semaphore"
-
-	"github.com/memd/memd"
 )
 
 // Writing a working file a person may be editing at the same moment.
@@ -43,10 +41,11 @@ type workWrite struct {
 }
 
 // rewriteAttempts bounds how often a write starts again because the file
-// changed under it. After the first few it waits a little longer each time
-// (1 ms, doubling): a person's editor or script writing in a burst has
-// usually finished by then. Together about a quarter of a second.
-const rewriteAttempts = 10
+// changed under it. After the first two it waits a little longer each time
+// (1 ms, doubling; about 60 ms in all): a person's editor or script
+// writing in a burst has usually finished by then. memd holds main's lock
+// meanwhile, and git waits 100 ms for a ref lock.
+const rewriteAttempts = 8
 
 // rewriteBackoff is how long attempt waits before it starts.
 func rewriteBackoff(attempt int) time.Duration {
@@ -113,32 +112,12 @@ func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byt
 		}
 		return w, nil
 	}
-	return workWrite{}, &workingFileError{fmt.Errorf("write %s: the file kept changing", filepath.Base(full))}
+	return workWrite{}, fmt.Errorf("write %s: %w", filepath.Base(full), errKeptChanging)
 }
 
-// workingFileError is a working file memd could not bring to a commit's
-// version. main must not move to that commit: a person's git commit -a
-// would build on it from the file as it is, and commit memd's change away.
-type workingFileError struct{ err error }
-
-func (e *workingFileError) Error() string { return e.err.Error() }
-func (e *workingFileError) Unwrap() error { return e.err }
-
-// busyError says a working file stopped a move of main as the caller
-// should hear it: nothing happened, and trying again will do.
-func busyError(err error) error {
-	if _, ok := errors.AsType[*workingFileError](err); ok {
-		return memd.Errorf(memd.EUNAVAILABLE, "%v while memd wrote it; nothing was committed, try again", err)
-	}
-	return err
-}
-
-func asWorkingFileError(err error) error {
-	if _, ok := errors.AsType[*workingFileError](err); ok {
-		return err
-	}
-	return &workingFileError{err}
-}
+// errKeptChanging is a working file a person kept changing while memd
+// tried to write it.
+var errKeptChanging = errors.New("the file kept changing")
 
 // keepLateWrite adds to the working file at full what a person appended to
 // the file memd replaced, which held cur when memd read it and theirs after;

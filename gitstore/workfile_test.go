@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 )
@@ -301,42 +302,124 @@ func TestShard_WritesAWorkingFileAPersonKeepsAppendingTo(t *testing.T) {
 	}
 }
 
+// draft is what a person saving a file over and over writes the n-th
+// time: each save replaces the last, and differs in size too.
+func draft(head []byte, n int) string {
+	return "Draft " + strings.Repeat("x", n) + "\n" + string(head)
+}
+
 // A working file a person keeps rewriting, so that memd cannot write its
 // change into it, stops the write: main does not move to a commit the
-// file does not show, and the caller hears to try again.
+// file does not show, and the caller hears to try again. So too while a
+// git command holds .git/index.lock (a git commit -a reading the files).
 func TestShard_RefusesAWriteAPersonKeepsOutOfTheWorkingFile(t *testing.T) {
+	for _, gitHoldsIndex := range []bool{false, true} {
+		t.Run(fmt.Sprintf("git holds the index %v", gitHoldsIndex), func(t *testing.T) {
+			_, sh := aliceShard(t)
+			first, err := addFact(sh, "Booked a flight to Lisbon")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+			if gitHoldsIndex {
+				if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			full := filepath.Join(sh.Dir(), "log", "2026-11.md")
+			head, _ := os.ReadFile(full)
+			var theirs string
+			personWrites(t, func(full string, n int) {
+				theirs = draft(head, n)
+				if err := os.WriteFile(full, []byte(theirs), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			})
+			_, err = addFact(sh, "Packed a raincoat")
+			if memd.ErrorCode(err) != memd.EUNAVAILABLE || !strings.Contains(err.Error(), "log/2026-11.md") {
+				t.Fatalf("a write the working file could not take: err %v, want %s naming the file", err, memd.EUNAVAILABLE)
+			}
+			if h, err := sh.Head(); err != nil || h != first.Commit {
+				t.Errorf("main moved to %s (err %v) though the working file lacks the fact", h, err)
+			}
+			if got, _ := os.ReadFile(full); string(got) != theirs {
+				t.Errorf("the person's file became\n%s\nwant\n%s", got, theirs)
+			}
+			if _, err := os.Stat(filepath.Join(sh.Dir(), ".git", "memd-worktree")); err == nil {
+				t.Error("the working-tree journal names the refused move")
+			}
+
+			// Once the person stops, the write goes through beside their draft.
+			testHookBeforeAppend, testHookBeforeRename = nil, nil
+			os.Remove(lock)
+			if _, err := addFact(sh, "Packed a raincoat"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(full)
+			if !strings.Contains(string(got), "Packed a raincoat") || !strings.HasPrefix(string(got), theirs) {
+				t.Errorf("the working file after the write:\n%s", got)
+			}
+		})
+	}
+}
+
+// Once memd has written one working file of a move, refusing the move
+// would leave that file ahead of main for a git commit to take: main
+// moves, and the file the person keeps changing catches up once they stop.
+func TestShard_AMoveHalfWrittenGoesAhead(t *testing.T) {
 	_, sh := aliceShard(t)
-	first, err := addFact(sh, "Booked a flight to Lisbon")
+	if _, err := addFact(sh, "Booked a flight to Lisbon"); err != nil {
+		t.Fatal(err)
+	}
+	busy := filepath.Join(sh.Dir(), "log", "2026-11.md") // sorted after 2026-10.md
+	head, _ := os.ReadFile(busy)
+	personWrites(t, func(full string, n int) {
+		if full == busy {
+			os.WriteFile(full, []byte(draft(head, n)), 0o644)
+		}
+	})
+	oct, _ := memd.ParseDate("2026-10-20")
+	nov, _ := memd.ParseDate("2026-11-03")
+	res, err := sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+		Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Renewed the passport", Date: oct, Tier: memd.TierLog}},
+			{Op: AddFact, Fact: memd.Fact{Text: "Packed a raincoat", Date: nov, Tier: memd.TierLog}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := filepath.Join(sh.Dir(), "log", "2026-11.md")
-	head, _ := os.ReadFile(full)
-	var theirs string
-	personWrites(t, func(full string, n int) {
-		theirs = fmt.Sprintf("Draft %d\n", n) + string(head) // each save replaces the last draft
-		if err := os.WriteFile(full, []byte(theirs), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	})
-	_, err = addFact(sh, "Packed a raincoat")
-	if memd.ErrorCode(err) != memd.EUNAVAILABLE {
-		t.Fatalf("a write the working file could not take: err %v, want %s", err, memd.EUNAVAILABLE)
+	if h, _ := sh.Head(); h != res.Commit {
+		t.Fatalf("main is at %s, want the write's %s", h, res.Commit)
 	}
-	if h, err := sh.Head(); err != nil || h != first.Commit {
-		t.Errorf("main moved to %s (err %v) though the working file lacks the fact", h, err)
+	if got, _ := os.ReadFile(filepath.Join(sh.Dir(), "log", "2026-10.md")); !strings.Contains(string(got), "Renewed the passport") {
+		t.Errorf("the file written first:\n%s", got)
 	}
-	if got, _ := os.ReadFile(full); string(got) != theirs {
-		t.Errorf("the person's file became\n%s\nwant\n%s", got, theirs)
-	}
-
-	// Once the person stops, the write goes through beside their draft.
 	testHookBeforeAppend, testHookBeforeRename = nil, nil
-	if _, err := addFact(sh, "Packed a raincoat"); err != nil {
+	if !sh.SyncWorktree(time.Second) {
+		t.Fatal("the working tree did not catch up")
+	}
+	if got, _ := os.ReadFile(busy); !strings.Contains(string(got), "Packed a raincoat") || !strings.HasPrefix(string(got), "Draft") {
+		t.Errorf("the busy file once the person stopped:\n%s", got)
+	}
+}
+
+// A working file memd cannot write for another reason than a person's
+// saves (a directory where the file should be) does not refuse writes:
+// main moves, as it does while git holds the index, and writes to the
+// shard's other files go on.
+func TestShard_AnUnwritableWorkingFileDoesNotStopWrites(t *testing.T) {
+	_, sh := aliceShard(t)
+	nov := filepath.Join(sh.Dir(), "log", "2026-11.md")
+	if err := os.MkdirAll(nov, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := os.ReadFile(full)
-	if !strings.Contains(string(got), "Packed a raincoat") || !strings.HasPrefix(string(got), theirs) {
-		t.Errorf("the working file after the write:\n%s", got)
+	if _, err := addFact(sh, "Booked a flight to Lisbon"); err != nil {
+		t.Fatalf("write to the month whose file is a directory: %v", err)
+	}
+	oct, _ := memd.ParseDate("2026-10-20")
+	for _, text := range []string{"Renewed the passport", "Paid the deposit"} {
+		_, err := sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+			Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: oct, Tier: memd.TierLog}}}})
+		if err != nil {
+			t.Fatalf("write to another month: %v", err)
+		}
 	}
 }

@@ -32,6 +32,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 	if sh.worktreeAt == nil {
 		sh.worktreeAt = make(map[string]*factFile)
 	}
+	var done []string
 	for _, path := range slices.Sorted(mapKeys(touched)) {
 		fileOld, ahead := sh.worktreeAt[path]
 		if !ahead {
@@ -39,8 +40,9 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 		}
 		if err := sh.syncFile(idx, path, touched[path], fileOld, files[path]); err != nil {
 			lock.release()
-			return err
+			return &worktreeError{path: path, done: done, err: err}
 		}
+		done = append(done, path)
 		// Until the index is written, the file is ahead of it.
 		sh.worktreeAt[path] = files[path]
 	}
@@ -60,6 +62,17 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, file
 	}
 	return nil
 }
+
+// worktreeError is a working file syncWorktree could not write, after
+// the paths in done.
+type worktreeError struct {
+	path string
+	done []string
+	err  error
+}
+
+func (e *worktreeError) Error() string { return e.err.Error() }
+func (e *worktreeError) Unwrap() error { return e.err }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
@@ -116,7 +129,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	if inStep && entry != nil && old != nil && fileOld == old && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
 		var err error
 		if w, appended, err = appendWorking(full, entry, oldData, newData); err != nil {
-			return asWorkingFileError(err)
+			return err
 		}
 	}
 	if !appended {
@@ -125,7 +138,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 			return mergeWorking(path, fileOld, next, cur, exists)
 		})
 		if err != nil {
-			return asWorkingFileError(err)
+			return err
 		}
 	}
 

@@ -224,18 +224,18 @@ func (sh *Shard) commitGroup(batch []*request) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var err error
-	busy := 0 // writes refused because a person kept changing a working file
+	refused := 0 // moves refused because a person kept changing a working file
 	for attempt := 0; attempt < 10; attempt++ {
 		err = sh.tryGroup(batch)
-		if _, ok := errors.AsType[*workingFileError](err); ok && busy < 2 {
-			busy++
+		if errors.Is(err, errMoveRefused) && refused < 2 {
+			refused++
 			continue
 		}
 		if !errors.Is(err, errRefMoved) {
 			break
 		}
 	}
-	err = busyError(err)
+	err = unavailableIfRefused(err)
 	for _, r := range batch {
 		if err != nil {
 			r.res, r.err = Result{}, fmt.Errorf("shard %s: %w", sh.id, err)
@@ -350,11 +350,14 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 		}
 	}
 	if err := sh.syncIndex(next, touched, files, indexWait); err != nil {
-		rlock.release()
-		if _, ok := errors.AsType[*workingFileError](err); ok {
-			// A person kept changing a working file: main stays, and the
-			// files memd did write go back to it.
-			sh.takeBack(old, touched, files)
+		rlock.release() // nothing in the working tree was touched
+		if errors.Is(err, errMoveRefused) {
+			// The journal names the move refused.
+			if len(sh.behind) == 0 {
+				sh.dropJournal()
+			} else if jerr := sh.writeJournal(old, sh.behind, sh.behindNext); jerr != nil {
+				sh.store.log.Warn("recording the working files behind main", "shard", sh.id, "err", jerr)
+			}
 		}
 		return err
 	}
@@ -420,6 +423,7 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 			return err
 		}
 	}
+	prevBehind, prevNext := sh.behind, sh.behindNext
 	sh.behind, sh.behindNext = behind, behindNext
 	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), wait)
 	if err == nil {
@@ -428,21 +432,33 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 		// The working files need no lock, and must not wait: a git commit
 		// that reads HEAD once main has moved reads them, and would
 		// otherwise commit memd's new facts away.
-		if ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext); ferr != nil {
-			err = asWorkingFileError(ferr)
-		} else if jerr := sh.writeJournal(commit, sh.behind, sh.behindNext); jerr != nil {
+		ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext)
+		if ferr == nil {
 			// Which versions the files are at now, for a start after a crash.
-			sh.store.log.Warn("recording the working files written while git holds the index", "shard", sh.id, "err", jerr)
+			ferr = sh.writeJournal(commit, sh.behind, sh.behindNext)
+		}
+		if refusesMove(ferr, touched) {
+			err = ferr
+		} else if ferr != nil {
+			sh.store.log.Warn("writing working files while git holds the index", "shard", sh.id, "err", ferr)
 		}
 	}
 	if err != nil {
-		if sh.indexTimer == nil {
-			sh.indexTimer = time.AfterFunc(indexRetry, func() { sh.SyncWorktree(indexWait) })
-		} else {
-			sh.indexTimer.Reset(indexRetry)
+		if refusesMove(err, touched) {
+			// Nothing of this move reached the working tree: it is
+			// refused, and what waited before waits as it was.
+			sh.behind, sh.behindNext = prevBehind, prevNext
+			err = fmt.Errorf("%w: %w", errMoveRefused, err)
 		}
-		if _, ok := errors.AsType[*workingFileError](err); ok && len(touched) > 0 {
-			return err // for the same reason: main must not move
+		if len(sh.behind) > 0 {
+			if sh.indexTimer == nil {
+				sh.indexTimer = time.AfterFunc(indexRetry, func() { sh.SyncWorktree(indexWait) })
+			} else {
+				sh.indexTimer.Reset(indexRetry)
+			}
+		}
+		if errors.Is(err, errMoveRefused) {
+			return err
 		}
 		if !sh.indexLate {
 			sh.store.log.Info("the working tree and index will catch up with memd's commits in a moment", "shard", sh.id, "reason", err)
@@ -454,6 +470,41 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 	clear(sh.behindNext)
 	sh.indexLate = false
 	return nil
+}
+
+// unavailableIfRefused says a refused move as the caller should hear it:
+// nothing happened, and trying again will do.
+func unavailableIfRefused(err error) error {
+	if we, ok := errors.AsType[*worktreeError](err); ok && errors.Is(err, errMoveRefused) {
+		return memd.Errorf(memd.EUNAVAILABLE, "a person kept changing %s while memd wrote it; nothing was committed, try again", we.path)
+	}
+	return err
+}
+
+// errMoveRefused is a move of main refused because a person kept changing
+// a working file it would have written first. main must not move past what
+// the working files show: a person's git commit -a would build on the new
+// main from files that lack its change, and commit the change away. The
+// move is refused only while nothing of it reached the working tree;
+// otherwise main moves, and the file catches up a moment later.
+var errMoveRefused = errors.New("move of main refused")
+
+// refusesMove reports whether err, from writing the working files of a move
+// touching touched, refuses the move (see errMoveRefused).
+func refusesMove(err error, touched map[string]*factFile) bool {
+	we, ok := errors.AsType[*worktreeError](err)
+	if !ok || !errors.Is(err, errKeptChanging) {
+		return false
+	}
+	if _, ok := touched[we.path]; !ok {
+		return false // a file behind since an earlier move
+	}
+	for _, path := range we.done {
+		if _, ok := touched[path]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // SyncWorktree brings the working tree and .git/index up to HEAD now if a
