@@ -1,19 +1,19 @@
 # The whole test suite, as CI runs it (.ci/run calls `make test`).
-.PHONY: test fmt vet race fuzz tools mcp-clients
+.PHONY: test fmt vet lint race fuzz tools mcp-clients
 
 FUZZTIME ?= 2000x
 MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
-# The fuzz targets run beside the race run, one worker each: near its end
-# only the CLI's tests are left and a core would idle. Their output follows
-# the race run's, which streams as it comes.
+# The fuzz targets and the linters run beside the race run, one worker
+# each: near its end only the CLI's tests are left and a core would idle.
+# Their output follows the race run's, which streams as it comes.
 test: tools mcp-clients fmt vet
 	@mkdir -p test-output; \
-	$(MAKE) --no-print-directory fuzz FUZZFLAGS=-parallel=1 > test-output/fuzz.log 2>&1 & fuzz=$$!; \
+	{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory fuzz FUZZFLAGS=-parallel=1; } > test-output/beside.log 2>&1 & beside=$$!; \
 	$(MAKE) --no-print-directory race; race=$$?; \
-	wait $$fuzz; fuzzed=$$?; \
-	echo "--- make fuzz, run beside the race run:"; cat test-output/fuzz.log; \
-	[ $$race = 0 ] && [ $$fuzzed = 0 ]
+	wait $$beside; besideok=$$?; \
+	echo "--- make lint and make fuzz, run beside the race run:"; cat test-output/beside.log; \
+	[ $$race = 0 ] && [ $$besideok = 0 ]
 
 # The web UI test drives Debian's Chromium and the docs' examples run curl;
 # install them when they are missing. The MCP clients need Node.js 20 or later.
@@ -37,6 +37,14 @@ $(MCP_CLIENTS)/node_modules/.package-lock.json: $(MCP_CLIENTS)/package.json $(MC
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# staticcheck and deadcode, at the versions go.mod's tool block pins (go
+# tool builds them the first time). deadcode -test: the packages tests
+# share (internal/memdtest, internal/scriptedmodel) are reached from tests.
+lint:
+	go tool staticcheck ./...
+	@echo "go tool deadcode -test ./..."; out=$$(go tool deadcode -test ./...) || exit 1; \
+	if [ -n "$$out" ]; then echo "unreachable functions:"; echo "$$out"; exit 1; fi
 
 # -race: vet compiles every package as the race run does (memd's tests run
 # the daemon built with -race too), so a cold build compiles each once.

@@ -66,16 +66,6 @@ func FormatLine(f memd.Fact) string {
 // day keeps that cost small, while a quiet month stays one file to read.
 const SplitLogAt = 256 << 10
 
-// FileFor returns the file a fact of tier t and date d starts out in: the
-// profile, or the month's log. Shard.FileFor says where a new fact goes,
-// which is the day's log once the month's has reached SplitLogAt.
-func FileFor(t memd.Tier, d memd.Date) string {
-	if t == memd.TierProfile || t == "" {
-		return ProfileFile
-	}
-	return MonthLog(d)
-}
-
 // MonthLog is the log file of d's month, log/YYYY-MM.md.
 func MonthLog(d memd.Date) string { return LogDir + "/" + d.Month() + ".md" }
 

@@ -267,7 +267,7 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 	}
 
 	// The tools the API had and MCP lacked.
-	text, out = call(t, ctx, cs, "remember", map[string]any{"text": "Pat drinks tea"})
+	_, out = call(t, ctx, cs, "remember", map[string]any{"text": "Pat drinks tea"})
 	tid := out["fact"].(map[string]any)["id"].(string)
 	if text, _ := call(t, ctx, cs, "edit_fact", map[string]any{"id": tid, "text": "Pat drinks green tea", "source_messages": []string{"msg_80"}}); !strings.HasPrefix(text, "rewrote "+tid) {
 		t.Errorf("edit_fact: %s", text)

@@ -170,21 +170,6 @@ var (
 // of all that comes before it.
 const snapshotTail = 8 + 4
 
-// splitSnapshot cuts a snapshot into what comes before the postings, the
-// postings and the tail; ok is false when its tail cannot be one.
-func splitSnapshot(b []byte) (main, postings, tail []byte, ok bool) {
-	if len(b) < snapshotTail {
-		return b, nil, nil, false
-	}
-	rest, tail := b[:len(b)-snapshotTail], b[len(b)-snapshotTail:]
-	held, ok := postingsLen(tail, int64(len(rest)))
-	if !ok {
-		return b, nil, nil, false
-	}
-	cut := len(rest) - int(held)
-	return rest[:cut], rest[cut:], tail, true
-}
-
 // postingsLen returns the length of the postings a snapshot's tail gives,
 // and whether the before bytes that precede the tail can hold them.
 func postingsLen(tail []byte, before int64) (int64, bool) {
@@ -227,16 +212,6 @@ func readSnapshotFile(path string) (main, postings, tail []byte, err error) {
 		return nil, nil, nil, err
 	}
 	return main, postings, tail, nil
-}
-
-// decodeSnapshot reads a snapshot of shard written by encodeSnapshot. The
-// strings it reads share b's memory: b must not change after.
-func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
-	main, postings, tail, ok := splitSnapshot(b)
-	if !ok {
-		tail = nil
-	}
-	return decodeSnapshotParts(shard, main, postings, tail)
 }
 
 // decodeSnapshotParts reads a snapshot split as splitSnapshot splits it

@@ -349,3 +349,28 @@ func TestDecodeSnapshot_TellsOlderFormatsFromDamage(t *testing.T) {
 		}
 	}
 }
+
+// splitSnapshot, for tests, cuts a snapshot into what comes before the postings, the
+// postings and the tail; ok is false when its tail cannot be one.
+func splitSnapshot(b []byte) (main, postings, tail []byte, ok bool) {
+	if len(b) < snapshotTail {
+		return b, nil, nil, false
+	}
+	rest, tail := b[:len(b)-snapshotTail], b[len(b)-snapshotTail:]
+	held, ok := postingsLen(tail, int64(len(rest)))
+	if !ok {
+		return b, nil, nil, false
+	}
+	cut := len(rest) - int(held)
+	return rest[:cut], rest[cut:], tail, true
+}
+
+// decodeSnapshot, for tests, reads a snapshot of shard written by encodeSnapshot. The
+// strings it reads share b's memory: b must not change after.
+func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
+	main, postings, tail, ok := splitSnapshot(b)
+	if !ok {
+		tail = nil
+	}
+	return decodeSnapshotParts(shard, main, postings, tail)
+}

@@ -8,7 +8,10 @@ import (
 	"github.com/memd/memd"
 )
 
-const shardDesc = "the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"
+// ShardArg is the shard argument of the tools that take one.
+type ShardArg struct {
+	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+}
 
 const rememberDesc = "Remember one fact: a single line of at most 500 characters, written so it stands on its own " +
 	"(\"Pat moved to Lisbon in October 2026\", not \"he moved\"). It becomes one git commit that names the messages it " +
@@ -18,10 +21,10 @@ const rememberDesc = "Remember one fact: a single line of at most 500 characters
 
 // RememberInput is the input of remember.
 type RememberInput struct {
-	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
-	Text  string `json:"text" jsonschema:"the fact, one line, at most 500 characters"`
-	Tier  string `json:"tier,omitempty" jsonschema:"profile (default), log, note or episode"`
-	Date  string `json:"date,omitempty" jsonschema:"the day the fact is about, YYYY-MM-DD; default: today"`
+	ShardArg
+	Text string `json:"text" jsonschema:"the fact, one line, at most 500 characters"`
+	Tier string `json:"tier,omitempty" jsonschema:"profile (default), log, note or episode"`
+	Date string `json:"date,omitempty" jsonschema:"the day the fact is about, YYYY-MM-DD; default: today"`
 	Source
 	SourceExcerpt string `json:"source_excerpt,omitempty" jsonschema:"what was said in the source messages, quoted (at most 2,000 characters), so people reviewing the fact can read it"`
 }
@@ -53,8 +56,8 @@ const forgetDesc = "Forget a fact by its ID (as recall, memory_context or trace 
 
 // ForgetInput is the input of forget.
 type ForgetInput struct {
-	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
-	ID    string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	ShardArg
+	ID string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
 	Source
 }
 
@@ -172,7 +175,7 @@ const traceDesc = "Where a fact came from: the commit that introduced it, who wr
 
 // TraceInput is the input of trace.
 type TraceInput struct {
-	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ShardArg
 	ID       string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
@@ -232,7 +235,7 @@ const historyDesc = "A shard's commits, newest first, with who made them, how th
 
 // HistoryInput is the input of history.
 type HistoryInput struct {
-	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ShardArg
 	Message  string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
 	Author   string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
 	Op       string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, edit, note-edit, revert, import, merge or reject"`
@@ -274,7 +277,7 @@ const listNotesDesc = "List a shard's notes (Markdown documents under notes/) wi
 
 // ListNotesInput is the input of list_notes.
 type ListNotesInput struct {
-	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ShardArg
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
 }
 
@@ -307,7 +310,7 @@ const readNoteDesc = "Read a note's text and its revision. Quote the text exactl
 
 // ReadNoteInput is the input of read_note.
 type ReadNoteInput struct {
-	Shard    string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ShardArg
 	Path     string `json:"path" jsonschema:"the note's path under notes/, such as runbooks/deploy.md"`
 	At       string `json:"at,omitempty" jsonschema:"the note as it was at a commit or a date (YYYY-MM-DD)"`
 	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
@@ -330,9 +333,9 @@ const createNoteDesc = "Create a note: a Markdown document under notes/ that peo
 
 // CreateNoteInput is the input of create_note.
 type CreateNoteInput struct {
-	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
-	Path  string `json:"path" jsonschema:"the note's path under notes/: lowercase names separated by /, ending in .md"`
-	Text  string `json:"text" jsonschema:"the note's Markdown text"`
+	ShardArg
+	Path string `json:"path" jsonschema:"the note's path under notes/: lowercase names separated by /, ending in .md"`
+	Text string `json:"text" jsonschema:"the note's Markdown text"`
 	Source
 }
 
@@ -404,9 +407,9 @@ const editFactDesc = "Rewrite a fact's text where it stands, keeping its date, t
 
 // EditFactInput is the input of edit_fact.
 type EditFactInput struct {
-	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
-	ID    string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
-	Text  string `json:"text" jsonschema:"the new text, one line, at most 500 characters"`
+	ShardArg
+	ID   string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	Text string `json:"text" jsonschema:"the new text, one line, at most 500 characters"`
 	Source
 }
 
@@ -474,7 +477,7 @@ const deleteNoteDesc = "Delete a note, as one git commit (its text stays in hist
 
 // DeleteNoteInput is the input of delete_note.
 type DeleteNoteInput struct {
-	Shard            string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ShardArg
 	Path             string `json:"path" jsonschema:"the note's path under notes/, e.g. deploy.md"`
 	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"the revision read_note returned; the delete fails if the note changed since"`
 	Source

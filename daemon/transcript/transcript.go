@@ -28,6 +28,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/memd/memd"
 )
@@ -443,7 +444,7 @@ func (s *Store) Count() (int, error) {
 		n = tx.Bucket(bucket).Stats().KeyN
 		return nil
 	})
-	if err != nil && !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+	if err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 		return 0, err
 	}
 	return n, err
