@@ -1,0 +1,166 @@
+package index
+
+import (
+	"context"
+	"errors"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Attribution: each fact's introducing commit and its source messages,
+// found by walking history, in the background after a shard is read.
+
+// attributeLater attributes a shard's facts to their commits in the
+// background.
+func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
+	sh, err := x.store.Shard(id)
+	if err != nil {
+		x.log.Warn("attributing facts to commits", "shard", id, "err", err)
+		return
+	}
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
+			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
+		}
+	}()
+}
+
+// attribute walks a shard's history from head, newest first, and records
+// for each indexed fact not yet attributed the commit that introduced it.
+// progress, when given, is told how many commits have been read.
+func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, progress func(int)) error {
+	id := sh.ID()
+	want := make(map[string]bool)
+	x.search.Walk(id, true, func(d search.Doc) bool {
+		if d.Commit == "" {
+			want[d.ID] = true
+		}
+		return true
+	})
+	x.search.Walk(id, false, func(d search.Doc) bool {
+		if d.Commit == "" {
+			want[d.ID] = true
+		}
+		return true
+	})
+	if len(want) == 0 {
+		return nil
+	}
+	var batch []search.Doc
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		// Under the shard's lock, and only for facts still indexed as
+		// they were: a catch-up may have moved on meanwhile.
+		defer x.lock(id)()
+		for _, d := range batch {
+			cur, ok := x.search.Get(id, d.ID)
+			if !ok || cur.Commit != "" || cur.Text != d.Text || cur.Date != d.Date {
+				continue
+			}
+			x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat, d.When)
+		}
+		x.mu.Lock()
+		x.markDirty(id)
+		x.mu.Unlock()
+		batch = batch[:0]
+		return nil
+	}
+	// The facts of one commit share its name.
+	var last gitstore.Hash
+	var name string
+	err := Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
+		if d, ok := x.search.Get(id, fid); ok {
+			if c.Hash != last {
+				last, name = c.Hash, c.Hash.String()
+			}
+			d.Commit, d.Messages, d.Chat, d.When = name, p.SourceMessages, p.SourceChat, c.Time.Unix()
+			batch = append(batch, d)
+		}
+		if len(batch) >= 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// Introductions walks a shard's history from head, newest first, and calls
+// fn for each fact of want with the newest commit that touched it (memd's
+// commits name their facts in trailers; others are diffed), removing it
+// from want, until none is left. progress, when given, is told how many
+// commits have been read.
+func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, progress func(int),
+	fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
+	n := 0
+	err := sh.Walk(head, func(c gitstore.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if n++; progress != nil && n%1000 == 0 {
+			progress(n)
+		}
+		p := provenance.Parse(c.Message)
+		var ids []string
+		if c.Committer == gitstore.Committer && p.Op != "" {
+			ids = p.FactIDs
+		} else {
+			d, err := sh.Diff(c)
+			if err != nil {
+				return err
+			}
+			for _, ch := range d.Facts {
+				if ch.Op == "+" {
+					ids = append(ids, ch.Fact.ID)
+				}
+			}
+		}
+		for _, fid := range ids {
+			if !want[fid] {
+				continue
+			}
+			delete(want, fid)
+			if err := fn(fid, c, p); err != nil {
+				return err
+			}
+		}
+		if len(want) == 0 {
+			return gitstore.ErrStop
+		}
+		return nil
+	})
+	if progress != nil {
+		progress(n)
+	}
+	return err
+}
+
+// AttributeAll attributes every indexed fact of every shard to the commit
+// that introduced it.
+func (x *Index) AttributeAll(ctx context.Context, progress func(stage string, done, total int)) error {
+	ids, err := x.store.Shards()
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		report(progress, "attributing facts to commits", i, len(ids))
+		sh, err := x.store.Shard(id)
+		if err != nil {
+			return err
+		}
+		if err := x.attribute(ctx, sh, x.Head(id), nil); err != nil {
+			return err
+		}
+	}
+	report(progress, "attributing facts to commits", len(ids), len(ids))
+	return nil
+}

@@ -1,0 +1,329 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Catching up with HEAD: from the commit a shard's snapshot was taken at,
+// by the trailers of memd's commits and the diffs of the others, or by
+// reading HEAD afresh.
+
+// CatchUp brings the index of the given shards to their HEADs. Shards that
+// do not exist are skipped.
+func (x *Index) CatchUp(ids ...memd.ShardID) error {
+	for _, id := range ids {
+		sh, err := x.store.Shard(id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := x.catchUp(sh); err != nil {
+			return fmt.Errorf("index %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// CatchUpAll brings every shard of the store up to date.
+func (x *Index) CatchUpAll() error {
+	ids, err := x.store.Shards()
+	if err != nil {
+		return err
+	}
+	return x.CatchUp(ids...)
+}
+
+func (x *Index) catchUp(sh *gitstore.Shard) error {
+	head, err := sh.Head()
+	if err != nil {
+		return err
+	}
+	id := sh.ID()
+	if x.upToDate(id, head) {
+		return nil
+	}
+	defer x.lock(id)()
+	if err := x.readSnapshot(id); err != nil {
+		return err
+	}
+	indexed := x.Head(id)
+	if indexed == head {
+		return nil
+	}
+	start := time.Now()
+	full := false
+	parsed := sh.Parsed()
+	if head.IsZero() {
+		err = x.replaceShard(sh, nil, head)
+	} else {
+		// A shard never indexed is followed from its first commit while its
+		// history is short, which attributes every fact on the way. Writes
+		// during it move HEAD; it is followed again to the newer HEAD.
+		err = x.follow(sh, indexed, head)
+		for try := 0; errors.Is(err, errHeadMoved) && try < 10; try++ {
+			if head, err = sh.Head(); err == nil {
+				err = x.follow(sh, indexed, head)
+			}
+		}
+		if errors.Is(err, errUnknownBase) || errors.Is(err, errHeadMoved) {
+			full = true
+			err = x.rebuildShard(sh)
+		}
+	}
+	if err == nil && indexed.IsZero() && !parsed {
+		// A first indexing parsed every file for the index alone: a start
+		// on a store no memd has indexed would otherwise hold every
+		// shard's files at once, until they sat idle for a minute.
+		sh.Release()
+	}
+	if err == nil && x.OnCatchUp != nil {
+		x.OnCatchUp(id, time.Since(start), full)
+	}
+	return err
+}
+
+var (
+	errUnknownBase = errors.New("indexed commit is not an ancestor of HEAD")
+	errHeadMoved   = errors.New("HEAD moved during the catch-up")
+)
+
+// maxWalk bounds how many commits catch-up reads before it reads HEAD
+// afresh instead.
+const maxWalk = 10000
+
+// follow catches up from indexed to head by reading the commits between
+// them: the trailers of memd's commits name the facts they changed, other
+// commits are diffed. Each touched fact is then read from HEAD: present, it
+// is (re)indexed, attributed to the newest commit that touched it; absent,
+// it is dropped.
+func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
+	type touch struct {
+		commit   string
+		messages []string
+		chat     string
+		when     int64
+	}
+	touched := make(map[string]*touch)
+	var order []string
+	notes := make(map[string]*noteRecord) // notes changed, by path; filled in below
+	noteCommits := make(map[string]gitstore.Commit)
+	commits, reached, err := sh.Range(indexed, head, maxWalk)
+	if err != nil && !errors.Is(err, gitstore.ErrTooFar) {
+		return err
+	}
+	if !reached {
+		return errUnknownBase
+	}
+	// Newest first, so that each fact is attributed to the last commit
+	// that touched it. A merge's own diff repeats the changes of the
+	// commits it brought in, which are in the range too: it counts only
+	// for facts no other commit touched.
+	var merged []string
+	mergedBy := make(map[string]gitstore.Commit)
+	for i := len(commits) - 1; i >= 0; i-- {
+		c := commits[i]
+		p := provenance.Parse(c.Message)
+		var ids []string
+		if c.Committer == gitstore.Committer && p.Op != "" && p.Op != memd.OpMerge {
+			ids = p.FactIDs
+		} else {
+			d, err := sh.Diff(c)
+			if err != nil {
+				return err
+			}
+			for _, ch := range d.Facts {
+				ids = append(ids, ch.Fact.ID)
+			}
+		}
+		if len(c.Parents) > 1 {
+			for _, fid := range ids {
+				if _, seen := mergedBy[fid]; !seen {
+					mergedBy[fid] = c
+					merged = append(merged, fid)
+				}
+			}
+			ids = nil
+		}
+		var by *touch // one for all the facts of the commit
+		for _, fid := range ids {
+			if touched[fid] == nil {
+				if by == nil {
+					by = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat, when: c.Time.Unix()}
+				}
+				touched[fid] = by
+				order = append(order, fid)
+			}
+		}
+		if c.Committer != gitstore.Committer || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert || p.Op == memd.OpMerge {
+			changed, err := sh.ChangedNotes(c)
+			if err != nil {
+				return err
+			}
+			for _, path := range changed {
+				if _, seen := noteCommits[path]; !seen {
+					noteCommits[path] = c
+				}
+			}
+		}
+	}
+	byMerge := make(map[gitstore.Hash]*touch)
+	for _, fid := range merged {
+		if touched[fid] == nil {
+			c := mergedBy[fid]
+			if byMerge[c.Hash] == nil {
+				byMerge[c.Hash] = &touch{commit: c.Hash.String(), when: c.Time.Unix()}
+			}
+			touched[fid] = byMerge[c.Hash]
+			order = append(order, fid)
+		}
+	}
+	for file, c := range noteCommits {
+		data, ok, _, err := sh.Note(head, file)
+		if err != nil {
+			return err
+		}
+		path := strings.TrimPrefix(file, gitstore.NotesDir+"/")
+		notes[path] = nil
+		if ok {
+			notes[path] = &noteRecord{Date: memd.DateOf(c.Time).String(), Commit: c.Hash.String(), Text: string(data)}
+		}
+	}
+	found, at, err := sh.Lookup(order)
+	if err != nil {
+		return err
+	}
+	if at != head {
+		// The facts were read at a newer commit than the one the index
+		// would record: recording head would name a state it does not hold.
+		return errHeadMoved
+	}
+	var put []search.Doc
+	var del []string
+	moved := make(map[string]bool) // files whose later lines moved up
+	for _, fid := range order {
+		l, ok := found[fid]
+		if !ok {
+			if old, had := x.search.Get(sh.ID(), fid); had {
+				moved[old.File] = true
+			}
+			del = append(del, fid)
+			continue
+		}
+		t := touched[fid]
+		d := docOf(l)
+		d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
+		put = append(put, d)
+	}
+	return x.apply(sh, put, del, moved, notes, head)
+}
+
+// apply writes the changes of one catch-up to the file and the engine.
+func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved map[string]bool, notes map[string]*noteRecord, head gitstore.Hash) error {
+	id := sh.ID()
+	// Lines after a removed one moved; refresh the offsets of those files.
+	for file := range moved {
+		lines, at, err := sh.FileLines(file)
+		if err != nil {
+			return err
+		}
+		if at != head {
+			return errHeadMoved
+		}
+		for _, l := range lines {
+			if d, ok := x.search.Get(id, l.ID); ok && d.Offset != l.Offset && !slices.ContainsFunc(put, func(p search.Doc) bool { return p.ID == l.ID }) {
+				d.Offset = l.Offset
+				put = append(put, d)
+			}
+		}
+	}
+	x.search.Apply(search.Update{Shard: id, Head: hashString(head), Delete: del, Put: put, Notes: notePassages(id, notes)})
+	x.mu.Lock()
+	x.heads[id] = head
+	if x.notes[id] == nil {
+		x.notes[id] = make(map[string]*noteRecord)
+	}
+	for path, r := range notes {
+		if r == nil {
+			delete(x.notes[id], path)
+		} else {
+			x.notes[id][path] = r
+		}
+	}
+	x.markDirty(id)
+	x.mu.Unlock()
+	return nil
+}
+
+// rebuildShard indexes a shard afresh from HEAD, then attributes each fact
+// to the commit that introduced it by walking history in the background.
+func (x *Index) rebuildShard(sh *gitstore.Shard) error {
+	lines, head, err := sh.Lines()
+	if err != nil {
+		return err
+	}
+	sh.Release() // read for the index, not to be written
+	if err := x.replaceShard(sh, lines, head); err != nil {
+		return err
+	}
+	x.attributeLater(sh.ID(), head)
+	return nil
+}
+
+// replaceShard replaces everything indexed for a shard with lines and the
+// notes at head.
+func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head gitstore.Hash) error {
+	id := sh.ID()
+	notes := map[string]*noteRecord{}
+	if !head.IsZero() {
+		c, err := sh.ReadCommit(head)
+		if err != nil {
+			return err
+		}
+		if notes, err = notesAt(sh, head, c.Time); err != nil {
+			return err
+		}
+	}
+	docs := make([]search.Doc, len(lines))
+	for i, l := range lines {
+		docs[i] = docOf(l)
+		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text {
+			docs[i].Commit, docs[i].Messages, docs[i].Chat, docs[i].When = old.Commit, old.Messages, old.Chat, old.When
+		}
+	}
+	x.search.Apply(search.Update{Shard: id, Head: hashString(head), Replace: true, Put: docs, Notes: notePassages(id, notes)})
+	x.mu.Lock()
+	x.heads[id] = head
+	x.notes[id] = notes
+	x.markDirty(id)
+	x.mu.Unlock()
+	return nil
+}
+
+// Rebuild discards the index and rebuilds it: every shard from HEAD, then
+// every fact attributed to its commit. progress, when given, is told what
+// is being done: a stage name, and how far along it is.
+func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
+	defer collectOftenWhileReading(rebuildGC)()
+	if err := x.Reload(progress); err != nil {
+		return err
+	}
+	if err := x.AttributeAll(ctx, progress); err != nil {
+		return err
+	}
+	report(progress, "writing the index", 0, 1)
+	err := x.saveDirty(true)
+	report(progress, "writing the index", 1, 1)
+	return err
+}

@@ -1,0 +1,262 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidwall/buntdb"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/gitstore"
+)
+
+// The index on disk: one snapshot per shard, read at start (all at once,
+// or a shard at a time as it is first asked for), and discarded whole
+// when its format is older than memd's.
+
+func (x *Index) load() error {
+	stale := false
+	err := x.db.View(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(metaFormat)
+		stale = err != nil || v != format
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load index: %w", err)
+	}
+	if stale {
+		return x.discard()
+	}
+	ids, err := x.snapshotShards()
+	if err != nil {
+		return fmt.Errorf("load index: %w", err)
+	}
+	for _, id := range ids {
+		x.unread[id] = true
+	}
+	return nil
+}
+
+// readSnapshot reads a shard's snapshot into the index if it has one not
+// yet read. The caller holds the shard's lock.
+func (x *Index) readSnapshot(id memd.ShardID) error {
+	if !x.isUnread(id) {
+		return nil
+	}
+	path := x.snapshotPath(id)
+	main, postings, tail, err := readSnapshotFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read index snapshot: %w", err)
+	}
+	var snap snapshot
+	read := err == nil
+	if read {
+		if snap, err = decodeSnapshotParts(id, main, postings, tail); err != nil {
+			// Its shard is read from HEAD again.
+			if errors.Is(err, errOldSnapshot) {
+				x.log.Info("reading a shard from HEAD: its index snapshot is in an older format", "shard", id)
+			} else {
+				x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("drop index snapshot: %w", err)
+			}
+			read = false
+		}
+	}
+	stale := false // postings another analysis made: the snapshot is written again
+	if read {
+		used := x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes), Postings: snap.postings})
+		stale = !used && len(snap.facts) > 0
+		if slices.ContainsFunc(snap.facts, func(d search.Doc) bool { return d.Commit == "" }) {
+			// Written while facts were still being attributed.
+			x.attributeLater(id, snap.head)
+		}
+	}
+	x.mu.Lock()
+	if read {
+		x.heads[id] = snap.head
+		x.notes[id] = snap.notes
+	}
+	if stale {
+		x.markDirty(id)
+	}
+	delete(x.unread, id)
+	x.mu.Unlock()
+	return nil
+}
+
+// GC percentages while the index is read in bulk, unless the GOGC
+// environment variable sets one: by a daemon, whose peak is what its
+// machine must have (readingGC), and by a rebuild in a process of its own,
+// which may trade memory for time (rebuildGC).
+const (
+	readingGC = 15
+	rebuildGC = 25
+)
+
+// collectOftenWhileReading sets the GC percentage for a bulk read and
+// returns what puts it back.
+func collectOftenWhileReading(percent int) func() {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	was := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(was) }
+}
+
+// ReadAll brings every shard of the store up to date in the background,
+// reading the snapshots not yet read, until the index closes.
+func (x *Index) ReadAll() {
+	// Counted before the start answers anyone, so that a status never
+	// says all is read before the reading began.
+	ids, err := x.store.Shards()
+	if err != nil {
+		x.log.Warn("listing shards to index", "err", err)
+		return
+	}
+	x.backlog.Store(int64(len(ids)))
+	x.bg.Add(1)
+	go func() {
+		defer x.bg.Done()
+		// Reading leaves garbage as it goes (each text's words); collect
+		// it more often than Go's default of letting the heap double, so
+		// the peak stays near what the index holds.
+		defer collectOftenWhileReading(readingGC)()
+		for _, id := range ids {
+			if x.ctx.Err() != nil {
+				return
+			}
+			if err := x.CatchUp(id); err != nil {
+				x.log.Warn("bringing the index up to date", "shard", id, "err", err)
+			}
+			x.backlog.Add(-1)
+		}
+		// Reading leaves as much garbage as the index holds; hand its
+		// pages back now rather than keep them resident.
+		debug.FreeOSMemory()
+	}()
+}
+
+// snapshotShards lists the shards that have a snapshot, and removes what
+// a write stopped half way left.
+func (x *Index) snapshotShards() ([]memd.ShardID, error) {
+	var ids []memd.ShardID
+	kinds, err := os.ReadDir(x.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kinds {
+		if !k.IsDir() {
+			continue // not memd's
+		}
+		files, err := os.ReadDir(filepath.Join(x.dir, k.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			name, ok := strings.CutSuffix(f.Name(), ".snap")
+			if !ok {
+				os.Remove(filepath.Join(x.dir, k.Name(), f.Name())) // a write stopped half way
+				continue
+			}
+			if id, err := memd.ParseShardID(k.Name() + "/" + name); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// discard empties the index: the snapshots go, and of the file only the
+// cached embeddings stay, as they depend only on a fact's text.
+func (x *Index) discard() error {
+	if err := os.RemoveAll(x.dir); err != nil {
+		return fmt.Errorf("discard index: %w", err)
+	}
+	return x.db.Update(func(tx *buntdb.Tx) error {
+		var keys []string
+		for _, prefix := range []string{factPrefix, headPrefix, notePrefix} {
+			tx.AscendKeys(prefix+"*", func(k, _ string) bool {
+				keys = append(keys, k)
+				return true
+			})
+		}
+		var kept [][2]string
+		tx.AscendKeys(embPrefix+"*", func(k, v string) bool {
+			kept = append(kept, [2]string{k, v})
+			return len(kept) < len(keys)
+		})
+		if len(kept) < len(keys) {
+			// Emptying the file and keeping the few embeddings is cheaper
+			// than deleting every fact one by one.
+			if err := tx.DeleteAll(); err != nil {
+				return err
+			}
+			for _, kv := range kept {
+				if _, _, err := tx.Set(kv[0], kv[1], nil); err != nil {
+					return err
+				}
+			}
+		} else {
+			for _, k := range keys {
+				if _, err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		_, _, err := tx.Set(metaFormat, format, nil)
+		return err
+	})
+}
+
+// Reload discards the index and reads every shard's facts from HEAD.
+func (x *Index) Reload(progress func(stage string, done, total int)) error {
+	ids, err := x.store.Shards()
+	if err != nil {
+		return err
+	}
+	x.saveMu.Lock()
+	err = x.discard()
+	if err == nil {
+		x.search.Reset()
+		x.mu.Lock()
+		x.heads = make(map[memd.ShardID]gitstore.Hash)
+		x.notes = make(map[memd.ShardID]map[string]*noteRecord)
+		x.dirty = make(map[memd.ShardID]time.Time)
+		x.unread = make(map[memd.ShardID]bool)
+		x.mu.Unlock()
+	}
+	x.saveMu.Unlock()
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		report(progress, "reading HEAD", i, len(ids))
+		sh, err := x.store.Shard(id)
+		if err != nil {
+			return err
+		}
+		lines, head, err := sh.Lines()
+		if err != nil {
+			return err
+		}
+		sh.Release() // read for the index, not to be written
+		if err := x.replaceShard(sh, lines, head); err != nil {
+			return err
+		}
+	}
+	report(progress, "reading HEAD", len(ids), len(ids))
+	return nil
+}
