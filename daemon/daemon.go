@@ -115,67 +115,40 @@ type Daemon struct {
 	bg     sync.WaitGroup
 }
 
-// Open opens the store in cfg.DataDir (creating it), and listens.
+// Open opens the store in cfg.DataDir (creating it), and listens. It
+// builds the daemon in dependency order (storage, metrics, the feed, the
+// remotes, the service, the listener), and closes what it opened, in
+// reverse, if a step fails.
 func Open(cfg Config) (*Daemon, error) {
 	if err := CheckConfig(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Listen == "" {
-		cfg.Listen = DefaultListen
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.PollInterval == 0 {
-		cfg.PollInterval = 30 * time.Second
-	}
-	// The feed and the remotes hear of memd's own commits at once; they are
-	// made after the store they read, so the store reaches them through
-	// pointers.
+	cfg = withDefaults(cfg)
+	// The feed, the remotes and the service hear of memd's own commits at
+	// once; they are made after the store that tells them, so the store
+	// reaches them through pointers.
 	var hub atomic.Pointer[feed.Hub]
 	var syncer atomic.Pointer[remote.Syncer]
-	var service atomic.Pointer[Service] // to rebuild proposals on main as it moves
-	store, err := gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
-		OnCommit: func(id memd.ShardID) {
-			if h := hub.Load(); h != nil {
-				h.Notify(id)
-			}
-			if s := syncer.Load(); s != nil {
-				s.Notify(id)
-			}
-		},
-		Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage,
-	})
+	var service atomic.Pointer[Service]
+	st, opened, err := openStorage(cfg, func(id memd.ShardID) { notifyCommit(hub.Load(), syncer.Load(), id) })
 	if err != nil {
 		return nil, err
 	}
-	// What is open so far, closed in reverse if the start fails.
-	opened := []io.Closer{store}
 	fail := func(err error) (*Daemon, error) {
 		for i := len(opened) - 1; i >= 0; i-- {
 			opened[i].Close()
 		}
 		return nil, err
 	}
-	reg, created, err := auth.Open(cfg.DataDir, cfg.Now)
-	if err != nil {
-		return fail(err)
-	}
-	idx, err := index.Open(filepath.Join(cfg.DataDir, IndexFile), store, cfg.Logger)
-	if err != nil {
-		return fail(err)
-	}
-	opened = append(opened, idx)
-	kept, err := transcript.Open(filepath.Join(cfg.DataDir, MessagesFile), cfg.Now)
-	if err != nil {
-		return fail(err)
-	}
-	opened = append(opened, kept)
-	kept.Errors = func(err error) { cfg.Logger.Warn("the quotes of recent commits are lost", "err", err) }
-	var m *metrics.Metrics
+	store, reg, idx := st.store, st.registry, st.index
+
+	m := metrics.New(func() int {
+		if h := hub.Load(); h != nil {
+			return h.Subscribers()
+		}
+		return 0
+	}, memd.Version, runtime.Version())
+	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
 		Dropped:   func() { m.FeedDrops.Inc() },
@@ -189,9 +162,109 @@ func Open(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return fail(err)
 	}
-	m = metrics.New(h.Subscribers, memd.Version, runtime.Version())
-	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	hub.Store(h)
+	syncr, err := remote.New(store, remoteConfig(cfg, m))
+	if err != nil {
+		return fail(err)
+	}
+	syncer.Store(syncr)
+
+	svc, err := newService(cfg, st, h, syncr, m)
+	if err != nil {
+		return fail(err)
+	}
+	if svc.Learner != nil {
+		opened = append(opened, svc.Learner)
+	}
+	service.Store(svc)
+
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return fail(fmt.Errorf("listen on %s: %w", cfg.Listen, err))
+		}
+	}
+	d := &Daemon{
+		Store: store, Index: idx, Feed: h, Registry: reg, Service: svc, AdminTokenCreated: st.adminCreated,
+		Sessions: web.NewSessions(), log: cfg.Logger, ln: ln,
+	}
+	d.server = d.httpServer(cfg, m)
+	d.start(cfg.PollInterval)
+	return d, nil
+}
+
+// notifyCommit tells the feed and the remotes, once they exist, of a
+// commit memd made in shard id.
+func notifyCommit(h *feed.Hub, s *remote.Syncer, id memd.ShardID) {
+	if h != nil {
+		h.Notify(id)
+	}
+	if s != nil {
+		s.Notify(id)
+	}
+}
+
+// storage is what the daemon keeps in its data directory.
+type storage struct {
+	store        *gitstore.Store
+	registry     *auth.Registry
+	adminCreated bool // this start created the admin token
+	index        *index.Index
+	messages     *transcript.Store
+}
+
+// openStorage opens the data directory's parts, returning those to close
+// (in reverse) when the start fails later; on an error of its own it has
+// closed them already.
+func openStorage(cfg Config, onCommit func(memd.ShardID)) (st storage, opened []io.Closer, err error) {
+	defer func() {
+		if err != nil {
+			for i := len(opened) - 1; i >= 0; i-- {
+				opened[i].Close()
+			}
+			opened = nil
+		}
+	}()
+	st.store, err = gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
+		OnCommit: onCommit, Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage})
+	if err != nil {
+		return st, nil, err
+	}
+	opened = append(opened, st.store)
+	if st.registry, st.adminCreated, err = auth.Open(cfg.DataDir, cfg.Now); err != nil {
+		return st, opened, err
+	}
+	if st.index, err = index.Open(filepath.Join(cfg.DataDir, IndexFile), st.store, cfg.Logger); err != nil {
+		return st, opened, err
+	}
+	opened = append(opened, st.index)
+	if st.messages, err = transcript.Open(filepath.Join(cfg.DataDir, MessagesFile), cfg.Now); err != nil {
+		return st, opened, err
+	}
+	opened = append(opened, st.messages)
+	st.messages.Errors = func(err error) { cfg.Logger.Warn("the quotes of recent commits are lost", "err", err) }
+	return st, opened, nil
+}
+
+// withDefaults fills in what cfg leaves unset.
+func withDefaults(cfg Config) Config {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 30 * time.Second
+	}
+	return cfg
+}
+
+// remoteConfig is cfg's remote configuration, reporting to m.
+func remoteConfig(cfg Config, m *metrics.Metrics) remote.Config {
 	rcfg := cfg.Remote
 	rcfg.Logger, rcfg.Now = cfg.Logger, cfg.Now
 	rcfg.Hooks = remote.Hooks{
@@ -202,93 +275,65 @@ func Open(cfg Config) (*Daemon, error) {
 			m.RemoteConflicts.Add(float64(conflicts))
 		},
 	}
-	syncr, err := remote.New(store, rcfg)
-	if err != nil {
-		return fail(err)
-	}
-	syncer.Store(syncr)
-	svc := &Service{Syncer: syncr, Store: store, Index: idx, Feed: h, Registry: reg, Messages: kept, KeepMessages: cfg.KeepMessages, Metrics: m,
-		Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
+	return rcfg
+}
+
+// newService is the service over st, with the learner and the re-ranker
+// cfg asks for.
+func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *metrics.Metrics) (svc *Service, err error) {
+	svc = &Service{Syncer: syncr, Store: st.store, Index: st.index, Feed: h, Registry: st.registry, Messages: st.messages,
+		KeepMessages: cfg.KeepMessages, Metrics: m, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
 	if cfg.Model != nil {
-		var syn *learn.Synthesis
-		if cfg.Synthesis != nil {
-			syn = &learn.Synthesis{Memory: learnerMemory{svc}, Every: cfg.Synthesis.Every}
-			if cfg.Synthesis.Approver != nil {
-				syn.Approver = timed(chatmodel.New(*cfg.Synthesis.Approver), m)
-			}
+		if svc.Learner, err = openLearner(cfg, svc, st.messages, h, m); err != nil {
+			return nil, err
 		}
-		svc.Learner, err = learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
-			Synthesis: syn,
-			Model:     timed(chatmodel.New(*cfg.Model), m), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase, Workers: cmp.Or(cfg.ModelCalls, 4),
-			Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
-			Hooks: learn.Hooks{
-				Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
-				Done: func(st memd.ExchangeStatus) {
-					if o := st.Synthesis; o != nil {
-						m.Synthesis.WithLabelValues("applied").Add(float64(o.Applied))
-						m.Synthesis.WithLabelValues("refused").Add(float64(o.Refused))
-						m.Synthesis.WithLabelValues("rejected").Add(float64(o.Rejected))
-					}
-					h.Announce(memd.FeedEvent{Type: memd.EventLearned, Shard: memd.AgentShard(st.Agent),
-						Exchange: st.ID, Learned: st.Commits, Time: cfg.Now()})
-				},
-				Failed: func(st memd.ExchangeStatus) {
-					m.LearnerFailures.Inc()
-					h.Announce(memd.FeedEvent{Type: memd.EventLearnerFailed, Shard: memd.AgentShard(st.Agent),
-						Exchange: st.ID, Error: st.Error, Time: cfg.Now()})
-				},
-			},
-		})
-		if err != nil {
-			return fail(err)
-		}
-		opened = append(opened, svc.Learner)
 	}
 	if cfg.Embeddings != nil {
-		svc.Reranker = embed.New(*cfg.Embeddings, idx)
+		svc.Reranker = embed.New(*cfg.Embeddings, st.index)
 		svc.RerankModel = cfg.Embeddings.Model
 	}
-	service.Store(svc)
-	rules := access.Rules{Member: reg.IsMember, Projects: reg.Projects}
-	guarded := m.Instrument(access.Guard(svc, rules))
+	return svc, nil
+}
 
-	ln := cfg.Listener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return fail(fmt.Errorf("listen on %s: %w", cfg.Listen, err))
+// openLearner opens the learner of cfg.Model (and synthesis, when set)
+// over svc, announcing what it learns on h.
+func openLearner(cfg Config, svc *Service, kept *transcript.Store, h *feed.Hub, m *metrics.Metrics) (*learn.Learner, error) {
+	var syn *learn.Synthesis
+	if cfg.Synthesis != nil {
+		syn = &learn.Synthesis{Memory: learnerMemory{svc}, Every: cfg.Synthesis.Every}
+		if cfg.Synthesis.Approver != nil {
+			syn.Approver = timed(chatmodel.New(*cfg.Synthesis.Approver), m)
 		}
 	}
-	d := &Daemon{
-		Store: store, Index: idx, Feed: h, Registry: reg, Service: svc, AdminTokenCreated: created,
-		log: cfg.Logger, ln: ln,
-	}
-	var ctx context.Context
-	ctx, d.stop = context.WithCancel(context.Background())
-	// Each shard's index is read when a call first needs it, and all of
-	// them in the background: a start answers at once.
-	idx.ReadAll()
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		h.Run(ctx, cfg.PollInterval)
-	}()
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		syncr.Run(ctx)
-	}()
-	if svc.Learner != nil {
-		d.bg.Add(1)
-		go func() {
-			defer d.bg.Done()
-			svc.Learner.Run(ctx)
-		}()
-	}
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		svc.sweepMessages(ctx)
-	}()
+	return learn.Open(filepath.Join(cfg.DataDir, LearnerFile), learn.Config{
+		Synthesis: syn,
+		Model:     timed(chatmodel.New(*cfg.Model), m), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase, Workers: cmp.Or(cfg.ModelCalls, 4),
+		Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
+		Hooks: learn.Hooks{
+			Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
+			Done: func(st memd.ExchangeStatus) {
+				if o := st.Synthesis; o != nil {
+					m.Synthesis.WithLabelValues("applied").Add(float64(o.Applied))
+					m.Synthesis.WithLabelValues("refused").Add(float64(o.Refused))
+					m.Synthesis.WithLabelValues("rejected").Add(float64(o.Rejected))
+				}
+				h.Announce(memd.FeedEvent{Type: memd.EventLearned, Shard: memd.AgentShard(st.Agent),
+					Exchange: st.ID, Learned: st.Commits, Time: cfg.Now()})
+			},
+			Failed: func(st memd.ExchangeStatus) {
+				m.LearnerFailures.Inc()
+				h.Announce(memd.FeedEvent{Type: memd.EventLearnerFailed, Shard: memd.AgentShard(st.Agent),
+					Exchange: st.ID, Error: st.Error, Time: cfg.Now()})
+			},
+		},
+	})
+}
+
+// httpServer is the daemon's HTTP server: the API, MCP, git and the web
+// UI, each through the rules of access and the metrics.
+func (d *Daemon) httpServer(cfg Config, m *metrics.Metrics) *http.Server {
+	svc, reg := d.Service, d.Registry
+	guarded := m.Instrument(access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects}))
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
 	api.Ready = svc.ready
 	api.Observe = func(route string, status int, took time.Duration) {
@@ -296,10 +341,9 @@ func Open(cfg Config) (*Daemon, error) {
 	}
 	api.Mount("/mcp", mcpHandler(guarded, cfg.Logger))
 	api.MountGit(githttp.Prefix, githttp.Handler(guarded, httpapi.WriteGitError))
-	d.Sessions = web.NewSessions()
 	api.Sessions = d.Sessions
 	api.Open("/", web.New(d.Sessions, reg))
-	d.server = &http.Server{
+	return &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
@@ -307,7 +351,31 @@ func Open(cfg Config) (*Daemon, error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
-	return d, nil
+}
+
+// start starts the background work: reading every shard's index (a start
+// answers at once; each shard is read when a call first needs it), the
+// feed's polling, the remotes, the learner and the sweep of kept messages.
+func (d *Daemon) start(poll time.Duration) {
+	var ctx context.Context
+	ctx, d.stop = context.WithCancel(context.Background())
+	d.Index.ReadAll()
+	svc := d.Service
+	jobs := []func(context.Context){
+		func(ctx context.Context) { d.Feed.Run(ctx, poll) },
+		svc.Syncer.Run,
+		svc.sweepMessages,
+	}
+	if svc.Learner != nil {
+		jobs = append(jobs, svc.Learner.Run)
+	}
+	for _, job := range jobs {
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			job(ctx)
+		}()
+	}
 }
 
 // URL is the base URL of the API.
