@@ -152,6 +152,57 @@ func parse(fs *flags, args []string) ([]string, error) {
 }
 
 // want checks the number of positional arguments.
+// shardFlags are the flags of the commands an agent runs on one shard: the
+// client's, --shard (the agent's own when not given) and --chat-kind, and
+// for commands that change memory, the source: --message and --chat.
+type shardFlags struct {
+	cf       clientFlags
+	shard    *string
+	kind     *string
+	messages strList
+	chat     *string
+}
+
+func (n *shardFlags) register(fs *flags, e *env, writes bool) {
+	n.cf.register(fs, e)
+	n.shard = fs.String("shard", "", "shard: agent/<name>, user/<id> or project/<slug> (default: the calling agent's own)")
+	n.kind = fs.String("chat-kind", "", "chat kind: direct, group, routine or api (user memory needs direct)")
+	if writes {
+		fs.Var(&n.messages, "message", "ID of a chat message this comes from (repeatable)")
+		n.chat = fs.String("chat", "", "ID of the chat this comes from")
+	}
+}
+
+// client returns a client that declares the chat kind, and the shard.
+func (n *shardFlags) client(ctx context.Context) (*client.Client, memd.ShardID, error) {
+	c, err := n.cf.client()
+	if err != nil {
+		return nil, memd.ShardID{}, err
+	}
+	c.ChatKind = memd.ChatKind(*n.kind)
+	s, err := shardOrOwn(ctx, c, *n.shard)
+	return c, s, err
+}
+
+// source is what --message, --chat and --chat-kind say a change came from.
+func (n *shardFlags) source() memd.Source {
+	src := memd.Source{Messages: n.messages, ChatKind: memd.ChatKind(*n.kind)}
+	if n.chat != nil {
+		src.Chat = *n.chat
+	}
+	return src
+}
+
+// positional parses args and returns the n arguments it must leave (what
+// names them in the error).
+func positional(fs *flags, args []string, n int, what string) ([]string, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return pos, want(fs, pos, n, what)
+}
+
 func want(fs *flags, pos []string, n int, what string) error {
 	if len(pos) != n {
 		return fs.mistake("want %s", what)

@@ -10,30 +10,20 @@ import (
 
 func runFacts(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "facts", "[flags]", "List a shard's facts, now or as they were at a commit or date.")
-	var cf clientFlags
-	cf.register(fs, e)
-	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
+	var sf shardFlags
+	sf.register(fs, e, false)
 	tier := fs.String("tier", "", "only this tier")
 	from := fs.String("from", "", "only facts dated on or after YYYY-MM-DD")
 	to := fs.String("to", "", "only facts dated on or before YYYY-MM-DD")
 	at := fs.String("at", "", "as of a commit or a date (YYYY-MM-DD)")
-	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
-	pos, err := parse(fs, args)
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, sid, err := sf.client(ctx)
 	if err != nil {
 		return err
 	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
-	c.ChatKind = memd.ChatKind(*kind)
-	q := memd.FactsQuery{Tier: memd.Tier(*tier), At: *at}
-	if q.Shard, err = shardOrOwn(ctx, c, *shard); err != nil {
-		return err
-	}
+	q := memd.FactsQuery{Shard: sid, Tier: memd.Tier(*tier), At: *at}
 	for _, d := range []struct {
 		v   string
 		out *memd.Date
@@ -48,7 +38,7 @@ func runFacts(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.json {
+	if sf.cf.json {
 		return printJSON(e, list)
 	}
 	if len(list.Facts) == 0 {

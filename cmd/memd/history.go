@@ -12,23 +12,13 @@ import (
 
 func runTrace(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "trace", "[flags] ID", "Show where a fact came from: the commit that introduced it, who, when, how, and the chat messages behind it.")
-	var cf clientFlags
-	cf.register(fs, e)
-	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
-	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
-	pos, err := parse(fs, args)
+	var sf shardFlags
+	sf.register(fs, e, false)
+	pos, err := positional(fs, args, 1, "a fact ID")
 	if err != nil {
 		return err
 	}
-	if err := want(fs, pos, 1, "a fact ID"); err != nil {
-		return err
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
-	c.ChatKind = memd.ChatKind(*kind)
-	sid, err := shardOrOwn(ctx, c, *shard)
+	c, sid, err := sf.client(ctx)
 	if err != nil {
 		return err
 	}
@@ -36,7 +26,7 @@ func runTrace(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.json {
+	if sf.cf.json {
 		return printJSON(e, tr)
 	}
 	state := "present"
@@ -133,27 +123,16 @@ func orDash(s string) string {
 
 func runLog(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "log", "[flags]", "Show a shard's commits, newest first, with their provenance and the facts each added (+) or removed (-).")
-	var cf clientFlags
-	cf.register(fs, e)
-	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
+	var sf shardFlags
+	sf.register(fs, e, false)
 	message := fs.String("message", "", "only commits citing this source message")
 	agent := fs.String("agent", "", "only commits by this agent (or \"admin\")")
 	op := fs.String("op", "", "only this operation: remember, forget, revert, import, note-edit")
 	limit := fs.Int("limit", 20, "at most this many commits")
-	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
-	c.ChatKind = memd.ChatKind(*kind)
-	sid, err := shardOrOwn(ctx, c, *shard)
+	c, sid, err := sf.client(ctx)
 	if err != nil {
 		return err
 	}
@@ -161,7 +140,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.json {
+	if sf.cf.json {
 		return printJSON(e, map[string]any{"commits": commits})
 	}
 	if len(commits) == 0 {

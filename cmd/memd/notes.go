@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/memd/memd"
-	"github.com/memd/memd/client"
 )
 
 const notesUsage = "Usage: memd notes list | read PATH | create PATH [FILE] | edit PATH [EDITS.json] | delete PATH  (each with -h for flags)"
@@ -19,46 +18,9 @@ func runNotes(ctx context.Context, e *env, args []string) error {
 		"list": runNotesList, "read": runNotesRead, "create": runNotesCreate, "edit": runNotesEdit, "delete": runNotesDelete}, args)
 }
 
-// noteFlags are the flags every notes subcommand shares.
-type noteFlags struct {
-	cf       clientFlags
-	shard    *string
-	kind     *string
-	messages strList
-	chat     *string
-}
-
-func (n *noteFlags) register(fs *flags, e *env, writes bool) {
-	n.cf.register(fs, e)
-	n.shard = fs.String("shard", "", "shard: agent/<name>, user/<id> or project/<slug> (default: the calling agent's own)")
-	n.kind = fs.String("chat-kind", "", "chat kind: direct, group, routine or api (user memory needs direct)")
-	if writes {
-		fs.Var(&n.messages, "message", "ID of a chat message the change comes from (repeatable)")
-		n.chat = fs.String("chat", "", "ID of the chat the change comes from")
-	}
-}
-
-func (n *noteFlags) client(ctx context.Context) (*client.Client, memd.ShardID, error) {
-	c, err := n.cf.client()
-	if err != nil {
-		return nil, memd.ShardID{}, err
-	}
-	c.ChatKind = memd.ChatKind(*n.kind)
-	s, err := shardOrOwn(ctx, c, *n.shard)
-	return c, s, err
-}
-
-func (n *noteFlags) source() memd.Source {
-	src := memd.Source{Messages: n.messages, ChatKind: memd.ChatKind(*n.kind)}
-	if n.chat != nil {
-		src.Chat = *n.chat
-	}
-	return src
-}
-
 func runNotesList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "notes list", "[flags]", "List a shard's notes with their revisions.")
-	var nf noteFlags
+	var nf shardFlags
 	nf.register(fs, e, false)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -91,7 +53,7 @@ func runNotesList(ctx context.Context, e *env, args []string) error {
 
 func runNotesRead(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "notes read", "[flags] PATH", "Print a note (its revision goes to stderr, for edit --revision).")
-	var nf noteFlags
+	var nf shardFlags
 	nf.register(fs, e, false)
 	at := fs.String("at", "", "as of a commit or a date (YYYY-MM-DD)")
 	pos, err := parse(fs, args)
@@ -127,7 +89,7 @@ func readInput(e *env, name string) ([]byte, error) {
 
 func runNotesCreate(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "notes create", "[flags] PATH [FILE]", "Create a note from FILE (or standard input).")
-	var nf noteFlags
+	var nf shardFlags
 	nf.register(fs, e, true)
 	create := fs.Bool("create", false, "create the agent shard named though no agent of that name is registered")
 	pos, err := parse(fs, args)
@@ -161,7 +123,7 @@ func runNotesEdit(ctx context.Context, e *env, args []string) error {
 		"Apply anchored edits to a note, all or none, as one commit. Give one edit with the flags below, or a JSON list of\n"+
 			`edits in a file or on standard input: [{"op": "replace", "find": "...", "replace": "..."}, {"op": "insert_after",`+"\n"+
 			`"anchor": "...", "text": "..."}, {"op": "insert_before", ...}, {"op": "delete", "find": "...", "all": true}].`)
-	var nf noteFlags
+	var nf shardFlags
 	nf.register(fs, e, true)
 	revision := fs.String("revision", "", "fail unless the note is at this revision (from notes read)")
 	find := fs.String("find", "", "text to replace (with --replace) or delete (with --delete)")
@@ -219,7 +181,7 @@ func runNotesEdit(ctx context.Context, e *env, args []string) error {
 
 func runNotesDelete(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "notes delete", "[flags] PATH", "Delete a note as one commit.")
-	var nf noteFlags
+	var nf shardFlags
 	nf.register(fs, e, true)
 	revision := fs.String("revision", "", "fail unless the note is at this revision")
 	pos, err := parse(fs, args)

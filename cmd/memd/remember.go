@@ -11,15 +11,10 @@ import (
 
 func runRemember(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "remember", "[flags] TEXT", "Remember a fact. The same text again returns the fact it matches and makes no commit.")
-	var cf clientFlags
-	cf.register(fs, e)
-	shard := fs.String("shard", "", "shard: agent/<name>, user/<id> or project/<slug> (default: the calling agent's own)")
+	var sf shardFlags
+	sf.register(fs, e, true)
 	tier := fs.String("tier", "profile", "tier: profile, log, note or episode")
 	date := fs.String("date", "", "the fact's date, YYYY-MM-DD (default: today)")
-	var messages strList
-	fs.Var(&messages, "message", "ID of a chat message the fact comes from (repeatable)")
-	chat := fs.String("chat", "", "ID of the chat the fact comes from")
-	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api")
 	excerpt := fs.String("excerpt", "", "what was said, quoted (at most 2,000 characters), kept under the --message IDs for reviewers")
 	create := fs.Bool("create", false, "create the agent shard named though no agent of that name is registered")
 	pos, err := parse(fs, args)
@@ -29,25 +24,22 @@ func runRemember(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 {
 		return want(fs, pos, 1, "the fact's text")
 	}
-	c, err := cf.client()
+	c, sid, err := sf.client(ctx)
 	if err != nil {
 		return err
 	}
-	req := memd.RememberRequest{Text: strings.Join(pos, " "), Tier: memd.Tier(*tier),
-		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind), Excerpt: *excerpt}, Create: *create}
+	req := memd.RememberRequest{Shard: sid, Text: strings.Join(pos, " "), Tier: memd.Tier(*tier), Source: sf.source(), Create: *create}
+	req.Source.Excerpt = *excerpt
 	if *date != "" {
 		if req.Date, err = memd.ParseDate(*date); err != nil {
 			return err
 		}
 	}
-	if req.Shard, err = shardOrOwn(ctx, c, *shard); err != nil {
-		return err
-	}
 	res, err := c.Remember(ctx, req)
 	if err != nil {
 		return err
 	}
-	if cf.json {
+	if sf.cf.json {
 		return printJSON(e, res)
 	}
 	if res.Existing {
@@ -75,33 +67,21 @@ func shardOrOwn(ctx context.Context, c *client.Client, v string) (memd.ShardID, 
 
 func runForget(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "forget", "[flags] ID", "Forget a fact: remove its line(s) in one commit.")
-	var cf clientFlags
-	cf.register(fs, e)
-	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
-	var messages strList
-	fs.Var(&messages, "message", "ID of the chat message that asked for it (repeatable)")
-	chat := fs.String("chat", "", "chat ID")
-	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api")
-	pos, err := parse(fs, args)
+	var sf shardFlags
+	sf.register(fs, e, true)
+	pos, err := positional(fs, args, 1, "a fact ID")
 	if err != nil {
 		return err
 	}
-	if err := want(fs, pos, 1, "a fact ID"); err != nil {
-		return err
-	}
-	c, err := cf.client()
+	c, sid, err := sf.client(ctx)
 	if err != nil {
 		return err
 	}
-	sid, err := shardOrOwn(ctx, c, *shard)
+	res, err := c.Forget(ctx, memd.ForgetRequest{Shard: sid, ID: pos[0], Source: sf.source()})
 	if err != nil {
 		return err
 	}
-	res, err := c.Forget(ctx, memd.ForgetRequest{Shard: sid, ID: pos[0], Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind)}})
-	if err != nil {
-		return err
-	}
-	if cf.json {
+	if sf.cf.json {
 		return printJSON(e, res)
 	}
 	fmt.Fprintf(e.stdout, "forgot %s in %s: %s\n  commit %s\n", res.Fact.ID, sid, res.Fact.Text, shortHash(res.Commit))
@@ -110,14 +90,9 @@ func runForget(ctx context.Context, e *env, args []string) error {
 
 func runEdit(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "edit", "[flags] ID TEXT", "Rewrite a fact's text where its line stands, in one commit (Memory-Op: edit) that names the fact it replaces and keeps its source, so trace follows the fact back to the message it was first learned from.")
-	var cf clientFlags
-	cf.register(fs, e)
-	shard := fs.String("shard", "", "shard (default: the calling agent's own)")
-	var messages strList
-	fs.Var(&messages, "message", "ID of a chat message that asked for the change (repeatable)")
-	chat := fs.String("chat", "", "chat ID")
-	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api")
-	excerpt := fs.String("excerpt", "", "what was said, quoted (at most 2,000 characters), kept under the --message IDs")
+	var sf shardFlags
+	sf.register(fs, e, true)
+	excerpt := fs.String("excerpt", "", "what was said, quoted (at most 2,000 characters), kept under the --message IDs for reviewers")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -125,21 +100,17 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 	if len(pos) < 2 {
 		return want(fs, pos, 2, "a fact ID and the new text")
 	}
-	c, err := cf.client()
+	c, sid, err := sf.client(ctx)
 	if err != nil {
 		return err
 	}
-	c.ChatKind = memd.ChatKind(*kind)
-	sid, err := shardOrOwn(ctx, c, *shard)
+	req := memd.EditFactRequest{Shard: sid, ID: pos[0], Text: strings.Join(pos[1:], " "), Source: sf.source()}
+	req.Source.Excerpt = *excerpt
+	res, err := c.EditFact(ctx, req)
 	if err != nil {
 		return err
 	}
-	res, err := c.EditFact(ctx, memd.EditFactRequest{Shard: sid, ID: pos[0], Text: strings.Join(pos[1:], " "),
-		Source: memd.Source{Messages: messages, Chat: *chat, ChatKind: memd.ChatKind(*kind), Excerpt: *excerpt}})
-	if err != nil {
-		return err
-	}
-	if cf.json {
+	if sf.cf.json {
 		return printJSON(e, res)
 	}
 	if res.Commit == "" {
