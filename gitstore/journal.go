@@ -217,7 +217,7 @@ func (sh *Shard) finishWorktree(head, root Hash) error {
 	// index, a moment later.
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if err := sh.syncIndex(st.head, touched, next, indexWait); err != nil {
+	if err := sh.syncIndex(st.head, touched, next, indexWait, false); err != nil {
 		return err
 	}
 	if len(sh.behind) == 0 {

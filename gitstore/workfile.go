@@ -168,6 +168,11 @@ func appendInPlace(full string, before os.FileInfo, cur, add []byte) (w workWrit
 		if now, ok = grownByLines(f, cur, add); !ok {
 			return w, true, nil
 		}
+		// Nothing written since that read: a line a person is half way
+		// through would be joined to memd's.
+		if st, err := f.Stat(); err != nil || st.Size() != int64(len(now)) {
+			return w, true, nil
+		}
 	}
 	if _, err := f.Write(add); err != nil {
 		return w, false, fmt.Errorf("append to %s: %w", filepath.Base(full), err)

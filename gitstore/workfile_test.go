@@ -3,6 +3,7 @@ package gitstore
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -366,6 +367,7 @@ func TestShard_RefusesAWriteAPersonKeepsOutOfTheWorkingFile(t *testing.T) {
 // Once memd has written one working file of a move, refusing the move
 // would leave that file ahead of main for a git commit to take: main
 // moves, and the file the person keeps changing catches up once they stop.
+// Meanwhile it holds up no other write.
 func TestShard_AMoveHalfWrittenGoesAhead(t *testing.T) {
 	_, sh := aliceShard(t)
 	if _, err := addFact(sh, "Booked a flight to Lisbon"); err != nil {
@@ -392,6 +394,29 @@ func TestShard_AMoveHalfWrittenGoesAhead(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(sh.Dir(), "log", "2026-10.md")); !strings.Contains(string(got), "Renewed the passport") {
 		t.Errorf("the file written first:\n%s", got)
 	}
+
+	// While the busy file waits, the next move, to another file, is
+	// written and indexed in full, not held up behind it.
+	dec, _ := memd.ParseDate("2026-12-01")
+	res, err = sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+		Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Bought winter tyres", Date: dec, Tier: memd.TierLog}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(sh.Dir(), "log", "2026-12.md")); !strings.Contains(string(got), "Bought winter tyres") {
+		t.Errorf("the next move's file:\n%s", got)
+	}
+	gitOut := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if st := gitOut("status", "--porcelain", "log/2026-12.md", "log/2026-10.md"); st != "" {
+		t.Errorf("git status of the files memd wrote:\n%s", st)
+	}
+
 	testHookBeforeAppend, testHookBeforeRename = nil, nil
 	if !sh.SyncWorktree(time.Second) {
 		t.Fatal("the working tree did not catch up")

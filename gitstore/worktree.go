@@ -23,44 +23,64 @@ import (
 // edited or staged but not committed is merged rather than overwritten.
 // The caller holds the index lock, which syncWorktree releases; without it
 // (nil), only the working files are written, and the index waits.
-func (sh *Shard) syncWorktree(lock *lockFile, touched map[string]*factFile, files map[string]*factFile) error {
+//
+// The paths of move (a move of main under way; nil for a catch-up) go
+// first, and a failure before any of them was written stops at once: the
+// caller may still refuse the move. Any other failure does not hold up the
+// rest, and the index is written for the paths that were: inStep lists
+// those now in step with files.
+func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*factFile) (inStep []string, err error) {
 	idx, err := sh.readIndex()
 	if err != nil {
 		lock.release()
-		return err
+		return nil, err
 	}
 	if sh.worktreeAt == nil {
 		sh.worktreeAt = make(map[string]*factFile)
 	}
-	var done []string
+	order := slices.Sorted(mapKeys(move))
 	for _, path := range slices.Sorted(mapKeys(touched)) {
+		if _, ok := move[path]; !ok {
+			order = append(order, path)
+		}
+	}
+	var done []string
+	var failed error
+	for _, path := range order {
 		fileOld, ahead := sh.worktreeAt[path]
 		if !ahead {
 			fileOld = touched[path]
 		}
 		if err := sh.syncFile(idx, path, touched[path], fileOld, files[path]); err != nil {
-			lock.release()
-			return &worktreeError{path: path, done: done, err: err}
+			we := &worktreeError{path: path, done: slices.Clone(done), err: err}
+			if _, ok := move[path]; ok && len(done) == 0 {
+				lock.release() // the move may be refused yet
+				return nil, we
+			}
+			if failed == nil {
+				failed = we
+			}
+			continue
 		}
 		done = append(done, path)
 		// Until the index is written, the file is ahead of it.
 		sh.worktreeAt[path] = files[path]
 	}
 	if lock == nil {
-		return nil
+		return nil, failed
 	}
 	var buf bytes.Buffer
 	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
 		lock.release()
-		return fmt.Errorf("encode index: %w", err)
+		return nil, fmt.Errorf("encode index: %w", err)
 	}
 	if err := lock.replace(buf.Bytes()); err != nil {
-		return err
+		return nil, err
 	}
-	for path := range touched {
+	for _, path := range done {
 		delete(sh.worktreeAt, path)
 	}
-	return nil
+	return done, failed
 }
 
 // worktreeError is a working file syncWorktree could not write, after

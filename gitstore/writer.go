@@ -349,16 +349,18 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	if err := sh.syncIndex(next, touched, files, indexWait); err != nil {
-		rlock.release() // nothing in the working tree was touched
+	if err := sh.syncIndex(next, touched, files, indexWait, true); err != nil {
 		if errors.Is(err, errMoveRefused) {
-			// The journal names the move refused.
+			// The journal names the move refused: put back what waited
+			// before it, while main is still locked (a start after a
+			// crash before this would finish the move instead).
 			if len(sh.behind) == 0 {
 				sh.dropJournal()
 			} else if jerr := sh.writeJournal(old, sh.behind, sh.behindNext); jerr != nil {
 				sh.store.log.Warn("recording the working files behind main", "shard", sh.id, "err", jerr)
 			}
 		}
+		rlock.release() // nothing of the move is in the working tree
 		return err
 	}
 	if err := rlock.commit(); err != nil {
@@ -385,7 +387,7 @@ func (sh *Shard) takeBack(old Hash, touched, files map[string]*factFile) {
 	for path := range touched {
 		back[path] = files[path]
 	}
-	sh.syncIndex(old, back, touched, indexWait)
+	sh.syncIndex(old, back, touched, indexWait, false)
 }
 
 // indexWait is how long a write waits for a git command to give back the
@@ -402,9 +404,11 @@ const indexRetry = 100 * time.Millisecond
 // move in the working-tree journal first, and fails, touching nothing, if
 // it cannot. A git command may hold the index lock for long (git commit,
 // while its editor is open); memd's write then goes ahead without waiting,
-// and the index catches up with the next write or a moment later. The
-// caller holds sh.mu.
-func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait time.Duration) error {
+// and the index catches up with the next write or a moment later. When
+// touched is a move of main under way (move), a person who kept changing
+// one of its files refuses it (see errMoveRefused); any other catch-up
+// waits and tries again. The caller holds sh.mu.
+func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait time.Duration, move bool) error {
 	behind, behindNext := maps.Clone(sh.behind), maps.Clone(sh.behindNext)
 	if behind == nil {
 		behind, behindNext = make(map[string]*factFile), make(map[string]*factFile)
@@ -425,26 +429,35 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 	}
 	prevBehind, prevNext := sh.behind, sh.behindNext
 	sh.behind, sh.behindNext = behind, behindNext
+	var moving map[string]*factFile
+	if move {
+		moving = touched
+	}
 	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), wait)
 	if err == nil {
-		err = sh.syncWorktree(lock, sh.behind, sh.behindNext)
+		var inStep []string
+		inStep, err = sh.syncWorktree(lock, sh.behind, sh.behindNext, moving)
+		for _, path := range inStep {
+			delete(sh.behind, path)
+			delete(sh.behindNext, path)
+		}
 	} else if len(touched) > 0 {
 		// The working files need no lock, and must not wait: a git commit
 		// that reads HEAD once main has moved reads them, and would
 		// otherwise commit memd's new facts away.
-		ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext)
-		if ferr == nil {
+		_, ferr := sh.syncWorktree(nil, sh.behind, sh.behindNext, moving)
+		if jerr := sh.writeJournal(commit, sh.behind, sh.behindNext); jerr != nil {
 			// Which versions the files are at now, for a start after a crash.
-			ferr = sh.writeJournal(commit, sh.behind, sh.behindNext)
+			sh.store.log.Warn("recording the working files written while git holds the index", "shard", sh.id, "err", jerr)
 		}
-		if refusesMove(ferr, touched) {
+		if move && refusesMove(ferr, touched) {
 			err = ferr
 		} else if ferr != nil {
 			sh.store.log.Warn("writing working files while git holds the index", "shard", sh.id, "err", ferr)
 		}
 	}
 	if err != nil {
-		if refusesMove(err, touched) {
+		if move && refusesMove(err, touched) {
 			// Nothing of this move reached the working tree: it is
 			// refused, and what waited before waits as it was.
 			sh.behind, sh.behindNext = prevBehind, prevNext
@@ -514,7 +527,7 @@ func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if len(sh.behind) > 0 {
-		sh.syncIndex(Hash{}, nil, nil, wait)
+		sh.syncIndex(Hash{}, nil, nil, wait, false)
 		if len(sh.behind) == 0 {
 			sh.dropJournal()
 		}
