@@ -58,11 +58,13 @@ type FeedQuery struct {
 	// Since resumes a shard after a commit: the commits after it are
 	// replayed from history before live events.
 	Since map[ShardID]string
-	// Wants is set by the rules of access: the shards the caller may follow.
-	Wants func(ShardID) bool `json:"-"`
-	// Agent is set by the rules of access: the agent following, whose
-	// removal ends the subscription ("" for the admin).
-	Agent string `json:"-"`
+}
+
+// Following is what a subscription may follow, as the rules of access
+// resolved it for its caller.
+type Following struct {
+	Wants func(ShardID) bool // the shards the caller may follow
+	Agent string             // the agent following, whose removal ends the subscription ("" for the admin)
 }
 
 // Subscription is a running feed. Read Replay, then Events until Done.

@@ -535,6 +535,17 @@ type Service interface {
 	Git(ctx context.Context, shard ShardID, push bool) (GitRepo, error)
 }
 
+// ScopedReader is what the rules of access call once they have resolved
+// what a caller may read: recall, the memory section and the feed, over
+// the shards they name. The Service's own Recall, Context and Subscribe
+// refuse when called without the rules in front of them: the rules are
+// what says which shards those read.
+type ScopedReader interface {
+	RecallIn(ctx context.Context, scopes Scopes, q RecallQuery) (RecallResult, error)
+	ContextIn(ctx context.Context, scopes Scopes, q ContextQuery) (MemoryContext, error)
+	SubscribeAs(ctx context.Context, f Following, q FeedQuery) (Subscription, error)
+}
+
 // GitRepo is a shard opened for a git client by Service.Git.
 type GitRepo struct {
 	Shard ShardID

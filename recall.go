@@ -66,7 +66,6 @@ type RecallQuery struct {
 	// IncludeProposed searches the proposals waiting for review too (see
 	// Reviewer); recall reads main only otherwise.
 	IncludeProposed bool
-	Scopes          Scopes // resolved by the rules of access
 }
 
 // Hit is one fact recall found, with where it came from.
@@ -265,7 +264,6 @@ type ContextQuery struct {
 	// IncludeProposed puts the proposals waiting for review in the section
 	// too.
 	IncludeProposed bool
-	Scopes          Scopes // resolved by the rules of access
 }
 
 // ContextBlock is one scope's part of the memory section.

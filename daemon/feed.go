@@ -8,9 +8,14 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-// Subscribe follows the shards q.Wants accepts.
-func (s *Service) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscription, error) {
-	if q.Wants == nil {
+// Subscribe refuses: see memd.ScopedReader.
+func (s *Service) Subscribe(context.Context, memd.FeedQuery) (memd.Subscription, error) {
+	return nil, errNoRules
+}
+
+// SubscribeAs follows the shards f.Wants accepts.
+func (s *Service) SubscribeAs(ctx context.Context, f memd.Following, q memd.FeedQuery) (memd.Subscription, error) {
+	if f.Wants == nil {
 		return nil, memd.Errorf(memd.EINVALID, "a subscription needs the shards it may follow")
 	}
 	since := make(map[memd.ShardID]gitstore.Hash, len(q.Since))
@@ -25,7 +30,7 @@ func (s *Service) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscri
 		}
 		since[id] = h
 	}
-	sub, err := s.Feed.Subscribe(q.Agent, q.Wants, since)
+	sub, err := s.Feed.Subscribe(f.Agent, f.Wants, since)
 	if err != nil {
 		return nil, err
 	}

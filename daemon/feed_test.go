@@ -235,13 +235,30 @@ func TestFeed_OnlyWhatTheCallerMayRead(t *testing.T) {
 	wantCode(t, err, memd.ENOTFOUND)
 }
 
+// Which shards recall, the memory section and the feed read is the rules
+// of access's to say: the service called without them refuses, where it
+// once searched nothing and answered as if memory were empty.
+func TestService_ReadsNothingWithoutTheRules(t *testing.T) {
+	e := startFeed(t)
+	ctx := memd.NewContext(context.Background(), memd.Caller{Admin: true})
+	if _, err := e.d.Service.Recall(ctx, memd.RecallQuery{Q: "anything"}); memd.ErrorCode(err) != memd.EINTERNAL {
+		t.Errorf("Recall without the rules: %v", err)
+	}
+	if _, err := e.d.Service.Context(ctx, memd.ContextQuery{}); memd.ErrorCode(err) != memd.EINTERNAL {
+		t.Errorf("Context without the rules: %v", err)
+	}
+	if _, err := e.d.Service.Subscribe(ctx, memd.FeedQuery{}); memd.ErrorCode(err) != memd.EINTERNAL {
+		t.Errorf("Subscribe without the rules: %v", err)
+	}
+}
+
 // A subscriber that stops reading is cut off with a reason; the others do
 // not slow down and miss nothing.
 func TestFeed_StalledSubscriberIsCutOff(t *testing.T) {
 	e := startFeed(t)
 	ctx := memd.NewContext(context.Background(), memd.Caller{Admin: true})
 	wants := func(memd.ShardID) bool { return true }
-	stalled, err := e.d.Service.Subscribe(ctx, memd.FeedQuery{Wants: wants})
+	stalled, err := e.d.Service.SubscribeAs(ctx, memd.Following{Wants: wants}, memd.FeedQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,23 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-// Recall ranks the facts of the query's scopes. With At, it searches memory
-// as it was then, read from git history rather than from the index.
-func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallResult, error) {
+// errNoRules is Recall, Context or Subscribe called on the service itself:
+// which shards they read is the rules of access's to say (access.Guard).
+var errNoRules = memd.Errorf(memd.EINTERNAL, "recall, the memory section and the feed are reached through the rules of access")
+
+// Recall refuses: see memd.ScopedReader.
+func (s *Service) Recall(context.Context, memd.RecallQuery) (memd.RecallResult, error) {
+	return memd.RecallResult{}, errNoRules
+}
+
+// Context refuses: see memd.ScopedReader.
+func (s *Service) Context(context.Context, memd.ContextQuery) (memd.MemoryContext, error) {
+	return memd.MemoryContext{}, errNoRules
+}
+
+// RecallIn ranks the facts of scopes. With At, it searches memory as it was
+// then, read from git history rather than from the index.
+func (s *Service) RecallIn(ctx context.Context, scopes memd.Scopes, q memd.RecallQuery) (memd.RecallResult, error) {
 	k := q.K
 	switch {
 	case k == 0:
@@ -29,7 +43,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 	if len(q.Q) > 1000 {
 		return memd.RecallResult{}, memd.Errorf(memd.EINVALID, "the query is longer than 1000 bytes")
 	}
-	shards := q.Scopes.Shards()
+	shards := scopes.Shards()
 	x, at, err := s.view(ctx, shards, q.At, q.IncludeProposed)
 	if err != nil {
 		return memd.RecallResult{}, err
@@ -47,7 +61,7 @@ func (s *Service) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallRe
 	} else {
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now(), Explain: q.Explain})
 	}
-	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, Skipped: q.Scopes.Skipped, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards)}
+	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, Skipped: scopes.Skipped, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards)}
 	if out.Searched == nil {
 		out.Searched = []memd.ShardID{}
 	}
@@ -298,27 +312,27 @@ func (s *Service) pointInTime(shards []memd.ShardID, at string) (time.Time, map[
 	return time.Time{}, nil, memd.Errorf(memd.ENOTFOUND, "no shard searched has a commit %q", at)
 }
 
-// Context assembles the memory section of an agent's prompt, or with
-// Since what changed in it since an earlier answer.
-func (s *Service) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryContext, error) {
+// ContextIn assembles the memory section of an agent's prompt from scopes,
+// or with Since what changed in it since an earlier answer.
+func (s *Service) ContextIn(ctx context.Context, scopes memd.Scopes, q memd.ContextQuery) (memd.MemoryContext, error) {
 	if q.Since != "" {
 		if q.At != "" || q.IncludeProposed {
 			return memd.MemoryContext{}, memd.Errorf(memd.EINVALID, "ask with since alone: not with at or include_proposed (a change since reads main)")
 		}
-		return s.contextSince(q)
+		return s.contextSince(scopes, q)
 	}
-	shards := q.Scopes.Shards()
+	shards := scopes.Shards()
 	x, _, err := s.view(ctx, shards, q.At, q.IncludeProposed)
 	if err != nil {
 		return memd.MemoryContext{}, err
 	}
 	var blocks []memd.ContextBlock
 	readAt := x.Snapshot(shards, func(walk search.Walker) {
-		for _, sc := range scopesOf(q.Scopes) {
+		for _, sc := range scopesOf(scopes) {
 			blocks = append(blocks, contextBlock(walk, sc.shard, sc.title))
 		}
 	})
-	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, Skipped: q.Scopes.Skipped, ReadAt: memd.NewReadAt(readAt, shards)}, nil
+	return memd.MemoryContext{Markdown: renderContext(blocks), Blocks: blocks, Skipped: scopes.Skipped, ReadAt: memd.NewReadAt(readAt, shards)}, nil
 }
 
 type scope struct {
@@ -341,7 +355,7 @@ func scopesOf(sc memd.Scopes) []scope {
 // contextSince answers what changed in an agent's view of memory since a
 // stamp: per scope, the facts added and removed between the commit the
 // stamp names (none: the scope was empty or not in the view) and HEAD.
-func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) {
+func (s *Service) contextSince(scopes memd.Scopes, q memd.ContextQuery) (memd.MemoryContext, error) {
 	old, ok, err := memd.ParseStamp(q.Since)
 	if err == nil && !ok {
 		err = memd.Errorf(memd.EINVALID, "since takes the stamp of an earlier answer (<shard>@<commit>,...)")
@@ -349,7 +363,7 @@ func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) 
 	if err != nil {
 		return memd.MemoryContext{}, err
 	}
-	shards := q.Scopes.Shards()
+	shards := scopes.Shards()
 	before, err := s.stampHeads(shards, old)
 	if err != nil {
 		return memd.MemoryContext{}, err
@@ -360,7 +374,7 @@ func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) 
 	now := s.Index.Search().Heads(shards)
 	out := memd.MemoryContext{ReadAt: memd.NewReadAt(now, shards)}
 	var b strings.Builder
-	for _, sc := range scopesOf(q.Scopes) {
+	for _, sc := range scopesOf(scopes) {
 		from := before[sc.shard]
 		to := gitstore.Hash{}
 		if c := now[sc.shard]; c != "" {
@@ -393,6 +407,6 @@ func (s *Service) contextSince(q memd.ContextQuery) (memd.MemoryContext, error) 
 		}
 	}
 	out.Markdown = b.String()
-	out.Skipped = q.Scopes.Skipped
+	out.Skipped = scopes.Skipped
 	return out, nil
 }

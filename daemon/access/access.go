@@ -124,12 +124,19 @@ func (r Rules) Check(c memd.Caller, verb string, s memd.ShardID) error {
 
 // Guard returns a service that checks every call against the rules before
 // passing it to inner.
-func Guard(inner memd.Service, r Rules) memd.Service {
+func Guard(inner Inner, r Rules) memd.Service {
 	return &guard{inner: inner, rules: r}
 }
 
+// Inner is the service the guard stands in front of: it reads recall, the
+// memory section and the feed from the scopes the guard resolves.
+type Inner interface {
+	memd.Service
+	memd.ScopedReader
+}
+
 type guard struct {
-	inner memd.Service
+	inner Inner
 	rules Rules
 }
 
@@ -357,10 +364,11 @@ func (g *guard) Recall(ctx context.Context, q memd.RecallQuery) (memd.RecallResu
 	if err != nil {
 		return memd.RecallResult{}, err
 	}
-	if q.Scopes, err = g.rules.Scopes(c, q.Agent, q.User, q.Projects, false, func() ([]memd.ShardInfo, error) { return g.inner.Shards(ctx) }); err != nil {
+	scopes, err := g.rules.Scopes(c, q.Agent, q.User, q.Projects, false, func() ([]memd.ShardInfo, error) { return g.inner.Shards(ctx) })
+	if err != nil {
 		return memd.RecallResult{}, err
 	}
-	return g.inner.Recall(ctx, q)
+	return g.inner.RecallIn(ctx, scopes, q)
 }
 
 func (g *guard) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryContext, error) {
@@ -368,10 +376,11 @@ func (g *guard) Context(ctx context.Context, q memd.ContextQuery) (memd.MemoryCo
 	if err != nil {
 		return memd.MemoryContext{}, err
 	}
-	if q.Scopes, err = g.rules.Scopes(c, q.Agent, q.User, q.Projects, true, nil); err != nil {
+	scopes, err := g.rules.Scopes(c, q.Agent, q.User, q.Projects, true, nil)
+	if err != nil {
 		return memd.MemoryContext{}, err
 	}
-	return g.inner.Context(ctx, q)
+	return g.inner.ContextIn(ctx, scopes, q)
 }
 
 // Subscribe follows only shards the caller may read in its declared chat:
@@ -386,25 +395,25 @@ func (g *guard) Subscribe(ctx context.Context, q memd.FeedQuery) (memd.Subscript
 			return nil, err
 		}
 	}
+	var f memd.Following
 	if len(q.Shards) > 0 {
 		named := slices.Clone(q.Shards)
-		q.Wants = func(s memd.ShardID) bool { return slices.Contains(named, s) }
+		f.Wants = func(s memd.ShardID) bool { return slices.Contains(named, s) }
 	} else {
-		q.Wants = func(s memd.ShardID) bool { return g.rules.Check(c, "read", s) == nil }
+		f.Wants = func(s memd.ShardID) bool { return g.rules.Check(c, "read", s) == nil }
 	}
 	for s := range q.Since {
-		if !q.Wants(s) {
+		if !f.Wants(s) {
 			if err := g.rules.Check(c, "read", s); err != nil {
 				return nil, err
 			}
 			return nil, memd.Errorf(memd.EINVALID, "since names %s, which the subscription does not follow", s)
 		}
 	}
-	q.Agent = ""
 	if !c.Admin {
-		q.Agent = c.Agent
+		f.Agent = c.Agent
 	}
-	return g.inner.Subscribe(ctx, q)
+	return g.inner.SubscribeAs(ctx, f, q)
 }
 
 // Learn accepts an agent's own exchanges; the admin's for any agent.
