@@ -19,13 +19,13 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/access"
 	"github.com/memd/memd/daemon/auth"
-	"github.com/memd/memd/daemon/embed"
 	"github.com/memd/memd/daemon/feed"
 	"github.com/memd/memd/daemon/githttp"
 	"github.com/memd/memd/daemon/httpapi"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/daemon/remote"
+	"github.com/memd/memd/daemon/rerank"
 	"github.com/memd/memd/daemon/transcript"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
@@ -56,7 +56,7 @@ type Config struct {
 	Now     func() time.Time
 	NoSync  bool // skip fsync (tests and benchmarks)
 	// Embeddings, when set, re-rank recall by embedding similarity.
-	Embeddings *embed.Config
+	Embeddings *rerank.Config
 	// PollInterval is how often every shard is checked for commits made
 	// outside memd, for the feed, beside the watch on their refs that sees
 	// such commits at once; 30s when zero.
@@ -289,7 +289,7 @@ func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *me
 		}
 	}
 	if cfg.Embeddings != nil {
-		svc.Reranker = embed.New(*cfg.Embeddings, st.index)
+		svc.Reranker = rerank.New(*cfg.Embeddings, st.index)
 		svc.RerankModel = cfg.Embeddings.Model
 	}
 	return svc, nil

@@ -16,7 +16,7 @@ import (
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
-	"github.com/memd/memd/daemon/embed"
+	"github.com/memd/memd/daemon/rerank"
 )
 
 // embeddingServer is a local OpenAI-compatible embeddings endpoint. It
@@ -93,7 +93,7 @@ func TestRecall_SemanticRerankingWithACache(t *testing.T) {
 	dir := t.TempDir()
 	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Embeddings: &embed.Config{BaseURL: es.URL + "/v1", Model: "test-embed"}})
+		Embeddings: &rerank.Config{BaseURL: es.URL + "/v1", Model: "test-embed"}})
 	if err != nil {
 		t.Fatal(err)
 	}

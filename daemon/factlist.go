@@ -78,7 +78,7 @@ func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, 
 		}
 		docs = make(map[string]search.Doc, len(out.Facts))
 		for _, f := range out.Facts {
-			if d, ok := s.Index.Search().Get(q.Shard, f.ID); ok {
+			if d, ok := s.Index.Engine().Get(q.Shard, f.ID); ok {
 				docs[f.ID] = d
 			}
 		}

@@ -13,7 +13,7 @@ import (
 func (s *Service) Trace(ctx context.Context, id memd.ShardID, factID string) (memd.Trace, error) {
 	if !memd.ValidFactID(factID) {
 		// Recall's hits include passages of notes, whose IDs are not facts'.
-		if d, ok := s.Index.Search().Get(id, factID); ok && d.Note != "" {
+		if d, ok := s.Index.Engine().Get(id, factID); ok && d.Note != "" {
 			return memd.Trace{}, memd.Errorf(memd.EINVALID, "%s is a passage of note %s, not a fact: read the note (read_note, memd notes read %s)", factID, d.Note, d.Note)
 		}
 		return memd.Trace{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", factID)

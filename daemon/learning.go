@@ -89,7 +89,7 @@ func (m learnerMemory) Known(ctx context.Context, ex memd.Exchange) ([]memd.Fact
 	if err := m.s.Index.CatchUp(shards...); err != nil {
 		return nil, err
 	}
-	x := m.s.Index.Search()
+	x := m.s.Index.Engine()
 	var out []memd.Fact
 	seen := make(map[memd.ShardID]map[string]bool)
 	add := func(f memd.Fact) bool {

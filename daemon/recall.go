@@ -76,7 +76,7 @@ func (s *Service) RecallIn(ctx context.Context, scopes memd.Scopes, q memd.Recal
 // they were then, read from git history. It also names the commit, date or
 // stamp answered from. With proposed, shards with proposals waiting for
 // review are read at the tip of their branch proposed.
-func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, proposed bool) (*search.Index, string, error) {
+func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, proposed bool) (*search.Engine, string, error) {
 	if proposed && at != "" {
 		return nil, "", memd.Errorf(memd.EINVALID, "ask with at or with include_proposed, not both")
 	}
@@ -95,7 +95,7 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, pr
 		if err := s.Index.CatchUp(shards...); err != nil {
 			return nil, "", err
 		}
-		return s.Index.Search(), "", nil
+		return s.Index.Engine(), "", nil
 	default:
 		if heads, label, err = s.instant(shards, at); err != nil {
 			return nil, "", err
@@ -137,9 +137,9 @@ func (s *Service) proposedHeads(shards []memd.ShardID) (map[memd.ShardID]gitstor
 }
 
 // viewAt builds an index of the shards at the given commits.
-func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[memd.ShardID]gitstore.Hash) (*search.Index, error) {
+func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[memd.ShardID]gitstore.Hash) (*search.Engine, error) {
 	x := search.New()
-	live := s.Index.Search()
+	live := s.Index.Engine()
 	var docs []search.Doc
 	for _, id := range shards {
 		h := heads[id]
@@ -371,7 +371,7 @@ func (s *Service) contextSince(scopes memd.Scopes, q memd.ContextQuery) (memd.Me
 	if err := s.Index.CatchUp(shards...); err != nil {
 		return memd.MemoryContext{}, err
 	}
-	now := s.Index.Search().Heads(shards)
+	now := s.Index.Engine().Heads(shards)
 	out := memd.MemoryContext{ReadAt: memd.NewReadAt(now, shards)}
 	var b strings.Builder
 	for _, sc := range scopesOf(scopes) {

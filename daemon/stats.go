@@ -124,7 +124,7 @@ func (c *growthCache) dated(idx *index.Index, id memd.ShardID) (map[memd.Date]in
 	}
 	counts := make(map[memd.Date]int)
 	for _, profile := range []bool{true, false} {
-		idx.Search().Walk(id, profile, func(doc search.Doc) bool {
+		idx.Engine().Walk(id, profile, func(doc search.Doc) bool {
 			if doc.Note == "" {
 				counts[doc.Date]++
 			}

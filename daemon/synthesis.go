@@ -42,7 +42,7 @@ func (m learnerMemory) SynthesisFacts(ctx context.Context, agent string) ([]memd
 		if len(docs) >= learn.MaxSynthesisFacts {
 			break
 		}
-		m.s.Index.Search().Walk(id, profile, func(d search.Doc) bool {
+		m.s.Index.Engine().Walk(id, profile, func(d search.Doc) bool {
 			if d.Note == "" {
 				docs = append(docs, d)
 			}
@@ -66,7 +66,7 @@ func (m learnerMemory) SynthesisFacts(ctx context.Context, agent string) ([]memd
 // the commit git blame names. Nil when the shard does not hold the fact.
 func (s *Service) lineOrigin(sh *gitstore.Shard, id string) (*memd.Origin, error) {
 	commit := ""
-	if d, ok := s.Index.Search().Get(sh.ID(), id); ok {
+	if d, ok := s.Index.Engine().Get(sh.ID(), id); ok {
 		commit = d.Commit
 	}
 	if commit == "" {

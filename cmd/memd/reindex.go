@@ -44,6 +44,6 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "indexed %d facts in %s\n", idx.Search().Len(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "indexed %d facts in %s\n", idx.Engine().Len(), time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
-	"github.com/memd/memd/daemon/embed"
 	"github.com/memd/memd/daemon/remote"
+	"github.com/memd/memd/daemon/rerank"
 	"github.com/memd/memd/learn"
 )
 
@@ -100,7 +100,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		cfg.Remote.FetchEvery = -1
 	}
 	if *embedURL != "" {
-		cfg.Embeddings = &embed.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey}
+		cfg.Embeddings = &rerank.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey}
 	}
 	if *modelURL != "" {
 		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout}

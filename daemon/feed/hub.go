@@ -9,8 +9,6 @@ package feed
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -266,10 +264,10 @@ func event(sh *gitstore.Shard, c gitstore.Commit) (memd.FeedEvent, error) {
 		}
 		nc := memd.NoteChange{Path: path, Diff: udiff.Diff(path, string(before), string(now))}
 		if hadBefore {
-			nc.Before = Revision(before)
+			nc.Before = memd.NoteRevision(string(before))
 		}
 		if hasNow {
-			nc.After = Revision(now)
+			nc.After = memd.NoteRevision(string(now))
 		}
 		ev.Notes = append(ev.Notes, nc)
 	}
@@ -279,12 +277,6 @@ func event(sh *gitstore.Shard, c gitstore.Commit) (memd.FeedEvent, error) {
 // Announce sends an event that is not a commit (a learner failure) to the
 // subscribers of its shard.
 func (h *Hub) Announce(ev memd.FeedEvent) { h.deliver(ev) }
-
-// Revision names a version of a note's text: hex sha256.
-func Revision(text []byte) string {
-	sum := sha256.Sum256(text)
-	return hex.EncodeToString(sum[:])
-}
 
 func (h *Hub) deliver(ev memd.FeedEvent) {
 	ev.Encoded, _ = json.Marshal(ev) // once, for every subscriber

@@ -45,7 +45,7 @@ const (
 type Index struct {
 	db     *buntdb.DB
 	store  *gitstore.Store
-	search *search.Index
+	search *search.Engine
 	log    *slog.Logger
 
 	dir string // the shards' snapshots
@@ -115,8 +115,8 @@ func (x *Index) Close() error {
 	return err
 }
 
-// Search returns the in-memory search engine over the indexed facts.
-func (x *Index) Search() *search.Index { return x.search }
+// Engine returns the in-memory search engine over the indexed facts.
+func (x *Index) Engine() *search.Engine { return x.search }
 
 // hashString names a commit for the search engine; none is "".
 func hashString(h gitstore.Hash) string {

@@ -107,7 +107,7 @@ func learn(t *testing.T, sh *gitstore.Shard, msg string, texts ...string) {
 // learned from.
 func recalled(x *Index, id memd.ShardID) map[string]string {
 	out := make(map[string]string)
-	x.Search().Walk(id, false, func(d search.Doc) bool {
+	x.Engine().Walk(id, false, func(d search.Doc) bool {
 		out[d.Text] = strings.Join(d.Messages, ",")
 		return true
 	})
@@ -321,7 +321,7 @@ func TestIndex_SnapshotOfAnotherAnalysisIsWrittenAgain(t *testing.T) {
 	if got := recalled(x, alice); !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %v, want %v", got, want)
 	}
-	hits := x.Search().Search(search.Query{Text: "flight", Shards: []memd.ShardID{alice}, K: 5, Explain: true}).Hits
+	hits := x.Engine().Search(search.Query{Text: "flight", Shards: []memd.ShardID{alice}, K: 5, Explain: true}).Hits
 	if len(hits) == 0 || hits[0].Text != "Booked a flight to Lisbon" || len(hits[0].Explain.Terms) == 0 {
 		t.Errorf("flight is not found as a word: %+v", hits)
 	}

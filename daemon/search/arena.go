@@ -41,7 +41,7 @@ func (a *arena) copy(s string) string {
 // and a fact the index holds already (put again with its line moved) keeps
 // the strings it has: copying them again would leave the old copies, dead,
 // in blocks that other facts keep alive.
-func (x *Index) own(docs []Doc) {
+func (x *Engine) own(docs []Doc) {
 	shared := make(map[string]string)
 	keep := func(s string) {
 		if s != "" {

@@ -31,7 +31,7 @@ type loan struct {
 // lendContext adds to the strongest candidates' neighbours a share of each
 // one's lead over them, the best loan only, falling with distance. It
 // returns the candidates with the facts that borrowed added.
-func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int32 {
+func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int32 {
 	loans := sc.loans[:0]
 	defer func() {
 		for _, l := range loans {
@@ -82,7 +82,7 @@ func (x *Index) lendContext(sc *scores, top []int32, ok func(int32) bool) []int3
 // fact of a chat, the facts of the same chat and day in the conversation's
 // order, wherever other chats interleave with it; a fact of no chat, the
 // adjacent lines of its file of the same day and also of no chat.
-func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
+func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	e := x.entries.at(i)
 	if e.passage {
 		return
@@ -134,7 +134,7 @@ func (x *Index) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 // of its chat's day hold together and how much of it the others hold: a
 // fact alone in its chat, or whose day adds nothing to it, is not lifted.
 // A query of one word says nothing of a day as a whole and lifts nothing.
-func (x *Index) liftChatDays(sc *scores, top []int32, weights []float64) {
+func (x *Engine) liftChatDays(sc *scores, top []int32, weights []float64) {
 	if len(weights) < 2 {
 		return
 	}

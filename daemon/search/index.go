@@ -40,10 +40,10 @@ type entry struct {
 	messages     []string
 	when         int64
 	rank         float64
-	file         uint32 // into Index.fileNames
-	dated        bool   // the date is set (its day is in Index.days)
-	passage      bool   // a note's passage; the note is in Index.noteOf
-	foldKept     bool   // the text is not plain ASCII; its folded words are in Index.folded
+	file         uint32 // into Engine.fileNames
+	dated        bool   // the date is set (its day is in Engine.days)
+	passage      bool   // a note's passage; the note is in Engine.noteOf
+	foldKept     bool   // the text is not plain ASCII; its folded words are in Engine.folded
 }
 
 // posting is one fact holding a term: the entry's number in its low
@@ -78,7 +78,7 @@ type chatKey struct {
 	days  int
 }
 
-func (x *Index) chatKeyOf(i int32) chatKey {
+func (x *Engine) chatKeyOf(i int32) chatKey {
 	return chatKey{x.shardIDs[x.shardOf[i]], x.entries.at(i).chat, int(x.days[i])}
 }
 
@@ -92,8 +92,8 @@ type shardDocs struct {
 // smallBatch is the most facts PutAll inserts one by one.
 const smallBatch = 256
 
-// Index is safe for concurrent use.
-type Index struct {
+// Engine is safe for concurrent use.
+type Engine struct {
 	mu      sync.RWMutex
 	entries entries // by value, in pages (see entries)
 	// The files facts are in, each named once.
@@ -194,13 +194,13 @@ func (x *part) newTerm(t string, r termRef) {
 }
 
 // New returns an empty index.
-func New() *Index {
-	x := &Index{heads: make(map[memd.ShardID]string)}
+func New() *Engine {
+	x := &Engine{heads: make(map[memd.ShardID]string)}
 	x.reset()
 	return x
 }
 
-func (x *Index) reset() {
+func (x *Engine) reset() {
 	x.entries = entries{}
 	x.texts = arena{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)
@@ -218,7 +218,7 @@ func (x *Index) reset() {
 }
 
 // Reset empties the index.
-func (x *Index) Reset() {
+func (x *Engine) Reset() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.reset()
@@ -227,13 +227,13 @@ func (x *Index) Reset() {
 
 // SetHead records the commit a shard's facts were indexed from; searches
 // report it as the commit they read the shard at.
-func (x *Index) SetHead(shard memd.ShardID, head string) {
+func (x *Engine) SetHead(shard memd.ShardID, head string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.setHead(shard, head)
 }
 
-func (x *Index) setHead(shard memd.ShardID, head string) {
+func (x *Engine) setHead(shard memd.ShardID, head string) {
 	if head == "" {
 		delete(x.heads, shard)
 		return
@@ -243,13 +243,13 @@ func (x *Index) setHead(shard memd.ShardID, head string) {
 
 // Heads returns the commit each of the shards was indexed from (a shard
 // never indexed, or without a commit, is absent).
-func (x *Index) Heads(shards []memd.ShardID) map[memd.ShardID]string {
+func (x *Engine) Heads(shards []memd.ShardID) map[memd.ShardID]string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.headsOf(shards)
 }
 
-func (x *Index) headsOf(shards []memd.ShardID) map[memd.ShardID]string {
+func (x *Engine) headsOf(shards []memd.ShardID) map[memd.ShardID]string {
 	out := make(map[memd.ShardID]string, len(shards))
 	for _, s := range shards {
 		if h := x.heads[s]; h != "" {
@@ -277,7 +277,7 @@ type Update struct {
 
 // Apply makes an update, and reports whether it used the postings given
 // with it.
-func (x *Index) Apply(u Update) (usedPostings bool) {
+func (x *Engine) Apply(u Update) (usedPostings bool) {
 	var facts []analysed
 	var imp imported
 	postings := u.Replace && u.Postings != ""
@@ -330,7 +330,7 @@ func Rank(d memd.Date, t memd.Tier) float64 {
 }
 
 // Put adds a fact, replacing the fact with the same shard and ID.
-func (x *Index) Put(d Doc) {
+func (x *Engine) Put(d Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(d.Shard, d.ID)
@@ -373,7 +373,7 @@ func foldedOnly(docs []Doc, lengths []int) []analysed {
 
 // foldedText returns entry i's folded words joined by single spaces,
 // folded into buf when not kept; it returns buf for reuse.
-func (x *Index) foldedText(i int32, buf []byte) (folded, reuse []byte) {
+func (x *Engine) foldedText(i int32, buf []byte) (folded, reuse []byte) {
 	if x.entries.at(i).foldKept {
 		return []byte(x.folded[i]), buf
 	}
@@ -409,7 +409,7 @@ func analyzeAll(docs []Doc) []analysed {
 // PutAll adds many facts at once: their words are analysed in parallel
 // before the index is locked, and each list is sorted once rather than
 // inserted into fact by fact.
-func (x *Index) PutAll(docs []Doc) {
+func (x *Engine) PutAll(docs []Doc) {
 	analysed := analyzeAll(docs)
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -417,7 +417,7 @@ func (x *Index) PutAll(docs []Doc) {
 	x.maybeCompact()
 }
 
-func (x *Index) putAll(docs []Doc, analysed []analysed) {
+func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	if len(docs) <= smallBatch {
 		// A few facts go into their places; sorting would cost more.
 		for i, d := range docs {
@@ -457,7 +457,7 @@ func (x *Index) putAll(docs []Doc, analysed []analysed) {
 	}
 }
 
-func (x *Index) compare(a, b int32) int {
+func (x *Engine) compare(a, b int32) int {
 	switch {
 	case x.before(a, b):
 		return -1
@@ -467,17 +467,17 @@ func (x *Index) compare(a, b int32) int {
 	return 0
 }
 
-func (x *Index) sortShard(sd *shardDocs) {
+func (x *Engine) sortShard(sd *shardDocs) {
 	slices.SortFunc(sd.profile, x.compare)
 	slices.SortFunc(sd.recent, x.compare)
 }
 
-func (x *Index) sortFile(fk fileKey) {
+func (x *Engine) sortFile(fk fileKey) {
 	slices.SortFunc(x.files[fk], func(a, b int32) int { return int(x.offsets[a] - x.offsets[b]) })
 }
 
 // Delete removes a fact; it is not an error if the index lacks it.
-func (x *Index) Delete(shard memd.ShardID, id string) {
+func (x *Engine) Delete(shard memd.ShardID, id string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(shard, id)
@@ -485,7 +485,7 @@ func (x *Index) Delete(shard memd.ShardID, id string) {
 }
 
 // PutNote replaces the passages of a note (none: the note is gone).
-func (x *Index) PutNote(shard memd.ShardID, note string, passages []Doc) {
+func (x *Engine) PutNote(shard memd.ShardID, note string, passages []Doc) {
 	analysed := analyzeAll(passages)
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -493,7 +493,7 @@ func (x *Index) PutNote(shard memd.ShardID, note string, passages []Doc) {
 	x.maybeCompact()
 }
 
-func (x *Index) putNote(shard memd.ShardID, note string, passages []Doc, analysed []analysed) {
+func (x *Engine) putNote(shard memd.ShardID, note string, passages []Doc, analysed []analysed) {
 	x.dropNote(fileKey{shard, note})
 	for i, d := range passages {
 		d.Shard, d.Note = shard, note
@@ -502,14 +502,14 @@ func (x *Index) putNote(shard memd.ShardID, note string, passages []Doc, analyse
 	}
 }
 
-func (x *Index) dropNote(nk fileKey) {
+func (x *Engine) dropNote(nk fileKey) {
 	for _, i := range slices.Clone(x.notes[nk]) {
 		x.remove(nk.shard, x.entries.at(i).id)
 	}
 }
 
 // dropShard removes every fact and note of a shard.
-func (x *Index) dropShard(shard memd.ShardID) {
+func (x *Engine) dropShard(shard memd.ShardID) {
 	for nk := range x.notes {
 		if nk.shard == shard {
 			x.dropNote(nk)
@@ -528,7 +528,7 @@ func (x *Index) dropShard(shard memd.ShardID) {
 }
 
 // SetProvenance records where a fact came from, once that is known.
-func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []string, chat string, when int64) {
+func (x *Engine) SetProvenance(shard memd.ShardID, id, commit string, messages []string, chat string, when int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	i, ok := x.lookup(shard, id)
@@ -546,7 +546,7 @@ func (x *Index) SetProvenance(shard memd.ShardID, id, commit string, messages []
 }
 
 // Get returns a fact by shard and ID.
-func (x *Index) Get(shard memd.ShardID, id string) (Doc, bool) {
+func (x *Engine) Get(shard memd.ShardID, id string) (Doc, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if i, ok := x.lookup(shard, id); ok {
@@ -556,7 +556,7 @@ func (x *Index) Get(shard memd.ShardID, id string) (Doc, bool) {
 }
 
 // lookup finds the live entry of a fact or passage.
-func (x *Index) lookup(shard memd.ShardID, id string) (int32, bool) {
+func (x *Engine) lookup(shard memd.ShardID, id string) (int32, bool) {
 	n, ok := x.shardNum[shard]
 	if !ok {
 		return 0, false
@@ -566,7 +566,7 @@ func (x *Index) lookup(shard memd.ShardID, id string) (int32, bool) {
 }
 
 // docOf returns entry i as a Doc.
-func (x *Index) docOf(i int32) Doc {
+func (x *Engine) docOf(i int32) Doc {
 	e := x.entries.at(i)
 	d := Doc{
 		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: x.fileNames[e.file]},
@@ -579,7 +579,7 @@ func (x *Index) docOf(i int32) Doc {
 }
 
 // fileOf returns the number of a file in x.fileNames, adding it if new.
-func (x *Index) fileOf(name string) uint32 {
+func (x *Engine) fileOf(name string) uint32 {
 	n, ok := x.fileNum[name]
 	if !ok {
 		n = uint32(len(x.fileNames))
@@ -590,7 +590,7 @@ func (x *Index) fileOf(name string) uint32 {
 }
 
 // tierOf returns the number of a tier in x.tiers, adding it if new.
-func (x *Index) tierOf(t memd.Tier) uint8 {
+func (x *Engine) tierOf(t memd.Tier) uint8 {
 	if j := slices.Index(x.tiers, t); j >= 0 {
 		return uint8(j)
 	}
@@ -603,7 +603,7 @@ func (x *Index) tierOf(t memd.Tier) uint8 {
 }
 
 // Len returns the number of facts.
-func (x *Index) Len() int {
+func (x *Engine) Len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.live
@@ -611,7 +611,7 @@ func (x *Index) Len() int {
 
 // Facts returns the number of facts the given shards hold, their notes'
 // passages apart.
-func (x *Index) Facts(shards ...memd.ShardID) int {
+func (x *Engine) Facts(shards ...memd.ShardID) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	facts := 0
@@ -624,7 +624,7 @@ func (x *Index) Facts(shards ...memd.ShardID) int {
 }
 
 // partOf returns a shard's number and part, making them if it has none.
-func (x *Index) partOf(shard memd.ShardID) (uint32, *part) {
+func (x *Engine) partOf(shard memd.ShardID) (uint32, *part) {
 	n, ok := x.shardNum[shard]
 	if !ok {
 		n = uint32(len(x.shardIDs))
@@ -649,7 +649,7 @@ func (p *part) reserve(facts, terms int) {
 
 // add indexes a fact. With sorted, it goes into its place in the ordered
 // lists; otherwise it is appended and the caller sorts them.
-func (x *Index) add(d Doc, a analysed, sorted bool) {
+func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	ts := a.terms
 	days := d.Date.Days()
 	n, p := x.partOf(d.Shard)
@@ -721,7 +721,7 @@ func (x *Index) add(d Doc, a analysed, sorted bool) {
 // placeShard puts new shard n in the order of shard names, moving the
 // shards after it one place on: a start that adds 10,000 shards one by
 // one does not sort them all each time.
-func (x *Index) placeShard(n uint32) {
+func (x *Engine) placeShard(n uint32) {
 	name := x.shardIDs[n].String()
 	at, _ := slices.BinarySearchFunc(x.byName, name, func(m uint32, name string) int { return strings.Compare(x.shardIDs[m].String(), name) })
 	x.byName = slices.Insert(x.byName, at, n)
@@ -740,7 +740,7 @@ func idKey(id string) uint64 {
 }
 
 // compareIDs orders entries a and b by ID.
-func (x *Index) compareIDs(a, b int32) int {
+func (x *Engine) compareIDs(a, b int32) int {
 	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries.at(a).id) <= 8 && len(x.entries.at(b).id) <= 8 {
 		return c
 	}
@@ -775,7 +775,7 @@ func (x *part) addPostings(i int32, ts []string) {
 }
 
 // before orders facts by rank, then date, newest first, then ID.
-func (x *Index) before(a, b int32) bool {
+func (x *Engine) before(a, b int32) bool {
 	if ra, rb := x.entries.at(a).rank, x.entries.at(b).rank; ra != rb {
 		return ra > rb
 	}
@@ -791,7 +791,7 @@ func (x *Index) before(a, b int32) bool {
 // chatOrder orders the facts of one chat and day as the conversation went:
 // by the time of the commit that wrote them, then file and line (memd
 // appends to a month's log, so within a file line order is commit order).
-func (x *Index) chatOrder(a, b int32) int {
+func (x *Engine) chatOrder(a, b int32) int {
 	da, db := x.entries.at(a), x.entries.at(b)
 	if da.when != db.when {
 		return cmp.Compare(da.when, db.when)
@@ -802,24 +802,24 @@ func (x *Index) chatOrder(a, b int32) int {
 	return int(x.offsets[a] - x.offsets[b])
 }
 
-func (x *Index) dropChat(k chatKey, i int32) {
+func (x *Engine) dropChat(k chatKey, i int32) {
 	if x.chats[k] = without(x.chats[k], i); len(x.chats[k]) == 0 {
 		delete(x.chats, k)
 	}
 }
 
-func (x *Index) insertChat(k chatKey, i int32) {
+func (x *Engine) insertChat(k chatKey, i int32) {
 	list := x.chats[k]
 	at, _ := slices.BinarySearchFunc(list, i, x.chatOrder)
 	x.chats[k] = slices.Insert(list, at, i)
 }
 
-func (x *Index) insertRanked(list []int32, i int32) []int32 {
+func (x *Engine) insertRanked(list []int32, i int32) []int32 {
 	at, _ := slices.BinarySearchFunc(list, i, x.compare)
 	return slices.Insert(list, at, i)
 }
 
-func (x *Index) remove(shard memd.ShardID, id string) {
+func (x *Engine) remove(shard memd.ShardID, id string) {
 	i, ok := x.lookup(shard, id)
 	if !ok {
 		return
@@ -869,7 +869,7 @@ func without(list []int32, i int32) []int32 {
 }
 
 // maybeCompact rebuilds the index once dead entries outnumber live ones.
-func (x *Index) maybeCompact() {
+func (x *Engine) maybeCompact() {
 	if x.dead < 1024 || x.dead < x.live {
 		return
 	}

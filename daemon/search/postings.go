@@ -39,7 +39,7 @@ const maxTerms = 1 << 16
 // ExportShard calls fn with each fact of a shard, lasting ones first, then
 // dated ones, each in rank order (as Walk gives them), and returns those
 // facts' postings.
-func (x *Index) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
+func (x *Engine) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	sd, n := x.shards[shard], x.shardNum[shard]

@@ -55,7 +55,7 @@ func TestExportShard_ReadBackAnswersAsAnalysed(t *testing.T) {
 		t.Fatalf("exported %d facts, the shard holds %d", len(order), saved.Facts(alice))
 	}
 
-	build := func(postings string) (*search.Index, bool) {
+	build := func(postings string) (*search.Engine, bool) {
 		x := search.New()
 		x.Apply(search.Update{Shard: pat, Head: "p", Replace: true, Put: []search.Doc{doc(pat, "2026-10-01", "Pat booked the flight to Lisbon", 0)}})
 		used := x.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: order, Notes: notes, Postings: postings})

@@ -130,7 +130,7 @@ type ranker func(j judged, k int) []search.Doc
 
 var judgedNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func memdRanker(x *search.Index, shards []memd.ShardID) ranker {
+func memdRanker(x *search.Engine, shards []memd.ShardID) ranker {
 	return func(j judged, k int) []search.Doc {
 		in := shards
 		if j.shards != nil {

@@ -121,7 +121,7 @@ func (s *scores) explain(i int32) *memd.ScoreParts {
 // context from the conversation a fact was learned in (see context.go).
 // Ties go to the newer fact. BM25's statistics are those of the shards
 // searched, so the answer depends on nothing else.
-func (x *Index) Search(q Query) Result {
+func (x *Engine) Search(q Query) Result {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	res := Result{ReadAt: x.headsOf(q.Shards)}
@@ -145,7 +145,7 @@ func (x *Index) Search(q Query) Result {
 
 // search scores and collects the hits of a query; with parts, it records
 // the parts of the scores of the entries parts names.
-func (x *Index) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []Hit {
+func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []Hit {
 	if len(q.Shards) == 0 || x.live == 0 {
 		return nil
 	}
@@ -232,7 +232,7 @@ type stats struct {
 // terms of the index that extend or shorten one (the stemmer keeps
 // "auditor" and "audit", "allergi" and "allerg" apart).
 type queryTerms struct {
-	x     *Index
+	x     *Engine
 	sc    *scores
 	st    stats
 	ok    func(int32) bool
@@ -249,7 +249,7 @@ type queryTerms struct {
 	bits    map[string]uint64
 }
 
-func (x *Index) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
+func (x *Engine) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
 	q := &queryTerms{x: x, sc: sc, st: st, ok: ok, freqs: make(map[string]int), seen: make(map[string]bool, len(content)), bits: make(map[string]uint64)}
 	q.norm = k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
 	for _, w := range content {
@@ -356,7 +356,7 @@ func idfOf(n int, st stats) float64 {
 	return math.Log(1 + (float64(st.live)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
-func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit uint64, ok func(int32) bool) {
+func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit uint64, ok func(int32) bool) {
 	if idf == 0 {
 		return
 	}
@@ -380,7 +380,7 @@ func (x *Index) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit
 
 // boostNamedShards favours the facts of a shard the query names: facts in
 // user/pat are about Pat even when they do not say "Pat".
-func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.ShardID]bool) {
+func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd.ShardID]bool) {
 	named := make(map[memd.ShardID]bool)
 	for _, w := range content {
 		for _, k := range []memd.Kind{memd.KindUser, memd.KindAgent, memd.KindProject} {
@@ -418,7 +418,7 @@ func (x *Index) boostNamedShards(sc *scores, content []string, allowed map[memd.
 // such as "lisb" or a product code, when no whole word matched. It looks
 // only for the words no fact holds whole: a word every fact holds, left
 // unscored as uninformative, would otherwise match every fact here.
-func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
+func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
 	// Each needle costs a pass over every fact: a query repeating one word
 	// two hundred times, or naming two hundred, would cost seconds. The
 	// few longest distinct words say the most.
@@ -455,7 +455,7 @@ func (x *Index) scoreSubstrings(sc *scores, st stats, content []string, ok func(
 
 // scoreDates favours facts dated within or near the spans the query names:
 // they join the candidates, and matching ones weigh more.
-func (x *Index) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32) bool) {
+func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32) bool) {
 	if len(spans) == 0 {
 		return
 	}
@@ -484,7 +484,7 @@ func (x *Index) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32
 // boostPhrase favours the candidates holding the query's words in its
 // order. A fact holding the phrase holds the terms of its inner words
 // (each has a bit of all), so the others are not read.
-func (x *Index) boostPhrase(sc *scores, phrase string, top []int32, all uint64) {
+func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64) {
 	want := []byte(phrase)
 	var buf []byte
 	for _, i := range top {
@@ -572,7 +572,7 @@ type ranked struct {
 
 // better orders candidates: higher score (scores within a hair are a tie),
 // then the newer fact, then shard and ID for a stable order.
-func (x *Index) better(a, b ranked) bool {
+func (x *Engine) better(a, b ranked) bool {
 	if math.Abs(a.v-b.v) > 1e-9*math.Max(a.v, b.v) {
 		return a.v > b.v
 	}
@@ -587,7 +587,7 @@ func (x *Index) better(a, b ranked) bool {
 
 // collect takes the best scored facts that fit the budget. It keeps only
 // the best few candidates in a heap rather than sorting them all.
-func (x *Index) collect(sc *scores, q Query) []Hit {
+func (x *Engine) collect(sc *scores, q Query) []Hit {
 	if len(sc.touched) == 0 || q.K <= 0 {
 		return nil
 	}
@@ -689,7 +689,7 @@ func down(h []ranked, j int, less func(a, b ranked) bool) {
 // first, until fn returns false: lasting facts (profile) when profile is
 // true, dated ones (log, note, episode) otherwise. It returns how many such
 // facts the shard holds.
-func (x *Index) Walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
+func (x *Engine) Walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.walk(shard, profile, fn)
@@ -701,14 +701,14 @@ type Walker func(shard memd.ShardID, profile bool, fn func(Doc) bool) int
 // Snapshot calls fn with a Walker over the index held still, and returns
 // the commit each of the shards was read at: what fn read is exactly
 // memory at those commits.
-func (x *Index) Snapshot(shards []memd.ShardID, fn func(Walker)) map[memd.ShardID]string {
+func (x *Engine) Snapshot(shards []memd.ShardID, fn func(Walker)) map[memd.ShardID]string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	fn(x.walk)
 	return x.headsOf(shards)
 }
 
-func (x *Index) walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
+func (x *Engine) walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
 	sd := x.shards[shard]
 	if sd == nil {
 		return 0

@@ -26,7 +26,7 @@ func doc(shard memd.ShardID, date, text string, offset int) search.Doc {
 	return search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: offset}
 }
 
-func index(docs ...search.Doc) *search.Index {
+func index(docs ...search.Doc) *search.Engine {
 	x := search.New()
 	x.PutAll(docs)
 	return x
@@ -40,7 +40,7 @@ func texts(hits []search.Hit) []string {
 	return out
 }
 
-func first(t *testing.T, x *search.Index, q string, shards ...memd.ShardID) string {
+func first(t *testing.T, x *search.Engine, q string, shards ...memd.ShardID) string {
 	t.Helper()
 	if len(shards) == 0 {
 		shards = []memd.ShardID{alice}

@@ -106,7 +106,7 @@ func (s *Setup) Rebuild() (head, attribution time.Duration, err error) {
 // the benchmark measures the shape it says.
 func (s *Setup) BusyChatFacts() int {
 	n := 0
-	s.Index.Search().Walk(s.Shard, false, func(d search.Doc) bool {
+	s.Index.Engine().Walk(s.Shard, false, func(d search.Doc) bool {
 		if d.Chat == BusyChat {
 			n++
 		}

@@ -428,7 +428,7 @@ func indexDump(t *testing.T, store *gitstore.Store, path string) []string {
 	var out []string
 	for _, id := range ids {
 		for _, profile := range []bool{true, false} {
-			x.Search().Walk(id, profile, func(d search.Doc) bool {
+			x.Engine().Walk(id, profile, func(d search.Doc) bool {
 				out = append(out, fmt.Sprintf("%s %s %s %s %s %s", d.Shard, d.ID, d.Date, d.Tier, d.File, d.Text))
 				return true
 			})

@@ -1,9 +1,9 @@
-// Package embed re-ranks recall's lexical hits by the similarity of their
+// Package rerank re-ranks recall's lexical hits by the similarity of their
 // embeddings to the query's, from any OpenAI-compatible embeddings endpoint
 // (OpenAI, Ollama, vLLM, llama.cpp). A fact's embedding is cached by fact
 // ID, so each text is embedded once. Without an endpoint memd never calls
 // it and recall stays fully local.
-package embed
+package rerank
 
 import (
 	"context"
