@@ -156,7 +156,7 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 // modelMade reports whether memd made a commit for a model: the learner,
 // an episode or synthesis.
 func modelMade(c gitstore.Commit) bool {
-	if c.Committer != gitstore.Committer {
+	if !c.ByMemd() {
 		return false
 	}
 	switch provenance.Parse(c.Message).LearnedBy {

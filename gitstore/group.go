@@ -402,7 +402,7 @@ func (g *group) commitBody(c Change) []byte {
 	if !c.AuthorTime.IsZero() {
 		authored = c.AuthorTime
 	}
-	return encodeCommit(g.root, parents, c.Author, authored, Committer, g.when, c.Message)
+	return encodeCommit(g.root, parents, c.Author, authored, Committer(), g.when, c.Message)
 }
 
 // encodeCommit returns a commit object's content.

@@ -238,7 +238,7 @@ func (sh *Shard) RecordRejected(proposal Commit, author Signature, message strin
 	b := odb.NewBuilder()
 	tree := b.Add(plumbing.TreeObject, nil)
 	when := sh.store.opts.Now()
-	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, when, Committer, when, message))
+	commit := b.Add(plumbing.CommitObject, encodeCommit(tree, parents, author, when, Committer(), when, message))
 	if err := sh.writeObjects(b); err != nil {
 		return Hash{}, err
 	}

@@ -125,13 +125,13 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 // moment before it stopped: the first read checks them, as it would have
 // had memd seen them, and no commit is judged twice.
 func (sh *Shard) lastJudged(main Hash, c *commitInfo) Hash {
-	if c.committer.Signature == Committer {
+	if c.committer.Signature == Committer() {
 		return main // the common case, without reading the marker
 	}
 	judged := sh.readJudged()
 	h := main
 	for range staleLookback {
-		if h == judged || c.committer.Signature == Committer {
+		if h == judged || c.committer.Signature == Committer() {
 			return h
 		}
 		if len(c.parents) == 0 {
@@ -328,7 +328,7 @@ func (sh *Shard) ownLock(lock []byte) (Hash, bool) {
 	if err != nil {
 		return Hash{}, false
 	}
-	if c.committer.Name == Committer.Name && c.committer.Email == Committer.Email {
+	if c.committer.Name == Committer().Name && c.committer.Email == Committer().Email {
 		return h, true
 	}
 	marked, err := os.ReadFile(filepath.Join(sh.gitDir, movingMarker))

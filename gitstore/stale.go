@@ -43,7 +43,7 @@ type droppedNote struct {
 // holds, and the notes it took back to a recent version (or removed) while
 // their working files hold something else.
 func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, error) {
-	if c.Committer == Committer || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
+	if c.ByMemd() || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
 		return nil, nil, nil
 	}
 	parent, err := sh.readCommit(c.Parents[0])
@@ -132,7 +132,7 @@ func (sh *Shard) wroteVersion(start Hash, path string, blob Hash) (bool, error) 
 			return false, err
 		}
 		if len(c.parents) == 0 {
-			return c.committer.Signature == Committer, nil
+			return c.committer.Signature == Committer(), nil
 		}
 		p, err := sh.readCommit(c.parents[0])
 		if err != nil {
@@ -141,7 +141,7 @@ func (sh *Shard) wroteVersion(start Hash, path string, blob Hash) (bool, error) 
 		if e, ok, err := t.lookup(p.tree, path); err != nil {
 			return false, err
 		} else if !ok || e.hash != blob {
-			return c.committer.Signature == Committer, nil
+			return c.committer.Signature == Committer(), nil
 		}
 		h = c.parents[0]
 	}
@@ -240,7 +240,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		for i, f := range lost {
 			edits[i] = Edit{Op: AddFact, Fact: f}
 		}
-		if _, err := g.add(Change{Author: Committer, Message: msgf(dropper, lost, ""), Edits: edits}); err != nil {
+		if _, err := g.add(Change{Author: Committer(), Message: msgf(dropper, lost, ""), Edits: edits}); err != nil {
 			return st, err
 		}
 	}
@@ -255,7 +255,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		}
 		data := d.data
 		set := func([]byte, bool) ([]byte, bool, error) { return data, false, nil }
-		if _, err := g.add(Change{Author: Committer, Message: msgf(noteDroppers[path], nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
+		if _, err := g.add(Change{Author: Committer(), Message: msgf(noteDroppers[path], nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
 			return st, err
 		}
 		restoredNotes = append(restoredNotes, path)

@@ -26,7 +26,10 @@ type Signature struct {
 }
 
 // Committer is the committer of every commit memd makes.
-var Committer = Signature{Name: "memd", Email: "memd@localhost"}
+func Committer() Signature { return Signature{Name: "memd", Email: "memd@localhost"} }
+
+// ByMemd reports whether memd made c.
+func (c Commit) ByMemd() bool { return c.Committer == Committer() }
 
 // EditOp is what an Edit does to a fact.
 type EditOp int

@@ -39,7 +39,7 @@ func Describe(id memd.ShardID, c gitstore.Commit, d gitstore.Diff) memd.Commit {
 // madeByMemd reports whether a commit's trailers can be trusted to list the
 // facts it changed: memd committed it and it names an operation.
 func madeByMemd(c gitstore.Commit, p memd.Provenance) bool {
-	return c.Committer == gitstore.Committer && p.Op != ""
+	return c.ByMemd() && p.Op != ""
 }
 
 // touches reports whether a commit may change fact id, skipping the diff

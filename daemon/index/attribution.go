@@ -111,7 +111,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 		}
 		p := provenance.Parse(c.Message)
 		var ids []string
-		if c.Committer == gitstore.Committer && p.Op != "" {
+		if c.ByMemd() && p.Op != "" {
 			ids = p.FactIDs
 		} else {
 			d, err := sh.Diff(c)

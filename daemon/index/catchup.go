@@ -136,7 +136,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 		c := commits[i]
 		p := provenance.Parse(c.Message)
 		var ids []string
-		if c.Committer == gitstore.Committer && p.Op != "" && p.Op != memd.OpMerge {
+		if c.ByMemd() && p.Op != "" && p.Op != memd.OpMerge {
 			ids = p.FactIDs
 		} else {
 			d, err := sh.Diff(c)
@@ -166,7 +166,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 				order = append(order, fid)
 			}
 		}
-		if c.Committer != gitstore.Committer || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert || p.Op == memd.OpMerge {
+		if !c.ByMemd() || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert || p.Op == memd.OpMerge {
 			changed, err := sh.ChangedNotes(c)
 			if err != nil {
 				return err
