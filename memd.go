@@ -33,6 +33,23 @@ func ParseChatKind(s string) (ChatKind, error) {
 	return "", Errorf(EINVALID, "chat_kind %q: want direct, group, routine or api", Shorten(s, 40))
 }
 
+// AgreedChatKind returns the chat kind several declarations of one call
+// agree on (the connection's, the query's, the source's): one that is empty
+// says nothing, and two that differ are an EINVALID error naming both.
+func AgreedChatKind(kinds ...ChatKind) (ChatKind, error) {
+	var agreed ChatKind
+	for _, k := range kinds {
+		switch {
+		case k == "":
+		case agreed == "":
+			agreed = k
+		case k != agreed:
+			return "", Errorf(EINVALID, "chat_kind %q and %q disagree: declare one chat kind per call", agreed, k)
+		}
+	}
+	return agreed, nil
+}
+
 // Source names the chat message(s) a change came from.
 type Source struct {
 	Messages []string `json:"messages,omitempty"`

@@ -56,3 +56,23 @@ func FuzzParseStamp(f *testing.F) {
 		}
 	})
 }
+
+func TestAgreedChatKind(t *testing.T) {
+	for _, tc := range []struct {
+		kinds []memd.ChatKind
+		want  memd.ChatKind
+		err   bool
+	}{
+		{nil, "", false},
+		{[]memd.ChatKind{"", ""}, "", false},
+		{[]memd.ChatKind{memd.ChatDirect, ""}, memd.ChatDirect, false},
+		{[]memd.ChatKind{"", memd.ChatGroup, memd.ChatGroup}, memd.ChatGroup, false},
+		{[]memd.ChatKind{memd.ChatDirect, memd.ChatGroup}, "", true},
+		{[]memd.ChatKind{memd.ChatDirect, "", memd.ChatRoutine}, "", true},
+	} {
+		got, err := memd.AgreedChatKind(tc.kinds...)
+		if got != tc.want || (err != nil) != tc.err || err != nil && memd.ErrorCode(err) != memd.EINVALID {
+			t.Errorf("AgreedChatKind(%q) = %q, %v", tc.kinds, got, err)
+		}
+	}
+}

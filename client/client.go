@@ -36,20 +36,20 @@ func New(baseURL, token string) *Client {
 }
 
 // Do sends one request and decodes a JSON response into out (if not nil).
-// The chat kind declared is the client's, or else that of a memd.Caller in
-// ctx (so a program serving several chats can declare one per call).
+// The chat kind declared is the one the client's, that of a memd.Caller in
+// ctx (so a program serving several chats can declare one per call) and
+// the query's agree on.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	kind := c.ChatKind
-	if caller, ok := memd.CallerFrom(ctx); ok && kind == "" {
-		kind = caller.ChatKind
+	caller, _ := memd.CallerFrom(ctx)
+	kind, err := memd.AgreedChatKind(c.ChatKind, caller.ChatKind, memd.ChatKind(query.Get("chat_kind")))
+	if err != nil {
+		return err
 	}
 	if kind != "" {
 		if query == nil {
 			query = url.Values{}
 		}
-		if query.Get("chat_kind") == "" {
-			query.Set("chat_kind", string(kind))
-		}
+		query.Set("chat_kind", string(kind))
 	}
 	u := c.BaseURL + path
 	if len(query) > 0 {

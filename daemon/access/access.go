@@ -155,14 +155,10 @@ func declare(ctx context.Context, src *memd.Source) (context.Context, memd.Calle
 	if err != nil {
 		return ctx, c, err
 	}
-	switch {
-	case src.ChatKind == "":
-		src.ChatKind = c.ChatKind
-	case c.ChatKind == "":
-		c.ChatKind = src.ChatKind
-	case c.ChatKind != src.ChatKind:
-		return ctx, c, memd.Errorf(memd.EINVALID, "chat_kind %q in the query and %q in the source disagree", c.ChatKind, src.ChatKind)
+	if c.ChatKind, err = memd.AgreedChatKind(c.ChatKind, src.ChatKind); err != nil {
+		return ctx, c, err
 	}
+	src.ChatKind = c.ChatKind
 	return memd.NewContext(ctx, c), c, nil
 }
 

@@ -193,16 +193,9 @@ func (t *tools) declare(ctx context.Context, kind string) (context.Context, erro
 		return ctx, err
 	}
 	c, _ := memd.CallerFrom(ctx)
-	for _, have := range []memd.ChatKind{t.opts.ChatKind, c.ChatKind} {
-		switch {
-		case have == "":
-		case k == "":
-			k = have
-		case k != have:
-			return ctx, memd.Errorf(memd.EINVALID, "chat_kind %q disagrees with the %q the connection declared", k, have)
-		}
+	if c.ChatKind, err = memd.AgreedChatKind(k, t.opts.ChatKind, c.ChatKind); err != nil {
+		return ctx, err
 	}
-	c.ChatKind = k
 	return memd.NewContext(ctx, c), nil
 }
 
