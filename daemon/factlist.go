@@ -18,6 +18,8 @@ const maxFactsLimit = 10000
 
 // Facts lists a shard's facts at HEAD or at a past commit or date,
 // filtered, sorted and paged.
+//
+// It is long for the filters, sort keys and paging it applies in one pass.
 func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, error) {
 	if q.Tier != "" {
 		if _, err := memd.ParseTier(string(q.Tier)); err != nil {

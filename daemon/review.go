@@ -383,6 +383,9 @@ func (s *Service) commitLearned(agent string, sh *gitstore.Shard, c gitstore.Cha
 
 // Review accepts proposals into main, each as one commit with its
 // trailers and Reviewed-By, or rejects them, each leaving a record.
+//
+// It is long for its two branches, accepting and rejecting, which share the
+// proposals' lookup and the rebuild after.
 func (s *Service) Review(ctx context.Context, req memd.ReviewRequest) (memd.ReviewResult, error) {
 	// One review at a time: two people deciding the same proposal at once
 	// must not both succeed.

@@ -92,6 +92,9 @@ func (s *Service) lineOrigin(sh *gitstore.Shard, id string) (*memd.Origin, error
 // ApplySynthesis commits one approved synthesis change. Whether synthesis
 // may touch each fact is decided here, from the history of the shard as it
 // is now, whatever the models answered.
+//
+// It is long for its switch over the kinds of change, each checked against
+// the shard's history before it is written.
 func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn.Change, p memd.Provenance) (string, error) {
 	s := m.s
 	id := memd.AgentShard(agent)

@@ -21,6 +21,8 @@ var ErrTooFar = errors.New("too many commits to walk")
 // known not to be an ancestor of from once the walk down from from has
 // passed its time. Commits of one group share a commit time, and another
 // machine's clock may be off, so a few more are walked than times suggest.
+//
+// It is long because the two walks advance together in one loop.
 func (sh *Shard) Range(from, to Hash, limit int) (commits []Commit, reached bool, err error) {
 	if to.IsZero() || to == from {
 		return nil, true, nil

@@ -126,6 +126,9 @@ type lineReplace struct {
 
 // add plans one change. The result's Commit is set when the group is built.
 // A change that fails (a note update refusing) is left out of the group.
+//
+// It is long for its switch over the kinds of edit, each a few lines
+// against the group's shared state.
 func (g *group) add(c Change) (*Result, error) {
 	if c.Note != nil {
 		return g.addNote(c)

@@ -276,6 +276,9 @@ type merged struct {
 }
 
 // merge builds the merge commit of main (st) and theirs into a staged pack.
+//
+// It is long because it is one pass over the files both sides changed,
+// building the tree and the commit as it goes.
 func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*merged, error) {
 	base, err := sh.mergeBase(newer)
 	if err != nil {

@@ -192,6 +192,9 @@ func (sh *Shard) readJudged() Hash {
 // and, where one dropped facts or notes by committing a stale index,
 // commits them back on st. It returns the state to continue from. The
 // caller holds sh.mu.
+//
+// It is long because it gathers facts and notes in one walk and commits
+// them in one group.
 func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	msgf := sh.store.opts.Restore
 	if msgf == nil || from.IsZero() {

@@ -110,6 +110,9 @@ func rate(n, of int) float64 {
 
 // learnedIn follows, through a shard's history, every fact a model added
 // to it, and what first undid it.
+//
+// It is long because it is one walk over history, matching each removal to
+// what it undid.
 func learnedIn(sh *gitstore.Shard) ([]*learnedFact, error) {
 	head, err := sh.Head()
 	if err != nil {

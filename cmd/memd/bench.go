@@ -16,6 +16,8 @@ import (
 	"github.com/memd/memd/internal/writebench"
 )
 
+// runBench runs memd bench; it is long for its flags, declared one per
+// line, and the choice between the four benches.
 func runBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "bench", "[flags]", "Measure memd's write path (one commit per fact) with 1 and 8 writers against the git CLI doing the same commits (git add + git commit per fact), in the same run, on a small shard and on a shard holding --large facts. Prints facts/s and the ratios to the git CLI.")
 	facts := fs.Int("facts", 4000, "facts memd writes in each run")

@@ -14,6 +14,8 @@ import (
 	"github.com/memd/memd"
 )
 
+// runLearn runs memd learn; it is long for its flags, declared one per
+// line, and reading the exchange from them or from a file.
 func runLearn(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "learn", "[flags] FILE | --failed | --retry ID | --purge MESSAGE", "Hand exchanges to the learner from a JSONL transcript (one exchange per line: agent, chat, chat_kind, user, messages [{id, role, text}], time), list failed ones, retry one, or purge the text memd keeps of one exchange.")
 	var cf clientFlags

@@ -28,6 +28,8 @@ import (
 // change little.
 const servingGC = 25
 
+// runServe is long for its flags, declared one per line, and the start's
+// steps in order.
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "serve", "[flags]", "Run the memd daemon: the HTTP API on loopback, over the shards in the data directory.")
 	data := fs.String("data", dataDir(e), "data directory, created if missing (env MEMD_DATA)")

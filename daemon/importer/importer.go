@@ -66,6 +66,9 @@ func Read(dir, user string) (*Plan, error) {
 	return &Plan{shards: shards, Report: rep}, nil
 }
 
+// read reads the folder's files into facts by shard, and the report of
+// what it skipped. It is long for its walk over the folder's kinds of
+// file, each read in a few lines.
 func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 	if st, err := os.Stat(dir); err != nil {
 		return nil, nil, err

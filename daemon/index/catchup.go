@@ -108,6 +108,9 @@ const maxWalk = 10000
 // commits are diffed. Each touched fact is then read from HEAD: present, it
 // is (re)indexed, attributed to the newest commit that touched it; absent,
 // it is dropped.
+//
+// It is long because the walk, the fact lookups and the attribution share
+// the commits' state; split, each part would take it all as arguments.
 func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 	type touch struct {
 		commit   string

@@ -77,6 +77,9 @@ func (o origin) known() bool {
 // all; the postings come last. room is a guess at the
 // snapshot's size: growing the buffer by doubling would leave twice or
 // four times the snapshot as garbage at every save.
+//
+// It is long because the format is written in one place, in the order it is
+// read.
 func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(func(search.Doc)) []byte, notes map[string]*noteRecord) []byte {
 	type key struct {
 		commit, chat string

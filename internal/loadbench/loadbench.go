@@ -62,6 +62,9 @@ type Result struct {
 }
 
 // Run starts memd serve, drives the load, stops it, and checks the shards.
+//
+// It is long because it is the run's script, start to check, in the order a
+// reader follows it.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	data := filepath.Join(cfg.Dir, "data")
 	d, err := Start(ctx, cfg.Binary, data)

@@ -104,6 +104,9 @@ func Build(data string, s Shape) error {
 
 // Measure serves, restarts, reindexes and repacks the store in data,
 // made by Build for s, with the memd binary self.
+//
+// It is long because it is the measurement's script, each step timed in
+// order.
 func Measure(ctx context.Context, self, data string, s Shape, progress func(string)) (Row, error) {
 	row := Row{Shape: s}
 	token, err := auth.ReadAdminToken(data)
