@@ -22,11 +22,8 @@ func runAgentAdd(ctx context.Context, e *env, args []string) error {
 	var projects strList
 	fs.Var(&projects, "project", "a project the agent is a member of (repeatable)")
 	review := fs.Bool("review", false, "review mode: what models learn for the agent waits on each shard's branch proposed for a person (memd review)")
-	pos, err := parse(fs, args)
+	pos, err := positional(fs, args, 1, "the agent's name")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 1, "the agent's name"); err != nil {
 		return err
 	}
 	c, err := cf.client()
@@ -61,11 +58,7 @@ func runAgentList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "agent list", "[flags]", "List the registered agents.")
 	var cf clientFlags
 	cf.register(fs, e)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	c, err := cf.client()
@@ -99,11 +92,8 @@ func runAgentReview(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "agent review", "[flags] NAME on|off", "Turn review mode on or off for an agent. In review mode, what the learner and synthesis write for the agent waits on each shard's branch proposed until a person accepts it (memd review).")
 	var cf clientFlags
 	cf.register(fs, e)
-	pos, err := parse(fs, args)
+	pos, err := positional(fs, args, 2, "the agent's name, then on or off")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 2, "the agent's name, then on or off"); err != nil {
 		return err
 	}
 	if pos[1] != "on" && pos[1] != "off" {
@@ -132,11 +122,8 @@ func runAgentRemove(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "agent remove", "[flags] NAME", "Remove an agent: its token stops working. Its shard and history stay.")
 	var cf clientFlags
 	cf.register(fs, e)
-	pos, err := parse(fs, args)
+	pos, err := positional(fs, args, 1, "the agent's name")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 1, "the agent's name"); err != nil {
 		return err
 	}
 	c, err := cf.client()
@@ -157,11 +144,7 @@ func runShards(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "shards", "[flags]", "List the shards you may read, with fact counts and HEAD.")
 	var cf clientFlags
 	cf.register(fs, e)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	c, err := cf.client()
@@ -191,11 +174,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status", "[flags]", "Show the daemon's status.")
 	var cf clientFlags
 	cf.register(fs, e)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	c, err := cf.client()

@@ -34,11 +34,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	subscribers := fs.Int("subscribers", 100, "with --load: feed subscribers")
 	scale := fs.Bool("scale", false, "measure stores of --sizes facts instead, in one shard and over 100, each written by another process: serve's first start and restart, memd reindex, resident memory, recall and remember over HTTP, disk before and after git repack")
 	scaleSizes := fs.String("sizes", "1000,10000,100000", "with --scale: the store sizes, in facts (1000000 takes about N minutes)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	if *read {

@@ -19,11 +19,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "import", "[flags] DIR", "Bring an OpenTeam-style memory folder into memd: agents/<bot>/memory becomes agent/<bot>, user-memory/by-agent/<bot> becomes user/<--user>, projects/<slug>/memory/by-agent/<bot> becomes project/<slug>. One commit per fact, with the fact's own date, Memory-Op and Learned-By import, and the file it came from as Source-Message; where bots hold the same fact, the newest date wins. Facts a shard already holds are left alone, so importing twice changes nothing. Works on the data directory directly; stop the daemon first.")
 	data := fs.String("data", dataDir(e), "data directory (env MEMD_DATA)")
 	user := fs.String("user", "", "the person user-memory/ is about (required when the folder has user memory)")
-	pos, err := parse(fs, args)
+	pos, err := positional(fs, args, 1, "the folder to import")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 1, "the folder to import"); err != nil {
 		return err
 	}
 	plan, err := importer.Read(pos[0], *user)

@@ -150,11 +150,8 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	model := fs.String("model", "", "only facts this model learned")
 	prompt := fs.String("prompt", "", "only facts learned with this prompt (its Prompt trailer)")
 	undone := fs.Bool("undone", false, "list the undone facts under each row")
-	pos, err := parse(fs, args)
+	_, err := positional(fs, args, 0, "no arguments")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
 		return err
 	}
 	q := memd.LearningQuery{Agent: *agent, Model: *model, Prompt: *prompt}

@@ -149,11 +149,7 @@ func usage(w io.Writer) {
 
 func runVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "version", "", "Print memd's version: the module version, the commit it was built from and when, and the Go version.")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, "memd", memd.Version, runtime.Version())

@@ -19,11 +19,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	var cf clientFlags
 	cf.register(fs, e)
 	kind := fs.String("chat-kind", "", "chat kind every call declares: direct, group, routine or api (default: each call says, else group)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	ck, err := memd.ParseChatKind(*kind)

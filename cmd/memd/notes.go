@@ -22,11 +22,7 @@ func runNotesList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "notes list", "[flags]", "List a shard's notes with their revisions.")
 	var nf shardFlags
 	nf.register(fs, e, false)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	c, s, err := nf.client(ctx)
@@ -56,11 +52,8 @@ func runNotesRead(ctx context.Context, e *env, args []string) error {
 	var nf shardFlags
 	nf.register(fs, e, false)
 	at := fs.String("at", "", "as of a commit or a date (YYYY-MM-DD)")
-	pos, err := parse(fs, args)
+	pos, err := positional(fs, args, 1, "the note's path, such as runbooks/deploy.md")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 1, "the note's path, such as runbooks/deploy.md"); err != nil {
 		return err
 	}
 	c, s, err := nf.client(ctx)
@@ -184,11 +177,8 @@ func runNotesDelete(ctx context.Context, e *env, args []string) error {
 	var nf shardFlags
 	nf.register(fs, e, true)
 	revision := fs.String("revision", "", "fail unless the note is at this revision")
-	pos, err := parse(fs, args)
+	pos, err := positional(fs, args, 1, "the note's path")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 1, "the note's path"); err != nil {
 		return err
 	}
 	c, s, err := nf.client(ctx)

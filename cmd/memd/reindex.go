@@ -16,11 +16,7 @@ import (
 func runReindex(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "reindex", "[flags]", "Rebuild the index from every shard's HEAD and attribute each fact to the commit that introduced it. Works on the data directory directly; stop the daemon first. The index is a cache: this never loses memory.")
 	data := fs.String("data", dataDir(e), "data directory (env MEMD_DATA)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -22,11 +22,8 @@ func runReviewList(ctx context.Context, e *env, args []string) error {
 	var cf clientFlags
 	cf.register(fs, e)
 	shard := fs.String("shard", "", "only this shard's proposals (kind/name)")
-	pos, err := parse(fs, args)
+	_, err := positional(fs, args, 0, "no arguments")
 	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
 		return err
 	}
 	var id memd.ShardID

@@ -59,11 +59,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	approverKey := fs.String("approver-key", e.getenv("MEMD_APPROVER_KEY"), "API key of the approving model's endpoint; default --model-key when the URL is the same (env MEMD_APPROVER_KEY)")
 	keepMessages := days(envOr(e, "MEMD_KEEP_MESSAGES", "0"))
 	fs.Var(&keepMessages, "keep-messages", "drop the kept text of chat messages older than this (e.g. 90d or 720h) even while a fact cites them; 0 keeps a text while a fact cites it (env MEMD_KEEP_MESSAGES)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := want(fs, pos, 0, "no arguments"); err != nil {
+	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
 	keep, err := keepMessages.duration()
