@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/memd/memd"
-	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
 )
@@ -101,7 +100,7 @@ func (s *Service) view(ctx context.Context, shards []memd.ShardID, at string, pr
 			return nil, "", err
 		}
 	}
-	x, err := s.viewAt(ctx, shards, heads)
+	x, err := s.Index.At(ctx, shards, heads)
 	return x, label, err
 }
 
@@ -134,76 +133,6 @@ func (s *Service) proposedHeads(shards []memd.ShardID) (map[memd.ShardID]gitstor
 		return nil, nil
 	}
 	return heads, nil
-}
-
-// viewAt builds an index of the shards at the given commits.
-func (s *Service) viewAt(ctx context.Context, shards []memd.ShardID, heads map[memd.ShardID]gitstore.Hash) (*search.Engine, error) {
-	x := search.New()
-	live := s.Index.Engine()
-	var docs []search.Doc
-	for _, id := range shards {
-		h := heads[id]
-		if h.IsZero() {
-			continue
-		}
-		sh, err := s.Store.Shard(id)
-		if err != nil {
-			return nil, err
-		}
-		c, err := sh.ReadCommit(h)
-		if err != nil {
-			return nil, err
-		}
-		lines, err := sh.LinesAt(h)
-		if err != nil {
-			return nil, err
-		}
-		// Where each fact came from: as the live index knows it when that
-		// is a commit no newer than h, else read from history.
-		var unknown []int
-		for _, l := range lines {
-			d := search.Doc{Fact: l.Fact, Offset: l.Offset}
-			if cur, ok := live.Get(id, l.ID); ok && cur.Text == l.Text && cur.Date == l.Date && cur.Commit != "" && cur.When <= c.Time.Unix() {
-				d.Commit, d.Messages, d.Chat, d.When = cur.Commit, cur.Messages, cur.Chat, cur.When
-			} else {
-				unknown = append(unknown, len(docs))
-			}
-			docs = append(docs, d)
-		}
-		if err := attributeAt(ctx, sh, h, docs, unknown); err != nil {
-			return nil, err
-		}
-		notes, _, err := sh.Notes(h)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range notes {
-			path := strings.TrimPrefix(n.Path, gitstore.NotesDir+"/")
-			x.PutNote(id, path, index.Passages(id, path, string(n.Data), memd.DateOf(c.Time), ""))
-		}
-		x.SetHead(id, h.String())
-	}
-	x.PutAll(docs)
-	return x, nil
-}
-
-// attributeAt fills in where the facts docs[i], i in which, came from, read
-// from the history of h.
-func attributeAt(ctx context.Context, sh *gitstore.Shard, h gitstore.Hash, docs []search.Doc, which []int) error {
-	if len(which) == 0 {
-		return nil
-	}
-	want := make(map[string]bool, len(which))
-	byID := make(map[string]int, len(which))
-	for _, i := range which {
-		want[docs[i].ID] = true
-		byID[docs[i].ID] = i
-	}
-	return index.Introductions(ctx, sh, h, want, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
-		d := &docs[byID[id]]
-		d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
-		return nil
-	})
 }
 
 // instant resolves at (a date, a commit in one of the shards, or a stamp of
