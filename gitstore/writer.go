@@ -221,6 +221,11 @@ func validateChange(c *Change) error {
 	return nil
 }
 
+// groupAttempts bounds how often a group is built again on a fresh HEAD
+// because someone moved the branch meanwhile; past the fifth, each waits a
+// few milliseconds more, so that a person committing in a loop lets it by.
+const groupAttempts = 20
+
 // commitGroup writes a batch of changes, retrying on a fresh HEAD when
 // someone else moved the branch while the pack was being written.
 func (sh *Shard) commitGroup(batch []*request) {
@@ -228,7 +233,10 @@ func (sh *Shard) commitGroup(batch []*request) {
 	defer sh.mu.Unlock()
 	var err error
 	refused := 0 // moves refused because a person kept changing a working file
-	for attempt := 0; attempt < 10; attempt++ {
+	for attempt := 0; attempt < groupAttempts; attempt++ {
+		if attempt > 5 {
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+		}
 		err = sh.tryGroup(batch)
 		if errors.Is(err, errMoveRefused) && refused < 2 {
 			refused++
@@ -237,6 +245,9 @@ func (sh *Shard) commitGroup(batch []*request) {
 		if !errors.Is(err, errRefMoved) {
 			break
 		}
+	}
+	if errors.Is(err, errRefMoved) {
+		err = memd.Errorf(memd.EUNAVAILABLE, "the branch kept moving while memd wrote (%v); nothing was committed, try again", err)
 	}
 	err = unavailableIfRefused(err)
 	for _, r := range batch {
