@@ -22,11 +22,7 @@ func runAgentAdd(ctx context.Context, e *env, args []string) error {
 	var projects strList
 	fs.Var(&projects, "project", "a project the agent is a member of (repeatable)")
 	review := fs.Bool("review", false, "review mode: what models learn for the agent waits on each shard's branch proposed for a person (memd review)")
-	pos, err := positional(fs, args, 1, "the agent's name")
-	if err != nil {
-		return err
-	}
-	c, err := cf.client()
+	pos, c, err := cf.connect(fs, args, 1, "the agent's name")
 	if err != nil {
 		return err
 	}
@@ -58,10 +54,7 @@ func runAgentList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "agent list", "[flags]", "List the registered agents.")
 	var cf clientFlags
 	cf.register(fs, e)
-	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
+	_, c, err := cf.connect(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}
@@ -122,11 +115,7 @@ func runAgentRemove(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "agent remove", "[flags] NAME", "Remove an agent: its token stops working. Its shard and history stay.")
 	var cf clientFlags
 	cf.register(fs, e)
-	pos, err := positional(fs, args, 1, "the agent's name")
-	if err != nil {
-		return err
-	}
-	c, err := cf.client()
+	pos, c, err := cf.connect(fs, args, 1, "the agent's name")
 	if err != nil {
 		return err
 	}
@@ -144,10 +133,7 @@ func runShards(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "shards", "[flags]", "List the shards you may read, with fact counts and HEAD.")
 	var cf clientFlags
 	cf.register(fs, e)
-	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
+	_, c, err := cf.connect(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}
@@ -174,10 +160,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status", "[flags]", "Show the daemon's status.")
 	var cf clientFlags
 	cf.register(fs, e)
-	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
+	_, c, err := cf.connect(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}

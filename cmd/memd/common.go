@@ -193,6 +193,17 @@ func (n *shardFlags) source() memd.Source {
 	return src
 }
 
+// connect parses args as positional does and returns the arguments and a
+// client of the daemon the flags name.
+func (c *clientFlags) connect(fs *flags, args []string, n int, what string) ([]string, *client.Client, error) {
+	pos, err := positional(fs, args, n, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := c.client()
+	return pos, cl, err
+}
+
 // positional parses args and returns the n arguments it must leave (what
 // names them in the error).
 func positional(fs *flags, args []string, n int, what string) ([]string, error) {

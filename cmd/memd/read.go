@@ -79,10 +79,7 @@ func runContext(ctx context.Context, e *env, args []string) error {
 	fs.Var(&projects, "project", "a project whose memory to include (repeatable, at most 3)")
 	at := fs.String("at", "", "the section as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer")
 	since := fs.String("since", "", "only what changed since the stamp of an earlier answer, as + and \u2212 lines")
-	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
+	_, c, err := cf.connect(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}

@@ -15,10 +15,7 @@ func runSynthesize(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, e)
 	agent := fs.String("agent", "", "the agent whose memory to synthesise (an agent's token names its own)")
 	noWait := fs.Bool("no-wait", false, "queue the pass and return, without waiting for its outcome")
-	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	c, err := cf.client()
+	_, c, err := cf.connect(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}

@@ -110,19 +110,9 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 			progress(n)
 		}
 		p := provenance.Parse(c.Message)
-		var ids []string
-		if c.ByMemd() && p.Op != "" {
-			ids = p.FactIDs
-		} else {
-			d, err := sh.Diff(c)
-			if err != nil {
-				return err
-			}
-			for _, ch := range d.Facts {
-				if ch.Op == "+" {
-					ids = append(ids, ch.Fact.ID)
-				}
-			}
+		ids, err := changedFacts(sh, c, p, true, false)
+		if err != nil {
+			return err
 		}
 		for _, fid := range ids {
 			if !want[fid] {
@@ -163,4 +153,25 @@ func (x *Index) AttributeAll(ctx context.Context, progress func(stage string, do
 	}
 	report(progress, "attributing facts to commits", len(ids), len(ids))
 	return nil
+}
+
+// changedFacts returns the IDs of the facts commit c (whose trailers are p)
+// added and removed, or only added: as the trailers of memd's own commits
+// name them, and as the diff of any other commit shows them; of memd's
+// merges too with mergesByDiff (their trailers name no facts).
+func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance, addedOnly, mergesByDiff bool) ([]string, error) {
+	if c.ByMemd() && p.Op != "" && (p.Op != memd.OpMerge || !mergesByDiff) {
+		return p.FactIDs, nil
+	}
+	d, err := sh.Diff(c)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, ch := range d.Facts {
+		if !addedOnly || ch.Op == "+" {
+			ids = append(ids, ch.Fact.ID)
+		}
+	}
+	return ids, nil
 }

@@ -138,17 +138,9 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := commits[i]
 		p := provenance.Parse(c.Message)
-		var ids []string
-		if c.ByMemd() && p.Op != "" && p.Op != memd.OpMerge {
-			ids = p.FactIDs
-		} else {
-			d, err := sh.Diff(c)
-			if err != nil {
-				return err
-			}
-			for _, ch := range d.Facts {
-				ids = append(ids, ch.Fact.ID)
-			}
+		ids, err := changedFacts(sh, c, p, false, true)
+		if err != nil {
+			return err
 		}
 		if len(c.Parents) > 1 {
 			for _, fid := range ids {
@@ -272,16 +264,22 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 // rebuildShard indexes a shard afresh from HEAD, then attributes each fact
 // to the commit that introduced it by walking history in the background.
 func (x *Index) rebuildShard(sh *gitstore.Shard) error {
-	lines, head, err := sh.Lines()
+	head, err := x.readHead(sh)
 	if err != nil {
-		return err
-	}
-	sh.Release() // read for the index, not to be written
-	if err := x.replaceShard(sh, lines, head); err != nil {
 		return err
 	}
 	x.attributeLater(sh.ID(), head)
 	return nil
+}
+
+// readHead indexes a shard afresh from HEAD, which it returns.
+func (x *Index) readHead(sh *gitstore.Shard) (gitstore.Hash, error) {
+	lines, head, err := sh.Lines()
+	if err != nil {
+		return head, err
+	}
+	sh.Release() // read for the index, not to be written
+	return head, x.replaceShard(sh, lines, head)
 }
 
 // replaceShard replaces everything indexed for a shard with lines and the

@@ -248,12 +248,7 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 		if err != nil {
 			return err
 		}
-		lines, head, err := sh.Lines()
-		if err != nil {
-			return err
-		}
-		sh.Release() // read for the index, not to be written
-		if err := x.replaceShard(sh, lines, head); err != nil {
+		if _, err := x.readHead(sh); err != nil {
 			return err
 		}
 	}
