@@ -309,9 +309,9 @@ func (sh *Shard) tryGroup(batch []*request) error {
 //  2. the lock on main, checking main is still where the group was built;
 //  3. pack and new ref value made durable;
 //  4. the working-tree journal, then the working tree and .git/index (a
-//     working file memd cannot write, because a person keeps changing
-//     it, stops the move: the files written go back, and the write is
-//     tried again or refused);
+//     working file memd cannot write because a person keeps changing it
+//     stops the move while no file of it was written yet: the write is
+//     tried again, then refused; see errMoveRefused);
 //  5. main renamed into place, and its directory made durable.
 //
 // git commit reads HEAD, then reads the index without locking it, and moves
