@@ -29,9 +29,6 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 	if date.IsZero() {
 		date = memd.DateOf(s.Now())
 	}
-	if _, err := memd.ParseShardID(req.Shard.String()); err != nil {
-		return memd.RememberResult{}, err
-	}
 	sh, err := s.shardToWrite(req.Shard, req.Create)
 	if err != nil {
 		return memd.RememberResult{}, err
@@ -39,22 +36,31 @@ func (s *Service) Remember(ctx context.Context, req memd.RememberRequest) (memd.
 	if err := s.keepExcerpt(c, req.Source); err != nil {
 		return memd.RememberResult{}, err
 	}
-	id := memd.FactID(text)
-	msg := provenance.Message(provenance.Subject(memd.OpRemember, text), trailers(c, memd.OpRemember, id, tier, req.Source))
-	res, err := sh.Apply(gitstore.Change{
-		Author:  author(c),
-		Message: msg,
-		Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: tier}}},
-	})
+	p := trailers(c, memd.OpRemember, memd.FactID(text), tier, req.Source)
+	res, err := s.commitOne(c, sh, text, p, req.Source, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: tier}})
 	if err != nil {
 		return memd.RememberResult{}, err
 	}
 	out := memd.RememberResult{Fact: res.Facts[0], Existing: res.Commit.IsZero()}
 	if !out.Existing {
 		out.Commit = res.Commit.String()
-		s.cite(c, out.Commit, req.Source)
 	}
 	return out, nil
+}
+
+// commitOne commits one edit of a fact by c, with subject text and the
+// trailers p, and keeps the messages src cites for reviewers; an edit that
+// changes nothing commits nothing (a zero Commit).
+func (s *Service) commitOne(c memd.Caller, sh *gitstore.Shard, text string, p memd.Provenance, src memd.Source, e gitstore.Edit) (gitstore.Result, error) {
+	res, err := sh.Apply(gitstore.Change{
+		Author:  author(c),
+		Message: provenance.Message(provenance.Subject(p.Op, text), p),
+		Edits:   []gitstore.Edit{e},
+	})
+	if err == nil && !res.Commit.IsZero() {
+		s.cite(c, res.Commit.String(), src)
+	}
+	return res, err
 }
 
 // checkSource validates a source given with a remember or an edit: its
@@ -100,19 +106,14 @@ func (s *Service) Forget(ctx context.Context, req memd.ForgetRequest) (memd.Forg
 	if err != nil {
 		return memd.ForgetResult{}, err
 	}
-	msg := provenance.Message(provenance.Subject(memd.OpForget, f.Text), trailers(c, memd.OpForget, f.ID, f.Tier, req.Source))
-	res, err := sh.Apply(gitstore.Change{
-		Author:  author(c),
-		Message: msg,
-		Edits:   []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}}},
-	})
+	p := trailers(c, memd.OpForget, f.ID, f.Tier, req.Source)
+	res, err := s.commitOne(c, sh, f.Text, p, req.Source, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
 	if err != nil {
 		return memd.ForgetResult{}, err
 	}
 	if res.Commit.IsZero() {
 		return memd.ForgetResult{}, memd.Errorf(memd.ENOTFOUND, "shard %s holds no fact %s", req.Shard, req.ID)
 	}
-	s.cite(c, res.Commit.String(), req.Source)
 	return memd.ForgetResult{Fact: res.Facts[0], Commit: res.Commit.String()}, nil
 }
 
@@ -150,12 +151,8 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 	if err := s.keepExcerpt(c, req.Source); err != nil {
 		return memd.EditFactResult{}, err
 	}
-	msg := provenance.Message(provenance.Subject(memd.OpEdit, text), p)
-	res, err := sh.Apply(gitstore.Change{
-		Author:  author(c),
-		Message: msg,
-		Edits:   []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: old.ID}, With: memd.Fact{Text: text}}},
-	})
+	// The messages cited are the editor's own; the versions before cite theirs.
+	res, err := s.commitOne(c, sh, text, p, req.Source, gitstore.Edit{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: old.ID}, With: memd.Fact{Text: text}})
 	if err != nil {
 		return memd.EditFactResult{}, err
 	}
@@ -165,7 +162,6 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 	out := memd.EditFactResult{Fact: res.Facts[0], Replaced: old}
 	if !res.Commit.IsZero() {
 		out.Commit = res.Commit.String()
-		s.cite(c, out.Commit, req.Source) // the editor's own; the versions before cite theirs
 	}
 	return out, nil
 }

@@ -148,10 +148,17 @@ func (m learnerMemory) Add(ctx context.Context, agent string, shard memd.ShardID
 	if err != nil {
 		return "", err
 	}
+	return m.commitOne(agent, sh, memd.OpRemember, f.Text, p, gitstore.Edit{Op: gitstore.AddFact, Fact: f})
+}
+
+// commitOne commits one learned edit of a fact whose text is text, as op
+// with the trailers p, and keeps the messages p cites for reviewers; it
+// returns the commit ("" when nothing changed).
+func (m learnerMemory) commitOne(agent string, sh *gitstore.Shard, op, text string, p memd.Provenance, e gitstore.Edit) (string, error) {
 	res, err := m.s.commitLearned(agent, sh, gitstore.Change{
 		Author:  author(memd.Caller{Agent: agent}),
-		Message: provenance.Message(provenance.Subject(memd.OpRemember, f.Text), p),
-		Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: f}},
+		Message: provenance.Message(provenance.Subject(op, text), p),
+		Edits:   []gitstore.Edit{e},
 	})
 	if err != nil || res.Commit.IsZero() {
 		return "", err
@@ -174,16 +181,7 @@ func (m learnerMemory) Remove(ctx context.Context, agent string, shard memd.Shar
 	if err != nil {
 		return "", err
 	}
-	res, err := m.s.commitLearned(agent, sh, gitstore.Change{
-		Author:  author(memd.Caller{Agent: agent}),
-		Message: provenance.Message(provenance.Subject(memd.OpForget, f.Text), p),
-		Edits:   []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}}},
-	})
-	if err != nil || res.Commit.IsZero() {
-		return "", err
-	}
-	m.s.cite(memd.Caller{Agent: agent}, res.Commit.String(), memd.Source{Messages: p.SourceMessages, Chat: p.SourceChat})
-	return res.Commit.String(), nil
+	return m.commitOne(agent, sh, memd.OpForget, f.Text, p, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: id}})
 }
 
 var _ learn.Memory = learnerMemory{}

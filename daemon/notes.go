@@ -88,9 +88,6 @@ func (s *Service) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (m
 	if err := provenance.CheckSource(req.Source); err != nil {
 		return memd.NoteResult{}, err
 	}
-	if _, err := memd.ParseShardID(req.Shard.String()); err != nil {
-		return memd.NoteResult{}, err
-	}
 	sh, err := s.shardToWrite(req.Shard, req.Create)
 	if err != nil {
 		return memd.NoteResult{}, err

@@ -81,20 +81,14 @@ func callerOf(ctx context.Context) memd.Caller {
 
 // shard opens an existing shard.
 func (s *Service) shard(id memd.ShardID) (*gitstore.Shard, error) {
-	if _, err := memd.ParseShardID(id.String()); err != nil {
-		return nil, err
-	}
-	return s.Store.Shard(id)
+	return s.Store.Shard(id) // which checks the ID
 }
 
 // shardToWrite opens a shard to write to, creating it if need be; but an
 // agent's shard only for a registered agent, or when create says so, so
 // that a typo in a name is an error rather than a new shard.
 func (s *Service) shardToWrite(id memd.ShardID, create bool) (*gitstore.Shard, error) {
-	if _, err := memd.ParseShardID(id.String()); err != nil {
-		return nil, err
-	}
-	sh, err := s.Store.Shard(id)
+	sh, err := s.Store.Shard(id) // which checks the ID
 	if memd.ErrorCode(err) != memd.ENOTFOUND {
 		return sh, err
 	}
