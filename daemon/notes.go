@@ -119,13 +119,7 @@ func (s *Service) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.
 			}
 		}
 	}
-	if err := checkRevision(req.ExpectedRevision); err != nil {
-		return memd.NoteResult{}, err
-	}
-	if err := provenance.CheckSource(req.Source); err != nil {
-		return memd.NoteResult{}, err
-	}
-	sh, err := s.shard(req.Shard)
+	sh, err := s.noteShard(req.Shard, req.ExpectedRevision, req.Source)
 	if err != nil {
 		return memd.NoteResult{}, err
 	}
@@ -148,18 +142,24 @@ func (s *Service) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.
 	return s.writeNote(ctx, sh, req.Shard, req.Path, editSummary(req.Path, req.Edits), req.Source, edit)
 }
 
+// noteShard checks what an edit or a deletion of a note names besides the
+// note (the revision it expects, where it came from) and opens its shard.
+func (s *Service) noteShard(id memd.ShardID, revision string, src memd.Source) (*gitstore.Shard, error) {
+	if err := checkRevision(revision); err != nil {
+		return nil, err
+	}
+	if err := provenance.CheckSource(src); err != nil {
+		return nil, err
+	}
+	return s.shard(id)
+}
+
 // DeleteNote removes a note as one commit.
 func (s *Service) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (memd.NoteResult, error) {
 	if err := memd.ValidateNotePath(req.Path); err != nil {
 		return memd.NoteResult{}, err
 	}
-	if err := checkRevision(req.ExpectedRevision); err != nil {
-		return memd.NoteResult{}, err
-	}
-	if err := provenance.CheckSource(req.Source); err != nil {
-		return memd.NoteResult{}, err
-	}
-	sh, err := s.shard(req.Shard)
+	sh, err := s.noteShard(req.Shard, req.ExpectedRevision, req.Source)
 	if err != nil {
 		return memd.NoteResult{}, err
 	}

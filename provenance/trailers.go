@@ -160,6 +160,28 @@ func Message(subject string, p memd.Provenance) string {
 	return b.String()
 }
 
+// readers sets what each trailer says, by its key in lower case: git's
+// trailer keys are case-insensitive.
+var readers = map[string]func(p *memd.Provenance, v string){
+	strings.ToLower(KeyOp):        func(p *memd.Provenance, v string) { p.Op = v },
+	strings.ToLower(KeyFactID):    func(p *memd.Provenance, v string) { p.FactIDs = append(p.FactIDs, v) },
+	strings.ToLower(KeyTier):      func(p *memd.Provenance, v string) { p.Tier = memd.Tier(v) },
+	strings.ToLower(KeyMessage):   func(p *memd.Provenance, v string) { p.SourceMessages = append(p.SourceMessages, v) },
+	strings.ToLower(KeyChat):      func(p *memd.Provenance, v string) { p.SourceChat = v },
+	strings.ToLower(KeyChatKind):  func(p *memd.Provenance, v string) { p.ChatKind = memd.ChatKind(v) },
+	strings.ToLower(KeyLearnedBy): func(p *memd.Provenance, v string) { p.LearnedBy = v },
+	strings.ToLower(KeyModel):     func(p *memd.Provenance, v string) { p.Model = v },
+	strings.ToLower(KeyPrompt):    func(p *memd.Provenance, v string) { p.Prompt = v },
+	strings.ToLower(KeyReverts):   func(p *memd.Provenance, v string) { p.Reverts = v },
+	strings.ToLower(KeyReplaces):  func(p *memd.Provenance, v string) { p.Replaces = v },
+	strings.ToLower(KeyEvidence):  func(p *memd.Provenance, v string) { p.Evidence = append(p.Evidence, v) },
+	strings.ToLower(KeyApproved):  func(p *memd.Provenance, v string) { p.ApprovedBy = v },
+	strings.ToLower(KeyReviewed):  func(p *memd.Provenance, v string) { p.ReviewedBy = v },
+	strings.ToLower(KeyRejects):   func(p *memd.Provenance, v string) { p.Rejects = v },
+	strings.ToLower(KeyMerged):    func(p *memd.Provenance, v string) { p.Merged = v },
+	strings.ToLower(KeyConflict):  func(p *memd.Provenance, v string) { p.Conflicts = append(p.Conflicts, unquotePath(v)) },
+}
+
 // Parse reads the trailers of a commit message: the key-value lines of its
 // last paragraph, as git interpret-trailers does. A message without memd's
 // trailers (a person's commit) parses with LearnedBy "person".
@@ -171,41 +193,8 @@ func Parse(message string) memd.Provenance {
 		if v == "" {
 			continue
 		}
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case strings.ToLower(KeyOp):
-			p.Op = v
-		case strings.ToLower(KeyFactID):
-			p.FactIDs = append(p.FactIDs, v)
-		case strings.ToLower(KeyTier):
-			p.Tier = memd.Tier(v)
-		case strings.ToLower(KeyMessage):
-			p.SourceMessages = append(p.SourceMessages, v)
-		case strings.ToLower(KeyChat):
-			p.SourceChat = v
-		case strings.ToLower(KeyChatKind):
-			p.ChatKind = memd.ChatKind(v)
-		case strings.ToLower(KeyLearnedBy):
-			p.LearnedBy = v
-		case strings.ToLower(KeyModel):
-			p.Model = v
-		case strings.ToLower(KeyPrompt):
-			p.Prompt = v
-		case strings.ToLower(KeyReverts):
-			p.Reverts = v
-		case strings.ToLower(KeyReplaces):
-			p.Replaces = v
-		case strings.ToLower(KeyEvidence):
-			p.Evidence = append(p.Evidence, v)
-		case strings.ToLower(KeyApproved):
-			p.ApprovedBy = v
-		case strings.ToLower(KeyReviewed):
-			p.ReviewedBy = v
-		case strings.ToLower(KeyRejects):
-			p.Rejects = v
-		case strings.ToLower(KeyMerged):
-			p.Merged = v
-		case strings.ToLower(KeyConflict):
-			p.Conflicts = append(p.Conflicts, unquotePath(v))
+		if read, ok := readers[strings.ToLower(strings.TrimSpace(k))]; ok {
+			read(&p, v)
 		}
 	}
 	if p.LearnedBy == "" {

@@ -241,24 +241,22 @@ func queryDates(q string, ref time.Time) ([]dateSpan, string) {
 		}
 		return s
 	})
-	q = monthDay.ReplaceAllStringFunc(q, func(s string) string {
-		m := monthDay.FindStringSubmatch(s)
-		mon, dd := months[strings.ToLower(m[1])], atoi(m[2])
-		if n, ok := day(yearOf(m[3], mon, dd), mon, dd); ok {
-			spans = append(spans, dateSpan{n, n})
-			return " "
-		}
-		return s
-	})
-	q = dayMonth.ReplaceAllStringFunc(q, func(s string) string {
-		m := dayMonth.FindStringSubmatch(s)
-		mon, dd := months[strings.ToLower(m[2])], atoi(m[1])
-		if n, ok := day(yearOf(m[3], mon, dd), mon, dd); ok {
-			spans = append(spans, dateSpan{n, n})
-			return " "
-		}
-		return s
-	})
+	// "March 3" and "3 March", each with a year or not: the month's and
+	// the day's groups are where each pattern has them.
+	for _, p := range []struct {
+		re         *regexp.Regexp
+		month, day int
+	}{{monthDay, 1, 2}, {dayMonth, 2, 1}} {
+		q = p.re.ReplaceAllStringFunc(q, func(s string) string {
+			m := p.re.FindStringSubmatch(s)
+			mon, dd := months[strings.ToLower(m[p.month])], atoi(m[p.day])
+			if n, ok := day(yearOf(m[3], mon, dd), mon, dd); ok {
+				spans = append(spans, dateSpan{n, n})
+				return " "
+			}
+			return s
+		})
+	}
 	q = monthYear.ReplaceAllStringFunc(q, func(s string) string {
 		m := monthYear.FindStringSubmatch(s)
 		mon, y := months[strings.ToLower(m[1])], atoi(m[2])
