@@ -59,8 +59,13 @@ func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, err
 	if !theirs.IsZero() && !sh.db.Has(theirs) {
 		return Integration{}, fmt.Errorf("shard %s: integrate %s: commit not in the shard", sh.id, short(theirs))
 	}
+	refused := 0 // moves refused because a person kept changing a working file
 	for attempt := 0; ; attempt++ {
 		in, err := sh.tryIntegrate(theirs, opts)
+		if errors.Is(err, errMoveRefused) && refused < 2 {
+			refused++
+			continue
+		}
 		if !errors.Is(err, errRefMoved) || attempt == 9 {
 			if err != nil {
 				err = fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), unavailableIfRefused(err))
