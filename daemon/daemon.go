@@ -266,7 +266,8 @@ func withDefaults(cfg Config) Config {
 // remoteConfig is cfg's remote configuration, reporting to m.
 func remoteConfig(cfg Config, m *metrics.Metrics) remote.Config {
 	rcfg := cfg.Remote
-	rcfg.Logger, rcfg.Now = cfg.Logger, cfg.Now
+	// The syncer's clock stays the real one: it schedules pushes on timers.
+	rcfg.Logger = cfg.Logger
 	rcfg.Hooks = remote.Hooks{
 		Pushed:  func(result string) { m.RemotePushes.WithLabelValues(result).Inc() },
 		Fetched: func(ok bool) { m.RemoteFetches.WithLabelValues(okOrError(ok)).Inc() },

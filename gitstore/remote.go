@@ -84,7 +84,12 @@ func (sh *Shard) Fetch(ctx context.Context, url, into string) (Hash, error) {
 		return Hash{}, err
 	}
 	if _, err := runGit(ctx, sh.dir, "fetch", "--no-tags", "--quiet", url, "+refs/heads/main:"+into); err != nil {
-		if has, lerr := RemoteHasMain(ctx, url); lerr == nil && !has {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Hash{}, err // unreachable: asking again would wait as long again
+		}
+		// Asked where the fetch ran: a relative URL, and the shard's own
+		// git config, mean what they meant to it.
+		if has, lerr := RemoteHasMain(ctx, sh.dir, url); lerr == nil && !has {
 			return Hash{}, ErrRemoteEmpty
 		}
 		return Hash{}, err
@@ -119,9 +124,10 @@ func pushRejected(out string) bool {
 	return false
 }
 
-// RemoteHasMain reports whether the remote at url has a main branch.
-func RemoteHasMain(ctx context.Context, url string) (bool, error) {
-	_, err := runGit(ctx, os.TempDir(), "ls-remote", "--exit-code", url, "refs/heads/main")
+// RemoteHasMain reports whether the remote at url, as git run in dir
+// reaches it, has a main branch.
+func RemoteHasMain(ctx context.Context, dir, url string) (bool, error) {
+	_, err := runGit(ctx, dir, "ls-remote", "--exit-code", url, "refs/heads/main")
 	if exit, ok := errors.AsType[*exec.ExitError](err); ok && exit.ExitCode() == 2 {
 		return false, nil // git's exit code for "no such ref"
 	}
@@ -144,6 +150,9 @@ func runGit(ctx context.Context, dir string, args ...string) (string, error) {
 		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
 	}
 	out, err := cmd.CombinedOutput()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return string(out), fmt.Errorf("git %s: no answer in %v: %w", args[0], remoteTimeout, ctx.Err())
+	}
 	if err != nil {
 		return string(out), fmt.Errorf("git %s: %w: %s", args[0], err, strings.Join(strings.Fields(string(out)), " "))
 	}

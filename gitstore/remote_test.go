@@ -28,7 +28,7 @@ func TestShard_FetchAndPushTellWhatGitAnswered(t *testing.T) {
 	if err := sh.Push(ctx, remote, first.Commit); err != nil {
 		t.Fatal(err)
 	}
-	if has, err := gitstore.RemoteHasMain(ctx, remote); err != nil || !has {
+	if has, err := gitstore.RemoteHasMain(ctx, sh.Dir(), remote); err != nil || !has {
 		t.Fatalf("after a push, RemoteHasMain = %v, %v", has, err)
 	}
 
@@ -50,6 +50,13 @@ func TestShard_FetchAndPushTellWhatGitAnswered(t *testing.T) {
 		t.Fatalf("fetch: %s, %v; want %s", got, err, theirs)
 	}
 
+	// A remote named by a path relative to the shard, as git remote add
+	// takes it, is empty as git in the shard sees it.
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", filepath.Join(sh.Dir(), "..", "alice-rel.git"))
+	if _, err := sh.Fetch(ctx, "../alice-rel.git", "refs/remotes/memd/main"); !errors.Is(err, gitstore.ErrRemoteEmpty) {
+		t.Errorf("fetch from an empty remote named relative to the shard: %v, want ErrRemoteEmpty", err)
+	}
+
 	// A remote git cannot reach is neither empty nor a rejection.
 	gone := "http://127.0.0.1:1/alice.git"
 	if _, err := sh.Fetch(ctx, gone, "refs/remotes/memd/main"); err == nil || errors.Is(err, gitstore.ErrRemoteEmpty) {
@@ -58,7 +65,7 @@ func TestShard_FetchAndPushTellWhatGitAnswered(t *testing.T) {
 	if err := sh.Push(ctx, gone, mine.Commit); err == nil || errors.Is(err, gitstore.ErrPushRejected) {
 		t.Errorf("push to a remote that is not there: %v", err)
 	}
-	if has, err := gitstore.RemoteHasMain(ctx, gone); err == nil || has {
+	if has, err := gitstore.RemoteHasMain(ctx, sh.Dir(), gone); err == nil || has {
 		t.Errorf("RemoteHasMain of a remote that is not there: %v, %v", has, err)
 	}
 }

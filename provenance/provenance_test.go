@@ -102,20 +102,21 @@ func TestParse_RoundTripAndGit(t *testing.T) {
 // git allows but a trailer line cannot hold as it is.
 func TestMergeMessage_ParsesBack(t *testing.T) {
 	theirs := gitstore.NewHash("0123456789abcdef0123456789abcdef01234567")
-	msg := provenance.MergeMessage(2, "/srv/git/alice.git", theirs, []string{"notes/plan.md", "notes/odd\nname.md"})
+	long := "notes/" + strings.Repeat("a", 240) + ".md" // longer than a message ID may be, and plain
+	msg := provenance.MergeMessage(2, "/srv/git/alice.git", theirs, []string{"notes/plan.md", "notes/odd\nname.md", long})
 	want := "merge: 2 commits from /srv/git/alice.git\n\nMemory-Op: merge\nMerged: " + theirs.String() +
-		"\nConflict: notes/plan.md\nConflict: \"notes/odd\\nname.md\"\n"
+		"\nConflict: notes/plan.md\nConflict: \"notes/odd\\nname.md\"\nConflict: " + long + "\n"
 	if msg != want {
 		t.Errorf("message:\n%s\nwant\n%s", msg, want)
 	}
 	p := provenance.Parse(msg)
-	if p.Op != memd.OpMerge || p.Merged != theirs.String() || !slices.Equal(p.Conflicts, []string{"notes/plan.md", "notes/odd\nname.md"}) {
+	if p.Op != memd.OpMerge || p.Merged != theirs.String() || !slices.Equal(p.Conflicts, []string{"notes/plan.md", "notes/odd\nname.md", long}) {
 		t.Errorf("parsed %+v", p)
 	}
 	cmd := exec.Command("git", "interpret-trailers", "--parse")
 	cmd.Stdin = strings.NewReader(msg)
 	out, err := cmd.Output()
-	if err != nil || strings.Count(string(out), "Conflict: ") != 2 || !strings.Contains(string(out), "Merged: "+theirs.String()+"\n") {
+	if err != nil || strings.Count(string(out), "Conflict: ") != 3 || !strings.Contains(string(out), "Merged: "+theirs.String()+"\n") {
 		t.Errorf("git interpret-trailers --parse: %v\n%s", err, out)
 	}
 }

@@ -93,11 +93,13 @@ func checkValue(what, v string) error {
 	return nil
 }
 
-// quotePath writes a file's path for a trailer: as it is, unless a
-// trailer line cannot hold it (a control character, surrounding spaces,
-// a leading quote), then quoted as Go and git quote names.
+// quotePath writes a file's path for a trailer: as it is, however long,
+// unless a trailer line cannot hold it (a control character, surrounding
+// spaces, a leading quote), then quoted as Go and git quote names.
 func quotePath(path string) string {
-	if checkValue("path", path) == nil && !strings.HasPrefix(path, `"`) {
+	plain := path != "" && strings.TrimSpace(path) == path && !strings.HasPrefix(path, `"`) && utf8.ValidString(path) &&
+		!strings.ContainsFunc(path, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' })
+	if plain {
 		return path
 	}
 	return strconv.Quote(path)

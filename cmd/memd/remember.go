@@ -24,17 +24,18 @@ func runRemember(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 {
 		return want(fs, pos, 1, "the fact's text")
 	}
-	c, sid, err := sf.client(ctx)
-	if err != nil {
-		return err
-	}
-	req := memd.RememberRequest{Shard: sid, Text: strings.Join(pos, " "), Tier: memd.Tier(*tier), Source: sf.source(), Create: *create}
+	req := memd.RememberRequest{Text: strings.Join(pos, " "), Tier: memd.Tier(*tier), Source: sf.source(), Create: *create}
 	req.Source.Excerpt = *excerpt
 	if *date != "" {
 		if req.Date, err = memd.ParseDate(*date); err != nil {
 			return err
 		}
 	}
+	c, sid, err := sf.client(ctx)
+	if err != nil {
+		return err
+	}
+	req.Shard = sid
 	res, err := c.Remember(ctx, req)
 	if err != nil {
 		return err

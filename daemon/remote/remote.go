@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -47,7 +48,8 @@ type Config struct {
 	PushDelay time.Duration
 	Logger    *slog.Logger
 	Hooks     Hooks
-	// Now is the clock (time.Now when nil).
+	// Now is the clock (time.Now when nil). Pushes wait on real timers
+	// until the times it gives, so it must keep pace with them.
 	Now func() time.Time
 }
 
@@ -359,7 +361,7 @@ func (s *Syncer) syncOne(ctx context.Context, id memd.ShardID, u string) error {
 	sh, err := s.store.Shard(id)
 	if memd.ErrorCode(err) == memd.ENOTFOUND {
 		// Brought here from the remote, if the remote has it.
-		if has, lerr := gitstore.RemoteHasMain(ctx, u); lerr != nil || !has {
+		if has, lerr := gitstore.RemoteHasMain(ctx, os.TempDir(), u); lerr != nil || !has {
 			return memd.Errorf(memd.ENOTFOUND, "shard %s is neither here nor on its remote %s", id, Redact(u))
 		}
 		sh, err = s.store.CreateShard(id)
