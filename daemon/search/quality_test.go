@@ -19,6 +19,8 @@ import (
 // them, answered among thousands of distractors. conversations/: long chats
 // between people and their agents (conversations.go), searched as agents
 // keep them: every turn a fact, or the facts a learner extracts.
+// paraphrases.txt: queries that share no word with the fact they should
+// find (paraphrase_test.go).
 
 // judged is a query and what it should find: fact texts, or for the
 // conversation sets the message IDs of its evidence turns.
@@ -236,8 +238,9 @@ func TestRecallQuality(t *testing.T) {
 		t.Fatalf("the store set has %d queries; keep at least 200", len(sets[0].qs))
 	}
 	sets = append(sets, conversationSets(t)...)
+	sets = append(sets, paraphraseSets(t)...)
 	at10 := map[string]map[string][2]float64{} // set -> shape -> memd, bm25
-	t.Logf("%-9s %-11s %5s  %-17s  %-17s", "set", "shape", "qs", "memd @5/@10/@20", "bm25 @5/@10/@20")
+	t.Logf("%-13s %-11s %5s  %-17s  %-17s", "set", "shape", "qs", "memd @5/@10/@20", "bm25 @5/@10/@20")
 	for _, s := range sets {
 		var m, b [3]float64
 		for j, k := range []int{5, 10, 20} {
@@ -253,7 +256,7 @@ func TestRecallQuality(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%-9s %-11s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f", s.set, s.shape, len(s.qs), m[0], m[1], m[2], b[0], b[1], b[2])
+		t.Logf("%-13s %-11s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f", s.set, s.shape, len(s.qs), m[0], m[1], m[2], b[0], b[1], b[2])
 		if at10[s.set] == nil {
 			at10[s.set] = map[string][2]float64{}
 		}
