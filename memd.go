@@ -33,21 +33,28 @@ func ParseChatKind(s string) (ChatKind, error) {
 	return "", Errorf(EINVALID, "chat_kind %q: want direct, group, routine or api", Shorten(s, 40))
 }
 
+// ChatKindFrom is one declaration of a call's chat kind, and where it was
+// made ("the query", "the source"), for the error that two disagree.
+type ChatKindFrom struct {
+	Where string
+	Kind  ChatKind
+}
+
 // AgreedChatKind returns the chat kind several declarations of one call
 // agree on (the connection's, the query's, the source's): one that is empty
 // says nothing, and two that differ are an EINVALID error naming both.
-func AgreedChatKind(kinds ...ChatKind) (ChatKind, error) {
-	var agreed ChatKind
-	for _, k := range kinds {
+func AgreedChatKind(declared ...ChatKindFrom) (ChatKind, error) {
+	var agreed ChatKindFrom
+	for _, d := range declared {
 		switch {
-		case k == "":
-		case agreed == "":
-			agreed = k
-		case k != agreed:
-			return "", Errorf(EINVALID, "chat_kind %q and %q disagree: declare one chat kind per call", agreed, k)
+		case d.Kind == "":
+		case agreed.Kind == "":
+			agreed = d
+		case d.Kind != agreed.Kind:
+			return "", Errorf(EINVALID, "chat_kind %q in %s and %q in %s disagree: declare one chat kind per call", agreed.Kind, agreed.Where, d.Kind, d.Where)
 		}
 	}
-	return agreed, nil
+	return agreed.Kind, nil
 }
 
 // Source names the chat message(s) a change came from.

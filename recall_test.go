@@ -1,7 +1,9 @@
 package memd_test
 
 import (
+	"fmt"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/memd/memd"
@@ -58,20 +60,27 @@ func FuzzParseStamp(f *testing.F) {
 }
 
 func TestAgreedChatKind(t *testing.T) {
+	from := func(kinds ...memd.ChatKind) []memd.ChatKindFrom {
+		var out []memd.ChatKindFrom
+		for i, k := range kinds {
+			out = append(out, memd.ChatKindFrom{Where: fmt.Sprintf("place %d", i+1), Kind: k})
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		kinds []memd.ChatKind
 		want  memd.ChatKind
-		err   bool
+		err   string
 	}{
-		{nil, "", false},
-		{[]memd.ChatKind{"", ""}, "", false},
-		{[]memd.ChatKind{memd.ChatDirect, ""}, memd.ChatDirect, false},
-		{[]memd.ChatKind{"", memd.ChatGroup, memd.ChatGroup}, memd.ChatGroup, false},
-		{[]memd.ChatKind{memd.ChatDirect, memd.ChatGroup}, "", true},
-		{[]memd.ChatKind{memd.ChatDirect, "", memd.ChatRoutine}, "", true},
+		{nil, "", ""},
+		{[]memd.ChatKind{"", ""}, "", ""},
+		{[]memd.ChatKind{memd.ChatDirect, ""}, memd.ChatDirect, ""},
+		{[]memd.ChatKind{"", memd.ChatGroup, memd.ChatGroup}, memd.ChatGroup, ""},
+		{[]memd.ChatKind{memd.ChatDirect, memd.ChatGroup}, "", `chat_kind "direct" in place 1 and "group" in place 2 disagree`},
+		{[]memd.ChatKind{memd.ChatDirect, "", memd.ChatRoutine}, "", `chat_kind "direct" in place 1 and "routine" in place 3 disagree`},
 	} {
-		got, err := memd.AgreedChatKind(tc.kinds...)
-		if got != tc.want || (err != nil) != tc.err || err != nil && memd.ErrorCode(err) != memd.EINVALID {
+		got, err := memd.AgreedChatKind(from(tc.kinds...)...)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && (memd.ErrorCode(err) != memd.EINVALID || !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("AgreedChatKind(%q) = %q, %v", tc.kinds, got, err)
 		}
 	}

@@ -41,7 +41,7 @@ func New(baseURL, token string) *Client {
 // the query's agree on.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	caller, _ := memd.CallerFrom(ctx)
-	kind, err := memd.AgreedChatKind(c.ChatKind, caller.ChatKind, memd.ChatKind(query.Get("chat_kind")))
+	kind, err := memd.AgreedChatKind(memd.ChatKindFrom{Where: "the client", Kind: c.ChatKind}, memd.ChatKindFrom{Where: "the context", Kind: caller.ChatKind}, memd.ChatKindFrom{Where: "the request", Kind: memd.ChatKind(query.Get("chat_kind"))})
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func declare(ctx context.Context, src *memd.Source) (context.Context, memd.Calle
 	if err != nil {
 		return ctx, c, err
 	}
-	if c.ChatKind, err = memd.AgreedChatKind(c.ChatKind, src.ChatKind); err != nil {
+	if c.ChatKind, err = memd.AgreedChatKind(memd.ChatKindFrom{Where: "the query", Kind: c.ChatKind}, memd.ChatKindFrom{Where: "the source", Kind: src.ChatKind}); err != nil {
 		return ctx, c, err
 	}
 	src.ChatKind = c.ChatKind

@@ -193,7 +193,7 @@ func (t *tools) declare(ctx context.Context, kind string) (context.Context, erro
 		return ctx, err
 	}
 	c, _ := memd.CallerFrom(ctx)
-	if c.ChatKind, err = memd.AgreedChatKind(k, t.opts.ChatKind, c.ChatKind); err != nil {
+	if c.ChatKind, err = memd.AgreedChatKind(memd.ChatKindFrom{Where: "the call", Kind: k}, memd.ChatKindFrom{Where: "the connection", Kind: t.opts.ChatKind}, memd.ChatKindFrom{Where: "the request", Kind: c.ChatKind}); err != nil {
 		return ctx, err
 	}
 	return memd.NewContext(ctx, c), nil
