@@ -385,8 +385,9 @@ func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*me
 	stamp := fmt.Sprintf("%d %s", when.Unix(), when.Format("-0700"))
 	var msg bytes.Buffer
 	fmt.Fprintf(&msg, "tree %s\nparent %s\nparent %s\n", root, st.head, theirs)
-	fmt.Fprintf(&msg, "author %s <%s> %s\n", Committer().Name, Committer().Email, stamp)
-	fmt.Fprintf(&msg, "committer %s <%s> %s\n\n", Committer().Name, Committer().Email, stamp)
+	me := Committer()
+	fmt.Fprintf(&msg, "author %s <%s> %s\n", me.Name, me.Email, stamp)
+	fmt.Fprintf(&msg, "committer %s <%s> %s\n\n", me.Name, me.Email, stamp)
 	msg.WriteString(sh.store.opts.Merge(len(newer), from, theirs, m.conflicts))
 	m.commit = b.Add(plumbing.CommitObject, msg.Bytes())
 	if m.pack, err = sh.db.StagePack(b); err != nil {

@@ -19,10 +19,10 @@ var gitPath = sync.OnceValues(func() (string, error) { return exec.LookPath("git
 // user who asks, as git's hooks and logs see it. Whether they may read the
 // shard is the caller's to check first.
 func (sh *Shard) ServeFetch(w http.ResponseWriter, r *http.Request, rest, user string) error {
-	git, err := gitPath()
-	if err != nil {
-		return memd.Errorf(memd.EUNAVAILABLE, "serving shards over git needs the git CLI: %v", err)
+	if err := CanServe(); err != nil {
+		return err
 	}
+	git, _ := gitPath()
 	root := filepath.Dir(filepath.Dir(sh.dir)) // the shards directory: <kind>/<name>/.git under it
 	backend := &cgi.Handler{
 		Path: git,

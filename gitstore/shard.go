@@ -125,13 +125,13 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 // moment before it stopped: the first read checks them, as it would have
 // had memd seen them, and no commit is judged twice.
 func (sh *Shard) lastJudged(main Hash, c *commitInfo) Hash {
-	if c.committer.Signature == Committer() {
+	if c.byMemd() {
 		return main // the common case, without reading the marker
 	}
 	judged := sh.readJudged()
 	h := main
 	for range staleLookback {
-		if h == judged || c.committer.Signature == Committer() {
+		if h == judged || c.byMemd() {
 			return h
 		}
 		if len(c.parents) == 0 {
@@ -160,11 +160,12 @@ func (sh *Shard) laggingFiles(head, root Hash, touched map[string]*factFile) err
 			return nil
 		}
 		e, err := idx.Entry(path)
-		switch {
-		case err != nil:
+		if err != nil {
 			touched[path] = nil
-		case Hash(e.Hash) != blob && sh.inRecentHistory(head, path, Hash(e.Hash)):
-			old, err := sh.fileVersion(path, Hash(e.Hash))
+			return nil
+		}
+		if indexed := Hash(e.Hash); indexed != blob && sh.inRecentHistory(head, path, indexed) {
+			old, err := sh.fileVersion(path, indexed)
 			if err != nil {
 				return err
 			}
@@ -328,7 +329,7 @@ func (sh *Shard) ownLock(lock []byte) (Hash, bool) {
 	if err != nil {
 		return Hash{}, false
 	}
-	if c.committer.Name == Committer().Name && c.committer.Email == Committer().Email {
+	if c.byMemd() {
 		return h, true
 	}
 	marked, err := os.ReadFile(filepath.Join(sh.gitDir, movingMarker))

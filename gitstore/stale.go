@@ -33,9 +33,10 @@ type RestoreMessage func(dropper Commit, facts []memd.Fact, note string) string
 
 // droppedNote is a note a commit from a stale index took back.
 type droppedNote struct {
-	path   string
-	data   []byte // its version before the commit
-	result Hash   // what the commit left (zero: no file)
+	path    string
+	data    []byte // its version before the commit
+	result  Hash   // what the commit left (zero: no file)
+	dropper Commit
 }
 
 // droppedByStaleIndex returns the facts c removed by committing a fact file
@@ -118,7 +119,7 @@ func (sh *Shard) droppedNote(parent Hash, path string, before, after Hash, worki
 	if err != nil {
 		return nil, err
 	}
-	return &droppedNote{path: path, data: was.Data, result: after}, nil
+	return &droppedNote{path: path, data: was.Data, result: after}, nil // the caller names the dropper
 }
 
 // wroteVersion reports whether the commit that gave path the version blob
@@ -132,7 +133,7 @@ func (sh *Shard) wroteVersion(start Hash, path string, blob Hash) (bool, error) 
 			return false, err
 		}
 		if len(c.parents) == 0 {
-			return c.committer.Signature == Committer(), nil
+			return c.byMemd(), nil
 		}
 		p, err := sh.readCommit(c.parents[0])
 		if err != nil {
@@ -141,7 +142,7 @@ func (sh *Shard) wroteVersion(start Hash, path string, blob Hash) (bool, error) 
 		if e, ok, err := t.lookup(p.tree, path); err != nil {
 			return false, err
 		} else if !ok || e.hash != blob {
-			return c.committer.Signature == Committer(), nil
+			return c.byMemd(), nil
 		}
 		h = c.parents[0]
 	}
@@ -203,7 +204,6 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	var dropper Commit
 	var lost []memd.Fact
 	notes := map[string]droppedNote{}
-	noteDroppers := map[string]Commit{}
 	n := 0
 	reached := false
 	err := sh.Walk(st.head, func(c Commit) error {
@@ -226,7 +226,8 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		}
 		for _, d := range dropped {
 			if _, later := notes[d.path]; !later { // the newest drop is the one HEAD shows
-				notes[d.path], noteDroppers[d.path] = d, c
+				d.dropper = c
+				notes[d.path] = d
 			}
 		}
 		return nil
@@ -258,7 +259,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		}
 		data := d.data
 		set := func([]byte, bool) ([]byte, bool, error) { return data, false, nil }
-		if _, err := g.add(Change{Author: Committer(), Message: msgf(noteDroppers[path], nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
+		if _, err := g.add(Change{Author: Committer(), Message: msgf(d.dropper, nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
 			return st, err
 		}
 		restoredNotes = append(restoredNotes, path)
@@ -282,7 +283,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	}
 	for _, path := range restoredNotes {
 		sh.store.log.Warn("a git commit made from a stale index took back a note memd had written; restored it",
-			"shard", sh.id, "commit", short(noteDroppers[path].Hash), "note", path)
+			"shard", sh.id, "commit", short(notes[path].dropper.Hash), "note", path)
 	}
 	return sh.cur.Load(), nil
 }

@@ -31,6 +31,8 @@ func Committer() Signature { return Signature{Name: "memd", Email: "memd@localho
 // ByMemd reports whether memd made c.
 func (c Commit) ByMemd() bool { return c.Committer == Committer() }
 
+func (c *commitInfo) byMemd() bool { return c.committer.Signature == Committer() }
+
 // EditOp is what an Edit does to a fact.
 type EditOp int
 
