@@ -163,32 +163,32 @@ type shardFlags struct {
 	chat     *string
 }
 
-func (n *shardFlags) register(fs *flags, e *env, writes bool) {
-	n.cf.register(fs, e)
-	n.shard = fs.String("shard", "", "shard: agent/<name>, user/<id> or project/<slug> (default: the calling agent's own)")
-	n.kind = fs.String("chat-kind", "", "chat kind: direct, group, routine or api (user memory needs direct)")
+func (sf *shardFlags) register(fs *flags, e *env, writes bool) {
+	sf.cf.register(fs, e)
+	sf.shard = fs.String("shard", "", "shard: agent/<name>, user/<id> or project/<slug> (default: the calling agent's own)")
+	sf.kind = fs.String("chat-kind", "", "chat kind: direct, group, routine or api (user memory needs direct)")
 	if writes {
-		fs.Var(&n.messages, "message", "ID of a chat message this comes from (repeatable)")
-		n.chat = fs.String("chat", "", "ID of the chat this comes from")
+		fs.Var(&sf.messages, "message", "ID of a chat message this comes from (repeatable)")
+		sf.chat = fs.String("chat", "", "ID of the chat this comes from")
 	}
 }
 
 // client returns a client that declares the chat kind, and the shard.
-func (n *shardFlags) client(ctx context.Context) (*client.Client, memd.ShardID, error) {
-	c, err := n.cf.client()
+func (sf *shardFlags) client(ctx context.Context) (*client.Client, memd.ShardID, error) {
+	c, err := sf.cf.client()
 	if err != nil {
 		return nil, memd.ShardID{}, err
 	}
-	c.ChatKind = memd.ChatKind(*n.kind)
-	s, err := shardOrOwn(ctx, c, *n.shard)
+	c.ChatKind = memd.ChatKind(*sf.kind)
+	s, err := shardOrOwn(ctx, c, *sf.shard)
 	return c, s, err
 }
 
 // source is what --message, --chat and --chat-kind say a change came from.
-func (n *shardFlags) source() memd.Source {
-	src := memd.Source{Messages: n.messages, ChatKind: memd.ChatKind(*n.kind)}
-	if n.chat != nil {
-		src.Chat = *n.chat
+func (sf *shardFlags) source() memd.Source {
+	src := memd.Source{Messages: sf.messages, ChatKind: memd.ChatKind(*sf.kind)}
+	if sf.chat != nil {
+		src.Chat = *sf.chat
 	}
 	return src
 }

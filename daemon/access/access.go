@@ -1,7 +1,7 @@
 // Package access enforces who may do what (README, "Who may do what, and
-// the trust model") as a wrapper
-// around a memd.Service: every call is checked against the caller in its
-// context before it reaches the service, and refusals name the rule.
+// the trust model") as a wrapper around a memd.Service: every call is
+// checked against the caller in its context before it reaches the service,
+// and refusals name the rule.
 //
 // The rules: an agent reads and writes its own shard; user memory only in
 // a direct chat; a project's memory only as a member of the project. Admins
