@@ -199,7 +199,7 @@ func conversationSets(t testing.TB) []qualitySet {
 			}
 			x := search.New()
 			x.PutAll(docs)
-			sets = append(sets, qualitySet{set: part, shape: sh.name, qs: qs, memd: memdRanker(x, nil), bm25: bm25Ranker(docs), is: byMessage})
+			sets = append(sets, newQualitySet(part, sh.name, qs, x, nil, docs, byMessage))
 		}
 	}
 	return sets

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search/thesaurus"
 )
 
 // Doc is one fact as the index keeps it, or one passage of a note: then
@@ -195,6 +196,7 @@ func (x *part) newTerm(t string, r termRef) {
 
 // New returns an empty index.
 func New() *Engine {
+	thesaurus.Preload()
 	x := &Engine{heads: make(map[memd.ShardID]string)}
 	x.reset()
 	return x

@@ -94,10 +94,9 @@ func paraphraseSets(t testing.TB) []qualitySet {
 	}
 	x := search.New()
 	x.PutAll(all)
-	m, b := memdRanker(x, ids), bm25Ranker(all)
 	var sets []qualitySet
 	for _, part := range []string{"tuning", "held-out"} {
-		sets = append(sets, qualitySet{set: "para " + part, shape: "facts", qs: parts[part], memd: m, bm25: b, is: byText})
+		sets = append(sets, newQualitySet("para "+part, "facts", parts[part], x, ids, all, byText))
 	}
 	return sets
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search/thesaurus"
 )
 
 // Query is a recall query.
@@ -18,6 +19,7 @@ type Query struct {
 	Budget  int            // at most this many characters of fact text
 	Now     time.Time      // anchors dates named without a year
 	Explain bool           // say why each hit ranked
+	Literal bool           // the query's words alone, none of their relatives
 }
 
 // Hit is a fact recall found, with its score.
@@ -210,6 +212,11 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) [
 		}
 	}
 	x.scoreDates(sc, st, spans, ok)
+	if len(spans) == 0 && !q.Literal {
+		// A query naming a date asks what happened then; its other words
+		// ("happened", "did") have relatives in most facts.
+		qt.scoreRelated()
+	}
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)
@@ -247,6 +254,7 @@ type queryTerms struct {
 	// scores.terms; bits the bit of each.
 	weights []float64
 	bits    map[string]uint64
+	scored  []string // the terms scored, in order
 }
 
 func (x *Engine) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
@@ -311,6 +319,7 @@ func (q *queryTerms) scoreCommon() {
 }
 
 func (q *queryTerms) score(t string) {
+	q.scored = append(q.scored, t)
 	var bit uint64
 	if len(q.weights) < 63 {
 		bit = 1 << len(q.weights)
@@ -334,6 +343,62 @@ func (q *queryTerms) score(t string) {
 	for _, other := range others {
 		q.x.scoreTerm(q.sc, q.st, other, prefixShare*q.idf(other), q.norm, bit, q.ok)
 	}
+}
+
+// relatedShares weighs a term related to a query term by its relation,
+// as a share of the lesser IDF of the two, so a relative never counts for
+// more than the word the query said. Chosen on the tuning part of the
+// paraphrase set, holding the other sets (quality_test.go): synonyms and
+// derived forms at 0.3, narrower words at 0.2, broader ones at 0.1; an
+// irregular form's base ("bought", "buy") is nearly the word itself.
+var relatedShares = [thesaurus.Kinds]float64{
+	thesaurus.Synonym:  0.3,
+	thesaurus.Derived:  0.3,
+	thesaurus.Broader:  0.1,
+	thesaurus.Narrower: 0.2,
+	thesaurus.Base:     0.6,
+}
+
+// maxRelatedShare bounds the facts searched a relative may be in: one in
+// a few says little, and reading its postings costs the most.
+const maxRelatedShare = 0.1
+
+// scoreRelated scores the terms the thesaurus relates to the query's, for
+// facts that say what the query means in other words. A fact holding the
+// query's own term gains nothing from its relatives, and they carry no
+// bit: phrases, context and chat days are the query's own words.
+func (q *queryTerms) scoreRelated() {
+	done := map[string]bool{}
+	for _, t := range q.scored {
+		e := thesaurus.Lookup(t)
+		if e == nil {
+			continue
+		}
+		ok := q.ok
+		if own := q.bits[t]; own != 0 {
+			ok = func(i int32) bool { return q.sc.terms[i]&own == 0 && q.ok(i) }
+		}
+		for kind, list := range e.ByKind() {
+			for _, r := range list {
+				if q.seen[r] || done[r] || q.held(r) > int(maxRelatedShare*float64(q.st.live)) || q.freq(r) == 0 {
+					continue
+				}
+				done[r] = true
+				q.x.scoreTerm(q.sc, q.st, r, relatedShares[kind]*math.Min(q.idf(r), q.idf(t)), q.norm, 0, ok)
+			}
+		}
+	}
+}
+
+// held is how many facts of the shards searched hold a term, the deleted
+// ones among them: at least its frequency, and cheaper to count.
+func (q *queryTerms) held(t string) int {
+	n := 0
+	for _, p := range q.st.parts {
+		var one [1]posting
+		n += len(p.postings(t, &one))
+	}
+	return n
 }
 
 // docFreq counts the live facts of the shards searched that hold a term.

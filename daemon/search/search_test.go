@@ -350,11 +350,18 @@ func BenchmarkSearch_ShardsOfAStore(b *testing.B) {
 		name   string
 		shards []memd.ShardID
 	}{{"reads-5-of-100", all[:5]}, {"reads-100-of-100", all}} {
-		b.Run(c.name, func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				x.Search(search.Query{Text: queries[i%len(queries)], Shards: c.shards, K: 20, Now: now})
+		// Literal: without the thesaurus's relatives, for their cost.
+		for _, literal := range []bool{false, true} {
+			name := c.name
+			if literal {
+				name += "-literal"
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					x.Search(search.Query{Text: queries[i%len(queries)], Shards: c.shards, K: 20, Now: now, Literal: literal})
+				}
+			})
+		}
 	}
 	// A reference no readable fact holds matches no word, so recall looks
 	// for it inside every fact the agent reads: the slowest common query.

@@ -272,3 +272,18 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// ContentTerms returns the stemmed terms of a text that carry meaning in a
+// query, its stop words left out: the terms a search looks up. The
+// thesaurus generator keys its table by them, and the judged sets check
+// their paraphrases with them.
+func ContentTerms(text string) []string {
+	_, ws := foldWords(text)
+	var out []string
+	for _, w := range ws {
+		if !isStop(w) {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
