@@ -440,6 +440,18 @@ type NewAgent struct {
 	Token string `json:"token"`
 }
 
+// MeaningStatus is how far the vectors of recall by meaning are.
+type MeaningStatus struct {
+	Model   string `json:"model"`
+	Vectors int    `json:"vectors"` // fact texts embedded
+	Pending int    `json:"pending"` // facts found without a vector at the last look
+	// Ready: every fact had a vector at some look since the start; until
+	// then recall answers by words alone and says so.
+	Ready     bool   `json:"ready"`
+	LastError string `json:"last_error,omitempty"`
+	Failures  int    `json:"failures"` // embedding requests failed since the start
+}
+
 // Status describes the running service.
 type Status struct {
 	Version  string        `json:"version"`
@@ -450,9 +462,9 @@ type Status struct {
 	Agents   int           `json:"agents"`
 	Caller   string        `json:"caller"`
 	Learning LearnerStatus `json:"learning"`
-	// Reranking names the embedding model recall re-ranks with; "" when
-	// recall is purely lexical.
-	Reranking string `json:"reranking,omitempty"`
+	// Meaning is how far recall by meaning is; nil without an embeddings
+	// endpoint (recall by words alone).
+	Meaning *MeaningStatus `json:"meaning,omitempty"`
 	// Indexing counts the shards the index is still reading in the
 	// background after a start (Facts counts those it has read); recall
 	// reads a caller's own shards first.

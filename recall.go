@@ -186,6 +186,10 @@ type RecallResult struct {
 	// Skipped names the shards asked for that were not searched, and why.
 	Skipped []Skipped `json:"skipped,omitempty"`
 	At      string    `json:"at,omitempty"`
+	// ByWordsAlone says why recall did not search by meaning though an
+	// embeddings endpoint is set: its vectors are still being computed,
+	// or the endpoint failed.
+	ByWordsAlone string `json:"by_words_alone,omitempty"`
 	ReadAt
 }
 

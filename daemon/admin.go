@@ -88,14 +88,17 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 		return memd.Status{}, err
 	}
 	st := memd.Status{
-		Indexing:  s.Index.Backlog(),
-		Version:   memd.Version,
-		Started:   s.Started,
-		Shards:    len(shards),
-		Agents:    len(s.Registry.List()),
-		Caller:    callerOf(ctx).Name(),
-		Learning:  memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
-		Reranking: s.RerankModel,
+		Indexing: s.Index.Backlog(),
+		Version:  memd.Version,
+		Started:  s.Started,
+		Shards:   len(shards),
+		Agents:   len(s.Registry.List()),
+		Caller:   callerOf(ctx).Name(),
+		Learning: memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
+	}
+	if s.meaning != nil {
+		v := s.meaning.filler.Status()
+		st.Meaning = &memd.MeaningStatus{Model: v.Model, Vectors: v.Vectors, Pending: v.Pending, Ready: v.Ready, LastError: v.LastError, Failures: v.Failures}
 	}
 	if s.Learner != nil {
 		pending, failed, err := s.Learner.Counts()

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,8 +27,8 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/daemon/remote"
-	"github.com/memd/memd/daemon/rerank"
 	"github.com/memd/memd/daemon/transcript"
+	"github.com/memd/memd/daemon/vectors"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 	"github.com/memd/memd/learn/chatmodel"
@@ -55,8 +57,9 @@ type Config struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	NoSync  bool // skip fsync (tests and benchmarks)
-	// Embeddings, when set, re-rank recall by embedding similarity.
-	Embeddings *rerank.Config
+	// Embeddings, when set, is the endpoint recall by meaning embeds
+	// facts and queries with.
+	Embeddings *vectors.Config
 	// PollInterval is how often every shard is checked for commits made
 	// outside memd, for the feed, beside the watch on their refs that sees
 	// such commits at once; 30s when zero.
@@ -130,7 +133,12 @@ func Open(cfg Config) (*Daemon, error) {
 	var hub atomic.Pointer[feed.Hub]
 	var syncer atomic.Pointer[remote.Syncer]
 	var service atomic.Pointer[Service]
-	st, opened, err := openStorage(cfg, func(id memd.ShardID) { notifyCommit(hub.Load(), syncer.Load(), id) })
+	st, opened, err := openStorage(cfg, func(id memd.ShardID) {
+		notifyCommit(hub.Load(), syncer.Load(), id)
+		if s := service.Load(); s != nil && s.meaning != nil {
+			s.meaning.filler.Wake() // a new fact wants its vector
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -279,8 +287,8 @@ func remoteConfig(cfg Config, m *metrics.Metrics) remote.Config {
 	return rcfg
 }
 
-// newService is the service over st, with the learner and the re-ranker
-// cfg asks for.
+// newService is the service over st, with the learner and the recall by
+// meaning cfg asks for.
 func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *metrics.Metrics) (svc *Service, err error) {
 	svc = &Service{Syncer: syncr, Store: st.store, Index: st.index, Feed: h, Registry: st.registry, Messages: st.messages,
 		KeepMessages: cfg.KeepMessages, Metrics: m, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
@@ -290,8 +298,16 @@ func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *me
 		}
 	}
 	if cfg.Embeddings != nil {
-		svc.Reranker = rerank.New(*cfg.Embeddings, st.index)
-		svc.RerankModel = cfg.Embeddings.Model
+		if svc.meaning, err = openMeaning(cfg, st.index); err != nil {
+			return nil, err
+		}
+		svc.meaning.filler.OnRequest = func(n int, err error) {
+			m.EmbeddedFacts.WithLabelValues(okOrError(err == nil)).Add(float64(n))
+		}
+		m.WatchVectors(func() (held, pending float64) {
+			st := svc.meaning.filler.Status()
+			return float64(st.Vectors), float64(st.Pending)
+		})
 	}
 	return svc, nil
 }
@@ -370,6 +386,9 @@ func (d *Daemon) start(poll time.Duration) {
 	if svc.Learner != nil {
 		jobs = append(jobs, svc.Learner.Run)
 	}
+	if svc.meaning != nil {
+		jobs = append(jobs, func(ctx context.Context) { svc.meaning.filler.Run(ctx, fillPoll) })
+	}
 	for _, job := range jobs {
 		d.bg.Add(1)
 		go func() {
@@ -404,6 +423,11 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 		}
 	}
 	d.Service.stopBackground()
+	if d.Service.meaning != nil {
+		if cerr := d.Service.meaning.set.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if cerr := d.Service.Messages.Close(); err == nil {
 		err = cerr
 	}
@@ -438,6 +462,14 @@ func CheckConfig(cfg Config) error {
 		}
 		if err := provenance.CheckModel(mc.Model); err != nil {
 			return fmt.Errorf("model: %w", err)
+		}
+	}
+	if e := cfg.Embeddings; e != nil {
+		if strings.TrimSpace(e.Model) == "" {
+			return fmt.Errorf("embeddings: name the model (--embed-model)")
+		}
+		if e.Weight < 0 || e.Weight > 1 || math.IsNaN(e.Weight) {
+			return fmt.Errorf("embeddings: the weight of meaning must be between 0 and 1, not %g", e.Weight)
 		}
 	}
 	return nil

@@ -2,138 +2,229 @@ package daemon_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"unicode"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
-	"github.com/memd/memd/daemon/rerank"
+	"github.com/memd/memd/daemon/vectors"
+	"github.com/memd/memd/internal/conceptembed"
 )
 
-// embeddingServer is a local OpenAI-compatible embeddings endpoint. It
-// embeds a text as the concepts its words belong to, so "plane ticket" and
-// "flight" land close together, and it records what it was asked.
-type embeddingServer struct {
-	*httptest.Server
-	mu     sync.Mutex
-	inputs [][]string
+// meaningEnv is a daemon with an embeddings endpoint, an admin and alice.
+type meaningEnv struct {
+	d            *daemon.Daemon
+	admin, alice *client.Client
 }
 
-var concepts = map[string]int{
-	"flight": 0, "flights": 0, "plane": 0, "ticket": 0, "fly": 0, "booked": 5,
-	"hotel": 1, "rooms": 1, "room": 1, "accommodation": 1,
-	"dinner": 2, "venue": 2, "restaurant": 2,
-	"lisbon": 3, "porto": 4,
-}
-
-func newEmbeddingServer(t *testing.T) *embeddingServer {
-	s := &embeddingServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/embeddings" {
-			http.NotFound(w, r)
-			return
-		}
-		var req struct {
-			Input []string `json:"input"`
-			Model string   `json:"model"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "test-embed" {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		s.inputs = append(s.inputs, req.Input)
-		s.mu.Unlock()
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		resp := struct {
-			Object string         `json:"object"`
-			Data   []item         `json:"data"`
-			Model  string         `json:"model"`
-			Usage  map[string]int `json:"usage"`
-		}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": 1, "total_tokens": 1}}
-		for i, text := range req.Input {
-			v := make([]float64, 8)
-			for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
-				if c, ok := concepts[w]; ok {
-					v[c]++
-				} else {
-					v[7] += 0.1
-				}
-			}
-			resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: v})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(resp)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *embeddingServer) calls() [][]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([][]string(nil), s.inputs...)
-}
-
-func TestRecall_SemanticRerankingWithACache(t *testing.T) {
-	es := newEmbeddingServer(t)
-	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Embeddings: &rerank.Config{BaseURL: es.URL + "/v1", Model: "test-embed"}})
+// openWithEmbeddings opens a daemon on dir embedding through es (none:
+// without an endpoint).
+func openWithEmbeddings(t *testing.T, dir string, es *conceptembed.Server, model string) meaningEnv {
+	t.Helper()
+	cfg := daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if es != nil {
+		cfg.Embeddings = &vectors.Config{BaseURL: es.URL + "/v1", Model: model, Batch: 4}
+	}
+	d, err := daemon.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go d.Serve()
-	defer d.Shutdown(context.Background())
+	t.Cleanup(func() { d.Shutdown(context.Background()) })
 	token, _ := auth.ReadAdminToken(dir)
-	admin := client.New(d.URL(), token)
+	e := meaningEnv{d: d, admin: client.New(d.URL(), token)}
 	ctx := context.Background()
-	a, _ := admin.AddAgent(ctx, "alice", nil)
-	alice := client.New(d.URL(), a.Token)
+	// alice is added at the first start; later ones use the admin alone.
+	if a, err := e.admin.AddAgent(ctx, "alice", nil); err == nil {
+		e.alice = client.New(d.URL(), a.Token)
+	} else if memd.ErrorCode(err) != memd.ECONFLICT {
+		t.Fatal(err)
+	}
+	return e
+}
 
-	remember(t, alice, "agent/alice", "Booked a flight to Lisbon", memd.TierLog, memd.Source{})
-	remember(t, alice, "agent/alice", "Booked a hotel in Lisbon", memd.TierLog, memd.Source{})
-	remember(t, alice, "agent/alice", "Booked the dinner venue in Lisbon", memd.TierLog, memd.Source{})
+// waitMeaning waits until the status of recall by meaning satisfies ok.
+func (e meaningEnv) waitMeaning(t *testing.T, what string, ok func(memd.MeaningStatus) bool) memd.MeaningStatus {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := e.admin.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Meaning == nil {
+			t.Fatal("status says nothing of recall by meaning")
+		}
+		if ok(*st.Meaning) {
+			return *st.Meaning
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %+v", what, *st.Meaning)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the status, not timing
+	}
+}
 
-	res, err := alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket Lisbon"})
+func embeddedTexts(es *conceptembed.Server) []string {
+	var out []string
+	for _, c := range es.Calls() {
+		out = append(out, c...)
+	}
+	return out
+}
+
+var meaningFacts = []string{
+	"Booked a flight to Lisbon for the March offsite",
+	"Adopted a puppy named Rex from the shelter",
+	"Renewed the office lease for two years",
+	"Booked a hotel in Lisbon for three nights",
+	"Paid the invoice for the conference",
+	"The intern starts on Monday",
+}
+
+// With an endpoint, recall finds facts that share no word with the query,
+// through their vectors, computed once per fact in the background.
+func TestRecall_FindsByMeaning(t *testing.T) {
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	ctx := context.Background()
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	st := e.waitMeaning(t, "every fact embedded", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
+	if st.Model != "concepts" || st.Pending != 0 || st.LastError != "" {
+		t.Errorf("status %+v", st)
+	}
+	for q, want := range map[string]string{"plane ticket": meaningFacts[0], "new dog": meaningFacts[1]} {
+		res, err := e.alice.Recall(ctx, memd.RecallQuery{Q: q, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Text != want {
+			t.Errorf("%q: %v, want %q first", q, hitTexts(res), want)
+			continue
+		}
+		if res.ByWordsAlone != "" || res.Hits[0].Explain == nil || res.Hits[0].Explain.Semantic <= 0 {
+			t.Errorf("%q: by words alone %q, explain %+v", q, res.ByWordsAlone, res.Hits[0].Explain)
+		}
+	}
+	// Words still count: the hotel shares "Lisbon" and the query's meaning.
+	res, _ := e.alice.Recall(ctx, memd.RecallQuery{Q: "accommodation in Lisbon"})
+	if len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[3] {
+		t.Errorf("accommodation in Lisbon: %v", hitTexts(res))
+	}
+	// Each fact text was embedded once; recall embeds only its query.
+	var factTexts []string
+	for _, text := range embeddedTexts(es) {
+		if slices.Contains(meaningFacts, text) {
+			factTexts = append(factTexts, text)
+		}
+	}
+	if len(factTexts) != len(meaningFacts) {
+		t.Errorf("fact texts embedded %d times, want each once: %q", len(factTexts), factTexts)
+	}
+	// Bob reads none of alice's facts, by words or by meaning.
+	b, _ := e.admin.AddAgent(ctx, "bob", nil)
+	res, err := client.New(e.d.URL(), b.Token).Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if err != nil || len(res.Hits) != 0 {
+		t.Errorf("bob found %v (%v)", hitTexts(res), err)
+	}
+}
+
+// Until every fact has its vector, recall answers by words and says why;
+// a failing endpoint is retried, shown in the status, and recovered from.
+func TestRecall_ByWordsUntilTheVectorsAreReady(t *testing.T) {
+	// The facts are there before the endpoint is.
+	dir := t.TempDir()
+	e := openWithEmbeddings(t, dir, nil, "")
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	if err := e.d.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	alice := e.alice
+
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	es.Fail(true)
+	e = openWithEmbeddings(t, dir, es, "concepts")
+	e.alice = client.New(e.d.URL(), alice.Token)
+	ctx := context.Background()
+	st := e.waitMeaning(t, "a failure shown", func(m memd.MeaningStatus) bool { return m.Failures > 0 })
+	if st.Ready || st.Pending != len(meaningFacts) || !strings.Contains(st.LastError, "503") {
+		t.Errorf("status while failing: %+v", st)
+	}
+	res, err := e.alice.Recall(ctx, memd.RecallQuery{Q: "flight Lisbon"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Hits) != 3 || res.Hits[0].Text != "Booked a flight to Lisbon" {
-		t.Fatalf("re-ranked hits: %v", hitTexts(res))
+	if len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] || !strings.Contains(res.ByWordsAlone, "being computed") {
+		t.Errorf("recall while the vectors are missing: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
 	}
-	res, _ = alice.Recall(ctx, memd.RecallQuery{Q: "accommodation in Lisbon"})
-	if res.Hits[0].Text != "Booked a hotel in Lisbon" {
-		t.Errorf("re-ranked hits: %v", hitTexts(res))
+	es.Fail(false)
+	st = e.waitMeaning(t, "the vectors", func(m memd.MeaningStatus) bool { return m.Ready })
+	if st.LastError != "" || st.Vectors != len(meaningFacts) {
+		t.Errorf("status after recovering: %+v", st)
 	}
-	// Each fact was embedded once; later calls embed only the query.
-	calls := es.calls()
-	if len(calls) != 2 || len(calls[0]) != 4 || len(calls[1]) != 1 {
-		t.Errorf("embedding requests: %v", calls)
+	res, _ = e.alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if res.ByWordsAlone != "" || len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] {
+		t.Errorf("recall once ready: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
 	}
-	st, _ := admin.Status(ctx)
-	if st.Reranking != "test-embed" {
-		t.Errorf("status reranking %q", st.Reranking)
+	// The endpoint failing for a query leaves recall answering by words.
+	es.Fail(true)
+	res, err = e.alice.Recall(ctx, memd.RecallQuery{Q: "flight Lisbon"})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] || !strings.Contains(res.ByWordsAlone, "503") {
+		t.Errorf("recall with the endpoint down: %v, by words alone %q (%v)", hitTexts(res), res.ByWordsAlone, err)
 	}
+}
 
-	// An endpoint that fails leaves recall working, lexically.
-	es.Close()
-	res, err = alice.Recall(ctx, memd.RecallQuery{Q: "Porto flight"})
-	if err != nil || len(res.Hits) == 0 || res.Hits[0].Text != "Booked a flight to Lisbon" {
-		t.Errorf("recall with the endpoint down: %v %v", hitTexts(res), err)
+// Vectors are kept across restarts, one file per model: a restart embeds
+// nothing again, and another model embeds everything for itself.
+func TestRecall_VectorsKeptPerModel(t *testing.T) {
+	dir := t.TempDir()
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, dir, es, "concepts")
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.waitMeaning(t, "every fact embedded", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
+	if err := e.d.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(embeddedTexts(es))
+
+	e = openWithEmbeddings(t, dir, es, "concepts")
+	st := e.waitMeaning(t, "the vectors read back", func(m memd.MeaningStatus) bool { return m.Ready })
+	if st.Vectors != len(meaningFacts) || len(embeddedTexts(es)) != before {
+		t.Errorf("after a restart: %d vectors, %d texts embedded again", st.Vectors, len(embeddedTexts(es))-before)
+	}
+	e.d.Shutdown(context.Background())
+
+	other := conceptembed.New("concepts-2")
+	defer other.Close()
+	e = openWithEmbeddings(t, dir, other, "concepts-2")
+	st = e.waitMeaning(t, "the new model's vectors", func(m memd.MeaningStatus) bool { return m.Ready })
+	if st.Model != "concepts-2" || st.Vectors != len(meaningFacts) || len(embeddedTexts(other)) != len(meaningFacts) {
+		t.Errorf("after a model change: %+v, %d texts embedded", st, len(embeddedTexts(other)))
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "vectors-*.bin"))
+	if len(files) != 2 {
+		t.Errorf("vector files %v, want one per model", files)
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

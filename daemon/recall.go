@@ -48,19 +48,22 @@ func (s *Service) RecallIn(ctx context.Context, scopes memd.Scopes, q memd.Recal
 		return memd.RecallResult{}, err
 	}
 	var res search.Result
-	if s.Reranker != nil {
-		// Re-rank a wider lexical net, then cut to k within the budget.
-		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: max(3*k, 30), Now: s.Now(), Explain: q.Explain})
-		reranked, err := s.Reranker.Rerank(ctx, q.Q, res.Hits)
-		if err != nil {
-			s.Logger.Warn("semantic re-ranking failed; answering with the lexical ranking", "err", err)
-			reranked = res.Hits
+	var byWords string
+	if s.meaning != nil {
+		// A wider net of both kinds, joined, then cut to k within the
+		// budget.
+		n := max(3*k, 30)
+		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: n, Now: s.Now(), Explain: q.Explain})
+		var hits []search.Hit
+		hits, byWords = s.meaning.byMeaning(ctx, x, q.Q, shards, res, n, q.Explain)
+		if byWords != "" {
+			s.Logger.Warn("recall answered "+byWords, "query_bytes", len(q.Q))
 		}
-		res.Hits = search.Fit(reranked, k, memd.RecallBudget)
+		res.Hits = search.Fit(hits, k, memd.RecallBudget)
 	} else {
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now(), Explain: q.Explain})
 	}
-	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, Skipped: scopes.Skipped, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards)}
+	out := memd.RecallResult{Hits: make([]memd.Hit, 0, len(res.Hits)), Searched: shards, Skipped: scopes.Skipped, At: at, ReadAt: memd.NewReadAt(res.ReadAt, shards), ByWordsAlone: byWords}
 	if out.Searched == nil {
 		out.Searched = []memd.ShardID{}
 	}

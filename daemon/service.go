@@ -15,7 +15,6 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/metrics"
 	"github.com/memd/memd/daemon/remote"
-	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/daemon/transcript"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
@@ -30,16 +29,14 @@ type Service struct {
 	Learner  *learn.Learner // nil when learning is off
 	Registry *auth.Registry
 	Syncer   *remote.Syncer    // pushes to and fetches from git remotes
-	Reranker Reranker          // optional semantic re-ranking of recall
+	meaning  *meaning          // recall by meaning, with an embeddings endpoint
 	Messages *transcript.Store // the text of the chat messages facts cite
 	// KeepMessages drops message texts older than this even while cited;
 	// zero keeps them while a fact cites them.
 	KeepMessages time.Duration
-	// RerankModel names the embedding model, for status.
-	RerankModel string
-	Now         func() time.Time
-	Logger      *slog.Logger
-	Started     time.Time
+	Now          func() time.Time
+	Logger       *slog.Logger
+	Started      time.Time
 
 	Metrics *metrics.Metrics // nil in tests that build a Service by hand
 
@@ -47,12 +44,6 @@ type Service struct {
 	growth     growthCache // each shard's growth at its head
 	reviews    reviews     // what memd saw of each shard's proposals
 	background sync.WaitGroup
-}
-
-// Reranker reorders recall's lexical hits, for instance by the similarity
-// of embeddings.
-type Reranker interface {
-	Rerank(ctx context.Context, query string, hits []search.Hit) ([]search.Hit, error)
 }
 
 var _ memd.Service = (*Service)(nil)

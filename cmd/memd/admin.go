@@ -188,11 +188,17 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if r := st.Review; r != nil {
 		fmt.Fprintf(e.stdout, "  review:   %d proposals waiting (memd review list), %d accepted since the start, %d rejected\n", r.Pending, r.Accepted, r.Rejected)
 	}
-	rerank := "off (recall is lexical; --embed-url turns it on)"
-	if st.Reranking != "" {
-		rerank = "on, " + st.Reranking
+	meaning := "off (recall by words alone; --embed-url turns it on)"
+	if m := st.Meaning; m != nil {
+		meaning = fmt.Sprintf("%s, %d facts embedded, %d to go", m.Model, m.Vectors, m.Pending)
+		if !m.Ready {
+			meaning += " (recall by words alone until they are done)"
+		}
+		if m.LastError != "" {
+			meaning += fmt.Sprintf("; %d requests failed, the last: %s", m.Failures, m.LastError)
+		}
 	}
-	fmt.Fprintf(e.stdout, "  re-ranking by embeddings: %s\n", rerank)
+	fmt.Fprintf(e.stdout, "  recall by meaning: %s\n", meaning)
 	if st.Indexing > 0 {
 		fmt.Fprintf(e.stdout, "  index:    reading %d shards in the background\n", st.Indexing)
 	}

@@ -42,11 +42,12 @@ func serve(t *testing.T) *server {
 	return serveAt(t, t.TempDir(), "127.0.0.1:0")
 }
 
-// serveAt starts memd serve with a home directory and listen address.
-func serveAt(t *testing.T, home, listen string) *server {
+// serveAt starts memd serve with a home directory and listen address, and
+// any other flags.
+func serveAt(t *testing.T, home, listen string, flags ...string) *server {
 	t.Helper()
 	s := &server{t: t, home: home, data: filepath.Join(home, ".local", "share", "memd")}
-	s.cmd = exec.Command(memdBin, "serve", "--listen", listen, "--no-fsync")
+	s.cmd = exec.Command(memdBin, append([]string{"serve", "--listen", listen, "--no-fsync"}, flags...)...)
 	s.cmd.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR=")
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {

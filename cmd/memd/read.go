@@ -40,6 +40,9 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 		return printJSON(e, res)
 	}
 	printSkipped(e, res.Skipped)
+	if res.ByWordsAlone != "" {
+		fmt.Fprintf(e.stderr, "recall %s\n", res.ByWordsAlone)
+	}
 	if len(res.Hits) == 0 {
 		fmt.Fprintf(e.stdout, "nothing found in %d shard(s)\n", len(res.Searched))
 		return nil

@@ -16,7 +16,7 @@ import (
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/remote"
-	"github.com/memd/memd/daemon/rerank"
+	"github.com/memd/memd/daemon/vectors"
 	"github.com/memd/memd/learn"
 )
 
@@ -41,9 +41,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	level := fs.String("log-level", envOr(e, "MEMD_LOG_LEVEL", "info"), "log level: debug (adds an access log: route, status, caller, time; never a token), info, warn or error (env MEMD_LOG_LEVEL)")
 	logFormat := fs.String("log-format", envOr(e, "MEMD_LOG_FORMAT", "text"), "log format: text (key=value lines) or json (one object a line) (env MEMD_LOG_FORMAT)")
 	noSync := fs.Bool("no-fsync", false, "do not fsync commits (faster; a machine crash may lose acknowledged writes)")
-	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall re-ranks by them when set (env MEMD_EMBED_URL)")
+	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall finds facts by meaning too when set (env MEMD_EMBED_URL)")
 	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
 	embedKey := fs.String("embed-key", e.getenv("MEMD_EMBED_KEY"), "API key for the embeddings endpoint (env MEMD_EMBED_KEY)")
+	embedWeight := fs.Float64("embed-weight", envFloat(e, "MEMD_EMBED_WEIGHT", 0.3), "share of a hit's score meaning decides, 0 to 1; a stronger model may deserve more (env MEMD_EMBED_WEIGHT)")
 	modelURL := fs.String("model-url", e.getenv("MEMD_MODEL_URL"), "OpenAI-compatible API base URL of the model that learns from exchanges; learning is off without it (env MEMD_MODEL_URL)")
 	model := fs.String("model", envOr(e, "MEMD_MODEL", "gpt-4o-mini"), "model name (env MEMD_MODEL)")
 	modelKey := fs.String("model-key", e.getenv("MEMD_MODEL_KEY"), "API key of the model endpoint (env MEMD_MODEL_KEY)")
@@ -98,7 +99,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		cfg.Remote.FetchEvery = -1
 	}
 	if *embedURL != "" {
-		cfg.Embeddings = &rerank.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey}
+		cfg.Embeddings = &vectors.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey, Weight: *embedWeight}
 	}
 	if *modelURL != "" {
 		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout}
@@ -250,6 +251,13 @@ func envBool(e *env, key string) bool {
 }
 
 // envInt reads a number from the environment, or returns def.
+func envFloat(e *env, key string, def float64) float64 {
+	if f, err := strconv.ParseFloat(e.getenv(key), 64); err == nil {
+		return f
+	}
+	return def
+}
+
 func envInt(e *env, key string, def int) int {
 	if n, err := strconv.Atoi(e.getenv(key)); err == nil {
 		return n

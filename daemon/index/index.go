@@ -29,16 +29,12 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-// Key prefixes in the buntdb file, which holds the format, cached
-// embeddings, and nothing else: each shard's facts and notes are in its
-// snapshot (snapshot.go).
+// Keys in the buntdb file, which holds the format and nothing else: each
+// shard's facts and notes are in its snapshot (snapshot.go), and vectors
+// in their own files (daemon/vectors).
 const (
 	metaFormat = "meta:format"
 	format     = "4" // 2: notes; 3: commit times; 4: snapshots beside the file
-	// Earlier formats kept facts, heads and notes in the file.
-	factPrefix = "fact:"
-	headPrefix = "head:"
-	notePrefix = "note:"
 )
 
 // Index is the fact index of a store.

@@ -35,6 +35,9 @@ func (x *Index) load() error {
 	if stale {
 		return x.discard()
 	}
+	if err := x.dropLegacyEmbeddings(); err != nil {
+		return fmt.Errorf("load index: %w", err)
+	}
 	ids, err := x.snapshotShards()
 	if err != nil {
 		return fmt.Errorf("load index: %w", err)
@@ -179,45 +182,38 @@ func (x *Index) snapshotShards() ([]memd.ShardID, error) {
 	return ids, nil
 }
 
-// discard empties the index: the snapshots go, and of the file only the
-// cached embeddings stay, as they depend only on a fact's text.
+// discard empties the index: the snapshots go, and the file.
 func (x *Index) discard() error {
 	if err := os.RemoveAll(x.dir); err != nil {
 		return fmt.Errorf("discard index: %w", err)
 	}
 	return x.db.Update(func(tx *buntdb.Tx) error {
-		var keys []string
-		for _, prefix := range []string{factPrefix, headPrefix, notePrefix} {
-			tx.AscendKeys(prefix+"*", func(k, _ string) bool {
-				keys = append(keys, k)
-				return true
-			})
-		}
-		var kept [][2]string
-		tx.AscendKeys(embPrefix+"*", func(k, v string) bool {
-			kept = append(kept, [2]string{k, v})
-			return len(kept) < len(keys)
-		})
-		if len(kept) < len(keys) {
-			// Emptying the file and keeping the few embeddings is cheaper
-			// than deleting every fact one by one.
-			if err := tx.DeleteAll(); err != nil {
-				return err
-			}
-			for _, kv := range kept {
-				if _, _, err := tx.Set(kv[0], kv[1], nil); err != nil {
-					return err
-				}
-			}
-		} else {
-			for _, k := range keys {
-				if _, err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
+		if err := tx.DeleteAll(); err != nil {
+			return err
 		}
 		_, _, err := tx.Set(metaFormat, format, nil)
 		return err
+	})
+}
+
+// legacyEmbeddings prefixed the embeddings earlier versions cached in the
+// index file; they are kept in vectors files now (daemon/vectors).
+const legacyEmbeddings = "emb:"
+
+// dropLegacyEmbeddings deletes them, so they are not held in memory.
+func (x *Index) dropLegacyEmbeddings() error {
+	return x.db.Update(func(tx *buntdb.Tx) error {
+		var keys []string
+		tx.AscendKeys(legacyEmbeddings+"*", func(k, _ string) bool {
+			keys = append(keys, k)
+			return true
+		})
+		for _, k := range keys {
+			if _, err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

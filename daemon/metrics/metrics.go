@@ -38,6 +38,10 @@ type Metrics struct {
 	RemoteFetches      *prometheus.CounterVec
 	RemoteIntegrations *prometheus.CounterVec
 	RemoteConflicts    prometheus.Counter
+
+	// EmbeddedFacts counts fact texts sent to the embeddings endpoint, by
+	// result (ok or error).
+	EmbeddedFacts *prometheus.CounterVec
 }
 
 // New registers memd's metrics. subscribers reports the feed's current
@@ -81,14 +85,26 @@ func New(subscribers func() int, version, goVersion string) *Metrics {
 			Help: "What fetches did to main: up-to-date, fast-forward or merge."}, []string{"kind"}),
 		RemoteConflicts: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_remote_conflicts_total",
 			Help: "Files merges kept with conflict markers (notes edited on both sides)."}),
+		EmbeddedFacts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_embedded_facts_total",
+			Help: "Fact texts sent to the embeddings endpoint for their vectors, by result (ok or error)."}, []string{"result"}),
 	}
 	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis, m.Reviews, m.ProposalsPending, m.Requests, m.ModelCalls,
-		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts,
+		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts, m.EmbeddedFacts,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
 			func() float64 { return float64(subscribers()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_build_info", Help: "Always 1; the labels name the running build.",
 			ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion}}, func() float64 { return 1 }))
 	return m
+}
+
+// WatchVectors reports, at each scrape, the vectors recall by meaning
+// holds and the facts still without one.
+func (m *Metrics) WatchVectors(vectors func() (held, pending float64)) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_vectors", Help: "Fact texts with a vector, for recall by meaning."},
+			func() float64 { h, _ := vectors(); return h }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_vectors_pending", Help: "Facts found without a vector at the last look."},
+			func() float64 { _, p := vectors(); return p }))
 }
 
 // Handler serves the metrics in Prometheus' text format.

@@ -2,9 +2,11 @@ package search_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/daemon/vectors"
+	"github.com/memd/memd/internal/conceptembed"
 )
 
 // The judged sets live in testdata/recall. memory.txt and queries.txt: a
@@ -200,16 +204,97 @@ func recallAt(r ranker, qs []judged, k int, is func(search.Doc) []string) (float
 }
 
 // qualitySet is one judged set in one shape, with the rankers over it:
-// memd, memd without its thesaurus, plain BM25.
+// memd, memd without its thesaurus, plain BM25; and what memd with an
+// embeddings endpoint needs (see meaningRanker).
 type qualitySet struct {
 	set, shape          string
 	qs                  []judged
 	memd, literal, bm25 ranker
 	is                  func(search.Doc) []string
+	x                   *search.Engine
+	shards              []memd.ShardID
+	docs                []search.Doc
 }
 
 func newQualitySet(set, shape string, qs []judged, x *search.Engine, shards []memd.ShardID, docs []search.Doc, is func(search.Doc) []string) qualitySet {
-	return qualitySet{set: set, shape: shape, qs: qs, memd: memdRanker(x, shards, false), literal: memdRanker(x, shards, true), bm25: bm25Ranker(docs), is: is}
+	return qualitySet{set: set, shape: shape, qs: qs, memd: memdRanker(x, shards, false), literal: memdRanker(x, shards, true), bm25: bm25Ranker(docs), is: is,
+		x: x, shards: shards, docs: docs}
+}
+
+// meanings embeds each engine's facts once, through the test endpoint.
+type meanings struct {
+	client *vectors.Client
+	dir    string
+	sets   map[*search.Engine]*vectors.Set
+}
+
+// ranker answers as recall does with an embeddings endpoint: the facts
+// nearest by meaning joined to those found by words (search.Fuse).
+func (m *meanings) ranker(t *testing.T, s qualitySet) ranker {
+	set := m.sets[s.x]
+	if set == nil {
+		var err error
+		if set, err = vectors.Open(filepath.Join(m.dir, fmt.Sprintf("%d.bin", len(m.sets))), "concepts"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { set.Close() })
+		for batch := range slices.Chunk(s.docs, 256) {
+			texts := make([]string, len(batch))
+			for i, d := range batch {
+				texts[i] = d.Text
+			}
+			got, err := m.client.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs := make([]vectors.Vector, len(batch))
+			for i, d := range batch {
+				vs[i] = vectors.Vector{Shard: d.Shard, ID: d.ID, V: got[i]}
+			}
+			if err := set.Put(vs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.sets[s.x] = set
+	}
+	weight := m.client.Config().Weight
+	return func(j judged, k int) []search.Doc {
+		in := s.shards
+		if j.shards != nil {
+			in = j.shards
+		}
+		if in == nil {
+			in = shardsOf(s.docs)
+		}
+		n := max(3*k, 30)
+		res := s.x.Search(search.Query{Text: j.q, Shards: in, K: n, Now: judgedNow})
+		q, err := m.client.Embed(context.Background(), []string{j.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var near []search.Similar
+		for _, nm := range set.Nearest(q[0], in, n) {
+			near = append(near, search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine})
+		}
+		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(q[0], shard, id) }
+		var out []search.Doc
+		for _, h := range search.Fit(s.x.Fuse(res.Hits, res.Full, cosine, near, weight, false), k, 0) {
+			out = append(out, h.Doc)
+		}
+		return out
+	}
+}
+
+func shardsOf(docs []search.Doc) []memd.ShardID {
+	seen := map[memd.ShardID]bool{}
+	var out []memd.ShardID
+	for _, d := range docs {
+		if !seen[d.Shard] {
+			seen[d.Shard] = true
+			out = append(out, d.Shard)
+		}
+	}
+	return out
 }
 
 func loadStoreSet(t testing.TB) qualitySet {
@@ -247,15 +332,20 @@ func TestRecallQuality(t *testing.T) {
 	}
 	sets = append(sets, conversationSets(t)...)
 	sets = append(sets, paraphraseSets(t)...)
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	vs := &meanings{client: vectors.NewClient(vectors.Config{BaseURL: es.URL + "/v1", Model: "concepts"}), dir: t.TempDir(), sets: map[*search.Engine]*vectors.Set{}}
 	at10 := map[string]map[string][2]float64{} // set -> shape -> memd, bm25
-	t.Logf("%-13s %-11s %5s  %-17s  %-17s  %-17s", "set", "shape", "qs", "memd @5/@10/@20", "literal", "bm25 @5/@10/@20")
+	t.Logf("%-13s %-11s %5s  %-17s  %-17s  %-17s  %-17s", "set", "shape", "qs", "memd @5/@10/@20", "literal", "bm25", "memd+vectors")
 	for _, s := range sets {
-		var m, l, b [3]float64
+		var m, l, b, v [3]float64
+		meaning := vs.ranker(t, s)
 		for j, k := range []int{5, 10, 20} {
 			var misses []string
 			m[j], misses = recallAt(s.memd, s.qs, k, s.is)
 			l[j], _ = recallAt(s.literal, s.qs, k, s.is)
 			b[j], _ = recallAt(s.bm25, s.qs, k, s.is)
+			v[j], _ = recallAt(meaning, s.qs, k, s.is)
 			if m[j] < b[j] {
 				t.Errorf("%s, %s: recall@%d of memd %.3f is below plain BM25's %.3f", s.set, s.shape, k, m[j], b[j])
 			}
@@ -265,7 +355,7 @@ func TestRecallQuality(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%-13s %-11s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f  %.3f %.3f %.3f", s.set, s.shape, len(s.qs), m[0], m[1], m[2], l[0], l[1], l[2], b[0], b[1], b[2])
+		t.Logf("%-13s %-11s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f  %.3f %.3f %.3f  %.3f %.3f %.3f", s.set, s.shape, len(s.qs), m[0], m[1], m[2], l[0], l[1], l[2], b[0], b[1], b[2], v[0], v[1], v[2])
 		// A guard rather than a target, so held on the held-out parts too.
 		if !strings.HasPrefix(s.set, "para") && m[1] < l[1] {
 			t.Errorf("%s, %s: recall@10 %.3f with the thesaurus, below the %.3f without it", s.set, s.shape, m[1], l[1])

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -34,6 +35,10 @@ type Hit struct {
 type Result struct {
 	Hits   []Hit
 	ReadAt map[memd.ShardID]string
+	// Full is the score of a fact holding each of the query's words once,
+	// at the length of most: how much there was to find by words (an
+	// unknown word weighs the most). Fuse scales word scores by it.
+	Full float64
 }
 
 // Tuning of the ranking, chosen on the tuning part of the judged sets in
@@ -129,7 +134,7 @@ func (x *Engine) Search(q Query) Result {
 	res := Result{ReadAt: x.headsOf(q.Shards)}
 	sc := getScores()
 	defer putScores(sc)
-	res.Hits = x.search(sc, q, nil)
+	res.Hits, res.Full = x.search(sc, q, nil)
 	if q.Explain && len(res.Hits) > 0 {
 		// Scoring again, recording the parts of the hits alone, costs less
 		// than recording the parts of every candidate; it is the same
@@ -140,16 +145,16 @@ func (x *Engine) Search(q Query) Result {
 				want[i] = nil
 			}
 		}
-		res.Hits = x.search(sc, q, want)
+		res.Hits, _ = x.search(sc, q, want)
 	}
 	return res
 }
 
 // search scores and collects the hits of a query; with parts, it records
 // the parts of the scores of the entries parts names.
-func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) []Hit {
+func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (hits []Hit, full float64) {
 	if len(q.Shards) == 0 || x.live == 0 {
-		return nil
+		return nil, 0
 	}
 	allowed := make(map[memd.ShardID]bool, len(q.Shards))
 	allowedNum := make([]bool, len(x.shardIDs))
@@ -167,7 +172,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) [
 		}
 	}
 	if st.live == 0 {
-		return nil
+		return nil, 0
 	}
 	now := q.Now
 	if now.IsZero() {
@@ -225,7 +230,10 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) [
 	}
 	top = x.lendContext(sc, top, ok)
 	x.liftChatDays(sc, top, qt.weights)
-	return x.collect(sc, q)
+	for _, w := range qt.weights {
+		full += w // BM25 of one occurrence at the average length is the IDF
+	}
+	return x.collect(sc, q), full
 }
 
 // stats are BM25's statistics over the shards a search reads, and their
@@ -360,8 +368,13 @@ var relatedShares = [thesaurus.Kinds]float64{
 }
 
 // maxRelatedShare bounds the facts searched a relative may be in: one in
-// a few says little, and reading its postings costs the most.
-const maxRelatedShare = 0.1
+// a few says little, and reading its postings costs the most. Under
+// minRelatedBound facts it costs nothing, and a small store is all
+// relatives.
+const (
+	maxRelatedShare = 0.1
+	minRelatedBound = 64
+)
 
 // scoreRelated scores the terms the thesaurus relates to the query's, for
 // facts that say what the query means in other words. A fact holding the
@@ -380,7 +393,7 @@ func (q *queryTerms) scoreRelated() {
 		}
 		for kind, list := range e.ByKind() {
 			for _, r := range list {
-				if q.seen[r] || done[r] || q.held(r) > int(maxRelatedShare*float64(q.st.live)) || q.freq(r) == 0 {
+				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
 					continue
 				}
 				done[r] = true
@@ -771,6 +784,31 @@ func (x *Engine) Snapshot(shards []memd.ShardID, fn func(Walker)) map[memd.Shard
 	defer x.mu.RUnlock()
 	fn(x.walk)
 	return x.headsOf(shards)
+}
+
+// Indexed names every shard the engine holds and the commit it was read
+// at.
+func (x *Engine) Indexed() map[memd.ShardID]string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return maps.Clone(x.heads)
+}
+
+// EachFact calls fn with each fact of a shard, lasting ones first, until fn
+// returns false.
+func (x *Engine) EachFact(shard memd.ShardID, fn func(id, text string) bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	goOn := true
+	for _, profile := range []bool{true, false} {
+		x.walk(shard, profile, func(d Doc) bool {
+			goOn = fn(d.ID, d.Text)
+			return goOn
+		})
+		if !goOn {
+			return
+		}
+	}
 }
 
 func (x *Engine) walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {

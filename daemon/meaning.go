@@ -1,0 +1,84 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/index"
+	"github.com/memd/memd/daemon/search"
+	"github.com/memd/memd/daemon/vectors"
+)
+
+// Recall by meaning: with an embeddings endpoint, each fact's vector is
+// computed in the background (vectors.Filler) and recall joins the facts
+// nearest the query by meaning to those its words found (search.Fuse).
+
+// meaning is what recall by meaning needs; nil without an endpoint.
+type meaning struct {
+	set    *vectors.Set
+	client *vectors.Client
+	filler *vectors.Filler
+}
+
+// vectorsFile names the file of a model's vectors in the data directory:
+// one per model, so going back to a model finds its vectors.
+func vectorsFile(dataDir, model string) string {
+	sum := sha256.Sum256([]byte(model))
+	return filepath.Join(dataDir, fmt.Sprintf("vectors-%x.bin", sum[:6]))
+}
+
+// openMeaning opens the vectors of cfg's model.
+func openMeaning(cfg Config, idx *index.Index) (*meaning, error) {
+	set, err := vectors.Open(vectorsFile(cfg.DataDir, cfg.Embeddings.Model), cfg.Embeddings.Model)
+	if err != nil {
+		return nil, err
+	}
+	client := vectors.NewClient(*cfg.Embeddings)
+	return &meaning{set: set, client: client, filler: vectors.NewFiller(set, client, indexSource{idx, cfg.Logger}, cfg.Logger)}, nil
+}
+
+// indexSource lists the index's facts for the filler, caught up first so
+// that facts reach their vectors without waiting for a recall.
+type indexSource struct {
+	idx *index.Index
+	log *slog.Logger
+}
+
+func (s indexSource) Indexed() map[memd.ShardID]string {
+	if err := s.idx.CatchUpAll(); err != nil {
+		s.log.Warn("the index could not catch up for vectors", "err", err)
+	}
+	return s.idx.Engine().Indexed()
+}
+
+func (s indexSource) EachFact(shard memd.ShardID, fn func(id, text string) bool) {
+	s.idx.Engine().EachFact(shard, fn)
+}
+
+// fillPoll is how often the filler looks for facts without vectors.
+const fillPoll = 2 * time.Second
+
+// byMeaning joins the facts nearest the query by meaning to the hits its
+// words found, or says why it answers from the words alone.
+func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, shards []memd.ShardID, lexical search.Result, n int, explain bool) ([]search.Hit, string) {
+	st := m.filler.Status()
+	if !st.Ready {
+		return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s are being computed (%d held, %d to go)", st.Model, st.Vectors, st.Pending)
+	}
+	qv, err := m.client.Embed(ctx, []string{q})
+	if err != nil {
+		return lexical.Hits, "by words alone: " + err.Error()
+	}
+	near := m.set.Nearest(qv[0], shards, n)
+	similar := make([]search.Similar, len(near))
+	for i, nm := range near {
+		similar[i] = search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine}
+	}
+	cosine := func(shard memd.ShardID, id string) (float64, bool) { return m.set.Cosine(qv[0], shard, id) }
+	return x.Fuse(lexical.Hits, lexical.Full, cosine, similar, m.client.Config().Weight, explain), ""
+}

@@ -1,0 +1,440 @@
+// Package vectors finds facts by meaning: each fact text's embedding from
+// an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp), kept
+// quantized in memory and in a file beside the index, computed in the
+// background as facts arrive (Filler), and searched for the facts nearest
+// a query among the shards a caller may read (Set.Nearest). Without an
+// endpoint memd never calls one and recall stays fully local.
+package vectors
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/memd/memd"
+)
+
+// Set holds one model's vectors of fact texts by shard and fact ID, each
+// as 8-bit codes with a scale (for ranking) and its signs as bits (for a
+// first cut), and appends each new one to its file. A vector of d
+// dimensions costs d + d/8 + 4 bytes, and its fact ID.
+type Set struct {
+	mu     sync.RWMutex
+	model  string
+	dim    int
+	shards map[memd.ShardID]*shardVectors
+	n      int
+	f      *os.File
+	w      *bufio.Writer
+}
+
+type shardVectors struct {
+	shard memd.ShardID
+	ids   []string
+	index map[string]int32
+	scale []float32
+	codes []int8   // dim per vector
+	signs []uint64 // (dim+63)/64 per vector
+}
+
+// fileMagic starts a vector file; the model's name follows it.
+const fileMagic = "memd-vectors 1\n"
+
+// Open reads the vectors of model kept at path, creating the file if it is
+// missing. A file of another model is started over (a model change embeds
+// everything again), and a record torn by a crash is cut off: vectors are
+// derived data, computed again when missing.
+func Open(path, model string) (*Set, error) {
+	s := &Set{model: model, shards: map[memd.ShardID]*shardVectors{}}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open vectors: %w", err)
+	}
+	good, err := s.read(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read vectors %s: %w", path, err)
+	}
+	if good == 0 {
+		s.shards, s.n, s.dim = map[memd.ShardID]*shardVectors{}, 0, 0
+		header := fileMagic + model + "\n"
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if _, err := f.WriteAt([]byte(header), 0); err != nil {
+			f.Close()
+			return nil, err
+		}
+		good = int64(len(header))
+	} else if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.f, s.w = f, bufio.NewWriter(f)
+	return s, nil
+}
+
+// read loads the records of f and returns where the last whole one ends;
+// 0 when the file is new or holds another model's vectors.
+func (s *Set) read(f *os.File) (int64, error) {
+	r := bufio.NewReader(f)
+	header := fileMagic + s.model + "\n"
+	got := make([]byte, len(header))
+	if _, err := io.ReadFull(r, got); err != nil || string(got) != header {
+		return 0, nil
+	}
+	end := int64(len(header))
+	for {
+		shard, id, scale, codes, n, err := readRecord(r)
+		if err != nil {
+			return end, nil // the end, or a torn or corrupt record
+		}
+		if s.dim == 0 {
+			s.dim = len(codes)
+		}
+		if len(codes) == s.dim {
+			s.add(shard, id, scale, codes)
+		}
+		end += int64(n)
+	}
+}
+
+// A record: shard and ID (each a uvarint length and bytes), dimensions
+// (uvarint), scale (float32), codes, and a CRC-32 of all before it.
+func readRecord(r *bufio.Reader) (memd.ShardID, string, float32, []int8, int, error) {
+	var body []byte
+	str := func() (string, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > 1<<12 {
+			return "", errors.Join(err, errors.New("bad length"))
+		}
+		body = binary.AppendUvarint(body, n)
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return "", err
+		}
+		body = append(body, b...)
+		return string(b), nil
+	}
+	shardName, err := str()
+	if err != nil {
+		return memd.ShardID{}, "", 0, nil, 0, err
+	}
+	id, err := str()
+	if err != nil {
+		return memd.ShardID{}, "", 0, nil, 0, err
+	}
+	dim, err := binary.ReadUvarint(r)
+	if err != nil || dim == 0 || dim > 1<<16 {
+		return memd.ShardID{}, "", 0, nil, 0, errors.New("bad dimensions")
+	}
+	body = binary.AppendUvarint(body, dim)
+	rest := make([]byte, 4+dim+4)
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return memd.ShardID{}, "", 0, nil, 0, err
+	}
+	body = append(body, rest[:4+dim]...)
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(rest[4+dim:]) {
+		return memd.ShardID{}, "", 0, nil, 0, errors.New("checksum")
+	}
+	shard, err := memd.ParseShardID(shardName)
+	if err != nil {
+		return memd.ShardID{}, "", 0, nil, 0, err
+	}
+	codes := make([]int8, dim)
+	for i := range codes {
+		codes[i] = int8(rest[4+i])
+	}
+	return shard, id, math.Float32frombits(binary.LittleEndian.Uint32(rest)), codes, len(body) + 4, nil
+}
+
+func appendRecord(b []byte, shard memd.ShardID, id string, scale float32, codes []int8) []byte {
+	start := len(b)
+	b = binary.AppendUvarint(b, uint64(len(shard.String())))
+	b = append(b, shard.String()...)
+	b = binary.AppendUvarint(b, uint64(len(id)))
+	b = append(b, id...)
+	b = binary.AppendUvarint(b, uint64(len(codes)))
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
+	for _, c := range codes {
+		b = append(b, byte(c))
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
+}
+
+// quantize scales a vector to unit length and then to 8-bit codes: the
+// dot product of two such vectors, times their scales, is their cosine.
+func quantize(v []float32) (float32, []int8) {
+	var norm, most float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
+	}
+	norm = math.Sqrt(norm)
+	codes := make([]int8, len(v))
+	if norm == 0 {
+		return 0, codes
+	}
+	for _, x := range v {
+		most = math.Max(most, math.Abs(float64(x)/norm))
+	}
+	scale := most / 127
+	for i, x := range v {
+		codes[i] = int8(math.Round(float64(x) / norm / scale))
+	}
+	return float32(scale), codes
+}
+
+func (s *Set) add(shard memd.ShardID, id string, scale float32, codes []int8) {
+	sv := s.shards[shard]
+	if sv == nil {
+		sv = &shardVectors{shard: shard, index: map[string]int32{}}
+		s.shards[shard] = sv
+	}
+	if i, ok := sv.index[id]; ok {
+		sv.scale[i] = scale
+		copy(sv.codes[int(i)*s.dim:], codes)
+		copy(sv.signs[int(i)*words(s.dim):], signsOf(codes))
+		return
+	}
+	sv.index[id] = int32(len(sv.ids))
+	sv.ids = append(sv.ids, id)
+	sv.scale = append(sv.scale, scale)
+	sv.codes = append(sv.codes, codes...)
+	sv.signs = append(sv.signs, signsOf(codes)...)
+	s.n++
+}
+
+func words(dim int) int { return (dim + 63) / 64 }
+
+func signsOf(codes []int8) []uint64 {
+	out := make([]uint64, words(len(codes)))
+	for i, c := range codes {
+		if c > 0 {
+			out[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
+}
+
+// Model names the model the set's vectors come from.
+func (s *Set) Model() string { return s.model }
+
+// Len counts the vectors held.
+func (s *Set) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.n
+}
+
+// Has reports whether a fact's vector is held.
+func (s *Set) Has(shard memd.ShardID, id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sv := s.shards[shard]
+	if sv == nil {
+		return false
+	}
+	_, ok := sv.index[id]
+	return ok
+}
+
+// Put keeps facts' vectors, in memory and at the end of the file. All
+// vectors of a set have the dimensions of the first.
+func (s *Set) Put(vs []Vector) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var buf []byte
+	for _, v := range vs {
+		if s.dim == 0 {
+			s.dim = len(v.V)
+		}
+		if len(v.V) != s.dim || len(v.V) == 0 {
+			return fmt.Errorf("model %s: a vector of %d dimensions among vectors of %d", s.model, len(v.V), s.dim)
+		}
+		scale, codes := quantize(v.V)
+		s.add(v.Shard, v.ID, scale, codes)
+		buf = appendRecord(buf[:0], v.Shard, v.ID, scale, codes)
+		if _, err := s.w.Write(buf); err != nil {
+			return fmt.Errorf("write vectors: %w", err)
+		}
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("write vectors: %w", err)
+	}
+	return nil
+}
+
+// Close closes the set's file.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.w.Flush(), s.f.Close())
+}
+
+// Cosine returns the cosine of q and a fact's vector, if the set holds it.
+func (s *Set) Cosine(q []float32, shard memd.ShardID, id string) (float64, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sv := s.shards[shard]
+	if sv == nil || len(q) != s.dim {
+		return 0, false
+	}
+	i, ok := sv.index[id]
+	if !ok {
+		return 0, false
+	}
+	var dot, norm float64
+	for j, c := range sv.codes[int(i)*s.dim : int(i+1)*s.dim] {
+		dot += float64(q[j]) * float64(c)
+		norm += float64(q[j]) * float64(q[j])
+	}
+	if norm == 0 {
+		return 0, true
+	}
+	return dot * float64(sv.scale[i]) / math.Sqrt(norm), true
+}
+
+// Vector is a fact's embedding.
+type Vector struct {
+	Shard memd.ShardID
+	ID    string
+	V     []float32
+}
+
+// Match is a fact near a query, with the cosine of their vectors.
+type Match struct {
+	Shard  memd.ShardID
+	ID     string
+	Cosine float64
+}
+
+// firstCut is how many candidates per wanted match the sign bits keep for
+// ranking by the codes: the bits' Hamming distance follows the angle
+// closely enough that the nearest are among the first few hundred.
+const firstCut = 20
+
+// Nearest returns the n facts of the shards whose vectors are nearest q,
+// nearest first. Over many vectors it ranks only those whose sign bits
+// are nearest q's, then those by their codes.
+func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(q) != s.dim || s.dim == 0 || n <= 0 {
+		return nil
+	}
+	qScale, qCodes := quantize(q)
+	qf := make([]float32, s.dim)
+	for i, c := range qCodes {
+		qf[i] = float32(c) * qScale
+	}
+	readable := distinct(shards)
+	total := 0
+	for _, id := range readable {
+		if sv := s.shards[id]; sv != nil {
+			total += len(sv.ids)
+		}
+	}
+	keep := max(n*firstCut, 256)
+	type cand struct {
+		sv *shardVectors
+		i  int32
+		d  int
+	}
+	var cands []cand
+	if total > keep {
+		qSigns := signsOf(qCodes)
+		w := words(s.dim)
+		cands = make([]cand, 0, total)
+		for _, id := range readable {
+			sv := s.shards[id]
+			if sv == nil {
+				continue
+			}
+			for i := range sv.ids {
+				d := 0
+				for j, b := range sv.signs[i*w : i*w+w] {
+					d += bits.OnesCount64(b ^ qSigns[j])
+				}
+				cands = append(cands, cand{sv, int32(i), d})
+			}
+		}
+		// Distances are at most dim: counting them finds the cut.
+		count := make([]int, s.dim+1)
+		for _, c := range cands {
+			count[c.d]++
+		}
+		cut, kept := 0, 0
+		for cut < len(count) && kept+count[cut] < keep {
+			kept += count[cut]
+			cut++
+		}
+		cands = slices.DeleteFunc(cands, func(c cand) bool { return c.d > cut })
+	} else {
+		for _, id := range readable {
+			if sv := s.shards[id]; sv != nil {
+				for i := range sv.ids {
+					cands = append(cands, cand{sv: sv, i: int32(i)})
+				}
+			}
+		}
+	}
+	out := make([]Match, 0, len(cands))
+	for _, c := range cands {
+		codes := c.sv.codes[int(c.i)*s.dim : int(c.i+1)*s.dim]
+		var dot float32
+		for j, x := range codes {
+			dot += qf[j] * float32(x)
+		}
+		out = append(out, Match{Shard: c.sv.shard, ID: c.sv.ids[c.i], Cosine: float64(dot * c.sv.scale[c.i])})
+	}
+	slices.SortFunc(out, func(a, b Match) int {
+		if a.Cosine != b.Cosine {
+			if a.Cosine > b.Cosine {
+				return -1
+			}
+			return 1
+		}
+		if c := cmpShard(a.Shard, b.Shard); c != 0 {
+			return c
+		}
+		return cmpString(a.ID, b.ID)
+	})
+	return out[:min(n, len(out))]
+}
+
+func distinct(shards []memd.ShardID) []memd.ShardID {
+	seen := make(map[memd.ShardID]bool, len(shards))
+	var out []memd.ShardID
+	for _, id := range shards {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func cmpShard(a, b memd.ShardID) int { return cmpString(a.String(), b.String()) }
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
