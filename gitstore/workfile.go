@@ -27,8 +27,15 @@ import (
 // from the file memd wrote, never from a later look at the path, which
 // could see a person's write and call it memd's.
 
-// Tests stand in for a person writing at the worst moments through these.
-var testHookBeforeRename, testHookAfterRename, testHookBeforeAppend func(full string)
+// Tests stand in for a person writing at the worst moments through these;
+// atomic, as a retry timer may write a file while a test changes them.
+var testHookBeforeRename, testHookAfterRename, testHookBeforeAppend atomic.Pointer[func(full string)]
+
+func runHook(h *atomic.Pointer[func(full string)], full string) {
+	if fn := h.Load(); fn != nil {
+		(*fn)(full)
+	}
+}
 
 // testHookWatchDone is called when a watch of a replaced file ends.
 var testHookWatchDone atomic.Pointer[func()]
@@ -148,9 +155,7 @@ func keepLateWrite(full string, cur, theirs []byte, w workWrite) (workWrite, err
 // valid (their lines stay, memd's go after), so they do not send memd back:
 // a person appending in a loop would otherwise keep memd out of the file.
 func appendInPlace(full string, before os.FileInfo, cur, add []byte) (w workWrite, retry bool, err error) {
-	if testHookBeforeAppend != nil {
-		testHookBeforeAppend(full)
-	}
+	runHook(&testHookBeforeAppend, full)
 	f, err := os.OpenFile(full, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return w, true, nil
@@ -269,9 +274,7 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 	if err != nil {
 		return fail(err)
 	}
-	if testHookBeforeRename != nil {
-		testHookBeforeRename(full)
-	}
+	runHook(&testHookBeforeRename, full)
 	// The last look before the rename.
 	if old != nil && (changedSince(old, before) || replaced(full, before)) ||
 		old == nil && exists(full) {
@@ -289,9 +292,7 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 		w.stat = after
 	}
 	tmp.Close()
-	if testHookAfterRename != nil {
-		testHookAfterRename(full)
-	}
+	runHook(&testHookAfterRename, full)
 	if old != nil && changedSince(old, before) {
 		// A person wrote to the file just replaced.
 		theirs, err := io.ReadAll(io.NewSectionReader(old, 0, 1<<62))

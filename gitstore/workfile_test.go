@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,13 +35,14 @@ func TestRewriteWorking_KeepsAWriteThatRacesTheRename(t *testing.T) {
 			}
 			var held *os.File // the person's editor, open on the file
 			t.Cleanup(func() {
-				testHookBeforeRename, testHookAfterRename = nil, nil
+				setHook(&testHookBeforeRename, nil)
+				setHook(&testHookAfterRename, nil)
 				if held != nil {
 					held.Close()
 				}
 			})
 			fired := false
-			testHookBeforeRename = func(string) {
+			setHook(&testHookBeforeRename, func(string) {
 				if fired {
 					return
 				}
@@ -52,14 +54,14 @@ func TestRewriteWorking_KeepsAWriteThatRacesTheRename(t *testing.T) {
 					fired = true
 					held.WriteString(person)
 				}
-			}
-			testHookAfterRename = func(string) {
+			})
+			setHook(&testHookAfterRename, func(string) {
 				if fired || moment != "after the rename" {
 					return
 				}
 				fired = true
 				held.WriteString(person) // to the file memd just replaced
-			}
+			})
 			w, err := rewriteWorking(full, merge)
 			if err != nil {
 				t.Fatal(err)
@@ -167,13 +169,13 @@ func TestRewriteWorking_TwoAppendsAcrossTheRename(t *testing.T) {
 	full := filepath.Join(t.TempDir(), "2026-11.md")
 	os.WriteFile(full, []byte(cur), 0o644)
 	var held *os.File
-	testHookBeforeRename = func(string) {
+	setHook(&testHookBeforeRename, func(string) {
 		if held == nil {
 			held, _ = os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
 		}
-	}
+	})
 	fired := false
-	testHookAfterRename = func(string) {
+	setHook(&testHookAfterRename, func(string) {
 		if fired {
 			return
 		}
@@ -182,9 +184,10 @@ func TestRewriteWorking_TwoAppendsAcrossTheRename(t *testing.T) {
 		f, _ := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
 		f.WriteString("- (2026-11-03) Hand line b\n") // to memd's new file
 		f.Close()
-	}
+	})
 	t.Cleanup(func() {
-		testHookBeforeRename, testHookAfterRename = nil, nil
+		setHook(&testHookBeforeRename, nil)
+		setHook(&testHookAfterRename, nil)
 		if held != nil {
 			held.Close()
 		}
@@ -218,16 +221,16 @@ func TestRewriteWorking_WriteLandingAfterTheLastLook(t *testing.T) {
 	full := filepath.Join(t.TempDir(), "2026-11.md")
 	os.WriteFile(full, []byte(head), 0o644)
 	var held *os.File
-	testHookBeforeRename = func(string) {
+	setHook(&testHookBeforeRename, func(string) {
 		if held == nil {
 			held, _ = os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
 		}
-	}
+	})
 	done := make(chan struct{}, 1)
 	hook := func() { done <- struct{}{} }
 	testHookWatchDone.Store(&hook)
 	t.Cleanup(func() {
-		testHookBeforeRename = nil
+		setHook(&testHookBeforeRename, nil)
 		testHookWatchDone.Store(nil)
 		if held != nil {
 			held.Close()
@@ -247,17 +250,24 @@ func TestRewriteWorking_WriteLandingAfterTheLastLook(t *testing.T) {
 	}
 }
 
+// setHook sets or (with nil) clears a hook of the working-file writes.
+func setHook(h *atomic.Pointer[func(string)], fn func(string)) {
+	if fn == nil {
+		h.Store(nil)
+		return
+	}
+	h.Store(&fn)
+}
+
 // personWrites stands in for a person writing to a working file at the
 // moment memd is about to write it, every time: write gets the file's path
 // and how many times it has been called.
 func personWrites(t *testing.T, write func(full string, n int)) {
-	n := 0
-	hook := func(full string) {
-		n++
-		write(full, n)
-	}
-	testHookBeforeAppend, testHookBeforeRename = hook, hook
-	t.Cleanup(func() { testHookBeforeAppend, testHookBeforeRename = nil, nil })
+	var n atomic.Int64 // a retry timer may write too
+	hook := func(full string) { write(full, int(n.Add(1))) }
+	setHook(&testHookBeforeAppend, hook)
+	setHook(&testHookBeforeRename, hook)
+	t.Cleanup(func() { setHook(&testHookBeforeAppend, nil); setHook(&testHookBeforeRename, nil) })
 }
 
 func addFact(sh *Shard, text string) (Result, error) {
@@ -351,7 +361,8 @@ func TestShard_RefusesAWriteAPersonKeepsOutOfTheWorkingFile(t *testing.T) {
 			}
 
 			// Once the person stops, the write goes through beside their draft.
-			testHookBeforeAppend, testHookBeforeRename = nil, nil
+			setHook(&testHookBeforeAppend, nil)
+			setHook(&testHookBeforeRename, nil)
 			os.Remove(lock)
 			if _, err := addFact(sh, "Packed a raincoat"); err != nil {
 				t.Fatal(err)
@@ -417,7 +428,8 @@ func TestShard_AMoveHalfWrittenGoesAhead(t *testing.T) {
 		t.Errorf("git status of the files memd wrote:\n%s", st)
 	}
 
-	testHookBeforeAppend, testHookBeforeRename = nil, nil
+	setHook(&testHookBeforeAppend, nil)
+	setHook(&testHookBeforeRename, nil)
 	if !sh.SyncWorktree(time.Second) {
 		t.Fatal("the working tree did not catch up")
 	}
