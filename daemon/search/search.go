@@ -210,6 +210,13 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	qt := x.queryTerms(sc, content, st, ok)
 	qt.scoreRare()
 	x.boostNamedShards(sc, content, allowed)
+	if len(spans) == 0 && !q.Literal {
+		// Words of like meaning before parts of words: "new dog" means a
+		// puppy sooner than "renewed". A query naming a date asks what
+		// happened then; its other words ("happened", "did") have
+		// relatives in most facts.
+		qt.scoreRelated()
+	}
 	if len(sc.touched) == 0 && len(spans) == 0 {
 		x.scoreSubstrings(sc, st, qt.unknown, ok)
 		if len(sc.touched) == 0 {
@@ -217,11 +224,6 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 		}
 	}
 	x.scoreDates(sc, st, spans, ok)
-	if len(spans) == 0 && !q.Literal {
-		// A query naming a date asks what happened then; its other words
-		// ("happened", "did") have relatives in most facts.
-		qt.scoreRelated()
-	}
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)
@@ -376,31 +378,73 @@ const (
 	minRelatedBound = 64
 )
 
+// relatedCap bounds what a query term's relatives add to a fact, as a
+// share of what the term itself scores in a fact of the average length
+// (its IDF): several synonyms in a short fact do not outrank the word the
+// query said in a fact up to twice and a half as long as most.
+const relatedCap = 0.5
+
 // scoreRelated scores the terms the thesaurus relates to the query's, for
 // facts that say what the query means in other words. A fact holding the
 // query's own term gains nothing from its relatives, and they carry no
-// bit: phrases, context and chat days are the query's own words.
+// bit: phrases, context and chat days are the query's own words. Explain
+// names them "~term": the words related to term.
 func (q *queryTerms) scoreRelated() {
 	done := map[string]bool{}
+	gain := map[int32]float64{}
+	var order []int32 // the facts gaining, in the order first reached, for stable ties
 	for _, t := range q.scored {
 		e := thesaurus.Lookup(t)
 		if e == nil {
 			continue
 		}
-		ok := q.ok
-		if own := q.bits[t]; own != 0 {
-			ok = func(i int32) bool { return q.sc.terms[i]&own == 0 && q.ok(i) }
-		}
+		own := q.bits[t]
+		clear(gain)
+		order = order[:0]
 		for kind, list := range e.ByKind() {
 			for _, r := range list {
 				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
 					continue
 				}
 				done[r] = true
-				q.x.scoreTerm(q.sc, q.st, r, relatedShares[kind]*math.Min(q.idf(r), q.idf(t)), q.norm, 0, ok)
+				idf := relatedShares[kind] * math.Min(q.idf(r), q.idf(t))
+				q.eachPosting(r, func(i int32, tf float64) {
+					if own != 0 && q.sc.terms[i]&own != 0 {
+						return
+					}
+					if _, ok := gain[i]; !ok {
+						order = append(order, i)
+					}
+					gain[i] += q.bm25(idf, tf, i)
+				})
+			}
+		}
+		for _, i := range order {
+			v := math.Min(gain[i], relatedCap*q.idf(t))
+			q.sc.add(i, v)
+			if p := q.sc.explain(i); p != nil {
+				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
 			}
 		}
 	}
+}
+
+// eachPosting calls fn with each fact searched holding a term, and how
+// often it does.
+func (q *queryTerms) eachPosting(t string, fn func(i int32, tf float64)) {
+	for _, part := range q.st.parts {
+		var one [1]posting
+		for _, p := range part.postings(t, &one) {
+			if i := p.doc(); q.ok(i) {
+				fn(i, float64(p.tf()))
+			}
+		}
+	}
+}
+
+// bm25 is what a term of weight idf, tf times in fact i, scores.
+func (q *queryTerms) bm25(idf, tf float64, i int32) float64 {
+	return idf * tf * (k1 + 1) / (tf + k1*(1-b) + q.norm*float64(q.x.lengths[i]))
 }
 
 // held is how many facts of the shards searched hold a term, the deleted

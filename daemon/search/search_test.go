@@ -430,3 +430,39 @@ func TestSearch_PhraseAtTheEdgesOfWords(t *testing.T) {
 		t.Errorf("hits %v; want the airport among them, favoured by the phrase", texts(hits))
 	}
 }
+
+// With no model, words of like meaning find a fact that shares no word
+// with the query, and explain names them after the query's word.
+func TestSearch_FindsWordsOfLikeMeaning(t *testing.T) {
+	docs := []search.Doc{
+		doc(alice, "2026-05-09", "Adopted a puppy named Rex from the shelter", 0),
+		doc(alice, "2026-05-10", "Renewed the office lease for two years", 60), // "new" inside a word
+		doc(alice, "2026-05-11", "Paid the invoice for the conference", 120),
+	}
+	x := index(docs...)
+	hits := x.Search(search.Query{Text: "new dog", Shards: []memd.ShardID{alice}, K: 3, Now: now, Explain: true}).Hits
+	if len(hits) == 0 || hits[0].Text != docs[0].Text {
+		t.Fatalf("new dog: %v, want the puppy first", texts(hits))
+	}
+	if terms := hits[0].Explain.Terms; len(terms) != 1 || terms[0].Term != "~dog" {
+		t.Errorf("explain terms %+v, want the words related to dog", terms)
+	}
+	// By its words alone, only "new" inside "Renewed".
+	if got := texts(x.Search(search.Query{Text: "new dog", Shards: []memd.ShardID{alice}, K: 3, Now: now, Literal: true}).Hits); !slices.Equal(got, []string{docs[1].Text}) {
+		t.Errorf("literal search found %v", got)
+	}
+}
+
+// Relatives do not outrank the word itself: a long fact holding "start"
+// comes before a short one holding three of its synonyms.
+func TestSearch_RelativesNeverOutrankTheWord(t *testing.T) {
+	docs := []search.Doc{
+		doc(alice, "2026-05-09", "Kickoff to begin and commence", 0),
+		doc(alice, "2026-05-09", "We agreed to start the rollout of the new billing system for every customer in the spring", 60),
+		doc(alice, "2026-05-10", "Paid the invoice for the conference", 120),
+	}
+	hits := index(docs...).Search(search.Query{Text: "start", Shards: []memd.ShardID{alice}, K: 3, Now: now}).Hits
+	if len(hits) < 2 || hits[0].Text != docs[1].Text || hits[1].Text != docs[0].Text {
+		t.Errorf("start: %v, want the fact saying it first, then its synonyms", texts(hits))
+	}
+}
