@@ -445,8 +445,12 @@ type MeaningStatus struct {
 	Model   string `json:"model"`
 	Vectors int    `json:"vectors"` // fact texts embedded
 	Pending int    `json:"pending"` // facts found without a vector at the last look
-	// Ready: every fact had a vector at some look since the start; until
-	// then recall answers by words alone and says so.
+	// Refused counts facts whose text the endpoint would not embed, alone
+	// (a content filter, a text too long); found by words, tried again at
+	// the next start.
+	Refused int `json:"refused"`
+	// Ready: at most one fact in twenty was without a vector at the last
+	// look; until then recall answers by words alone and says so.
 	Ready     bool   `json:"ready"`
 	LastError string `json:"last_error,omitempty"`
 	Failures  int    `json:"failures"` // embedding requests failed since the start

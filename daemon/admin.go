@@ -98,7 +98,7 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 	}
 	if s.meaning != nil {
 		v := s.meaning.filler.Status()
-		st.Meaning = &memd.MeaningStatus{Model: v.Model, Vectors: v.Vectors, Pending: v.Pending, Ready: v.Ready, LastError: v.LastError, Failures: v.Failures}
+		st.Meaning = &memd.MeaningStatus{Model: v.Model, Vectors: v.Vectors, Pending: v.Pending, Refused: v.Refused, Ready: v.Ready, LastError: v.LastError, Failures: v.Failures}
 	}
 	if s.Learner != nil {
 		pending, failed, err := s.Learner.Counts()

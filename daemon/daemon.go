@@ -181,6 +181,9 @@ func Open(cfg Config) (*Daemon, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if svc.meaning != nil {
+		opened = append(opened, svc.meaning.set)
+	}
 	if svc.Learner != nil {
 		opened = append(opened, svc.Learner)
 	}
@@ -292,11 +295,8 @@ func remoteConfig(cfg Config, m *metrics.Metrics) remote.Config {
 func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *metrics.Metrics) (svc *Service, err error) {
 	svc = &Service{Syncer: syncr, Store: st.store, Index: st.index, Feed: h, Registry: st.registry, Messages: st.messages,
 		KeepMessages: cfg.KeepMessages, Metrics: m, Now: cfg.Now, Logger: cfg.Logger, Started: cfg.Now()}
-	if cfg.Model != nil {
-		if svc.Learner, err = openLearner(cfg, svc, st.messages, h, m); err != nil {
-			return nil, err
-		}
-	}
+	// The vectors before the learner: the vectors' file is closed by
+	// Open's cleanup, which the learner is not handed yet.
 	if cfg.Embeddings != nil {
 		if svc.meaning, err = openMeaning(cfg, st.index); err != nil {
 			return nil, err
@@ -308,6 +308,14 @@ func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *me
 			st := svc.meaning.filler.Status()
 			return float64(st.Vectors), float64(st.Pending)
 		})
+	}
+	if cfg.Model != nil {
+		if svc.Learner, err = openLearner(cfg, svc, st.messages, h, m); err != nil {
+			if svc.meaning != nil {
+				svc.meaning.set.Close()
+			}
+			return nil, err
+		}
 	}
 	return svc, nil
 }

@@ -228,3 +228,81 @@ func TestRecall_VectorsKeptPerModel(t *testing.T) {
 		}
 	}
 }
+
+// A store that starts empty is not taken for one whose facts all have
+// vectors: facts that arrive while the endpoint fails are found by words,
+// and the answer says so.
+func TestRecall_NewFactsWithoutVectorsAreNotReady(t *testing.T) {
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	e.waitMeaning(t, "the first look", func(m memd.MeaningStatus) bool { return m.Ready })
+	es.Fail(true)
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.waitMeaning(t, "a failure", func(m memd.MeaningStatus) bool { return m.Failures > 0 && m.Pending > 0 && !m.Ready })
+	res, err := e.alice.Recall(context.Background(), memd.RecallQuery{Q: "flight Lisbon"})
+	if err != nil || !strings.Contains(res.ByWordsAlone, "being computed") || len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] {
+		t.Errorf("recall: %v, by words alone %q (%v)", hitTexts(res), res.ByWordsAlone, err)
+	}
+}
+
+// A text the endpoint will not take, refused or answered with a vector no
+// float32 holds, holds back no other fact: it is found by words alone and
+// counted in the status.
+func TestRecall_ATextTheEndpointRefusesHoldsBackNoOther(t *testing.T) {
+	for _, how := range []string{"refused", "garbage"} {
+		t.Run(how, func(t *testing.T) {
+			es := conceptembed.New("concepts")
+			defer es.Close()
+			if how == "refused" {
+				es.Refuse("puppy")
+			} else {
+				es.Garbage("puppy")
+			}
+			e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+			for _, f := range meaningFacts {
+				remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+			}
+			st := e.waitMeaning(t, "the other facts", func(m memd.MeaningStatus) bool { return m.Vectors == len(meaningFacts)-1 && m.Ready })
+			if st.Refused != 1 || st.Pending != 0 {
+				t.Errorf("status %+v, want one fact refused", st)
+			}
+			ctx := context.Background()
+			res, _ := e.alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+			if len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] || res.ByWordsAlone != "" {
+				t.Errorf("plane ticket: %v (%q)", hitTexts(res), res.ByWordsAlone)
+			}
+			res, _ = e.alice.Recall(ctx, memd.RecallQuery{Q: "puppy"})
+			if len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[1] {
+				t.Errorf("the refused fact by its words: %v", hitTexts(res))
+			}
+		})
+	}
+}
+
+// Forgetting a fact forgets its vector; a lone fact is found by meaning.
+func TestRecall_VectorsFollowTheFacts(t *testing.T) {
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	ctx := context.Background()
+	lease := remember(t, e.alice, "agent/alice", "Signed the lease", memd.TierLog, memd.Source{})
+	e.waitMeaning(t, "the vector", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == 1 })
+	res, _ := e.alice.Recall(ctx, memd.RecallQuery{Q: "apartment"})
+	if len(res.Hits) != 1 || res.Hits[0].Text != "Signed the lease" {
+		t.Errorf("apartment, one fact in the shard: %v (%q)", hitTexts(res), res.ByWordsAlone)
+	}
+	var ids []string
+	for _, f := range meaningFacts {
+		ids = append(ids, remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{}).Fact.ID)
+	}
+	e.waitMeaning(t, "the vectors", func(m memd.MeaningStatus) bool { return m.Vectors == 1+len(meaningFacts) })
+	for _, id := range append(ids[:3], lease.Fact.ID) {
+		if _, err := e.alice.Forget(ctx, memd.ForgetRequest{Shard: memd.AgentShard("alice"), ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitMeaning(t, "the vectors of facts forgotten gone", func(m memd.MeaningStatus) bool { return m.Vectors == len(meaningFacts)-3 })
+}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/daemon/vectors"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // Recall by meaning: with an embeddings endpoint, each fact's vector is
@@ -23,6 +25,10 @@ type meaning struct {
 	set    *vectors.Set
 	client *vectors.Client
 	filler *vectors.Filler
+	log    *slog.Logger
+	// pausedUntil: after a query's embedding failed, recall answers by
+	// words until then (Unix nanoseconds).
+	pausedUntil atomic.Int64
 }
 
 // vectorsFile names the file of a model's vectors in the data directory:
@@ -39,7 +45,7 @@ func openMeaning(cfg Config, idx *index.Index) (*meaning, error) {
 		return nil, err
 	}
 	client := vectors.NewClient(*cfg.Embeddings)
-	return &meaning{set: set, client: client, filler: vectors.NewFiller(set, client, indexSource{idx, cfg.Logger}, cfg.Logger)}, nil
+	return &meaning{set: set, client: client, filler: vectors.NewFiller(set, client, indexSource{idx, cfg.Logger}, cfg.Logger), log: cfg.Logger}, nil
 }
 
 // indexSource lists the index's facts for the filler, caught up first so
@@ -63,6 +69,14 @@ func (s indexSource) EachFact(shard memd.ShardID, fn func(id, text string) bool)
 // fillPoll is how often the filler looks for facts without vectors.
 const fillPoll = 2 * time.Second
 
+// queryTimeout bounds the wait for a query's embedding, and queryPause is
+// how long recall answers by words after one failed, so that an endpoint
+// down does not cost every recall a timeout.
+const (
+	queryTimeout = 3 * time.Second
+	queryPause   = 10 * time.Second
+)
+
 // byMeaning joins the facts nearest the query by meaning to the hits its
 // words found, or says why it answers from the words alone.
 func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, shards []memd.ShardID, lexical search.Result, n int, explain bool) ([]search.Hit, string) {
@@ -70,15 +84,29 @@ func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, sha
 	if !st.Ready {
 		return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s are being computed (%d held, %d to go)", st.Model, st.Vectors, st.Pending)
 	}
-	qv, err := m.client.Embed(ctx, []string{q})
+	if until := time.Unix(0, m.pausedUntil.Load()); time.Now().Before(until) {
+		return lexical.Hits, "by words alone: the embeddings endpoint failed at " + until.Add(-queryPause).Format(time.TimeOnly)
+	}
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	qv, err := m.client.Embed(qctx, []string{q}, option.WithMaxRetries(0))
 	if err != nil {
+		if ctx.Err() == nil {
+			m.pausedUntil.Store(time.Now().Add(queryPause).UnixNano())
+			m.log.Warn("recall answers by words alone for a while: embedding the query failed", "err", err, "pause", queryPause)
+		}
 		return lexical.Hits, "by words alone: " + err.Error()
 	}
-	near := m.set.Nearest(qv[0], shards, n)
+	if dim := m.set.Dim(); dim != 0 && len(qv[0]) != dim {
+		return lexical.Hits, fmt.Sprintf("by words alone: the query's vector has %d dimensions, the facts' %d; the vectors are being computed again", len(qv[0]), dim)
+	}
+	// One more than wanted: the first beyond the candidates is the
+	// background meaning is measured against.
+	near := m.set.Nearest(qv[0], shards, n+1)
 	similar := make([]search.Similar, len(near))
 	for i, nm := range near {
 		similar[i] = search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine}
 	}
 	cosine := func(shard memd.ShardID, id string) (float64, bool) { return m.set.Cosine(qv[0], shard, id) }
-	return x.Fuse(lexical.Hits, lexical.Full, cosine, similar, m.client.Config().Weight, explain), ""
+	return x.Fuse(lexical.Hits, lexical.Full, cosine, similar, n, m.client.Config().Weight, explain), ""
 }

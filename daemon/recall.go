@@ -56,9 +56,6 @@ func (s *Service) RecallIn(ctx context.Context, scopes memd.Scopes, q memd.Recal
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: n, Now: s.Now(), Explain: q.Explain})
 		var hits []search.Hit
 		hits, byWords = s.meaning.byMeaning(ctx, x, q.Q, shards, res, n, q.Explain)
-		if byWords != "" {
-			s.Logger.Warn("recall answered "+byWords, "query_bytes", len(q.Q))
-		}
 		res.Hits = search.Fit(hits, k, memd.RecallBudget)
 	} else {
 		res = x.Search(search.Query{Text: q.Q, Shards: shards, K: k, Budget: memd.RecallBudget, Now: s.Now(), Explain: q.Explain})

@@ -191,6 +191,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	meaning := "off (recall by words alone; --embed-url turns it on)"
 	if m := st.Meaning; m != nil {
 		meaning = fmt.Sprintf("%s, %d facts embedded, %d to go", m.Model, m.Vectors, m.Pending)
+		if m.Refused > 0 {
+			meaning += fmt.Sprintf(", %d refused by the endpoint (found by words)", m.Refused)
+		}
 		if !m.Ready {
 			meaning += " (recall by words alone until they are done)"
 		}

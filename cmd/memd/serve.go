@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -44,7 +45,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall finds facts by meaning too when set (env MEMD_EMBED_URL)")
 	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
 	embedKey := fs.String("embed-key", e.getenv("MEMD_EMBED_KEY"), "API key for the embeddings endpoint (env MEMD_EMBED_KEY)")
-	embedWeight := fs.Float64("embed-weight", envFloat(e, "MEMD_EMBED_WEIGHT", 0.3), "share of a hit's score meaning decides, 0 to 1; a stronger model may deserve more (env MEMD_EMBED_WEIGHT)")
+	embedWeight := fs.Float64("embed-weight", 0.3, "share of a hit's score meaning decides, above 0 and at most 1; a stronger model may deserve more (env MEMD_EMBED_WEIGHT)")
 	modelURL := fs.String("model-url", e.getenv("MEMD_MODEL_URL"), "OpenAI-compatible API base URL of the model that learns from exchanges; learning is off without it (env MEMD_MODEL_URL)")
 	model := fs.String("model", envOr(e, "MEMD_MODEL", "gpt-4o-mini"), "model name (env MEMD_MODEL)")
 	modelKey := fs.String("model-key", e.getenv("MEMD_MODEL_KEY"), "API key of the model endpoint (env MEMD_MODEL_KEY)")
@@ -97,6 +98,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Remote: remote.Config{Template: *remoteURL, FetchEvery: *fetchEvery, PushDelay: *pushDelay}}
 	if *fetchEvery == 0 {
 		cfg.Remote.FetchEvery = -1
+	}
+	if v := e.getenv("MEMD_EMBED_WEIGHT"); v != "" && !isSet(fs.FlagSet, "embed-weight") {
+		if *embedWeight, err = strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("MEMD_EMBED_WEIGHT: %q is not a number", v)
+		}
+	}
+	if *embedWeight <= 0 || *embedWeight > 1 {
+		return fmt.Errorf("--embed-weight: %g is not above 0 and at most 1", *embedWeight)
 	}
 	if *embedURL != "" {
 		cfg.Embeddings = &vectors.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey, Weight: *embedWeight}
@@ -236,6 +245,13 @@ func (d *days) duration() (time.Duration, error) {
 	return t, nil
 }
 
+// isSet reports whether a flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // envOr returns an environment variable, or def when it is unset.
 func envOr(e *env, key, def string) string {
 	if v := e.getenv(key); v != "" {
@@ -251,13 +267,6 @@ func envBool(e *env, key string) bool {
 }
 
 // envInt reads a number from the environment, or returns def.
-func envFloat(e *env, key string, def float64) float64 {
-	if f, err := strconv.ParseFloat(e.getenv(key), 64); err == nil {
-		return f
-	}
-	return def
-}
-
 func envInt(e *env, key string, def int) int {
 	if n, err := strconv.Atoi(e.getenv(key)); err == nil {
 		return n

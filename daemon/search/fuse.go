@@ -17,17 +17,21 @@ type Similar struct {
 
 // Fuse joins the hits found by words with the facts nearest by meaning,
 // scoring each by a convex sum: its word score as a share of full (see
-// Result.Full; 1 at most), and how much nearer it is than the last of
-// near (as a share of what is left to 1), weight deciding the latter's
-// part. A sum rather than a fusion of ranks, because ranks forget how sure
-// each side is: the first of a few weak word matches would tie the fact
-// nearest by meaning. Scaled by full rather than by the best hit, a fact
-// holding one word of three counts for a third, not for all.
+// Result.Full; 1 at most), and how much nearer the query it is than the
+// background (as a share of what is left to 1), weight deciding the
+// latter's part. The background is the first fact of near beyond its n
+// candidates; when near holds no more than n, every fact readable is a
+// candidate and the background is 0. A sum rather than a fusion of ranks,
+// because ranks forget how sure each side is: the first of a few weak word
+// matches would tie the fact nearest by meaning. Nearer than the
+// background, because a model that knows little of a query puts every
+// fact about as near, and then meaning should decide little.
+//
 // cosine gives a word hit's similarity; a fact without a vector yet is
 // scored by its words alone. Facts near by meaning the engine does not
 // hold (forgotten since, or of another commit) are left out. The result
 // is ordered best first; Fit cuts it.
-func (x *Engine) Fuse(lexical []Hit, full float64, cosine func(shard memd.ShardID, id string) (float64, bool), near []Similar, weight float64, explain bool) []Hit {
+func (x *Engine) Fuse(lexical []Hit, full float64, cosine func(shard memd.ShardID, id string) (float64, bool), near []Similar, n int, weight float64, explain bool) []Hit {
 	best := full
 	if best <= 0 {
 		best = 1e-9
@@ -35,12 +39,10 @@ func (x *Engine) Fuse(lexical []Hit, full float64, cosine func(shard memd.ShardI
 			best = math.Max(best, h.Score)
 		}
 	}
-	// How much nearer than the last of the nearest a fact is: a model that
-	// knows little of the query puts every fact about as near, and then
-	// meaning decides little.
 	floor := 0.0
-	if len(near) > 0 {
-		floor = math.Max(0, near[len(near)-1].Cosine)
+	if len(near) > n {
+		floor = math.Max(0, near[n].Cosine)
+		near = near[:n]
 	}
 	above := func(c float64) float64 { return math.Max(0, c-floor) / math.Max(1e-9, 1-floor) }
 	type key struct {
@@ -53,16 +55,19 @@ func (x *Engine) Fuse(lexical []Hit, full float64, cosine func(shard memd.ShardI
 		seen[key{h.Shard, h.ID}] = true
 		lex := h.Score
 		words := math.Min(1, lex/best)
+		semantic := words // no vector yet: as near as its words say
 		c, ok := cosine(h.Shard, h.ID)
-		if !ok {
-			c = words // no vector yet: as near as its words
+		if ok {
+			semantic = above(c)
 		}
-		h.Score = (1-weight)*words + weight*above(c)
-		if e := h.Explain; e != nil {
-			if lex > 0 {
+		h.Score = (1-weight)*words + weight*semantic
+		if e := h.Explain; e != nil && lex > 0 {
+			if ok {
 				e.Scale((1 - weight) * words / lex) // the parts add up to the new score
+				e.Semantic = weight * semantic
+			} else {
+				e.Scale(words / lex)
 			}
-			e.Semantic = weight * above(c)
 		}
 		out = append(out, h)
 	}

@@ -273,12 +273,12 @@ func (m *meanings) ranker(t *testing.T, s qualitySet) ranker {
 			t.Fatal(err)
 		}
 		var near []search.Similar
-		for _, nm := range set.Nearest(q[0], in, n) {
+		for _, nm := range set.Nearest(q[0], in, n+1) {
 			near = append(near, search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine})
 		}
 		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(q[0], shard, id) }
 		var out []search.Doc
-		for _, h := range search.Fit(s.x.Fuse(res.Hits, res.Full, cosine, near, weight, false), k, 0) {
+		for _, h := range search.Fit(s.x.Fuse(res.Hits, res.Full, cosine, near, n, weight, false), k, 0) {
 			out = append(out, h.Doc)
 		}
 		return out

@@ -2,7 +2,10 @@ package vectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"net/http"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -16,7 +19,7 @@ type Config struct {
 	Model   string        // e.g. text-embedding-3-small, nomic-embed-text
 	Timeout time.Duration // per request; 10s when zero
 	// Weight is the share of a hit's score its similarity to the query
-	// decides (0..1); 0.3 when zero, chosen with the test endpoint, a
+	// decides, above 0 and at most 1; 0.3 when zero, chosen with the test endpoint, a
 	// model that knows little: at 0.3 it costs the judged sets at most 2
 	// points of recall@10, at 0.5 up to 7.
 	Weight float64
@@ -52,12 +55,22 @@ func NewClient(cfg Config) *Client {
 // Config returns the client's configuration, defaults filled in.
 func (c *Client) Config() Config { return c.cfg }
 
+// ErrRefused marks an answer that will not change on retrying the same
+// texts: the endpoint refused them (400, 413, 422; a content filter, an
+// input too long) or gave vectors that are not numbers.
+var ErrRefused = errors.New("refused")
+
 // Embed returns the embeddings of texts, in their order.
-func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (c *Client) Embed(ctx context.Context, texts []string, opts ...option.RequestOption) ([][]float32, error) {
 	resp, err := c.client.Embeddings.New(ctx, openai.EmbeddingNewParams{
 		Model: openai.EmbeddingModel(c.cfg.Model),
 		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
-	})
+	}, opts...)
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && apiErr.StatusCode != http.StatusRequestTimeout && apiErr.StatusCode != http.StatusTooManyRequests &&
+		apiErr.StatusCode != http.StatusUnauthorized && apiErr.StatusCode != http.StatusForbidden && apiErr.StatusCode != http.StatusNotFound {
+		return nil, fmt.Errorf("embeddings from %s: %w (%w)", c.cfg.BaseURL, err, ErrRefused)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embeddings from %s: %w", c.cfg.BaseURL, err)
 	}
@@ -75,6 +88,9 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		v := make([]float32, len(d.Embedding))
 		for i, f := range d.Embedding {
 			v[i] = float32(f)
+			if math.IsNaN(float64(v[i])) || math.IsInf(float64(v[i]), 0) {
+				return nil, fmt.Errorf("embeddings from %s: the vector of text %d holds %g (%w)", c.cfg.BaseURL, d.Index, f, ErrRefused)
+			}
 		}
 		out[d.Index] = v
 	}

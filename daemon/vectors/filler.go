@@ -2,6 +2,7 @@ package vectors
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,12 +23,22 @@ type Status struct {
 	Model   string
 	Vectors int // held
 	Pending int // facts found without one at the last look
-	// Ready: every fact had a vector at some look since the start; until
-	// then recall answers from words alone.
+	// Refused counts facts whose text the endpoint refused alone (a
+	// content filter, a text too long); they are tried again at the next
+	// start, and found by words meanwhile.
+	Refused int
+	// Ready: the last look found at most one fact in twenty without a
+	// vector (see readySlack); until then recall answers by words alone.
 	Ready     bool
 	LastError string // of the last request, "" once one succeeds
 	Failures  int    // requests failed since the start
 }
+
+// readySlack is how many facts may lack a vector while recall still
+// searches by meaning: one in twenty, such as those written since the last
+// look, found by their words until their vectors come; not a store's worth
+// after a change of model or a large import.
+func readySlack(held int) int { return held / 20 }
 
 // Filler computes the vectors of facts that lack one, in the background:
 // in batches, retried with backoff, looking again when a shard's commit
@@ -43,7 +54,9 @@ type Filler struct {
 
 	mu      sync.Mutex
 	status  Status
+	looked  bool
 	scanned map[memd.ShardID]string // heads with every fact embedded
+	refused map[fact]bool
 }
 
 // maxScan bounds the facts one look collects to embed: a store embedded
@@ -53,7 +66,7 @@ const maxScan = 4096
 // NewFiller returns a filler of set from source through client.
 func NewFiller(set *Set, client *Client, source Source, log *slog.Logger) *Filler {
 	return &Filler{set: set, client: client, source: source, log: log, wake: make(chan struct{}, 1),
-		status: Status{Model: set.Model()}, scanned: map[memd.ShardID]string{}}
+		status: Status{Model: set.Model()}, scanned: map[memd.ShardID]string{}, refused: map[fact]bool{}}
 }
 
 // Wake asks the filler to look for new facts now.
@@ -70,6 +83,8 @@ func (f *Filler) Status() Status {
 	defer f.mu.Unlock()
 	st := f.status
 	st.Vectors = f.set.Len()
+	st.Refused = len(f.refused)
+	st.Ready = f.looked && st.Pending <= readySlack(st.Vectors)
 	return st
 }
 
@@ -79,19 +94,8 @@ func (f *Filler) Status() Status {
 func (f *Filler) Run(ctx context.Context, poll time.Duration) {
 	backoff := time.Second
 	for {
-		todo, pending, heads := f.look()
-		f.mu.Lock()
-		f.status.Pending = pending
-		if pending == 0 {
-			f.status.Ready = true
-		}
-		f.mu.Unlock()
+		todo := f.look()
 		if len(todo) == 0 {
-			f.mu.Lock()
-			for id, h := range heads {
-				f.scanned[id] = h
-			}
-			f.mu.Unlock()
 			select {
 			case <-ctx.Done():
 				return
@@ -123,66 +127,137 @@ type fact struct {
 }
 
 // look collects up to maxScan facts without vectors from the shards whose
-// commit changed since they were last found whole, and counts them all.
-func (f *Filler) look() (todo []fact, pending int, heads map[memd.ShardID]string) {
-	heads = f.source.Indexed()
+// commit changed since they were last found whole, counts them all, and
+// forgets the vectors of facts those shards no longer hold.
+func (f *Filler) look() (todo []fact) {
+	heads := f.source.Indexed()
 	f.mu.Lock()
-	changed := make([]memd.ShardID, 0, len(heads))
+	var changed []memd.ShardID
 	for id, h := range heads {
-		if f.scanned[id] != h || h == "" {
+		if f.scanned[id] != h {
 			changed = append(changed, id)
 		}
 	}
 	f.mu.Unlock()
+	pending := 0
 	for _, id := range changed {
+		missing := 0
+		live := map[string]bool{}
 		f.source.EachFact(id, func(fid, text string) bool {
-			if !f.set.Has(id, fid) {
-				pending++
-				if len(todo) < maxScan {
-					todo = append(todo, fact{id, fid, text})
-				}
+			live[fid] = true
+			if f.set.Has(id, fid) {
+				return true
+			}
+			ft := fact{id, fid, text}
+			f.mu.Lock()
+			refused := f.refused[ft]
+			f.mu.Unlock()
+			if refused {
+				return true
+			}
+			missing++
+			if len(todo) < maxScan {
+				todo = append(todo, ft)
 			}
 			return true
 		})
+		if err := f.set.Prune(id, func(fid string) bool { return live[fid] }); err != nil {
+			f.log.Warn("forgetting the vectors of facts gone failed", "shard", id, "err", err)
+		}
+		pending += missing
+		if missing == 0 {
+			f.mu.Lock()
+			f.scanned[id] = heads[id]
+			f.mu.Unlock()
+		}
 	}
-	return todo, pending, heads
+	f.mu.Lock()
+	for id := range f.scanned {
+		if _, ok := heads[id]; !ok {
+			delete(f.scanned, id)
+		}
+	}
+	f.status.Pending = pending
+	f.looked = true
+	f.mu.Unlock()
+	return todo
 }
 
-// embed embeds facts in batches and keeps their vectors.
+// embed embeds facts in batches and keeps their vectors. A batch the
+// endpoint refuses is sent a text at a time, so that one text it will not
+// take does not hold back the others; a text refused alone is skipped
+// until the next start, unless every text of the batch is (then the
+// endpoint, not the texts, is at fault).
 func (f *Filler) embed(ctx context.Context, todo []fact) error {
 	batch := f.client.Config().Batch
 	for len(todo) > 0 {
 		n := min(batch, len(todo))
-		texts := make([]string, n)
-		for i, t := range todo[:n] {
-			texts[i] = t.text
-		}
-		got, err := f.client.Embed(ctx, texts)
-		if f.OnRequest != nil {
-			f.OnRequest(n, err)
-		}
-		f.mu.Lock()
-		if err != nil {
-			f.status.LastError = err.Error()
-			f.status.Failures++
-		} else {
-			f.status.LastError = ""
-		}
-		f.mu.Unlock()
-		if err != nil {
+		err := f.embedBatch(ctx, todo[:n])
+		if errors.Is(err, ErrRefused) && n > 1 {
+			var refused []fact
+			for _, ft := range todo[:n] {
+				if err := f.embedBatch(ctx, []fact{ft}); errors.Is(err, ErrRefused) {
+					refused = append(refused, ft)
+				} else if err != nil {
+					return err
+				}
+			}
+			if len(refused) == n {
+				return err
+			}
+			f.mu.Lock()
+			for _, ft := range refused {
+				f.refused[ft] = true
+				f.status.Pending = max(0, f.status.Pending-1)
+			}
+			f.mu.Unlock()
+			for _, ft := range refused {
+				f.log.Warn("the embeddings endpoint refused a fact's text; it is found by words alone", "shard", ft.shard, "fact", ft.id)
+			}
+		} else if err != nil {
 			return err
 		}
-		vs := make([]Vector, n)
-		for i, t := range todo[:n] {
-			vs[i] = Vector{Shard: t.shard, ID: t.id, V: got[i]}
-		}
-		if err := f.set.Put(vs); err != nil {
-			return err
-		}
-		f.mu.Lock()
-		f.status.Pending = max(0, f.status.Pending-n)
-		f.mu.Unlock()
 		todo = todo[n:]
 	}
+	return nil
+}
+
+// embedBatch embeds one request's facts and keeps their vectors; vectors
+// of other dimensions than those held mean the model behind the name
+// changed, and every vector is computed again.
+func (f *Filler) embedBatch(ctx context.Context, facts []fact) error {
+	texts := make([]string, len(facts))
+	for i, ft := range facts {
+		texts[i] = ft.text
+	}
+	got, err := f.client.Embed(ctx, texts)
+	if err == nil {
+		vs := make([]Vector, len(facts))
+		for i, ft := range facts {
+			vs[i] = Vector{Shard: ft.shard, ID: ft.id, V: got[i]}
+		}
+		err = f.set.Put(vs)
+		if errors.Is(err, ErrDimensions) && f.set.Dim() != 0 && len(got[0]) != f.set.Dim() {
+			f.log.Warn("the model's vectors changed dimensions; computing every vector again", "model", f.set.Model(), "was", f.set.Dim(), "now", len(got[0]))
+			if err = f.set.Reset(); err == nil {
+				f.mu.Lock()
+				clear(f.scanned)
+				f.mu.Unlock()
+				err = f.set.Put(vs)
+			}
+		}
+	}
+	if f.OnRequest != nil {
+		f.OnRequest(len(facts), err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		f.status.LastError = err.Error()
+		f.status.Failures++
+		return err
+	}
+	f.status.LastError = ""
+	f.status.Pending = max(0, f.status.Pending-len(facts))
 	return nil
 }

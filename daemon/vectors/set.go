@@ -28,6 +28,7 @@ import (
 // dimensions costs d + d/8 + 4 bytes, and its fact ID.
 type Set struct {
 	mu     sync.RWMutex
+	path   string
 	model  string
 	dim    int
 	shards map[memd.ShardID]*shardVectors
@@ -45,6 +46,9 @@ type shardVectors struct {
 	signs []uint64 // (dim+63)/64 per vector
 }
 
+// maxName bounds a shard's name and a fact ID in the file.
+const maxName = 1 << 12
+
 // fileMagic starts a vector file; the model's name follows it.
 const fileMagic = "memd-vectors 1\n"
 
@@ -58,54 +62,88 @@ func Open(path, model string) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open vectors: %w", err)
 	}
-	good, err := s.read(f)
+	good, records, err := s.read(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("read vectors %s: %w", path, err)
 	}
-	if good == 0 {
-		s.shards, s.n, s.dim = map[memd.ShardID]*shardVectors{}, 0, 0
-		header := fileMagic + model + "\n"
-		if err := f.Truncate(0); err != nil {
-			f.Close()
-			return nil, err
+	s.path = path
+	switch {
+	case good == 0 || records > 2*s.n+1024:
+		// New, another model's, or mostly vectors of facts gone: written
+		// anew with what it holds.
+		err = s.rewrite(f)
+	default:
+		err = f.Truncate(good)
+		if err == nil {
+			_, err = f.Seek(good, io.SeekStart)
 		}
-		if _, err := f.WriteAt([]byte(header), 0); err != nil {
-			f.Close()
-			return nil, err
-		}
-		good = int64(len(header))
-	} else if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, err
+		s.f, s.w = f, bufio.NewWriter(f)
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
+	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("write vectors %s: %w", path, err)
 	}
-	s.f, s.w = f, bufio.NewWriter(f)
 	return s, nil
 }
 
-// read loads the records of f and returns where the last whole one ends;
-// 0 when the file is new or holds another model's vectors.
-func (s *Set) read(f *os.File) (int64, error) {
+// rewrite writes the set's vectors to a new file and puts it in place of
+// old, which it closes.
+func (s *Set) rewrite(old *os.File) error {
+	tmp := s.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(fileMagic + s.model + "\n")
+	var buf []byte
+	for _, sv := range s.shards {
+		for i, id := range sv.ids {
+			if id == "" {
+				continue // removed
+			}
+			buf = appendRecord(buf[:0], sv.shard, id, sv.scale[i], sv.codes[i*s.dim:(i+1)*s.dim])
+			w.Write(buf)
+		}
+	}
+	if err := errors.Join(w.Flush(), os.Rename(tmp, s.path)); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	old.Close()
+	s.f, s.w = f, bufio.NewWriter(f)
+	return nil
+}
+
+// read loads the records of f and returns where the last whole one ends
+// (0 when the file is new or holds another model's vectors) and how many
+// records it read.
+func (s *Set) read(f *os.File) (end int64, records int, err error) {
 	r := bufio.NewReader(f)
 	header := fileMagic + s.model + "\n"
 	got := make([]byte, len(header))
 	if _, err := io.ReadFull(r, got); err != nil || string(got) != header {
-		return 0, nil
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, 0, err
+		}
+		return 0, 0, nil
 	}
-	end := int64(len(header))
+	end = int64(len(header))
 	for {
 		shard, id, scale, codes, n, err := readRecord(r)
 		if err != nil {
-			return end, nil // the end, or a torn or corrupt record
+			// The end, or a torn or damaged record: what follows is
+			// computed again.
+			return end, records, nil
 		}
-		if s.dim == 0 {
+		records++
+		switch {
+		case len(codes) == 0:
+			s.remove(shard, id)
+		case s.dim == 0 || len(codes) == s.dim:
 			s.dim = len(codes)
-		}
-		if len(codes) == s.dim {
 			s.add(shard, id, scale, codes)
 		}
 		end += int64(n)
@@ -118,7 +156,7 @@ func readRecord(r *bufio.Reader) (memd.ShardID, string, float32, []int8, int, er
 	var body []byte
 	str := func() (string, error) {
 		n, err := binary.ReadUvarint(r)
-		if err != nil || n > 1<<12 {
+		if err != nil || n > maxName {
 			return "", errors.Join(err, errors.New("bad length"))
 		}
 		body = binary.AppendUvarint(body, n)
@@ -138,7 +176,7 @@ func readRecord(r *bufio.Reader) (memd.ShardID, string, float32, []int8, int, er
 		return memd.ShardID{}, "", 0, nil, 0, err
 	}
 	dim, err := binary.ReadUvarint(r)
-	if err != nil || dim == 0 || dim > 1<<16 {
+	if err != nil || dim > 1<<16 {
 		return memd.ShardID{}, "", 0, nil, 0, errors.New("bad dimensions")
 	}
 	body = binary.AppendUvarint(body, dim)
@@ -197,6 +235,25 @@ func quantize(v []float32) (float32, []int8) {
 	return float32(scale), codes
 }
 
+// remove forgets a fact's vector. Its slot stays, its ID emptied, until
+// the file is next written anew.
+func (s *Set) remove(shard memd.ShardID, id string) {
+	sv := s.shards[shard]
+	if sv == nil {
+		return
+	}
+	i, ok := sv.index[id]
+	if !ok {
+		return
+	}
+	delete(sv.index, id)
+	sv.ids[i] = ""
+	sv.scale[i] = 0
+	clear(sv.codes[int(i)*s.dim : int(i+1)*s.dim])
+	clear(sv.signs[int(i)*words(s.dim) : int(i+1)*words(s.dim)])
+	s.n--
+}
+
 func (s *Set) add(shard memd.ShardID, id string, scale float32, codes []int8) {
 	sv := s.shards[shard]
 	if sv == nil {
@@ -251,19 +308,33 @@ func (s *Set) Has(shard memd.ShardID, id string) bool {
 	return ok
 }
 
+// ErrDimensions is a vector of other dimensions than the set's.
+var ErrDimensions = errors.New("vectors of other dimensions")
+
+// Dim returns the dimensions of the set's vectors, 0 before the first.
+func (s *Set) Dim() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.dim
+}
+
 // Put keeps facts' vectors, in memory and at the end of the file. All
-// vectors of a set have the dimensions of the first.
+// vectors of a set have the dimensions of the first (else ErrDimensions,
+// and none is kept).
 func (s *Set) Put(vs []Vector) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, v := range vs {
+		if len(v.V) == 0 || s.dim != 0 && len(v.V) != s.dim || len(v.V) != len(vs[0].V) {
+			return fmt.Errorf("model %s: a vector of %d dimensions among vectors of %d: %w", s.model, len(v.V), max(s.dim, len(vs[0].V)), ErrDimensions)
+		}
+		if len(v.ID) > maxName || len(v.Shard.String()) > maxName {
+			return fmt.Errorf("vectors: fact ID or shard longer than %d bytes", maxName)
+		}
+	}
 	var buf []byte
 	for _, v := range vs {
-		if s.dim == 0 {
-			s.dim = len(v.V)
-		}
-		if len(v.V) != s.dim || len(v.V) == 0 {
-			return fmt.Errorf("model %s: a vector of %d dimensions among vectors of %d", s.model, len(v.V), s.dim)
-		}
+		s.dim = len(v.V)
 		scale, codes := quantize(v.V)
 		s.add(v.Shard, v.ID, scale, codes)
 		buf = appendRecord(buf[:0], v.Shard, v.ID, scale, codes)
@@ -275,6 +346,41 @@ func (s *Set) Put(vs []Vector) error {
 		return fmt.Errorf("write vectors: %w", err)
 	}
 	return nil
+}
+
+// Prune forgets the vectors of a shard's facts that keep returns false
+// for (forgotten, or edited into another text).
+func (s *Set) Prune(shard memd.ShardID, keep func(id string) bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sv := s.shards[shard]
+	if sv == nil {
+		return nil
+	}
+	var buf []byte
+	for _, id := range sv.ids {
+		if id == "" || keep(id) {
+			continue
+		}
+		s.remove(shard, id)
+		buf = appendRecord(buf[:0], shard, id, 0, nil)
+		if _, err := s.w.Write(buf); err != nil {
+			return fmt.Errorf("write vectors: %w", err)
+		}
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("write vectors: %w", err)
+	}
+	return nil
+}
+
+// Reset forgets every vector, for vectors of other dimensions from the
+// same model name.
+func (s *Set) Reset() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shards, s.n, s.dim = map[memd.ShardID]*shardVectors{}, 0, 0
+	return s.rewrite(s.f)
 }
 
 // Close closes the set's file.
@@ -344,7 +450,7 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 	total := 0
 	for _, id := range readable {
 		if sv := s.shards[id]; sv != nil {
-			total += len(sv.ids)
+			total += len(sv.index)
 		}
 	}
 	keep := max(n*firstCut, 256)
@@ -363,7 +469,10 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 			if sv == nil {
 				continue
 			}
-			for i := range sv.ids {
+			for i, fid := range sv.ids {
+				if fid == "" {
+					continue // removed
+				}
 				d := 0
 				for j, b := range sv.signs[i*w : i*w+w] {
 					d += bits.OnesCount64(b ^ qSigns[j])
@@ -385,8 +494,10 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 	} else {
 		for _, id := range readable {
 			if sv := s.shards[id]; sv != nil {
-				for i := range sv.ids {
-					cands = append(cands, cand{sv: sv, i: int32(i)})
+				for i, fid := range sv.ids {
+					if fid != "" {
+						cands = append(cands, cand{sv: sv, i: int32(i)})
+					}
 				}
 			}
 		}

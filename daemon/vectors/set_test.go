@@ -224,3 +224,45 @@ func BenchmarkNearest(b *testing.B) {
 		s.Close()
 	}
 }
+
+// Pruned vectors stay gone after a restart, and a file mostly of vectors
+// gone is written anew, smaller.
+func TestSet_PruneSurvivesAndCompacts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	path := filepath.Join(t.TempDir(), "v.bin")
+	s, err := Open(path, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []Vector
+	for i := range 3000 {
+		vs = append(vs, Vector{Shard: alice, ID: fmt.Sprint(i), V: randomVector(rng, 8)})
+	}
+	if err := s.Put(vs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(alice, func(id string) bool { return len(id) < 3 }); err != nil { // keeps 0..99
+		t.Fatal(err)
+	}
+	q := randomVector(rng, 8)
+	if got := s.Nearest(q, []memd.ShardID{alice}, 500); len(got) != 100 || slices.ContainsFunc(got, func(m Match) bool { return len(m.ID) >= 3 }) {
+		t.Fatalf("after pruning, %d nearest", len(got))
+	}
+	s.Close()
+	before, _ := os.Stat(path)
+	s = open(t, path, "m")
+	after, _ := os.Stat(path)
+	if s.Len() != 100 || s.Has(alice, "100") || !s.Has(alice, "99") {
+		t.Errorf("after a restart: %d vectors", s.Len())
+	}
+	if after.Size() >= before.Size()/10 {
+		t.Errorf("the file went from %d to %d bytes; want it written anew", before.Size(), after.Size())
+	}
+	if err := s.Put([]Vector{{Shard: bob, ID: "x", V: randomVector(rng, 8)}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s := open(t, path, "m"); s.Len() != 101 {
+		t.Errorf("written after the rewrite: %d vectors, want 101", s.Len())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -69,9 +70,27 @@ type Server struct {
 	*httptest.Server
 	Model string
 
-	mu     sync.Mutex
-	inputs [][]string
-	fail   bool
+	mu      sync.Mutex
+	inputs  [][]string
+	fail    bool
+	refuse  string // a request with a text holding it is refused (400)
+	garbage string // a text holding it gets a vector out of float32's range
+}
+
+// Refuse makes the server refuse (400) any request with a text holding
+// word, as a content filter would; Garbage makes it answer such a text
+// with a value no float32 holds. "" turns either off.
+func (s *Server) Refuse(word string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = word
+}
+
+// Garbage: see Refuse.
+func (s *Server) Garbage(word string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.garbage = word
 }
 
 // New starts a server answering for model.
@@ -104,18 +123,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		Input []string `json:"input"`
 		Model string   `json:"model"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != s.Model {
-		http.Error(w, `{"error":{"message":"unknown model or bad request"}}`, http.StatusBadRequest)
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	if req.Model != s.Model {
+		http.Error(w, `{"error":{"message":"no such model"}}`, http.StatusNotFound)
 		return
 	}
 	s.mu.Lock()
-	fail := s.fail
-	if !fail {
+	fail, refuse, garbage := s.fail, s.refuse, s.garbage
+	refused := refuse != "" && slices.ContainsFunc(req.Input, func(t string) bool { return strings.Contains(t, refuse) })
+	if !fail && !refused {
 		s.inputs = append(s.inputs, req.Input)
 	}
 	s.mu.Unlock()
 	if fail {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+		return
+	}
+	if refused {
+		http.Error(w, `{"error":{"message":"the input was refused by the content filter"}}`, http.StatusBadRequest)
 		return
 	}
 	type item struct {
@@ -130,7 +158,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		Usage  map[string]int `json:"usage"`
 	}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": 1, "total_tokens": 1}}
 	for i, text := range req.Input {
-		resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: Embed(text)})
+		v := Embed(text)
+		if garbage != "" && strings.Contains(text, garbage) {
+			v[0] = 1e39
+		}
+		resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: v})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
