@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -389,4 +390,86 @@ func TestRecallQuality(t *testing.T) {
 			t.Errorf("%s: extracted facts with their chat %.3f, not 5 points above plain BM25 %.3f", set, m, b)
 		}
 	}
+}
+
+// BenchmarkRecallByMeaning_1M times recall as memd answers it with an
+// embeddings endpoint, in a store of 1,000,000 facts in 100 shards, for an
+// agent reading 5 of them (its own, its user's, three projects'): the
+// search by words, the nearest 31 vectors (384 dimensions), and their
+// fusion. It reports the p99 and the heap each fact costs, words and
+// vectors apart. Slow to set up (about a minute); run it alone:
+//
+//	go test -run X -bench RecallByMeaning_1M -benchtime 2000x ./daemon/search
+func BenchmarkRecallByMeaning_1M(b *testing.B) {
+	const shards, perShard, dim = 100, 10000, 384
+	people := strings.Fields("Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Marta Pat Sam Lena Omar Priya")
+	things := strings.Fields("flight invoice budget cluster database lease contract dinner review pipeline keys forecast")
+	places := strings.Fields("Lisbon Porto Madrid Berlin Paris London Dublin Oslo Tokyo Sydney")
+	var all []memd.ShardID
+	var docs []search.Doc
+	for s := range shards {
+		id := memd.ProjectShard(fmt.Sprintf("p%03d", s))
+		all = append(all, id)
+		for i := range perShard {
+			n := s*perShard + i
+			text := fmt.Sprintf("%s booked the %s in %s, ref %d", people[n%len(people)], things[(n/7)%len(things)], places[(n/3)%len(places)], n)
+			d, _ := memd.ParseDate(fmt.Sprintf("2026-%02d-%02d", 1+n%11, 1+n%28))
+			docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: id, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: i * 60})
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	base := heap()
+	x := search.New()
+	x.PutAll(docs)
+	withWords := heap()
+	set, err := vectors.Open(filepath.Join(b.TempDir(), "v.bin"), "m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer set.Close()
+	rng := rand.New(rand.NewPCG(1, 1))
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for batch := range slices.Chunk(docs, 10000) {
+		vs := make([]vectors.Vector, len(batch))
+		for i, d := range batch {
+			vs[i] = vectors.Vector{Shard: d.Shard, ID: d.ID, V: vec()}
+		}
+		if err := set.Put(vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	withVectors := heap()
+	runtime.KeepAlive(docs) // counted in neither
+	queries := []string{"Marta flight", "budget Lisbon", "who booked the lease in Oslo", "ref 4242", "Berlin"}
+	qv := vec()
+	in := all[:5]
+	var took []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res := x.Search(search.Query{Text: queries[i%len(queries)], Shards: in, K: 30, Now: judgedNow})
+		var near []search.Similar
+		for _, m := range set.Nearest(qv, in, 31) {
+			near = append(near, search.Similar{Shard: m.Shard, ID: m.ID, Cosine: m.Cosine})
+		}
+		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(qv, shard, id) }
+		search.Fit(x.Fuse(res.Hits, res.Full, cosine, near, 30, 0.3, false), 10, 4000)
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(withWords-base)/float64(shards*perShard), "words-B/fact")
+	b.ReportMetric(float64(withVectors-withWords)/float64(shards*perShard), "vectors-B/fact")
 }
