@@ -306,3 +306,53 @@ func TestRecall_VectorsFollowTheFacts(t *testing.T) {
 	}
 	e.waitMeaning(t, "the vectors of facts forgotten gone", func(m memd.MeaningStatus) bool { return m.Vectors == len(meaningFacts)-3 })
 }
+
+// A text refused when it is the only one to embed is told from an endpoint
+// refusing everything, and a query refused holds back no other query.
+func TestRecall_ARefusedTextAloneAndARefusedQuery(t *testing.T) {
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	ctx := context.Background()
+	for _, f := range meaningFacts[:3] {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.waitMeaning(t, "three vectors", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == 3 })
+	es.Refuse("Rex")
+	remember(t, e.alice, "agent/alice", meaningFacts[1]+" Rex", memd.TierLog, memd.Source{})
+	st := e.waitMeaning(t, "the text refused", func(m memd.MeaningStatus) bool { return m.Refused == 1 })
+	if !st.Ready || st.Pending != 0 {
+		t.Errorf("status %+v", st)
+	}
+	res, _ := e.alice.Recall(ctx, memd.RecallQuery{Q: "Rex"})
+	if !strings.Contains(res.ByWordsAlone, "refused") {
+		t.Errorf("a refused query: by words alone %q", res.ByWordsAlone)
+	}
+	res, _ = e.alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if res.ByWordsAlone != "" || len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] {
+		t.Errorf("the next query: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
+	}
+}
+
+// The same model name answering with other dimensions, with no new fact
+// to embed: recall notices, and every vector is computed again.
+func TestRecall_VectorsOfOtherDimensionsAreComputedAgain(t *testing.T) {
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	ctx := context.Background()
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.waitMeaning(t, "the vectors", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
+	es.Dims(len(conceptembed.Concepts)) // the topics, without the other words
+	res, _ := e.alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if !strings.Contains(res.ByWordsAlone, "computed again") {
+		t.Errorf("by words alone %q", res.ByWordsAlone)
+	}
+	e.waitMeaning(t, "the vectors again", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
+	res, _ = e.alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if res.ByWordsAlone != "" || len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] {
+		t.Errorf("after: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
+	}
+}

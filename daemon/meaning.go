@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"github.com/memd/memd/daemon/index"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/daemon/vectors"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Recall by meaning: with an embeddings endpoint, each fact's vector is
@@ -71,7 +71,7 @@ const fillPoll = 2 * time.Second
 
 // queryTimeout bounds the wait for a query's embedding, and queryPause is
 // how long recall answers by words after one failed, so that an endpoint
-// down does not cost every recall a timeout.
+// down costs one recall in queryPause a timeout, not every recall.
 const (
 	queryTimeout = 3 * time.Second
 	queryPause   = 10 * time.Second
@@ -84,29 +84,37 @@ func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, sha
 	if !st.Ready {
 		return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s are being computed (%d held, %d to go)", st.Model, st.Vectors, st.Pending)
 	}
-	if until := time.Unix(0, m.pausedUntil.Load()); time.Now().Before(until) {
-		return lexical.Hits, "by words alone: the embeddings endpoint failed at " + until.Add(-queryPause).Format(time.TimeOnly)
+	// After a failure one recall at a time tries the endpoint again; the
+	// others answer by words meanwhile rather than wait with it.
+	now := time.Now()
+	paused := m.pausedUntil.Load()
+	if now.UnixNano() < paused || !m.pausedUntil.CompareAndSwap(paused, now.Add(queryTimeout).UnixNano()) {
+		return lexical.Hits, "by words alone: the embeddings endpoint is failing; trying it again shortly"
 	}
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	qv, err := m.client.Embed(qctx, []string{q}, option.WithMaxRetries(0))
-	if err != nil {
-		if ctx.Err() == nil {
-			m.pausedUntil.Store(time.Now().Add(queryPause).UnixNano())
-			m.log.Warn("recall answers by words alone for a while: embedding the query failed", "err", err, "pause", queryPause)
-		}
+	qv, err := m.client.EmbedQuery(qctx, q)
+	switch {
+	case errors.Is(err, vectors.ErrRefused):
+		m.pausedUntil.Store(0) // this query, not the endpoint
+		return lexical.Hits, "by words alone: " + err.Error()
+	case err != nil:
+		m.pausedUntil.Store(time.Now().Add(queryPause).UnixNano())
+		m.log.Warn("recall answers by words alone for a while: embedding the query failed", "err", err, "pause", queryPause)
 		return lexical.Hits, "by words alone: " + err.Error()
 	}
-	if dim := m.set.Dim(); dim != 0 && len(qv[0]) != dim {
-		return lexical.Hits, fmt.Sprintf("by words alone: the query's vector has %d dimensions, the facts' %d; the vectors are being computed again", len(qv[0]), dim)
+	m.pausedUntil.Store(0)
+	if dim := m.set.Dim(); dim != 0 && len(qv) != dim {
+		m.filler.Rebuild()
+		return lexical.Hits, fmt.Sprintf("by words alone: the query's vector has %d dimensions, the facts' %d; the vectors are being computed again", len(qv), dim)
 	}
 	// One more than wanted: the first beyond the candidates is the
 	// background meaning is measured against.
-	near := m.set.Nearest(qv[0], shards, n+1)
+	near := m.set.Nearest(qv, shards, n+1)
 	similar := make([]search.Similar, len(near))
 	for i, nm := range near {
 		similar[i] = search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine}
 	}
-	cosine := func(shard memd.ShardID, id string) (float64, bool) { return m.set.Cosine(qv[0], shard, id) }
+	cosine := func(shard memd.ShardID, id string) (float64, bool) { return m.set.Cosine(qv, shard, id) }
 	return x.Fuse(lexical.Hits, lexical.Full, cosine, similar, n, m.client.Config().Weight, explain), ""
 }

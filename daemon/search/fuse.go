@@ -28,7 +28,7 @@ type Similar struct {
 // fact about as near, and then meaning should decide little.
 //
 // cosine gives a word hit's similarity; a fact without a vector yet is
-// scored by its words alone. Facts near by meaning the engine does not
+// scored by its words' part alone. Facts near by meaning the engine does not
 // hold (forgotten since, or of another commit) are left out. The result
 // is ordered best first; Fit cuts it.
 func (x *Engine) Fuse(lexical []Hit, full float64, cosine func(shard memd.ShardID, id string) (float64, bool), near []Similar, n int, weight float64, explain bool) []Hit {
@@ -55,19 +55,14 @@ func (x *Engine) Fuse(lexical []Hit, full float64, cosine func(shard memd.ShardI
 		seen[key{h.Shard, h.ID}] = true
 		lex := h.Score
 		words := math.Min(1, lex/best)
-		semantic := words // no vector yet: as near as its words say
-		c, ok := cosine(h.Shard, h.ID)
-		if ok {
+		semantic := 0.0 // no vector yet: nothing known of its meaning
+		if c, ok := cosine(h.Shard, h.ID); ok {
 			semantic = above(c)
 		}
 		h.Score = (1-weight)*words + weight*semantic
 		if e := h.Explain; e != nil && lex > 0 {
-			if ok {
-				e.Scale((1 - weight) * words / lex) // the parts add up to the new score
-				e.Semantic = weight * semantic
-			} else {
-				e.Scale(words / lex)
-			}
+			e.Scale((1 - weight) * words / lex) // the parts add up to the new score
+			e.Semantic = weight * semantic
 		}
 		out = append(out, h)
 	}

@@ -210,20 +210,20 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	qt := x.queryTerms(sc, content, st, ok)
 	qt.scoreRare()
 	x.boostNamedShards(sc, content, allowed)
-	if len(spans) == 0 && !q.Literal {
-		// Words of like meaning before parts of words: "new dog" means a
-		// puppy sooner than "renewed". A query naming a date asks what
-		// happened then; its other words ("happened", "did") have
-		// relatives in most facts.
-		qt.scoreRelated()
-	}
 	if len(sc.touched) == 0 && len(spans) == 0 {
+		// Parts of words before words of like meaning: "kube" is more
+		// likely the start of "kubecorp" than anything a thesaurus knows.
 		x.scoreSubstrings(sc, st, qt.unknown, ok)
 		if len(sc.touched) == 0 {
 			qt.scoreCommon()
 		}
 	}
 	x.scoreDates(sc, st, spans, ok)
+	if len(spans) == 0 && !q.Literal {
+		// A query naming a date asks what happened then; its other words
+		// ("happened", "did") have relatives in most facts.
+		qt.scoreRelated()
+	}
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := strongest(sc, maxLenders)

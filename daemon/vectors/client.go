@@ -60,6 +60,16 @@ func (c *Client) Config() Config { return c.cfg }
 // input too long) or gave vectors that are not numbers.
 var ErrRefused = errors.New("refused")
 
+// EmbedQuery returns a query's embedding, without retrying: a recall
+// waits for it.
+func (c *Client) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
+	got, err := c.Embed(ctx, []string{q}, option.WithMaxRetries(0))
+	if err != nil {
+		return nil, err
+	}
+	return got[0], nil
+}
+
 // Embed returns the embeddings of texts, in their order.
 func (c *Client) Embed(ctx context.Context, texts []string, opts ...option.RequestOption) ([][]float32, error) {
 	resp, err := c.client.Embeddings.New(ctx, openai.EmbeddingNewParams{

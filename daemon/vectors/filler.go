@@ -59,6 +59,10 @@ type Filler struct {
 	refused map[fact]bool
 }
 
+// probeText is a text any endpoint embeds, to tell a refused text from an
+// endpoint that refuses everything.
+const probeText = "memory"
+
 // maxScan bounds the facts one look collects to embed: a store embedded
 // for the first time is looked at again every few thousand.
 const maxScan = 4096
@@ -67,6 +71,19 @@ const maxScan = 4096
 func NewFiller(set *Set, client *Client, source Source, log *slog.Logger) *Filler {
 	return &Filler{set: set, client: client, source: source, log: log, wake: make(chan struct{}, 1),
 		status: Status{Model: set.Model()}, scanned: map[memd.ShardID]string{}, refused: map[fact]bool{}}
+}
+
+// Rebuild forgets every vector and computes them again: the model behind
+// the name now answers with other dimensions.
+func (f *Filler) Rebuild() {
+	f.mu.Lock()
+	if err := f.set.Reset(); err != nil {
+		f.log.Warn("forgetting the vectors of other dimensions failed", "err", err)
+	}
+	clear(f.scanned)
+	f.looked = false // not ready until a look counts what is missing
+	f.mu.Unlock()
+	f.Wake()
 }
 
 // Wake asks the filler to look for new facts now.
@@ -193,17 +210,23 @@ func (f *Filler) embed(ctx context.Context, todo []fact) error {
 	for len(todo) > 0 {
 		n := min(batch, len(todo))
 		err := f.embedBatch(ctx, todo[:n])
-		if errors.Is(err, ErrRefused) && n > 1 {
+		if errors.Is(err, ErrRefused) {
 			var refused []fact
 			for _, ft := range todo[:n] {
-				if err := f.embedBatch(ctx, []fact{ft}); errors.Is(err, ErrRefused) {
+				if n == 1 {
+					refused = append(refused, ft)
+				} else if err := f.embedBatch(ctx, []fact{ft}); errors.Is(err, ErrRefused) {
 					refused = append(refused, ft)
 				} else if err != nil {
 					return err
 				}
 			}
+			// Every text refused: the texts, or the endpoint refusing
+			// everything? A text it has always taken tells.
 			if len(refused) == n {
-				return err
+				if _, perr := f.client.Embed(ctx, []string{probeText}); perr != nil {
+					return err
+				}
 			}
 			f.mu.Lock()
 			for _, ft := range refused {

@@ -29,6 +29,7 @@ import (
 type Set struct {
 	mu     sync.RWMutex
 	path   string
+	end    int64 // where the file's last whole record ends
 	model  string
 	dim    int
 	shards map[memd.ShardID]*shardVectors
@@ -68,18 +69,22 @@ func Open(path, model string) (*Set, error) {
 		return nil, fmt.Errorf("read vectors %s: %w", path, err)
 	}
 	s.path = path
-	switch {
-	case good == 0 || records > 2*s.n+1024:
+	if good == 0 || records > 2*s.n+1024 {
 		// New, another model's, or mostly vectors of facts gone: written
-		// anew with what it holds.
-		err = s.rewrite(f)
-	default:
-		err = f.Truncate(good)
-		if err == nil {
-			_, err = f.Seek(good, io.SeekStart)
+		// anew with what it holds. Failing that, a file in use is kept.
+		if err = s.rewrite(f); err == nil {
+			return s, nil
 		}
-		s.f, s.w = f, bufio.NewWriter(f)
+		if good == 0 {
+			f.Close()
+			return nil, fmt.Errorf("write vectors %s: %w", path, err)
+		}
 	}
+	err = f.Truncate(good)
+	if err == nil {
+		_, err = f.Seek(good, io.SeekStart)
+	}
+	s.f, s.w, s.end = f, bufio.NewWriter(f), good
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("write vectors %s: %w", path, err)
@@ -88,7 +93,9 @@ func Open(path, model string) (*Set, error) {
 }
 
 // rewrite writes the set's vectors to a new file and puts it in place of
-// old, which it closes.
+// old, which it closes; on an error the old file stays as it was, in use.
+// The set in memory is compacted as the file is: slots of removed vectors
+// go.
 func (s *Set) rewrite(old *os.File) error {
 	tmp := s.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -97,23 +104,64 @@ func (s *Set) rewrite(old *os.File) error {
 	}
 	w := bufio.NewWriter(f)
 	w.WriteString(fileMagic + s.model + "\n")
+	compacted := map[memd.ShardID]*shardVectors{}
 	var buf []byte
-	for _, sv := range s.shards {
-		for i, id := range sv.ids {
-			if id == "" {
+	for id, sv := range s.shards {
+		for i, fid := range sv.ids {
+			if fid == "" {
 				continue // removed
 			}
-			buf = appendRecord(buf[:0], sv.shard, id, sv.scale[i], sv.codes[i*s.dim:(i+1)*s.dim])
+			codes := sv.codes[i*s.dim : (i+1)*s.dim]
+			buf = appendRecord(buf[:0], sv.shard, fid, sv.scale[i], codes)
 			w.Write(buf)
+			c := compacted[id]
+			if c == nil {
+				c = &shardVectors{shard: id, index: map[string]int32{}}
+				compacted[id] = c
+			}
+			c.index[fid] = int32(len(c.ids))
+			c.ids = append(c.ids, fid)
+			c.scale = append(c.scale, sv.scale[i])
+			c.codes = append(c.codes, codes...)
+			c.signs = append(c.signs, sv.signs[i*words(s.dim):(i+1)*words(s.dim)]...)
 		}
 	}
-	if err := errors.Join(w.Flush(), os.Rename(tmp, s.path)); err != nil {
+	err = w.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err
 	}
-	old.Close()
-	s.f, s.w = f, bufio.NewWriter(f)
+	if old != nil {
+		old.Close()
+	}
+	end, _ := f.Seek(0, io.SeekEnd)
+	s.f, s.w, s.end, s.shards = f, bufio.NewWriter(f), end, compacted
+	return nil
+}
+
+// write appends records to the file. On an error it cuts the file back to
+// its last whole record, so that a half-written one does not hide those
+// written after it at the next start.
+func (s *Set) write(records []byte) error {
+	_, err := s.w.Write(records)
+	if err == nil {
+		err = s.w.Flush()
+	}
+	if err != nil {
+		s.w.Reset(s.f)
+		if terr := s.f.Truncate(s.end); terr == nil {
+			s.f.Seek(s.end, io.SeekStart)
+		}
+		return fmt.Errorf("write vectors: %w", err)
+	}
+	s.end += int64(len(records))
 	return nil
 }
 
@@ -337,15 +385,11 @@ func (s *Set) Put(vs []Vector) error {
 		s.dim = len(v.V)
 		scale, codes := quantize(v.V)
 		s.add(v.Shard, v.ID, scale, codes)
-		buf = appendRecord(buf[:0], v.Shard, v.ID, scale, codes)
-		if _, err := s.w.Write(buf); err != nil {
-			return fmt.Errorf("write vectors: %w", err)
-		}
+		buf = appendRecord(buf, v.Shard, v.ID, scale, codes)
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("write vectors: %w", err)
-	}
-	return nil
+	// Held in memory even if the file fails them: derived data, computed
+	// again at the next start.
+	return s.write(buf)
 }
 
 // Prune forgets the vectors of a shard's facts that keep returns false
@@ -363,15 +407,12 @@ func (s *Set) Prune(shard memd.ShardID, keep func(id string) bool) error {
 			continue
 		}
 		s.remove(shard, id)
-		buf = appendRecord(buf[:0], shard, id, 0, nil)
-		if _, err := s.w.Write(buf); err != nil {
-			return fmt.Errorf("write vectors: %w", err)
-		}
+		buf = appendRecord(buf, shard, id, 0, nil)
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("write vectors: %w", err)
+	if len(buf) == 0 {
+		return nil
 	}
-	return nil
+	return s.write(buf)
 }
 
 // Reset forgets every vector, for vectors of other dimensions from the
@@ -379,8 +420,13 @@ func (s *Set) Prune(shard memd.ShardID, keep func(id string) bool) error {
 func (s *Set) Reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	shards, n, dim := s.shards, s.n, s.dim
 	s.shards, s.n, s.dim = map[memd.ShardID]*shardVectors{}, 0, 0
-	return s.rewrite(s.f)
+	if err := s.rewrite(s.f); err != nil {
+		s.shards, s.n, s.dim = shards, n, dim
+		return err
+	}
+	return nil
 }
 
 // Close closes the set's file.

@@ -75,6 +75,15 @@ type Server struct {
 	fail    bool
 	refuse  string // a request with a text holding it is refused (400)
 	garbage string // a text holding it gets a vector out of float32's range
+	dims    int    // answer with this many dimensions, when set
+}
+
+// Dims makes the server answer with vectors of their first n dimensions,
+// as the same model name behind another deployment might; 0: all.
+func (s *Server) Dims(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dims = n
 }
 
 // Refuse makes the server refuse (400) any request with a text holding
@@ -132,7 +141,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	fail, refuse, garbage := s.fail, s.refuse, s.garbage
+	fail, refuse, garbage, dims := s.fail, s.refuse, s.garbage, s.dims
 	refused := refuse != "" && slices.ContainsFunc(req.Input, func(t string) bool { return strings.Contains(t, refuse) })
 	if !fail && !refused {
 		s.inputs = append(s.inputs, req.Input)
@@ -161,6 +170,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		v := Embed(text)
 		if garbage != "" && strings.Contains(text, garbage) {
 			v[0] = 1e39
+		}
+		if dims > 0 {
+			v = v[:dims]
 		}
 		resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: v})
 	}
