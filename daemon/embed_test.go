@@ -2,8 +2,6 @@ package daemon_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,37 +12,28 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
-	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/vectors"
 	"github.com/memd/memd/internal/conceptembed"
 )
 
 // meaningEnv is a daemon with an embeddings endpoint, an admin and alice.
 type meaningEnv struct {
-	d            *daemon.Daemon
-	admin, alice *client.Client
+	*env
+	alice *client.Client
 }
 
 // openWithEmbeddings opens a daemon on dir embedding through es (none:
 // without an endpoint).
 func openWithEmbeddings(t *testing.T, dir string, es *conceptembed.Server, model string) meaningEnv {
 	t.Helper()
-	cfg := daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	var cfg daemon.Config
 	if es != nil {
 		cfg.Embeddings = &vectors.Config{BaseURL: es.URL + "/v1", Model: model, Batch: 4}
 	}
-	d, err := daemon.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d.Serve()
-	t.Cleanup(func() { d.Shutdown(context.Background()) })
-	token, _ := auth.ReadAdminToken(dir)
-	e := meaningEnv{d: d, admin: client.New(d.URL(), token)}
-	ctx := context.Background()
+	e := meaningEnv{env: startQuietIn(t, dir, cfg)}
 	// alice is added at the first start; later ones use the admin alone.
-	if a, err := e.admin.AddAgent(ctx, "alice", nil); err == nil {
-		e.alice = client.New(d.URL(), a.Token)
+	if a, err := e.admin.AddAgent(context.Background(), "alice", nil); err == nil {
+		e.alice = client.New(e.d.URL(), a.Token)
 	} else if memd.ErrorCode(err) != memd.ECONFLICT {
 		t.Fatal(err)
 	}

@@ -33,7 +33,13 @@ func startFeed(t *testing.T) *env {
 // cfg says otherwise, logging nothing.
 func startQuiet(t *testing.T, cfg daemon.Config) *env {
 	t.Helper()
-	dir := t.TempDir()
+	return startQuietIn(t, t.TempDir(), cfg)
+}
+
+// startQuietIn is startQuiet on a data directory that may hold a store
+// already.
+func startQuietIn(t *testing.T, dir string, cfg daemon.Config) *env {
+	t.Helper()
 	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 20 * time.Millisecond

@@ -8,6 +8,7 @@ package vectors
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -520,23 +521,14 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 		defer distances.Put(dp)
 		dists := slices.Grow((*dp)[:0], total)[:0]
 		count := make([]int, s.dim+1)
-		for _, id := range readable {
-			sv := s.shards[id]
-			if sv == nil {
-				continue
+		s.eachLive(readable, func(sv *shardVectors, i int) {
+			d := 0
+			for j, b := range sv.signs[i*w : i*w+w] {
+				d += bits.OnesCount64(b ^ qSigns[j])
 			}
-			for i, fid := range sv.ids {
-				if fid == "" {
-					continue // removed
-				}
-				d := 0
-				for j, b := range sv.signs[i*w : i*w+w] {
-					d += bits.OnesCount64(b ^ qSigns[j])
-				}
-				dists = append(dists, uint16(d))
-				count[d]++
-			}
-		}
+			dists = append(dists, uint16(d))
+			count[d]++
+		})
 		*dp = dists
 		// Distances are at most dim: counting them finds the cut.
 		cut, kept := 0, 0
@@ -546,31 +538,14 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 		}
 		cands = make([]cand, 0, kept+count[min(cut, s.dim)])
 		k := 0
-		for _, id := range readable {
-			sv := s.shards[id]
-			if sv == nil {
-				continue
+		s.eachLive(readable, func(sv *shardVectors, i int) {
+			if int(dists[k]) <= cut {
+				cands = append(cands, cand{sv, int32(i), int(dists[k])})
 			}
-			for i, fid := range sv.ids {
-				if fid == "" {
-					continue
-				}
-				if int(dists[k]) <= cut {
-					cands = append(cands, cand{sv, int32(i), int(dists[k])})
-				}
-				k++
-			}
-		}
+			k++
+		})
 	} else {
-		for _, id := range readable {
-			if sv := s.shards[id]; sv != nil {
-				for i, fid := range sv.ids {
-					if fid != "" {
-						cands = append(cands, cand{sv: sv, i: int32(i)})
-					}
-				}
-			}
-		}
+		s.eachLive(readable, func(sv *shardVectors, i int) { cands = append(cands, cand{sv: sv, i: int32(i)}) })
 	}
 	out := make([]Match, 0, len(cands))
 	for _, c := range cands {
@@ -591,9 +566,25 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 		if c := cmpShard(a.Shard, b.Shard); c != 0 {
 			return c
 		}
-		return cmpString(a.ID, b.ID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	return out[:min(n, len(out))]
+}
+
+// eachLive calls fn with each vector of the shards not removed, in the
+// same order every time.
+func (s *Set) eachLive(shards []memd.ShardID, fn func(sv *shardVectors, i int)) {
+	for _, id := range shards {
+		sv := s.shards[id]
+		if sv == nil {
+			continue
+		}
+		for i, fid := range sv.ids {
+			if fid != "" {
+				fn(sv, i)
+			}
+		}
+	}
 }
 
 func distinct(shards []memd.ShardID) []memd.ShardID {
@@ -608,14 +599,4 @@ func distinct(shards []memd.ShardID) []memd.ShardID {
 	return out
 }
 
-func cmpShard(a, b memd.ShardID) int { return cmpString(a.String(), b.String()) }
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+func cmpShard(a, b memd.ShardID) int { return cmp.Compare(a.String(), b.String()) }

@@ -1,6 +1,7 @@
 package vectors
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -114,7 +115,7 @@ func TestSet_NearestKeepsTheExactNearest(t *testing.T) {
 				exact = append(exact, Match{Shard: alice, ID: v.ID, Cosine: exactCosine(q, v.V)})
 			}
 		}
-		slices.SortFunc(exact, func(a, b Match) int { return -cmpFloat(a.Cosine, b.Cosine) })
+		slices.SortFunc(exact, func(a, b Match) int { return -cmp.Compare(a.Cosine, b.Cosine) })
 		got := s.Nearest(q, []memd.ShardID{alice}, 10)
 		if len(got) != 10 {
 			t.Fatalf("%d matches, want 10", len(got))
@@ -131,16 +132,6 @@ func TestSet_NearestKeepsTheExactNearest(t *testing.T) {
 	if share := float64(found) / float64(10*queries); share < 0.9 {
 		t.Errorf("the nearest 10 hold %.2f of the exact 10, want 0.9 or more", share)
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Vectors survive a restart; a record torn by a crash is cut off and the

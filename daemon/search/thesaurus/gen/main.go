@@ -204,14 +204,9 @@ func (wn *wordNet) addIndex(pos string, f []string) error {
 func build(wn *wordNet, senses, maxNarrower int) map[string]*thesaurus.Entry {
 	t := map[string]*thesaurus.Entry{}
 	for w, byPOS := range wn.senses {
-		key := oneTerm(w)
-		if key == "" {
-			continue
-		}
-		e := t[key]
+		e := entry(t, w)
 		if e == nil {
-			e = &thesaurus.Entry{}
-			t[key] = e
+			continue
 		}
 		for _, offsets := range byPOS {
 			for _, off := range offsets[:min(senses, len(offsets))] {
@@ -249,16 +244,9 @@ func build(wn *wordNet, senses, maxNarrower int) map[string]*thesaurus.Entry {
 		}
 	}
 	for form, bases := range wn.bases {
-		key := oneTerm(form)
-		if key == "" {
-			continue
+		if e := entry(t, form); e != nil {
+			addAll(&e.Bases, bases)
 		}
-		e := t[key]
-		if e == nil {
-			e = &thesaurus.Entry{}
-			t[key] = e
-		}
-		addAll(&e.Bases, bases)
 	}
 	for key, e := range t {
 		e.Clean(key)
@@ -267,6 +255,21 @@ func build(wn *wordNet, senses, maxNarrower int) map[string]*thesaurus.Entry {
 		}
 	}
 	return t
+}
+
+// entry returns the table's entry for a single-word lemma, made if new;
+// nil for a lemma that is no one term.
+func entry(t map[string]*thesaurus.Entry, w string) *thesaurus.Entry {
+	key := oneTerm(w)
+	if key == "" {
+		return nil
+	}
+	e := t[key]
+	if e == nil {
+		e = &thesaurus.Entry{}
+		t[key] = e
+	}
+	return e
 }
 
 // oneTerm is the term of a single-word lemma, or "" for a phrase, a stop
