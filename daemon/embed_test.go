@@ -345,3 +345,27 @@ func TestRecall_VectorsOfOtherDimensionsAreComputedAgain(t *testing.T) {
 		t.Errorf("after: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
 	}
 }
+
+// An endpoint that takes fewer texts a request than memd sends gets
+// smaller requests, not one text at a time and a failure each.
+func TestRecall_SmallerBatchesForAnEndpointThatTakesFewer(t *testing.T) {
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	es.MostTexts(2)
+	dir := t.TempDir()
+	e := openWithEmbeddings(t, dir, nil, "")
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.d.Shutdown(context.Background())
+	e = openWithEmbeddings(t, dir, es, "concepts") // batches of 4
+	st := e.waitMeaning(t, "the vectors", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
+	if st.Refused != 0 {
+		t.Errorf("status %+v", st)
+	}
+	for _, c := range es.Calls() {
+		if len(c) == 1 {
+			t.Errorf("a request of one text: %q", c)
+		}
+	}
+}

@@ -60,6 +60,10 @@ func (c *Client) Config() Config { return c.cfg }
 // input too long) or gave vectors that are not numbers.
 var ErrRefused = errors.New("refused")
 
+// ErrTooLarge marks a request the endpoint found too large (413): fewer
+// texts a request may pass.
+var ErrTooLarge = errors.New("too large")
+
 // EmbedQuery returns a query's embedding, without retrying: a recall
 // waits for it.
 func (c *Client) EmbedQuery(ctx context.Context, q string) ([]float32, error) {
@@ -77,6 +81,9 @@ func (c *Client) Embed(ctx context.Context, texts []string, opts ...option.Reque
 		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
 	}, opts...)
 	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusRequestEntityTooLarge && len(texts) > 1 {
+		return nil, fmt.Errorf("embeddings from %s: %w (%w)", c.cfg.BaseURL, err, ErrTooLarge)
+	}
 	if errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && apiErr.StatusCode != http.StatusRequestTimeout && apiErr.StatusCode != http.StatusTooManyRequests &&
 		apiErr.StatusCode != http.StatusUnauthorized && apiErr.StatusCode != http.StatusForbidden && apiErr.StatusCode != http.StatusNotFound {
 		return nil, fmt.Errorf("embeddings from %s: %w (%w)", c.cfg.BaseURL, err, ErrRefused)

@@ -55,6 +55,7 @@ type Filler struct {
 	mu      sync.Mutex
 	status  Status
 	looked  bool
+	batch   int                     // texts a request, halved when the endpoint finds it too large
 	scanned map[memd.ShardID]string // heads with every fact embedded
 	refused map[fact]bool
 }
@@ -70,7 +71,7 @@ const maxScan = 4096
 // NewFiller returns a filler of set from source through client.
 func NewFiller(set *Set, client *Client, source Source, log *slog.Logger) *Filler {
 	return &Filler{set: set, client: client, source: source, log: log, wake: make(chan struct{}, 1),
-		status: Status{Model: set.Model()}, scanned: map[memd.ShardID]string{}, refused: map[fact]bool{}}
+		status: Status{Model: set.Model()}, batch: client.Config().Batch, scanned: map[memd.ShardID]string{}, refused: map[fact]bool{}}
 }
 
 // Rebuild forgets every vector and computes them again: the model behind
@@ -206,10 +207,21 @@ func (f *Filler) look() (todo []fact) {
 // until the next start, unless every text of the batch is (then the
 // endpoint, not the texts, is at fault).
 func (f *Filler) embed(ctx context.Context, todo []fact) error {
-	batch := f.client.Config().Batch
 	for len(todo) > 0 {
+		f.mu.Lock()
+		batch := f.batch
+		f.mu.Unlock()
 		n := min(batch, len(todo))
 		err := f.embedBatch(ctx, todo[:n])
+		if errors.Is(err, ErrTooLarge) {
+			// The endpoint takes fewer texts a request (text-embeddings-
+			// inference: 32 by default): halved until it does.
+			f.mu.Lock()
+			f.batch = max(1, n/2)
+			f.mu.Unlock()
+			f.log.Info("the embeddings endpoint takes fewer texts a request", "batch", max(1, n/2))
+			continue
+		}
 		if errors.Is(err, ErrRefused) {
 			var refused []fact
 			for _, ft := range todo[:n] {

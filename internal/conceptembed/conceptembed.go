@@ -76,6 +76,15 @@ type Server struct {
 	refuse  string // a request with a text holding it is refused (400)
 	garbage string // a text holding it gets a vector out of float32's range
 	dims    int    // answer with this many dimensions, when set
+	most    int    // texts a request at most (413 beyond), when set
+}
+
+// MostTexts makes the server refuse (413) a request of more than n texts,
+// as text-embeddings-inference does past its batch size; 0: any number.
+func (s *Server) MostTexts(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.most = n
 }
 
 // Dims makes the server answer with vectors of their first n dimensions,
@@ -142,6 +151,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	fail, refuse, garbage, dims := s.fail, s.refuse, s.garbage, s.dims
+	if s.most > 0 && len(req.Input) > s.most {
+		s.mu.Unlock()
+		http.Error(w, `{"error":{"message":"batch size too large"}}`, http.StatusRequestEntityTooLarge)
+		return
+	}
 	refused := refuse != "" && slices.ContainsFunc(req.Input, func(t string) bool { return strings.Contains(t, refuse) })
 	if !fail && !refused {
 		s.inputs = append(s.inputs, req.Input)
