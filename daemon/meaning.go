@@ -62,6 +62,12 @@ func (s indexSource) Indexed() map[memd.ShardID]string {
 	return s.idx.Engine().Indexed()
 }
 
+func (s indexSource) Facts(shard memd.ShardID) int { return s.idx.Engine().Facts(shard) }
+
+func (s indexSource) FactsSince(shard memd.ShardID, mark search.Mark, fn func(id, text string)) search.Mark {
+	return s.idx.Engine().FactsSince(shard, mark, fn)
+}
+
 func (s indexSource) EachFact(shard memd.ShardID, fn func(id, text string) bool) {
 	s.idx.Engine().EachFact(shard, fn)
 }

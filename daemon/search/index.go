@@ -134,6 +134,7 @@ type Engine struct {
 	notes  map[fileKey][]int32     // passages by note
 	heads  map[memd.ShardID]string // the commit each shard was indexed from
 	texts  arena                   // the strings of the facts held (see own)
+	epoch  uint64                  // counts resets: marks of FactsSince from before one start over
 }
 
 // part is what one shard adds to the index. BM25's statistics are taken
@@ -203,6 +204,7 @@ func New() *Engine {
 }
 
 func (x *Engine) reset() {
+	x.epoch++
 	x.entries = entries{}
 	x.texts = arena{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)

@@ -838,6 +838,37 @@ func (x *Engine) Indexed() map[memd.ShardID]string {
 	return maps.Clone(x.heads)
 }
 
+// Mark is where FactsSince stopped in a shard's facts.
+type Mark struct {
+	epoch uint64
+	next  int
+}
+
+// FactsSince calls fn with each live fact (not a note's passage) a shard
+// gained since mark, in the order they came, and returns the mark to pass
+// next time. The zero mark, or one from before the index was compacted,
+// walks them all. What was removed since is not told: see Facts for how
+// many a shard holds.
+func (x *Engine) FactsSince(shard memd.ShardID, mark Mark, fn func(id, text string)) Mark {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n, ok := x.shardNum[shard]
+	if !ok {
+		return Mark{epoch: x.epoch}
+	}
+	p := x.parts[n]
+	from := mark.next
+	if mark.epoch != x.epoch || from > len(p.entries) {
+		from = 0
+	}
+	for _, i := range p.entries[from:] {
+		if e := x.entries.at(i); x.alive[i] && !e.passage {
+			fn(e.id, e.text)
+		}
+	}
+	return Mark{epoch: x.epoch, next: len(p.entries)}
+}
+
 // EachFact calls fn with each fact of a shard, lasting ones first, until fn
 // returns false.
 func (x *Engine) EachFact(shard memd.ShardID, fn func(id, text string) bool) {

@@ -470,3 +470,33 @@ func TestSearch_RelativesNeverOutrankTheWord(t *testing.T) {
 		t.Errorf("start: %v, want the fact saying it first, then its synonyms", texts(hits))
 	}
 }
+
+// FactsSince tells a shard's facts gained since a mark, in order, and all
+// of them again once the index was emptied or compacted since.
+func TestEngine_FactsSince(t *testing.T) {
+	x := index(doc(alice, "2026-05-01", "Paid the invoice", 0), doc(alice, "2026-05-02", "Signed the lease", 40))
+	since := func(m search.Mark) ([]string, search.Mark) {
+		var got []string
+		m = x.FactsSince(alice, m, func(_, text string) { got = append(got, text) })
+		return got, m
+	}
+	got, mark := since(search.Mark{})
+	if !slices.Equal(got, []string{"Paid the invoice", "Signed the lease"}) {
+		t.Fatalf("all: %v", got)
+	}
+	x.Put(doc(alice, "2026-05-03", "Booked the venue", 80))
+	if got, mark = since(mark); !slices.Equal(got, []string{"Booked the venue"}) {
+		t.Fatalf("since: %v", got)
+	}
+	if got, _ = since(mark); len(got) != 0 {
+		t.Fatalf("nothing new: %v", got)
+	}
+	x.Reset()
+	x.PutAll([]search.Doc{doc(alice, "2026-05-04", "Renewed the domain", 0)})
+	if got, _ = since(mark); !slices.Equal(got, []string{"Renewed the domain"}) {
+		t.Errorf("after a reset, from the start: %v", got)
+	}
+	if got := x.FactsSince(memd.AgentShard("bob"), search.Mark{}, func(_, _ string) { t.Error("a fact of a shard with none") }); got == (search.Mark{}) {
+		t.Error("the mark of an empty shard names no epoch")
+	}
+}

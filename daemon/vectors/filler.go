@@ -8,12 +8,18 @@ import (
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
 )
 
 // Source is the facts vectors are wanted for: the index.
 type Source interface {
 	// Indexed names each shard and the commit it was indexed at.
 	Indexed() map[memd.ShardID]string
+	// Facts counts a shard's facts.
+	Facts(shard memd.ShardID) int
+	// FactsSince calls fn with each fact a shard gained since mark, and
+	// returns the mark to pass next (see search.Engine.FactsSince).
+	FactsSince(shard memd.ShardID, mark search.Mark, fn func(id, text string)) search.Mark
 	// EachFact calls fn with each fact of a shard until fn returns false.
 	EachFact(shard memd.ShardID, fn func(id, text string) bool)
 }
@@ -57,6 +63,9 @@ type Filler struct {
 	looked  bool
 	batch   int                     // texts a request, halved when the endpoint finds it too large
 	scanned map[memd.ShardID]string // heads with every fact embedded
+	// marks holds where each shard's last look stopped: a look reads only
+	// the facts a shard gained since, not every fact after each write.
+	marks   map[memd.ShardID]search.Mark
 	refused map[fact]bool
 }
 
@@ -71,7 +80,7 @@ const maxScan = 4096
 // NewFiller returns a filler of set from source through client.
 func NewFiller(set *Set, client *Client, source Source, log *slog.Logger) *Filler {
 	return &Filler{set: set, client: client, source: source, log: log, wake: make(chan struct{}, 1),
-		status: Status{Model: set.Model()}, batch: client.Config().Batch, scanned: map[memd.ShardID]string{}, refused: map[fact]bool{}}
+		status: Status{Model: set.Model()}, batch: client.Config().Batch, scanned: map[memd.ShardID]string{}, marks: map[memd.ShardID]search.Mark{}, refused: map[fact]bool{}}
 }
 
 // Rebuild forgets every vector and computes them again: the model behind
@@ -82,6 +91,7 @@ func (f *Filler) Rebuild() {
 		f.log.Warn("forgetting the vectors of other dimensions failed", "err", err)
 	}
 	clear(f.scanned)
+	clear(f.marks)
 	f.looked = false // not ready until a look counts what is missing
 	f.mu.Unlock()
 	f.Wake()
@@ -123,6 +133,12 @@ func (f *Filler) Run(ctx context.Context, poll time.Duration) {
 			continue
 		}
 		if err := f.embed(ctx, todo); err != nil {
+			// What was not embedded is looked for again from the start.
+			f.mu.Lock()
+			for _, ft := range todo {
+				delete(f.marks, ft.shard)
+			}
+			f.mu.Unlock()
 			if ctx.Err() != nil {
 				return
 			}
@@ -144,9 +160,10 @@ type fact struct {
 	id, text string
 }
 
-// look collects up to maxScan facts without vectors from the shards whose
-// commit changed since they were last found whole, counts them all, and
-// forgets the vectors of facts those shards no longer hold.
+// look collects up to maxScan facts without vectors from what the shards
+// whose commit changed gained since the last look, counts the facts still
+// without one, and forgets the vectors of facts gone once they are more
+// than a few.
 func (f *Filler) look() (todo []fact) {
 	heads := f.source.Indexed()
 	f.mu.Lock()
@@ -157,48 +174,74 @@ func (f *Filler) look() (todo []fact) {
 		}
 	}
 	f.mu.Unlock()
-	pending := 0
 	for _, id := range changed {
-		missing := 0
-		live := map[string]bool{}
-		f.source.EachFact(id, func(fid, text string) bool {
-			live[fid] = true
-			if f.set.Has(id, fid) {
-				return true
+		if facts, held := f.source.Facts(id), f.set.ShardLen(id); held > facts+facts/10 {
+			f.prune(id)
+		}
+		f.mu.Lock()
+		mark := f.marks[id]
+		f.mu.Unlock()
+		before, whole := len(todo), true
+		next := f.source.FactsSince(id, mark, func(fid, text string) {
+			if f.set.Has(id, fid) || f.isRefused(fact{id, fid, text}) {
+				return
 			}
-			ft := fact{id, fid, text}
-			f.mu.Lock()
-			refused := f.refused[ft]
-			f.mu.Unlock()
-			if refused {
-				return true
+			if len(todo) == maxScan {
+				whole = false
+				return
 			}
-			missing++
-			if len(todo) < maxScan {
-				todo = append(todo, ft)
-			}
-			return true
+			todo = append(todo, fact{id, fid, text})
 		})
-		if err := f.set.Prune(id, func(fid string) bool { return live[fid] }); err != nil {
-			f.log.Warn("forgetting the vectors of facts gone failed", "shard", id, "err", err)
+		f.mu.Lock()
+		if whole {
+			f.marks[id] = next
+			if len(todo) == before {
+				f.scanned[id] = heads[id]
+			}
 		}
-		pending += missing
-		if missing == 0 {
-			f.mu.Lock()
-			f.scanned[id] = heads[id]
-			f.mu.Unlock()
-		}
+		f.mu.Unlock()
+	}
+	pending := 0
+	refused := map[memd.ShardID]int{}
+	f.mu.Lock()
+	for ft := range f.refused {
+		refused[ft.shard]++
+	}
+	f.mu.Unlock()
+	for id := range heads {
+		pending += max(0, f.source.Facts(id)-f.set.ShardLen(id)-refused[id])
 	}
 	f.mu.Lock()
 	for id := range f.scanned {
 		if _, ok := heads[id]; !ok {
 			delete(f.scanned, id)
+			delete(f.marks, id)
 		}
 	}
 	f.status.Pending = pending
 	f.looked = true
 	f.mu.Unlock()
 	return todo
+}
+
+func (f *Filler) isRefused(ft fact) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused[ft]
+}
+
+// prune forgets the vectors of a shard's facts gone: forgotten, or edited
+// into another text. It reads every fact of the shard, so look calls it
+// only once such vectors are a tenth of the shard's.
+func (f *Filler) prune(id memd.ShardID) {
+	live := map[string]bool{}
+	f.source.EachFact(id, func(fid, _ string) bool {
+		live[fid] = true
+		return true
+	})
+	if err := f.set.Prune(id, func(fid string) bool { return live[fid] }); err != nil {
+		f.log.Warn("forgetting the vectors of facts gone failed", "shard", id, "err", err)
+	}
 }
 
 // embed embeds facts in batches and keeps their vectors. A batch the

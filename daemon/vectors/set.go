@@ -345,6 +345,16 @@ func (s *Set) Len() int {
 	return s.n
 }
 
+// ShardLen counts the vectors held of a shard's facts.
+func (s *Set) ShardLen(shard memd.ShardID) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if sv := s.shards[shard]; sv != nil {
+		return len(sv.index)
+	}
+	return 0
+}
+
 // Has reports whether a fact's vector is held.
 func (s *Set) Has(shard memd.ShardID, id string) bool {
 	s.mu.RLock()
