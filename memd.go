@@ -444,7 +444,7 @@ type NewAgent struct {
 type MeaningStatus struct {
 	Model   string `json:"model"`
 	Vectors int    `json:"vectors"` // fact texts embedded
-	Pending int    `json:"pending"` // facts found without a vector at the last look
+	Pending int    `json:"pending"` // facts without a vector at the last look, about
 	// Refused counts facts whose text the endpoint would not embed, alone
 	// (a content filter, a text too long); found by words, tried again at
 	// the next start.

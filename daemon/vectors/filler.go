@@ -28,7 +28,7 @@ type Source interface {
 type Status struct {
 	Model   string
 	Vectors int // held
-	Pending int // facts found without one at the last look
+	Pending int // facts without one at the last look, about: vectors of facts gone count until pruned
 	// Refused counts facts whose text the endpoint refused alone (a
 	// content filter, a text too long); they are tried again at the next
 	// start, and found by words meanwhile.
@@ -66,6 +66,7 @@ type Filler struct {
 	// marks holds where each shard's last look stopped: a look reads only
 	// the facts a shard gained since, not every fact after each write.
 	marks   map[memd.ShardID]search.Mark
+	gen     int // counts Rebuilds
 	refused map[fact]bool
 }
 
@@ -86,15 +87,21 @@ func NewFiller(set *Set, client *Client, source Source, log *slog.Logger) *Fille
 // Rebuild forgets every vector and computes them again: the model behind
 // the name now answers with other dimensions.
 func (f *Filler) Rebuild() {
-	f.mu.Lock()
 	if err := f.set.Reset(); err != nil {
 		f.log.Warn("forgetting the vectors of other dimensions failed", "err", err)
 	}
+	f.startOver()
+	f.Wake()
+}
+
+// startOver makes the next look read every fact again.
+func (f *Filler) startOver() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	clear(f.scanned)
 	clear(f.marks)
+	f.gen++          // a look under way keeps none of what it read
 	f.looked = false // not ready until a look counts what is missing
-	f.mu.Unlock()
-	f.Wake()
 }
 
 // Wake asks the filler to look for new facts now.
@@ -167,6 +174,7 @@ type fact struct {
 func (f *Filler) look() (todo []fact) {
 	heads := f.source.Indexed()
 	f.mu.Lock()
+	gen := f.gen
 	var changed []memd.ShardID
 	for id, h := range heads {
 		if f.scanned[id] != h {
@@ -193,7 +201,7 @@ func (f *Filler) look() (todo []fact) {
 			todo = append(todo, fact{id, fid, text})
 		})
 		f.mu.Lock()
-		if whole {
+		if whole && f.gen == gen {
 			f.marks[id] = next
 			if len(todo) == before {
 				f.scanned[id] = heads[id]
@@ -219,7 +227,7 @@ func (f *Filler) look() (todo []fact) {
 		}
 	}
 	f.status.Pending = pending
-	f.looked = true
+	f.looked = f.gen == gen
 	f.mu.Unlock()
 	return todo
 }
@@ -318,9 +326,7 @@ func (f *Filler) embedBatch(ctx context.Context, facts []fact) error {
 		if errors.Is(err, ErrDimensions) && f.set.Dim() != 0 && len(got[0]) != f.set.Dim() {
 			f.log.Warn("the model's vectors changed dimensions; computing every vector again", "model", f.set.Model(), "was", f.set.Dim(), "now", len(got[0]))
 			if err = f.set.Reset(); err == nil {
-				f.mu.Lock()
-				clear(f.scanned)
-				f.mu.Unlock()
+				f.startOver()
 				err = f.set.Put(vs)
 			}
 		}
