@@ -64,8 +64,8 @@ func (s indexSource) Indexed() map[memd.ShardID]string {
 
 func (s indexSource) Facts(shard memd.ShardID) int { return s.idx.Engine().Facts(shard) }
 
-func (s indexSource) FactsSince(shard memd.ShardID, mark search.Mark, fn func(id, text string)) search.Mark {
-	return s.idx.Engine().FactsSince(shard, mark, fn)
+func (s indexSource) FactsSince(shard memd.ShardID, mark search.Mark, gone func(id string), fn func(id, text string) bool) (search.Mark, bool) {
+	return s.idx.Engine().FactsSince(shard, mark, gone, fn)
 }
 
 func (s indexSource) EachFact(shard memd.ShardID, fn func(id, text string) bool) {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search/thesaurus"
@@ -149,6 +150,7 @@ type part struct {
 	prefixes     map[string][]string // first five letters of a term -> terms
 	dates        map[int][]int32     // day -> the facts dated that day
 	entries      []int32             // every entry, dead ones until compaction
+	removed      []string            // IDs of the facts removed, in order, until compaction
 }
 
 func newPart() *part {
@@ -203,8 +205,12 @@ func New() *Engine {
 	return x
 }
 
+// epochs numbers the resets of every engine of the process, so that a
+// mark of one engine is never taken for another's.
+var epochs atomic.Uint64
+
 func (x *Engine) reset() {
-	x.epoch++
+	x.epoch = epochs.Add(1)
 	x.entries = entries{}
 	x.texts = arena{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)
@@ -850,6 +856,7 @@ func (x *Engine) remove(shard memd.ShardID, id string) {
 		}
 		return
 	}
+	p.removed = append(p.removed, id)
 	if sd := x.shards[shard]; sd != nil {
 		if x.tiers[x.tier[i]] == memd.TierProfile {
 			sd.profile = without(sd.profile, i)

@@ -840,33 +840,38 @@ func (x *Engine) Indexed() map[memd.ShardID]string {
 
 // Mark is where FactsSince stopped in a shard's facts.
 type Mark struct {
-	epoch uint64
-	next  int
+	epoch      uint64
+	next, gone int // into the part's entries and removed IDs
 }
 
-// FactsSince calls fn with each live fact (not a note's passage) a shard
-// gained since mark, in the order they came, and returns the mark to pass
-// next time. The zero mark, or one from before the index was compacted,
-// walks them all. What was removed since is not told: see Facts for how
-// many a shard holds.
-func (x *Engine) FactsSince(shard memd.ShardID, mark Mark, fn func(id, text string)) Mark {
+// FactsSince tells what a shard's facts became since mark: gone with the
+// ID of each fact removed, then fn with each live fact (not a note's
+// passage) gained, in the order they came, until fn returns false. It
+// returns the mark to pass next, past what it told, and whether it started
+// over: from the zero mark, or one from before the index was compacted,
+// every fact is told as gained and none as gone.
+func (x *Engine) FactsSince(shard memd.ShardID, mark Mark, gone func(id string), fn func(id, text string) bool) (next Mark, restarted bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n, ok := x.shardNum[shard]
 	if !ok {
-		return Mark{epoch: x.epoch}
+		return Mark{epoch: x.epoch}, mark.epoch != x.epoch
 	}
 	p := x.parts[n]
-	from := mark.next
-	if mark.epoch != x.epoch || from > len(p.entries) {
-		from = 0
+	if mark.epoch != x.epoch || mark.next > len(p.entries) || mark.gone > len(p.removed) {
+		mark, restarted = Mark{epoch: x.epoch, gone: len(p.removed)}, true
 	}
-	for _, i := range p.entries[from:] {
-		if e := x.entries.at(i); x.alive[i] && !e.passage {
-			fn(e.id, e.text)
+	for _, id := range p.removed[mark.gone:] {
+		gone(id)
+	}
+	next = Mark{epoch: x.epoch, next: len(p.entries), gone: len(p.removed)}
+	for k, i := range p.entries[mark.next:] {
+		if e := x.entries.at(i); x.alive[i] && !e.passage && !fn(e.id, e.text) {
+			next.next = mark.next + k
+			break
 		}
 	}
-	return Mark{epoch: x.epoch, next: len(p.entries)}
+	return next, restarted
 }
 
 // EachFact calls fn with each fact of a shard, lasting ones first, until fn

@@ -471,32 +471,47 @@ func TestSearch_RelativesNeverOutrankTheWord(t *testing.T) {
 	}
 }
 
-// FactsSince tells a shard's facts gained since a mark, in order, and all
-// of them again once the index was emptied or compacted since.
+// FactsSince tells a shard's facts gained and lost since a mark, in order,
+// stops where its caller says, and starts over once the index was emptied
+// or compacted since.
 func TestEngine_FactsSince(t *testing.T) {
 	x := index(doc(alice, "2026-05-01", "Paid the invoice", 0), doc(alice, "2026-05-02", "Signed the lease", 40))
-	since := func(m search.Mark) ([]string, search.Mark) {
-		var got []string
-		m = x.FactsSince(alice, m, func(_, text string) { got = append(got, text) })
-		return got, m
+	since := func(m search.Mark, most int) (gained, lost []string, next search.Mark, restarted bool) {
+		next, restarted = x.FactsSince(alice, m, func(id string) { lost = append(lost, id) }, func(_, text string) bool {
+			if len(gained) == most {
+				return false
+			}
+			gained = append(gained, text)
+			return true
+		})
+		return gained, lost, next, restarted
 	}
-	got, mark := since(search.Mark{})
-	if !slices.Equal(got, []string{"Paid the invoice", "Signed the lease"}) {
-		t.Fatalf("all: %v", got)
+	got, _, mark, restarted := since(search.Mark{}, 10)
+	if !slices.Equal(got, []string{"Paid the invoice", "Signed the lease"}) || !restarted {
+		t.Fatalf("all: %v (restarted %v)", got, restarted)
 	}
 	x.Put(doc(alice, "2026-05-03", "Booked the venue", 80))
-	if got, mark = since(mark); !slices.Equal(got, []string{"Booked the venue"}) {
-		t.Fatalf("since: %v", got)
+	x.Put(doc(alice, "2026-05-04", "Renewed the domain", 120))
+	if got, _, mark, restarted = since(mark, 1); !slices.Equal(got, []string{"Booked the venue"}) || restarted {
+		t.Fatalf("since, one at most: %v", got)
 	}
-	if got, _ = since(mark); len(got) != 0 {
-		t.Fatalf("nothing new: %v", got)
+	if got, _, mark, _ = since(mark, 10); !slices.Equal(got, []string{"Renewed the domain"}) {
+		t.Fatalf("since, where it stopped: %v", got)
+	}
+	x.Apply(search.Update{Shard: alice, Delete: []string{memd.FactID("Signed the lease")}})
+	if got, lost, next, _ := since(mark, 10); len(got) != 0 || !slices.Equal(lost, []string{memd.FactID("Signed the lease")}) {
+		t.Fatalf("after a removal: gained %v, lost %v", got, lost)
+	} else {
+		mark = next
 	}
 	x.Reset()
-	x.PutAll([]search.Doc{doc(alice, "2026-05-04", "Renewed the domain", 0)})
-	if got, _ = since(mark); !slices.Equal(got, []string{"Renewed the domain"}) {
-		t.Errorf("after a reset, from the start: %v", got)
+	x.PutAll([]search.Doc{doc(alice, "2026-05-05", "Moved the servers", 0)})
+	if got, lost, _, restarted := since(mark, 10); !slices.Equal(got, []string{"Moved the servers"}) || len(lost) != 0 || !restarted {
+		t.Errorf("after a reset, from the start: %v, lost %v, restarted %v", got, lost, restarted)
 	}
-	if got := x.FactsSince(memd.AgentShard("bob"), search.Mark{}, func(_, _ string) { t.Error("a fact of a shard with none") }); got == (search.Mark{}) {
-		t.Error("the mark of an empty shard names no epoch")
+	// Another engine's mark is not taken for this one's.
+	y := index(doc(alice, "2026-05-01", "Paid the invoice", 0))
+	if _, restarted := y.FactsSince(alice, mark, func(string) {}, func(_, _ string) bool { return true }); !restarted {
+		t.Error("a mark of another engine was taken")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,9 +18,9 @@ type Source interface {
 	Indexed() map[memd.ShardID]string
 	// Facts counts a shard's facts.
 	Facts(shard memd.ShardID) int
-	// FactsSince calls fn with each fact a shard gained since mark, and
-	// returns the mark to pass next (see search.Engine.FactsSince).
-	FactsSince(shard memd.ShardID, mark search.Mark, fn func(id, text string)) search.Mark
+	// FactsSince tells the facts a shard lost and gained since mark (see
+	// search.Engine.FactsSince).
+	FactsSince(shard memd.ShardID, mark search.Mark, gone func(id string), fn func(id, text string) bool) (search.Mark, bool)
 	// EachFact calls fn with each fact of a shard until fn returns false.
 	EachFact(shard memd.ShardID, fn func(id, text string) bool)
 }
@@ -66,7 +67,8 @@ type Filler struct {
 	// marks holds where each shard's last look stopped: a look reads only
 	// the facts a shard gained since, not every fact after each write.
 	marks   map[memd.ShardID]search.Mark
-	gen     int // counts Rebuilds
+	before  map[memd.ShardID]search.Mark // the marks before the last look, for a failed embedding to go back to
+	gen     int                          // counts Rebuilds
 	refused map[fact]bool
 }
 
@@ -81,7 +83,7 @@ const maxScan = 4096
 // NewFiller returns a filler of set from source through client.
 func NewFiller(set *Set, client *Client, source Source, log *slog.Logger) *Filler {
 	return &Filler{set: set, client: client, source: source, log: log, wake: make(chan struct{}, 1),
-		status: Status{Model: set.Model()}, batch: client.Config().Batch, scanned: map[memd.ShardID]string{}, marks: map[memd.ShardID]search.Mark{}, refused: map[fact]bool{}}
+		status: Status{Model: set.Model()}, batch: client.Config().Batch, scanned: map[memd.ShardID]string{}, marks: map[memd.ShardID]search.Mark{}, before: map[memd.ShardID]search.Mark{}, refused: map[fact]bool{}}
 }
 
 // Rebuild forgets every vector and computes them again: the model behind
@@ -100,6 +102,7 @@ func (f *Filler) startOver() {
 	defer f.mu.Unlock()
 	clear(f.scanned)
 	clear(f.marks)
+	clear(f.before)
 	f.gen++          // a look under way keeps none of what it read
 	f.looked = false // not ready until a look counts what is missing
 }
@@ -140,12 +143,6 @@ func (f *Filler) Run(ctx context.Context, poll time.Duration) {
 			continue
 		}
 		if err := f.embed(ctx, todo); err != nil {
-			// What was not embedded is looked for again from the start.
-			f.mu.Lock()
-			for _, ft := range todo {
-				delete(f.marks, ft.shard)
-			}
-			f.mu.Unlock()
 			if ctx.Err() != nil {
 				return
 			}
@@ -183,27 +180,39 @@ func (f *Filler) look() (todo []fact) {
 	}
 	f.mu.Unlock()
 	for _, id := range changed {
-		if facts, held := f.source.Facts(id), f.set.ShardLen(id); held > facts+facts/10 {
-			f.prune(id)
-		}
 		f.mu.Lock()
 		mark := f.marks[id]
 		f.mu.Unlock()
 		before, whole := len(todo), true
-		next := f.source.FactsSince(id, mark, func(fid, text string) {
+		var gone []string
+		seen := map[string]bool{}
+		next, restarted := f.source.FactsSince(id, mark, func(fid string) { gone = append(gone, fid) }, func(fid, text string) bool {
+			seen[fid] = true
 			if f.set.Has(id, fid) || f.isRefused(fact{id, fid, text}) {
-				return
+				return true
 			}
 			if len(todo) == maxScan {
 				whole = false
-				return
+				return false
 			}
 			todo = append(todo, fact{id, fid, text})
+			return true
 		})
+		if restarted {
+			// Facts may have gone unseen: at a start, or before a
+			// compaction of the index.
+			f.prune(id)
+		} else if len(gone) > 0 {
+			// A fact gone and back again (a revert) keeps its vector.
+			gone = slices.DeleteFunc(gone, func(fid string) bool { return seen[fid] })
+			if err := f.set.Remove(id, gone); err != nil {
+				f.log.Warn("forgetting the vectors of facts gone failed", "shard", id, "err", err)
+			}
+		}
 		f.mu.Lock()
-		if whole && f.gen == gen {
-			f.marks[id] = next
-			if len(todo) == before {
+		if f.gen == gen {
+			f.before[id], f.marks[id] = mark, next
+			if whole && len(todo) == before {
 				f.scanned[id] = heads[id]
 			}
 		}
@@ -224,6 +233,7 @@ func (f *Filler) look() (todo []fact) {
 		if _, ok := heads[id]; !ok {
 			delete(f.scanned, id)
 			delete(f.marks, id)
+			delete(f.before, id)
 		}
 	}
 	f.status.Pending = pending
@@ -239,8 +249,8 @@ func (f *Filler) isRefused(ft fact) bool {
 }
 
 // prune forgets the vectors of a shard's facts gone: forgotten, or edited
-// into another text. It reads every fact of the shard, so look calls it
-// only once such vectors are a tenth of the shard's.
+// into another text. It reads every fact of the shard; look calls it when
+// it could not be told which went.
 func (f *Filler) prune(id memd.ShardID) {
 	live := map[string]bool{}
 	f.source.EachFact(id, func(fid, _ string) bool {
@@ -257,7 +267,22 @@ func (f *Filler) prune(id memd.ShardID) {
 // take does not hold back the others; a text refused alone is skipped
 // until the next start, unless every text of the batch is (then the
 // endpoint, not the texts, is at fault).
-func (f *Filler) embed(ctx context.Context, todo []fact) error {
+func (f *Filler) embed(ctx context.Context, todo []fact) (err error) {
+	defer func() {
+		if err == nil {
+			return
+		}
+		// What was not embedded is looked for again at the next look.
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, ft := range todo {
+			if m, ok := f.before[ft.shard]; ok {
+				f.marks[ft.shard] = m
+			} else {
+				delete(f.marks, ft.shard)
+			}
+		}
+	}()
 	for len(todo) > 0 {
 		f.mu.Lock()
 		batch := f.batch

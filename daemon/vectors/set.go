@@ -426,6 +426,25 @@ func (s *Set) Prune(shard memd.ShardID, keep func(id string) bool) error {
 	return s.write(buf)
 }
 
+// Remove forgets the vectors of some of a shard's facts.
+func (s *Set) Remove(shard memd.ShardID, ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var buf []byte
+	for _, id := range ids {
+		if sv := s.shards[shard]; sv != nil {
+			if _, ok := sv.index[id]; ok {
+				s.remove(shard, id)
+				buf = appendRecord(buf, shard, id, 0, nil)
+			}
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	return s.write(buf)
+}
+
 // Reset forgets every vector, for vectors of other dimensions from the
 // same model name.
 func (s *Set) Reset() error {
