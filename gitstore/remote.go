@@ -160,7 +160,10 @@ func runGit(ctx context.Context, dir string, args ...string) (string, error) {
 }
 
 // prepareLocal makes a remote that is a path on this machine, as an empty
-// bare repository, the first time memd pushes to or fetches from it.
+// bare repository, the first time memd pushes to or fetches from it. It
+// is made beside the path and renamed into place, so that two daemons
+// making it at once (sharing the remote) do not half-make it: the second
+// rename fails, and the first's repository serves both.
 func prepareLocal(ctx context.Context, url string) error {
 	if !filepath.IsAbs(url) {
 		return nil
@@ -168,9 +171,23 @@ func prepareLocal(ctx context.Context, url string) error {
 	if _, err := os.Stat(url); err == nil {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "init", "--quiet", "--bare", "--initial-branch=main", url)
+	if err := os.MkdirAll(filepath.Dir(url), 0o755); err != nil {
+		return fmt.Errorf("create the bare repository %s: %w", url, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(url), "."+filepath.Base(url)+".new-")
+	if err != nil {
+		return fmt.Errorf("create the bare repository %s: %w", url, err)
+	}
+	defer os.RemoveAll(tmp) // gone once renamed
+	cmd := exec.CommandContext(ctx, "git", "init", "--quiet", "--bare", "--initial-branch=main", tmp)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("create the bare repository %s: %w: %s", url, err, strings.TrimSpace(string(out)))
+	}
+	if err := os.Rename(tmp, url); err != nil {
+		if _, serr := os.Stat(url); serr == nil {
+			return nil // another made it meanwhile
+		}
+		return fmt.Errorf("create the bare repository %s: %w", url, err)
 	}
 	return nil
 }
