@@ -117,10 +117,6 @@ func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, sha
 	// One more than wanted: the first beyond the candidates is the
 	// background meaning is measured against.
 	near := m.set.Nearest(qv, shards, n+1)
-	similar := make([]search.Similar, len(near))
-	for i, nm := range near {
-		similar[i] = search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine}
-	}
 	cosine := func(shard memd.ShardID, id string) (float64, bool) { return m.set.Cosine(qv, shard, id) }
-	return x.Fuse(lexical.Hits, lexical.Full, cosine, similar, n, m.client.Config().Weight, explain), ""
+	return x.Fuse(lexical.Hits, lexical.Full, cosine, near, n, m.client.Config().Weight, explain), ""
 }

@@ -273,10 +273,7 @@ func (m *meanings) ranker(t *testing.T, s qualitySet) ranker {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var near []search.Similar
-		for _, nm := range set.Nearest(q[0], in, n+1) {
-			near = append(near, search.Similar{Shard: nm.Shard, ID: nm.ID, Cosine: nm.Cosine})
-		}
+		near := set.Nearest(q[0], in, n+1)
 		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(q[0], shard, id) }
 		var out []search.Doc
 		for _, h := range search.Fit(s.x.Fuse(res.Hits, res.Full, cosine, near, n, weight, false), k, 0) {
@@ -461,10 +458,7 @@ func BenchmarkRecallByMeaning_1M(b *testing.B) {
 		start := time.Now()
 		// As recall asks with its default k of 20: 60 of each side.
 		res := x.Search(search.Query{Text: queries[i%len(queries)], Shards: in, K: 60, Now: judgedNow})
-		var near []search.Similar
-		for _, m := range set.Nearest(qv, in, 61) {
-			near = append(near, search.Similar{Shard: m.Shard, ID: m.ID, Cosine: m.Cosine})
-		}
+		near := set.Nearest(qv, in, 61)
 		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(qv, shard, id) }
 		search.Fit(x.Fuse(res.Hits, res.Full, cosine, near, 60, 0.3, false), 20, 4000)
 		took = append(took, time.Since(start))

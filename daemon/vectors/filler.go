@@ -198,11 +198,16 @@ func (f *Filler) look() (todo []fact) {
 			todo = append(todo, fact{id, fid, text})
 			return true
 		})
-		if restarted {
-			// Facts may have gone unseen: at a start, or before a
-			// compaction of the index.
-			f.prune(id)
-		} else if len(gone) > 0 {
+		switch {
+		case restarted && whole:
+			// Facts may have gone unseen (at a start, or before a
+			// compaction of the index): the walk saw every live one.
+			if err := f.set.Prune(id, func(fid string) bool { return seen[fid] }); err != nil {
+				f.log.Warn("forgetting the vectors of facts gone failed", "shard", id, "err", err)
+			}
+		case restarted:
+			f.prune(id) // the walk stopped short: every fact read again
+		case len(gone) > 0:
 			// A fact gone and back again (a revert) keeps its vector.
 			gone = slices.DeleteFunc(gone, func(fid string) bool { return seen[fid] })
 			if err := f.set.Remove(id, gone); err != nil {

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
 )
 
 // Set holds one model's vectors of fact texts by shard and fact ID, each
@@ -496,12 +497,9 @@ type Vector struct {
 	V     []float32
 }
 
-// Match is a fact near a query, with the cosine of their vectors.
-type Match struct {
-	Shard  memd.ShardID
-	ID     string
-	Cosine float64
-}
+// Match is a fact near a query, with the cosine of their vectors: what
+// search.Engine.Fuse joins to the hits of words.
+type Match = search.Similar
 
 // firstCut is how many candidates per wanted match the sign bits keep for
 // ranking by the codes: the bits' Hamming distance follows the angle
