@@ -171,7 +171,7 @@ func (s *Set) write(records []byte) error {
 // (0 when the file is new or holds another model's vectors) and how many
 // records it read.
 func (s *Set) read(f *os.File) (end int64, records int, err error) {
-	r := bufio.NewReader(f)
+	r := bufio.NewReaderSize(f, 1<<20)
 	header := fileMagic + s.model + "\n"
 	got := make([]byte, len(header))
 	if _, err := io.ReadFull(r, got); err != nil || string(got) != header {
@@ -181,8 +181,9 @@ func (s *Set) read(f *os.File) (end int64, records int, err error) {
 		return 0, 0, nil
 	}
 	end = int64(len(header))
+	rr := &recordReader{r: r}
 	for {
-		shard, id, scale, codes, n, err := readRecord(r)
+		shard, id, scale, codes, n, err := rr.read()
 		if err != nil {
 			// The end, or a torn or damaged record: what follows is
 			// computed again.
@@ -202,51 +203,71 @@ func (s *Set) read(f *os.File) (end int64, records int, err error) {
 
 // A record: shard and ID (each a uvarint length and bytes), dimensions
 // (uvarint), scale (float32), codes, and a CRC-32 of all before it.
-func readRecord(r *bufio.Reader) (memd.ShardID, string, float32, []int8, int, error) {
-	var body []byte
-	str := func() (string, error) {
-		n, err := binary.ReadUvarint(r)
+//
+// recordReader reads them with buffers kept from one to the next: a start
+// reads a million.
+type recordReader struct {
+	r          *bufio.Reader
+	body, name []byte
+	codes      []int8
+	last       memd.ShardID // the shard of the last record, most often the next's
+	lastName   string
+}
+
+func (rr *recordReader) read() (memd.ShardID, string, float32, []int8, int, error) {
+	fail := func(err error) (memd.ShardID, string, float32, []int8, int, error) {
+		return memd.ShardID{}, "", 0, nil, 0, err
+	}
+	rr.body = rr.body[:0]
+	field := func() ([]byte, error) {
+		n, err := binary.ReadUvarint(rr.r)
 		if err != nil || n > maxName {
-			return "", errors.Join(err, errors.New("bad length"))
+			return nil, errors.Join(err, errors.New("bad length"))
 		}
-		body = binary.AppendUvarint(body, n)
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return "", err
+		rr.body = binary.AppendUvarint(rr.body, n)
+		start := len(rr.body)
+		rr.body = append(rr.body, make([]byte, n)...)
+		if _, err := io.ReadFull(rr.r, rr.body[start:]); err != nil {
+			return nil, err
 		}
-		body = append(body, b...)
-		return string(b), nil
+		return rr.body[start:], nil
 	}
-	shardName, err := str()
+	name, err := field()
 	if err != nil {
-		return memd.ShardID{}, "", 0, nil, 0, err
+		return fail(err)
 	}
-	id, err := str()
+	rr.name = append(rr.name[:0], name...)
+	idb, err := field()
 	if err != nil {
-		return memd.ShardID{}, "", 0, nil, 0, err
+		return fail(err)
 	}
-	dim, err := binary.ReadUvarint(r)
+	id := string(idb)
+	dim, err := binary.ReadUvarint(rr.r)
 	if err != nil || dim > 1<<16 {
-		return memd.ShardID{}, "", 0, nil, 0, errors.New("bad dimensions")
+		return fail(errors.New("bad dimensions"))
 	}
-	body = binary.AppendUvarint(body, dim)
-	rest := make([]byte, 4+dim+4)
-	if _, err := io.ReadFull(r, rest); err != nil {
-		return memd.ShardID{}, "", 0, nil, 0, err
+	rr.body = binary.AppendUvarint(rr.body, dim)
+	start := len(rr.body)
+	rr.body = append(rr.body, make([]byte, 4+dim+4)...)
+	if _, err := io.ReadFull(rr.r, rr.body[start:]); err != nil {
+		return fail(err)
 	}
-	body = append(body, rest[:4+dim]...)
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(rest[4+dim:]) {
-		return memd.ShardID{}, "", 0, nil, 0, errors.New("checksum")
+	rest := rr.body[start:]
+	if crc32.ChecksumIEEE(rr.body[:len(rr.body)-4]) != binary.LittleEndian.Uint32(rest[4+dim:]) {
+		return fail(errors.New("checksum"))
 	}
-	shard, err := memd.ParseShardID(shardName)
-	if err != nil {
-		return memd.ShardID{}, "", 0, nil, 0, err
+	if string(rr.name) != rr.lastName {
+		shard, err := memd.ParseShardID(string(rr.name))
+		if err != nil {
+			return fail(err)
+		}
+		rr.last, rr.lastName = shard, string(rr.name)
 	}
-	codes := make([]int8, dim)
-	for i := range codes {
-		codes[i] = int8(rest[4+i])
+	rr.codes = slices.Grow(rr.codes[:0], int(dim))[:dim]
+	for i := range rr.codes {
+		rr.codes[i] = int8(rest[4+i])
 	}
-	return shard, id, math.Float32frombits(binary.LittleEndian.Uint32(rest)), codes, len(body) + 4, nil
+	return rr.last, id, math.Float32frombits(binary.LittleEndian.Uint32(rest)), rr.codes, len(rr.body), nil
 }
 
 func appendRecord(b []byte, shard memd.ShardID, id string, scale float32, codes []int8) []byte {
@@ -320,11 +341,23 @@ func (s *Set) add(shard memd.ShardID, id string, scale float32, codes []int8) {
 	sv.ids = append(sv.ids, id)
 	sv.scale = append(sv.scale, scale)
 	sv.codes = append(sv.codes, codes...)
-	sv.signs = append(sv.signs, signsOf(codes)...)
+	sv.signs = appendSigns(sv.signs, codes)
 	s.n++
 }
 
 func words(dim int) int { return (dim + 63) / 64 }
+
+// appendSigns appends the sign bits of codes to signs.
+func appendSigns(signs []uint64, codes []int8) []uint64 {
+	start := len(signs)
+	signs = append(signs, make([]uint64, words(len(codes)))...)
+	for i, c := range codes {
+		if c > 0 {
+			signs[start+i/64] |= 1 << (i % 64)
+		}
+	}
+	return signs
+}
 
 func signsOf(codes []int8) []uint64 {
 	out := make([]uint64, words(len(codes)))

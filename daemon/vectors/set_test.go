@@ -263,3 +263,36 @@ func TestSet_PruneSurvivesAndCompacts(t *testing.T) {
 		t.Errorf("written after the rewrite: %d vectors, want 101", s.Len())
 	}
 }
+
+// BenchmarkOpen_1M times a start reading the vectors of 1,000,000 facts
+// (384 dimensions) written by an earlier run: what recall by meaning adds
+// to memd's start. Run it alone: go test -run X -bench Open_1M ./daemon/vectors
+func BenchmarkOpen_1M(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	path := filepath.Join(b.TempDir(), "v.bin")
+	s, err := Open(path, "m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for sh := range 100 {
+		id := memd.ProjectShard(fmt.Sprintf("p%03d", sh))
+		vs := make([]Vector, 10000)
+		for i := range vs {
+			vs[i] = Vector{Shard: id, ID: fmt.Sprintf("%012x", sh*10000+i), V: randomVector(rng, 384)}
+		}
+		if err := s.Put(vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	fi, _ := os.Stat(path)
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := Open(path, "m")
+		if err != nil || s.Len() != 1000000 {
+			b.Fatalf("%v, %d vectors", err, s.Len())
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
+}
