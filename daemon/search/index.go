@@ -153,6 +153,10 @@ type part struct {
 	removed      []string            // IDs of the facts removed, in order, until compaction
 }
 
+// noneDead tells whether every entry the part's postings hold is live:
+// none was removed since the last compaction.
+func (x *part) noneDead() bool { return len(x.entries) == x.live }
+
 func newPart() *part {
 	return &part{ids: make(map[string]int32), terms: make(map[string]termRef), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
 }

@@ -93,6 +93,10 @@ type scores struct {
 	loan  []int32
 	loans []loan
 	inTop []int32 // room for lendContext's sorted candidates
+	// gain holds what a query term's relatives add to each entry before
+	// the cap, for the entries in gained (scoreRelated).
+	gain   []float64
+	gained []int32
 }
 
 const touchedBit = 1 << 63
@@ -202,7 +206,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	}()
 	if len(sc.v) < int(x.entries.len()) {
 		n := int(x.entries.len()) + int(x.entries.len())/4
-		sc.v, sc.terms, sc.loan = make([]float64, n), make([]uint64, n), make([]int32, n)
+		sc.v, sc.terms, sc.loan, sc.gain = make([]float64, n), make([]uint64, n), make([]int32, n), nil
 	}
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
@@ -389,18 +393,33 @@ const relatedCap = 0.5
 // query's own term gains nothing from its relatives, and they carry no
 // bit: phrases, context and chat days are the query's own words. Explain
 // names them "~term": the words related to term.
+//
+// Relatives add to the facts that could reach the strongest candidates
+// with them; in a large store most facts holding a relative cannot, and
+// scoring them would cost more than the rest of the search.
 func (q *queryTerms) scoreRelated() {
-	done := map[string]bool{}
-	gain := map[int32]float64{}
-	var order []int32 // the facts gaining, in the order first reached, for stable ties
+	sc := q.sc
+	var entries []*thesaurus.Entry
+	bound := 0.0 // the most relatives add to a fact
 	for _, t := range q.scored {
 		e := thesaurus.Lookup(t)
+		entries = append(entries, e)
+		if e != nil {
+			bound += relatedCap * q.idf(t)
+		}
+	}
+	floor, pruned := q.relatedFloor(bound)
+	if len(sc.gain) < len(sc.v) {
+		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
+	}
+	done := map[string]bool{}
+	for n, t := range q.scored {
+		e := entries[n]
 		if e == nil {
 			continue
 		}
 		own := q.bits[t]
-		clear(gain)
-		order = order[:0]
+		limit := relatedCap * q.idf(t)
 		for kind, list := range e.ByKind() {
 			for _, r := range list {
 				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
@@ -409,24 +428,59 @@ func (q *queryTerms) scoreRelated() {
 				done[r] = true
 				idf := relatedShares[kind] * math.Min(q.idf(r), q.idf(t))
 				q.eachPosting(r, func(i int32, tf float64) {
-					if own != 0 && q.sc.terms[i]&own != 0 {
+					if own != 0 && sc.terms[i]&own != 0 {
 						return
 					}
-					if _, ok := gain[i]; !ok {
-						order = append(order, i)
+					if pruned && (sc.terms[i] == 0 || sc.v[i] < floor) {
+						return
 					}
-					gain[i] += q.bm25(idf, tf, i)
+					if sc.gain[i] == 0 {
+						sc.gained = append(sc.gained, i) // in the order first reached, for stable ties
+					}
+					sc.gain[i] += q.bm25(idf, tf, i)
 				})
 			}
 		}
-		for _, i := range order {
-			v := math.Min(gain[i], relatedCap*q.idf(t))
-			q.sc.add(i, v)
-			if p := q.sc.explain(i); p != nil {
+		for _, i := range sc.gained {
+			v := math.Min(sc.gain[i], limit)
+			sc.gain[i] = 0
+			sc.add(i, v)
+			if p := sc.explain(i); p != nil {
 				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
 			}
 		}
+		sc.gained = sc.gained[:0]
 	}
+}
+
+// Tests compare the hits with and without pruning, and see it happen.
+var (
+	pruneRelatives  = true
+	relativesPruned = func() {}
+)
+
+// relatedFloor returns the score a fact needs before relatives adding at
+// most bound could bring it among the strongest candidates (maxLenders),
+// and whether that rules out any fact: not when fewer are candidates, or
+// when relatives alone could outscore them. Tier factors count at their
+// most for the fact gaining and their least for the others.
+func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
+	sc := q.sc
+	if len(sc.touched) < maxLenders || !pruneRelatives {
+		return 0, false
+	}
+	vs := slices.Grow(sc.spare[:0], len(sc.touched))[:len(sc.touched)]
+	sc.spare = vs
+	for j, i := range sc.touched {
+		vs[j] = sc.v[i]
+	}
+	cut := nth(vs, len(vs)-maxLenders)
+	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
+	if cut*least <= bound*most {
+		return 0, false
+	}
+	relativesPruned()
+	return cut*least/most - bound, true
 }
 
 // eachPosting calls fn with each fact searched holding a term, and how
@@ -463,7 +517,12 @@ func docFreq(t string, st stats, ok func(int32) bool) int {
 	n := 0
 	for _, part := range st.parts {
 		var one [1]posting
-		for _, p := range part.postings(t, &one) {
+		ps := part.postings(t, &one)
+		if part.noneDead() {
+			n += len(ps) // every posting of a part searched is of a fact searched
+			continue
+		}
+		for _, p := range ps {
 			if ok(p.doc()) {
 				n++
 			}

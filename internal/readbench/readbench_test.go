@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search"
+
 	"github.com/memd/memd/internal/readbench"
 )
 
@@ -88,4 +91,45 @@ func ownRSS(b *testing.B) int64 {
 		b.Fatal(err)
 	}
 	return rss
+}
+
+// BenchmarkSearch_OneShardOfAMillion times the search behind recall, in
+// process, over one shard of 1,000,000 facts (the benchmark's memory, 16
+// months of it), for each of Queries in turn at recall's default k: the
+// shard a team's busiest project reaches in a year. It reports the p50
+// and p99 over the queries, with and without the thesaurus's relatives.
+// Slow to set up (about 20 s); run it alone:
+//
+//	go test -run X -bench OneShardOfAMillion -benchtime 400x ./internal/readbench
+func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
+	shard := memd.ProjectShard("busy")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	docs := make([]search.Doc, 0, 1000000)
+	perFile := map[string]int{}
+	for i := range 1000000 {
+		text := readbench.FactText(i)
+		d := memd.DateOf(now.AddDate(0, 0, -(i*7919)%480))
+		file := "log/" + d.Month() + ".md"
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: perFile[file]})
+		perFile[file] += len(text) + 3
+	}
+	x := search.New()
+	x.PutAll(docs)
+	docs = nil
+	for _, literal := range []bool{false, true} {
+		name := "with-relatives"
+		if literal {
+			name = "literal"
+		}
+		b.Run(name, func(b *testing.B) {
+			took := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				q := readbench.Queries[i%len(readbench.Queries)]
+				start := time.Now()
+				x.Search(search.Query{Text: q, Shards: []memd.ShardID{shard}, K: 20, Now: now, Literal: literal})
+				took = append(took, time.Since(start))
+			}
+			report(b, took)
+		})
+	}
 }
