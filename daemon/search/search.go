@@ -399,27 +399,19 @@ const relatedCap = 0.5
 // scoring them would cost more than the rest of the search.
 func (q *queryTerms) scoreRelated() {
 	sc := q.sc
-	var entries []*thesaurus.Entry
+	type relative struct {
+		term string
+		idf  float64 // its weight: a share of the lesser IDF
+	}
+	relatives := make([][]relative, len(q.scored))
 	bound := 0.0 // the most relatives add to a fact
-	for _, t := range q.scored {
-		e := thesaurus.Lookup(t)
-		entries = append(entries, e)
-		if e != nil {
-			bound += relatedCap * q.idf(t)
-		}
-	}
-	floor, pruned := q.relatedFloor(bound)
-	if len(sc.gain) < len(sc.v) {
-		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
-	}
 	done := map[string]bool{}
 	for n, t := range q.scored {
-		e := entries[n]
+		e := thesaurus.Lookup(t)
 		if e == nil {
 			continue
 		}
-		own := q.bits[t]
-		limit := relatedCap * q.idf(t)
+		most := 0.0
 		for kind, list := range e.ByKind() {
 			for _, r := range list {
 				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
@@ -427,20 +419,33 @@ func (q *queryTerms) scoreRelated() {
 				}
 				done[r] = true
 				idf := relatedShares[kind] * math.Min(q.idf(r), q.idf(t))
-				q.eachPosting(r, func(i int32, tf float64) {
-					if own != 0 && sc.terms[i]&own != 0 {
-						return
-					}
-					if pruned && (sc.terms[i] == 0 || sc.v[i] < floor) {
-						return
-					}
-					if sc.gain[i] == 0 {
-						sc.gained = append(sc.gained, i) // in the order first reached, for stable ties
-					}
-					sc.gain[i] += q.bm25(idf, tf, i)
-				})
+				relatives[n] = append(relatives[n], relative{r, idf})
+				most += idf * (k1 + 1) // BM25 never reaches idf × (k1+1)
 			}
 		}
+		bound += math.Min(most, relatedCap*q.idf(t))
+	}
+	floor, pruned := q.relatedFloor(bound)
+	if len(sc.gain) < len(sc.v) {
+		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
+	}
+	for n, t := range q.scored {
+		own := q.bits[t]
+		for _, r := range relatives[n] {
+			q.eachPosting(r.term, func(i int32, tf float64) {
+				if own != 0 && sc.terms[i]&own != 0 {
+					return
+				}
+				if pruned && (sc.terms[i] == 0 || sc.v[i] < floor) {
+					return
+				}
+				if sc.gain[i] == 0 {
+					sc.gained = append(sc.gained, i) // in the order first reached, for stable ties
+				}
+				sc.gain[i] += q.bm25(r.idf, tf, i)
+			})
+		}
+		limit := relatedCap * q.idf(t)
 		for _, i := range sc.gained {
 			v := math.Min(sc.gain[i], limit)
 			sc.gain[i] = 0
@@ -488,8 +493,9 @@ func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
 func (q *queryTerms) eachPosting(t string, fn func(i int32, tf float64)) {
 	for _, part := range q.st.parts {
 		var one [1]posting
+		all := part.noneDead()
 		for _, p := range part.postings(t, &one) {
-			if i := p.doc(); q.ok(i) {
+			if i := p.doc(); all || q.ok(i) {
 				fn(i, float64(p.tf()))
 			}
 		}
@@ -543,9 +549,10 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 	}
 	for _, part := range st.parts {
 		var one [1]posting
+		all := part.noneDead() // every posting is of a fact searched
 		for _, p := range part.postings(t, &one) {
 			i := p.doc()
-			if !ok(i) {
+			if !all && !ok(i) {
 				continue
 			}
 			tf := float64(p.tf())
