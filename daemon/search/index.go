@@ -144,7 +144,7 @@ type Engine struct {
 type part struct {
 	live, length int                 // live facts and passages, and their terms
 	passages     int                 // live passages of notes
-	ids          map[string]int32    // ID -> live entry
+	ids          idMap               // ID -> live entry
 	terms        map[string]termRef  // term -> its postings
 	lists        [][]posting         // the entries holding terms held more than once
 	prefixes     map[string][]string // first five letters of a term -> terms
@@ -158,7 +158,7 @@ type part struct {
 func (x *part) noneDead() bool { return len(x.entries) == x.live }
 
 func newPart() *part {
-	return &part{ids: make(map[string]int32), terms: make(map[string]termRef), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
+	return &part{ids: newIDMap(0), terms: make(map[string]termRef), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
 }
 
 // termRef is where a term's postings are: most terms of a large store
@@ -575,8 +575,7 @@ func (x *Engine) lookup(shard memd.ShardID, id string) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
-	i, ok := x.parts[n].ids[id]
-	return i, ok
+	return x.parts[n].ids.get(&x.entries, id)
 }
 
 // docOf returns entry i as a Doc.
@@ -653,8 +652,8 @@ func (x *Engine) partOf(shard memd.ShardID) (uint32, *part) {
 // reserve makes room in a part that holds nothing for facts and terms
 // put in bulk, rather than grow its maps a doubling at a time.
 func (p *part) reserve(facts, terms int) {
-	if len(p.ids) == 0 && facts > 0 {
-		p.ids = make(map[string]int32, facts)
+	if p.ids.len() == 0 && facts > 0 {
+		p.ids = newIDMap(facts)
 	}
 	if len(p.terms) == 0 && terms > 0 {
 		p.terms = make(map[string]termRef, terms)
@@ -687,7 +686,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	if d.Note != "" {
 		x.noteOf[i] = d.Note
 	}
-	p.ids[d.ID] = i
+	p.ids.put(&x.entries, d.ID, i)
 	x.live++
 	p.live++
 	if e.passage {
@@ -840,7 +839,7 @@ func (x *Engine) remove(shard memd.ShardID, id string) {
 	}
 	e := x.entries.at(i)
 	p := x.parts[x.shardOf[i]]
-	delete(p.ids, id)
+	p.ids.remove(&x.entries, id)
 	delete(x.folded, i)
 	x.alive[i] = false
 	x.live--
