@@ -33,7 +33,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	writerFacts := fs.Int("writer-facts", 10000, "with --load: facts each writer writes")
 	subscribers := fs.Int("subscribers", 100, "with --load: feed subscribers")
 	scale := fs.Bool("scale", false, "measure stores of --sizes facts instead, in one shard and over 100, each written by another process: serve's first start and restart, memd reindex, resident memory, recall and remember over HTTP, disk before and after git repack")
-	scaleSizes := fs.String("sizes", "1000,10000,100000", "with --scale: the store sizes, in facts (1000000 takes about N minutes)")
+	scaleSizes := fs.String("sizes", "1000,10000,100000", "with --scale: the store sizes, in facts, comma-separated (each store of 1000000 is written, served and measured for several minutes)")
 	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
