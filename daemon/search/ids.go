@@ -34,6 +34,10 @@ func (m *idMap) get(es *entries, id string) (int32, bool) {
 
 // put records entry i as the one holding id, in place of any before it.
 func (m *idMap) put(es *entries, id string, i int32) {
+	if _, ok := m.clash[id]; ok {
+		m.clash[id] = i
+		return
+	}
 	h := hashID(id)
 	if j, ok := m.byHash[h]; ok && es.at(j).id != id {
 		if m.clash == nil {

@@ -40,3 +40,25 @@ func TestIDMap_IDsThatClash(t *testing.T) {
 		t.Errorf("%d facts, want 8", got)
 	}
 }
+
+// An ID kept by its string, put again once its hash is free, is still
+// found once: removed, it is gone.
+func TestIDMap_AClashPutAgain(t *testing.T) {
+	was := hashID
+	hashID = func(string) uint64 { return 7 }
+	defer func() { hashID = was }()
+	es := &entries{}
+	a, b := es.add(entry{id: "aaaaaaaaaaaa"}), es.add(entry{id: "bbbbbbbbbbbb"})
+	m := newIDMap(0)
+	m.put(es, "aaaaaaaaaaaa", a)
+	m.put(es, "bbbbbbbbbbbb", b) // clashes
+	m.remove(es, "aaaaaaaaaaaa")
+	m.put(es, "bbbbbbbbbbbb", b)
+	m.remove(es, "bbbbbbbbbbbb")
+	if i, ok := m.get(es, "bbbbbbbbbbbb"); ok {
+		t.Errorf("a removed ID is found at %d", i)
+	}
+	if m.len() != 0 {
+		t.Errorf("%d IDs left, want none", m.len())
+	}
+}

@@ -294,7 +294,8 @@ type Update struct {
 func (x *Engine) Apply(u Update) (usedPostings bool) {
 	var facts []analysed
 	var imp imported
-	postings := u.Replace && u.Postings != ""
+	// Postings are installed in the shard's part: every fact must be its.
+	postings := u.Replace && u.Postings != "" && !slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard })
 	if postings {
 		var err error
 		if imp, err = readPostings(u.Postings, len(u.Put)); err != nil {

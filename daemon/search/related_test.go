@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,62 +12,159 @@ import (
 
 // Relatives skip the facts that could not reach the strongest candidates
 // with them; the hits, their order and their scores are those of scoring
-// every fact holding a relative.
+// every fact holding a relative. Each case is a store where a wrong floor
+// would show, and where facts are skipped (the test fails if none is), but
+// for the one where every fact may reach the hits.
 func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
-	shard := memd.ProjectShard("fleet")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	// Facts holding both words lead; then those of the rarer word, among
-	// which the longer ones (a lower BM25) holding a synonym of the other
-	// word ("automobile") rise above the shorter ones by their relative
-	// alone: the facts a floor too high would lose first.
-	kinds := []struct {
-		n    int
-		text string
-	}{
-		{30, "Booked a car rental in %s, ref %d"},
-		{30, "An automobile rental in %s was paid, ref %d"},
-		{300, "The rental in %s is paid, ref %d"},
-		{700, "The car is parked in %s, ref %d"},
-		{100, "Sold the automobile in %s, ref %d"},
-		{1840, "Booked the train to %s, ref %d"},
+	cases := []struct {
+		name    string
+		docs    func(add func(text string, daysAgo int, file string, offset int))
+		queries []Query
+		noSkip  bool // every fact holding a relative could reach the hits
+	}{{
+		// Facts holding both words lead; then those of the rarer word,
+		// among which the longer ones (a lower BM25) holding a synonym of
+		// the other word ("automobile") rise above the shorter ones by
+		// their relative alone: the facts a floor too high loses first.
+		name: "below the cut",
+		docs: func(add func(string, int, string, int)) {
+			kinds := []struct {
+				n    int
+				text string
+			}{
+				{30, "Booked a car rental in %s, ref %d"},
+				{30, "An automobile rental in %s was paid, ref %d"},
+				{300, "The rental in %s is paid, ref %d"},
+				{700, "The car is parked in %s, ref %d"},
+				{100, "Sold the automobile in %s, ref %d"},
+				{1840, "Booked the train to %s, ref %d"},
+			}
+			places := []string{"Lisbon", "Porto", "Oslo", "Berlin", "Tokyo"}
+			n := 0
+			for _, k := range kinds {
+				for range k.n {
+					add(fmt.Sprintf(k.text, places[n%len(places)], n), n%300, "log/2026-11.md", n*60)
+					n++
+				}
+			}
+		},
+		queries: queries("car rental", "rental car Lisbon", "automobile", "car"),
+	}, {
+		// The line after the best hit, of the same day and file, says
+		// "automobile": it borrows context by the lead the hit has over
+		// it, which its relative narrows.
+		name: "a neighbour borrowing context",
+		docs: func(add func(string, int, string, int)) {
+			add("Booked a car rental in Lisbon for the offsite", 1, "log/2026-11.md", 0)
+			add("The automobile is a blue Fiat, pick up at the airport desk", 1, "log/2026-11.md", 100)
+			for n := range 400 {
+				add(fmt.Sprintf("Washed the car after trip %d", n), 2+n%300, fmt.Sprintf("log/x%d.md", n), 0)
+			}
+			for n := range 40 {
+				add(fmt.Sprintf("Rental invoice %d filed", n), 2+n, fmt.Sprintf("log/r%d.md", n), 0)
+			}
+			for n := range 12 {
+				add(fmt.Sprintf("Rental note %d"+strings.Repeat(" w", n), n), 50+n, fmt.Sprintf("log/v%d.md", n), 0)
+			}
+			for n := range 3000 {
+				add(fmt.Sprintf("filler f%d g%d h%d", n, n, n), 400, fmt.Sprintf("log/y%d.md", n), 0)
+			}
+		},
+		queries: queries("car rental Lisbon"),
+	}, {
+		// Hits past the strongest 256: a large k, or a budget that skips
+		// long texts and reads further down.
+		name: "hits past the strongest",
+		docs: func(add func(string, int, string, int)) {
+			for n := range 256 {
+				add(fmt.Sprintf("car c%d ", n)+strings.Repeat("l", 400), n%200, fmt.Sprintf("log/f%d.md", n), 0)
+			}
+			for n := range 200 {
+				add(fmt.Sprintf("automobile a%d", n), (1000+n)%200, fmt.Sprintf("log/f%d.md", 1000+n), 0)
+			}
+			for n := range 3000 {
+				add(fmt.Sprintf("filler f%d g%d h%d", n, n, n), (5000+n)%200, fmt.Sprintf("log/f%d.md", 5000+n), 0)
+			}
+		},
+		queries: []Query{{Text: "car", K: 300}, {Text: "car", K: 60, Budget: 1200}},
+		noSkip:  true,
+	}}
+	// A fact whose score before its relatives is just under the floor, and
+	// with them ties the cut: tied, the newer fact comes first. The store
+	// sizes are those where the sums meet to the last bit.
+	for _, ns := range []int{258, 260, 261} {
+		cases = append(cases, struct {
+			name    string
+			docs    func(add func(text string, daysAgo int, file string, offset int))
+			queries []Query
+			noSkip  bool
+		}{
+			name: fmt.Sprintf("a tie at the cut, %d facts", ns),
+			docs: func(add func(string, int, string, int)) {
+				for n := range ns {
+					add("zebra "+unique("s", n, 14)+" bought "+unique("t", n, 15), 10+n%50, fmt.Sprintf("log/f%d.md", n), 0)
+				}
+				add("zebra buy buy buy "+unique("e", 0, 27), 1, "log/f100000.md", 0)
+				for n := range 11 * (ns + 1) { // an average length of 9 terms
+					add(unique("f", n, 7), 5, fmt.Sprintf("log/f%d.md", 200000+n), 0)
+				}
+			},
+			queries: queries("bought zebra"),
+		})
 	}
-	places := []string{"Lisbon", "Porto", "Oslo", "Berlin", "Tokyo"}
-	x := New()
-	var docs []Doc
-	for _, k := range kinds {
-		for range k.n {
-			n := len(docs)
-			text := fmt.Sprintf(k.text, places[n%len(places)], n)
-			d := memd.DateOf(now.AddDate(0, 0, -n%300))
-			docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: n * 60})
-		}
-	}
-	x.PutAll(docs)
-	pruned := 0
-	relativesPruned = func() { pruned++ }
 	defer func() { relativesPruned, pruneRelatives = func() {}, true }()
-	for _, q := range []string{"car rental", "rental car Lisbon", "automobile", "car"} {
-		for _, k := range []int{20, 60, 100} {
-			query := Query{Text: q, Shards: []memd.ShardID{shard}, K: k, Now: now, Explain: true}
+	for _, c := range cases {
+		shard := memd.ProjectShard("fleet")
+		var docs []Doc
+		c.docs(func(text string, daysAgo int, file string, offset int) {
+			d := memd.DateOf(now.AddDate(0, 0, -daysAgo))
+			docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: offset})
+		})
+		x := New()
+		x.PutAll(docs)
+		pruned := 0
+		relativesPruned = func() { pruned++ }
+		for _, q := range c.queries {
+			q.Shards, q.Now = []memd.ShardID{shard}, now
 			pruneRelatives = false
-			want := x.Search(query).Hits
+			want := x.Search(q).Hits
 			pruneRelatives = true
-			got := x.Search(query).Hits
-			same := slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score })
-			if !same || len(got) != k {
-				t.Errorf("%q, k %d: %d hits %v, want the %d of scoring every relative %v", q, k, len(got), ids(got), len(want), ids(want))
+			got := x.Search(q).Hits
+			if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+				t.Errorf("%s: %q, k %d, budget %d: hits\n%v\nwant those of scoring every relative\n%v", c.name, q.Text, q.K, q.Budget, texts(got), texts(want))
 			}
 		}
-	}
-	if pruned == 0 {
-		t.Fatal("no search skipped a fact: the test shows nothing")
+		if skipped := pruned > 0; skipped == c.noSkip {
+			t.Errorf("%s: searches skipping facts: %d", c.name, pruned)
+		}
 	}
 }
 
-func ids(hits []Hit) []string {
+// queries asks each text at a few depths, with explanations.
+func queries(texts ...string) []Query {
+	var out []Query
+	for _, text := range texts {
+		for _, k := range []int{20, 50, 100} {
+			out = append(out, Query{Text: text, K: k, Explain: true})
+		}
+	}
+	return out
+}
+
+// unique returns k words unlike any other's: prefix, n and their place.
+func unique(prefix string, n, k int) string {
+	ws := make([]string, k)
+	for j := range ws {
+		ws[j] = fmt.Sprintf("%s%dx%d", prefix, n, j)
+	}
+	return strings.Join(ws, " ")
+}
+
+func texts(hits []Hit) []string {
 	var out []string
 	for _, h := range hits {
-		out = append(out, h.Text)
+		out = append(out, fmt.Sprintf("%.6f %s", h.Score, h.Text))
 	}
 	return out
 }

@@ -58,7 +58,7 @@ const (
 )
 
 // spareScores keeps score arrays between searches. Not a sync.Pool: the
-// arrays are as long as the index (16 bytes a fact), and a pool emptied
+// arrays are as long as the index (20 bytes a fact, 28 once a search had relatives), and a pool emptied
 // at every collection would have a search clear megabytes again. Two
 // are kept, one a core.
 var spareScores = make(chan *scores, 2)
@@ -202,6 +202,10 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 			sc.v[i], sc.terms[i] = 0, 0
 		}
 		sc.touched = sc.touched[:0]
+		for _, i := range sc.gained { // only if scoreRelated stopped half way
+			sc.gain[i] = 0
+		}
+		sc.gained = sc.gained[:0]
 		sc.parts = nil
 	}()
 	if len(sc.v) < int(x.entries.len()) {
@@ -212,6 +216,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
 	qt := x.queryTerms(sc, content, st, ok)
+	qt.depth = collected(q.K)
 	qt.scoreRare()
 	x.boostNamedShards(sc, content, allowed)
 	if len(sc.touched) == 0 && len(spans) == 0 {
@@ -234,6 +239,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	if len(content) >= 2 {
 		x.boostPhrase(sc, strings.Join(content, " "), top, qt.inner(content))
 	}
+	qt.relateNeighbours(top)
 	top = x.lendContext(sc, top, ok)
 	x.liftChatDays(sc, top, qt.weights)
 	for _, w := range qt.weights {
@@ -269,6 +275,20 @@ type queryTerms struct {
 	weights []float64
 	bits    map[string]uint64
 	scored  []string // the terms scored, in order
+	// depth is how many of the strongest candidates a search reads;
+	// relatives holds the relatives scored for each term of scored, and
+	// floor the score a fact needed for them when pruned (scoreRelated).
+	depth     int
+	relatives [][]relative
+	floor     float64
+	pruned    bool
+}
+
+// relative is a term related to a query term, with its weight: a share of
+// the lesser IDF of the two.
+type relative struct {
+	term string
+	idf  float64
 }
 
 func (x *Engine) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
@@ -399,11 +419,8 @@ const relatedCap = 0.5
 // scoring them would cost more than the rest of the search.
 func (q *queryTerms) scoreRelated() {
 	sc := q.sc
-	type relative struct {
-		term string
-		idf  float64 // its weight: a share of the lesser IDF
-	}
 	relatives := make([][]relative, len(q.scored))
+	q.relatives = relatives
 	bound := 0.0 // the most relatives add to a fact
 	done := map[string]bool{}
 	for n, t := range q.scored {
@@ -426,6 +443,7 @@ func (q *queryTerms) scoreRelated() {
 		bound += math.Min(most, relatedCap*q.idf(t))
 	}
 	floor, pruned := q.relatedFloor(bound)
+	q.floor, q.pruned = floor, pruned
 	if len(sc.gain) < len(sc.v) {
 		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
 	}
@@ -465,13 +483,16 @@ var (
 )
 
 // relatedFloor returns the score a fact needs before relatives adding at
-// most bound could bring it among the strongest candidates (maxLenders),
-// and whether that rules out any fact: not when fewer are candidates, or
-// when relatives alone could outscore them. Tier factors count at their
-// most for the fact gaining and their least for the others.
+// most bound could bring it among the candidates a search reads (the
+// strongest, maxLenders, or the hits collect weighs, if more), and whether
+// that rules out any fact: not when fewer are candidates, or when
+// relatives alone could reach them. Tier factors count at their most for
+// the fact gaining and their least for the others, and the cut is lowered
+// by more than what collect takes for a tie.
 func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
 	sc := q.sc
-	if len(sc.touched) < maxLenders || !pruneRelatives {
+	depth := max(maxLenders, q.depth)
+	if len(sc.touched) < depth || !pruneRelatives {
 		return 0, false
 	}
 	vs := slices.Grow(sc.spare[:0], len(sc.touched))[:len(sc.touched)]
@@ -479,13 +500,64 @@ func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
 	for j, i := range sc.touched {
 		vs[j] = sc.v[i]
 	}
-	cut := nth(vs, len(vs)-maxLenders)
+	cut := nth(vs, len(vs)-depth) * (1 - tieMargin)
 	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
 	if cut*least <= bound*most {
 		return 0, false
 	}
 	relativesPruned()
 	return cut*least/most - bound, true
+}
+
+// tieMargin is far wider than the share within which collect takes two
+// scores for a tie, and than the rounding of a sum of a few terms.
+const tieMargin = 1e-6
+
+// relateNeighbours adds to the conversation neighbours of the strongest
+// candidates what their relatives add, where scoreRelated skipped them: a
+// neighbour borrows context by the lead a candidate has over it, and that
+// lead is what it is with its relatives. The facts skipped are few here,
+// so their words are read from their texts rather than from postings.
+func (q *queryTerms) relateNeighbours(top []int32) {
+	if !q.pruned {
+		return
+	}
+	sc, x := q.sc, q.x
+	var buf []byte
+	seen := map[int32]bool{}
+	for _, i := range top {
+		x.conversationNeighbours(i, func(j int32, _ int) {
+			if seen[j] || !q.ok(j) || sc.terms[j] != 0 && sc.v[j] >= q.floor {
+				return // related already
+			}
+			seen[j] = true
+			var folded []byte
+			folded, buf = x.foldedText(j, buf)
+			tfs := map[string]int{}
+			for _, t := range terms(string(folded)) {
+				tfs[t]++
+			}
+			for n, t := range q.scored {
+				if own := q.bits[t]; own != 0 && sc.terms[j]&own != 0 {
+					continue
+				}
+				gain := 0.0
+				for _, r := range q.relatives[n] {
+					if tf := min(tfs[r.term], maxTF); tf > 0 {
+						gain += q.bm25(r.idf, float64(tf), j)
+					}
+				}
+				if gain == 0 {
+					continue
+				}
+				v := math.Min(gain, relatedCap*q.idf(t))
+				sc.add(j, v)
+				if p := sc.explain(j); p != nil {
+					p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
+				}
+			}
+		})
+	}
 }
 
 // eachPosting calls fn with each fact searched holding a term, and how
@@ -773,13 +845,17 @@ func (x *Engine) better(a, b ranked) bool {
 	return x.compareIDs(a.i, b.i) < 0
 }
 
+// collected is how many of the best candidates collect weighs for k
+// hits: room for hits the budget skips.
+func collected(k int) int { return k*4 + 32 }
+
 // collect takes the best scored facts that fit the budget. It keeps only
 // the best few candidates in a heap rather than sorting them all.
 func (x *Engine) collect(sc *scores, q Query) []Hit {
 	if len(sc.touched) == 0 || q.K <= 0 {
 		return nil
 	}
-	limit := q.K*4 + 32 // room for hits the budget skips
+	limit := collected(q.K)
 	h := make([]ranked, 0, limit+1)
 	worse := func(a, b ranked) bool { return x.better(b, a) }
 	for _, i := range sc.touched {
