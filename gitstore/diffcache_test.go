@@ -3,8 +3,12 @@ package gitstore
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,4 +116,89 @@ func TestDiffCache_MatchesTheTrees(t *testing.T) {
 		t.Fatalf("only %d commits were cached", cached)
 	}
 	t.Logf("%d commits compared", cached)
+}
+
+// AddedFacts, read a file at a time from git's trees, names the facts each
+// commit's Diff adds, no more and no fewer: adds, forgets, rewrites, and
+// a fact moved to another tier's file (removed from one, added to another).
+func TestAddedFacts_AreTheDiffsAdditions(t *testing.T) {
+	s, sh := aliceShard(t)
+	day := memd.DateOf(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
+	add := func(texts ...string) Change {
+		c := Change{Author: who, Message: "import"}
+		for _, text := range texts {
+			c.Edits = append(c.Edits, Edit{Op: AddFact, Fact: memd.Fact{Text: text, Date: day, Tier: memd.TierLog}})
+		}
+		return c
+	}
+	var first []string
+	for i := range 300 {
+		first = append(first, fmt.Sprintf("Fact %d of the import", i))
+	}
+	changes := []Change{
+		add(first...),
+		add("Booked a flight to Lisbon", "Paid the hotel"),
+		{Author: who, Message: "forget", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: memd.FactID("Paid the hotel")}}}},
+		{Author: who, Message: "edit", Edits: []Edit{{Op: ReplaceFact, Fact: memd.Fact{ID: memd.FactID("Fact 7 of the import")}, With: memd.Fact{Text: "Fact seven of the import"}}}},
+	}
+	for _, c := range changes {
+		if _, err := sh.Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A person moves a fact to the profile: the same line in another file.
+	logFile := filepath.Join(sh.Dir(), "log", "2026-11.md")
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "- (2026-11-03) Booked a flight to Lisbon\n"
+	if !strings.Contains(string(data), line) {
+		t.Fatalf("the log holds no line %q:\n%s", line, data)
+	}
+	if err := os.WriteFile(logFile, []byte(strings.Replace(string(data), line, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sh.Dir(), "profile.md"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "to the profile"}} {
+		if out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	s.diffs = newDiffCache() // read from the trees, as for commits memd did not just make
+	head, err := sh.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	err = sh.Walk(head, func(c Commit) error {
+		commits++
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		var want, got []string
+		for _, ch := range d.Facts {
+			if ch.Op == "+" {
+				want = append(want, ch.Fact.ID)
+			}
+		}
+		if err := sh.AddedFacts(c, func(id string) error { got = append(got, id); return nil }); err != nil {
+			return err
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) || len(want) == 0 && c.Subject() != "forget" {
+			t.Errorf("commit %q: added %v, want %v", c.Subject(), got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commits < len(changes)+1 {
+		t.Fatalf("walked %d commits, want %d", commits, len(changes)+1)
+	}
 }

@@ -241,19 +241,9 @@ func (sh *Shard) diffTrees(from, to Hash) (Diff, error) {
 		if !IsFactFile(path) {
 			return nil
 		}
-		var old, cur []byte
-		for _, side := range []struct {
-			blob Hash
-			out  *[]byte
-		}{{a, &old}, {b, &cur}} {
-			if side.blob.IsZero() {
-				continue
-			}
-			obj, err := sh.db.Get(side.blob)
-			if err != nil {
-				return fmt.Errorf("read %s: %w", path, err)
-			}
-			*side.out = obj.Data
+		old, cur, err := sh.versions(path, a, b)
+		if err != nil {
+			return err
 		}
 		before, after = appendChangedFacts(before, after, path, old, cur)
 		return nil
@@ -263,6 +253,66 @@ func (sh *Shard) diffTrees(from, to Hash) (Diff, error) {
 	}
 	d.Facts = diffFacts(sh.id, before, after)
 	return d, nil
+}
+
+// versions reads two versions of a file by their blobs; a zero blob is an
+// empty file.
+func (sh *Shard) versions(path string, a, b Hash) (old, cur []byte, err error) {
+	for _, side := range []struct {
+		blob Hash
+		out  *[]byte
+	}{{a, &old}, {b, &cur}} {
+		if side.blob.IsZero() {
+			continue
+		}
+		obj, err := sh.db.Get(side.blob)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		*side.out = obj.Data
+	}
+	return old, cur, nil
+}
+
+// AddedFacts calls fn with the ID of each fact line a commit added against
+// its first parent: the "+" of its Diff, read a file at a time, so that a
+// commit adding a million facts (an import) is never held whole.
+func (sh *Shard) AddedFacts(c Commit, fn func(id string) error) error {
+	if d, ok := sh.store.diffs.get(commitKey{sh.id, c.Hash}); ok {
+		for _, ch := range d.Facts {
+			if ch.Op == "+" {
+				if err := fn(ch.Fact.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	parentTree, err := sh.parentTree(c)
+	if err != nil {
+		return err
+	}
+	t := &trees{db: sh.db}
+	// A fact line's key names its file, so the lines of one file are
+	// compared with that file's alone, as Diff compares them.
+	return t.diffFiles(parentTree, c.Tree, "", func(string) bool { return true }, func(path string, a, b Hash) error {
+		if !IsFactFile(path) {
+			return nil
+		}
+		old, cur, err := sh.versions(path, a, b)
+		if err != nil {
+			return err
+		}
+		before, after := appendChangedFacts(nil, nil, path, old, cur)
+		for _, ch := range diffFacts(sh.id, before, after) {
+			if ch.Op == "+" {
+				if err := fn(ch.Fact.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // appendChangedFacts adds to before and after the fact lines of two

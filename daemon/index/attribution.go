@@ -110,18 +110,25 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 			progress(n)
 		}
 		p := provenance.Parse(c.Message)
-		ids, err := changedFacts(sh, c, p, true, false)
-		if err != nil {
-			return err
-		}
-		for _, fid := range ids {
+		introduced := func(fid string) error {
 			if !want[fid] {
-				continue
+				return nil
 			}
 			delete(want, fid)
-			if err := fn(fid, c, p); err != nil {
-				return err
+			return fn(fid, c, p)
+		}
+		var err error
+		if byTrailers(c, p, false) {
+			for _, fid := range p.FactIDs {
+				if err = introduced(fid); err != nil {
+					break
+				}
 			}
+		} else {
+			err = sh.AddedFacts(c, introduced)
+		}
+		if err != nil {
+			return err
 		}
 		if len(want) == 0 {
 			return gitstore.ErrStop
@@ -156,22 +163,26 @@ func (x *Index) AttributeAll(ctx context.Context, progress func(stage string, do
 }
 
 // changedFacts returns the IDs of the facts commit c (whose trailers are p)
-// added and removed, or only added: as the trailers of memd's own commits
-// name them, and as the diff of any other commit shows them; of memd's
-// merges too with mergesByDiff (their trailers name no facts).
-func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance, addedOnly, mergesByDiff bool) ([]string, error) {
-	if c.ByMemd() && p.Op != "" && (p.Op != memd.OpMerge || !mergesByDiff) {
+// added and removed: as the trailers of memd's own commits name them, and
+// as the diff of any other commit, memd's merges among them, shows them.
+func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance) ([]string, error) {
+	if byTrailers(c, p, true) {
 		return p.FactIDs, nil
 	}
 	d, err := sh.Diff(c)
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for _, ch := range d.Facts {
-		if !addedOnly || ch.Op == "+" {
-			ids = append(ids, ch.Fact.ID)
-		}
+	ids := make([]string, len(d.Facts))
+	for i, ch := range d.Facts {
+		ids[i] = ch.Fact.ID
 	}
 	return ids, nil
+}
+
+// byTrailers tells whether a commit's trailers name the facts it changed:
+// memd's own commits do, but for its merges, which name none, when
+// mergesByDiff.
+func byTrailers(c gitstore.Commit, p memd.Provenance, mergesByDiff bool) bool {
+	return c.ByMemd() && p.Op != "" && (p.Op != memd.OpMerge || !mergesByDiff)
 }

@@ -71,6 +71,8 @@ type Index struct {
 
 	// OnCatchUp, when set, is told how long each catch-up took.
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
+
+	followUpTo int // followUpTo, lowered by tests
 }
 
 // Open opens (or creates) the index file at path and loads it with the
@@ -88,7 +90,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		heads: make(map[memd.ShardID]gitstore.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
 		saveCost:  make(map[memd.ShardID]time.Duration),
-		saverDone: make(chan struct{})}
+		saverDone: make(chan struct{}), followUpTo: followUpTo}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
 		db.Close()

@@ -244,7 +244,7 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 		if err != nil {
 			return err
 		}
-		if _, err := x.readHead(sh); err != nil {
+		if _, err := x.readHead(sh, false); err != nil {
 			return err
 		}
 	}

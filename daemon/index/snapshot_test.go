@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -373,4 +374,69 @@ func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
 		tail = nil
 	}
 	return decodeSnapshotParts(shard, main, postings, tail)
+}
+
+// A shard too large to follow from its first commit is read from HEAD and
+// searched at once; its facts are then attributed in the background to
+// the same commits, messages and chats as following its history gives.
+func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := openStoreAt(t, data)
+	defer store.Close()
+	id := memd.AgentShard("alice")
+	sh, err := store.CreateShard(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range 4 {
+		var texts []string
+		for n := range 5 {
+			texts = append(texts, fmt.Sprintf("Fact %d of message %d", n, m))
+		}
+		learn(t, sh, fmt.Sprintf("m%d", m), texts...)
+	}
+	// A person's commit, which only a diff attributes.
+	f, err := os.OpenFile(filepath.Join(sh.Dir(), "log", "2026-11.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-11-04) Written by hand\n")
+	f.Close()
+	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand").CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+
+	indexed := func(followUpTo int) (*Index, map[string]search.Doc) {
+		x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.followUpTo = followUpTo
+		t.Cleanup(func() { x.Close() })
+		fromHead := false
+		x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, full bool) { fromHead = full }
+		if err := x.CatchUp(id); err != nil {
+			t.Fatal(err)
+		}
+		if want := followUpTo < 21; fromHead != want {
+			t.Fatalf("with %d facts to follow at most, read from HEAD: %v", followUpTo, fromHead)
+		}
+		docs := map[string]search.Doc{}
+		x.Engine().Walk(id, false, func(d search.Doc) bool { docs[d.Text] = d; return true })
+		return x, docs
+	}
+	_, followed := indexed(followUpTo)
+	x, read := indexed(10)
+	if len(read) != 21 || len(followed) != 21 {
+		t.Fatalf("read from HEAD: %d facts, followed: %d, want 21 each", len(read), len(followed))
+	}
+	x.bg.Wait() // the attribution
+	x.Engine().Walk(id, false, func(d search.Doc) bool { read[d.Text] = d; return true })
+	for text, want := range followed {
+		got := read[text]
+		if want.Commit == "" || got.Commit != want.Commit || got.Chat != want.Chat || strings.Join(got.Messages, ",") != strings.Join(want.Messages, ",") {
+			t.Errorf("%q attributed to %s %v %q, want %s %v %q as following gives", text, got.Commit, got.Messages, got.Chat, want.Commit, want.Messages, want.Chat)
+		}
+	}
 }
