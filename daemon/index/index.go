@@ -5,11 +5,11 @@
 // (snapshot.go), at the commit it was read from; it catches up from there
 // after any commit — memd's own, a person's, a revert, a pull — by reading
 // the trailers of memd's commits and diffing the trees of the others. A
-// buntdb file beside the snapshots caches embeddings. It is a cache:
+// buntdb file beside the snapshots records their format. It is a cache:
 // deleting it loses nothing. By file: the snapshots' encoding (snapshot.go),
 // reading and discarding them (persist.go), catching up (catchup.go),
-// attribution (attribution.go), notes (notes.go), embeddings
-// (embeddings.go).
+// attribution (attribution.go), notes (notes.go), memory at an earlier
+// commit (at.go).
 package index
 
 import (
