@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -726,18 +727,76 @@ func (sh *Shard) Lines() ([]Line, Hash, error) {
 	return out, st.head, nil
 }
 
-// FactLines counts the fact lines of HEAD's files, a fact written twice
-// twice. It parses the files, which stay parsed for what comes next.
-func (sh *Shard) FactLines() (int, error) {
-	st, err := sh.refresh()
+// CountFactLines counts the lines of the fact files at commit h that look
+// like facts, without parsing them: how large a shard is, cheaply.
+func (sh *Shard) CountFactLines(h Hash) (int, error) {
+	files, err := sh.factBlobs(h)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, f := range st.files {
-		n += len(f.facts)
+	for _, f := range files {
+		obj, err := sh.db.Get(f.blob)
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", f.path, err)
+		}
+		if bytes.HasPrefix(obj.Data, []byte("-")) {
+			n++
+		}
+		n += bytes.Count(obj.Data, []byte("\n-"))
 	}
 	return n, nil
+}
+
+// EachFactFile calls fn with the facts of each fact file at commit h, with
+// their offsets, in file order (profile first, then the logs by month),
+// parsing one file at a time: a large shard's facts are never all held
+// at once. A fact a person wrote twice comes twice.
+func (sh *Shard) EachFactFile(h Hash, fn func(lines []Line) error) error {
+	files, err := sh.factBlobs(h)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		ff, err := sh.readFactFile(f.path, f.blob)
+		if err != nil {
+			return err
+		}
+		lines := make([]Line, len(ff.facts))
+		for i, lf := range ff.facts {
+			lines[i] = lineOf(sh.id, lf)
+		}
+		if err := fn(lines); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type pathBlob struct {
+	path string
+	blob Hash
+}
+
+// factBlobs lists the fact files at commit h in file order.
+func (sh *Shard) factBlobs(h Hash) ([]pathBlob, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	c, err := sh.readCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	var files []pathBlob
+	t := &trees{db: sh.db}
+	err = t.walkFiles(c.tree, "", keepFactPaths, func(path string, blob Hash) error {
+		if IsFactFile(path) {
+			files = append(files, pathBlob{path, blob})
+		}
+		return nil
+	})
+	slices.SortFunc(files, func(a, b pathBlob) int { return comparePaths(a.path, b.path) })
+	return files, err
 }
 
 // Lookup returns the facts among ids that HEAD holds, by ID, and the commit

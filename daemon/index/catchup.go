@@ -67,7 +67,7 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 	parsed := sh.Parsed()
 	large := false
 	if indexed.IsZero() && !head.IsZero() {
-		large, err = x.isLarge(sh)
+		large, err = x.isLarge(sh, head)
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,9 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 		err = x.replaceShard(sh, nil, head)
 	case large:
 		full = true
-		err = x.rebuildShard(sh, parsed)
+		if err = x.readHeadInParts(sh, head); err == nil {
+			x.attributeLater(id, head)
+		}
 	default:
 		// A shard never indexed is followed from its first commit while its
 		// history is short, which attributes every fact on the way. Writes
@@ -113,11 +115,69 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 // reading HEAD takes 7 s and 1 GB.
 const followUpTo = 50000
 
-// isLarge tells whether a shard holds more facts than a first indexing
-// follows. The files it parses are what either way reads next.
-func (x *Index) isLarge(sh *gitstore.Shard) (bool, error) {
-	n, err := sh.FactLines()
+// isLarge tells whether a shard holds more facts at head than a first
+// indexing follows.
+func (x *Index) isLarge(sh *gitstore.Shard, head gitstore.Hash) (bool, error) {
+	n, err := sh.CountFactLines(head)
 	return n > x.followUpTo, err
+}
+
+// readHeadInParts indexes a shard with nothing indexed from its files at
+// head, a few files at a time, so that its facts are never held twice (as
+// parsed lines and as the index's). Where a person wrote a fact twice the
+// newer line counts, or the first of two of a day, as in gitstore.Lines.
+func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) error {
+	id := sh.ID()
+	var batch []search.Doc
+	inBatch := map[string]int{} // ID -> its place in batch
+	first := true
+	flush := func(last bool, notes map[string]*noteRecord) {
+		u := search.Update{Shard: id, Replace: first, Put: batch}
+		if last {
+			u.Head, u.Notes = hashString(head), notePassages(id, notes)
+		}
+		x.search.Apply(u)
+		first = false
+		batch = batch[:0]
+		clear(inBatch)
+	}
+	err := sh.EachFactFile(head, func(lines []gitstore.Line) error {
+		for _, l := range lines {
+			if i, ok := inBatch[l.ID]; ok {
+				if batch[i].Date.Before(l.Date) {
+					batch[i] = docOf(l)
+				}
+				continue
+			}
+			if old, ok := x.search.Get(id, l.ID); ok && !old.Date.Before(l.Date) {
+				continue
+			}
+			inBatch[l.ID] = len(batch)
+			batch = append(batch, docOf(l))
+		}
+		if len(batch) >= x.readBatch {
+			flush(false, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c, err := sh.ReadCommit(head)
+	if err != nil {
+		return err
+	}
+	notes, err := notesAt(sh, head, c.Time)
+	if err != nil {
+		return err
+	}
+	flush(true, notes)
+	x.mu.Lock()
+	x.heads[id] = head
+	x.notes[id] = notes
+	x.markDirty(id)
+	x.mu.Unlock()
+	return nil
 }
 
 var (

@@ -73,6 +73,7 @@ type Index struct {
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
 
 	followUpTo int // followUpTo, lowered by tests
+	readBatch  int // facts put at a time by readHeadInParts
 }
 
 // Open opens (or creates) the index file at path and loads it with the
@@ -90,7 +91,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		heads: make(map[memd.ShardID]gitstore.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
 		saveCost:  make(map[memd.ShardID]time.Duration),
-		saverDone: make(chan struct{}), followUpTo: followUpTo}
+		saverDone: make(chan struct{}), followUpTo: followUpTo, readBatch: 20000}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
 		db.Close()

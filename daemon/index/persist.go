@@ -244,7 +244,11 @@ func (x *Index) Reload(progress func(stage string, done, total int)) error {
 		if err != nil {
 			return err
 		}
-		if _, err := x.readHead(sh, false); err != nil {
+		head, err := sh.Head()
+		if err != nil {
+			return err
+		}
+		if err := x.readHeadInParts(sh, head); err != nil {
 			return err
 		}
 	}

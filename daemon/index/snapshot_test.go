@@ -440,3 +440,71 @@ func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
 		}
 	}
 }
+
+// Read from HEAD in parts, a fact a person wrote twice is indexed once, as
+// its newer line (the first of two of a day), whichever parts hold them.
+func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	store := openStoreAt(t, data)
+	defer store.Close()
+	id := memd.AgentShard("alice")
+	sh, err := store.CreateShard(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for n := range 12 {
+		texts = append(texts, fmt.Sprintf("Fact %d", n))
+	}
+	learn(t, sh, "m1", texts...)
+	// By hand: fact 1 again in the profile, older; fact 2 newer; fact 3 the
+	// same day; and fact 5 twice more in a log of its own.
+	files := map[string]string{
+		"profile.md":     "- (2026-10-01) Fact 1\n- (2026-12-01) Fact 2\n- (2026-11-03) Fact 3\n",
+		"log/2026-12.md": "- (2026-12-02) Fact 5\n- (2026-12-01) Fact 5\n",
+	}
+	for name, text := range files {
+		f, err := os.OpenFile(filepath.Join(sh.Dir(), name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(text)
+		f.Close()
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand"}} {
+		if out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	lines, _, err := sh.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, l := range lines {
+		want[l.ID] = fmt.Sprintf("%s %s %s @%d", l.Date, l.File, l.Text, l.Offset)
+	}
+	for _, batch := range []int{1, 2, 5, 100} {
+		x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.followUpTo, x.readBatch = 1, batch
+		if err := x.CatchUp(id); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		x.Engine().Walk(id, false, func(d search.Doc) bool {
+			got[d.ID] = fmt.Sprintf("%s %s %s @%d", d.Date, d.File, d.Text, d.Offset)
+			return true
+		})
+		x.Engine().Walk(id, true, func(d search.Doc) bool {
+			got[d.ID] = fmt.Sprintf("%s %s %s @%d", d.Date, d.File, d.Text, d.Offset)
+			return true
+		})
+		x.Close()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("read %d at a time:\n%v\nwant HEAD's lines\n%v", batch, got, want)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,6 +34,48 @@ func TestApply_PostingsOfAnotherShardsFactsAreNotInstalled(t *testing.T) {
 	for shard, want := range map[memd.ShardID]int{alice: 0, bob: 1} {
 		if hits := x.Search(Query{Text: "salary", Shards: []memd.ShardID{shard}, K: 5}).Hits; len(hits) != want {
 			t.Errorf("%s's search for salary: %d hits, want %d", shard, len(hits), want)
+		}
+	}
+}
+
+// Facts put in parts, as a start reads a large shard, are walked, searched
+// and lend context in the order of the same facts put at once.
+func TestPutAll_InPartsAsAtOnce(t *testing.T) {
+	shard := memd.ProjectShard("parts")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var docs []Doc
+	for n := range 3000 {
+		text := fmt.Sprintf("Fact %d about the %s budget in %s", n, []string{"travel", "hardware", "hiring"}[n%3], []string{"Lisbon", "Porto", "Oslo", "Tokyo"}[n%4])
+		d := memd.DateOf(now.AddDate(0, 0, -(n*7919)%400))
+		tier := memd.TierLog
+		if n%11 == 0 {
+			tier = memd.TierProfile
+		}
+		doc := Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: tier, Text: text, File: "log/" + d.Month() + ".md"}, Offset: (n * 37) % 5000}
+		if n%5 == 0 {
+			doc.Chat, doc.When = fmt.Sprintf("chat-%d", n%7), int64(n)
+		}
+		docs = append(docs, doc)
+	}
+	whole := New()
+	whole.PutAll(docs)
+	parts := New()
+	for part := range slices.Chunk(docs, 700) { // larger than a small batch
+		parts.Apply(Update{Shard: shard, Put: part})
+	}
+	for _, profile := range []bool{true, false} {
+		var want, got []string
+		whole.Walk(shard, profile, func(d Doc) bool { want = append(want, d.ID); return true })
+		parts.Walk(shard, profile, func(d Doc) bool { got = append(got, d.ID); return true })
+		if !slices.Equal(got, want) {
+			t.Errorf("profile %v: walked in parts in another order (%d facts, want %d)", profile, len(got), len(want))
+		}
+	}
+	for _, q := range []string{"travel budget Lisbon", "hiring Tokyo", "Fact 42"} {
+		query := Query{Text: q, Shards: []memd.ShardID{shard}, K: 30, Now: now, Explain: true}
+		want, got := whole.Search(query).Hits, parts.Search(query).Hits
+		if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+			t.Errorf("%q searched in parts:\n%v\nwant\n%v", q, texts(got), texts(want))
 		}
 	}
 }

@@ -450,6 +450,7 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	shards := make(map[memd.ShardID]bool)
 	files := make(map[fileKey]bool)
 	chats := make(map[chatKey]bool)
+	first := x.entries.len() // the entries of this batch are numbered from here
 	for i, d := range docs {
 		x.remove(d.Shard, d.ID)
 		x.add(d, analysed[i], false)
@@ -461,15 +462,47 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 			}
 		}
 	}
+	// Each list was in order before the batch, and its entries follow:
+	// a start reading a large shard in parts merges each part in.
 	for s := range shards {
-		x.sortShard(x.shards[s])
+		sd := x.shards[s]
+		sd.profile = sortAppended(sd.profile, first, x.compare)
+		sd.recent = sortAppended(sd.recent, first, x.compare)
 	}
 	for fk := range files {
-		x.sortFile(fk)
+		x.files[fk] = sortAppended(x.files[fk], first, func(a, b int32) int { return int(x.offsets[a] - x.offsets[b]) })
 	}
 	for ck := range chats {
-		slices.SortFunc(x.chats[ck], x.chatOrder)
+		x.chats[ck] = sortAppended(x.chats[ck], first, x.chatOrder)
 	}
+}
+
+// sortAppended puts in order a list that was in order until entries
+// numbered from first on were appended to it: they are sorted and merged
+// in, rather than the whole list sorted again.
+func sortAppended(list []int32, first int32, cmp func(a, b int32) int) []int32 {
+	k := len(list)
+	for k > 0 && list[k-1] >= first {
+		k--
+	}
+	old, added := list[:k], list[k:]
+	slices.SortFunc(added, cmp)
+	if len(old) == 0 || len(added) == 0 || cmp(old[len(old)-1], added[0]) <= 0 {
+		return list
+	}
+	merged := make([]int32, 0, len(list))
+	i, j := 0, 0
+	for i < len(old) && j < len(added) {
+		if cmp(added[j], old[i]) < 0 {
+			merged = append(merged, added[j])
+			j++
+		} else {
+			merged = append(merged, old[i])
+			i++
+		}
+	}
+	merged = append(merged, old[i:]...)
+	return append(merged, added[j:]...)
 }
 
 func (x *Engine) compare(a, b int32) int {
