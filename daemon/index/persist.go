@@ -59,10 +59,27 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read index snapshot: %w", err)
 	}
-	var snap snapshot
+	var snap *snapshotParts
 	read := err == nil
+	stale := false // postings another analysis made: the snapshot is written again
+	unattributed := false
 	if read {
-		if snap, err = decodeSnapshotParts(id, main, postings, tail); err != nil {
+		snap, err = openSnapshotParts(id, main, postings, tail)
+		if err == nil {
+			// A part at a time: a large shard's facts are not held twice,
+			// decoded and in the index.
+			var used bool
+			used, err = x.search.ReplaceInParts(search.Update{Shard: id, Head: hashString(snap.head), Notes: notePassages(id, snap.notes), Postings: snap.postings}, snap.n,
+				func(put func([]search.Doc)) error {
+					return snap.each(snapshotPart, func(docs []search.Doc) error {
+						unattributed = unattributed || slices.ContainsFunc(docs, func(d search.Doc) bool { return d.Commit == "" })
+						put(docs)
+						return nil
+					})
+				})
+			stale = !used && snap.n > 0
+		}
+		if err != nil {
 			// Its shard is read from HEAD again.
 			if errors.Is(err, errOldSnapshot) {
 				x.log.Info("reading a shard from HEAD: its index snapshot is in an older format", "shard", id)
@@ -72,17 +89,13 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("drop index snapshot: %w", err)
 			}
-			read = false
+			x.search.Apply(search.Update{Shard: id, Replace: true}) // what was half read
+			read, stale = false, false
 		}
 	}
-	stale := false // postings another analysis made: the snapshot is written again
-	if read {
-		used := x.search.Apply(search.Update{Shard: id, Head: hashString(snap.head), Replace: true, Put: snap.facts, Notes: notePassages(id, snap.notes), Postings: snap.postings})
-		stale = !used && len(snap.facts) > 0
-		if slices.ContainsFunc(snap.facts, func(d search.Doc) bool { return d.Commit == "" }) {
-			// Written while facts were still being attributed.
-			x.attributeLater(id, snap.head)
-		}
+	if read && unattributed {
+		// Written while facts were still being attributed.
+		x.attributeLater(id, snap.head)
 	}
 	x.mu.Lock()
 	if read {
@@ -96,6 +109,9 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	x.mu.Unlock()
 	return nil
 }
+
+// snapshotPart is how many facts of a snapshot are decoded at a time.
+const snapshotPart = 16384
 
 // GC percentages while the index is read in bulk, unless the GOGC
 // environment variable sets one: by a daemon, whose peak is what its

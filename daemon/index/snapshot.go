@@ -217,50 +217,62 @@ func readSnapshotFile(path string) (main, postings, tail []byte, err error) {
 	return main, postings, tail, nil
 }
 
-// decodeSnapshotParts reads a snapshot split as splitSnapshot splits it
-// (no tail: it had none). The strings it reads share main's memory and
+// snapshotParts reads a snapshot's facts a part at a time: its head,
+// notes and postings, and the tables its facts name, are read first.
+type snapshotParts struct {
+	shard    memd.ShardID
+	head     gitstore.Hash
+	n        int    // facts
+	facts    reader // at the first fact
+	origins  []origin
+	files    []string
+	notes    map[string]*noteRecord // by path under notes/
+	postings string                 // the facts' postings, as search.ExportShard gave them
+}
+
+// openSnapshotParts checks a snapshot read by readSnapshotFile and reads
+// all but its facts. The strings it reads share main's memory and
 // postings', which must not change after.
-func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snapshot, error) {
+func openSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (*snapshotParts, error) {
 	if len(main) < len(snapshotMagic) || string(main[:len(snapshotMagic)]) != snapshotMagic {
 		if older(main) {
-			return snapshot{}, errOldSnapshot
+			return nil, errOldSnapshot
 		}
-		return snapshot{}, errBadSnapshot
+		return nil, errBadSnapshot
 	}
 	if tail == nil {
-		return snapshot{}, errBadSnapshot
+		return nil, errBadSnapshot
 	}
 	crc := crc32.Update(crc32.Update(crc32.Checksum(main, crcTable), crcTable, postings), crcTable, tail[:8])
 	if crc != binary.LittleEndian.Uint32(tail[8:]) {
-		return snapshot{}, errBadSnapshot
+		return nil, errBadSnapshot
 	}
 	// The file's bytes back every string read from it: a fact's ID and
 	// text are not allocated one by one, nor copied.
 	body := main[len(snapshotMagic):]
 	r := reader{b: unsafe.String(unsafe.SliceData(body), len(body))}
 	if r.string() != shard.String() {
-		return snapshot{}, errBadSnapshot
+		return nil, errBadSnapshot
 	}
-	var s snapshot
+	s := &snapshotParts{shard: shard}
 	copy(s.head[:], r.bytes(len(s.head)))
 	n := binary.LittleEndian.Uint64([]byte(r.bytes(8)))
 	if n > uint64(len(r.b)) {
-		return snapshot{}, errBadSnapshot
+		return nil, errBadSnapshot
 	}
-	s.facts = make([]search.Doc, n)
-	refs := make([][2]uint64, n) // each fact's file and origin
-	for i := range s.facts {
-		d := &s.facts[i]
-		d.Shard = shard
-		d.ID, d.Text, d.Tier = r.string(), r.string(), tierOf(r.string())
-		d.Date = dateOfCode(r.varint())
-		refs[i][0] = r.uvarint()
-		d.Offset = int(r.uvarint())
-		refs[i][1] = r.uvarint()
+	s.n, s.facts = int(n), r
+	for range s.n { // passed over, to the tables after them
+		r.string()
+		r.string()
+		r.string()
+		r.varint()
+		r.uvarint()
+		r.uvarint()
+		r.uvarint()
 	}
-	origins := make([]origin, r.count())
-	for i := range origins {
-		o := &origins[i]
+	s.origins = make([]origin, r.count())
+	for i := range s.origins {
+		o := &s.origins[i]
 		o.commit, o.chat, o.when = r.string(), r.string(), r.varint()
 		if m := r.count(); m > 0 {
 			o.messages = make([]string, m)
@@ -269,9 +281,9 @@ func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snaps
 			}
 		}
 	}
-	files := make([]string, r.count())
-	for i := range files {
-		files[i] = r.string()
+	s.files = make([]string, r.count())
+	for i := range s.files {
+		s.files[i] = r.string()
 	}
 	s.notes = make(map[string]*noteRecord)
 	for m := r.count(); m > 0; m-- {
@@ -281,21 +293,39 @@ func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snaps
 	}
 	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
 	if r.err != nil || len(r.b) != 0 {
-		return snapshot{}, errBadSnapshot
-	}
-	for i := range s.facts {
-		d := &s.facts[i]
-		f, o := refs[i][0], refs[i][1]
-		if f >= uint64(len(files)) || o > uint64(len(origins)) {
-			return snapshot{}, errBadSnapshot
-		}
-		d.File = files[f]
-		if o > 0 {
-			or := origins[o-1]
-			d.Commit, d.Chat, d.When, d.Messages = or.commit, or.chat, or.when, or.messages
-		}
+		return nil, errBadSnapshot
 	}
 	return s, nil
+}
+
+// each calls fn with the snapshot's facts, size at a time, in one buffer
+// reused from part to part.
+func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
+	r := s.facts
+	buf := make([]search.Doc, 0, min(size, s.n))
+	for i := 0; i < s.n; i++ {
+		d := search.Doc{Fact: memd.Fact{Shard: s.shard}}
+		d.ID, d.Text, d.Tier = r.string(), r.string(), tierOf(r.string())
+		d.Date = dateOfCode(r.varint())
+		f := r.uvarint()
+		d.Offset = int(r.uvarint())
+		o := r.uvarint()
+		if r.err != nil || f >= uint64(len(s.files)) || o > uint64(len(s.origins)) {
+			return errBadSnapshot
+		}
+		d.File = s.files[f]
+		if o > 0 {
+			or := s.origins[o-1]
+			d.Commit, d.Chat, d.When, d.Messages = or.commit, or.chat, or.when, or.messages
+		}
+		if buf = append(buf, d); len(buf) == size || i == s.n-1 {
+			if err := fn(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	return nil
 }
 
 // older reports whether b starts as a snapshot in an earlier format does.

@@ -508,3 +508,20 @@ func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
 		}
 	}
 }
+
+// decodeSnapshotParts reads a snapshot whole.
+func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snapshot, error) {
+	p, err := openSnapshotParts(shard, main, postings, tail)
+	if err != nil {
+		return snapshot{}, err
+	}
+	s := snapshot{head: p.head, notes: p.notes, postings: p.postings}
+	err = p.each(1024, func(docs []search.Doc) error {
+		s.facts = append(s.facts, docs...)
+		return nil
+	})
+	if s.facts == nil {
+		s.facts = []search.Doc{}
+	}
+	return s, err
+}

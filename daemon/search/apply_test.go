@@ -1,8 +1,10 @@
 package search
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,3 +81,63 @@ func TestPutAll_InPartsAsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A shard replaced in parts with the postings it was exported with is
+// searched as the same shard put at once; parts that give other facts
+// than the postings count are an error, never a shard half searchable.
+func TestReplaceInParts_AsApply(t *testing.T) {
+	shard := memd.ProjectShard("parts")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var docs []Doc
+	for n := range 500 {
+		text := fmt.Sprintf("Fact %d about the %s budget in %s", n, []string{"travel", "hardware", "hiring"}[n%3], []string{"Lisbon", "Porto", "Oslo", "Tökyö"}[n%4]) +
+			strings.Repeat(", again", n%5) // of several lengths
+		d := memd.DateOf(now.AddDate(0, 0, -n%90))
+		docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: n * 50})
+	}
+	saved := New()
+	saved.PutAll(docs)
+	var order []Doc
+	postings := string(saved.ExportShard(shard, func(d Doc) { order = append(order, d) }))
+	whole := New()
+	if !whole.Apply(Update{Shard: shard, Head: "h1", Replace: true, Put: order, Postings: postings}) {
+		t.Fatal("the postings were not used")
+	}
+	inParts := func(from []Doc, fail error) func(put func([]Doc)) error {
+		return func(put func([]Doc)) error {
+			buf := make([]Doc, 0, 37)
+			for part := range slices.Chunk(from, 37) {
+				buf = append(buf[:0], part...) // one buffer, reused
+				put(buf)
+			}
+			return fail
+		}
+	}
+	x := New()
+	used, err := x.ReplaceInParts(Update{Shard: shard, Head: "h1", Postings: postings}, len(order), inParts(order, nil))
+	if err != nil || !used {
+		t.Fatalf("replaced in parts: used %v, %v", used, err)
+	}
+	for _, q := range []string{"travel budget Lisbon", "tokyo hiring", "Fact 42"} {
+		query := Query{Text: q, Shards: []memd.ShardID{shard}, K: 30, Now: now}
+		want, got := whole.Search(query), x.Search(query)
+		if !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score && a.Text == b.Text }) || got.ReadAt[shard] != "h1" {
+			t.Errorf("%q in parts:\n%v\nwant\n%v", q, texts(got.Hits), texts(want.Hits))
+		}
+	}
+	for name, c := range map[string]struct {
+		facts []Doc
+		fail  error
+	}{
+		"fewer facts":  {order[:400], nil},
+		"more facts":   {append(slices.Clone(order), order[:3]...), nil},
+		"parts failed": {order, errBadSnapshot},
+	} {
+		x := New()
+		if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h1", Postings: postings}, len(order), inParts(c.facts, c.fail)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+var errBadSnapshot = errors.New("a damaged snapshot")

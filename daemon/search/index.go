@@ -337,6 +337,62 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 	return postings
 }
 
+// ReplaceInParts replaces a shard as Apply does with u.Replace, taking its
+// facts from parts a part at a time instead of u.Put: n facts in all, in
+// the order of u.Postings. A large shard's snapshot is so read without
+// all its facts held at once. put keeps copies of what it is given, so a
+// part's memory may be reused; the shard's facts are taken as u.Shard's.
+// When parts fails, or gives other than n facts with postings, the shard
+// is left half read, for the caller to replace again.
+func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) error) (usedPostings bool, err error) {
+	imp, perr := readPostings(u.Postings, n)
+	postings := u.Postings != "" && perr == nil
+	notes := make(map[string][]analysed, len(u.Notes))
+	for path, ps := range u.Notes {
+		notes[path] = analyzeAll(ps)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.dropShard(u.Shard)
+	if n > smallBatch {
+		_, p := x.partOf(u.Shard)
+		p.reserve(n, len(imp.terms))
+	}
+	first, put := x.entries.len(), 0
+	err = parts(func(docs []Doc) {
+		for i := range docs {
+			docs[i].Shard = u.Shard
+		}
+		var facts []analysed
+		switch {
+		case !postings:
+			facts = analyzeAll(docs)
+		case put+len(docs) <= n:
+			facts = foldedOnly(docs, imp.lengths[put:put+len(docs)])
+		default:
+			return // more facts than postings: an error below
+		}
+		x.own(docs)
+		x.putAll(docs, facts)
+		put += len(docs)
+	})
+	if err == nil && postings && (put != n || x.entries.len()-first != int32(n)) {
+		// Facts put without terms of their own would be found by nothing.
+		err = errBadPostings
+	}
+	if num, ok := x.shardNum[u.Shard]; ok && postings && err == nil {
+		x.parts[num].installPostings(first, imp)
+	}
+	for path, ps := range u.Notes {
+		x.putNote(u.Shard, path, ps, notes[path])
+	}
+	if err == nil {
+		x.setHead(u.Shard, u.Head)
+	}
+	x.maybeCompact()
+	return postings, err
+}
+
 // Rank is the rank of a dated fact in the memory section: its date in
 // 30-day units plus the base-2 log of its tier's weight, so a note ranks like
 // a fact 30 days older and an episode like one about 18 days newer.
