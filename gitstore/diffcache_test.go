@@ -202,3 +202,34 @@ func TestAddedFacts_AreTheDiffsAdditions(t *testing.T) {
 		t.Fatalf("walked %d commits, want %d", commits, len(changes)+1)
 	}
 }
+
+// A shard's fact lines are counted across its files, up to the number
+// asked about, without a shard's files parsed.
+func TestMoreFactLines(t *testing.T) {
+	_, sh := aliceShard(t)
+	day := memd.DateOf(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
+	var edits []Edit
+	for i := range 7 {
+		tier := memd.TierLog
+		if i < 2 {
+			tier = memd.TierProfile
+		}
+		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Fact %d", i), Date: day, Tier: tier}})
+	}
+	if _, err := sh.Apply(Change{Author: who, Message: "import", Edits: edits}); err != nil {
+		t.Fatal(err)
+	}
+	sh.Release()
+	head, err := sh.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]bool{0: true, 6: true, 7: false, 100: false} {
+		if more, err := sh.MoreFactLines(head, n); err != nil || more != want {
+			t.Errorf("more than %d fact lines: %v, %v; want %v", n, more, err, want)
+		}
+	}
+	if sh.Parsed() {
+		t.Error("counting parsed the shard's files")
+	}
+}

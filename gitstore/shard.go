@@ -727,25 +727,28 @@ func (sh *Shard) Lines() ([]Line, Hash, error) {
 	return out, st.head, nil
 }
 
-// CountFactLines counts the lines of the fact files at commit h that look
-// like facts, without parsing them: how large a shard is, cheaply.
-func (sh *Shard) CountFactLines(h Hash) (int, error) {
+// MoreFactLines tells whether the fact files at commit h hold more than n
+// lines that look like facts, reading them only until they do and parsing
+// none: how large a shard is, cheaply.
+func (sh *Shard) MoreFactLines(h Hash, n int) (bool, error) {
 	files, err := sh.factBlobs(h)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	n := 0
+	lines := 0
 	for _, f := range files {
 		obj, err := sh.db.Get(f.blob)
 		if err != nil {
-			return 0, fmt.Errorf("read %s: %w", f.path, err)
+			return false, fmt.Errorf("read %s: %w", f.path, err)
 		}
 		if bytes.HasPrefix(obj.Data, []byte("-")) {
-			n++
+			lines++
 		}
-		n += bytes.Count(obj.Data, []byte("\n-"))
+		if lines += bytes.Count(obj.Data, []byte("\n-")); lines > n {
+			return true, nil
+		}
 	}
-	return n, nil
+	return false, nil
 }
 
 // EachFactFile calls fn with the facts of each fact file at commit h, with
