@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
@@ -27,6 +28,10 @@ func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
 			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
 		}
+		// A large shard's attribution leaves hundreds of megabytes of
+		// garbage, and an idle daemon allocates nothing that would have
+		// it collected: hand it back now, as after reading the store.
+		debug.FreeOSMemory()
 	}()
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -508,6 +509,10 @@ func (x *Index) saveDirty(all bool) error {
 
 // saveShard writes a shard's snapshot: what the index holds for it now,
 // read under the shard's lock so that facts, notes and commit agree.
+// largeSnapshot is the size from which writing a snapshot hands the
+// memory it took back to the system: a shard of about 250,000 facts.
+const largeSnapshot = 32 << 20
+
 func (x *Index) saveShard(id memd.ShardID) error {
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
@@ -529,6 +534,13 @@ func (x *Index) saveShard(id memd.ShardID) error {
 	}, notes)
 	unlock()
 	err := x.writeSnapshot(id, b)
+	if len(b) >= largeSnapshot {
+		// Writing it left garbage the size of the snapshot and more, and a
+		// daemon idle after a write allocates nothing that would have it
+		// collected: its memory would stay that much larger.
+		b = nil
+		debug.FreeOSMemory()
+	}
 	x.mu.Lock()
 	if err != nil {
 		x.markDirty(id)
