@@ -97,6 +97,10 @@ type scores struct {
 	// the cap, for the entries in gained (scoreRelated).
 	gain   []float64
 	gained []int32
+	// skipped marks the entries holding a relative that scoreRelated
+	// skipped (a bit each), for relateNeighbours; any set while skipping.
+	skipped    []uint64
+	anySkipped bool
 }
 
 const touchedBit = 1 << 63
@@ -206,6 +210,10 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 			sc.gain[i] = 0
 		}
 		sc.gained = sc.gained[:0]
+		if sc.anySkipped {
+			clear(sc.skipped)
+			sc.anySkipped = false
+		}
 		sc.parts = nil
 	}()
 	if len(sc.v) < int(x.entries.len()) {
@@ -447,6 +455,9 @@ func (q *queryTerms) scoreRelated() {
 	if len(sc.gain) < len(sc.v) {
 		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
 	}
+	if pruned && len(sc.skipped) < (len(sc.v)+63)/64 {
+		sc.skipped = make([]uint64, (len(sc.v)+63)/64)
+	}
 	for n, t := range q.scored {
 		own := q.bits[t]
 		for _, r := range relatives[n] {
@@ -455,6 +466,8 @@ func (q *queryTerms) scoreRelated() {
 					return
 				}
 				if pruned && (sc.terms[i] == 0 || sc.v[i] < floor) {
+					sc.skipped[i>>6] |= 1 << (i & 63)
+					sc.anySkipped = true
 					return
 				}
 				if sc.gain[i] == 0 {
@@ -519,7 +532,7 @@ const tieMargin = 1e-6
 // lead is what it is with its relatives. The facts skipped are few here,
 // so their words are read from their texts rather than from postings.
 func (q *queryTerms) relateNeighbours(top []int32) {
-	if !q.pruned {
+	if !q.sc.anySkipped {
 		return
 	}
 	sc, x := q.sc, q.x
@@ -527,8 +540,8 @@ func (q *queryTerms) relateNeighbours(top []int32) {
 	seen := map[int32]bool{}
 	for _, i := range top {
 		x.conversationNeighbours(i, func(j int32, _ int) {
-			if seen[j] || !q.ok(j) || sc.terms[j] != 0 && sc.v[j] >= q.floor {
-				return // related already
+			if seen[j] || sc.skipped[j>>6]&(1<<(j&63)) == 0 || !q.ok(j) {
+				return // related already, or holding no relative
 			}
 			seen[j] = true
 			var folded []byte
