@@ -1,6 +1,7 @@
 package readbench_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func ownRSS(b *testing.B) int64 {
 
 // BenchmarkSearch_OneShardOfAMillion times the search behind recall, in
 // process, over one shard of 1,000,000 facts (the benchmark's memory, 16
-// months of it), for each of Queries in turn at recall's default k: the
+// months of it, a file a day), for each of Queries in turn at recall's default k: the
 // shard a team's busiest project reaches in a year. It reports the p50
 // and p99 over the queries, with and without the thesaurus's relatives.
 // Slow to set up (about 20 s); run it alone:
@@ -108,8 +109,10 @@ func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 	perFile := map[string]int{}
 	for i := range 1000000 {
 		text := readbench.FactText(i)
+		// A day's facts in a file of the day, one after another, as a
+		// busy shard's are: each fact has neighbours to lend context.
 		d := memd.DateOf(now.AddDate(0, 0, -(i*7919)%480))
-		file := "log/" + d.Month() + ".md"
+		file := fmt.Sprintf("log/%s/%02d.md", d.Month(), d.Time().Day())
 		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: perFile[file]})
 		perFile[file] += len(text) + 3
 	}
