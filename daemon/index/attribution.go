@@ -28,10 +28,13 @@ func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
 			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
 		}
-		// A large shard's attribution leaves hundreds of megabytes of
-		// garbage, and an idle daemon allocates nothing that would have
-		// it collected: hand it back now, as after reading the store.
-		debug.FreeOSMemory()
+		if x.search.Facts(id) > followUpTo {
+			// A large shard's attribution leaves hundreds of megabytes of
+			// garbage, and an idle daemon allocates nothing that would
+			// have it collected: hand it back now, as after reading the
+			// store.
+			debug.FreeOSMemory()
+		}
 	}()
 }
 

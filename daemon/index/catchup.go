@@ -121,26 +121,35 @@ func (x *Index) isLarge(sh *gitstore.Shard, head gitstore.Hash) (bool, error) {
 	return sh.MoreFactLines(head, x.followUpTo)
 }
 
-// readHeadInParts indexes a shard with nothing indexed from its files at
-// head, a few files at a time, so that its facts are never held twice (as
-// parsed lines and as the index's). Where a person wrote a fact twice the
-// newer line counts, or the first of two of a day, as in gitstore.Lines.
-func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) error {
+// readHeadInParts indexes a shard from its files at head, a few files at a
+// time, so that its facts are never held twice (as parsed lines and as
+// the index's). Where a person wrote a fact twice the newer line counts,
+// or the first of two of a day, as in gitstore.Lines. What the index held
+// of the shard goes first, and what was read goes again on an error: a
+// half-read shard is never taken for one read.
+func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err error) {
 	id := sh.ID()
+	x.search.Apply(search.Update{Shard: id, Replace: true})
+	defer func() {
+		if err != nil {
+			x.search.Apply(search.Update{Shard: id, Replace: true})
+		}
+	}()
 	var batch []search.Doc
 	inBatch := map[string]int{} // ID -> its place in batch
-	first := true
 	flush := func(last bool, notes map[string]*noteRecord) {
-		u := search.Update{Shard: id, Replace: first, Put: batch}
+		u := search.Update{Shard: id, Put: batch}
 		if last {
 			u.Head, u.Notes = hashString(head), notePassages(id, notes)
 		}
 		x.search.Apply(u)
-		first = false
 		batch = batch[:0]
 		clear(inBatch)
 	}
-	err := sh.EachFactFile(head, func(lines []gitstore.Line) error {
+	err = sh.EachFactFile(head, func(lines []gitstore.Line) error {
+		if err := x.ctx.Err(); err != nil {
+			return err // the index is closing
+		}
 		for _, l := range lines {
 			if i, ok := inBatch[l.ID]; ok {
 				if batch[i].Date.Before(l.Date) {
@@ -162,13 +171,15 @@ func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) error {
 	if err != nil {
 		return err
 	}
-	c, err := sh.ReadCommit(head)
-	if err != nil {
-		return err
-	}
-	notes, err := notesAt(sh, head, c.Time)
-	if err != nil {
-		return err
+	notes := map[string]*noteRecord{}
+	if !head.IsZero() {
+		c, err := sh.ReadCommit(head)
+		if err != nil {
+			return err
+		}
+		if notes, err = notesAt(sh, head, c.Time); err != nil {
+			return err
+		}
 	}
 	flush(true, notes)
 	x.mu.Lock()

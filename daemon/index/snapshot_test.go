@@ -525,3 +525,88 @@ func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snaps
 	}
 	return s, err
 }
+
+// A read from HEAD in parts that fails after putting facts (here: a note's
+// blob unreadable) leaves nothing of the shard, and tried again indexes
+// every fact.
+func TestIndex_ReadInPartsTriedAgainKeepsEveryFact(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	store := openStoreAt(t, data)
+	defer store.Close()
+	id := memd.AgentShard("alice")
+	sh, err := store.CreateShard(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, sh, "m1", "Fact one", "Fact two", "Fact three")
+	os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
+	os.WriteFile(filepath.Join(sh.Dir(), "notes", "trip.md"), []byte("# Trip\n\nA note about the trip to Lisbon.\n"), 0o644)
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("add", "-A")
+	git("-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "a note")
+	blob := git("rev-parse", "HEAD:notes/trip.md")
+	gitDir := git("rev-parse", "--absolute-git-dir")
+	obj := filepath.Join(gitDir, "objects", blob[:2], blob[2:])
+	if err := os.Rename(obj, obj+".away"); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	x.followUpTo, x.readBatch = 1, 1
+	if err := x.CatchUp(id); err == nil {
+		t.Fatal("catch-up with a note's blob missing succeeded")
+	}
+	if n := x.Engine().Facts(id); n != 0 {
+		t.Errorf("after the failed read: %d facts indexed, want none", n)
+	}
+	if err := os.Rename(obj+".away", obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CatchUp(id); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	x.Engine().Walk(id, false, func(search.Doc) bool { n++; return true })
+	if n != 3 || x.Head(id).IsZero() {
+		t.Fatalf("after a retry: %d facts indexed at %v, want 3", n, x.Head(id))
+	}
+}
+
+// memd reindex over a store holding a shard with no commit yet.
+func TestIndex_ReindexWithAShardOfNoCommit(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	store := openStoreAt(t, data)
+	defer store.Close()
+	sh, err := store.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, sh, "m1", "Fact one")
+	empty, err := store.CreateShard(memd.AgentShard("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := empty.Head(); !h.IsZero() {
+		t.Fatalf("bob's shard has a commit: %v", h)
+	}
+	x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatalf("catch-up: %v", err)
+	}
+	if err := x.Reload(nil); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+}
