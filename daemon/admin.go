@@ -97,8 +97,8 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 		Learning: memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
 	}
 	if s.meaning != nil {
-		v := s.meaning.filler.Status()
-		st.Meaning = &memd.MeaningStatus{Model: v.Model, Vectors: v.Vectors, Pending: v.Pending, Refused: v.Refused, Ready: v.Ready, LastError: v.LastError, Failures: v.Failures}
+		v := s.meaning.status()
+		st.Meaning = &v
 	}
 	if s.Learner != nil {
 		pending, failed, err := s.Learner.Counts()

@@ -136,7 +136,7 @@ func Open(cfg Config) (*Daemon, error) {
 	st, opened, err := openStorage(cfg, func(id memd.ShardID) {
 		notifyCommit(hub.Load(), syncer.Load(), id)
 		if s := service.Load(); s != nil && s.meaning != nil {
-			s.meaning.filler.Wake() // a new fact wants its vector
+			s.meaning.wake() // a new fact wants its vector
 		}
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func Open(cfg Config) (*Daemon, error) {
 		return fail(err)
 	}
 	if svc.meaning != nil {
-		opened = append(opened, svc.meaning.set)
+		opened = append(opened, svc.meaning)
 	}
 	if svc.Learner != nil {
 		opened = append(opened, svc.Learner)
@@ -298,21 +298,20 @@ func newService(cfg Config, st storage, h *feed.Hub, syncr *remote.Syncer, m *me
 	// The vectors before the learner: the vectors' file is closed by
 	// Open's cleanup, which the learner is not handed yet.
 	if cfg.Embeddings != nil {
-		if svc.meaning, err = openMeaning(cfg, st.index); err != nil {
-			return nil, err
-		}
-		svc.meaning.filler.OnRequest = func(n int, err error) {
-			m.EmbeddedFacts.WithLabelValues(okOrError(err == nil)).Add(float64(n))
-		}
+		svc.meaning = openMeaning(cfg, st.index, func(f *vectors.Filler) {
+			f.OnRequest = func(n int, err error) {
+				m.EmbeddedFacts.WithLabelValues(okOrError(err == nil)).Add(float64(n))
+			}
+		})
 		m.WatchVectors(func() (held, pending float64) {
-			st := svc.meaning.filler.Status()
+			st := svc.meaning.status()
 			return float64(st.Vectors), float64(st.Pending)
 		})
 	}
 	if cfg.Model != nil {
 		if svc.Learner, err = openLearner(cfg, svc, st.messages, h, m); err != nil {
 			if svc.meaning != nil {
-				svc.meaning.set.Close()
+				svc.meaning.Close()
 			}
 			return nil, err
 		}
@@ -395,7 +394,7 @@ func (d *Daemon) start(poll time.Duration) {
 		jobs = append(jobs, svc.Learner.Run)
 	}
 	if svc.meaning != nil {
-		jobs = append(jobs, func(ctx context.Context) { svc.meaning.filler.Run(ctx, fillPoll) })
+		jobs = append(jobs, svc.meaning.runFiller)
 	}
 	for _, job := range jobs {
 		d.bg.Add(1)
@@ -432,7 +431,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	}
 	d.Service.stopBackground()
 	if d.Service.meaning != nil {
-		if cerr := d.Service.meaning.set.Close(); err == nil {
+		if cerr := d.Service.meaning.Close(); err == nil {
 			err = cerr
 		}
 	}

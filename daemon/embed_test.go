@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,6 +216,53 @@ func TestRecall_VectorsKeptPerModel(t *testing.T) {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// memd serves while the vectors are read from their file (a million take
+// seconds): recall answers by words alone and says why, and by meaning
+// once they are read; none is computed again.
+func TestRecall_ByWordsWhileTheVectorsAreRead(t *testing.T) {
+	dir := t.TempDir()
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := openWithEmbeddings(t, dir, es, "concepts")
+	for _, f := range meaningFacts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.waitMeaning(t, "every fact embedded", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
+	if err := e.d.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(embeddedTexts(es))
+	token := e.alice.Token
+
+	release := make(chan struct{})
+	daemon.HoldVectorsRead(t, release)
+	e = openWithEmbeddings(t, dir, es, "concepts")
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let) // before the daemon stops, which waits for the read
+	ctx := context.Background()
+	alice := client.New(e.d.URL(), token)
+	res, err := alice.Recall(ctx, memd.RecallQuery{Q: "Lisbon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 || !strings.Contains(res.ByWordsAlone, "being read") {
+		t.Errorf("while the vectors are read: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
+	}
+	if st, err := e.admin.Status(ctx); err != nil || st.Meaning == nil || st.Meaning.Ready || !strings.Contains(st.Meaning.LastError, "being read") {
+		t.Errorf("status while the vectors are read: %+v, %v", st.Meaning, err)
+	}
+	let()
+	e.waitMeaning(t, "the vectors read", func(m memd.MeaningStatus) bool { return m.Ready })
+	res, err = alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Text != meaningFacts[0] || res.ByWordsAlone != "" {
+		t.Errorf("once read: %v, by words alone %q (%v)", hitTexts(res), res.ByWordsAlone, err)
+	}
+	if again := len(embeddedTexts(es)) - before; again > 1 { // the query's
+		t.Errorf("%d texts embedded again", again)
 	}
 }
 

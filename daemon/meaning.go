@@ -20,12 +20,20 @@ import (
 // computed in the background (vectors.Filler) and recall joins the facts
 // nearest the query by meaning to those its words found (search.Fuse).
 
-// meaning is what recall by meaning needs; nil without an endpoint.
+// meaning is what recall by meaning needs; nil without an endpoint. Its
+// vectors are read from their file in the background (a million take
+// seconds), so memd serves at once; until they are read recall answers by
+// words alone and says so.
 type meaning struct {
-	set    *vectors.Set
 	client *vectors.Client
-	filler *vectors.Filler
+	model  string
 	log    *slog.Logger
+	// read is closed once set and filler are there, or readErr says why
+	// they are not.
+	read    chan struct{}
+	set     *vectors.Set
+	filler  *vectors.Filler
+	readErr error
 	// pausedUntil: after a query's embedding failed, recall answers by
 	// words until then (Unix nanoseconds).
 	pausedUntil atomic.Int64
@@ -38,14 +46,80 @@ func vectorsFile(dataDir, model string) string {
 	return filepath.Join(dataDir, fmt.Sprintf("vectors-%x.bin", sum[:6]))
 }
 
-// openMeaning opens the vectors of cfg's model.
-func openMeaning(cfg Config, idx *index.Index) (*meaning, error) {
-	set, err := vectors.Open(vectorsFile(cfg.DataDir, cfg.Embeddings.Model), cfg.Embeddings.Model)
-	if err != nil {
-		return nil, err
+// beforeVectorsRead is a hook for the test that holds the read back.
+var beforeVectorsRead = func() {}
+
+// openMeaning starts reading the vectors of cfg's model; onFiller, once
+// they are read, is given the filler that computes the others.
+func openMeaning(cfg Config, idx *index.Index, onFiller func(*vectors.Filler)) *meaning {
+	m := &meaning{client: vectors.NewClient(*cfg.Embeddings), model: cfg.Embeddings.Model, log: cfg.Logger, read: make(chan struct{})}
+	go func() {
+		defer close(m.read)
+		beforeVectorsRead()
+		set, err := vectors.Open(vectorsFile(cfg.DataDir, cfg.Embeddings.Model), cfg.Embeddings.Model)
+		if err != nil {
+			m.readErr = err
+			m.log.Error("recall answers by words alone: the vectors could not be read", "err", err)
+			return
+		}
+		m.set = set
+		m.filler = vectors.NewFiller(set, m.client, indexSource{idx, cfg.Logger}, cfg.Logger)
+		onFiller(m.filler)
+	}()
+	return m
+}
+
+// ready tells whether the vectors are read, without waiting.
+func (m *meaning) ready() bool {
+	select {
+	case <-m.read:
+		return m.readErr == nil
+	default:
+		return false
 	}
-	client := vectors.NewClient(*cfg.Embeddings)
-	return &meaning{set: set, client: client, filler: vectors.NewFiller(set, client, indexSource{idx, cfg.Logger}, cfg.Logger), log: cfg.Logger}, nil
+}
+
+// wake tells the filler of a new fact, once there is one.
+func (m *meaning) wake() {
+	if m.ready() {
+		m.filler.Wake()
+	}
+}
+
+// runFiller computes the vectors of facts without one until ctx ends,
+// once the vectors are read.
+func (m *meaning) runFiller(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-m.read:
+	}
+	if m.readErr == nil {
+		m.filler.Run(ctx, fillPoll)
+	}
+}
+
+// status is how far recall by meaning is.
+func (m *meaning) status() memd.MeaningStatus {
+	select {
+	case <-m.read:
+	default:
+		return memd.MeaningStatus{Model: m.model, LastError: "the vectors are being read"}
+	}
+	if m.readErr != nil {
+		return memd.MeaningStatus{Model: m.model, LastError: "reading the vectors: " + m.readErr.Error()}
+	}
+	v := m.filler.Status()
+	return memd.MeaningStatus{Model: v.Model, Vectors: v.Vectors, Pending: v.Pending, Refused: v.Refused, Ready: v.Ready, LastError: v.LastError, Failures: v.Failures}
+}
+
+// Close closes the vectors' file, once read.
+func (m *meaning) Close() error {
+	<-m.read
+	if m.set == nil {
+		return nil
+	}
+	return m.set.Close()
 }
 
 // indexSource lists the index's facts for the filler, caught up first so
@@ -86,6 +160,14 @@ const (
 // byMeaning joins the facts nearest the query by meaning to the hits its
 // words found, or says why it answers from the words alone.
 func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, shards []memd.ShardID, lexical search.Result, n int, explain bool) ([]search.Hit, string) {
+	select {
+	case <-m.read:
+		if m.readErr != nil {
+			return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s could not be read: %v", m.model, m.readErr)
+		}
+	default:
+		return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s are being read", m.model)
+	}
 	st := m.filler.Status()
 	if !st.Ready {
 		return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s are being computed (%d held, %d to go)", st.Model, st.Vectors, st.Pending)
