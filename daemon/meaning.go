@@ -39,9 +39,9 @@ type meaning struct {
 	pausedUntil atomic.Int64
 }
 
-// vectorsFile names the file of a model's vectors in the data directory:
+// VectorsFile names the file of a model's vectors in the data directory:
 // one per model, so going back to a model finds its vectors.
-func vectorsFile(dataDir, model string) string {
+func VectorsFile(dataDir, model string) string {
 	sum := sha256.Sum256([]byte(model))
 	return filepath.Join(dataDir, fmt.Sprintf("vectors-%x.bin", sum[:6]))
 }
@@ -56,7 +56,7 @@ func openMeaning(cfg Config, idx *index.Index, onFiller func(*vectors.Filler)) *
 	go func() {
 		defer close(m.read)
 		beforeVectorsRead()
-		set, err := vectors.Open(vectorsFile(cfg.DataDir, cfg.Embeddings.Model), cfg.Embeddings.Model)
+		set, err := vectors.Open(VectorsFile(cfg.DataDir, cfg.Embeddings.Model), cfg.Embeddings.Model)
 		if err != nil {
 			m.readErr = err
 			m.log.Error("recall answers by words alone: the vectors could not be read", "err", err)

@@ -34,6 +34,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	subscribers := fs.Int("subscribers", 100, "with --load: feed subscribers")
 	scale := fs.Bool("scale", false, "measure stores of --sizes facts instead, in one shard and over 100, each written by another process: serve's first start and restart, memd reindex, resident memory, recall and remember over HTTP, disk before and after git repack")
 	scaleSizes := fs.String("sizes", "1000,10000,100000", "with --scale: the store sizes, in facts, comma-separated (each store of 1000000 is written, served and measured for several minutes)")
+	scaleVectors := fs.Int("vectors", 0, "with --scale: also measure each store over 100 shards with a vector of this many dimensions for every fact (recall by meaning: the vectors written beforehand, queries embedded by a local endpoint); 0: none")
 	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return benchRead(ctx, e, *dir, *large)
 	}
 	if *scale {
-		return benchScale(ctx, e, *dir, *scaleSizes)
+		return benchScale(ctx, e, *dir, *scaleSizes, *scaleVectors)
 	}
 	if *load {
 		return benchLoad(ctx, e, *dir, loadbench.Config{Shards: *loadShards, Writers: *loadWriters, Facts: *writerFacts, Subscribers: *subscribers, Recallers: 2, Paced: 400})

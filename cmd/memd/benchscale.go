@@ -18,10 +18,13 @@ import (
 
 // benchScale builds stores of each size in sizes, in one shard and over
 // 100, and prints what a user meets at each beside its target.
-func benchScale(ctx context.Context, e *env, dir, sizes string) error {
+func benchScale(ctx context.Context, e *env, dir, sizes string, dims int) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	if dims < 0 || dims > 8192 {
+		return memd.Errorf(memd.EINVALID, "--vectors: %d is not a number of dimensions (0 for none, at most 8192)", dims)
 	}
 	var ns []int
 	for _, f := range strings.Split(sizes, ",") {
@@ -42,10 +45,18 @@ func benchScale(ctx context.Context, e *env, dir, sizes string) error {
 	fmt.Fprintln(tw, "facts\tshards\tfirst start (all indexed)\trestart\treindex (peak)\tRSS steady / peak (first start)\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000)\tremember p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\t")
 	fmt.Fprintln(tw, "target at 1M\t\t≤ 2 s\t≤ 2 s\t≤ 15 s\t≤ 500 MB\t≤ 500\t≤ 1 / ≤ 5 ms (warm)\t\t\t≤ 2×\tclean\t")
 	for _, n := range ns {
-		for _, shards := range []int{1, 100} {
-			shape := scalebench.Shape{Facts: n, Shards: shards}
-			data := filepath.Join(dir, fmt.Sprintf("%d-%d", n, shards))
-			status(e.stderr, "%d facts in %d shard(s): writing the store…", n, shards)
+		shapes := []scalebench.Shape{{Facts: n, Shards: 1}, {Facts: n, Shards: 100}}
+		if dims > 0 {
+			shapes = append(shapes, scalebench.Shape{Facts: n, Shards: 100, Dims: dims})
+		}
+		for _, shape := range shapes {
+			shards := shape.Shards
+			label := strconv.Itoa(shards)
+			if shape.Dims > 0 {
+				label += fmt.Sprintf(" + %d-d vectors", shape.Dims)
+			}
+			data := filepath.Join(dir, fmt.Sprintf("%d-%d-%d", n, shards, shape.Dims))
+			status(e.stderr, "%d facts in %s shard(s): writing the store…", n, label)
 			if err := scalebench.Build(data, shape); err != nil {
 				return err
 			}
@@ -53,10 +64,10 @@ func benchScale(ctx context.Context, e *env, dir, sizes string) error {
 			// it back so that the client measuring memd is a light one.
 			debug.FreeOSMemory()
 			row, err := scalebench.Measure(ctx, self, data, shape, func(stage string) {
-				status(e.stderr, "%d facts in %d shard(s): %s…", n, shards, stage)
+				status(e.stderr, "%d facts in %s shard(s): %s…", n, label, stage)
 			})
 			if err != nil {
-				return fmt.Errorf("%d facts in %d shards: %w", n, shards, err)
+				return fmt.Errorf("%d facts in %s shards: %w", n, label, err)
 			}
 			os.RemoveAll(data)
 			status(e.stderr, "")
@@ -68,8 +79,8 @@ func benchScale(ctx context.Context, e *env, dir, sizes string) error {
 				}
 			}
 			peak := max(row.Peak, row.FirstPeak)
-			fmt.Fprintf(tw, "%d\t%d\t%s (%s)\t%s\t%s (%d MB)\t%d / %d (%d) MB\t%d / %d\t%s / %s · %s / %s\t%s / %s\t%d\t%.2f×\t%s\t\n",
-				n, shards, sec(row.FirstStart), sec(row.FirstIndexed), sec(row.Restart), sec(row.Reindex), row.ReindexPeak>>20,
+			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t%s (%d MB)\t%d / %d (%d) MB\t%d / %d\t%s / %s · %s / %s\t%s / %s\t%d\t%.2f×\t%s\t\n",
+				n, label, sec(row.FirstStart), sec(row.FirstIndexed), sec(row.Restart), sec(row.Reindex), row.ReindexPeak>>20,
 				row.Steady>>20, row.Peak>>20, row.FirstPeak>>20, row.Steady/int64(n), peak/int64(n),
 				ms(p(row.RecallCold, 50)), ms(p(row.RecallCold, 99)), ms(p(row.Recall, 50)), ms(p(row.Recall, 99)),
 				ms(p(row.Remember, 50)), ms(p(row.Remember, 99)),

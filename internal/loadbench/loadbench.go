@@ -540,10 +540,10 @@ type Daemon struct {
 	stopped bool
 }
 
-// Start runs binary serve on data, on a free loopback port, and waits for
-// the URL it prints.
-func Start(ctx context.Context, binary, data string) (*Daemon, error) {
-	cmd := exec.CommandContext(ctx, binary, "serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error")
+// Start runs binary serve on data, on a free loopback port, with any
+// flags more, and waits for the URL it prints.
+func Start(ctx context.Context, binary, data string, flags ...string) (*Daemon, error) {
+	cmd := exec.CommandContext(ctx, binary, append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0", "--log-level", "error"}, flags...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -10,10 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +24,9 @@ import (
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/vectors"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/internal/loadbench"
 	"github.com/memd/memd/internal/readbench"
@@ -41,9 +46,10 @@ var projects = []string{"alpha", "beta", "gamma"}
 // memory is read: longer than it keeps an unused shard's parsed files.
 const settle = 90 * time.Second
 
-// Shape is one store: Facts facts over Shards shards (1 or 100).
+// Shape is one store: Facts facts over Shards shards (1 or 100), with a
+// vector of Dims dimensions for every fact when Dims is not 0.
 type Shape struct {
-	Facts, Shards int
+	Facts, Shards, Dims int
 }
 
 // Row is what one shape measured.
@@ -94,12 +100,77 @@ func Build(data string, s Shape) error {
 			return fmt.Errorf("prefill %s: %w", id, err)
 		}
 	}
+	if s.Dims > 0 {
+		if err := writeVectors(data, ids, per, s.Dims); err != nil {
+			return err
+		}
+	}
 	reg, _, err := auth.Open(data, nil)
 	if err != nil {
 		return err
 	}
 	_, err = reg.Add(agent, projects)
 	return err
+}
+
+// vectorModel is the model the vectors of a store with Dims are of.
+const vectorModel = "bench-vectors"
+
+// vectorOf is a text's vector in such a store, and its query's: random,
+// the same for the same text. Meaning plays no part in what is measured.
+func vectorOf(text string, dims int) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(dims)))
+	v := make([]float32, dims)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// writeVectors writes the vectors of the facts Build wrote, as memd keeps
+// them once an endpoint has embedded them: in its file of vectorModel.
+func writeVectors(data string, ids []memd.ShardID, per, dims int) error {
+	set, err := vectors.Open(daemon.VectorsFile(data, vectorModel), vectorModel)
+	if err != nil {
+		return err
+	}
+	for j, id := range ids {
+		vs := make([]vectors.Vector, per)
+		for i := range per {
+			text := readbench.FactText(j*per + i)
+			vs[i] = vectors.Vector{Shard: id, ID: memd.FactID(text), V: vectorOf(text, dims)}
+		}
+		if err := set.Put(vs); err != nil {
+			set.Close()
+			return err
+		}
+	}
+	return set.Close()
+}
+
+// endpoint serves the embeddings of vectorModel for queries, on loopback.
+func endpoint(dims int) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := make([]item, len(req.Input))
+		for i, text := range req.Input {
+			data[i] = item{"embedding", i, vectorOf(text, dims)}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": vectorModel, "data": data})
+	}))
 }
 
 // Measure serves, restarts, reindexes and repacks the store in data,
@@ -113,8 +184,14 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	if err != nil {
 		return row, err
 	}
+	var flags []string
+	if s.Dims > 0 {
+		srv := endpoint(s.Dims)
+		defer srv.Close()
+		flags = []string{"--embed-url", srv.URL + "/v1", "--embed-model", vectorModel}
+	}
 	progress("first start")
-	d, took, err := startAndRecall(ctx, self, data, token)
+	d, took, err := startAndRecall(ctx, self, data, token, flags)
 	if err != nil {
 		return row, err
 	}
@@ -123,7 +200,7 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	// daemon is stopped (writing its snapshots) only once that is done, as
 	// a daemon that ran for a while would be.
 	progress("first start: indexing every shard")
-	waited, err := waitIndexed(ctx, d.URL, token)
+	waited, err := waitIndexed(ctx, d.URL, token, s.Dims > 0)
 	if err != nil {
 		d.Stop()
 		return row, err
@@ -136,7 +213,7 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	d.Stop()
 
 	progress("restart")
-	d, took, err = startAndRecall(ctx, self, data, token)
+	d, took, err = startAndRecall(ctx, self, data, token, flags)
 	if err != nil {
 		return row, err
 	}
@@ -242,9 +319,9 @@ func recallPath(q string) string {
 
 // startAndRecall starts memd serve and times how long until a recall
 // answers.
-func startAndRecall(ctx context.Context, self, data, token string) (*loadbench.Daemon, time.Duration, error) {
+func startAndRecall(ctx context.Context, self, data, token string, flags []string) (*loadbench.Daemon, time.Duration, error) {
 	start := time.Now()
-	d, err := loadbench.Start(ctx, self, data)
+	d, err := loadbench.Start(ctx, self, data, flags...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -256,8 +333,9 @@ func startAndRecall(ctx context.Context, self, data, token string) (*loadbench.D
 }
 
 // waitIndexed asks memd's status until its index has read every shard,
-// and returns how long that took.
-func waitIndexed(ctx context.Context, base, token string) (time.Duration, error) {
+// and with vectors until recall is by meaning, and returns how long that
+// took.
+func waitIndexed(ctx context.Context, base, token string, vectors bool) (time.Duration, error) {
 	start := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -266,7 +344,7 @@ func waitIndexed(ctx context.Context, base, token string) (time.Duration, error)
 		if err := getJSON(ctx, base, token, "/v1/status", &st); err != nil {
 			return 0, err
 		}
-		if st.Indexing == 0 {
+		if st.Indexing == 0 && (!vectors || st.Meaning != nil && st.Meaning.Ready) {
 			return time.Since(start), nil
 		}
 		select {
