@@ -58,9 +58,9 @@ const (
 )
 
 // spareScores keeps score arrays between searches. Not a sync.Pool: the
-// arrays are as long as the index (20 bytes a fact, 28 once a search had relatives), and a pool emptied
-// at every collection would have a search clear megabytes again. Two
-// are kept, one a core.
+// arrays are as long as the index (20 bytes a fact, 28 once a search had
+// relatives), and a pool emptied at every collection would have a search
+// clear megabytes again. Two are kept, one a core.
 var spareScores = make(chan *scores, 2)
 
 func getScores() *scores {
@@ -284,12 +284,9 @@ type queryTerms struct {
 	bits    map[string]uint64
 	scored  []string // the terms scored, in order
 	// depth is how many of the strongest candidates a search reads;
-	// relatives holds the relatives scored for each term of scored, and
-	// floor the score a fact needed for them when pruned (scoreRelated).
+	// relatives holds the relatives scored for each term of scored.
 	depth     int
 	relatives [][]relative
-	floor     float64
-	pruned    bool
 }
 
 // relative is a term related to a query term, with its weight: a share of
@@ -451,7 +448,6 @@ func (q *queryTerms) scoreRelated() {
 		bound += math.Min(most, relatedCap*q.idf(t))
 	}
 	floor, pruned := q.relatedFloor(bound)
-	q.floor, q.pruned = floor, pruned
 	if len(sc.gain) < len(sc.v) {
 		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
 	}
