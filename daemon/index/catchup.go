@@ -171,22 +171,12 @@ func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err err
 	if err != nil {
 		return err
 	}
-	notes := map[string]*noteRecord{}
-	if !head.IsZero() {
-		c, err := sh.ReadCommit(head)
-		if err != nil {
-			return err
-		}
-		if notes, err = notesAt(sh, head, c.Time); err != nil {
-			return err
-		}
+	notes, err := headNotes(sh, head)
+	if err != nil {
+		return err
 	}
 	flush(true, notes)
-	x.mu.Lock()
-	x.heads[id] = head
-	x.notes[id] = notes
-	x.markDirty(id)
-	x.mu.Unlock()
+	x.readAt(id, head, notes)
 	return nil
 }
 
@@ -382,19 +372,36 @@ func (x *Index) readHead(sh *gitstore.Shard, keep bool) (gitstore.Hash, error) {
 	return head, x.replaceShard(sh, lines, head)
 }
 
+// readAt records that a shard was read afresh at head, with its notes
+// there, and is to be saved.
+func (x *Index) readAt(id memd.ShardID, head gitstore.Hash, notes map[string]*noteRecord) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.heads[id] = head
+	x.notes[id] = notes
+	x.markDirty(id)
+}
+
+// headNotes reads the notes at head, dated by its commit (none for no
+// commit).
+func headNotes(sh *gitstore.Shard, head gitstore.Hash) (map[string]*noteRecord, error) {
+	if head.IsZero() {
+		return map[string]*noteRecord{}, nil
+	}
+	c, err := sh.ReadCommit(head)
+	if err != nil {
+		return nil, err
+	}
+	return notesAt(sh, head, c.Time)
+}
+
 // replaceShard replaces everything indexed for a shard with lines and the
 // notes at head.
 func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head gitstore.Hash) error {
 	id := sh.ID()
-	notes := map[string]*noteRecord{}
-	if !head.IsZero() {
-		c, err := sh.ReadCommit(head)
-		if err != nil {
-			return err
-		}
-		if notes, err = notesAt(sh, head, c.Time); err != nil {
-			return err
-		}
+	notes, err := headNotes(sh, head)
+	if err != nil {
+		return err
 	}
 	docs := make([]search.Doc, len(lines))
 	for i, l := range lines {
@@ -404,11 +411,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head git
 		}
 	}
 	x.search.Apply(search.Update{Shard: id, Head: hashString(head), Replace: true, Put: docs, Notes: notePassages(id, notes)})
-	x.mu.Lock()
-	x.heads[id] = head
-	x.notes[id] = notes
-	x.markDirty(id)
-	x.mu.Unlock()
+	x.readAt(id, head, notes)
 	return nil
 }
 

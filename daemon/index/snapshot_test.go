@@ -189,11 +189,7 @@ func TestIndex_SnapshotsSurviveRestartsAndStops(t *testing.T) {
 	}
 	f.WriteString("- (2026-11-03) Adopted a puppy named Rex\n")
 	f.Close()
-	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand"}} {
-		if out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	commitByHand(t, sh)
 	want["Renewed the office lease"] = "m2"
 	want["Adopted a puppy named Rex"] = ""
 	x, err = Open(path, store, logger)
@@ -403,9 +399,7 @@ func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
 	}
 	f.WriteString("- (2026-11-04) Written by hand\n")
 	f.Close()
-	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand").CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v\n%s", err, out)
-	}
+	commitByHand(t, sh)
 
 	indexed := func(followUpTo int) (*Index, map[string]search.Doc) {
 		x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, logger)
@@ -471,11 +465,7 @@ func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
 		f.WriteString(text)
 		f.Close()
 	}
-	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand"}} {
-		if out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	commitByHand(t, sh)
 	lines, _, err := sh.Lines()
 	if err != nil {
 		t.Fatal(err)
@@ -608,5 +598,16 @@ func TestIndex_ReindexWithAShardOfNoCommit(t *testing.T) {
 	}
 	if err := x.Reload(nil); err != nil {
 		t.Fatalf("reload: %v", err)
+	}
+}
+
+// commitByHand commits everything in a shard's working tree with the git
+// CLI, as a person does.
+func commitByHand(t *testing.T, sh *gitstore.Shard) {
+	t.Helper()
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand"}} {
+		if out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
 	}
 }
