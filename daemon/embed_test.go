@@ -178,13 +178,11 @@ func TestRecall_ByWordsUntilTheVectorsAreReady(t *testing.T) {
 	}
 }
 
-// Vectors are kept across restarts, one file per model: a restart embeds
-// nothing again, and another model embeds everything for itself.
-func TestRecall_VectorsKeptPerModel(t *testing.T) {
-	dir := t.TempDir()
-	es := conceptembed.New("concepts")
-	defer es.Close()
-	e := openWithEmbeddings(t, dir, es, "concepts")
+// embeddedAndStopped opens a daemon on dir with es, has alice remember
+// meaningFacts, waits until each has its vector, and stops the daemon.
+func embeddedAndStopped(t *testing.T, dir string, es *conceptembed.Server) meaningEnv {
+	t.Helper()
+	e := openWithEmbeddings(t, dir, es, es.Model)
 	for _, f := range meaningFacts {
 		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
 	}
@@ -192,6 +190,16 @@ func TestRecall_VectorsKeptPerModel(t *testing.T) {
 	if err := e.d.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+// Vectors are kept across restarts, one file per model: a restart embeds
+// nothing again, and another model embeds everything for itself.
+func TestRecall_VectorsKeptPerModel(t *testing.T) {
+	dir := t.TempDir()
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	e := embeddedAndStopped(t, dir, es)
 	before := len(embeddedTexts(es))
 
 	e = openWithEmbeddings(t, dir, es, "concepts")
@@ -226,14 +234,7 @@ func TestRecall_ByWordsWhileTheVectorsAreRead(t *testing.T) {
 	dir := t.TempDir()
 	es := conceptembed.New("concepts")
 	defer es.Close()
-	e := openWithEmbeddings(t, dir, es, "concepts")
-	for _, f := range meaningFacts {
-		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
-	}
-	e.waitMeaning(t, "every fact embedded", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
-	if err := e.d.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e := embeddedAndStopped(t, dir, es)
 	before := len(embeddedTexts(es))
 	token := e.alice.Token
 

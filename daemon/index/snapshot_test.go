@@ -438,14 +438,8 @@ func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
 // Read from HEAD in parts, a fact a person wrote twice is indexed once, as
 // its newer line (the first of two of a day), whichever parts hold them.
 func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "data")
-	store := openStoreAt(t, data)
-	defer store.Close()
-	id := memd.AgentShard("alice")
-	sh, err := store.CreateShard(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sh := aliceStore(t)
+	id := sh.ID()
 	var texts []string
 	for n := range 12 {
 		texts = append(texts, fmt.Sprintf("Fact %d", n))
@@ -520,14 +514,8 @@ func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snaps
 // blob unreadable) leaves nothing of the shard, and tried again indexes
 // every fact.
 func TestIndex_ReadInPartsTriedAgainKeepsEveryFact(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "data")
-	store := openStoreAt(t, data)
-	defer store.Close()
-	id := memd.AgentShard("alice")
-	sh, err := store.CreateShard(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, sh := aliceStore(t)
+	id := sh.ID()
 	learn(t, sh, "m1", "Fact one", "Fact two", "Fact three")
 	os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
 	os.WriteFile(filepath.Join(sh.Dir(), "notes", "trip.md"), []byte("# Trip\n\nA note about the trip to Lisbon.\n"), 0o644)
@@ -610,4 +598,16 @@ func commitByHand(t *testing.T, sh *gitstore.Shard) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+}
+
+// aliceStore opens a store, closed after the test, with agent/alice in it.
+func aliceStore(t *testing.T) (*gitstore.Store, *gitstore.Shard) {
+	t.Helper()
+	store := openStoreAt(t, filepath.Join(t.TempDir(), "data"))
+	t.Cleanup(func() { store.Close() })
+	sh, err := store.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, sh
 }
