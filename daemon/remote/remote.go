@@ -449,12 +449,12 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 		}
 		err = sh.Push(ctx, u, head)
 		if err == nil {
-			s.cfg.Hooks.Pushed("ok")
 			s.mu.Lock()
 			ss.status.Remote, ss.status.PushedAt = head.String(), s.cfg.Now()
 			ss.status.Error, ss.status.ErrorAt = "", time.Time{}
 			s.mu.Unlock()
 			settled(seen)
+			s.cfg.Hooks.Pushed("ok") // once the status says so
 			return nil
 		}
 		if !errors.Is(err, gitstore.ErrPushRejected) || attempt == 3 {
