@@ -473,6 +473,10 @@ type Status struct {
 	// background after a start (Facts counts those it has read); recall
 	// reads a caller's own shards first.
 	Indexing int `json:"indexing,omitempty"`
+	// Attributing counts the shards whose facts are being attributed to
+	// their commits in the background, after a large shard was read from
+	// HEAD: until then their hits name no commit.
+	Attributing int `json:"attributing,omitempty"`
 	// Remotes counts, for the admin, the shards with a git remote and
 	// those whose last fetch or push failed.
 	Remotes      int `json:"remotes,omitempty"`

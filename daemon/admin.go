@@ -88,13 +88,14 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 		return memd.Status{}, err
 	}
 	st := memd.Status{
-		Indexing: s.Index.Backlog(),
-		Version:  memd.Version,
-		Started:  s.Started,
-		Shards:   len(shards),
-		Agents:   len(s.Registry.List()),
-		Caller:   callerOf(ctx).Name(),
-		Learning: memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
+		Indexing:    s.Index.Backlog(),
+		Attributing: s.Index.Attributing(),
+		Version:     memd.Version,
+		Started:     s.Started,
+		Shards:      len(shards),
+		Agents:      len(s.Registry.List()),
+		Caller:      callerOf(ctx).Name(),
+		Learning:    memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
 	}
 	if s.meaning != nil {
 		v := s.meaning.status()

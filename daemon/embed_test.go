@@ -199,10 +199,10 @@ func TestRecall_VectorsKeptPerModel(t *testing.T) {
 	dir := t.TempDir()
 	es := conceptembed.New("concepts")
 	defer es.Close()
-	e := embeddedAndStopped(t, dir, es)
+	embeddedAndStopped(t, dir, es)
 	before := len(embeddedTexts(es))
 
-	e = openWithEmbeddings(t, dir, es, "concepts")
+	e := openWithEmbeddings(t, dir, es, "concepts")
 	st := e.waitMeaning(t, "the vectors read back", func(m memd.MeaningStatus) bool { return m.Ready })
 	if st.Vectors != len(meaningFacts) || len(embeddedTexts(es)) != before {
 		t.Errorf("after a restart: %d vectors, %d texts embedded again", st.Vectors, len(embeddedTexts(es))-before)

@@ -205,6 +205,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if st.Indexing > 0 {
 		fmt.Fprintf(e.stdout, "  index:    reading %d shards in the background\n", st.Indexing)
 	}
+	if st.Attributing > 0 {
+		fmt.Fprintf(e.stdout, "  index:    attributing the facts of %d shards to their commits in the background (their hits name no commit until then)\n", st.Attributing)
+	}
 	if st.Remotes > 0 {
 		health := "in step"
 		if st.RemoteErrors > 0 {

@@ -64,10 +64,11 @@ type Index struct {
 
 	bg sync.WaitGroup // background attribution
 	// backlog counts the shards the background pass of ReadAll has yet
-	// to bring up to date.
-	backlog atomic.Int64
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// to bring up to date; attributing, those whose facts are being
+	// attributed to their commits in the background.
+	backlog, attributing atomic.Int64
+	ctx                  context.Context
+	cancel               context.CancelFunc
 
 	// OnCatchUp, when set, is told how long each catch-up took.
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
@@ -158,6 +159,11 @@ func (x *Index) isUnread(id memd.ShardID) bool {
 // Backlog returns how many shards the background pass started by ReadAll
 // has yet to bring up to date; 0 once it is done.
 func (x *Index) Backlog() int { return int(x.backlog.Load()) }
+
+// Attributing counts the shards whose facts are being attributed to their
+// commits in the background (read from HEAD: until then their hits name
+// no commit).
+func (x *Index) Attributing() int { return int(x.attributing.Load()) }
 
 // Facts returns how many facts of the given shards are indexed.
 func (x *Index) Facts(ids ...memd.ShardID) int { return x.search.Facts(ids...) }

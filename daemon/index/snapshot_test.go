@@ -426,6 +426,9 @@ func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
 		t.Fatalf("read from HEAD: %d facts, followed: %d, want 21 each", len(read), len(followed))
 	}
 	x.bg.Wait() // the attribution
+	if n := x.Attributing(); n != 0 {
+		t.Errorf("%d shards still attributing once attributed", n)
+	}
 	x.Engine().Walk(id, false, func(d search.Doc) bool { read[d.Text] = d; return true })
 	for text, want := range followed {
 		got := read[text]
