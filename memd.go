@@ -451,9 +451,14 @@ type MeaningStatus struct {
 	Refused int `json:"refused"`
 	// Ready: at most one fact in twenty was without a vector at the last
 	// look; until then recall answers by words alone and says so.
-	Ready     bool   `json:"ready"`
-	LastError string `json:"last_error,omitempty"`
-	Failures  int    `json:"failures"` // embedding requests failed since the start
+	Ready bool `json:"ready"`
+	// Reading: the vectors are being read from their file at a start;
+	// Unreadable: they could not be, and recall stays by words until
+	// memd restarts (LastError says why).
+	Reading    bool   `json:"reading,omitempty"`
+	Unreadable bool   `json:"unreadable,omitempty"`
+	LastError  string `json:"last_error,omitempty"`
+	Failures   int    `json:"failures"` // embedding requests failed since the start
 }
 
 // Status describes the running service.

@@ -253,7 +253,7 @@ func TestRecall_ByWordsWhileTheVectorsAreRead(t *testing.T) {
 	if len(res.Hits) == 0 || !strings.Contains(res.ByWordsAlone, "being read") {
 		t.Errorf("while the vectors are read: %v, by words alone %q", hitTexts(res), res.ByWordsAlone)
 	}
-	if st, err := e.admin.Status(ctx); err != nil || st.Meaning == nil || st.Meaning.Ready || !strings.Contains(st.Meaning.LastError, "being read") {
+	if st, err := e.admin.Status(ctx); err != nil || st.Meaning == nil || st.Meaning.Ready || !st.Meaning.Reading {
 		t.Errorf("status while the vectors are read: %+v, %v", st.Meaning, err)
 	}
 	let()

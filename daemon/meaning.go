@@ -104,10 +104,10 @@ func (m *meaning) status() memd.MeaningStatus {
 	select {
 	case <-m.read:
 	default:
-		return memd.MeaningStatus{Model: m.model, LastError: "the vectors are being read"}
+		return memd.MeaningStatus{Model: m.model, Reading: true}
 	}
 	if m.readErr != nil {
-		return memd.MeaningStatus{Model: m.model, LastError: "reading the vectors: " + m.readErr.Error()}
+		return memd.MeaningStatus{Model: m.model, Unreadable: true, LastError: "reading the vectors: " + m.readErr.Error()}
 	}
 	v := m.filler.Status()
 	return memd.MeaningStatus{Model: v.Model, Vectors: v.Vectors, Pending: v.Pending, Refused: v.Refused, Ready: v.Ready, LastError: v.LastError, Failures: v.Failures}

@@ -189,7 +189,12 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  review:   %d proposals waiting (memd review list), %d accepted since the start, %d rejected\n", r.Pending, r.Accepted, r.Rejected)
 	}
 	meaning := "off (recall by words alone; --embed-url turns it on)"
-	if m := st.Meaning; m != nil {
+	switch m := st.Meaning; {
+	case m != nil && m.Reading:
+		meaning = m.Model + ", reading the vectors from disk (recall by words alone until then)"
+	case m != nil && m.Unreadable:
+		meaning = fmt.Sprintf("%s: %s (recall by words alone until memd restarts)", m.Model, m.LastError)
+	case m != nil:
 		meaning = fmt.Sprintf("%s, %d facts embedded, %d to go", m.Model, m.Vectors, m.Pending)
 		if m.Refused > 0 {
 			meaning += fmt.Sprintf(", %d refused by the endpoint (found by words)", m.Refused)

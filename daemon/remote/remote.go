@@ -458,8 +458,9 @@ func (s *Syncer) pushLocked(ctx context.Context, sh *gitstore.Shard, ss *shardSy
 			return nil
 		}
 		if !errors.Is(err, gitstore.ErrPushRejected) || attempt == 3 {
-			s.cfg.Hooks.Pushed("error")
-			return s.failed(ss, "push", err)
+			err = s.failed(ss, "push", err)
+			s.cfg.Hooks.Pushed("error") // once the status says so
+			return err
 		}
 		// Someone else pushed first: bring their commits in, then push the
 		// merge.

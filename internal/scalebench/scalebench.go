@@ -169,6 +169,7 @@ func endpoint(dims int) *httptest.Server {
 		for i, text := range req.Input {
 			data[i] = item{"embedding", i, vectorOf(text, dims)}
 		}
+		w.Header().Set("Content-Type", "application/json") // the client takes nothing else
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": vectorModel, "data": data})
 	}))
 }
@@ -234,8 +235,13 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	progress("recall")
 	for i := 0; i < 3000; i++ {
 		start := time.Now()
-		if err := call(ctx, d.URL, token, http.MethodGet, recallPath(readbench.Queries[i%len(readbench.Queries)]), nil); err != nil {
+		var res memd.RecallResult
+		if err := getJSON(ctx, d.URL, token, recallPath(readbench.Queries[i%len(readbench.Queries)]), &res); err != nil {
 			return row, err
+		}
+		if s.Dims > 0 && res.ByWordsAlone != "" {
+			// A figure of recall by words would pass for one by meaning.
+			return row, fmt.Errorf("recall by meaning answered by words alone: %s", res.ByWordsAlone)
 		}
 		// The first calls after idle pay for memory handed back to the
 		// system and caches gone cold.
