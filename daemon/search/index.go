@@ -292,21 +292,12 @@ type Update struct {
 // Apply makes an update, and reports whether it used the postings given
 // with it.
 func (x *Engine) Apply(u Update) (usedPostings bool) {
-	var facts []analysed
-	var imp imported
 	// Postings are installed in the shard's part: every fact must be its.
-	postings := u.Replace && u.Postings != "" && !slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard })
-	if postings {
-		var err error
-		if imp, err = readPostings(u.Postings, len(u.Put)); err != nil {
-			postings = false // the texts say what they hold
-		}
+	if u.Replace && u.Postings != "" && !slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard }) {
+		used, _ := x.ReplaceInParts(u, len(u.Put), func(put func([]Doc)) error { put(u.Put); return nil })
+		return used // one part of them all cannot disagree with the count
 	}
-	if postings {
-		facts = foldedOnly(u.Put, imp.lengths)
-	} else {
-		facts = analyzeAll(u.Put)
-	}
+	facts := analyzeAll(u.Put)
 	notes := make(map[string][]analysed, len(u.Notes))
 	for path, ps := range u.Notes {
 		notes[path] = analyzeAll(ps)
@@ -321,24 +312,21 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 	}
 	if u.Replace && len(u.Put) > smallBatch {
 		_, p := x.partOf(u.Shard)
-		p.reserve(len(u.Put), len(imp.terms))
+		p.reserve(len(u.Put), 0)
 	}
 	x.own(u.Put)
-	first := x.entries.len()
 	x.putAll(u.Put, facts)
-	if n, ok := x.shardNum[u.Shard]; ok && postings {
-		x.parts[n].installPostings(first, imp)
-	}
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
 	}
 	x.setHead(u.Shard, u.Head)
 	x.maybeCompact()
-	return postings
+	return false
 }
 
 // ReplaceInParts replaces a shard as Apply does with u.Replace, taking its
-// facts from parts a part at a time instead of u.Put: n facts in all, in
+// facts from parts a part at a time instead of u.Put (Apply uses it for
+// postings too, with one part): n facts in all, in
 // the order of u.Postings. A large shard's snapshot is so read without
 // all its facts held at once. put keeps copies of what it is given, so a
 // part's memory may be reused; the shard's facts are taken as u.Shard's.
