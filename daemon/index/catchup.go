@@ -67,7 +67,7 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 	parsed := sh.Parsed()
 	large := false
 	if indexed.IsZero() && !head.IsZero() {
-		large, err = x.isLarge(sh, head)
+		large, err = sh.MoreFactLines(head, x.followUpTo)
 		if err != nil {
 			return err
 		}
@@ -114,12 +114,6 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 // fact twice (in the diffs and at HEAD), a first start 19.5 s and 1.5 GB
 // where reading HEAD in parts takes 5.5 s and 0.5 GB.
 const followUpTo = 50000
-
-// isLarge tells whether a shard holds more facts at head than a first
-// indexing follows.
-func (x *Index) isLarge(sh *gitstore.Shard, head gitstore.Hash) (bool, error) {
-	return sh.MoreFactLines(head, x.followUpTo)
-}
 
 // readHeadInParts indexes a shard from its files at head, a few files at a
 // time, so that its facts are never held twice (as parsed lines and as
