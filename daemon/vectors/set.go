@@ -26,8 +26,11 @@ import (
 
 // Set holds one model's vectors of fact texts by shard and fact ID, each
 // as 8-bit codes with a scale (for ranking) and its signs as bits (for a
-// first cut), and appends each new one to its file. A vector of d
-// dimensions costs d + d/8 + 4 bytes, and its fact ID.
+// first cut), and appends each new one to its file. Only the signs, the
+// scale and where the codes are in the file stay in memory: d/8 + 12
+// bytes for a vector of d dimensions, and its fact ID. A search reads the
+// codes of the few hundred vectors its first cut keeps, from the file
+// (which the system's page cache holds while memory allows).
 type Set struct {
 	mu     sync.RWMutex
 	path   string
@@ -45,9 +48,15 @@ type shardVectors struct {
 	ids   []string
 	index map[string]int32
 	scale []float32
-	codes []int8   // dim per vector
+	at    []int64  // where each vector's codes start in the file, or unwritten
 	signs []uint64 // (dim+63)/64 per vector
+	// held keeps the codes the file failed to take, by slot, until the
+	// file is next written anew.
+	held map[int32][]int8
 }
+
+// unwritten marks a vector whose codes are in held, not in the file.
+const unwritten = -1
 
 // maxName bounds a shard's name and a fact ID in the file.
 const maxName = 1 << 12
@@ -105,15 +114,22 @@ func (s *Set) rewrite(old *os.File) error {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	w.WriteString(fileMagic + s.model + "\n")
+	header := fileMagic + s.model + "\n"
+	w.WriteString(header)
+	at := int64(len(header))
 	compacted := map[memd.ShardID]*shardVectors{}
 	var buf []byte
+	r := newCodeReader(old, s.dim)
+each:
 	for id, sv := range s.shards {
 		for i, fid := range sv.ids {
 			if fid == "" {
 				continue // removed
 			}
-			codes := sv.codes[i*s.dim : (i+1)*s.dim]
+			var codes []int8
+			if codes, err = r.read(sv, int32(i)); err != nil {
+				break each
+			}
 			buf = appendRecord(buf[:0], sv.shard, fid, sv.scale[i], codes)
 			w.Write(buf)
 			c := compacted[id]
@@ -124,11 +140,14 @@ func (s *Set) rewrite(old *os.File) error {
 			c.index[fid] = int32(len(c.ids))
 			c.ids = append(c.ids, fid)
 			c.scale = append(c.scale, sv.scale[i])
-			c.codes = append(c.codes, codes...)
+			c.at = append(c.at, at+int64(codesAt(buf, s.dim)))
 			c.signs = append(c.signs, sv.signs[i*words(s.dim):(i+1)*words(s.dim)]...)
+			at += int64(len(buf))
 		}
 	}
-	err = w.Flush()
+	if err == nil {
+		err = w.Flush()
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -182,6 +201,7 @@ func (s *Set) read(f *os.File) (end int64, records int, err error) {
 	}
 	end = int64(len(header))
 	rr := &recordReader{r: r}
+	var signs []uint64
 	for {
 		shard, id, scale, codes, n, err := rr.read()
 		if err != nil {
@@ -195,7 +215,8 @@ func (s *Set) read(f *os.File) (end int64, records int, err error) {
 			s.remove(shard, id)
 		case s.dim == 0 || len(codes) == s.dim:
 			s.dim = len(codes)
-			s.add(shard, id, scale, codes)
+			signs = appendSigns(signs[:0], codes)
+			s.add(shard, id, scale, signs, end+int64(n-4-len(codes)), nil)
 		}
 		end += int64(n)
 	}
@@ -270,6 +291,10 @@ func (rr *recordReader) read() (memd.ShardID, string, float32, []int8, int, erro
 	return rr.last, id, math.Float32frombits(binary.LittleEndian.Uint32(rest)), rr.codes, len(rr.body), nil
 }
 
+// codesAt returns where the codes of dim dimensions start in a record
+// that ends b.
+func codesAt(b []byte, dim int) int { return len(b) - 4 - dim }
+
 func appendRecord(b []byte, shard memd.ShardID, id string, scale float32, codes []int8) []byte {
 	start := len(b)
 	b = binary.AppendUvarint(b, uint64(len(shard.String())))
@@ -318,34 +343,74 @@ func (s *Set) remove(shard memd.ShardID, id string) {
 		return
 	}
 	delete(sv.index, id)
+	delete(sv.held, i)
 	sv.ids[i] = ""
 	sv.scale[i] = 0
-	clear(sv.codes[int(i)*s.dim : int(i+1)*s.dim])
+	sv.at[i] = unwritten
 	clear(sv.signs[int(i)*words(s.dim) : int(i+1)*words(s.dim)])
 	s.n--
 }
 
-func (s *Set) add(shard memd.ShardID, id string, scale float32, codes []int8) {
+// add keeps a fact's vector: its codes are in the file at at, or, when
+// at is unwritten, held.
+func (s *Set) add(shard memd.ShardID, id string, scale float32, signs []uint64, at int64, held []int8) {
 	sv := s.shards[shard]
 	if sv == nil {
 		sv = &shardVectors{shard: shard, index: map[string]int32{}}
 		s.shards[shard] = sv
 	}
-	if i, ok := sv.index[id]; ok {
-		sv.scale[i] = scale
-		copy(sv.codes[int(i)*s.dim:], codes)
-		copy(sv.signs[int(i)*words(s.dim):], signsOf(codes))
-		return
+	i, ok := sv.index[id]
+	if !ok {
+		i = int32(len(sv.ids))
+		sv.index[id] = i
+		sv.ids = append(sv.ids, id)
+		sv.scale = append(sv.scale, 0)
+		sv.at = append(sv.at, 0)
+		sv.signs = append(sv.signs, signs...)
+		s.n++
 	}
-	sv.index[id] = int32(len(sv.ids))
-	sv.ids = append(sv.ids, id)
-	sv.scale = append(sv.scale, scale)
-	sv.codes = append(sv.codes, codes...)
-	sv.signs = appendSigns(sv.signs, codes)
-	s.n++
+	sv.scale[i] = scale
+	sv.at[i] = at
+	copy(sv.signs[int(i)*words(s.dim):], signs)
+	delete(sv.held, i)
+	if at == unwritten {
+		if sv.held == nil {
+			sv.held = map[int32][]int8{}
+		}
+		sv.held[i] = held
+	}
+}
+
+// codeReader reads vectors' codes from a set's file, or from those held,
+// into buffers it keeps from one vector to the next.
+type codeReader struct {
+	f     *os.File
+	raw   []byte
+	codes []int8
+}
+
+func newCodeReader(f *os.File, dim int) *codeReader {
+	return &codeReader{f: f, raw: make([]byte, dim), codes: make([]int8, dim)}
+}
+
+// read returns the codes of a shard's i'th vector, valid until the next
+// read.
+func (r *codeReader) read(sv *shardVectors, i int32) ([]int8, error) {
+	if sv.at[i] == unwritten {
+		return sv.held[i], nil
+	}
+	if _, err := r.f.ReadAt(r.raw, sv.at[i]); err != nil {
+		return nil, fmt.Errorf("read a vector of %s: %w", sv.shard, err)
+	}
+	for j, b := range r.raw {
+		r.codes[j] = int8(b)
+	}
+	return r.codes, nil
 }
 
 func words(dim int) int { return (dim + 63) / 64 }
+
+func signsOf(codes []int8) []uint64 { return appendSigns(nil, codes) }
 
 // appendSigns appends the sign bits of codes to signs.
 func appendSigns(signs []uint64, codes []int8) []uint64 {
@@ -357,16 +422,6 @@ func appendSigns(signs []uint64, codes []int8) []uint64 {
 		}
 	}
 	return signs
-}
-
-func signsOf(codes []int8) []uint64 {
-	out := make([]uint64, words(len(codes)))
-	for i, c := range codes {
-		if c > 0 {
-			out[i/64] |= 1 << (i % 64)
-		}
-	}
-	return out
 }
 
 // Model names the model the set's vectors come from.
@@ -425,16 +480,30 @@ func (s *Set) Put(vs []Vector) error {
 			return fmt.Errorf("vectors: fact ID or shard longer than %d bytes", maxName)
 		}
 	}
-	var buf []byte
-	for _, v := range vs {
-		s.dim = len(v.V)
-		scale, codes := quantize(v.V)
-		s.add(v.Shard, v.ID, scale, codes)
-		buf = appendRecord(buf, v.Shard, v.ID, scale, codes)
+	if len(vs) == 0 {
+		return nil
 	}
-	// Held in memory even if the file fails them: derived data, computed
-	// again at the next start.
-	return s.write(buf)
+	var buf []byte
+	scales := make([]float32, len(vs))
+	codes := make([][]int8, len(vs))
+	ats := make([]int64, len(vs))
+	for i, v := range vs {
+		scales[i], codes[i] = quantize(v.V)
+		buf = appendRecord(buf, v.Shard, v.ID, scales[i], codes[i])
+		ats[i] = s.end + int64(codesAt(buf, len(v.V)))
+	}
+	s.dim = len(vs[0].V)
+	// Held in memory if the file fails them, until it is next written
+	// anew: derived data, computed again at the next start.
+	err := s.write(buf)
+	for i, v := range vs {
+		at, held := ats[i], []int8(nil)
+		if err != nil {
+			at, held = unwritten, codes[i]
+		}
+		s.add(v.Shard, v.ID, scales[i], signsOf(codes[i]), at, held)
+	}
+	return err
 }
 
 // Prune forgets the vectors of a shard's facts that keep returns false
@@ -512,8 +581,12 @@ func (s *Set) Cosine(q []float32, shard memd.ShardID, id string) (float64, bool)
 	if !ok {
 		return 0, false
 	}
+	codes, err := newCodeReader(s.f, s.dim).read(sv, i)
+	if err != nil {
+		return 0, false
+	}
 	var dot, norm float64
-	for j, c := range sv.codes[int(i)*s.dim : int(i+1)*s.dim] {
+	for j, c := range codes {
 		dot += float64(q[j]) * float64(c)
 		norm += float64(q[j]) * float64(q[j])
 	}
@@ -607,9 +680,15 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 	} else {
 		s.eachLive(readable, func(sv *shardVectors, i int) { cands = append(cands, cand{sv: sv, i: int32(i)}) })
 	}
+	// Read in the file's order, which the page cache and the disk prefer.
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.sv.at[a.i], b.sv.at[b.i]) })
 	out := make([]Match, 0, len(cands))
+	r := newCodeReader(s.f, s.dim)
 	for _, c := range cands {
-		codes := c.sv.codes[int(c.i)*s.dim : int(c.i+1)*s.dim]
+		codes, err := r.read(c.sv, c.i)
+		if err != nil {
+			continue // the set is closed, or the file failed: no rank
+		}
 		var dot float32
 		for j, x := range codes {
 			dot += qf[j] * float32(x)
