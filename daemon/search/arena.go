@@ -40,8 +40,9 @@ func (a *arena) copy(s string) string {
 // facts share (files, commits, chats, lists of messages) are copied once,
 // and a fact the index holds already (put again with its line moved) keeps
 // the strings it has: copying them again would leave the old copies, dead,
-// in blocks that other facts keep alive.
-func (x *Engine) own(docs []Doc) {
+// in blocks that other facts keep alive. Without mayHold the index is
+// not asked: a fact it held would only have its strings copied again.
+func (x *Engine) own(docs []Doc, mayHold bool) {
 	shared := make(map[string]string)
 	keep := func(s string) {
 		if s != "" {
@@ -63,7 +64,7 @@ func (x *Engine) own(docs []Doc) {
 	for i := range docs {
 		d := &docs[i]
 		var held *entry
-		if j, ok := x.lookup(d.Shard, d.ID); ok {
+		if j, ok := x.heldEntry(d, mayHold); ok {
 			held = x.entries.at(j)
 			keep(x.fileNames[held.file])
 			keep(held.commit)
@@ -96,4 +97,13 @@ func (x *Engine) own(docs []Doc) {
 		lists[key] = ms
 		d.Messages = ms
 	}
+}
+
+// heldEntry finds the entry the index holds of a fact, when it may hold
+// one.
+func (x *Engine) heldEntry(d *Doc, mayHold bool) (int32, bool) {
+	if !mayHold {
+		return 0, false
+	}
+	return x.lookup(d.Shard, d.ID)
 }

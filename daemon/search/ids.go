@@ -32,21 +32,24 @@ func (m *idMap) get(es *entries, id string) (int32, bool) {
 	return i, ok
 }
 
-// put records entry i as the one holding id, in place of any before it.
-func (m *idMap) put(es *entries, id string, i int32) {
-	if _, ok := m.clash[id]; ok {
+// put records entry i as the one holding id, in place of the entry
+// before it, which it returns (replaced true).
+func (m *idMap) put(es *entries, id string, i int32) (before int32, replaced bool) {
+	if j, ok := m.clash[id]; ok {
 		m.clash[id] = i
-		return
+		return j, true
 	}
 	h := hashID(id)
-	if j, ok := m.byHash[h]; ok && es.at(j).id != id {
+	j, ok := m.byHash[h]
+	if ok && es.at(j).id != id {
 		if m.clash == nil {
 			m.clash = make(map[string]int32)
 		}
 		m.clash[id] = i
-		return
+		return 0, false
 	}
 	m.byHash[h] = i
+	return j, ok
 }
 
 // remove forgets id.

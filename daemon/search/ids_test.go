@@ -62,3 +62,97 @@ func TestIDMap_AClashPutAgain(t *testing.T) {
 		t.Errorf("%d IDs left, want none", m.len())
 	}
 }
+
+// A fact put again, by any way in, is held once, as it was put last:
+// found once by its words, walked once, counted once. With every ID's
+// hash alike too, where IDs are told apart by their strings.
+func TestPut_AFactPutAgainIsHeldOnce(t *testing.T) {
+	shard := memd.ProjectShard("again")
+	day := memd.DateOf(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	fact := func(n, offset int) Doc {
+		text := fmt.Sprintf("Fact number %d about walruses", n)
+		return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: memd.TierLog, Text: text, File: "log/" + day.Month() + ".md"}, Offset: offset}
+	}
+	// many facts, the first of them put again at the end, moved
+	batch := func(many int) []Doc {
+		var docs []Doc
+		for n := range many {
+			docs = append(docs, fact(n, n*40))
+		}
+		return append(docs, fact(0, many*40))
+	}
+	ways := []struct {
+		name string
+		many int
+		put  func(x *Engine, docs []Doc)
+	}{
+		{"Put, one by one", 10, func(x *Engine, docs []Doc) {
+			for _, d := range docs {
+				x.Put(d)
+			}
+		}},
+		{"PutAll, a few", 10, func(x *Engine, docs []Doc) { x.PutAll(docs) }},
+		{"PutAll, many", 2 * smallBatch, func(x *Engine, docs []Doc) { x.PutAll(docs) }},
+		{"PutAll, in two batches", 2 * smallBatch, func(x *Engine, docs []Doc) {
+			x.PutAll(docs[:len(docs)-1])
+			x.PutAll(docs[len(docs)-1:])
+		}},
+		{"Apply, replacing the shard", 2 * smallBatch, func(x *Engine, docs []Doc) {
+			x.Apply(Update{Shard: shard, Replace: true, Put: docs})
+		}},
+		{"ReplaceInParts, again in a later part", 2 * smallBatch, func(x *Engine, docs []Doc) {
+			x.ReplaceInParts(Update{Shard: shard}, len(docs), func(put func([]Doc)) error {
+				put(docs[:smallBatch+1])
+				put(docs[smallBatch+1:])
+				return nil
+			})
+		}},
+		{"ReplaceInParts, again in the same part", 2 * smallBatch, func(x *Engine, docs []Doc) {
+			x.ReplaceInParts(Update{Shard: shard}, len(docs), func(put func([]Doc)) error {
+				put(docs)
+				return nil
+			})
+		}},
+	}
+	for _, clash := range []bool{false, true} {
+		for _, w := range ways {
+			t.Run(fmt.Sprintf("%s, hashes clash %v", w.name, clash), func(t *testing.T) {
+				if clash {
+					was := hashID
+					hashID = func(string) uint64 { return 7 }
+					defer func() { hashID = was }()
+				}
+				x := New()
+				docs := batch(w.many)
+				w.put(x, docs)
+				if got := x.Facts(shard); got != w.many {
+					t.Errorf("%d facts held, want %d", got, w.many)
+				}
+				again := docs[len(docs)-1]
+				if d, ok := x.Get(shard, again.ID); !ok || d.Offset != again.Offset {
+					t.Errorf("the fact put again is held at %d (found %v), want %d", d.Offset, ok, again.Offset)
+				}
+				res := x.Search(Query{Text: "fact number 0", Shards: []memd.ShardID{shard}, K: 50, Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+				found := 0
+				for _, h := range res.Hits {
+					if h.ID == again.ID {
+						found++
+					}
+				}
+				if found != 1 {
+					t.Errorf("found %d times by its words, want once", found)
+				}
+				walked := 0
+				x.Walk(shard, false, func(d Doc) bool {
+					if d.ID == again.ID {
+						walked++
+					}
+					return true
+				})
+				if walked != 1 {
+					t.Errorf("walked %d times, want once", walked)
+				}
+			})
+		}
+	}
+}

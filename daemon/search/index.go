@@ -314,7 +314,8 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 		_, p := x.partOf(u.Shard)
 		p.reserve(len(u.Put), 0)
 	}
-	x.own(u.Put)
+	// A shard replaced holds nothing of its own to share strings with.
+	x.own(u.Put, !u.Replace)
 	x.putAll(u.Put, facts)
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
@@ -360,7 +361,9 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		default:
 			return // more facts than postings: an error below
 		}
-		x.own(docs)
+		// The shard was dropped: nothing is held but what earlier parts
+		// put, which a fact written twice would find.
+		x.own(docs, false)
 		x.putAll(docs, facts)
 		put += len(docs)
 	})
@@ -392,7 +395,6 @@ func Rank(d memd.Date, t memd.Tier) float64 {
 func (x *Engine) Put(d Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.remove(d.Shard, d.ID)
 	x.add(d, analyzeDoc(d), true)
 	x.maybeCompact()
 }
@@ -480,7 +482,6 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	if len(docs) <= smallBatch {
 		// A few facts go into their places; sorting would cost more.
 		for i, d := range docs {
-			x.remove(d.Shard, d.ID)
 			x.add(d, analysed[i], true)
 		}
 		return
@@ -496,7 +497,6 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	chats := make(map[chatKey]bool)
 	first := x.entries.len() // the entries of this batch are numbered from here
 	for i, d := range docs {
-		x.remove(d.Shard, d.ID)
 		x.add(d, analysed[i], false)
 		if d.Note == "" {
 			shards[d.Shard] = true
@@ -764,7 +764,9 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	if d.Note != "" {
 		x.noteOf[i] = d.Note
 	}
-	p.ids.put(&x.entries, d.ID, i)
+	if before, replaced := p.ids.put(&x.entries, d.ID, i); replaced {
+		x.kill(d.Shard, before)
+	}
 	x.live++
 	p.live++
 	if e.passage {
@@ -915,9 +917,16 @@ func (x *Engine) remove(shard memd.ShardID, id string) {
 	if !ok {
 		return
 	}
+	x.parts[x.shardOf[i]].ids.remove(&x.entries, id)
+	x.kill(shard, i)
+}
+
+// kill marks entry i of a shard dead, its ID already taken from the ID
+// map (removed, or put again: add replaces a fact or passage by its ID).
+func (x *Engine) kill(shard memd.ShardID, i int32) {
 	e := x.entries.at(i)
+	id := e.id
 	p := x.parts[x.shardOf[i]]
-	p.ids.remove(&x.entries, id)
 	delete(x.folded, i)
 	x.alive[i] = false
 	x.live--
@@ -973,7 +982,7 @@ func (x *Engine) maybeCompact() {
 	}
 	x.reset()
 	// Into new blocks: the dead facts' strings go with the old ones.
-	x.own(docs)
+	x.own(docs, false)
 	for _, d := range docs {
 		x.add(d, analyzeDoc(d), false)
 	}
