@@ -267,6 +267,37 @@ func TestRecall_ByWordsWhileTheVectorsAreRead(t *testing.T) {
 	}
 }
 
+// A vectors file changed under memd (copied over in place) is never
+// ranked by: recall answers by words alone and says why.
+func TestRecall_ByWordsWhenTheVectorsFileChanged(t *testing.T) {
+	dir := t.TempDir()
+	es := conceptembed.New("concepts")
+	defer es.Close()
+	token := embeddedAndStopped(t, dir, es).alice.Token
+	e := openWithEmbeddings(t, dir, es, "concepts")
+	e.waitMeaning(t, "the vectors read back", func(m memd.MeaningStatus) bool { return m.Ready })
+	ctx := context.Background()
+	alice := client.New(e.d.URL(), token)
+	if res, err := alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"}); err != nil || res.ByWordsAlone != "" {
+		t.Fatalf("before the change: by words alone %q (%v)", res.ByWordsAlone, err)
+	}
+	path := daemon.VectorsFile(dir, "concepts")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(data) / 2; i < len(data); i++ {
+		data[i] ^= 0x5a
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil { // the same file, in place
+		t.Fatal(err)
+	}
+	res, err := alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
+	if err != nil || !strings.Contains(res.ByWordsAlone, "could not be read") {
+		t.Errorf("after the change: %v, by words alone %q (%v)", hitTexts(res), res.ByWordsAlone, err)
+	}
+}
+
 // A store that starts empty is not taken for one whose facts all have
 // vectors: facts that arrive while the endpoint fails are found by words,
 // and the answer says so.

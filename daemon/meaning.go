@@ -198,7 +198,24 @@ func (m *meaning) byMeaning(ctx context.Context, x *search.Engine, q string, sha
 	}
 	// One more than wanted: the first beyond the candidates is the
 	// background meaning is measured against.
-	near := m.set.Nearest(qv, shards, n+1)
-	cosine := func(shard memd.ShardID, id string) (float64, bool) { return m.set.Cosine(qv, shard, id) }
-	return x.Fuse(lexical.Hits, lexical.Full, cosine, near, n, m.client.Config().Weight, explain), ""
+	near, err := m.set.Nearest(qv, shards, n+1)
+	var unread error // the first vector of a word hit that could not be read
+	cosine := func(shard memd.ShardID, id string) (float64, bool) {
+		c, ok, err := m.set.Cosine(qv, shard, id)
+		if err != nil && unread == nil {
+			unread = err
+		}
+		return c, ok && err == nil
+	}
+	var hits []search.Hit
+	if err == nil {
+		hits = x.Fuse(lexical.Hits, lexical.Full, cosine, near, n, m.client.Config().Weight, explain)
+		err = unread
+	}
+	if err != nil {
+		// Ranked by codes not the facts', meaning would mislead.
+		m.log.Warn("recall answers by words alone: the vectors file could not be read", "err", err)
+		return lexical.Hits, fmt.Sprintf("by words alone: the vectors of %s could not be read: %v", m.model, err)
+	}
+	return hits, ""
 }

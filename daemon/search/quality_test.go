@@ -273,8 +273,14 @@ func (m *meanings) ranker(t *testing.T, s qualitySet) ranker {
 		if err != nil {
 			t.Fatal(err)
 		}
-		near := set.Nearest(q[0], in, n+1)
-		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(q[0], shard, id) }
+		near, err := set.Nearest(q[0], in, n+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cosine := func(shard memd.ShardID, id string) (float64, bool) {
+			c, ok, err := set.Cosine(q[0], shard, id)
+			return c, ok && err == nil
+		}
 		var out []search.Doc
 		for _, h := range search.Fit(s.x.Fuse(res.Hits, res.Full, cosine, near, n, weight, false), k, 0) {
 			out = append(out, h.Doc)
@@ -458,8 +464,14 @@ func BenchmarkRecallByMeaning_1M(b *testing.B) {
 		start := time.Now()
 		// As recall asks with its default k of 20: 60 of each side.
 		res := x.Search(search.Query{Text: queries[i%len(queries)], Shards: in, K: 60, Now: judgedNow})
-		near := set.Nearest(qv, in, 61)
-		cosine := func(shard memd.ShardID, id string) (float64, bool) { return set.Cosine(qv, shard, id) }
+		near, err := set.Nearest(qv, in, 61)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cosine := func(shard memd.ShardID, id string) (float64, bool) {
+			c, ok, err := set.Cosine(qv, shard, id)
+			return c, ok && err == nil
+		}
 		search.Fit(x.Fuse(res.Hits, res.Full, cosine, near, 60, 0.3, false), 20, 4000)
 		took = append(took, time.Since(start))
 	}

@@ -1,8 +1,9 @@
 package vectors
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -25,9 +26,9 @@ func checkCosines(t *testing.T, stage string, s *Set, q []float32, want map[memd
 		shards = append(shards, shard)
 		for id, v := range vs {
 			exact := exactCosine(q, v)
-			got, ok := s.Cosine(q, shard, id)
-			if !ok || math.Abs(got-exact) > 0.01 {
-				t.Fatalf("%s: %s %s has cosine %.4f (held %v), want %.4f", stage, shard, id, got, ok, exact)
+			got, ok, err := s.Cosine(q, shard, id)
+			if err != nil || !ok || math.Abs(got-exact) > 0.01 {
+				t.Fatalf("%s: %s %s has cosine %.4f (held %v, %v), want %.4f", stage, shard, id, got, ok, err, exact)
 			}
 			if n == 0 || exact > best.Cosine {
 				best = Match{Shard: shard, ID: id, Cosine: exact}
@@ -38,8 +39,8 @@ func checkCosines(t *testing.T, stage string, s *Set, q []float32, want map[memd
 	if s.Len() != n {
 		t.Fatalf("%s: %d vectors held, want %d", stage, s.Len(), n)
 	}
-	if got := s.Nearest(q, shards, 1); len(got) != 1 || got[0].Shard != best.Shard || got[0].ID != best.ID {
-		t.Fatalf("%s: nearest %v, want %s %s", stage, got, best.Shard, best.ID)
+	if got, err := s.Nearest(q, shards, 1); err != nil || len(got) != 1 || got[0].Shard != best.Shard || got[0].ID != best.ID {
+		t.Fatalf("%s: nearest %v (%v), want %s %s", stage, got, err, best.Shard, best.ID)
 	}
 }
 
@@ -142,8 +143,9 @@ func TestSet_HoldsTheCodesOnDiskNotInMemory(t *testing.T) {
 	}
 }
 
-// Vectors the file refuses (a full disk) are still found, and are written
-// with the rest when the file is next written anew.
+// Vectors the file refuses (a full disk) are still found until memd
+// stops, and then computed again; what the file takes after is written
+// and read back whole.
 func TestSet_KeepsWhatTheFileRefused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	path := filepath.Join(t.TempDir(), "v.bin")
@@ -157,8 +159,9 @@ func TestSet_KeepsWhatTheFileRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer readOnly.Close()
 	writable := s.f
-	s.f, s.w = readOnly, bufio.NewWriter(readOnly)
+	s.f = readOnly
 	want[alice]["b"] = randomVector(rng, 32)
 	if err := s.Put([]Vector{{Shard: alice, ID: "b", V: want[alice]["b"]}}); err == nil {
 		t.Fatal("a put to a file refusing writes succeeded")
@@ -166,14 +169,91 @@ func TestSet_KeepsWhatTheFileRefused(t *testing.T) {
 	q := randomVector(rng, 32)
 	checkCosines(t, "after a refused write", s, q, want)
 
-	s.mu.Lock()
-	err = s.rewrite(writable)
-	s.mu.Unlock()
-	readOnly.Close()
-	if err != nil {
+	s.f = writable
+	want[alice]["c"] = randomVector(rng, 32)
+	if err := s.Put([]Vector{{Shard: alice, ID: "c", V: want[alice]["c"]}}); err != nil {
 		t.Fatal(err)
 	}
-	checkCosines(t, "after the file was written anew", s, q, want)
+	checkCosines(t, "after the file took writes again", s, q, want)
+	s.Close()
+	delete(want[alice], "b")
+	checkCosines(t, "after a restart", open(t, path, "m"), q, want)
+}
+
+// A write that failed halfway, and could not be cut back, leaves bytes
+// past the last whole record: the next record is written over them, read
+// back as written, and found after a restart.
+func TestSet_WritesOverWhatAFailedWriteLeft(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	path := filepath.Join(t.TempDir(), "v.bin")
+	s := open(t, path, "m")
+	want := map[memd.ShardID]map[string][]float32{alice: {"a": randomVector(rng, 32)}}
+	if err := s.Put([]Vector{{Shard: alice, ID: "a", V: want[alice]["a"]}}); err != nil {
+		t.Fatal(err)
+	}
+	// Half a record, where the file's position is left after it.
+	half := appendRecord(nil, alice, "torn", 0.5, make([]int8, 32))[:20]
+	if _, err := s.f.Seek(0, io.SeekEnd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.f.Write(half); err != nil {
+		t.Fatal(err)
+	}
+	want[alice]["c"] = randomVector(rng, 32)
+	if err := s.Put([]Vector{{Shard: alice, ID: "c", V: want[alice]["c"]}}); err != nil {
+		t.Fatal(err)
+	}
+	q := randomVector(rng, 32)
+	checkCosines(t, "after the next write", s, q, want)
 	s.Close()
 	checkCosines(t, "after a restart", open(t, path, "m"), q, want)
+}
+
+// A file changed by something else (copied over in place, cut short) or
+// closed is never ranked by: the search says why.
+func TestSet_SaysWhenItsFileCannotBeRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	var vs []Vector
+	for i := range 300 {
+		vs = append(vs, Vector{Shard: alice, ID: fmt.Sprint(i), V: randomVector(rng, 32)})
+	}
+	q := randomVector(rng, 32)
+	cases := []struct {
+		name   string
+		change func(t *testing.T, s *Set, path string)
+		want   error
+	}{
+		{"another file copied over it in place", func(t *testing.T, s *Set, path string) {
+			other := append([]byte(fileMagic+"m\n"), appendRecord(nil, bob, "x", 0.1, make([]int8, 32))...)
+			for _, v := range vs {
+				scale, codes := quantize(v.V)
+				other = appendRecord(other, alice, "y"+v.ID, scale, codes) // the same sizes, other IDs
+			}
+			if err := os.WriteFile(path, other, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrChanged},
+		{"cut short", func(t *testing.T, s *Set, path string) {
+			if err := os.Truncate(path, int64(len(fileMagic)+2)); err != nil {
+				t.Fatal(err)
+			}
+		}, io.EOF},
+		{"closed", func(t *testing.T, s *Set, path string) { s.Close() }, os.ErrClosed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "v.bin")
+			s := open(t, path, "m")
+			if err := s.Put(vs); err != nil {
+				t.Fatal(err)
+			}
+			c.change(t, s, path)
+			if got, err := s.Nearest(q, []memd.ShardID{alice}, 10); !errors.Is(err, c.want) {
+				t.Errorf("Nearest found %d, error %v; want %v", len(got), err, c.want)
+			}
+			if _, ok, err := s.Cosine(q, alice, "7"); ok || !errors.Is(err, c.want) {
+				t.Errorf("Cosine: held %v, error %v; want %v", ok, err, c.want)
+			}
+		})
+	}
 }

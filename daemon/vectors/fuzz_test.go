@@ -31,7 +31,9 @@ func FuzzOpen(f *testing.F) {
 			t.Fatal(err)
 		}
 		n, dim := s.Len(), s.Dim()
-		s.Nearest(make([]float32, max(dim, 1)), []memd.ShardID{memd.AgentShard("alice")}, 5)
+		if _, err := s.Nearest(make([]float32, max(dim, 1)), []memd.ShardID{memd.AgentShard("alice")}, 5); err != nil {
+			t.Fatalf("a file just read could not be searched: %v", err)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 // Package vectors finds facts by meaning: each fact text's embedding from
 // an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp), kept
-// quantized in memory and in a file beside the index, computed in the
+// quantized in a file beside the index (its sign bits in memory), computed in the
 // background as facts arrive (Filler), and searched for the facts nearest
 // a query among the shards a caller may read (Set.Nearest). Without an
 // endpoint memd never calls one and recall stays fully local.
@@ -8,6 +8,7 @@ package vectors
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -39,8 +40,7 @@ type Set struct {
 	dim    int
 	shards map[memd.ShardID]*shardVectors
 	n      int
-	f      *os.File
-	w      *bufio.Writer
+	f      *os.File // appended to at end, read at each vector's place
 }
 
 type shardVectors struct {
@@ -48,15 +48,19 @@ type shardVectors struct {
 	ids   []string
 	index map[string]int32
 	scale []float32
-	at    []int64  // where each vector's codes start in the file, or unwritten
+	at    []int64  // where each vector's record starts in the file, or unwritten
 	signs []uint64 // (dim+63)/64 per vector
-	// held keeps the codes the file failed to take, by slot, until the
-	// file is next written anew.
+	// held keeps the codes the file failed to take, by slot: searched
+	// until memd stops, and embedded again after.
 	held map[int32][]int8
 }
 
 // unwritten marks a vector whose codes are in held, not in the file.
 const unwritten = -1
+
+// ErrChanged is a vector whose record in the file is not the one memd
+// wrote there: the file was changed by something else.
+var ErrChanged = errors.New("the vectors file changed under memd")
 
 // maxName bounds a shard's name and a fact ID in the file.
 const maxName = 1 << 12
@@ -95,7 +99,7 @@ func Open(path, model string) (*Set, error) {
 	if err == nil {
 		_, err = f.Seek(good, io.SeekStart)
 	}
-	s.f, s.w, s.end = f, bufio.NewWriter(f), good
+	s.f, s.end = f, good
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("write vectors %s: %w", path, err)
@@ -140,7 +144,7 @@ each:
 			c.index[fid] = int32(len(c.ids))
 			c.ids = append(c.ids, fid)
 			c.scale = append(c.scale, sv.scale[i])
-			c.at = append(c.at, at+int64(codesAt(buf, s.dim)))
+			c.at = append(c.at, at)
 			c.signs = append(c.signs, sv.signs[i*words(s.dim):(i+1)*words(s.dim)]...)
 			at += int64(len(buf))
 		}
@@ -163,23 +167,17 @@ each:
 		old.Close()
 	}
 	end, _ := f.Seek(0, io.SeekEnd)
-	s.f, s.w, s.end, s.shards = f, bufio.NewWriter(f), end, compacted
+	s.f, s.end, s.shards = f, end, compacted
 	return nil
 }
 
-// write appends records to the file. On an error it cuts the file back to
-// its last whole record, so that a half-written one does not hide those
-// written after it at the next start.
+// write appends records to the file, at the end of its last whole
+// record: what a failed write left there is written over by the next, or
+// cut off at the next start, and never hides the records after it. On an
+// error it also tries to cut the file back, for a disk left full.
 func (s *Set) write(records []byte) error {
-	_, err := s.w.Write(records)
-	if err == nil {
-		err = s.w.Flush()
-	}
-	if err != nil {
-		s.w.Reset(s.f)
-		if terr := s.f.Truncate(s.end); terr == nil {
-			s.f.Seek(s.end, io.SeekStart)
-		}
+	if _, err := s.f.WriteAt(records, s.end); err != nil {
+		s.f.Truncate(s.end)
 		return fmt.Errorf("write vectors: %w", err)
 	}
 	s.end += int64(len(records))
@@ -216,7 +214,7 @@ func (s *Set) read(f *os.File) (end int64, records int, err error) {
 		case s.dim == 0 || len(codes) == s.dim:
 			s.dim = len(codes)
 			signs = appendSigns(signs[:0], codes)
-			s.add(shard, id, scale, signs, end+int64(n-4-len(codes)), nil)
+			s.add(shard, id, scale, signs, end, nil)
 		}
 		end += int64(n)
 	}
@@ -291,17 +289,19 @@ func (rr *recordReader) read() (memd.ShardID, string, float32, []int8, int, erro
 	return rr.last, id, math.Float32frombits(binary.LittleEndian.Uint32(rest)), rr.codes, len(rr.body), nil
 }
 
-// codesAt returns where the codes of dim dimensions start in a record
-// that ends b.
-func codesAt(b []byte, dim int) int { return len(b) - 4 - dim }
+// appendNames appends a record's first fields: its shard, fact ID and
+// dimensions.
+func appendNames(b []byte, shard, id string, dim int) []byte {
+	b = binary.AppendUvarint(b, uint64(len(shard)))
+	b = append(b, shard...)
+	b = binary.AppendUvarint(b, uint64(len(id)))
+	b = append(b, id...)
+	return binary.AppendUvarint(b, uint64(dim))
+}
 
 func appendRecord(b []byte, shard memd.ShardID, id string, scale float32, codes []int8) []byte {
 	start := len(b)
-	b = binary.AppendUvarint(b, uint64(len(shard.String())))
-	b = append(b, shard.String()...)
-	b = binary.AppendUvarint(b, uint64(len(id)))
-	b = append(b, id...)
-	b = binary.AppendUvarint(b, uint64(len(codes)))
+	b = appendNames(b, shard.String(), id, len(codes))
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
 	for _, c := range codes {
 		b = append(b, byte(c))
@@ -384,25 +384,35 @@ func (s *Set) add(shard memd.ShardID, id string, scale float32, signs []uint64, 
 // codeReader reads vectors' codes from a set's file, or from those held,
 // into buffers it keeps from one vector to the next.
 type codeReader struct {
-	f     *os.File
-	raw   []byte
-	codes []int8
+	f              *os.File
+	dim            int
+	record, fields []byte
+	codes          []int8
 }
 
 func newCodeReader(f *os.File, dim int) *codeReader {
-	return &codeReader{f: f, raw: make([]byte, dim), codes: make([]int8, dim)}
+	return &codeReader{f: f, dim: dim, codes: make([]int8, dim)}
 }
 
 // read returns the codes of a shard's i'th vector, valid until the next
-// read.
+// read. The record they are read from is checked whole (its checksum,
+// shard and fact ID), so that a file changed by something else is never
+// ranked by: ErrChanged.
 func (r *codeReader) read(sv *shardVectors, i int32) ([]int8, error) {
 	if sv.at[i] == unwritten {
 		return sv.held[i], nil
 	}
-	if _, err := r.f.ReadAt(r.raw, sv.at[i]); err != nil {
+	r.fields = appendNames(r.fields[:0], sv.shard.String(), sv.ids[i], r.dim)
+	size := len(r.fields) + 4 + r.dim + 4
+	r.record = slices.Grow(r.record[:0], size)[:size]
+	if _, err := r.f.ReadAt(r.record, sv.at[i]); err != nil {
 		return nil, fmt.Errorf("read a vector of %s: %w", sv.shard, err)
 	}
-	for j, b := range r.raw {
+	body, sum := r.record[:size-4], binary.LittleEndian.Uint32(r.record[size-4:])
+	if !bytes.HasPrefix(body, r.fields) || crc32.ChecksumIEEE(body) != sum {
+		return nil, fmt.Errorf("read the vector of %s %s: %w", sv.shard, sv.ids[i], ErrChanged)
+	}
+	for j, b := range body[size-4-r.dim:] {
 		r.codes[j] = int8(b)
 	}
 	return r.codes, nil
@@ -489,12 +499,12 @@ func (s *Set) Put(vs []Vector) error {
 	ats := make([]int64, len(vs))
 	for i, v := range vs {
 		scales[i], codes[i] = quantize(v.V)
+		ats[i] = s.end + int64(len(buf))
 		buf = appendRecord(buf, v.Shard, v.ID, scales[i], codes[i])
-		ats[i] = s.end + int64(codesAt(buf, len(v.V)))
 	}
 	s.dim = len(vs[0].V)
-	// Held in memory if the file fails them, until it is next written
-	// anew: derived data, computed again at the next start.
+	// Held in memory if the file fails them: derived data, searched until
+	// memd stops and computed again at the next start.
 	err := s.write(buf)
 	for i, v := range vs {
 		at, held := ats[i], []int8(nil)
@@ -566,24 +576,25 @@ func (s *Set) Reset() error {
 func (s *Set) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return errors.Join(s.w.Flush(), s.f.Close())
+	return s.f.Close()
 }
 
-// Cosine returns the cosine of q and a fact's vector, if the set holds it.
-func (s *Set) Cosine(q []float32, shard memd.ShardID, id string) (float64, bool) {
+// Cosine returns the cosine of q and a fact's vector, if the set holds it,
+// or why its vector could not be read.
+func (s *Set) Cosine(q []float32, shard memd.ShardID, id string) (float64, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	sv := s.shards[shard]
 	if sv == nil || len(q) != s.dim {
-		return 0, false
+		return 0, false, nil
 	}
 	i, ok := sv.index[id]
 	if !ok {
-		return 0, false
+		return 0, false, nil
 	}
 	codes, err := newCodeReader(s.f, s.dim).read(sv, i)
 	if err != nil {
-		return 0, false
+		return 0, false, err
 	}
 	var dot, norm float64
 	for j, c := range codes {
@@ -591,9 +602,9 @@ func (s *Set) Cosine(q []float32, shard memd.ShardID, id string) (float64, bool)
 		norm += float64(q[j]) * float64(q[j])
 	}
 	if norm == 0 {
-		return 0, true
+		return 0, true, nil
 	}
-	return dot * float64(sv.scale[i]) / math.Sqrt(norm), true
+	return dot * float64(sv.scale[i]) / math.Sqrt(norm), true, nil
 }
 
 // Vector is a fact's embedding.
@@ -616,13 +627,14 @@ const firstCut = 20
 var distances = sync.Pool{New: func() any { return new([]uint16) }}
 
 // Nearest returns the n facts of the shards whose vectors are nearest q,
-// nearest first. Over many vectors it ranks only those whose sign bits
-// are nearest q's, then those by their codes.
-func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
+// nearest first, or why the codes to rank them by could not be read.
+// Over many vectors it ranks only those whose sign bits are nearest q's,
+// then those by their codes.
+func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) ([]Match, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(q) != s.dim || s.dim == 0 || n <= 0 {
-		return nil
+		return nil, nil
 	}
 	qScale, qCodes := quantize(q)
 	qf := make([]float32, s.dim)
@@ -687,7 +699,7 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 	for _, c := range cands {
 		codes, err := r.read(c.sv, c.i)
 		if err != nil {
-			continue // the set is closed, or the file failed: no rank
+			return nil, err
 		}
 		var dot float32
 		for j, x := range codes {
@@ -707,7 +719,7 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) []Match {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return out[:min(n, len(out))]
+	return out[:min(n, len(out))], nil
 }
 
 // eachLive calls fn with each vector of the shards not removed, in the

@@ -63,8 +63,8 @@ func TestSet_CosineOfQuantizedVectors(t *testing.T) {
 	q := randomVector(rng, 384)
 	worst := 0.0
 	for _, v := range vs {
-		got, ok := s.Cosine(q, alice, v.ID)
-		if !ok {
+		got, ok, err := s.Cosine(q, alice, v.ID)
+		if err != nil || !ok {
 			t.Fatalf("no vector for %s", v.ID)
 		}
 		worst = math.Max(worst, math.Abs(got-exactCosine(q, v.V)))
@@ -72,7 +72,7 @@ func TestSet_CosineOfQuantizedVectors(t *testing.T) {
 	if worst > 0.01 {
 		t.Errorf("worst cosine error %.4f, want at most 0.01", worst)
 	}
-	if _, ok := s.Cosine(q, bob, "0"); ok {
+	if _, ok, _ := s.Cosine(q, bob, "0"); ok {
 		t.Error("a cosine for a shard with no vectors")
 	}
 }
@@ -118,8 +118,8 @@ func TestSet_NearestKeepsTheExactNearest(t *testing.T) {
 			}
 		}
 		slices.SortFunc(exact, func(a, b Match) int { return -cmp.Compare(a.Cosine, b.Cosine) })
-		got := s.Nearest(q, []memd.ShardID{alice}, 10)
-		if len(got) != 10 {
+		got, err := s.Nearest(q, []memd.ShardID{alice}, 10)
+		if err != nil || len(got) != 10 {
 			t.Fatalf("%d matches, want 10", len(got))
 		}
 		for _, m := range got {
@@ -181,7 +181,7 @@ func TestSet_RefusesOtherDimensions(t *testing.T) {
 	if err := s.Put([]Vector{{Shard: alice, ID: "b", V: []float32{1, 0}}}); err == nil {
 		t.Error("a vector of 2 dimensions among vectors of 3 was kept")
 	}
-	if got := s.Nearest([]float32{1, 0}, []memd.ShardID{alice}, 5); got != nil {
+	if got, _ := s.Nearest([]float32{1, 0}, []memd.ShardID{alice}, 5); got != nil {
 		t.Errorf("a query of other dimensions found %v", got)
 	}
 }
@@ -231,7 +231,9 @@ func BenchmarkNearest(b *testing.B) {
 						b.StartTimer()
 					}
 					start := time.Now()
-					s.Nearest(q, shards, 31)
+					if _, err := s.Nearest(q, shards, 31); err != nil {
+						b.Fatal(err)
+					}
 					took = append(took, time.Since(start))
 				}
 				slices.Sort(took)
@@ -263,7 +265,7 @@ func TestSet_PruneSurvivesAndCompacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := randomVector(rng, 8)
-	if got := s.Nearest(q, []memd.ShardID{alice}, 500); len(got) != 100 || slices.ContainsFunc(got, func(m Match) bool { return len(m.ID) >= 3 }) {
+	if got, err := s.Nearest(q, []memd.ShardID{alice}, 500); err != nil || len(got) != 100 || slices.ContainsFunc(got, func(m Match) bool { return len(m.ID) >= 3 }) {
 		t.Fatalf("after pruning, %d nearest", len(got))
 	}
 	s.Close()
