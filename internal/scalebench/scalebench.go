@@ -62,7 +62,7 @@ type Row struct {
 	ReindexPeak         int64           // its peak resident memory, bytes
 	Steady, Peak        int64           // memd serve's resident memory once idle, and its peak
 	RecallCold, Recall  []time.Duration // the first 1,000 recalls after memd sat idle, and the 2,000 after
-	Remember            []time.Duration // remember over HTTP into the largest shard's log of today, a full day
+	Remember            []time.Duration // remember over HTTP into the largest shard's log of today, a full day: the first after memd sat idle, then 99 more
 	Markdown            int64           // bytes of fact files
 	Disk, Repacked      int64           // bytes under the shards' .git, before and after git repack
 	Unsound             []string        // shards git fsck --strict finds fault with
