@@ -314,8 +314,9 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 		_, p := x.partOf(u.Shard)
 		p.reserve(len(u.Put), 0)
 	}
-	// A shard replaced holds nothing of its own to share strings with.
-	x.own(u.Put, !u.Replace)
+	// A shard replaced holds nothing to share strings with; another
+	// shard's facts among those put may be held.
+	x.own(u.Put, !u.Replace || slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard }))
 	x.putAll(u.Put, facts)
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
@@ -362,7 +363,7 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 			return // more facts than postings: an error below
 		}
 		// The shard was dropped: nothing is held but what earlier parts
-		// put, which a fact written twice would find.
+		// put, and a fact in two parts only has its strings copied twice.
 		x.own(docs, false)
 		x.putAll(docs, facts)
 		put += len(docs)
