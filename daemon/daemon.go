@@ -127,13 +127,17 @@ func Open(cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	cfg = withDefaults(cfg)
-	// The feed, the remotes and the service hear of memd's own commits at
-	// once; they are made after the store that tells them, so the store
-	// reaches them through pointers.
+	// The index, the feed, the remotes and the service hear of memd's own
+	// commits at once; they are made after the store that tells them, so
+	// the store reaches them through pointers.
 	var hub atomic.Pointer[feed.Hub]
 	var syncer atomic.Pointer[remote.Syncer]
 	var service atomic.Pointer[Service]
+	var indexer atomic.Pointer[index.Index]
 	st, opened, err := openStorage(cfg, func(id memd.ShardID) {
+		if x := indexer.Load(); x != nil {
+			x.Committed(id)
+		}
 		notifyCommit(hub.Load(), syncer.Load(), id)
 		if s := service.Load(); s != nil && s.meaning != nil {
 			s.meaning.wake() // a new fact wants its vector
@@ -157,6 +161,7 @@ func Open(cfg Config) (*Daemon, error) {
 		return 0
 	}, memd.Version, runtime.Version())
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
+	indexer.Store(idx) // told of commits from here on, its hook set
 	h, err := feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
 		Dropped:   func() { m.FeedDrops.Inc() },

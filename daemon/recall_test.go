@@ -296,6 +296,46 @@ func TestIndex_DeletedFileLosesNothing(t *testing.T) {
 	}
 }
 
+// What memd wrote before a stop, with no recall after it, is in the
+// index's snapshot: the next start reads it and catches nothing up from
+// the commits (which would read every file of the shard).
+func TestIndex_WritesBeforeAStopNeedNoCatchUpAfter(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	open := func() (*daemon.Daemon, *client.Client) {
+		d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go d.Serve()
+		token, _ := auth.ReadAdminToken(dir)
+		return d, client.New(d.URL(), token)
+	}
+	d, admin := open()
+	remember(t, admin, "project/apollo", "The launch moved to May", memd.TierLog, memd.Source{})
+	if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch"}); err != nil { // the shard indexed
+		t.Fatal(err)
+	}
+	remember(t, admin, "project/apollo", "The launch venue is Lisbon", memd.TierLog, memd.Source{})
+	d.Shutdown(ctx)
+
+	d, admin = open()
+	defer d.Shutdown(ctx)
+	res, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch venue"})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Text != "The launch venue is Lisbon" {
+		t.Fatalf("after the restart: %v (%v)", hitTexts(res), err)
+	}
+	resp, err := http.Get(d.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := "memd_index_catchup_seconds_count 0"; !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics lacks %q: the restart caught up from commits", want)
+	}
+}
+
 // A property of the memory section over random stores: no block exceeds its
 // budgets, and each "left on disk" count is exactly what was not shown.
 func TestContext_BudgetsHoldOnRandomStores(t *testing.T) {

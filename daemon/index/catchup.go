@@ -425,3 +425,48 @@ func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, t
 	report(progress, "writing the index", 1, 1)
 	return err
 }
+
+// Committed tells the index that memd moved a shard's branch. The index
+// catches the shard up soon, in the background, while the writer still
+// holds the shard's files: a catch-up then reads only what the commits
+// changed, where one after the files were given up (at the next start,
+// after a stop) reads and parses every file of the shard.
+func (x *Index) Committed(id memd.ShardID) {
+	x.mu.Lock()
+	x.toFollow[id] = true
+	x.mu.Unlock()
+	select {
+	case x.followWake <- struct{}{}:
+	default: // already woken
+	}
+}
+
+// follower catches up the shards memd commits to, until the index closes.
+func (x *Index) follower() {
+	defer close(x.followerDone)
+	for {
+		select {
+		case <-x.ctx.Done():
+			return
+		case <-x.followWake:
+			x.followCommitted()
+		}
+	}
+}
+
+// followCommitted catches up the shards memd committed to since it last
+// ran.
+func (x *Index) followCommitted() {
+	x.mu.Lock()
+	ids := make([]memd.ShardID, 0, len(x.toFollow))
+	for id := range x.toFollow {
+		ids = append(ids, id)
+	}
+	clear(x.toFollow)
+	x.mu.Unlock()
+	for _, id := range ids {
+		if err := x.CatchUp(id); err != nil {
+			x.log.Warn("bringing the index up to a commit memd made", "shard", id, "err", err)
+		}
+	}
+}

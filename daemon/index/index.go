@@ -70,6 +70,12 @@ type Index struct {
 	ctx                  context.Context
 	cancel               context.CancelFunc
 
+	// toFollow holds the shards memd committed to since the follower
+	// last caught them up (guarded by mu); followWake wakes it.
+	toFollow     map[memd.ShardID]bool
+	followWake   chan struct{}
+	followerDone chan struct{}
+
 	// OnCatchUp, when set, is told how long each catch-up took.
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
 
@@ -92,20 +98,24 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		heads: make(map[memd.ShardID]gitstore.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
 		saveCost:  make(map[memd.ShardID]time.Duration),
-		saverDone: make(chan struct{}), followUpTo: followUpTo, readBatch: 20000}
+		saverDone: make(chan struct{}), followUpTo: followUpTo, readBatch: 20000,
+		toFollow: make(map[memd.ShardID]bool), followWake: make(chan struct{}, 1), followerDone: make(chan struct{})}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	go x.saver()
+	go x.follower()
 	return x, nil
 }
 
 // Close stops background work, writes the snapshots of shards indexed
 // past them, and closes the index.
 func (x *Index) Close() error {
+	x.followCommitted() // what memd wrote last goes into the snapshots
 	x.cancel()
+	<-x.followerDone
 	x.bg.Wait()
 	<-x.saverDone
 	err := x.saveDirty(true)

@@ -614,3 +614,52 @@ func aliceStore(t *testing.T) (*gitstore.Store, *gitstore.Shard) {
 	}
 	return store, sh
 }
+
+// Commits memd made and told the index of are in the snapshots a stop
+// writes, though nothing read the shard after them: the next start has
+// nothing to catch up, where catching up would read every file of the
+// shard. Told before the shard's snapshot was read, and after.
+func TestIndex_CommitsMemdMadeAreInTheSnapshotAStopWrites(t *testing.T) {
+	for _, readFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("snapshot read first %v", readFirst), func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+			alice := memd.AgentShard("alice")
+			store, sh, _, path := indexedAlice(t, data)
+			x, err := Open(path, store, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if readFirst {
+				if err := x.CatchUp(alice); err != nil {
+					t.Fatal(err)
+				}
+			}
+			learn(t, sh, "m2", "Renewed the office lease")
+			x.Committed(alice)
+			learn(t, sh, "m3", "Adopted a puppy named Rex")
+			x.Committed(alice)
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			x, err = Open(path, store, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			caughtUp := 0
+			x.OnCatchUp = func(memd.ShardID, time.Duration, bool) { caughtUp++ }
+			if err := x.CatchUp(alice); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"Booked a flight to Lisbon": "m1", "Paid the hotel": "m1", "Renewed the office lease": "m2", "Adopted a puppy named Rex": "m3"}
+			if got := recalled(x, alice); !reflect.DeepEqual(got, want) {
+				t.Errorf("after the restart the index holds %v, want %v", got, want)
+			}
+			if caughtUp != 0 {
+				t.Errorf("the restart caught up %d shards from their commits; want the snapshot at HEAD", caughtUp)
+			}
+		})
+	}
+}
