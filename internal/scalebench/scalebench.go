@@ -56,6 +56,7 @@ type Shape struct {
 type Row struct {
 	Shape
 	FirstStart, Restart time.Duration   // serve started until its first recall answered
+	RestartAfterWrites  time.Duration   // the same, after memd wrote and stopped
 	FirstIndexed        time.Duration   // the first start until every shard was indexed
 	FirstPeak           int64           // the first start's peak resident memory, once all indexed
 	Reindex             time.Duration   // memd reindex, a new process
@@ -261,6 +262,13 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 		row.Remember = append(row.Remember, time.Since(start))
 	}
 	if row.Peak, err = readbench.ProcessPeakRSS(d.Pid()); err != nil {
+		return row, err
+	}
+	d.Stop()
+
+	// A daemon that wrote and stopped, as every deploy stops one.
+	progress("restart after writes")
+	if d, row.RestartAfterWrites, err = startAndRecall(ctx, self, data, token, flags); err != nil {
 		return row, err
 	}
 	d.Stop()
