@@ -253,20 +253,24 @@ func TestTimeTravel(t *testing.T) {
 	wantCode(t, err, memd.ENOTFOUND)
 }
 
+// serveAt starts memd on the data directory dir, and returns it with an
+// admin client; the caller shuts it down.
+func serveAt(t *testing.T, dir string) (*daemon.Daemon, *client.Client) {
+	t.Helper()
+	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go d.Serve()
+	token, _ := auth.ReadAdminToken(dir)
+	return d, client.New(d.URL(), token)
+}
+
 // Deleting the index file loses nothing: the next start rebuilds it, with
 // every fact attributed to its commit.
 func TestIndex_DeletedFileLosesNothing(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*daemon.Daemon, *client.Client) {
-		d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go d.Serve()
-		token, _ := auth.ReadAdminToken(dir)
-		return d, client.New(d.URL(), token)
-	}
-	d, admin := open()
+	d, admin := serveAt(t, dir)
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
 		remember(t, admin, "project/apollo", fmt.Sprintf("Decision %d about the launch plan", i), memd.TierLog, memd.Source{Messages: []string{fmt.Sprint("m", i)}})
@@ -279,7 +283,7 @@ func TestIndex_DeletedFileLosesNothing(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
 		t.Fatal(err)
 	}
-	d, admin = open()
+	d, admin = serveAt(t, dir)
 	defer d.Shutdown(ctx)
 	after, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch decision", K: 50})
 	if err != nil {
@@ -302,16 +306,7 @@ func TestIndex_DeletedFileLosesNothing(t *testing.T) {
 func TestIndex_WritesBeforeAStopNeedNoCatchUpAfter(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	open := func() (*daemon.Daemon, *client.Client) {
-		d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go d.Serve()
-		token, _ := auth.ReadAdminToken(dir)
-		return d, client.New(d.URL(), token)
-	}
-	d, admin := open()
+	d, admin := serveAt(t, dir)
 	remember(t, admin, "project/apollo", "The launch moved to May", memd.TierLog, memd.Source{})
 	if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch"}); err != nil { // the shard indexed
 		t.Fatal(err)
@@ -319,7 +314,7 @@ func TestIndex_WritesBeforeAStopNeedNoCatchUpAfter(t *testing.T) {
 	remember(t, admin, "project/apollo", "The launch venue is Lisbon", memd.TierLog, memd.Source{})
 	d.Shutdown(ctx)
 
-	d, admin = open()
+	d, admin = serveAt(t, dir)
 	defer d.Shutdown(ctx)
 	res, err := admin.Recall(ctx, memd.RecallQuery{Q: "launch venue"})
 	if err != nil || len(res.Hits) == 0 || res.Hits[0].Text != "The launch venue is Lisbon" {
