@@ -28,10 +28,10 @@ import (
 // Set holds one model's vectors of fact texts by shard and fact ID, each
 // as 8-bit codes with a scale (for ranking) and its signs as bits (for a
 // first cut), and appends each new one to its file. Only the signs, the
-// scale and where the codes are in the file stay in memory: d/8 + 12
-// bytes for a vector of d dimensions, and its fact ID. A search reads the
-// codes of the few hundred vectors its first cut keeps, from the file
-// (which the system's page cache holds while memory allows).
+// scale and where the vector's record is in the file stay in memory: d/8
+// + 12 bytes for a vector of d dimensions, and its fact ID. A search reads
+// the records of the few hundred vectors its first cut keeps from the
+// file (which the system's page cache holds while memory allows).
 type Set struct {
 	mu     sync.RWMutex
 	path   string
