@@ -29,7 +29,7 @@ func (x *Index) CatchUp(ids ...memd.ShardID) error {
 		if err != nil {
 			return err
 		}
-		if err := x.catchUp(sh); err != nil {
+		if err := x.catchUp(sh, true); err != nil {
 			return fmt.Errorf("index %s: %w", id, err)
 		}
 	}
@@ -45,7 +45,12 @@ func (x *Index) CatchUpAll() error {
 	return x.CatchUp(ids...)
 }
 
-func (x *Index) catchUp(sh *gitstore.Shard) error {
+// catchUp brings a shard's index to its HEAD. Writes moving HEAD while it
+// reads are followed again, a few times, and then the shard is read whole
+// from HEAD: a caller that must see the latest commits gets them
+// (chase). Without chase it leaves the shard where it was, for a later
+// catch-up.
+func (x *Index) catchUp(sh *gitstore.Shard, chase bool) error {
 	head, err := sh.Head()
 	if err != nil {
 		return err
@@ -56,6 +61,11 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 	}
 	defer x.lock(id)()
 	if err := x.readSnapshot(id); err != nil {
+		return err
+	}
+	// Another catch-up may have moved the index past the HEAD read before
+	// the lock, which would then look like a commit it cannot follow.
+	if head, err = sh.Head(); err != nil {
 		return err
 	}
 	indexed := x.Head(id)
@@ -85,10 +95,13 @@ func (x *Index) catchUp(sh *gitstore.Shard) error {
 		// history is short, which attributes every fact on the way. Writes
 		// during it move HEAD; it is followed again to the newer HEAD.
 		err = x.follow(sh, indexed, head)
-		for try := 0; errors.Is(err, errHeadMoved) && try < 10; try++ {
+		for try := 0; chase && errors.Is(err, errHeadMoved) && try < 10; try++ {
 			if head, err = sh.Head(); err == nil {
 				err = x.follow(sh, indexed, head)
 			}
+		}
+		if !chase && errors.Is(err, errHeadMoved) {
+			return nil // left as it was, consistent, for the next catch-up
 		}
 		if errors.Is(err, errUnknownBase) || errors.Is(err, errHeadMoved) {
 			full = true
@@ -441,7 +454,14 @@ func (x *Index) Committed(id memd.ShardID) {
 	}
 }
 
-// follower catches up the shards memd commits to, until the index closes.
+// followQuiet is how long after memd's last commit the follower waits
+// before it catches up: it follows a burst of writes once it ends, rather
+// than chase each commit of it (a catch-up that HEAD outruns is read
+// again, and then whole).
+const followQuiet = 200 * time.Millisecond
+
+// follower catches up the shards memd commits to, once commits pause,
+// until the index closes. Close catches up what is left.
 func (x *Index) follower() {
 	defer close(x.followerDone)
 	for {
@@ -449,13 +469,25 @@ func (x *Index) follower() {
 		case <-x.ctx.Done():
 			return
 		case <-x.followWake:
-			x.followCommitted()
 		}
+		quiet := time.NewTimer(followQuiet)
+		for waiting := true; waiting; {
+			select {
+			case <-x.ctx.Done():
+				quiet.Stop()
+				return
+			case <-x.followWake:
+				quiet.Reset(followQuiet)
+			case <-quiet.C:
+				waiting = false
+			}
+		}
+		x.followCommitted()
 	}
 }
 
 // followCommitted catches up the shards memd committed to since it last
-// ran.
+// ran, without chasing writes that come meanwhile.
 func (x *Index) followCommitted() {
 	x.mu.Lock()
 	ids := make([]memd.ShardID, 0, len(x.toFollow))
@@ -465,7 +497,11 @@ func (x *Index) followCommitted() {
 	clear(x.toFollow)
 	x.mu.Unlock()
 	for _, id := range ids {
-		if err := x.CatchUp(id); err != nil {
+		sh, err := x.store.Shard(id)
+		if err == nil {
+			err = x.catchUp(sh, false)
+		}
+		if err != nil && memd.ErrorCode(err) != memd.ENOTFOUND && x.ctx.Err() == nil {
 			x.log.Warn("bringing the index up to a commit memd made", "shard", id, "err", err)
 		}
 	}

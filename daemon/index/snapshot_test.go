@@ -663,3 +663,45 @@ func TestIndex_CommitsMemdMadeAreInTheSnapshotAStopWrites(t *testing.T) {
 		})
 	}
 }
+
+// The index follows memd's commits by itself, with no read and no stop:
+// once a burst of writes pauses, it is at HEAD, having read only what the
+// commits changed. A burst of writes, each told as it lands, is followed
+// without reading the shard whole again.
+func TestIndex_FollowsCommitsMemdMadeInTheBackground(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	alice := memd.AgentShard("alice")
+	store, sh, _, path := indexedAlice(t, data)
+	x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CatchUp(alice); err != nil {
+		t.Fatal(err)
+	}
+	type caughtUp struct{ full bool }
+	caught := make(chan caughtUp, 1000)
+	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, full bool) { caught <- caughtUp{full} }
+	for i := range 40 {
+		learn(t, sh, fmt.Sprint("b", i), fmt.Sprintf("Burst fact number %d", i))
+		x.Committed(alice)
+	}
+	head, err := sh.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x.Head(alice) != head {
+		select {
+		case c := <-caught:
+			if c.full {
+				t.Fatal("following a burst of writes read the shard whole")
+			}
+		case <-time.After(time.Minute): // a guard: the follower waits 0.2 s after the last commit
+			t.Fatalf("the index is at %s a minute after the burst, HEAD at %s", x.Head(alice), head)
+		}
+	}
+	if got := recalled(x, alice); got["Burst fact number 39"] != "b39" || len(got) != 42 {
+		t.Errorf("after the burst the index holds %d facts: %v", len(got), got)
+	}
+}
