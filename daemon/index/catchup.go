@@ -456,8 +456,8 @@ func (x *Index) Committed(id memd.ShardID) {
 
 // followQuiet is how long after memd's last commit the follower waits
 // before it catches up: it follows a burst of writes once it ends, rather
-// than chase each commit of it (a catch-up that HEAD outruns is read
-// again, and then whole).
+// than chase each commit of it (a catch-up that HEAD outruns is given up,
+// for the next).
 const followQuiet = 200 * time.Millisecond
 
 // follower catches up the shards memd commits to, once commits pause,
