@@ -168,6 +168,9 @@ type factFile struct {
 func parseFactFile(path string, data []byte) []lineFact {
 	var facts []lineFact
 	tier := fileTier(path)
+	// One copy of the file for all its lines' texts, not one a line: a
+	// shard of a million facts is parsed with a million fewer allocations.
+	text := string(data)
 	for start := 0; start < len(data); {
 		end := bytes.IndexByte(data[start:], '\n')
 		if end < 0 {
@@ -176,7 +179,7 @@ func parseFactFile(path string, data []byte) []lineFact {
 			end += start + 1
 		}
 		if data[start] == '-' {
-			line := strings.TrimSuffix(string(data[start:end]), "\n")
+			line := strings.TrimSuffix(text[start:end], "\n")
 			if f, ok := ParseLine(line); ok {
 				if f.Tier == "" {
 					f.Tier = tier
