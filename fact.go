@@ -62,8 +62,40 @@ type Fact struct {
 // in Unicode NFC, lowercased, with runs of white space folded to one space.
 // The same text in the same shard is the same fact.
 func FactID(text string) string {
-	sum := sha256.Sum256([]byte(NormalizeFactText(text)))
+	var buf [256]byte
+	normal, ok := appendNormalASCII(buf[:0], text)
+	if !ok {
+		normal = []byte(NormalizeFactText(text))
+	}
+	sum := sha256.Sum256(normal)
 	return hex.EncodeToString(sum[:6])
+}
+
+// appendNormalASCII appends NormalizeFactText(text) to b when text is
+// ASCII alone (false otherwise), without the three copies the general
+// form makes: every fact line read is identified, a million at a start.
+// ASCII is its own NFC, lowercased by A-Z alone, and its white space is
+// what strings.Fields splits at.
+func appendNormalASCII(b []byte, text string) ([]byte, bool) {
+	space := false // a run of white space waits for the next word
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return b, false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			space = true
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if space && len(b) > 0 {
+			b = append(b, ' ')
+		}
+		space = false
+		b = append(b, c)
+	}
+	return b, true
 }
 
 // NormalizeFactText is the form of a text that identity compares.

@@ -1,6 +1,8 @@
 package memd_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -127,4 +129,18 @@ func TestShorten(t *testing.T) {
 			t.Errorf("Shorten(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
+}
+
+// The identity of an ASCII text, worked out without copies, is the one
+// the general form gives: IDs are in every commit's trailers.
+func FuzzFactID_ASCIIAsTheGeneralForm(f *testing.F) {
+	for _, s := range []string{"Lives in Lisbon", "  Two  spaces\tand a TAB\r\n", "MiXeD cAsE 42", "\x00\x1f\x7f ctrl\v\fform", "", " ", "Café", "a\u0085b", "a\u00a0b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sum := sha256.Sum256([]byte(memd.NormalizeFactText(s)))
+		if want, got := hex.EncodeToString(sum[:6]), memd.FactID(s); got != want {
+			t.Errorf("FactID(%q) = %s, the general form gives %s", s, got, want)
+		}
+	})
 }
