@@ -292,8 +292,9 @@ type Update struct {
 // Apply makes an update, and reports whether it used the postings given
 // with it.
 func (x *Engine) Apply(u Update) (usedPostings bool) {
+	foreign := slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard })
 	// Postings are installed in the shard's part: every fact must be its.
-	if u.Replace && u.Postings != "" && !slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard }) {
+	if u.Replace && u.Postings != "" && !foreign {
 		used, _ := x.ReplaceInParts(u, len(u.Put), func(put func([]Doc)) error { put(u.Put); return nil })
 		return used // one part of them all cannot disagree with the count
 	}
@@ -316,7 +317,7 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 	}
 	// A shard replaced holds nothing to share strings with; another
 	// shard's facts among those put may be held.
-	x.own(u.Put, !u.Replace || slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard }))
+	x.own(u.Put, !u.Replace || foreign)
 	x.putAll(u.Put, facts)
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
@@ -590,8 +591,7 @@ func (x *Engine) putNote(shard memd.ShardID, note string, passages []Doc, analys
 	x.dropNote(fileKey{shard, note})
 	for i, d := range passages {
 		d.Shard, d.Note = shard, note
-		x.remove(shard, d.ID)
-		x.add(d, analysed[i], true)
+		x.add(d, analysed[i], true) // in place of any entry of its ID
 	}
 }
 
