@@ -30,7 +30,7 @@ func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
 			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
 		}
-		if x.search.Facts(id) > followUpTo {
+		if x.search.Facts(id) > x.followUpTo {
 			// A large shard's attribution leaves hundreds of megabytes of
 			// garbage, and an idle daemon allocates nothing that would
 			// have it collected: hand it back now, as after reading the

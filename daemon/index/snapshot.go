@@ -507,12 +507,12 @@ func (x *Index) saveDirty(all bool) error {
 	return errors.Join(errs...)
 }
 
-// saveShard writes a shard's snapshot: what the index holds for it now,
-// read under the shard's lock so that facts, notes and commit agree.
 // largeSnapshot is the size from which writing a snapshot hands the
 // memory it took back to the system: a shard of about 250,000 facts.
 const largeSnapshot = 32 << 20
 
+// saveShard writes a shard's snapshot: what the index holds for it now,
+// read under the shard's lock so that facts, notes and commit agree.
 func (x *Index) saveShard(id memd.ShardID) error {
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
