@@ -95,10 +95,7 @@ func Open(path, model string) (*Set, error) {
 			return nil, fmt.Errorf("write vectors %s: %w", path, err)
 		}
 	}
-	err = f.Truncate(good)
-	if err == nil {
-		_, err = f.Seek(good, io.SeekStart)
-	}
+	err = f.Truncate(good) // appends are written at end: no seek
 	s.f, s.end = f, good
 	if err != nil {
 		f.Close()
@@ -166,8 +163,7 @@ each:
 	if old != nil {
 		old.Close()
 	}
-	end, _ := f.Seek(0, io.SeekEnd)
-	s.f, s.end, s.shards = f, end, compacted
+	s.f, s.end, s.shards = f, at, compacted
 	return nil
 }
 
