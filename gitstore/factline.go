@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/memd/memd"
@@ -26,18 +25,27 @@ const (
 // ParseLine parses one line (without its newline) as a fact. ok is false for
 // lines that are not facts: headers, comments, prose, blank lines.
 func ParseLine(line string) (f memd.Fact, ok bool) {
+	date, tier, text, ok := splitLine(line)
+	if !ok {
+		return memd.Fact{}, false
+	}
+	return memd.Fact{ID: memd.FactID(text), Date: date, Tier: tier, Text: text}, true
+}
+
+// splitLine is ParseLine without the fact's ID: the line's date, its tag's
+// tier ("" when untagged) and its text.
+func splitLine(line string) (date memd.Date, tier memd.Tier, text string, ok bool) {
 	line = strings.TrimSuffix(line, "\r")
 	if len(line) < 15 || line[0] != '-' || line[1] != ' ' || line[2] != '(' || line[13] != ')' || line[14] != ' ' {
-		return memd.Fact{}, false
+		return date, "", "", false
 	}
 	date, err := memd.ParseDate(line[3:13])
 	if err != nil {
-		return memd.Fact{}, false
+		return date, "", "", false
 	}
 	// Spaces before a tag (a hand edit) do not hide it: trim as the text
 	// itself is trimmed.
-	text := strings.TrimSpace(line[15:])
-	tier := memd.Tier("")
+	text = strings.TrimSpace(line[15:])
 	for _, t := range []memd.Tier{memd.TierNote, memd.TierEpisode} {
 		if tag := "[" + string(t) + "] "; strings.HasPrefix(text, tag) {
 			tier, text = t, text[len(tag):]
@@ -45,10 +53,7 @@ func ParseLine(line string) (f memd.Fact, ok bool) {
 		}
 	}
 	text = strings.TrimSpace(text)
-	if text == "" {
-		return memd.Fact{}, false
-	}
-	return memd.Fact{ID: memd.FactID(text), Date: date, Tier: tier, Text: text}, true
+	return date, tier, text, text != ""
 }
 
 // FormatLine renders a fact as its line, with a trailing newline.
@@ -77,15 +82,15 @@ func DayLog(d memd.Date) string {
 
 // logFileFor picks the file a new fact of tier t and date d goes in, among
 // the fact files a shard holds.
-func logFileFor(t memd.Tier, d memd.Date, files map[string]*factFile) string {
+func logFileFor(t memd.Tier, d memd.Date, files map[string]fileAt) string {
 	if t == memd.TierProfile || t == "" {
 		return ProfileFile
 	}
 	day := DayLog(d)
-	if files[day] != nil {
+	if _, ok := files[day]; ok {
 		return day
 	}
-	if month := files[MonthLog(d)]; month == nil || len(month.data) < SplitLogAt {
+	if month, ok := files[MonthLog(d)]; !ok || month.size < SplitLogAt {
 		return MonthLog(d)
 	}
 	return day
@@ -170,25 +175,44 @@ func parseFactFile(path string, data []byte) []lineFact {
 	tier := fileTier(path)
 	// One copy of the file for all its lines' texts, not one a line: a
 	// shard of a million facts is parsed with a million fewer allocations.
-	text := string(data)
-	for start := 0; start < len(data); {
-		end := bytes.IndexByte(data[start:], '\n')
+	eachLine(string(data), func(line string, start, end int) {
+		if f, ok := ParseLine(line); ok {
+			if f.Tier == "" {
+				f.Tier = tier
+			}
+			f.File = path
+			facts = append(facts, lineFact{Fact: f, start: start, end: end})
+		}
+	})
+	return facts
+}
+
+// factLineIDs returns the IDs of a file's fact lines, those parseFactFile
+// finds, in their order, without the facts: where facts are, cheaply.
+func factLineIDs(data []byte) []string {
+	var ids []string
+	eachLine(string(data), func(line string, _, _ int) {
+		if _, _, text, ok := splitLine(line); ok {
+			ids = append(ids, memd.FactID(text))
+		}
+	})
+	return ids
+}
+
+// eachLine calls fn with each line of text that may be a fact's (those
+// starting with "-"), without its newline, and the byte range of the line,
+// newline included.
+func eachLine(text string, fn func(line string, start, end int)) {
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
 		if end < 0 {
-			end = len(data)
+			end = len(text)
 		} else {
 			end += start + 1
 		}
-		if data[start] == '-' {
-			line := strings.TrimSuffix(text[start:end], "\n")
-			if f, ok := ParseLine(line); ok {
-				if f.Tier == "" {
-					f.Tier = tier
-				}
-				f.File = path
-				facts = append(facts, lineFact{Fact: f, start: start, end: end})
-			}
+		if text[start] == '-' {
+			fn(strings.TrimSuffix(text[start:end], "\n"), start, end)
 		}
 		start = end
 	}
-	return facts
 }

@@ -28,9 +28,10 @@ type group struct {
 	head    Hash
 	root    Hash
 	when    time.Time
-	files   map[string]*factFile
-	over    map[string][]string // fact ID -> paths, overriding base.where
-	facts   int
+	files   map[string]fileAt
+	parsed  map[string]*factFile // the files changed, in their latest versions, and those base held parsed
+	read    map[string]*factFile // the files read to find a fact and left as they were
+	over    map[string][]string  // fact ID -> paths, overriding base.where
 	touched map[string]*factFile // path -> its version in base (nil if new)
 	plans   []*plan
 
@@ -67,8 +68,9 @@ func newGroup(sh *Shard, st *state) *group {
 		root:    st.root,
 		when:    sh.store.opts.Now(),
 		files:   maps.Clone(st.files),
+		parsed:  maps.Clone(st.parsed),
+		read:    make(map[string]*factFile),
 		over:    make(map[string][]string),
-		facts:   st.facts,
 		touched: make(map[string]*factFile),
 
 		notes:       make(map[string]*factFile),
@@ -80,7 +82,28 @@ func (g *group) where(id string) []string {
 	if paths, ok := g.over[id]; ok {
 		return paths
 	}
-	return g.base.where[id]
+	return g.base.where.get(id)
+}
+
+// file returns the fact file at path as the group has it, parsed; nil when
+// there is none.
+func (g *group) file(path string) (*factFile, error) {
+	if ff := g.parsed[path]; ff != nil {
+		return ff, nil
+	}
+	if ff := g.read[path]; ff != nil {
+		return ff, nil
+	}
+	at, ok := g.files[path]
+	if !ok {
+		return nil, nil
+	}
+	ff, err := g.sh.readFactFile(path, at.blob)
+	if err != nil {
+		return nil, err
+	}
+	g.read[path] = ff
+	return ff, nil
 }
 
 // worktreeChanges returns the paths the group changed with their versions
@@ -90,7 +113,7 @@ func (g *group) worktreeChanges() (touched, next map[string]*factFile) {
 	touched = maps.Clone(g.touched)
 	next = make(map[string]*factFile, len(touched)+len(g.noteTouched))
 	for path := range g.touched {
-		next[path] = g.files[path]
+		next[path] = g.parsed[path]
 	}
 	for path, old := range g.noteTouched {
 		touched[path] = old
@@ -102,13 +125,9 @@ func (g *group) worktreeChanges() (touched, next map[string]*factFile) {
 // commitState is the state after the group, with base.where updated.
 func (g *group) commitState() *state {
 	for id, paths := range g.over {
-		if len(paths) == 0 {
-			delete(g.base.where, id)
-		} else {
-			g.base.where[id] = paths
-		}
+		g.base.where.set(id, paths)
 	}
-	return &state{head: g.head, root: g.root, files: g.files, facts: g.facts, where: g.base.where}
+	return &state{head: g.head, root: g.root, files: g.files, parsed: g.parsed, where: g.base.where}
 }
 
 // pendingFile collects one change's edits to one file.
@@ -147,11 +166,15 @@ func (g *group) add(c Change) (*Result, error) {
 	for i, e := range c.Edits {
 		switch e.Op {
 		case AddFact:
-			if f, ok := g.find(e.Fact.ID, added); ok {
+			f, ok, err := g.find(e.Fact.ID, added)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				res.Facts[i] = f
 				continue
 			}
-			f := e.Fact
+			f = e.Fact
 			f.Shard = g.sh.id
 			if f.File == "" {
 				f.File = g.fileFor(f.Tier, f.Date)
@@ -160,11 +183,13 @@ func (g *group) add(c Change) (*Result, error) {
 			p.added = append(p.added, f)
 			added[f.ID] = f
 			g.over[f.ID] = []string{f.File}
-			g.facts++
 			res.Facts[i] = f
 			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
 		case RemoveFact:
-			f, ok := g.find(e.Fact.ID, added)
+			f, ok, err := g.find(e.Fact.ID, added)
+			if err != nil {
+				return nil, err
+			}
 			if !ok {
 				continue
 			}
@@ -175,7 +200,11 @@ func (g *group) add(c Change) (*Result, error) {
 				if j := slices.IndexFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID }); j >= 0 {
 					p.added = slices.Delete(p.added, j, j+1)
 				}
-				if ff := g.files[path]; ff != nil {
+				ff, err := g.file(path)
+				if err != nil {
+					return nil, err
+				}
+				if ff != nil {
 					for _, lf := range ff.facts {
 						if lf.ID == f.ID {
 							p.removes = append(p.removes, [2]int{lf.start, lf.end})
@@ -187,9 +216,11 @@ func (g *group) add(c Change) (*Result, error) {
 				}
 			}
 			g.over[f.ID] = nil
-			g.facts--
 		case ReplaceFact:
-			old, ok := g.find(e.Fact.ID, added)
+			old, ok, err := g.find(e.Fact.ID, added)
+			if err != nil {
+				return nil, err
+			}
 			if !ok || added[old.ID].ID != "" {
 				continue // nothing to replace (or added by this very change)
 			}
@@ -201,7 +232,10 @@ func (g *group) add(c Change) (*Result, error) {
 			}
 			var at string
 			for _, path := range g.where(old.ID) {
-				ff := g.files[path]
+				ff, err := g.file(path)
+				if err != nil {
+					return nil, err
+				}
 				if ff == nil {
 					continue
 				}
@@ -230,7 +264,11 @@ func (g *group) add(c Change) (*Result, error) {
 	}
 	pl := &plan{change: c, res: res}
 	for _, path := range slices.Sorted(maps.Keys(pending)) {
-		pl.files = append(pl.files, g.planFile(path, pending[path]))
+		f, err := g.planFile(path, pending[path])
+		if err != nil {
+			return nil, err
+		}
+		pl.files = append(pl.files, f)
 	}
 	g.plans = append(g.plans, pl)
 	return res, nil
@@ -250,18 +288,21 @@ func (g *group) fileFor(t memd.Tier, d memd.Date) string {
 
 // find returns the fact with an ID as the group currently has it, counting
 // the facts the change being planned adds.
-func (g *group) find(id string, added map[string]memd.Fact) (memd.Fact, bool) {
+func (g *group) find(id string, added map[string]memd.Fact) (memd.Fact, bool, error) {
 	if f, ok := added[id]; ok {
-		return f, true
+		return f, true, nil
 	}
-	f, ok := factIn(g.files, g.where(id), id)
+	f, ok, err := factIn(g.file, g.where(id), id)
 	f.Shard = g.sh.id
-	return f, ok
+	return f, ok, err
 }
 
 // planFile applies a change's edits to one file, giving its next version.
-func (g *group) planFile(path string, p *pendingFile) plannedFile {
-	old := g.files[path]
+func (g *group) planFile(path string, p *pendingFile) (plannedFile, error) {
+	old, err := g.file(path)
+	if err != nil {
+		return plannedFile{}, err
+	}
 	if _, seen := g.touched[path]; !seen {
 		g.touched[path] = old
 	}
@@ -314,8 +355,10 @@ func (g *group) planFile(path string, p *pendingFile) plannedFile {
 	} else {
 		next.facts = parseFactFile(path, data)
 	}
-	g.files[path] = next
-	return plannedFile{old: old, next: next, edits: edits, base: len(base)}
+	g.parsed[path] = next
+	delete(g.read, path)
+	g.files[path] = fileAt{size: len(data)} // its blob once hashed (build)
+	return plannedFile{old: old, next: next, edits: edits, base: len(base)}, nil
 }
 
 // build hashes the planned file versions in parallel, then writes blobs,
@@ -333,6 +376,11 @@ func (g *group) build() error {
 		}
 	}
 	hashAll(versions)
+	for _, pl := range g.plans {
+		for _, f := range pl.files {
+			g.files[f.next.path] = fileAt{blob: f.next.blob, size: len(f.next.data)}
+		}
+	}
 	for _, pl := range g.plans {
 		root := g.root
 		for _, f := range pl.files {

@@ -5,18 +5,18 @@ import (
 	"time"
 )
 
-// A shard's parsed files (its state) are what a write needs: every fact's
-// ID and place, and each file's bytes. Most shards of a large store go
+// A shard's state is what a write needs: where every fact is, by ID, and
+// the files the writer changed, parsed. Most shards of a large store go
 // unwritten for hours, so a shard whose state has not been used for
-// idleAfter gives it up, and the next write or lookup reads it again from
-// HEAD (a file at a time, from the object cache).
+// idleAfter gives it up, and the next write or lookup reads its files again
+// from HEAD (one at a time, from the object cache).
 var (
 	idleAfter = time.Minute
 	idleCheck = 10 * time.Second
 )
 
-// freeAfter is how many facts' parsed files one check must give up before
-// their memory is handed back to the system at once.
+// freeAfter is how many facts' states one check must give up before their
+// memory is handed back to the system at once.
 const freeAfter = 100000
 
 // dropIdleStates runs until the store closes, giving up the state of each
@@ -53,12 +53,12 @@ func (s *Store) dropIdleStates() {
 // touch records that the shard's state was used now.
 func (sh *Shard) touch() { sh.used.Store(time.Now().UnixNano()) }
 
-// Release gives up the shard's parsed files now unless a write is under
-// way: a caller that read them once (a rebuild of the index) says it is
-// done with them.
+// Release gives up the shard's state now unless a write is under way: a
+// caller that read the shard once (a rebuild of the index) says it is done
+// with it.
 func (sh *Shard) Release() { sh.drop() }
 
-// Parsed reports whether the shard's files are held parsed now.
+// Parsed reports whether the shard's state is held now.
 func (sh *Shard) Parsed() bool { return sh.cur.Load() != nil }
 
 // dropIfIdle gives up the shard's state if it has not been used for
@@ -90,7 +90,7 @@ func (sh *Shard) drop() int {
 	}
 	sh.cur.Store(nil)
 	sh.proposed = nil
-	return max(st.facts, 1)
+	return max(st.facts(), 1)
 }
 
 // lockedState returns the shard's state, reading it again if it was given

@@ -254,7 +254,7 @@ func keepOnce(st *state, b *odb.Builder, finals map[string]*factFile) {
 		}
 		var drop []odb.Edit
 		for _, lf := range parseFactFile(path, final.data) {
-			where := st.where[lf.ID]
+			where := st.where.get(lf.ID)
 			if len(where) == 0 || slices.Contains(where, path) {
 				continue
 			}

@@ -273,7 +273,11 @@ func (sh *Shard) versionsAt(st *state, touched map[string]*factFile) (map[string
 	next := make(map[string]*factFile, len(touched))
 	t := &trees{db: sh.db}
 	for path := range touched {
-		if ff, ok := st.files[path]; ok {
+		if _, ok := st.files[path]; ok {
+			ff, err := sh.file(st, path)
+			if err != nil {
+				return nil, err
+			}
 			next[path] = ff
 			continue
 		}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -63,14 +65,39 @@ type Shard struct {
 	indexTimer *time.Timer
 }
 
-// state is a shard's facts at one commit. A published state is never
-// modified, except where, which only the writer reads (under Shard.mu).
+// state is a shard's facts at one commit: where each fact is, and the
+// fact files it is in, which are read when a change or a lookup needs them.
+// A published state is never modified, except where, which only the writer
+// reads (under Shard.mu).
 type state struct {
-	head  Hash
-	root  Hash
-	files map[string]*factFile // fact files by path
-	facts int                  // distinct fact IDs
-	where map[string][]string  // fact ID -> paths of the files holding it
+	head   Hash
+	root   Hash
+	files  map[string]fileAt    // every fact file, by path
+	parsed map[string]*factFile // those the writer changed, held parsed
+	where  *factPlaces          // fact ID → paths of the files holding it
+}
+
+// fileAt is a fact file's version in a state.
+type fileAt struct {
+	blob Hash
+	size int
+}
+
+// facts is how many distinct fact IDs the state holds.
+func (st *state) facts() int { return st.where.len() }
+
+// file returns the fact file at path parsed, reading it unless the writer
+// holds it so; nil when the state has no such file. What it reads is not
+// kept: only the files a write changes stay parsed.
+func (sh *Shard) file(st *state, path string) (*factFile, error) {
+	if ff := st.parsed[path]; ff != nil {
+		return ff, nil
+	}
+	at, ok := st.files[path]
+	if !ok {
+		return nil, nil
+	}
+	return sh.readFactFile(path, at.blob)
 }
 
 func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
@@ -433,9 +460,10 @@ func (sh *Shard) catchUp(head Hash) (*state, error) {
 }
 
 // load builds the state at head, re-reading only the files that differ
-// from prev when prev is given.
+// from prev when prev is given. A shard's files are read one at a time, and
+// only where their facts are is kept.
 func (sh *Shard) load(prev *state, head Hash) (*state, error) {
-	st := &state{head: head, files: make(map[string]*factFile), where: make(map[string][]string)}
+	st := &state{head: head, files: make(map[string]fileAt), parsed: make(map[string]*factFile), where: newFactPlaces()}
 	if head.IsZero() {
 		return st, nil
 	}
@@ -446,35 +474,27 @@ func (sh *Shard) load(prev *state, head Hash) (*state, error) {
 	st.root = c.tree
 	t := &trees{db: sh.db}
 	if prev == nil || prev.root.IsZero() {
-		err = t.walkFiles(st.root, "", keepFactPaths, func(path string, blob Hash) error {
-			ff, err := sh.readFactFile(path, blob)
-			if err == nil {
-				st.files[path] = ff
-			}
-			return err
-		})
-		if err != nil {
+		if err := sh.placeAll(st); err != nil {
 			return nil, err
 		}
-		for _, ff := range st.files {
-			for _, f := range ff.facts {
-				st.where[f.ID] = appendUnique(st.where[f.ID], ff.path)
-			}
-		}
-		st.facts = len(st.where)
 		return st, nil
 	}
 
 	// Incremental: the writer owns prev.where, and prev is being replaced.
 	st.where = prev.where
-	st.facts = prev.facts
-	for p, ff := range prev.files {
-		st.files[p] = ff
-	}
-	err = t.diffFiles(prev.root, st.root, "", keepFactPaths, func(path string, _, to Hash) error {
-		old := prev.files[path]
+	maps.Copy(st.files, prev.files)
+	maps.Copy(st.parsed, prev.parsed)
+	err = t.diffFiles(prev.root, st.root, "", keepFactPaths, func(path string, from, to Hash) error {
+		old := prev.parsed[path]
+		if old == nil && !from.IsZero() {
+			var err error
+			if old, err = sh.readFactFile(path, from); err != nil {
+				return err
+			}
+		}
 		if to.IsZero() {
 			delete(st.files, path)
+			delete(st.parsed, path)
 			if old != nil {
 				st.reindex(path, old.facts, nil)
 			}
@@ -486,7 +506,12 @@ func (sh *Shard) load(prev *state, head Hash) (*state, error) {
 		}
 		next, gone, came := reparse(path, old, obj.Data)
 		next.blob = to
-		st.files[path] = next
+		st.files[path] = fileAt{blob: to, size: len(obj.Data)}
+		if prev.parsed[path] != nil {
+			st.parsed[path] = next // still the writer's
+		} else {
+			delete(st.parsed, path)
+		}
 		st.reindex(path, gone, came)
 		return nil
 	})
@@ -496,17 +521,64 @@ func (sh *Shard) load(prev *state, head Hash) (*state, error) {
 	return st, nil
 }
 
-// reindex updates where and facts for a file whose lines gone were
-// replaced by the lines came.
+// placeAll records every fact file at st's root, and where each fact is:
+// the files are read a few at a time, over the processors, and let go.
+func (sh *Shard) placeAll(st *state) error {
+	var files []pathBlob
+	t := &trees{db: sh.db}
+	err := t.walkFiles(st.root, "", keepFactPaths, func(path string, blob Hash) error {
+		files = append(files, pathBlob{path, blob})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	type placed struct {
+		ids  []string
+		size int
+		err  error
+	}
+	workers := runtime.GOMAXPROCS(0)
+	for len(files) > 0 {
+		batch := files[:min(len(files), 4*workers)]
+		files = files[len(batch):]
+		out := make([]placed, len(batch))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, len(batch)) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
+					obj, err := sh.db.Get(batch[i].blob)
+					if err != nil {
+						out[i].err = fmt.Errorf("read %s: %w", batch[i].path, err)
+						continue
+					}
+					out[i] = placed{ids: factLineIDs(obj.Data), size: len(obj.Data)}
+				}
+			})
+		}
+		wg.Wait()
+		for i, f := range batch { // in the tree's order, as one reader would
+			if out[i].err != nil {
+				return out[i].err
+			}
+			st.files[f.path] = fileAt{blob: f.blob, size: out[i].size}
+			for _, id := range out[i].ids {
+				st.where.add(id, f.path)
+			}
+		}
+	}
+	return nil
+}
+
+// reindex updates where for a file whose lines gone were replaced by the
+// lines came.
 func (st *state) reindex(path string, gone, came []lineFact) {
 	for _, f := range gone {
-		st.dropWhere(f.ID, path)
+		st.where.drop(f.ID, path)
 	}
 	for _, f := range came {
-		if len(st.where[f.ID]) == 0 {
-			st.facts++
-		}
-		st.where[f.ID] = appendUnique(st.where[f.ID], path)
+		st.where.add(f.ID, path)
 	}
 }
 
@@ -549,27 +621,6 @@ func reparse(path string, old *factFile, data []byte) (next *factFile, gone, cam
 	return next, gone, came
 }
 
-func (st *state) dropWhere(id, path string) {
-	paths := st.where[id]
-	i := slices.Index(paths, path)
-	if i < 0 {
-		return
-	}
-	if len(paths) == 1 {
-		delete(st.where, id)
-		st.facts--
-		return
-	}
-	st.where[id] = slices.Delete(slices.Clone(paths), i, i+1)
-}
-
-func appendUnique(paths []string, p string) []string {
-	if slices.Contains(paths, p) {
-		return paths
-	}
-	return append(paths, p)
-}
-
 // keepFactPaths selects profile.md, log/YYYY-MM.md and log/YYYY-MM/DD.md
 // while walking a tree.
 func keepFactPaths(p string) bool {
@@ -599,7 +650,25 @@ func (sh *Shard) Facts() ([]memd.Fact, Hash, error) {
 	if err != nil {
 		return nil, Hash{}, err
 	}
-	return collectFacts(sh.id, st.files), st.head, nil
+	files, err := sh.allFiles(st)
+	if err != nil {
+		return nil, Hash{}, err
+	}
+	return collectFacts(sh.id, files), st.head, nil
+}
+
+// allFiles returns every fact file of a state parsed, for a caller that
+// reads them all once.
+func (sh *Shard) allFiles(st *state) (map[string]*factFile, error) {
+	files := make(map[string]*factFile, len(st.files))
+	for path := range st.files {
+		ff, err := sh.file(st, path)
+		if err != nil {
+			return nil, err
+		}
+		files[path] = ff
+	}
+	return files, nil
 }
 
 func collectFacts(id memd.ShardID, files map[string]*factFile) []memd.Fact {
@@ -643,18 +712,23 @@ func comparePaths(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// factIn finds a fact by ID among the files at paths.
-func factIn(files map[string]*factFile, paths []string, id string) (memd.Fact, bool) {
+// factIn finds a fact by ID among the files at paths, which file reads.
+func factIn(file func(path string) (*factFile, error), paths []string, id string) (memd.Fact, bool, error) {
 	for _, p := range paths {
-		if ff := files[p]; ff != nil {
-			for _, lf := range ff.facts {
-				if lf.ID == id {
-					return lf.Fact, true
-				}
+		ff, err := file(p)
+		if err != nil {
+			return memd.Fact{}, false, err
+		}
+		if ff == nil {
+			continue
+		}
+		for _, lf := range ff.facts {
+			if lf.ID == id {
+				return lf.Fact, true, nil
 			}
 		}
 	}
-	return memd.Fact{}, false
+	return memd.Fact{}, false, nil
 }
 
 // FileFor returns the file a new fact of tier t and date d would go in at
@@ -678,7 +752,7 @@ func (sh *Shard) Fact(id string) (memd.Fact, error) {
 	var f memd.Fact
 	ok := false
 	if st != nil {
-		f, ok = factIn(st.files, st.where[id], id)
+		f, ok, err = factIn(func(path string) (*factFile, error) { return sh.file(st, path) }, st.where.get(id), id)
 	}
 	sh.mu.Unlock()
 	if err != nil {
@@ -710,10 +784,14 @@ func (sh *Shard) Lines() ([]Line, Hash, error) {
 	if err != nil {
 		return nil, Hash{}, err
 	}
+	files, err := sh.allFiles(st)
+	if err != nil {
+		return nil, Hash{}, err
+	}
 	var out []Line
 	seen := make(map[string]int)
-	for _, path := range slices.SortedFunc(mapKeys(st.files), comparePaths) {
-		for _, lf := range st.files[path].facts {
+	for _, path := range slices.SortedFunc(mapKeys(files), comparePaths) {
+		for _, lf := range files[path].facts {
 			if i, dup := seen[lf.ID]; dup {
 				if out[i].Date.Before(lf.Date) {
 					out[i] = lineOf(sh.id, lf)
@@ -820,13 +898,20 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	paths := make(map[string]bool)
 	for _, id := range ids {
 		want[id] = true
-		for _, p := range st.where[id] {
+		for _, p := range st.where.get(id) {
 			paths[p] = true
 		}
 	}
 	found := make(map[string]Line)
 	for p := range paths {
-		for _, lf := range st.files[p].facts {
+		ff, err := sh.file(st, p)
+		if err != nil {
+			return nil, Hash{}, err
+		}
+		if ff == nil {
+			continue
+		}
+		for _, lf := range ff.facts {
 			if want[lf.ID] && (found[lf.ID].ID == "" || found[lf.ID].Date.Before(lf.Date)) {
 				found[lf.ID] = lineOf(sh.id, lf)
 			}
@@ -841,8 +926,12 @@ func (sh *Shard) FileLines(path string) ([]Line, Hash, error) {
 	if err != nil {
 		return nil, Hash{}, err
 	}
+	ff, err := sh.file(st, path)
+	if err != nil {
+		return nil, Hash{}, err
+	}
 	var out []Line
-	if ff := st.files[path]; ff != nil {
+	if ff != nil {
 		for _, lf := range ff.facts {
 			out = append(out, lineOf(sh.id, lf))
 		}

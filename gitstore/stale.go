@@ -219,7 +219,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 			return err
 		}
 		for _, f := range facts {
-			if !slices.ContainsFunc(lost, func(l memd.Fact) bool { return l.ID == f.ID }) && len(st.where[f.ID]) == 0 {
+			if !slices.ContainsFunc(lost, func(l memd.Fact) bool { return l.ID == f.ID }) && !st.where.has(f.ID) {
 				lost = append(lost, f)
 				dropper = c
 			}

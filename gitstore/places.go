@@ -1,0 +1,179 @@
+package gitstore
+
+import (
+	"slices"
+	"strconv"
+)
+
+// factPlaces maps each fact ID a shard holds to the files holding it: what
+// the writer asks to dedup a new fact and to find the line of one it edits,
+// without holding every file parsed. A fact ID is 12 hex digits (see
+// memd.FactID), kept as the number they spell; a million facts take about
+// 30 MB here, where strings and a map of path lists took ten times that.
+type factPlaces struct {
+	one   map[uint64]uint32   // ID → the number of its file
+	more  map[uint64][]uint32 // IDs a person wrote into several files
+	odd   map[string][]uint32 // IDs that are not 12 hex digits (none memd writes)
+	paths []string            // file numbers → paths
+	of    map[string]uint32   // paths → file numbers
+}
+
+func newFactPlaces() *factPlaces {
+	return &factPlaces{one: make(map[uint64]uint32), of: make(map[string]uint32)}
+}
+
+// idKey is a fact ID as a number, false when the ID is not 12 lowercase
+// hex digits.
+func idKey(id string) (uint64, bool) {
+	if len(id) != 12 {
+		return 0, false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return 0, false
+		}
+	}
+	k, err := strconv.ParseUint(id, 16, 64)
+	return k, err == nil
+}
+
+func (p *factPlaces) number(path string) uint32 {
+	if n, ok := p.of[path]; ok {
+		return n
+	}
+	n := uint32(len(p.paths))
+	p.paths = append(p.paths, path)
+	p.of[path] = n
+	return n
+}
+
+// len is how many distinct fact IDs the shard holds.
+func (p *factPlaces) len() int { return len(p.one) + len(p.more) + len(p.odd) }
+
+// has reports whether some file holds id.
+func (p *factPlaces) has(id string) bool {
+	k, ok := idKey(id)
+	if !ok {
+		return len(p.odd[id]) > 0
+	}
+	if _, ok := p.one[k]; ok {
+		return true
+	}
+	return len(p.more[k]) > 0
+}
+
+// get returns the paths of the files holding id, in the order they came.
+func (p *factPlaces) get(id string) []string {
+	k, ok := idKey(id)
+	var nums []uint32
+	switch {
+	case !ok:
+		nums = p.odd[id]
+	default:
+		if n, ok := p.one[k]; ok {
+			return []string{p.paths[n]}
+		}
+		nums = p.more[k]
+	}
+	if len(nums) == 0 {
+		return nil
+	}
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = p.paths[n]
+	}
+	return out
+}
+
+// add records that path holds id, and reports whether id is new to the
+// shard.
+func (p *factPlaces) add(id, path string) bool {
+	n := p.number(path)
+	k, ok := idKey(id)
+	if !ok {
+		nums := p.odd[id]
+		if slices.Contains(nums, n) {
+			return false
+		}
+		if p.odd == nil {
+			p.odd = make(map[string][]uint32)
+		}
+		p.odd[id] = append(nums, n)
+		return len(nums) == 0
+	}
+	if m, ok := p.one[k]; ok {
+		if m != n {
+			delete(p.one, k)
+			if p.more == nil {
+				p.more = make(map[uint64][]uint32)
+			}
+			p.more[k] = []uint32{m, n}
+		}
+		return false
+	}
+	nums := p.more[k]
+	if len(nums) == 0 {
+		p.one[k] = n
+		return true
+	}
+	if !slices.Contains(nums, n) {
+		p.more[k] = append(nums, n)
+	}
+	return false
+}
+
+// drop records that path no longer holds id, and reports whether the
+// shard holds id no more.
+func (p *factPlaces) drop(id, path string) bool {
+	n, known := p.of[path]
+	if !known {
+		return false
+	}
+	k, ok := idKey(id)
+	if !ok {
+		nums := p.odd[id]
+		i := slices.Index(nums, n)
+		switch {
+		case i < 0:
+			return false
+		case len(nums) == 1:
+			delete(p.odd, id)
+			return true
+		}
+		p.odd[id] = slices.Delete(slices.Clone(nums), i, i+1)
+		return false
+	}
+	if m, ok := p.one[k]; ok {
+		if m != n {
+			return false
+		}
+		delete(p.one, k)
+		return true
+	}
+	nums := p.more[k]
+	i := slices.Index(nums, n)
+	if i < 0 {
+		return false
+	}
+	rest := slices.Delete(slices.Clone(nums), i, i+1)
+	if len(rest) == 1 {
+		delete(p.more, k)
+		p.one[k] = rest[0]
+	} else {
+		p.more[k] = rest
+	}
+	return false
+}
+
+// set makes paths the files holding id (none: the shard no longer holds
+// it).
+func (p *factPlaces) set(id string, paths []string) {
+	for _, old := range p.get(id) {
+		if !slices.Contains(paths, old) {
+			p.drop(id, old)
+		}
+	}
+	for _, path := range paths {
+		p.add(id, path)
+	}
+}

@@ -1,0 +1,162 @@
+package gitstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+// factPlaces answers as a map from each ID to the paths holding it would,
+// through random adds, drops and sets of IDs held by one file, by several,
+// and IDs that are not memd's 12 hex digits.
+func TestFactPlaces_AnswersAsAMapOfPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := []string{"0123456789ab", "000000000000", "ffffffffffff", "a1b2c3d4e5f6", "ABCDEF012345", "short", "0123456789abc", "0123456789ag"}
+	paths := []string{ProfileFile, "log/2026-10.md", "log/2026-11.md", "log/2026-11/03.md"}
+	model := map[string][]string{}
+	p := newFactPlaces()
+	for step := 0; step < 5000; step++ {
+		id, path := ids[rng.IntN(len(ids))], paths[rng.IntN(len(paths))]
+		switch rng.IntN(3) {
+		case 0:
+			if !slices.Contains(model[id], path) {
+				model[id] = append(model[id], path)
+			}
+			p.add(id, path)
+		case 1:
+			if i := slices.Index(model[id], path); i >= 0 {
+				model[id] = slices.Delete(model[id], i, i+1)
+			}
+			if len(model[id]) == 0 {
+				delete(model, id)
+			}
+			p.drop(id, path)
+		case 2:
+			var to []string
+			for _, q := range paths {
+				if rng.IntN(3) == 0 {
+					to = append(to, q)
+				}
+			}
+			if len(to) == 0 {
+				delete(model, id)
+			} else {
+				model[id] = to
+			}
+			p.set(id, to)
+		}
+		if p.len() != len(model) {
+			t.Fatalf("step %d: %d IDs held, want %d", step, p.len(), len(model))
+		}
+		for _, id := range ids {
+			got, want := slices.Sorted(slices.Values(p.get(id))), slices.Sorted(slices.Values(model[id]))
+			if !slices.Equal(got, want) || p.has(id) != (len(want) > 0) {
+				t.Fatalf("step %d: %s is in %v (has %v), want %v", step, id, got, p.has(id), want)
+			}
+		}
+	}
+}
+
+// A write into a shard of many files reads the file it changes, and holds
+// only that one parsed: the other files' facts are known by ID and place.
+// A fact found in another file, for a dedup or a lookup, is read and let go.
+func TestShard_AWriteHoldsOnlyTheFilesItChanges(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh, err := s.CreateShard(memd.AgentShard("ana"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(date, text string) Result {
+		t.Helper()
+		d, err := memd.ParseDate(date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sh.Apply(Change{Author: Committer(), Message: "remember\n", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierLog}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	var first []memd.Fact
+	for m := 1; m <= 12; m++ {
+		first = append(first, add(fmt.Sprintf("2026-%02d-01", m), fmt.Sprintf("the first fact of month %d", m)).Facts[0])
+		add(fmt.Sprintf("2026-%02d-02", m), fmt.Sprintf("the second fact of month %d", m))
+	}
+	sh.Release()
+	held := func(facts int) []string {
+		t.Helper()
+		st := sh.cur.Load()
+		if st == nil {
+			t.Fatal("the shard holds no state after a write")
+		}
+		if len(st.files) != 12 || st.facts() != facts {
+			t.Fatalf("the state knows %d files and %d facts, want 12 and %d", len(st.files), st.facts(), facts)
+		}
+		return slices.Sorted(func(yield func(string) bool) {
+			for p := range st.parsed {
+				if !yield(p) {
+					return
+				}
+			}
+		})
+	}
+
+	// The same text again is found in March's file and not written twice.
+	if res := add("2026-12-24", "the first fact of month 3"); res.Facts[0].File != "log/2026-03.md" || res.Commit != (Hash{}) {
+		t.Fatalf("a known fact was written again: %+v", res)
+	}
+	if got := held(24); len(got) != 0 {
+		t.Fatalf("a dedup left %v parsed", got)
+	}
+	// One change: June's first fact again, found there, and a new fact.
+	nov, _ := memd.ParseDate("2026-11-20")
+	res, err := sh.Apply(Change{Author: Committer(), Message: "remember\n", Edits: []Edit{
+		{Op: AddFact, Fact: memd.Fact{Text: first[5].Text, Date: nov, Tier: memd.TierLog}},
+		{Op: AddFact, Fact: memd.Fact{Text: "a new fact of November", Date: nov, Tier: memd.TierLog}},
+	}})
+	if err != nil || res.Facts[0].File != "log/2026-06.md" || res.Facts[1].File != "log/2026-11.md" {
+		t.Fatalf("remember: %+v, %v", res, err)
+	}
+	if got := held(25); !slices.Equal(got, []string{"log/2026-11.md"}) {
+		t.Fatalf("after a write into November, held parsed: %v", got)
+	}
+	if _, err := sh.Apply(Change{Author: Committer(), Message: "forget\n", Edits: []Edit{{Op: RemoveFact, Fact: first[4]}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := held(24); !slices.Equal(got, []string{"log/2026-05.md", "log/2026-11.md"}) {
+		t.Fatalf("after forgetting a fact of May, held parsed: %v", got)
+	}
+	if f, err := sh.Fact(first[7].ID); err != nil || f.Text != first[7].Text {
+		t.Fatalf("August's first fact: %+v, %v", f, err)
+	}
+	if _, err := sh.Fact(first[4].ID); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Fatalf("the forgotten fact is still found: %v", err)
+	}
+	if got := held(24); len(got) != 2 {
+		t.Fatalf("a lookup left more files parsed: %v", got)
+	}
+}
+
+// The IDs a state records where facts are equal those of the facts a file
+// parses into, line for line, whatever the file holds.
+func FuzzFactLineIDs(f *testing.F) {
+	f.Add([]byte("# Log 2026-11\n\n- (2026-11-03) Lives in Lisbon\n- (2026-11-03) [note] x\r\nprose\n-\n- (2026-11-04)  \n- (2024-02-29) [episode] y"))
+	f.Add([]byte("- (2026-11-03) a\n\n- (2026-11-03) A\n- (2026-13-03) b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want []string
+		for _, lf := range parseFactFile("log/2026-11.md", data) {
+			want = append(want, lf.ID)
+		}
+		if got := factLineIDs(data); !slices.Equal(got, want) {
+			t.Fatalf("factLineIDs = %v, the parsed facts' IDs %v", got, want)
+		}
+	})
+}
