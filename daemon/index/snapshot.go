@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -29,14 +30,6 @@ import (
 // commits since, so nothing is written for a fact as it is learned. A
 // snapshot whose checksum does not match is dropped, and its shard read
 // from HEAD again.
-
-// snapshotFactBytes is about what a fact takes in a snapshot (79 bytes in
-// the scale bench's stores), a little over.
-const snapshotFactBytes = 96
-
-// snapshotPostingBytes is about what a fact's postings take in it (36
-// bytes in the scale bench's stores), a little over.
-const snapshotPostingBytes = 48
 
 // snapshotMagic starts every snapshot; the digit is the format. A
 // snapshot holds the search index's postings, which depend on how texts
@@ -71,17 +64,17 @@ func (o origin) known() bool {
 	return o.commit != "" || o.chat != "" || o.when != 0 || len(o.messages) > 0
 }
 
-// encodeSnapshot writes a snapshot of shard at head, with the facts walk
-// gives, the postings it returns, and the notes. Facts come first, each
-// naming its origin and file by number; the tables of origins and files
-// follow, so facts are written as they are walked, without holding them
-// all; the postings come last. room is a guess at the
-// snapshot's size: growing the buffer by doubling would leave twice or
-// four times the snapshot as garbage at every save.
+// encodeSnapshot writes to w a snapshot of shard at head, with the facts
+// walk gives (after their number, which begin is given first), the
+// postings it returns, and the notes. Facts come first, each naming its
+// origin and file by number; the tables of origins and files follow, so
+// facts are written as they are walked, without holding them all or the
+// snapshot itself (a million facts' snapshot is 125 MB); the postings come
+// last. It returns the bytes written.
 //
 // It is long because the format is written in one place, in the order it is
 // read.
-func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(func(search.Doc)) []byte, notes map[string]*noteRecord) []byte {
+func encodeSnapshot(w io.Writer, shard memd.ShardID, head gitstore.Hash, walk func(begin func(facts int), fn func(search.Doc)) []byte, notes map[string]*noteRecord) (int64, error) {
 	type key struct {
 		commit, chat string
 		when         int64
@@ -90,15 +83,16 @@ func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(
 	var originTable []origin
 	files := make(map[string]int)
 	var fileTable []string
-	b := make([]byte, 0, max(room, 4096))
-	b = append(b, snapshotMagic...)
+	out := &checksummed{w: w}
+	b := append([]byte(nil), snapshotMagic...)
 	b = appendString(b, shard.String())
 	b = append(b, head[:]...)
-	n := 0
-	factsAt := len(b)
-	b = append(b, make([]byte, 8)...) // the number of facts, filled in below
-	postings := walk(func(d search.Doc) {
-		n++
+	counted := false
+	postings := walk(func(facts int) {
+		b = binary.LittleEndian.AppendUint64(b, uint64(facts))
+		b = out.write(b)
+		counted = true
+	}, func(d search.Doc) {
 		b = appendString(b, d.ID)
 		b = appendString(b, d.Text)
 		b = appendString(b, string(d.Tier))
@@ -127,8 +121,11 @@ func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(
 			}
 		}
 		b = binary.AppendUvarint(b, uint64(at+1))
+		b = out.write(b)
 	})
-	binary.LittleEndian.PutUint64(b[factsAt:], uint64(n))
+	if !counted {
+		return out.n, errors.New("encode snapshot: the facts were not counted before they were walked")
+	}
 	b = binary.AppendUvarint(b, uint64(len(originTable)))
 	for _, o := range originTable {
 		b = appendString(b, o.commit)
@@ -138,6 +135,7 @@ func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(
 		for _, m := range o.messages {
 			b = appendString(b, m)
 		}
+		b = out.write(b)
 	}
 	b = binary.AppendUvarint(b, uint64(len(fileTable)))
 	for _, f := range fileTable {
@@ -157,12 +155,35 @@ func encodeSnapshot(shard memd.ShardID, head gitstore.Hash, room int, walk func(
 		b = appendString(b, r.Date)
 		b = appendString(b, r.Commit)
 		b = appendString(b, r.Text)
+		b = out.write(b)
 	}
+	out.write(b)
 	// The postings, then their length: a reader keeps the facts' part of
 	// the file and lets the postings go once read.
-	b = append(b, postings...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(postings)))
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+	out.write(postings)
+	b = out.write(binary.LittleEndian.AppendUint64(b[:0], uint64(len(postings))))
+	out.write(binary.LittleEndian.AppendUint32(b, out.crc))
+	return out.n, out.err
+}
+
+// checksummed writes to w, keeping the checksum of what it wrote and the
+// first error.
+type checksummed struct {
+	w   io.Writer
+	crc uint32
+	n   int64
+	err error
+}
+
+// write writes b and returns it emptied, for the next record.
+func (c *checksummed) write(b []byte) []byte {
+	if c.err == nil && len(b) > 0 {
+		c.crc = crc32.Update(c.crc, crcTable, b)
+		var n int
+		n, c.err = c.w.Write(b)
+		c.n += int64(n)
+	}
+	return b[:0]
 }
 
 var (
@@ -435,19 +456,32 @@ func (x *Index) snapshotPath(shard memd.ShardID) string {
 // writeSnapshot writes a shard's snapshot aside and renames it into
 // place. It is not fsynced: a snapshot lost to a power cut is read again
 // from git.
-func (x *Index) writeSnapshot(shard memd.ShardID, b []byte) error {
+func (x *Index) writeSnapshot(shard memd.ShardID, encode func(w io.Writer) (int64, error)) (int64, error) {
 	path := x.snapshotPath(shard)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return 0, err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write index snapshot: %w", err)
+	f, err := os.Create(tmp)
+	if err != nil {
+		return 0, fmt.Errorf("write index snapshot: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write index snapshot: %w", err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	n, err := encode(w)
+	if err == nil {
+		err = w.Flush()
 	}
-	return nil
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return n, fmt.Errorf("write index snapshot: %w", err)
+	}
+	return n, nil
 }
 
 // Snapshots are written once a shard has been indexed past its snapshot
@@ -523,22 +557,18 @@ func (x *Index) saveShard(id memd.ShardID) error {
 	notes := x.notes[id]
 	delete(x.dirty, id)
 	x.mu.Unlock()
-	room := x.search.Facts(id) * (snapshotFactBytes + snapshotPostingBytes)
-	for _, r := range notes {
-		if r != nil {
-			room += len(r.Text) + 128
-		}
-	}
-	b := encodeSnapshot(id, head, room, func(fn func(search.Doc)) []byte {
-		return x.search.ExportShard(id, fn)
-	}, notes)
+	// Written as it is encoded, under the shard's lock: a large shard's
+	// snapshot is never held whole in memory.
+	size, err := x.writeSnapshot(id, func(w io.Writer) (int64, error) {
+		return encodeSnapshot(w, id, head, func(begin func(int), fn func(search.Doc)) []byte {
+			return x.search.ExportShard(id, begin, fn)
+		}, notes)
+	})
 	unlock()
-	err := x.writeSnapshot(id, b)
-	if len(b) >= largeSnapshot {
-		// Writing it left garbage the size of the snapshot and more, and a
+	if size >= largeSnapshot {
+		// Writing it left garbage the size of its postings and more, and a
 		// daemon idle after a write allocates nothing that would have it
 		// collected: its memory would stay that much larger.
-		b = nil
 		debug.FreeOSMemory()
 	}
 	x.mu.Lock()

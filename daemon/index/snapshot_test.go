@@ -21,13 +21,24 @@ import (
 	"github.com/memd/memd/provenance"
 )
 
-func walkOf(docs []search.Doc, postings string) func(func(search.Doc)) []byte {
-	return func(fn func(search.Doc)) []byte {
+func walkOf(docs []search.Doc, postings string) func(func(int), func(search.Doc)) []byte {
+	return func(begin func(int), fn func(search.Doc)) []byte {
+		begin(len(docs))
 		for _, d := range docs {
 			fn(d)
 		}
 		return []byte(postings)
 	}
+}
+
+// encoded is a snapshot's bytes.
+func encoded(t testing.TB, shard memd.ShardID, head gitstore.Hash, walk func(func(int), func(search.Doc)) []byte, notes map[string]*noteRecord) []byte {
+	var b bytes.Buffer
+	n, err := encodeSnapshot(&b, shard, head, walk, notes)
+	if err != nil || n != int64(b.Len()) {
+		t.Fatalf("encode: %d of %d bytes, %v", n, b.Len(), err)
+	}
+	return b.Bytes()
 }
 
 // A snapshot reads back as it was written, for any text a hand edit could
@@ -50,7 +61,7 @@ func FuzzSnapshot(f *testing.F) {
 		}
 		notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: head.String(), Text: text}}
 		postings := chat + msg // any bytes: what they mean is search's business
-		b := encodeSnapshot(shard, head, 0, walkOf(docs, postings), notes)
+		b := encoded(t, shard, head, walkOf(docs, postings), notes)
 		got, err := decodeSnapshot(shard, b)
 		if err != nil {
 			t.Fatalf("decode: %v", err)
@@ -76,7 +87,7 @@ func FuzzSnapshot(f *testing.F) {
 // Bytes that are not a snapshot never crash the reader.
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add([]byte(snapshotMagic + "junk"))
-	f.Add(encodeSnapshot(memd.AgentShard("alice"), gitstore.Hash{}, 0, walkOf(nil, ""), nil))
+	f.Add(encoded(f, memd.AgentShard("alice"), gitstore.Hash{}, walkOf(nil, ""), nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeSnapshot(memd.AgentShard("alice"), b)
 	})
@@ -303,7 +314,7 @@ func TestIndex_SnapshotOfAnotherAnalysisIsWrittenAgain(t *testing.T) {
 	}
 	snap := read()
 	const foreign = "postings of another analysis"
-	if err := os.WriteFile(snapPath, encodeSnapshot(alice, snap.head, 0, walkOf(snap.facts, foreign), snap.notes), 0o644); err != nil {
+	if err := os.WriteFile(snapPath, encoded(t, alice, snap.head, walkOf(snap.facts, foreign), snap.notes), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -703,5 +714,38 @@ func TestIndex_FollowsCommitsMemdMadeInTheBackground(t *testing.T) {
 	}
 	if got := recalled(x, alice); got["Burst fact number 39"] != "b39" || len(got) != 42 {
 		t.Errorf("after the burst the index holds %d facts: %v", len(got), got)
+	}
+}
+
+// failingWriter takes room bytes, then fails.
+type failingWriter struct{ room int }
+
+func (w *failingWriter) Write(b []byte) (int, error) {
+	if len(b) > w.room {
+		n := w.room
+		w.room = 0
+		return n, errors.New("no space left on device")
+	}
+	w.room -= len(b)
+	return len(b), nil
+}
+
+// A snapshot is written as it is encoded: a write that fails anywhere
+// fails the snapshot, with what was written counted.
+func TestEncodeSnapshot_FailsWithItsWriter(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	date, _ := memd.ParseDate("2026-11-03")
+	var docs []search.Doc
+	for i := range 50 {
+		text := fmt.Sprintf("fact number %d", i)
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Commit: "c", Messages: []string{"m"}})
+	}
+	notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: "c", Text: "the plan"}}
+	whole := encoded(t, shard, gitstore.Hash{}, walkOf(docs, "postings"), notes)
+	for _, room := range []int{0, 10, len(whole) / 2, len(whole) - 13, len(whole) - 1} {
+		n, err := encodeSnapshot(&failingWriter{room: room}, shard, gitstore.Hash{}, walkOf(docs, "postings"), notes)
+		if err == nil || n != int64(room) {
+			t.Errorf("a writer failing after %d of %d bytes: %d written, %v", room, len(whole), n, err)
+		}
 	}
 }

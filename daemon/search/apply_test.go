@@ -23,7 +23,7 @@ func TestApply_PostingsOfAnotherShardsFactsAreNotInstalled(t *testing.T) {
 	y := New()
 	y.PutAll([]Doc{doc(alice, "Alice likes tea"), doc(alice, "Secret salary figure")})
 	var docs []Doc
-	postings := string(y.ExportShard(alice, func(d Doc) { docs = append(docs, d) }))
+	postings := string(y.ExportShard(alice, func(int) {}, func(d Doc) { docs = append(docs, d) }))
 	for k := range docs {
 		if docs[k].Text == "Secret salary figure" {
 			docs[k].Shard = bob
@@ -98,7 +98,7 @@ func TestReplaceInParts_AsApply(t *testing.T) {
 	saved := New()
 	saved.PutAll(docs)
 	var order []Doc
-	postings := string(saved.ExportShard(shard, func(d Doc) { order = append(order, d) }))
+	postings := string(saved.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
 	whole := New()
 	if !whole.Apply(Update{Shard: shard, Head: "h1", Replace: true, Put: order, Postings: postings}) {
 		t.Fatal("the postings were not used")
@@ -141,3 +141,29 @@ func TestReplaceInParts_AsApply(t *testing.T) {
 }
 
 var errBadSnapshot = errors.New("a damaged snapshot")
+
+// A shard's postings are measured before they are written, into a buffer
+// of their size: big numbers, long terms, a fact forgotten and a fact of
+// another shard between them.
+func TestExportShard_WritesIntoABufferOfItsSize(t *testing.T) {
+	alice, bob := memd.UserShard("alice"), memd.UserShard("bob")
+	day := memd.DateOf(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	doc := func(s memd.ShardID, text string) Doc {
+		return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: s, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}}
+	}
+	y := New()
+	var docs []Doc
+	for i := range 3000 {
+		docs = append(docs, doc(alice, fmt.Sprintf("fact %d says %s café naïve", i, strings.Repeat("long", 1+i%40))))
+		if i%7 == 0 {
+			docs = append(docs, doc(bob, fmt.Sprintf("bob's fact %d", i)))
+		}
+	}
+	y.PutAll(docs)
+	y.Delete(alice, docs[10].ID)
+	facts := -1
+	b := y.ExportShard(alice, func(n int) { facts = n }, func(Doc) {})
+	if facts != 2999 || len(b) != cap(b) {
+		t.Fatalf("%d facts, %d bytes of postings in a buffer of %d", facts, len(b), cap(b))
+	}
+}

@@ -36,38 +36,36 @@ var errBadPostings = errors.New("postings do not match the facts given with them
 // most 500 characters.
 const maxTerms = 1 << 16
 
-// ExportShard calls fn with each fact of a shard, lasting ones first, then
-// dated ones, each in rank order (as Walk gives them), and returns those
-// facts' postings.
-func (x *Engine) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
+// ExportShard calls begin with the number of facts of a shard, then fn
+// with each of them, lasting ones first, then dated ones, each in rank order
+// (as Walk gives them), and returns those facts' postings.
+//
+// The postings are measured before they are encoded, into a buffer of
+// their size: a million facts' take 37 MB, which growing a buffer by
+// doubling would leave twice over as garbage.
+func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(Doc)) []byte {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	sd, n := x.shards[shard], x.shardNum[shard]
 	if sd == nil {
+		begin(0)
 		return binary.AppendUvarint(binary.LittleEndian.AppendUint64(nil, analysis()), 0)
 	}
 	lists := [][]int32{sd.profile, sd.recent}
 	facts := len(sd.profile) + len(sd.recent)
+	begin(facts)
 	place := newPlaces(lists, facts)
+	size := 8 + uvarintLen(uint64(facts))
 	for _, list := range lists {
 		for _, i := range list {
 			place.add(i)
 			fn(x.docOf(i))
-		}
-	}
-	b := make([]byte, 0, 48*facts+16)
-	b = binary.LittleEndian.AppendUint64(b, analysis())
-	b = binary.AppendUvarint(b, uint64(facts))
-	for _, list := range lists {
-		for _, i := range list {
-			b = binary.AppendUvarint(b, uint64(x.lengths[i]))
+			size += uvarintLen(uint64(x.lengths[i]))
 		}
 	}
 	p := x.parts[n]
 	var held []posting // a term's postings, by place
-	var terms []byte
-	count, postings, termBytes := 0, 0, 0
-	for t, r := range p.terms {
+	placed := func(r termRef) []posting {
 		var one [1]posting
 		held = held[:0]
 		// Dead entries and passages of notes have no place.
@@ -76,23 +74,55 @@ func (x *Engine) ExportShard(shard memd.ShardID, fn func(Doc)) []byte {
 				held = append(held, newPosting(at, q.tf()))
 			}
 		}
-		if len(held) == 0 {
+		return held
+	}
+	count, postings, termBytes := 0, 0, 0
+	for t, r := range p.terms {
+		if len(placed(r)) == 0 {
 			continue
 		}
-		slices.SortFunc(held, func(a, b posting) int { return int(a.doc() - b.doc()) })
 		count, postings, termBytes = count+1, postings+len(held), termBytes+len(t)
-		terms = binary.AppendUvarint(terms, uint64(len(t)))
-		terms = append(terms, t...)
-		terms = binary.AppendUvarint(terms, uint64(len(held)))
+		size += uvarintLen(uint64(len(t))) + len(t) + uvarintLen(uint64(len(held)))
 		for _, q := range held {
-			terms = binary.AppendUvarint(terms, uint64(q.doc()))
-			terms = binary.AppendUvarint(terms, uint64(q.tf()))
+			size += uvarintLen(uint64(q.doc())) + uvarintLen(uint64(q.tf()))
+		}
+	}
+	size += uvarintLen(uint64(count)) + uvarintLen(uint64(postings)) + uvarintLen(uint64(termBytes))
+
+	b := make([]byte, 0, size)
+	b = binary.LittleEndian.AppendUint64(b, analysis())
+	b = binary.AppendUvarint(b, uint64(facts))
+	for _, list := range lists {
+		for _, i := range list {
+			b = binary.AppendUvarint(b, uint64(x.lengths[i]))
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(count))
 	b = binary.AppendUvarint(b, uint64(postings))
 	b = binary.AppendUvarint(b, uint64(termBytes))
-	return append(b, terms...)
+	for t, r := range p.terms {
+		if len(placed(r)) == 0 {
+			continue
+		}
+		slices.SortFunc(held, func(a, b posting) int { return int(a.doc() - b.doc()) })
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+		b = binary.AppendUvarint(b, uint64(len(held)))
+		for _, q := range held {
+			b = binary.AppendUvarint(b, uint64(q.doc()))
+			b = binary.AppendUvarint(b, uint64(q.tf()))
+		}
+	}
+	return b
+}
+
+// uvarintLen is how many bytes binary.AppendUvarint takes for v.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 // analysis is a digest of how texts are analysed: what fold, words and

@@ -18,7 +18,7 @@ func FuzzReadPostings(f *testing.F) {
 		docs = append(docs, Doc{Fact: memd.Fact{ID: string(rune('a' + i)), Shard: id, Text: text, Tier: memd.TierLog}})
 	}
 	x.PutAll(docs)
-	f.Add(string(x.ExportShard(id, func(Doc) {})), 3)
+	f.Add(string(x.ExportShard(id, func(int) {}, func(Doc) {})), 3)
 	f.Add("", 0)
 	f.Add("\x01\x02\x04lisb\x01\x00\x01", 1)
 	f.Fuzz(func(t *testing.T, s string, n int) {

@@ -50,7 +50,7 @@ func TestExportShard_ReadBackAnswersAsAnalysed(t *testing.T) {
 	saved.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: docs, Notes: notes})
 	saved.Delete(alice, docs[3].ID) // dead entries stay in postings until compaction
 	var order []search.Doc
-	postings := saved.ExportShard(alice, func(d search.Doc) { order = append(order, d) })
+	postings := saved.ExportShard(alice, func(int) {}, func(d search.Doc) { order = append(order, d) })
 	if len(order) != saved.Facts(alice) {
 		t.Fatalf("exported %d facts, the shard holds %d", len(order), saved.Facts(alice))
 	}
@@ -92,7 +92,7 @@ func TestExportShard_ReadBackOverAShardThatHeldFacts(t *testing.T) {
 	saved := search.New()
 	saved.Apply(search.Update{Shard: alice, Head: "h1", Replace: true, Put: docs, Notes: notes})
 	var order []search.Doc
-	postings := string(saved.ExportShard(alice, func(d search.Doc) { order = append(order, d) }))
+	postings := string(saved.ExportShard(alice, func(int) {}, func(d search.Doc) { order = append(order, d) }))
 
 	x := search.New()
 	x.Apply(search.Update{Shard: alice, Head: "h0", Replace: true, Put: docs[:50]})
