@@ -374,13 +374,45 @@ func (sh *Shard) Dir() string { return sh.dir }
 // made outside memd (a person's git commit, a pull) since the last call.
 func (sh *Shard) refresh() (*state, error) {
 	sh.touch()
-	return sh.follow(true)
+	return sh.follow(true, nil)
+}
+
+// seenFiles is what a shard's files were when a read built its state
+// afresh: each file parsed, at the head it was read at.
+type seenFiles struct {
+	head  Hash
+	files map[string]*factFile
+}
+
+// see records a file read to build the state at head.
+func (s *seenFiles) see(head Hash, ff *factFile) {
+	if s.files == nil || s.head != head {
+		s.head, s.files = head, make(map[string]*factFile)
+	}
+	s.files[ff.path] = ff
+}
+
+// refreshSeeing is refresh for a caller about to read many of the shard's
+// files: when the state is built afresh, reading every file, the files are
+// handed to seen as they are read, and not read twice.
+func (sh *Shard) refreshSeeing(seen *seenFiles) (*state, error) {
+	sh.touch()
+	return sh.follow(true, seen.see)
+}
+
+// fileSeen returns a fact file of st parsed, as seen holds it when it was
+// read at st's head, and read otherwise.
+func (sh *Shard) fileSeen(st *state, seen *seenFiles, path string) (*factFile, error) {
+	if seen.head == st.head && seen.files != nil {
+		return seen.files[path], nil
+	}
+	return sh.file(st, path)
 }
 
 // follow catches the shard up with main. Without need, a shard whose
 // files were given up and whose main has not moved since memd last looked
 // stays without them (and the state returned is nil).
-func (sh *Shard) follow(need bool) (*state, error) {
+func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	head, err := sh.mainHead()
 	if err != nil {
 		return nil, err
@@ -399,7 +431,7 @@ func (sh *Shard) follow(need bool) (*state, error) {
 	if !need && sh.cur.Load() == nil && head == sh.seen {
 		return nil, nil
 	}
-	return sh.catchUp(head)
+	return sh.catchUpSeeing(head, see)
 }
 
 // setState makes st the shard's state. The caller holds sh.mu.
@@ -413,12 +445,16 @@ func (sh *Shard) setState(st *state) {
 // stale git index dropped, and commits them back. Unlike a read, it reads
 // the shard's files only if main moved since memd last looked.
 func (sh *Shard) Refresh() error {
-	_, err := sh.follow(false)
+	_, err := sh.follow(false, nil)
 	return err
 }
 
 // catchUp moves the state to head. The caller holds sh.mu.
-func (sh *Shard) catchUp(head Hash) (*state, error) {
+func (sh *Shard) catchUp(head Hash) (*state, error) { return sh.catchUpSeeing(head, nil) }
+
+// catchUpSeeing is catchUp, handing see each file read if the state is
+// built afresh.
+func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, error) {
 	prev := sh.cur.Load()
 	if prev != nil && prev.head == head {
 		return prev, nil
@@ -427,7 +463,7 @@ func (sh *Shard) catchUp(head Hash) (*state, error) {
 	if prev != nil {
 		base = prev.head
 	}
-	st, err := sh.load(prev, head)
+	st, err := sh.loadSeeing(prev, head, see)
 	if err != nil {
 		sh.cur.Store(nil) // rebuild from scratch next time
 		return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
@@ -462,7 +498,11 @@ func (sh *Shard) catchUp(head Hash) (*state, error) {
 // load builds the state at head, re-reading only the files that differ
 // from prev when prev is given. A shard's files are read one at a time, and
 // only where their facts are is kept.
-func (sh *Shard) load(prev *state, head Hash) (*state, error) {
+func (sh *Shard) load(prev *state, head Hash) (*state, error) { return sh.loadSeeing(prev, head, nil) }
+
+// loadSeeing is load, handing see each file it reads, parsed, when it
+// reads them all.
+func (sh *Shard) loadSeeing(prev *state, head Hash, see func(Hash, *factFile)) (*state, error) {
 	st := &state{head: head, files: make(map[string]fileAt), parsed: make(map[string]*factFile), where: newFactPlaces()}
 	if head.IsZero() {
 		return st, nil
@@ -474,7 +514,7 @@ func (sh *Shard) load(prev *state, head Hash) (*state, error) {
 	st.root = c.tree
 	t := &trees{db: sh.db}
 	if prev == nil || prev.root.IsZero() {
-		if err := sh.placeAll(st); err != nil {
+		if err := sh.placeAll(st, see); err != nil {
 			return nil, err
 		}
 		return st, nil
@@ -522,8 +562,9 @@ func (sh *Shard) load(prev *state, head Hash) (*state, error) {
 }
 
 // placeAll records every fact file at st's root, and where each fact is:
-// the files are read a few at a time, over the processors, and let go.
-func (sh *Shard) placeAll(st *state) error {
+// the files are read a few at a time, over the processors, and let go, or
+// parsed whole and handed to see.
+func (sh *Shard) placeAll(st *state, see func(Hash, *factFile)) error {
 	var files []pathBlob
 	t := &trees{db: sh.db}
 	err := t.walkFiles(st.root, "", keepFactPaths, func(path string, blob Hash) error {
@@ -535,6 +576,7 @@ func (sh *Shard) placeAll(st *state) error {
 	}
 	type placed struct {
 		ids  []string
+		file *factFile // parsed, for see
 		size int
 		err  error
 	}
@@ -553,7 +595,12 @@ func (sh *Shard) placeAll(st *state) error {
 						out[i].err = fmt.Errorf("read %s: %w", batch[i].path, err)
 						continue
 					}
-					out[i] = placed{ids: factLineIDs(obj.Data), size: len(obj.Data)}
+					if see == nil {
+						out[i] = placed{ids: factLineIDs(obj.Data), size: len(obj.Data)}
+						continue
+					}
+					ff := &factFile{path: batch[i].path, blob: batch[i].blob, data: obj.Data, facts: parseFactFile(batch[i].path, obj.Data)}
+					out[i] = placed{file: ff, size: len(obj.Data)}
 				}
 			})
 		}
@@ -565,6 +612,12 @@ func (sh *Shard) placeAll(st *state) error {
 			st.files[f.path] = fileAt{blob: f.blob, size: out[i].size}
 			for _, id := range out[i].ids {
 				st.where.add(id, f.path)
+			}
+			if ff := out[i].file; ff != nil {
+				for _, lf := range ff.facts {
+					st.where.add(lf.ID, f.path)
+				}
+				see(st.head, ff)
 			}
 		}
 	}
@@ -646,29 +699,30 @@ func (sh *Shard) Head() (Hash, error) {
 // per fact ID (the newest line wins where a person duplicated one), in file
 // order: profile first, then the logs by month.
 func (sh *Shard) Facts() ([]memd.Fact, Hash, error) {
-	st, err := sh.refresh()
-	if err != nil {
-		return nil, Hash{}, err
-	}
-	files, err := sh.allFiles(st)
+	files, st, err := sh.allFiles()
 	if err != nil {
 		return nil, Hash{}, err
 	}
 	return collectFacts(sh.id, files), st.head, nil
 }
 
-// allFiles returns every fact file of a state parsed, for a caller that
-// reads them all once.
-func (sh *Shard) allFiles(st *state) (map[string]*factFile, error) {
+// allFiles returns every fact file at HEAD parsed, and the state they are
+// of, for a caller that reads them all once.
+func (sh *Shard) allFiles() (map[string]*factFile, *state, error) {
+	var seen seenFiles
+	st, err := sh.refreshSeeing(&seen)
+	if err != nil {
+		return nil, nil, err
+	}
 	files := make(map[string]*factFile, len(st.files))
 	for path := range st.files {
-		ff, err := sh.file(st, path)
+		ff, err := sh.fileSeen(st, &seen, path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		files[path] = ff
 	}
-	return files, nil
+	return files, st, nil
 }
 
 func collectFacts(id memd.ShardID, files map[string]*factFile) []memd.Fact {
@@ -780,11 +834,7 @@ func lineOf(id memd.ShardID, lf lineFact) Line {
 // Lines returns every fact at HEAD with its offset (one per ID, as Facts),
 // and the commit they were read from.
 func (sh *Shard) Lines() ([]Line, Hash, error) {
-	st, err := sh.refresh()
-	if err != nil {
-		return nil, Hash{}, err
-	}
-	files, err := sh.allFiles(st)
+	files, st, err := sh.allFiles()
 	if err != nil {
 		return nil, Hash{}, err
 	}
@@ -883,7 +933,18 @@ func (sh *Shard) factBlobs(h Hash) ([]pathBlob, error) {
 // Lookup returns the facts among ids that HEAD holds, by ID, and the commit
 // they were read from.
 func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
-	if _, err := sh.refresh(); err != nil {
+	// Many facts wanted (the index reading a shard's history) are likely
+	// in most files: were the state built afresh, its files are kept as
+	// read for the lookup. A few are read again from the files holding
+	// them.
+	var seen seenFiles
+	var err error
+	if len(ids) >= lookupMany {
+		_, err = sh.refreshSeeing(&seen)
+	} else {
+		_, err = sh.refresh()
+	}
+	if err != nil {
 		return nil, Hash{}, err
 	}
 	sh.mu.Lock()
@@ -904,7 +965,7 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	}
 	found := make(map[string]Line)
 	for p := range paths {
-		ff, err := sh.file(st, p)
+		ff, err := sh.fileSeen(st, &seen, p)
 		if err != nil {
 			return nil, Hash{}, err
 		}
@@ -919,6 +980,10 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	}
 	return found, st.head, nil
 }
+
+// lookupMany is how many facts a Lookup wants from which it keeps the
+// files it reads to build the shard's state, if it builds it.
+const lookupMany = 4096
 
 // FileLines returns the facts of one file at HEAD with their offsets.
 func (sh *Shard) FileLines(path string) ([]Line, Hash, error) {

@@ -43,7 +43,7 @@ const (
 var projects = []string{"alpha", "beta", "gamma"}
 
 // settle is how long after a start memd is left alone before its steady
-// memory is read: longer than it keeps an unused shard's parsed files.
+// memory is read: longer than it keeps what an unused shard's writes held.
 const settle = 90 * time.Second
 
 // Shape is one store: Facts facts over Shards shards (1 or 100), with a
@@ -221,9 +221,9 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 	}
 	defer d.Stop()
 	row.Restart = took
-	// memd reads every shard in the background after it starts, and a
-	// shard's parsed files go a minute after their last use: steady memory
-	// is read once both are done.
+	// memd reads every shard in the background after it starts, and what
+	// a shard's writes hold goes a minute after their last use: steady
+	// memory is read once both are done.
 	progress("idle")
 	select {
 	case <-ctx.Done():
