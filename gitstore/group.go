@@ -254,7 +254,8 @@ func (g *group) add(c Change) (*Result, error) {
 				}
 			}
 			g.over[old.ID] = nil
-			g.over[next.ID] = []string{at}
+			// The new text may be a fact another file holds already.
+			g.over[next.ID] = appendUnique(slices.Clone(g.where(next.ID)), at)
 			res.Facts[i] = next
 			res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: old}, memd.FactChange{Op: "+", Fact: next})
 		}

@@ -9,7 +9,7 @@ import (
 // the files the writer changed, parsed. Most shards of a large store go
 // unwritten for hours, so a shard whose state has not been used for
 // idleAfter gives it up, and the next write or lookup reads its files again
-// from HEAD (one at a time, from the object cache).
+// from HEAD (a few at a time, from the object cache).
 var (
 	idleAfter = time.Minute
 	idleCheck = 10 * time.Second

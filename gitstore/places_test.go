@@ -160,3 +160,33 @@ func FuzzFactLineIDs(f *testing.F) {
 		}
 	})
 }
+
+// A fact's text replaced by one another file holds leaves the fact in
+// both files, and a forget then takes it from both.
+func TestShard_AReplaceOntoAHeldTextIsForgottenEverywhere(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh, err := s.CreateShard(memd.AgentShard("ana"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(e Edit) {
+		t.Helper()
+		if _, err := sh.Apply(Change{Author: Committer(), Message: "change\n", Edits: []Edit{e}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oct, _ := memd.ParseDate("2026-10-05")
+	nov, _ := memd.ParseDate("2026-11-03")
+	apply(Edit{Op: AddFact, Fact: memd.Fact{Text: "Lives in Porto", Date: oct, Tier: memd.TierLog}})
+	apply(Edit{Op: AddFact, Fact: memd.Fact{Text: "Lives in Lisbon", Date: nov, Tier: memd.TierLog}})
+	apply(Edit{Op: ReplaceFact, Fact: memd.Fact{ID: memd.FactID("Lives in Lisbon")}, With: memd.Fact{ID: memd.FactID("Lives in Porto"), Text: "Lives in Porto"}})
+	apply(Edit{Op: RemoveFact, Fact: memd.Fact{ID: memd.FactID("Lives in Porto")}})
+	facts, _, err := sh.Facts()
+	if err != nil || len(facts) != 0 {
+		t.Fatalf("after the forget the shard holds %+v, %v", facts, err)
+	}
+}

@@ -496,7 +496,7 @@ func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, er
 }
 
 // load builds the state at head, re-reading only the files that differ
-// from prev when prev is given. A shard's files are read one at a time, and
+// from prev when prev is given. A shard's files are read a few at a time, and
 // only where their facts are is kept.
 func (sh *Shard) load(prev *state, head Hash) (*state, error) { return sh.loadSeeing(prev, head, nil) }
 
@@ -536,7 +536,7 @@ func (sh *Shard) loadSeeing(prev *state, head Hash, see func(Hash, *factFile)) (
 			delete(st.files, path)
 			delete(st.parsed, path)
 			if old != nil {
-				st.reindex(path, old.facts, nil)
+				st.reindex(path, old.facts, nil, nil)
 			}
 			return nil
 		}
@@ -552,7 +552,7 @@ func (sh *Shard) loadSeeing(prev *state, head Hash, see func(Hash, *factFile)) (
 		} else {
 			delete(st.parsed, path)
 		}
-		st.reindex(path, gone, came)
+		st.reindex(path, gone, came, next)
 		return nil
 	})
 	if err != nil {
@@ -625,14 +625,31 @@ func (sh *Shard) placeAll(st *state, see func(Hash, *factFile)) error {
 }
 
 // reindex updates where for a file whose lines gone were replaced by the
-// lines came.
-func (st *state) reindex(path string, gone, came []lineFact) {
+// lines came, giving now (nil: the file went). A fact whose line went
+// stays in the file if a person wrote it there twice.
+func (st *state) reindex(path string, gone, came []lineFact, now *factFile) {
+	var left map[string]bool
 	for _, f := range gone {
-		st.where.drop(f.ID, path)
+		if left == nil && now != nil {
+			left = make(map[string]bool, len(now.facts))
+			for _, lf := range now.facts {
+				left[lf.ID] = true
+			}
+		}
+		if !left[f.ID] {
+			st.where.drop(f.ID, path)
+		}
 	}
 	for _, f := range came {
 		st.where.add(f.ID, path)
 	}
+}
+
+func appendUnique(paths []string, p string) []string {
+	if slices.Contains(paths, p) {
+		return paths
+	}
+	return append(paths, p)
 }
 
 // reparse reads a new version of a fact file, parsing only the lines

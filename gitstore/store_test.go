@@ -469,3 +469,38 @@ func TestStore_ClearsTheIndexLockACrashLeft(t *testing.T) {
 	}
 	os.Remove(filepath.Join(gitDir, "index.lock"))
 }
+
+// A fact a person wrote twice into one file is still found, and forgotten,
+// once they delete one of its two lines.
+func TestShard_AFactWrittenTwiceKeepsItsPlaceWhenOneLineGoes(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	r := remember(t, sh, "Has a cat", memd.TierProfile, "m1")
+	remember(t, sh, "Works at Acme", memd.TierProfile, "m2")
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(profile, append(b, "- (2026-11-04) Has a cat\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-qam", "again")
+	if _, err := sh.Fact(r.Facts[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	once := strings.Replace(string(append(b, "- (2026-11-04) Has a cat\n"...)), "- (2026-11-03) Has a cat\n", "", 1)
+	if err := os.WriteFile(profile, []byte(once), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-qam", "once")
+	if f, err := sh.Fact(r.Facts[0].ID); err != nil || f.Date.String() != "2026-11-04" {
+		t.Fatalf("the fact after one of its two lines went: %+v, %v", f, err)
+	}
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "forget\n", Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: r.Facts[0]}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, sh); slices.Contains(got, "Has a cat") {
+		t.Fatalf("forgotten, the fact is still held: %v", got)
+	}
+}
