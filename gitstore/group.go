@@ -127,7 +127,15 @@ func (g *group) commitState() *state {
 	for id, paths := range g.over {
 		g.base.where.set(id, paths)
 	}
-	return &state{head: g.head, root: g.root, files: g.files, parsed: g.parsed, where: g.base.where}
+	// The files this group changed stay parsed for the next (most writes
+	// append to today's log); those earlier groups changed are let go.
+	parsed := make(map[string]*factFile, len(g.touched))
+	for path := range g.touched {
+		if ff := g.parsed[path]; ff != nil {
+			parsed[path] = ff
+		}
+	}
+	return &state{head: g.head, root: g.root, files: g.files, parsed: parsed, where: g.base.where}
 }
 
 // pendingFile collects one change's edits to one file.

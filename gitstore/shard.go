@@ -73,7 +73,7 @@ type state struct {
 	head   Hash
 	root   Hash
 	files  map[string]fileAt    // every fact file, by path
-	parsed map[string]*factFile // those the writer changed, held parsed
+	parsed map[string]*factFile // those memd's last write changed, held parsed
 	where  *factPlaces          // fact ID → paths of the files holding it
 }
 
@@ -88,7 +88,7 @@ func (st *state) facts() int { return st.where.len() }
 
 // file returns the fact file at path parsed, reading it unless the writer
 // holds it so; nil when the state has no such file. What it reads is not
-// kept: only the files a write changes stay parsed.
+// kept: only the files the last write changed stay parsed.
 func (sh *Shard) file(st *state, path string) (*factFile, error) {
 	if ff := st.parsed[path]; ff != nil {
 		return ff, nil
