@@ -69,7 +69,9 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 			// A part at a time: a large shard's facts are not held twice,
 			// decoded and in the index.
 			var used bool
-			used, err = x.search.ReplaceInParts(search.Update{Shard: id, Head: hashString(snap.head), Notes: notePassages(id, snap.notes), Postings: snap.postings}, snap.n,
+			u := search.Update{Shard: id, Head: hashString(snap.head), Notes: notePassages(id, snap.notes), Postings: snap.postings}
+			snap.postings, postings = "", nil // ReplaceInParts lets them go once read
+			used, err = x.search.ReplaceInParts(u, snap.n,
 				func(put func([]search.Doc)) error {
 					return snap.each(snapshotPart, func(docs []search.Doc) error {
 						unattributed = unattributed || slices.ContainsFunc(docs, func(d search.Doc) bool { return d.Commit == "" })

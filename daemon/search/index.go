@@ -338,6 +338,9 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) error) (usedPostings bool, err error) {
 	imp, perr := readPostings(u.Postings, n)
 	postings := u.Postings != "" && perr == nil
+	// Read: a large shard's encoded postings (37 MB at a million facts)
+	// are garbage from here, not held while its facts are put.
+	u.Postings = ""
 	notes := make(map[string][]analysed, len(u.Notes))
 	for path, ps := range u.Notes {
 		notes[path] = analyzeAll(ps)
