@@ -403,8 +403,8 @@ func (sh *Shard) refreshSeeing(seen *seenFiles) (*state, error) {
 // fileSeen returns a fact file of st parsed, as seen holds it when it was
 // read at st's head, and read otherwise.
 func (sh *Shard) fileSeen(st *state, seen *seenFiles, path string) (*factFile, error) {
-	if seen.head == st.head && seen.files != nil {
-		return seen.files[path], nil
+	if ff, ok := seen.files[path]; ok && seen.head == st.head {
+		return ff, nil
 	}
 	return sh.file(st, path)
 }
