@@ -191,3 +191,56 @@ func TestShard_AReplaceOntoAHeldTextIsForgottenEverywhere(t *testing.T) {
 		t.Fatalf("after the forget the shard holds %+v, %v", facts, err)
 	}
 }
+
+// A lookup of many facts in a shard whose state it builds keeps, of the
+// files it reads, those holding a fact it wants, and finds each such fact.
+func TestShard_ALargeLookupKeepsTheFilesItWants(t *testing.T) {
+	seen := seenFiles{want: map[string]bool{memd.FactID("b"): true}}
+	for _, f := range []struct{ path, data string }{{"log/2026-01.md", "- (2026-01-02) a\n"}, {"log/2026-02.md", "- (2026-02-02) b\n"}} {
+		seen.see(Hash{1}, &factFile{path: f.path, facts: parseFactFile(f.path, []byte(f.data))})
+	}
+	if len(seen.files) != 1 || seen.files["log/2026-02.md"] == nil {
+		t.Fatalf("kept %v", seen.files)
+	}
+
+	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh, err := s.CreateShard(memd.AgentShard("ana"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var march []string
+	for m := 1; m <= 4; m++ {
+		d, _ := memd.ParseDate(fmt.Sprintf("2026-%02d-01", m))
+		var edits []Edit
+		for i := range 50 {
+			edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("fact %d of month %d", i, m), Date: d, Tier: memd.TierLog}})
+		}
+		res, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: edits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == 3 {
+			for _, f := range res.Facts {
+				march = append(march, f.ID)
+			}
+		}
+	}
+	sh.Release()
+	ids := slices.Clone(march)
+	for i := len(ids); i < lookupMany; i++ {
+		ids = append(ids, fmt.Sprintf("%012x", i)) // held by no file
+	}
+	found, _, err := sh.Lookup(ids)
+	if err != nil || len(found) != len(march) {
+		t.Fatalf("found %d of March's %d facts: %v", len(found), len(march), err)
+	}
+	for _, id := range march {
+		if found[id].File != "log/2026-03.md" {
+			t.Fatalf("%s found as %+v", id, found[id])
+		}
+	}
+}

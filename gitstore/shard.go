@@ -378,10 +378,12 @@ func (sh *Shard) refresh() (*state, error) {
 }
 
 // seenFiles is what a shard's files were when a read built its state
-// afresh: each file parsed, at the head it was read at.
+// afresh: each file parsed, at the head it was read at; with want, only
+// the files holding a fact it wants.
 type seenFiles struct {
 	head  Hash
 	files map[string]*factFile
+	want  map[string]bool
 }
 
 // see records a file read to build the state at head.
@@ -389,7 +391,9 @@ func (s *seenFiles) see(head Hash, ff *factFile) {
 	if s.files == nil || s.head != head {
 		s.head, s.files = head, make(map[string]*factFile)
 	}
-	s.files[ff.path] = ff
+	if s.want == nil || slices.ContainsFunc(ff.facts, func(lf lineFact) bool { return s.want[lf.ID] }) {
+		s.files[ff.path] = ff
+	}
 }
 
 // refreshSeeing is refresh for a caller about to read many of the shard's
@@ -951,10 +955,14 @@ func (sh *Shard) factBlobs(h Hash) ([]pathBlob, error) {
 // they were read from.
 func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	// Many facts wanted (the index reading a shard's history) are likely
-	// in most files: were the state built afresh, its files are kept as
-	// read for the lookup. A few are read again from the files holding
-	// them.
-	var seen seenFiles
+	// in most files: were the state built afresh, the files holding them
+	// are kept as read for the lookup. A few are read again from the
+	// files holding them.
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	seen := seenFiles{want: want}
 	var err error
 	if len(ids) >= lookupMany {
 		_, err = sh.refreshSeeing(&seen)
@@ -972,10 +980,8 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	}
 	// Scan each file that holds a wanted fact once, whatever the number
 	// of facts wanted.
-	want := make(map[string]bool, len(ids))
 	paths := make(map[string]bool)
 	for _, id := range ids {
-		want[id] = true
 		for _, p := range st.where.get(id) {
 			paths[p] = true
 		}
