@@ -65,15 +65,7 @@ func TestFactPlaces_AnswersAsAMapOfPaths(t *testing.T) {
 // facts are known by ID and place. A fact found in another file, for a
 // dedup or a lookup, is read and let go.
 func TestShard_AWriteHoldsOnlyTheFilesItChanges(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err := s.CreateShard(memd.AgentShard("ana"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := anaShard(t)
 	add := func(date, text string) Result {
 		t.Helper()
 		d, err := memd.ParseDate(date)
@@ -165,15 +157,7 @@ func FuzzFactLineIDs(f *testing.F) {
 // A fact's text replaced by one another file holds leaves the fact in
 // both files, and a forget then takes it from both.
 func TestShard_AReplaceOntoAHeldTextIsForgottenEverywhere(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err := s.CreateShard(memd.AgentShard("ana"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := anaShard(t)
 	apply := func(e Edit) {
 		t.Helper()
 		if _, err := sh.Apply(Change{Author: Committer(), Message: "change\n", Edits: []Edit{e}}); err != nil {
@@ -203,15 +187,7 @@ func TestShard_ALargeLookupKeepsTheFilesItWants(t *testing.T) {
 		t.Fatalf("kept %v", seen.files)
 	}
 
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh, err := s.CreateShard(memd.AgentShard("ana"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := anaShard(t)
 	var march []string
 	for m := 1; m <= 4; m++ {
 		d, _ := memd.ParseDate(fmt.Sprintf("2026-%02d-01", m))
@@ -243,4 +219,19 @@ func TestShard_ALargeLookupKeepsTheFilesItWants(t *testing.T) {
 			t.Fatalf("%s found as %+v", id, found[id])
 		}
 	}
+}
+
+// anaShard is a new shard in a store of its own, closed after the test.
+func anaShard(t *testing.T) *Shard {
+	t.Helper()
+	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sh, err := s.CreateShard(memd.AgentShard("ana"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
 }

@@ -16,12 +16,8 @@ import (
 // its texts instead, so no fact is searched as another shard's.
 func TestApply_PostingsOfAnotherShardsFactsAreNotInstalled(t *testing.T) {
 	alice, bob := memd.UserShard("alice"), memd.UserShard("bob")
-	day := memd.DateOf(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
-	doc := func(s memd.ShardID, text string) Doc {
-		return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: s, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}}
-	}
 	y := New()
-	y.PutAll([]Doc{doc(alice, "Alice likes tea"), doc(alice, "Secret salary figure")})
+	y.PutAll([]Doc{novemberDoc(alice, "Alice likes tea"), novemberDoc(alice, "Secret salary figure")})
 	var docs []Doc
 	postings := string(y.ExportShard(alice, func(int) {}, func(d Doc) { docs = append(docs, d) }))
 	for k := range docs {
@@ -147,16 +143,12 @@ var errBadSnapshot = errors.New("a damaged snapshot")
 // another shard between them.
 func TestExportShard_WritesIntoABufferOfItsSize(t *testing.T) {
 	alice, bob := memd.UserShard("alice"), memd.UserShard("bob")
-	day := memd.DateOf(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
-	doc := func(s memd.ShardID, text string) Doc {
-		return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: s, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}}
-	}
 	y := New()
 	var docs []Doc
 	for i := range 3000 {
-		docs = append(docs, doc(alice, fmt.Sprintf("fact %d says %s café naïve", i, strings.Repeat("long", 1+i%40))))
+		docs = append(docs, novemberDoc(alice, fmt.Sprintf("fact %d says %s café naïve", i, strings.Repeat("long", 1+i%40))))
 		if i%7 == 0 {
-			docs = append(docs, doc(bob, fmt.Sprintf("bob's fact %d", i)))
+			docs = append(docs, novemberDoc(bob, fmt.Sprintf("bob's fact %d", i)))
 		}
 	}
 	y.PutAll(docs)
@@ -166,4 +158,10 @@ func TestExportShard_WritesIntoABufferOfItsSize(t *testing.T) {
 	if facts != 2999 || len(b) != cap(b) {
 		t.Fatalf("%d facts, %d bytes of postings in a buffer of %d", facts, len(b), cap(b))
 	}
+}
+
+// novemberDoc is a fact of a shard's log on the last day of November 2026.
+func novemberDoc(s memd.ShardID, text string) Doc {
+	day := memd.DateOf(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: s, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}}
 }
