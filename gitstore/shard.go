@@ -582,13 +582,36 @@ func (sh *Shard) placeAll(st *state, see func(Hash, *factFile)) error {
 		ids  []string
 		file *factFile // parsed, for see
 		size int
-		err  error
 	}
+	return readFiles(sh, files, func(f pathBlob, data []byte) placed {
+		if see == nil {
+			return placed{ids: factLineIDs(data), size: len(data)}
+		}
+		return placed{file: &factFile{path: f.path, blob: f.blob, data: data, facts: parseFactFile(f.path, data)}, size: len(data)}
+	}, func(f pathBlob, p placed) { // in the tree's order, as one reader would
+		st.files[f.path] = fileAt{blob: f.blob, size: p.size}
+		for _, id := range p.ids {
+			st.where.add(id, f.path)
+		}
+		if ff := p.file; ff != nil {
+			for _, lf := range ff.facts {
+				st.where.add(lf.ID, f.path)
+			}
+			see(st.head, ff)
+		}
+	})
+}
+
+// readFiles reads files a few at a time over the processors, makes each
+// into a T with read, in parallel, and hands them to done in their order:
+// at most a few files' worth is held at once beyond what done keeps.
+func readFiles[T any](sh *Shard, files []pathBlob, read func(pathBlob, []byte) T, done func(pathBlob, T)) error {
 	workers := runtime.GOMAXPROCS(0)
 	for len(files) > 0 {
 		batch := files[:min(len(files), 4*workers)]
 		files = files[len(batch):]
-		out := make([]placed, len(batch))
+		out := make([]T, len(batch))
+		errs := make([]error, len(batch))
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for range min(workers, len(batch)) {
@@ -596,33 +619,19 @@ func (sh *Shard) placeAll(st *state, see func(Hash, *factFile)) error {
 				for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
 					obj, err := sh.db.Get(batch[i].blob)
 					if err != nil {
-						out[i].err = fmt.Errorf("read %s: %w", batch[i].path, err)
+						errs[i] = fmt.Errorf("read %s: %w", batch[i].path, err)
 						continue
 					}
-					if see == nil {
-						out[i] = placed{ids: factLineIDs(obj.Data), size: len(obj.Data)}
-						continue
-					}
-					ff := &factFile{path: batch[i].path, blob: batch[i].blob, data: obj.Data, facts: parseFactFile(batch[i].path, obj.Data)}
-					out[i] = placed{file: ff, size: len(obj.Data)}
+					out[i] = read(batch[i], obj.Data)
 				}
 			})
 		}
 		wg.Wait()
-		for i, f := range batch { // in the tree's order, as one reader would
-			if out[i].err != nil {
-				return out[i].err
+		for i, f := range batch {
+			if errs[i] != nil {
+				return errs[i]
 			}
-			st.files[f.path] = fileAt{blob: f.blob, size: out[i].size}
-			for _, id := range out[i].ids {
-				st.where.add(id, f.path)
-			}
-			if ff := out[i].file; ff != nil {
-				for _, lf := range ff.facts {
-					st.where.add(lf.ID, f.path)
-				}
-				see(st.head, ff)
-			}
+			done(f, out[i])
 		}
 	}
 	return nil
@@ -736,14 +745,20 @@ func (sh *Shard) allFiles() (map[string]*factFile, *state, error) {
 		return nil, nil, err
 	}
 	files := make(map[string]*factFile, len(st.files))
-	for path := range st.files {
-		ff, err := sh.fileSeen(st, &seen, path)
-		if err != nil {
-			return nil, nil, err
+	var unread []pathBlob
+	for path, at := range st.files {
+		if ff := seen.files[path]; ff != nil && seen.head == st.head {
+			files[path] = ff
+		} else if ff := st.parsed[path]; ff != nil {
+			files[path] = ff
+		} else {
+			unread = append(unread, pathBlob{path, at.blob})
 		}
-		files[path] = ff
 	}
-	return files, st, nil
+	err = readFiles(sh, unread, func(f pathBlob, data []byte) *factFile {
+		return &factFile{path: f.path, blob: f.blob, data: data, facts: parseFactFile(f.path, data)}
+	}, func(f pathBlob, ff *factFile) { files[f.path] = ff })
+	return files, st, err
 }
 
 func collectFacts(id memd.ShardID, files map[string]*factFile) []memd.Fact {
