@@ -37,6 +37,35 @@ func BenchmarkRemember(b *testing.B) {
 	}
 }
 
+// BenchmarkFirstRememberAfterIdle measures the first remember into a large
+// shard that sat idle and gave up what it held: it reads the shard's files
+// to learn where its facts are. B/op is what that reading allocates.
+func BenchmarkFirstRememberAfterIdle(b *testing.B) {
+	s, err := gitstore.Open(b.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	today := time.Now()
+	sh, err := writebench.Prefill(s, memd.ProjectShard("bench"), 100000, today)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		for sh.Parsed() { // as an idle shard's is given up
+			sh.Release()
+		}
+		b.StartTimer()
+		fact := memd.Fact{Text: writebench.Text("idle", i), Date: memd.DateOf(today), Tier: memd.TierLog}
+		if _, err := sh.Apply(gitstore.Change{Author: gitstore.Committer(), Message: "remember\n", Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: fact}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func repackAt() int {
 	if os.Getenv("MEMD_BENCH_NOREPACK") != "" {
 		return -1
