@@ -728,12 +728,31 @@ func (sh *Shard) Head() (Hash, error) {
 // Facts returns the facts at HEAD and the commit they were read from, one
 // per fact ID (the newest line wins where a person duplicated one), in file
 // order: profile first, then the logs by month.
+//
+// The files are read a few at a time and let go as their facts are taken:
+// a list of a shard holds its facts, not its files parsed as well.
 func (sh *Shard) Facts() ([]memd.Fact, Hash, error) {
-	files, st, err := sh.allFiles()
+	st, err := sh.refresh()
 	if err != nil {
 		return nil, Hash{}, err
 	}
-	return collectFacts(sh.id, files), st.head, nil
+	files := make([]pathBlob, 0, len(st.files))
+	for path, at := range st.files {
+		files = append(files, pathBlob{path, at.blob})
+	}
+	slices.SortFunc(files, func(a, b pathBlob) int { return comparePaths(a.path, b.path) })
+	// Room for them all at once: where is the writer's, read under its lock.
+	sh.mu.Lock()
+	n := st.where.len()
+	sh.mu.Unlock()
+	c := factCollector{id: sh.id, out: make([]memd.Fact, 0, n), seen: make(map[string]int, n)}
+	err = readFiles(sh, files, func(f pathBlob, data []byte) []lineFact {
+		return parseFactFile(f.path, data)
+	}, func(_ pathBlob, facts []lineFact) { c.add(facts) })
+	if err != nil {
+		return nil, Hash{}, err
+	}
+	return c.out, st.head, nil
 }
 
 // allFiles returns every fact file at HEAD parsed, and the state they are
@@ -762,30 +781,38 @@ func (sh *Shard) allFiles() (map[string]*factFile, *state, error) {
 }
 
 func collectFacts(id memd.ShardID, files map[string]*factFile) []memd.Fact {
-	paths := make([]string, 0, len(files))
-	n := 0
-	for p, ff := range files {
-		paths = append(paths, p)
-		n += len(ff.facts)
-	}
-	slices.SortFunc(paths, comparePaths)
-	out := make([]memd.Fact, 0, n)
-	seen := make(map[string]int, n)
+	paths := slices.SortedFunc(maps.Keys(files), comparePaths)
+	c := factCollector{id: id}
 	for _, p := range paths {
-		for _, lf := range files[p].facts {
-			f := lf.Fact
-			f.Shard = id
-			if i, dup := seen[f.ID]; dup {
-				if out[i].Date.Before(f.Date) {
-					out[i] = f
-				}
-				continue
-			}
-			seen[f.ID] = len(out)
-			out = append(out, f)
-		}
+		c.add(files[p].facts)
 	}
-	return out
+	return c.out
+}
+
+// factCollector gathers a shard's facts file by file, in file order, one
+// per fact ID: the newest line wins where a person wrote a fact twice.
+type factCollector struct {
+	id   memd.ShardID
+	out  []memd.Fact
+	seen map[string]int
+}
+
+func (c *factCollector) add(facts []lineFact) {
+	if c.seen == nil {
+		c.seen = make(map[string]int)
+	}
+	for _, lf := range facts {
+		f := lf.Fact
+		f.Shard = c.id
+		if i, dup := c.seen[f.ID]; dup {
+			if c.out[i].Date.Before(f.Date) {
+				c.out[i] = f
+			}
+			continue
+		}
+		c.seen[f.ID] = len(c.out)
+		c.out = append(c.out, f)
+	}
 }
 
 // comparePaths orders profile.md before the logs, and logs by date (a
