@@ -85,21 +85,18 @@ func (p *factPlaces) get(id string) []string {
 	return out
 }
 
-// add records that path holds id, and reports whether id is new to the
-// shard.
-func (p *factPlaces) add(id, path string) bool {
+// add records that path holds id.
+func (p *factPlaces) add(id, path string) {
 	n := p.number(path)
 	k, ok := idKey(id)
 	if !ok {
-		nums := p.odd[id]
-		if slices.Contains(nums, n) {
-			return false
+		if nums := p.odd[id]; !slices.Contains(nums, n) {
+			if p.odd == nil {
+				p.odd = make(map[string][]uint32)
+			}
+			p.odd[id] = append(nums, n)
 		}
-		if p.odd == nil {
-			p.odd = make(map[string][]uint32)
-		}
-		p.odd[id] = append(nums, n)
-		return len(nums) == 0
+		return
 	}
 	if m, ok := p.one[k]; ok {
 		if m != n {
@@ -109,51 +106,44 @@ func (p *factPlaces) add(id, path string) bool {
 			}
 			p.more[k] = []uint32{m, n}
 		}
-		return false
+		return
 	}
-	nums := p.more[k]
-	if len(nums) == 0 {
+	switch nums := p.more[k]; {
+	case len(nums) == 0:
 		p.one[k] = n
-		return true
-	}
-	if !slices.Contains(nums, n) {
+	case !slices.Contains(nums, n):
 		p.more[k] = append(nums, n)
 	}
-	return false
 }
 
-// drop records that path no longer holds id, and reports whether the
-// shard holds id no more.
-func (p *factPlaces) drop(id, path string) bool {
+// drop records that path no longer holds id.
+func (p *factPlaces) drop(id, path string) {
 	n, known := p.of[path]
 	if !known {
-		return false
+		return
 	}
 	k, ok := idKey(id)
 	if !ok {
 		nums := p.odd[id]
-		i := slices.Index(nums, n)
-		switch {
-		case i < 0:
-			return false
-		case len(nums) == 1:
-			delete(p.odd, id)
-			return true
+		if i := slices.Index(nums, n); i >= 0 {
+			if len(nums) == 1 {
+				delete(p.odd, id)
+			} else {
+				p.odd[id] = slices.Delete(slices.Clone(nums), i, i+1)
+			}
 		}
-		p.odd[id] = slices.Delete(slices.Clone(nums), i, i+1)
-		return false
+		return
 	}
 	if m, ok := p.one[k]; ok {
-		if m != n {
-			return false
+		if m == n {
+			delete(p.one, k)
 		}
-		delete(p.one, k)
-		return true
+		return
 	}
 	nums := p.more[k]
 	i := slices.Index(nums, n)
 	if i < 0 {
-		return false
+		return
 	}
 	rest := slices.Delete(slices.Clone(nums), i, i+1)
 	if len(rest) == 1 {
@@ -162,7 +152,6 @@ func (p *factPlaces) drop(id, path string) bool {
 	} else {
 		p.more[k] = rest
 	}
-	return false
 }
 
 // set makes paths the files holding id (none: the shard no longer holds

@@ -404,10 +404,16 @@ func (sh *Shard) refreshSeeing(seen *seenFiles) (*state, error) {
 	return sh.follow(true, seen.see)
 }
 
+// at returns a file as seen holds it, if it was read at st's head.
+func (s *seenFiles) at(st *state, path string) (*factFile, bool) {
+	ff, ok := s.files[path]
+	return ff, ok && s.head == st.head
+}
+
 // fileSeen returns a fact file of st parsed, as seen holds it when it was
 // read at st's head, and read otherwise.
 func (sh *Shard) fileSeen(st *state, seen *seenFiles, path string) (*factFile, error) {
-	if ff, ok := seen.files[path]; ok && seen.head == st.head {
+	if ff, ok := seen.at(st, path); ok {
 		return ff, nil
 	}
 	return sh.file(st, path)
@@ -766,7 +772,7 @@ func (sh *Shard) allFiles() (map[string]*factFile, *state, error) {
 	files := make(map[string]*factFile, len(st.files))
 	var unread []pathBlob
 	for path, at := range st.files {
-		if ff := seen.files[path]; ff != nil && seen.head == st.head {
+		if ff, ok := seen.at(st, path); ok {
 			files[path] = ff
 		} else if ff := st.parsed[path]; ff != nil {
 			files[path] = ff

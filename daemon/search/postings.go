@@ -78,12 +78,13 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 	}
 	count, postings, termBytes := 0, 0, 0
 	for t, r := range p.terms {
-		if len(placed(r)) == 0 {
+		list := placed(r)
+		if len(list) == 0 {
 			continue
 		}
-		count, postings, termBytes = count+1, postings+len(held), termBytes+len(t)
-		size += uvarintLen(uint64(len(t))) + len(t) + uvarintLen(uint64(len(held)))
-		for _, q := range held {
+		count, postings, termBytes = count+1, postings+len(list), termBytes+len(t)
+		size += uvarintLen(uint64(len(t))) + len(t) + uvarintLen(uint64(len(list)))
+		for _, q := range list {
 			size += uvarintLen(uint64(q.doc())) + uvarintLen(uint64(q.tf()))
 		}
 	}
@@ -101,14 +102,15 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 	b = binary.AppendUvarint(b, uint64(postings))
 	b = binary.AppendUvarint(b, uint64(termBytes))
 	for t, r := range p.terms {
-		if len(placed(r)) == 0 {
+		list := placed(r)
+		if len(list) == 0 {
 			continue
 		}
-		slices.SortFunc(held, func(a, b posting) int { return int(a.doc() - b.doc()) })
+		slices.SortFunc(list, func(a, b posting) int { return int(a.doc() - b.doc()) })
 		b = binary.AppendUvarint(b, uint64(len(t)))
 		b = append(b, t...)
-		b = binary.AppendUvarint(b, uint64(len(held)))
-		for _, q := range held {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, q := range list {
 			b = binary.AppendUvarint(b, uint64(q.doc()))
 			b = binary.AppendUvarint(b, uint64(q.tf()))
 		}
