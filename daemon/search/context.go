@@ -40,7 +40,7 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 		sc.loans = loans[:0]
 	}()
 	for _, i := range top {
-		v := sc.v[i]
+		v := sc.value(i)
 		if v <= 0 {
 			continue
 		}
@@ -48,7 +48,7 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 			if !ok(j) {
 				return
 			}
-			lead := v - sc.v[j]
+			lead := v - sc.value(j)
 			if lead <= 0 {
 				return
 			}
@@ -160,7 +160,7 @@ func (x *Engine) liftChatDays(sc *scores, top []int32, weights []float64) {
 			h = &held{}
 			days[k] = h
 		}
-		m := sc.terms[i] &^ touchedBit
+		m := sc.termsOf(i)
 		h.twice |= h.once & m
 		h.once |= m
 	}
@@ -178,14 +178,15 @@ func (x *Engine) liftChatDays(sc *scores, top []int32, weights []float64) {
 			continue
 		}
 		h := days[x.chatKeyOf(i)]
-		own := sc.terms[i] &^ touchedBit
+		own := sc.termsOf(i)
 		others := (h.once &^ own) | (h.twice & own)
 		share := cover(h.once) * cover(others)
 		if share == 0 {
 			continue
 		}
-		more := sc.v[i] * chatDayLift * share
-		sc.v[i] += more
+		k := sc.slot[i] - 1
+		more := sc.v[k] * chatDayLift * share
+		sc.v[k] += more
 		if p := sc.explain(i); p != nil {
 			p.ChatDay += more
 		}

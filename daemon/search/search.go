@@ -79,13 +79,17 @@ func putScores(sc *scores) {
 	}
 }
 
-// scores is a dense score array with the list of entries it touched, and
-// for each touched entry the query terms it holds (bit j: term j; the top
-// bit marks the entry touched).
+// scores holds the candidates of a search, compactly: the entries touched,
+// in the order first scored, with each one's score and the query terms it
+// holds (bit j: term j), and a dense array leading from an entry to its
+// place. The passes over the candidates (the strongest, the cut, collect,
+// clearing) read the compact arrays in order; only scoring a posting
+// looks an entry up, in an array of four bytes a fact.
 type scores struct {
-	v       []float64
-	terms   []uint64
+	slot    []int32 // by entry: its place in touched plus one; 0 untouched
 	touched []int32
+	v       []float64                  // by place
+	terms   []uint64                   // by place
 	parts   map[int32]*memd.ScoreParts // only when explaining
 	spare   []float64                  // room for strongest's selection
 	// loan holds, for each entry lent context, its loan's place in loans
@@ -103,14 +107,46 @@ type scores struct {
 	anySkipped bool
 }
 
-const touchedBit = 1 << 63
-
-func (s *scores) add(i int32, v float64) {
-	if s.terms[i] == 0 {
-		s.terms[i] = touchedBit
+// add adds v to entry i's score, making it a candidate, and returns its
+// place.
+func (s *scores) add(i int32, v float64) int {
+	k := s.slot[i] - 1
+	if k < 0 {
+		k = int32(len(s.touched))
+		s.slot[i] = k + 1
 		s.touched = append(s.touched, i)
+		s.v = append(s.v, 0)
+		s.terms = append(s.terms, 0)
 	}
-	s.v[i] += v
+	s.v[k] += v
+	return int(k)
+}
+
+// value is entry i's score, 0 if it is no candidate.
+func (s *scores) value(i int32) float64 {
+	if k := s.slot[i] - 1; k >= 0 {
+		return s.v[k]
+	}
+	return 0
+}
+
+// termsOf are the query terms entry i holds, by bit.
+func (s *scores) termsOf(i int32) uint64 {
+	if k := s.slot[i] - 1; k >= 0 {
+		return s.terms[k]
+	}
+	return 0
+}
+
+// touches tells whether entry i is a candidate.
+func (s *scores) touches(i int32) bool { return s.slot[i] != 0 }
+
+// clear forgets every candidate, for the next search.
+func (s *scores) clear() {
+	for _, i := range s.touched {
+		s.slot[i] = 0
+	}
+	s.touched, s.v, s.terms = s.touched[:0], s.v[:0], s.terms[:0]
 }
 
 // explain returns the parts of entry i's score, or nil when its parts
@@ -202,10 +238,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	}
 
 	defer func() {
-		for _, i := range sc.touched {
-			sc.v[i], sc.terms[i] = 0, 0
-		}
-		sc.touched = sc.touched[:0]
+		sc.clear()
 		for _, i := range sc.gained { // only if scoreRelated stopped half way
 			sc.gain[i] = 0
 		}
@@ -216,9 +249,9 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 		}
 		sc.parts = nil
 	}()
-	if len(sc.v) < int(x.entries.len()) {
+	if len(sc.slot) < int(x.entries.len()) {
 		n := int(x.entries.len()) + int(x.entries.len())/4
-		sc.v, sc.terms, sc.loan, sc.gain = make([]float64, n), make([]uint64, n), make([]int32, n), nil
+		sc.slot, sc.loan, sc.gain, sc.skipped = make([]int32, n), make([]int32, n), nil, nil
 	}
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
@@ -448,20 +481,20 @@ func (q *queryTerms) scoreRelated() {
 		bound += math.Min(most, relatedCap*q.idf(t))
 	}
 	floor, pruned := q.relatedFloor(bound)
-	if len(sc.gain) < len(sc.v) {
-		sc.gain = make([]float64, len(sc.v)) // only for the searches with relatives
+	if len(sc.gain) < len(sc.slot) {
+		sc.gain = make([]float64, len(sc.slot)) // only for the searches with relatives
 	}
-	if pruned && len(sc.skipped) < (len(sc.v)+63)/64 {
-		sc.skipped = make([]uint64, (len(sc.v)+63)/64)
+	if pruned && len(sc.skipped) < (len(sc.slot)+63)/64 {
+		sc.skipped = make([]uint64, (len(sc.slot)+63)/64)
 	}
 	for n, t := range q.scored {
 		own := q.bits[t]
 		for _, r := range relatives[n] {
 			q.eachPosting(r.term, func(i int32, tf float64) {
-				if own != 0 && sc.terms[i]&own != 0 {
+				if own != 0 && sc.termsOf(i)&own != 0 {
 					return
 				}
-				if pruned && (sc.terms[i] == 0 || sc.v[i] < floor) {
+				if pruned && (!sc.touches(i) || sc.value(i) < floor) {
 					sc.skipped[i>>6] |= 1 << (i & 63)
 					sc.anySkipped = true
 					return
@@ -504,11 +537,8 @@ func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
 	if len(sc.touched) < depth || !pruneRelatives {
 		return 0, false
 	}
-	vs := slices.Grow(sc.spare[:0], len(sc.touched))[:len(sc.touched)]
+	vs := append(sc.spare[:0], sc.v...)
 	sc.spare = vs
-	for j, i := range sc.touched {
-		vs[j] = sc.v[i]
-	}
 	cut := nth(vs, len(vs)-depth) * (1 - tieMargin)
 	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
 	if cut*least <= bound*most {
@@ -547,7 +577,7 @@ func (q *queryTerms) relateNeighbours(top []int32) {
 				tfs[t]++
 			}
 			for n, t := range q.scored {
-				if own := q.bits[t]; own != 0 && sc.terms[j]&own != 0 {
+				if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
 					continue
 				}
 				gain := 0.0
@@ -638,8 +668,7 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 			}
 			tf := float64(p.tf())
 			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
-			sc.add(i, v)
-			sc.terms[i] |= bit
+			sc.terms[sc.add(i, v)] |= bit
 			if e := sc.explain(i); e != nil {
 				e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})
 			}
@@ -661,10 +690,10 @@ func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd
 	if len(named) == 0 {
 		return
 	}
-	for _, i := range sc.touched {
+	for k, i := range sc.touched {
 		if named[x.shardIDs[x.shardOf[i]]] {
-			more := sc.v[i] * namedShardBoost
-			sc.v[i] += more
+			more := sc.v[k] * namedShardBoost
+			sc.v[k] += more
 			if e := sc.explain(i); e != nil {
 				e.NamedShard += more
 			}
@@ -729,8 +758,8 @@ func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int3
 		return
 	}
 	best := 1.0
-	for _, i := range sc.touched {
-		best = math.Max(best, sc.v[i])
+	for _, v := range sc.v {
+		best = math.Max(best, v)
 	}
 	for _, sp := range spans {
 		for d := sp.from - dateWindow; d <= sp.to+dateWindow; d++ {
@@ -757,14 +786,15 @@ func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64)
 	want := []byte(phrase)
 	var buf []byte
 	for _, i := range top {
-		if sc.terms[i]&all != all {
+		k := sc.slot[i] - 1
+		if sc.terms[k]&all != all {
 			continue
 		}
 		var folded []byte
 		folded, buf = x.foldedText(i, buf)
 		if bytes.Contains(folded, want) {
-			more := sc.v[i] * phraseBoost
-			sc.v[i] += more
+			more := sc.v[k] * phraseBoost
+			sc.v[k] += more
 			if e := sc.explain(i); e != nil {
 				e.Phrase += more
 			}
@@ -778,24 +808,21 @@ func strongest(sc *scores, n int) []int32 {
 	if len(sc.touched) <= n {
 		return slices.Clone(sc.touched)
 	}
-	vs := slices.Grow(sc.spare[:0], len(sc.touched))[:len(sc.touched)]
+	vs := append(sc.spare[:0], sc.v...)
 	sc.spare = vs
-	for j, i := range sc.touched {
-		vs[j] = sc.v[i]
-	}
 	floor := nth(vs, len(vs)-n)
 	top := make([]int32, 0, n)
-	for _, i := range sc.touched {
-		if sc.v[i] > floor {
-			top = append(top, i)
+	for k, v := range sc.v {
+		if v > floor {
+			top = append(top, sc.touched[k])
 		}
 	}
-	for _, i := range sc.touched {
+	for k, v := range sc.v {
 		if len(top) == n {
 			break
 		}
-		if sc.v[i] == floor {
-			top = append(top, i)
+		if v == floor {
+			top = append(top, sc.touched[k])
 		}
 	}
 	return top
@@ -867,9 +894,13 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 	limit := collected(q.K)
 	h := make([]ranked, 0, limit+1)
 	worse := func(a, b ranked) bool { return x.better(b, a) }
-	for _, i := range sc.touched {
-		r := ranked{i: i, v: sc.v[i] * x.factors[x.tier[i]], days: int(x.days[i])}
-		if len(h) == limit && (r.v < h[0].v*(1-1e-9) || !x.better(r, h[0])) {
+	for k, i := range sc.touched {
+		v := sc.v[k] * x.factors[x.tier[i]]
+		if len(h) == limit && v < h[0].v*(1-1e-9) {
+			continue // the day, read for ties only, would not save it
+		}
+		r := ranked{i: i, v: v, days: int(x.days[i])}
+		if len(h) == limit && !x.better(r, h[0]) {
 			continue
 		}
 		h = append(h, r)
@@ -896,7 +927,7 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 		r := h[j]
 		hits[n] = Hit{Doc: x.docOf(r.i), Score: r.v}
 		if e := sc.explain(r.i); e != nil {
-			e.Tier = r.v - sc.v[r.i]
+			e.Tier = r.v - sc.value(r.i)
 			hits[n].Explain = e
 		}
 	}
