@@ -58,8 +58,7 @@ const (
 )
 
 // spareScores keeps score arrays between searches. Not a sync.Pool: the
-// arrays are as long as the index (20 bytes a fact, 28 once a search had
-// relatives), and a pool emptied at every collection would have a search
+// arrays are as long as the index (8 bytes a fact), and a pool emptied at every collection would have a search
 // clear megabytes again. Two are kept, one a core.
 var spareScores = make(chan *scores, 2)
 
@@ -97,8 +96,8 @@ type scores struct {
 	loan  []int32
 	loans []loan
 	inTop []int32 // room for lendContext's sorted candidates
-	// gain holds what a query term's relatives add to each entry before
-	// the cap, for the entries in gained (scoreRelated).
+	// gain holds what a query term's relatives add to each candidate
+	// before the cap, by place, for the places in gained (scoreRelated).
 	gain   []float64
 	gained []int32
 	// skipped marks the entries holding a relative that scoreRelated
@@ -117,6 +116,7 @@ func (s *scores) add(i int32, v float64) int {
 		s.touched = append(s.touched, i)
 		s.v = append(s.v, 0)
 		s.terms = append(s.terms, 0)
+		s.gain = append(s.gain, 0)
 	}
 	s.v[k] += v
 	return int(k)
@@ -146,7 +146,7 @@ func (s *scores) clear() {
 	for _, i := range s.touched {
 		s.slot[i] = 0
 	}
-	s.touched, s.v, s.terms = s.touched[:0], s.v[:0], s.terms[:0]
+	s.touched, s.v, s.terms, s.gain = s.touched[:0], s.v[:0], s.terms[:0], s.gain[:0]
 }
 
 // explain returns the parts of entry i's score, or nil when its parts
@@ -239,10 +239,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 
 	defer func() {
 		sc.clear()
-		for _, i := range sc.gained { // only if scoreRelated stopped half way
-			sc.gain[i] = 0
-		}
-		sc.gained = sc.gained[:0]
+		sc.gained = sc.gained[:0] // only if scoreRelated stopped half way
 		if sc.anySkipped {
 			clear(sc.skipped)
 			sc.anySkipped = false
@@ -251,7 +248,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	}()
 	if len(sc.slot) < int(x.entries.len()) {
 		n := int(x.entries.len()) + int(x.entries.len())/4
-		sc.slot, sc.loan, sc.gain, sc.skipped = make([]int32, n), make([]int32, n), nil, nil
+		sc.slot, sc.loan, sc.skipped = make([]int32, n), make([]int32, n), nil
 	}
 	sc.parts = parts
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
@@ -481,9 +478,6 @@ func (q *queryTerms) scoreRelated() {
 		bound += math.Min(most, relatedCap*q.idf(t))
 	}
 	floor, pruned := q.relatedFloor(bound)
-	if len(sc.gain) < len(sc.slot) {
-		sc.gain = make([]float64, len(sc.slot)) // only for the searches with relatives
-	}
 	if pruned && len(sc.skipped) < (len(sc.slot)+63)/64 {
 		sc.skipped = make([]uint64, (len(sc.slot)+63)/64)
 	}
@@ -499,17 +493,21 @@ func (q *queryTerms) scoreRelated() {
 					sc.anySkipped = true
 					return
 				}
-				if sc.gain[i] == 0 {
-					sc.gained = append(sc.gained, i) // in the order first reached, for stable ties
+				// A fact first reached here becomes a candidate now, at
+				// the place it would take when its gain is added.
+				k := sc.add(i, 0)
+				if sc.gain[k] == 0 {
+					sc.gained = append(sc.gained, int32(k)) // in the order first reached, for stable ties
 				}
-				sc.gain[i] += q.bm25(r.idf, tf, i)
+				sc.gain[k] += q.bm25(r.idf, tf, i)
 			})
 		}
 		limit := relatedCap * q.idf(t)
-		for _, i := range sc.gained {
-			v := math.Min(sc.gain[i], limit)
-			sc.gain[i] = 0
-			sc.add(i, v)
+		for _, k := range sc.gained {
+			v := math.Min(sc.gain[k], limit)
+			sc.gain[k] = 0
+			sc.v[k] += v
+			i := sc.touched[k]
 			if p := sc.explain(i); p != nil {
 				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
 			}
@@ -894,7 +892,11 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 	limit := collected(q.K)
 	h := make([]ranked, 0, limit+1)
 	worse := func(a, b ranked) bool { return x.better(b, a) }
+	most := slices.Max(x.factors)
 	for k, i := range sc.touched {
+		if len(h) == limit && sc.v[k]*most < h[0].v*(1-1e-9) {
+			continue // not even in the tier weighed most
+		}
 		v := sc.v[k] * x.factors[x.tier[i]]
 		if len(h) == limit && v < h[0].v*(1-1e-9) {
 			continue // the day, read for ties only, would not save it
