@@ -36,66 +36,33 @@ func (a *arena) copy(s string) string {
 }
 
 // own copies the strings of docs into the index's arena, so that nothing
-// the index keeps is a piece of what they were read from. Values many
-// facts share (files, commits, chats, lists of messages) are copied once,
-// and a fact the index holds already (put again with its line moved) keeps
-// the strings it has: copying them again would leave the old copies, dead,
-// in blocks that other facts keep alive. Without mayHold the index is
-// not asked: a fact it held would only have its strings copied again.
+// the index keeps is a piece of what they were read from. The files many
+// facts share are copied once (chats are named once by chatOf, and an
+// origin is encoded into the arena by originOf), and a fact the index
+// holds already (put again with its line moved) keeps the strings it has:
+// copying them again would leave the old copies, dead, in blocks that
+// other facts keep alive. Without mayHold the index is not asked: a fact
+// it held would only have its strings copied again.
 func (x *Engine) own(docs []Doc, mayHold bool) {
 	shared := make(map[string]string)
-	keep := func(s string) {
-		if s != "" {
-			shared[s] = s
-		}
-	}
-	copyShared := func(s string) string {
-		if s == "" {
-			return ""
-		}
-		if c, ok := shared[s]; ok {
-			return c
-		}
-		c := x.texts.copy(s)
-		shared[c] = c
-		return c
-	}
-	lists := make(map[*string][]string)
 	for i := range docs {
 		d := &docs[i]
 		var held *entry
 		if j, ok := x.heldEntry(d, mayHold); ok {
 			held = x.entries.at(j)
-			keep(x.fileNames[held.file])
-			keep(held.commit)
-			keep(held.chat)
-			for _, m := range held.messages {
-				keep(m)
-			}
-			if len(held.messages) > 0 {
-				lists[unsafe.SliceData(held.messages)] = held.messages
-			}
+			shared[x.fileNames[held.file]] = x.fileNames[held.file]
 		}
 		if held != nil && held.text == d.Text {
 			d.ID, d.Text = held.id, held.text
 		} else {
 			d.ID, d.Text = x.texts.copy(d.ID), x.texts.copy(d.Text)
 		}
-		d.File, d.Commit, d.Chat = copyShared(d.File), copyShared(d.Commit), copyShared(d.Chat)
-		if len(d.Messages) == 0 {
-			continue
+		if c, ok := shared[d.File]; ok {
+			d.File = c
+		} else if d.File != "" {
+			d.File = x.texts.copy(d.File)
+			shared[d.File] = d.File
 		}
-		key := unsafe.SliceData(d.Messages)
-		if ms, ok := lists[key]; ok && len(ms) == len(d.Messages) {
-			d.Messages = ms
-			continue
-		}
-		ms := make([]string, len(d.Messages))
-		for j, m := range d.Messages {
-			ms[j] = copyShared(m)
-		}
-		lists[key] = ms
-		d.Messages = ms
 	}
 }
 

@@ -87,7 +87,7 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	if e.passage {
 		return
 	}
-	if e.chat != "" {
+	if e.chat != 0 {
 		list := x.chats[x.chatKeyOf(i)]
 		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
 		for found && at < len(list) && list[at] != i {
@@ -116,7 +116,7 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		return
 	}
 	same := func(j int32) bool {
-		return x.days[j] == x.days[i] && x.entries.at(j).chat == ""
+		return x.days[j] == x.days[i] && x.entries.at(j).chat == 0
 	}
 	for _, step := range []int{-1, 1} {
 		for d := 1; d <= contextWindow; d++ {
@@ -151,7 +151,7 @@ func (x *Engine) liftChatDays(sc *scores, top []int32, weights []float64) {
 	type held struct{ once, twice uint64 }
 	days := make(map[chatKey]*held)
 	for _, i := range top {
-		if x.entries.at(i).chat == "" {
+		if x.entries.at(i).chat == 0 {
 			continue
 		}
 		k := x.chatKeyOf(i)
@@ -174,7 +174,7 @@ func (x *Engine) liftChatDays(sc *scores, top []int32, weights []float64) {
 		return c / total
 	}
 	for _, i := range top {
-		if x.entries.at(i).chat == "" {
+		if x.entries.at(i).chat == 0 {
 			continue
 		}
 		h := days[x.chatKeyOf(i)]

@@ -3,6 +3,7 @@ package search
 import (
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // Entries keep their numbers and their places as pages are added: an
@@ -43,5 +44,13 @@ func TestPosting_PacksDocAndTF(t *testing.T) {
 		if q, ok := singleRef(p).single(); !ok || q != p {
 			t.Errorf("a term's single posting %v reads back as %v", p, q)
 		}
+	}
+}
+
+// An entry is what the index holds for every fact beyond its text and
+// postings: at a million facts each byte of it is a megabyte.
+func TestEntry_StaysSmall(t *testing.T) {
+	if size := unsafe.Sizeof(entry{}); size > 72 {
+		t.Errorf("an entry takes %d bytes, more than 72", size)
 	}
 }

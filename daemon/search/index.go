@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search/thesaurus"
@@ -37,15 +38,14 @@ type Doc struct {
 // less what the dense arrays of Index hold (shard, day, offset, length, tier),
 // in as few bytes as a million of them should take.
 type entry struct {
-	id, text     string
-	commit, chat string
-	messages     []string
-	when         int64
-	rank         float64
-	file         uint32 // into Engine.fileNames
-	dated        bool   // the date is set (its day is in Engine.days)
-	passage      bool   // a note's passage; the note is in Engine.noteOf
-	foldKept     bool   // the text is not plain ASCII; its folded words are in Engine.folded
+	id, text string
+	origin   string // the commit and its messages, when known (see originOf)
+	when     int64
+	file     uint32 // into Engine.fileNames
+	chat     uint32 // into Engine.chatNames; 0 for none
+	dated    bool   // the date is set (its day is in Engine.days)
+	passage  bool   // a note's passage; the note is in Engine.noteOf
+	foldKept bool   // the text is not plain ASCII; its folded words are in Engine.folded
 }
 
 // posting is one fact holding a term: the entry's number in its low
@@ -76,7 +76,7 @@ type fileKey struct {
 // remember is one conversation in each of their shards.
 type chatKey struct {
 	shard memd.ShardID
-	chat  string
+	chat  uint32 // into Engine.chatNames
 	days  int
 }
 
@@ -98,9 +98,16 @@ const smallBatch = 256
 type Engine struct {
 	mu      sync.RWMutex
 	entries entries // by value, in pages (see entries)
-	// The files facts are in, each named once.
+	// The files facts are in, and the chats they were learned in, each
+	// named once; chat 0 is none.
 	fileNames []string
 	fileNum   map[string]uint32
+	chatNames []string
+	chatNum   map[string]uint32
+	// Room to encode an origin in before it goes into texts, and the last
+	// origin encoded.
+	originBuf  []byte
+	lastOrigin string
 	// Dense arrays of what scoring reads for every posting, by entry.
 	alive   []bool
 	shardOf []uint32
@@ -218,6 +225,8 @@ func (x *Engine) reset() {
 	x.entries = entries{}
 	x.texts = arena{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)
+	x.chatNames, x.chatNum = []string{""}, map[string]uint32{"": 0}
+	x.lastOrigin = ""
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
 	x.tiers, x.factors = nil, nil
@@ -507,7 +516,7 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 			shards[d.Shard] = true
 			files[fileKey{d.Shard, d.File}] = true
 			if d.Chat != "" {
-				chats[chatKey{d.Shard, d.Chat, d.Date.Days()}] = true
+				chats[chatKey{d.Shard, x.chatNum[d.Chat], d.Date.Days()}] = true
 			}
 		}
 	}
@@ -632,11 +641,11 @@ func (x *Engine) SetProvenance(shard memd.ShardID, id, commit string, messages [
 		return
 	}
 	e := x.entries.at(i)
-	if e.chat != "" {
+	if e.chat != 0 {
 		x.dropChat(x.chatKeyOf(i), i)
 	}
-	e.commit, e.messages, e.chat, e.when = commit, messages, chat, when
-	if chat != "" && !e.passage {
+	e.origin, e.chat, e.when = x.originOf(commit, messages), x.chatOf(chat), when
+	if e.chat != 0 && !e.passage {
 		x.insertChat(x.chatKeyOf(i), i)
 	}
 }
@@ -665,12 +674,90 @@ func (x *Engine) docOf(i int32) Doc {
 	e := x.entries.at(i)
 	d := Doc{
 		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: x.fileNames[e.file]},
-		Offset: int(x.offsets[i]), Commit: e.commit, Messages: e.messages, Chat: e.chat, When: e.when, Note: x.noteOf[i],
+		Offset: int(x.offsets[i]), Chat: x.chatNames[e.chat], When: e.when, Note: x.noteOf[i],
 	}
+	d.Commit, d.Messages = originParts(e.origin)
 	if e.dated {
 		d.Date = memd.DateFromDays(int(x.days[i]))
 	}
 	return d
+}
+
+// chatOf returns the number of a chat in x.chatNames, adding it if new.
+func (x *Engine) chatOf(name string) uint32 {
+	n, ok := x.chatNum[name]
+	if !ok {
+		n = uint32(len(x.chatNames))
+		name = strings.Clone(name) // not a piece of what it was read from
+		x.chatNames = append(x.chatNames, name)
+		x.chatNum[name] = n
+	}
+	return n
+}
+
+// originOf encodes a commit and the messages it names as one string in
+// the index's arena: each a length, then its bytes. One string in an
+// entry rather than a string and a list: a million entries, most with an
+// origin of their own, are 40 bytes each lighter.
+func (x *Engine) originOf(commit string, messages []string) string {
+	if commit == "" && len(messages) == 0 {
+		return ""
+	}
+	if sameOrigin(x.lastOrigin, commit, messages) {
+		return x.lastOrigin // the facts of one commit, read one after another
+	}
+	b := binary.AppendUvarint(x.originBuf[:0], uint64(len(commit)))
+	b = append(b, commit...)
+	for _, m := range messages {
+		b = binary.AppendUvarint(b, uint64(len(m)))
+		b = append(b, m...)
+	}
+	x.originBuf = b
+	x.lastOrigin = x.texts.copy(unsafe.String(&b[0], len(b))) // copied, so b may be reused
+	return x.lastOrigin
+}
+
+// originFor is the origin of a fact put: the one the index holds when it
+// holds the fact with the same origin already (put again, its line
+// moved), rather than a copy that would leave that one dead in the arena.
+func (x *Engine) originFor(p *part, d *Doc) string {
+	if p.live > 0 {
+		if j, ok := p.ids.get(&x.entries, d.ID); ok {
+			if held := x.entries.at(j).origin; sameOrigin(held, d.Commit, d.Messages) {
+				return held
+			}
+		}
+	}
+	return x.originOf(d.Commit, d.Messages)
+}
+
+// sameOrigin tells whether an origin encodes a commit and messages.
+func sameOrigin(origin, commit string, messages []string) bool {
+	if origin == "" {
+		return commit == "" && len(messages) == 0
+	}
+	r := postingsReader{s: origin}
+	if r.take(r.uvarint()) != commit {
+		return false
+	}
+	for _, m := range messages {
+		if r.s == "" || r.take(r.uvarint()) != m {
+			return false
+		}
+	}
+	return r.s == ""
+}
+
+// originParts decodes what originOf encoded.
+func originParts(origin string) (commit string, messages []string) {
+	r := postingsReader{s: origin}
+	if r.s != "" {
+		commit = r.take(r.uvarint())
+	}
+	for r.s != "" {
+		messages = append(messages, r.take(r.uvarint()))
+	}
+	return commit, messages
 }
 
 // fileOf returns the number of a file in x.fileNames, adding it if new.
@@ -750,8 +837,8 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	n, p := x.partOf(d.Shard)
 	i := x.entries.add(entry{
 		id: d.ID, text: d.Text, file: x.fileOf(d.File), passage: d.Note != "",
-		commit: d.Commit, chat: d.Chat, messages: d.Messages, when: d.When,
-		rank: Rank(d.Date, d.Tier), dated: !d.Date.IsZero(),
+		origin: x.originFor(p, &d), chat: x.chatOf(d.Chat), when: d.When,
+		dated: !d.Date.IsZero(),
 	})
 	e := x.entries.at(i)
 	x.alive = append(x.alive, true)
@@ -804,7 +891,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 		*list = append(*list, i)
 		x.files[fk] = append(x.files[fk], i)
 	}
-	if d.Chat != "" {
+	if e.chat != 0 {
 		k := x.chatKeyOf(i)
 		if sorted {
 			x.insertChat(k, i)
@@ -873,7 +960,7 @@ func (x *part) addPostings(i int32, ts []string) {
 
 // before orders facts by rank, then date, newest first, then ID.
 func (x *Engine) before(a, b int32) bool {
-	if ra, rb := x.entries.at(a).rank, x.entries.at(b).rank; ra != rb {
+	if ra, rb := x.rankOf(a), x.rankOf(b); ra != rb {
 		return ra > rb
 	}
 	if x.days[a] != x.days[b] {
@@ -883,6 +970,11 @@ func (x *Engine) before(a, b int32) bool {
 		return x.shardOrder[sa] < x.shardOrder[sb]
 	}
 	return x.compareIDs(a, b) < 0
+}
+
+// rankOf is entry i's Rank, from its day and tier.
+func (x *Engine) rankOf(i int32) float64 {
+	return float64(x.days[i])/30 + math.Log2(x.tiers[x.tier[i]].Weight())
 }
 
 // chatOrder orders the facts of one chat and day as the conversation went:
@@ -960,7 +1052,7 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 	}
 	fk := fileKey{shard, x.fileNames[e.file]}
 	x.files[fk] = without(x.files[fk], i)
-	if e.chat != "" {
+	if e.chat != 0 {
 		x.dropChat(x.chatKeyOf(i), i)
 	}
 	p.dates[int(x.days[i])] = without(p.dates[int(x.days[i])], i)

@@ -285,7 +285,8 @@ func (p *part) installPostings(first int32, imp imported) {
 	}
 }
 
-// postingsReader reads uvarints and strings; the first fault sticks.
+// postingsReader reads uvarints and strings (of a snapshot's postings, or
+// an entry's origin); the first fault sticks.
 type postingsReader struct {
 	s   string
 	bad bool

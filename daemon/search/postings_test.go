@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -159,5 +160,39 @@ func TestApply_PuttingAFactAgainKeepsItsStrings(t *testing.T) {
 	if !same(after.Text, before.Text) || !same(after.ID, before.ID) || !same(after.Commit, before.Commit) ||
 		!same(after.File, before.File) || !same(after.Messages[0], before.Messages[0]) {
 		t.Error("a fact put again holds new copies of its strings")
+	}
+}
+
+// Where a fact came from (its commit, the messages that commit names, its
+// chat) comes back as it was put or set, whatever of it is known.
+func TestGet_GivesBackWhereAFactCameFrom(t *testing.T) {
+	const head = "9c1b3ad2e5f60718293a4b5c6d7e8f9012345678"
+	for _, tc := range []struct {
+		name     string
+		commit   string
+		messages []string
+		chat     string
+	}{
+		{name: "nothing known"},
+		{name: "a commit alone", commit: head},
+		{name: "messages alone", messages: []string{"msg_1", "msg_2"}},
+		{name: "a commit, its message and chat", commit: head, messages: []string{"msg_1"}, chat: "chat_41"},
+		{name: "an empty message among others", commit: "c", messages: []string{"", strings.Repeat("m", 300)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := doc(alice, "2026-11-30", "Booked a flight to Lisbon", 0)
+			d.Commit, d.Messages, d.Chat, d.When = tc.commit, tc.messages, tc.chat, 1764500000
+			x := search.New()
+			x.Apply(search.Update{Shard: alice, Head: "c1", Put: []search.Doc{d}})
+			got, _ := x.Get(alice, d.ID)
+			if got.Commit != tc.commit || !slices.Equal(got.Messages, tc.messages) || got.Chat != tc.chat || got.When != d.When {
+				t.Fatalf("put: Get = commit %q messages %q chat %q when %d", got.Commit, got.Messages, got.Chat, got.When)
+			}
+			x.SetProvenance(alice, d.ID, tc.commit+"0", append(slices.Clone(tc.messages), "later"), "chat_42", 7)
+			got, _ = x.Get(alice, d.ID)
+			if got.Commit != tc.commit+"0" || !slices.Equal(got.Messages, append(slices.Clone(tc.messages), "later")) || got.Chat != "chat_42" || got.When != 7 {
+				t.Fatalf("set: Get = commit %q messages %q chat %q when %d", got.Commit, got.Messages, got.Chat, got.When)
+			}
+		})
 	}
 }
