@@ -55,7 +55,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 		return nil
 	}
 	path := x.snapshotPath(id)
-	main, postings, tail, err := readSnapshotFile(path)
+	f, err := os.Open(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read index snapshot: %w", err)
 	}
@@ -64,13 +64,13 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	stale := false // postings another analysis made: the snapshot is written again
 	unattributed := false
 	if read {
-		snap, err = openSnapshotParts(id, main, postings, tail)
+		snap, err = openSnapshotFile(id, f)
 		if err == nil {
 			// A part at a time: a large shard's facts are not held twice,
 			// decoded and in the index.
 			var used bool
 			u := search.Update{Shard: id, Head: hashString(snap.head), Notes: notePassages(id, snap.notes), Postings: snap.postings}
-			snap.postings, postings = "", nil // ReplaceInParts lets them go once read
+			snap.postings = "" // ReplaceInParts lets them go once read
 			used, err = x.search.ReplaceInParts(u, snap.n,
 				func(put func([]search.Doc)) error {
 					return snap.each(snapshotPart, func(docs []search.Doc) error {
@@ -81,6 +81,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 				})
 			stale = !used && snap.n > 0
 		}
+		f.Close()
 		if err != nil {
 			// Its shard is read from HEAD again.
 			if errors.Is(err, errOldSnapshot) {
@@ -110,6 +111,15 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	delete(x.unread, id)
 	x.mu.Unlock()
 	return nil
+}
+
+// openSnapshotFile opens the snapshot in f, which each reads from after.
+func openSnapshotFile(id memd.ShardID, f *os.File) (*snapshotParts, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return openSnapshot(id, f, info.Size(), snapshotWindow)
 }
 
 // snapshotPart is how many facts of a snapshot are decoded at a time.

@@ -202,42 +202,9 @@ func postingsLen(tail []byte, before int64) (int64, bool) {
 	return int64(held), held <= uint64(before)
 }
 
-// readSnapshotFile reads a snapshot file in its three parts, each into a
-// buffer of its own: the strings read from the first stay in use, the
-// postings are dropped once installed.
-func readSnapshotFile(path string) (main, postings, tail []byte, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	size := info.Size()
-	tail = make([]byte, snapshotTail)
-	if size < snapshotTail {
-		main, err = io.ReadAll(f)
-		return main, nil, nil, err
-	}
-	if _, err := f.ReadAt(tail, size-snapshotTail); err != nil {
-		return nil, nil, nil, err
-	}
-	held, ok := postingsLen(tail, size-snapshotTail)
-	if !ok {
-		main, err = io.ReadAll(f) // not a tail: decoding says what it is
-		return main, nil, nil, err
-	}
-	main, postings = make([]byte, size-snapshotTail-held), make([]byte, held)
-	if _, err := f.ReadAt(main, 0); err != nil {
-		return nil, nil, nil, err
-	}
-	if _, err := f.ReadAt(postings, int64(len(main))); err != nil {
-		return nil, nil, nil, err
-	}
-	return main, postings, tail, nil
-}
+// snapshotWindow is how much of a snapshot's main section a reader holds
+// at a time.
+const snapshotWindow = 1 << 20
 
 // snapshotParts reads a snapshot's facts a part at a time: its head,
 // notes and postings, and the tables its facts name, are read first.
@@ -252,37 +219,51 @@ type snapshotParts struct {
 	postings string                 // the facts' postings, as search.ExportShard gave them
 }
 
-// openSnapshotParts checks a snapshot read by readSnapshotFile and reads
-// all but its facts. The strings it reads share main's memory and
-// postings', which must not change after.
-func openSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (*snapshotParts, error) {
-	if len(main) < len(snapshotMagic) || string(main[:len(snapshotMagic)]) != snapshotMagic {
-		if older(main) {
+// openSnapshot checks the snapshot src holds (size bytes long) and reads
+// all but its facts, which each reads after, from src again. The main
+// section (facts, then the tables they name) is read a window at a time,
+// twice: to check it and reach the tables, then for the facts. A million
+// facts' main section is 85 MB, never held whole while the index grows.
+func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (*snapshotParts, error) {
+	start := make([]byte, min(size, int64(len(snapshotPrefix)+8)))
+	if _, err := src.ReadAt(start, 0); err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(start, []byte(snapshotMagic)) {
+		if older(start) {
 			return nil, errOldSnapshot
 		}
 		return nil, errBadSnapshot
 	}
-	if tail == nil {
+	if size < int64(len(snapshotMagic))+snapshotTail {
 		return nil, errBadSnapshot
 	}
-	crc := crc32.Update(crc32.Update(crc32.Checksum(main, crcTable), crcTable, postings), crcTable, tail[:8])
-	if crc != binary.LittleEndian.Uint32(tail[8:]) {
+	tail := make([]byte, snapshotTail)
+	if _, err := src.ReadAt(tail, size-snapshotTail); err != nil {
+		return nil, err
+	}
+	held, ok := postingsLen(tail, size-snapshotTail-int64(len(snapshotMagic)))
+	if !ok {
 		return nil, errBadSnapshot
 	}
-	// The file's bytes back every string read from it: a fact's ID and
-	// text are not allocated one by one, nor copied.
-	body := main[len(snapshotMagic):]
-	r := reader{b: unsafe.String(unsafe.SliceData(body), len(body))}
-	if r.string() != shard.String() {
-		return nil, errBadSnapshot
+	mainLen := size - snapshotTail - held
+	section := func(from int64) reader {
+		return reader{src: io.NewSectionReader(src, from, mainLen-from), left: mainLen - from, window: window}
 	}
+	r := section(int64(len(snapshotMagic)))
+	r.crc = crc32.Checksum([]byte(snapshotMagic), crcTable)
+	name := r.string()
 	s := &snapshotParts{shard: shard}
 	copy(s.head[:], r.bytes(len(s.head)))
 	n := binary.LittleEndian.Uint64([]byte(r.bytes(8)))
-	if n > uint64(len(r.b)) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if name != shard.String() || n > uint64(r.remaining()) {
 		return nil, errBadSnapshot
 	}
-	s.n, s.facts = int(n), r
+	s.n = int(n)
+	factsAt := mainLen - r.remaining()
 	for range s.n { // passed over, to the tables after them
 		r.string()
 		r.string()
@@ -309,14 +290,26 @@ func openSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (*snapsh
 	}
 	s.notes = make(map[string]*noteRecord)
 	for m := r.count(); m > 0; m-- {
-		// Copies: a piece of the snapshot would keep all of it in memory.
+		// Copies: a piece of a window would keep all of it in memory.
 		path := strings.Clone(r.string())
 		s.notes[path] = &noteRecord{Date: strings.Clone(r.string()), Commit: strings.Clone(r.string()), Text: strings.Clone(r.string())}
 	}
-	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
-	if r.err != nil || len(r.b) != 0 {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.remaining() != 0 {
 		return nil, errBadSnapshot
 	}
+	postings := make([]byte, held)
+	if _, err := src.ReadAt(postings, mainLen); err != nil {
+		return nil, err
+	}
+	crc := crc32.Update(crc32.Update(r.crc, crcTable, postings), crcTable, tail[:8])
+	if crc != binary.LittleEndian.Uint32(tail[8:]) {
+		return nil, errBadSnapshot
+	}
+	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
+	s.facts = section(factsAt)
 	return s, nil
 }
 
@@ -332,7 +325,10 @@ func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
 		f := r.uvarint()
 		d.Offset = int(r.uvarint())
 		o := r.uvarint()
-		if r.err != nil || f >= uint64(len(s.files)) || o > uint64(len(s.origins)) {
+		if r.err != nil {
+			return r.err
+		}
+		if f >= uint64(len(s.files)) || o > uint64(len(s.origins)) {
 			return errBadSnapshot
 		}
 		d.File = s.files[f]
@@ -391,14 +387,46 @@ func tierOf(s string) memd.Tier {
 	return memd.Tier(s)
 }
 
-// reader reads what encodeSnapshot wrote; the first error sticks.
+// reader reads what encodeSnapshot wrote; the first error sticks. With a
+// source, it reads it from there a window at a time, each window in memory
+// of its own: the strings read stay valid while nothing holds them all.
 type reader struct {
 	b   string
 	err error
+	// src holds left bytes more; crc sums what was read from it.
+	src    io.Reader
+	left   int64
+	window int
+	crc    uint32
+}
+
+// remaining is how many bytes are left to read.
+func (r *reader) remaining() int64 { return int64(len(r.b)) + r.left }
+
+// more reads from the source until n bytes are at hand, or all there are.
+func (r *reader) more(n int) {
+	if r.left == 0 || r.err != nil {
+		return
+	}
+	size := int64(max(r.window, n))
+	buf := make([]byte, len(r.b), min(size, r.remaining()))
+	copy(buf, r.b)
+	got, err := io.ReadFull(r.src, buf[len(buf):cap(buf)])
+	if err != nil {
+		r.err, r.b, r.left = fmt.Errorf("read index snapshot: %w", err), "", 0
+		return
+	}
+	r.crc = crc32.Update(r.crc, crcTable, buf[len(buf):cap(buf)])
+	buf = buf[:len(buf)+got]
+	r.left -= int64(got)
+	r.b = unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
 // uvarint reads a number as binary.Uvarint does.
 func (r *reader) uvarint() uint64 {
+	if len(r.b) < binary.MaxVarintLen64 {
+		r.more(binary.MaxVarintLen64)
+	}
 	var v uint64
 	for i := 0; i < len(r.b) && i < binary.MaxVarintLen64; i++ {
 		c := r.b[i]
@@ -411,8 +439,16 @@ func (r *reader) uvarint() uint64 {
 		}
 		v |= uint64(c&0x7f) << (7 * i)
 	}
-	r.err, r.b = errBadSnapshot, ""
+	r.fail()
 	return 0
+}
+
+// fail makes what is read bad, unless reading failed first.
+func (r *reader) fail() {
+	if r.err == nil {
+		r.err = errBadSnapshot
+	}
+	r.b, r.left = "", 0
 }
 
 // varint reads a signed number as binary.Varint does.
@@ -428,8 +464,8 @@ func (r *reader) varint() int64 {
 // count reads a number of items, each at least a byte long.
 func (r *reader) count() int {
 	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.err, r.b = errBadSnapshot, ""
+	if n > uint64(r.remaining()) {
+		r.fail()
 		return 0
 	}
 	return int(n)
@@ -438,7 +474,10 @@ func (r *reader) count() int {
 // bytes reads n bytes; short, it reads n zero bytes and fails.
 func (r *reader) bytes(n int) string {
 	if n > len(r.b) {
-		r.err, r.b = errBadSnapshot, ""
+		r.more(n)
+	}
+	if n > len(r.b) {
+		r.fail()
 		return string(make([]byte, n))
 	}
 	out := r.b[:n]

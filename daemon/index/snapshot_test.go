@@ -358,29 +358,28 @@ func TestDecodeSnapshot_TellsOlderFormatsFromDamage(t *testing.T) {
 	}
 }
 
-// splitSnapshot, for tests, cuts a snapshot into what comes before the postings, the
-// postings and the tail; ok is false when its tail cannot be one.
-func splitSnapshot(b []byte) (main, postings, tail []byte, ok bool) {
-	if len(b) < snapshotTail {
-		return b, nil, nil, false
-	}
-	rest, tail := b[:len(b)-snapshotTail], b[len(b)-snapshotTail:]
-	held, ok := postingsLen(tail, int64(len(rest)))
-	if !ok {
-		return b, nil, nil, false
-	}
-	cut := len(rest) - int(held)
-	return rest[:cut], rest[cut:], tail, true
+// decodeSnapshot, for tests, reads a snapshot of shard written by
+// encodeSnapshot, in windows of a few bytes: a string or number is as
+// likely to lie across two as not.
+func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
+	return decodeSnapshotIn(shard, b, 7)
 }
 
-// decodeSnapshot, for tests, reads a snapshot of shard written by encodeSnapshot. The
-// strings it reads share b's memory: b must not change after.
-func decodeSnapshot(shard memd.ShardID, b []byte) (snapshot, error) {
-	main, postings, tail, ok := splitSnapshot(b)
-	if !ok {
-		tail = nil
+// decodeSnapshotIn reads a snapshot whole, in windows of the size given.
+func decodeSnapshotIn(shard memd.ShardID, b []byte, window int) (snapshot, error) {
+	p, err := openSnapshot(shard, bytes.NewReader(b), int64(len(b)), window)
+	if err != nil {
+		return snapshot{}, err
 	}
-	return decodeSnapshotParts(shard, main, postings, tail)
+	s := snapshot{head: p.head, notes: p.notes, postings: p.postings}
+	err = p.each(1024, func(docs []search.Doc) error {
+		s.facts = append(s.facts, docs...)
+		return nil
+	})
+	if s.facts == nil {
+		s.facts = []search.Doc{}
+	}
+	return s, err
 }
 
 // A shard too large to follow from its first commit is read from HEAD and
@@ -505,23 +504,6 @@ func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
 			t.Errorf("read %d at a time:\n%v\nwant HEAD's lines\n%v", batch, got, want)
 		}
 	}
-}
-
-// decodeSnapshotParts reads a snapshot whole.
-func decodeSnapshotParts(shard memd.ShardID, main, postings, tail []byte) (snapshot, error) {
-	p, err := openSnapshotParts(shard, main, postings, tail)
-	if err != nil {
-		return snapshot{}, err
-	}
-	s := snapshot{head: p.head, notes: p.notes, postings: p.postings}
-	err = p.each(1024, func(docs []search.Doc) error {
-		s.facts = append(s.facts, docs...)
-		return nil
-	})
-	if s.facts == nil {
-		s.facts = []search.Doc{}
-	}
-	return s, err
 }
 
 // A read from HEAD in parts that fails after putting facts (here: a note's
@@ -746,6 +728,77 @@ func TestEncodeSnapshot_FailsWithItsWriter(t *testing.T) {
 		n, err := encodeSnapshot(&failingWriter{room: room}, shard, gitstore.Hash{}, walkOf(docs, "postings"), notes)
 		if err == nil || n != int64(room) {
 			t.Errorf("a writer failing after %d of %d bytes: %d written, %v", room, len(whole), n, err)
+		}
+	}
+}
+
+// A snapshot reads back the same in windows of any size, the strings and
+// numbers of its facts and tables lying across windows or not.
+func TestOpenSnapshot_ReadsTheSameInAnyWindow(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	date, _ := memd.ParseDate("2026-11-03")
+	var docs []search.Doc
+	for i := range 300 {
+		text := fmt.Sprintf("fact number %d %s", i, strings.Repeat("é", i%40))
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: fmt.Sprintf("log/2026-%02d.md", 1+i%12)},
+			Offset: i * 30, Commit: fmt.Sprintf("%040d", i/3), Messages: []string{fmt.Sprintf("msg_%d", i/3)}, Chat: "chat-1", When: int64(1780000000 + i)})
+	}
+	notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: "c", Text: "the plan"}}
+	b := encoded(t, shard, gitstore.NewHash("0123456789abcdef0123456789abcdef01234567"), walkOf(docs, "the postings"), notes)
+	for _, window := range []int{1, 2, 9, 100, 4096, len(b), 1 << 20} {
+		got, err := decodeSnapshotIn(shard, b, window)
+		if err != nil {
+			t.Fatalf("window %d: %v", window, err)
+		}
+		if !reflect.DeepEqual(got.facts, docs) || !reflect.DeepEqual(got.notes, notes) || got.postings != "the postings" {
+			t.Fatalf("window %d: read back other facts", window)
+		}
+	}
+}
+
+// failingReaderAt reads as its bytes do for its first reads, then fails.
+type failingReaderAt struct {
+	b     []byte
+	reads *int
+}
+
+func (r failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if *r.reads--; *r.reads < 0 {
+		return 0, errors.New("input/output error")
+	}
+	return copy(p, r.b[off:]), nil
+}
+
+// A snapshot whose file fails to read, at any read (checking it, or
+// reading its facts after), fails the read with that error: never fewer
+// facts, nor other ones.
+func TestOpenSnapshot_FailsWhereItsFileFails(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	date, _ := memd.ParseDate("2026-11-03")
+	var docs []search.Doc
+	for i := range 100 {
+		text := fmt.Sprintf("fact number %d", i)
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Commit: "c", Messages: []string{"m"}})
+	}
+	b := encoded(t, shard, gitstore.Hash{}, walkOf(docs, "postings"), nil)
+	read := func(reads int) (n int, err error) {
+		p, err := openSnapshot(shard, failingReaderAt{b, &reads}, int64(len(b)), 64)
+		if err != nil {
+			return 0, err
+		}
+		err = p.each(10, func(part []search.Doc) error { n += len(part); return nil })
+		return n, err
+	}
+	for reads := 0; ; reads++ {
+		n, err := read(reads)
+		if err == nil {
+			if n != len(docs) || reads < 2*len(b)/64 {
+				t.Fatalf("read whole after %d reads of the file: %d facts of %d", reads, n, len(docs))
+			}
+			break
+		}
+		if !strings.Contains(err.Error(), "input/output error") {
+			t.Fatalf("a file failing after %d reads: %v", reads, err)
 		}
 	}
 }
