@@ -73,7 +73,7 @@ race: tools mcp-clients
 # exceeded" when a duration ends under load (go.dev/issue/75804, fixed in Go 1.27).
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
-	go test -run '^$$' -fuzz '^FuzzFactLineIDs$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
+	go test -run '^$$' -fuzz '^FuzzFactLineKeys$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./provenance/
 	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
 	go test -run '^$$' -fuzz '^FuzzParseProposals$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/

@@ -3,6 +3,7 @@ package memd_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -141,6 +142,9 @@ func FuzzFactID_ASCIIAsTheGeneralForm(f *testing.F) {
 		sum := sha256.Sum256([]byte(memd.NormalizeFactText(s)))
 		if want, got := hex.EncodeToString(sum[:6]), memd.FactID(s); got != want {
 			t.Errorf("FactID(%q) = %s, the general form gives %s", s, got, want)
+		}
+		if got, want := fmt.Sprintf("%012x", memd.FactKey(s)), hex.EncodeToString(sum[:6]); got != want {
+			t.Errorf("FactKey(%q) = %s, the general form gives %s", s, got, want)
 		}
 	})
 }

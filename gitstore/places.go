@@ -47,6 +47,14 @@ func (p *factPlaces) number(path string) uint32 {
 	return n
 }
 
+// reserve makes room for n facts in places that hold none yet, rather
+// than grow a doubling at a time.
+func (p *factPlaces) reserve(n int) {
+	if p.len() == 0 {
+		p.one = make(map[uint64]uint32, n)
+	}
+}
+
 // len is how many distinct fact IDs the shard holds.
 func (p *factPlaces) len() int { return len(p.one) + len(p.more) + len(p.odd) }
 
@@ -87,9 +95,9 @@ func (p *factPlaces) get(id string) []string {
 
 // add records that path holds id.
 func (p *factPlaces) add(id, path string) {
-	n := p.number(path)
 	k, ok := idKey(id)
 	if !ok {
+		n := p.number(path)
 		if nums := p.odd[id]; !slices.Contains(nums, n) {
 			if p.odd == nil {
 				p.odd = make(map[string][]uint32)
@@ -98,6 +106,12 @@ func (p *factPlaces) add(id, path string) {
 		}
 		return
 	}
+	p.addKey(k, path)
+}
+
+// addKey records that path holds the fact whose ID is k (memd.FactKey).
+func (p *factPlaces) addKey(k uint64, path string) {
+	n := p.number(path)
 	if m, ok := p.one[k]; ok {
 		if m != n {
 			delete(p.one, k)

@@ -585,27 +585,41 @@ func (sh *Shard) placeAll(st *state, see func(Hash, *factFile)) error {
 		return err
 	}
 	type placed struct {
-		ids  []string
+		keys []uint64
 		file *factFile // parsed, for see
 		size int
 	}
-	return readFiles(sh, files, func(f pathBlob, data []byte) placed {
+	// Without see, every file's keys are taken before any is placed, so
+	// that where is made once at its size.
+	var keyed []placed
+	facts := 0
+	err = readFiles(sh, files, func(f pathBlob, data []byte) placed {
 		if see == nil {
-			return placed{ids: factLineIDs(data), size: len(data)}
+			return placed{keys: factLineKeys(data), size: len(data)}
 		}
 		return placed{file: &factFile{path: f.path, blob: f.blob, data: data, facts: parseFactFile(f.path, data)}, size: len(data)}
 	}, func(f pathBlob, p placed) { // in the tree's order, as one reader would
 		st.files[f.path] = fileAt{blob: f.blob, size: p.size}
-		for _, id := range p.ids {
-			st.where.add(id, f.path)
-		}
 		if ff := p.file; ff != nil {
 			for _, lf := range ff.facts {
 				st.where.add(lf.ID, f.path)
 			}
 			see(st.head, ff)
+			return
 		}
+		keyed = append(keyed, p)
+		facts += len(p.keys)
 	})
+	if err != nil || see != nil {
+		return err
+	}
+	st.where.reserve(facts)
+	for i, p := range keyed {
+		for _, k := range p.keys {
+			st.where.addKey(k, files[i].path)
+		}
+	}
+	return nil
 }
 
 // readFiles reads files a few at a time over the processors, makes each
