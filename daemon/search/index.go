@@ -717,15 +717,13 @@ func (x *Engine) originOf(commit string, messages []string) string {
 	return x.lastOrigin
 }
 
-// originFor is the origin of a fact put: the one the index holds when it
-// holds the fact with the same origin already (put again, its line
-// moved), rather than a copy that would leave that one dead in the arena.
-func (x *Engine) originFor(p *part, d *Doc) string {
-	if p.live > 0 {
-		if j, ok := p.ids.get(&x.entries, d.ID); ok {
-			if held := x.entries.at(j).origin; sameOrigin(held, d.Commit, d.Messages) {
-				return held
-			}
+// originFor is the origin of a fact put in place of entry before (if
+// replaced): before's when it is the same (the fact put again, its line
+// moved), rather than a copy that would leave before's dead in the arena.
+func (x *Engine) originFor(d *Doc, before int32, replaced bool) string {
+	if replaced {
+		if held := x.entries.at(before).origin; sameOrigin(held, d.Commit, d.Messages) {
+			return held
 		}
 	}
 	return x.originOf(d.Commit, d.Messages)
@@ -837,7 +835,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	n, p := x.partOf(d.Shard)
 	i := x.entries.add(entry{
 		id: d.ID, text: d.Text, file: x.fileOf(d.File), passage: d.Note != "",
-		origin: x.originFor(p, &d), chat: x.chatOf(d.Chat), when: d.When,
+		chat: x.chatOf(d.Chat), when: d.When,
 		dated: !d.Date.IsZero(),
 	})
 	e := x.entries.at(i)
@@ -855,7 +853,9 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	if d.Note != "" {
 		x.noteOf[i] = d.Note
 	}
-	if before, replaced := p.ids.put(&x.entries, d.ID, i); replaced {
+	before, replaced := p.ids.put(&x.entries, d.ID, i)
+	e.origin = x.originFor(&d, before, replaced)
+	if replaced {
 		x.kill(d.Shard, before)
 	}
 	x.live++
