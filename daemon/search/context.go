@@ -68,7 +68,7 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 		sc.add(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {
 			e.Context += l.amount
-			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.entries.at(l.from).id, Distance: l.dist, Amount: l.amount})
+			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.idOf(l.from), Distance: l.dist, Amount: l.amount})
 		}
 		if _, found := slices.BinarySearch(inTop, l.to); !found {
 			top = append(top, l.to)

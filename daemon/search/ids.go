@@ -24,8 +24,8 @@ func newIDMap(n int) idMap {
 func (m *idMap) len() int { return len(m.byHash) + len(m.clash) }
 
 // get returns the entry holding id.
-func (m *idMap) get(es *entries, id string) (int32, bool) {
-	if i, ok := m.byHash[hashID(id)]; ok && es.at(i).id == id {
+func (m *idMap) get(idOf func(int32) string, id string) (int32, bool) {
+	if i, ok := m.byHash[hashID(id)]; ok && idOf(i) == id {
 		return i, true
 	}
 	i, ok := m.clash[id]
@@ -34,14 +34,14 @@ func (m *idMap) get(es *entries, id string) (int32, bool) {
 
 // put records entry i as the one holding id, in place of the entry
 // before it, which it returns (replaced true).
-func (m *idMap) put(es *entries, id string, i int32) (before int32, replaced bool) {
+func (m *idMap) put(idOf func(int32) string, id string, i int32) (before int32, replaced bool) {
 	if j, ok := m.clash[id]; ok {
 		m.clash[id] = i
 		return j, true
 	}
 	h := hashID(id)
 	j, ok := m.byHash[h]
-	if ok && es.at(j).id != id {
+	if ok && idOf(j) != id {
 		if m.clash == nil {
 			m.clash = make(map[string]int32)
 		}
@@ -53,9 +53,9 @@ func (m *idMap) put(es *entries, id string, i int32) (before int32, replaced boo
 }
 
 // remove forgets id.
-func (m *idMap) remove(es *entries, id string) {
+func (m *idMap) remove(idOf func(int32) string, id string) {
 	h := hashID(id)
-	if j, ok := m.byHash[h]; ok && es.at(j).id == id {
+	if j, ok := m.byHash[h]; ok && idOf(j) == id {
 		delete(m.byHash, h)
 		return
 	}

@@ -47,8 +47,9 @@ func TestIDMap_AClashPutAgain(t *testing.T) {
 	was := hashID
 	hashID = func(string) uint64 { return 7 }
 	defer func() { hashID = was }()
-	es := &entries{}
-	a, b := es.add(entry{id: "aaaaaaaaaaaa"}), es.add(entry{id: "bbbbbbbbbbbb"})
+	ids := []string{"aaaaaaaaaaaa", "bbbbbbbbbbbb"}
+	es := func(i int32) string { return ids[i] }
+	a, b := int32(0), int32(1)
 	m := newIDMap(0)
 	m.put(es, "aaaaaaaaaaaa", a)
 	m.put(es, "bbbbbbbbbbbb", b) // clashes

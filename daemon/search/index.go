@@ -38,8 +38,8 @@ type Doc struct {
 // less what the dense arrays of Index hold (shard, day, offset, length, tier),
 // in as few bytes as a million of them should take.
 type entry struct {
-	id, text string
-	origin   string // the commit and its messages, when known (see originOf)
+	id, text ref
+	origin   ref // the commit and its messages, when known (see originOf)
 	when     int64
 	file     uint32 // into Engine.fileNames
 	chat     uint32 // into Engine.chatNames; 0 for none
@@ -107,7 +107,7 @@ type Engine struct {
 	// Room to encode an origin in before it goes into texts, and the last
 	// origin encoded.
 	originBuf  []byte
-	lastOrigin string
+	lastOrigin ref
 	// Dense arrays of what scoring reads for every posting, by entry.
 	alive   []bool
 	shardOf []uint32
@@ -141,7 +141,7 @@ type Engine struct {
 	chats  map[chatKey][]int32
 	notes  map[fileKey][]int32     // passages by note
 	heads  map[memd.ShardID]string // the commit each shard was indexed from
-	texts  arena                   // the strings of the facts held (see own)
+	texts  arena                   // the strings of the facts held
 	epoch  uint64                  // counts resets: marks of FactsSince from before one start over
 }
 
@@ -226,7 +226,7 @@ func (x *Engine) reset() {
 	x.texts = arena{}
 	x.fileNames, x.fileNum = nil, make(map[string]uint32)
 	x.chatNames, x.chatNum = []string{""}, map[string]uint32{"": 0}
-	x.lastOrigin = ""
+	x.lastOrigin = ref{}
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
 	x.tiers, x.factors = nil, nil
@@ -324,9 +324,6 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 		_, p := x.partOf(u.Shard)
 		p.reserve(len(u.Put), 0)
 	}
-	// A shard replaced holds nothing to share strings with; another
-	// shard's facts among those put may be held.
-	x.own(u.Put, !u.Replace || foreign)
 	x.putAll(u.Put, facts)
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
@@ -375,9 +372,6 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		default:
 			return // more facts than postings: an error below
 		}
-		// The shard was dropped: nothing is held but what earlier parts
-		// put, and a fact in two parts only has its strings copied twice.
-		x.own(docs, false)
 		x.putAll(docs, facts)
 		put += len(docs)
 	})
@@ -452,7 +446,7 @@ func (x *Engine) foldedText(i int32, buf []byte) (folded, reuse []byte) {
 	if x.entries.at(i).foldKept {
 		return []byte(x.folded[i]), buf
 	}
-	buf = foldASCII(buf[:0], x.entries.at(i).text)
+	buf = foldASCII(buf[:0], x.textOf(i))
 	return buf, buf
 }
 
@@ -609,7 +603,7 @@ func (x *Engine) putNote(shard memd.ShardID, note string, passages []Doc, analys
 
 func (x *Engine) dropNote(nk fileKey) {
 	for _, i := range slices.Clone(x.notes[nk]) {
-		x.remove(nk.shard, x.entries.at(i).id)
+		x.remove(nk.shard, x.idOf(i))
 	}
 }
 
@@ -626,7 +620,7 @@ func (x *Engine) dropShard(shard memd.ShardID) {
 	}
 	for _, list := range [][]int32{slices.Clone(sd.profile), slices.Clone(sd.recent)} {
 		for _, i := range list {
-			x.remove(shard, x.entries.at(i).id)
+			x.remove(shard, x.idOf(i))
 		}
 	}
 	delete(x.shards, shard)
@@ -666,17 +660,17 @@ func (x *Engine) lookup(shard memd.ShardID, id string) (int32, bool) {
 	if !ok {
 		return 0, false
 	}
-	return x.parts[n].ids.get(&x.entries, id)
+	return x.parts[n].ids.get(x.idOf, id)
 }
 
 // docOf returns entry i as a Doc.
 func (x *Engine) docOf(i int32) Doc {
 	e := x.entries.at(i)
 	d := Doc{
-		Fact:   memd.Fact{ID: e.id, Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: e.text, File: x.fileNames[e.file]},
+		Fact:   memd.Fact{ID: x.texts.get(e.id), Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: x.texts.get(e.text), File: x.fileNames[e.file]},
 		Offset: int(x.offsets[i]), Chat: x.chatNames[e.chat], When: e.when, Note: x.noteOf[i],
 	}
-	d.Commit, d.Messages = originParts(e.origin)
+	d.Commit, d.Messages = originParts(x.texts.get(e.origin))
 	if e.dated {
 		d.Date = memd.DateFromDays(int(x.days[i]))
 	}
@@ -699,11 +693,11 @@ func (x *Engine) chatOf(name string) uint32 {
 // the index's arena: each a length, then its bytes. One string in an
 // entry rather than a string and a list: a million entries, most with an
 // origin of their own, are 40 bytes each lighter.
-func (x *Engine) originOf(commit string, messages []string) string {
+func (x *Engine) originOf(commit string, messages []string) ref {
 	if commit == "" && len(messages) == 0 {
-		return ""
+		return ref{}
 	}
-	if sameOrigin(x.lastOrigin, commit, messages) {
+	if sameOrigin(x.texts.get(x.lastOrigin), commit, messages) {
 		return x.lastOrigin // the facts of one commit, read one after another
 	}
 	b := binary.AppendUvarint(x.originBuf[:0], uint64(len(commit)))
@@ -713,16 +707,16 @@ func (x *Engine) originOf(commit string, messages []string) string {
 		b = append(b, m...)
 	}
 	x.originBuf = b
-	x.lastOrigin = x.texts.copy(unsafe.String(&b[0], len(b))) // copied, so b may be reused
+	x.lastOrigin = x.texts.put(unsafe.String(&b[0], len(b))) // copied, so b may be reused
 	return x.lastOrigin
 }
 
 // originFor is the origin of a fact put in place of entry before (if
 // replaced): before's when it is the same (the fact put again, its line
 // moved), rather than a copy that would leave before's dead in the arena.
-func (x *Engine) originFor(d *Doc, before int32, replaced bool) string {
+func (x *Engine) originFor(d *Doc, before int32, replaced bool) ref {
 	if replaced {
-		if held := x.entries.at(before).origin; sameOrigin(held, d.Commit, d.Messages) {
+		if held := x.entries.at(before).origin; sameOrigin(x.texts.get(held), d.Commit, d.Messages) {
 			return held
 		}
 	}
@@ -763,6 +757,7 @@ func (x *Engine) fileOf(name string) uint32 {
 	n, ok := x.fileNum[name]
 	if !ok {
 		n = uint32(len(x.fileNames))
+		name = strings.Clone(name) // not a piece of what it was read from
 		x.fileNames = append(x.fileNames, name)
 		x.fileNum[name] = n
 	}
@@ -833,8 +828,24 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	ts := a.terms
 	days := d.Date.Days()
 	n, p := x.partOf(d.Shard)
+	// The entry is named in the part's IDs first: a fact put in place of
+	// itself (its line moved) keeps the strings the arena holds rather
+	// than copies that would leave those dead there.
+	next := x.entries.len()
+	before, replaced := p.ids.put(x.idOf, d.ID, next)
+	var id, text ref
+	if held := (*entry)(nil); replaced {
+		held = x.entries.at(before)
+		if x.texts.get(held.text) == d.Text {
+			id, text = held.id, held.text
+		}
+	}
+	if id == (ref{}) {
+		id, text = x.texts.put(d.ID), x.texts.put(d.Text)
+	}
 	i := x.entries.add(entry{
-		id: d.ID, text: d.Text, file: x.fileOf(d.File), passage: d.Note != "",
+		id: id, text: text, origin: x.originFor(&d, before, replaced),
+		file: x.fileOf(d.File), passage: d.Note != "",
 		chat: x.chatOf(d.Chat), when: d.When,
 		dated: !d.Date.IsZero(),
 	})
@@ -853,8 +864,6 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	if d.Note != "" {
 		x.noteOf[i] = d.Note
 	}
-	before, replaced := p.ids.put(&x.entries, d.ID, i)
-	e.origin = x.originFor(&d, before, replaced)
 	if replaced {
 		x.kill(d.Shard, before)
 	}
@@ -925,10 +934,10 @@ func idKey(id string) uint64 {
 
 // compareIDs orders entries a and b by ID.
 func (x *Engine) compareIDs(a, b int32) int {
-	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || len(x.entries.at(a).id) <= 8 && len(x.entries.at(b).id) <= 8 {
+	if c := cmp.Compare(x.idKeys[a], x.idKeys[b]); c != 0 || x.entries.at(a).id.n <= 8 && x.entries.at(b).id.n <= 8 {
 		return c
 	}
-	return strings.Compare(x.entries.at(a).id, x.entries.at(b).id)
+	return strings.Compare(x.idOf(a), x.idOf(b))
 }
 
 // addPostings records the terms of entry i.
@@ -1013,7 +1022,7 @@ func (x *Engine) remove(shard memd.ShardID, id string) {
 	if !ok {
 		return
 	}
-	x.parts[x.shardOf[i]].ids.remove(&x.entries, id)
+	x.parts[x.shardOf[i]].ids.remove(x.idOf, id)
 	x.kill(shard, i)
 }
 
@@ -1021,7 +1030,7 @@ func (x *Engine) remove(shard memd.ShardID, id string) {
 // map (removed, or put again: add replaces a fact or passage by its ID).
 func (x *Engine) kill(shard memd.ShardID, i int32) {
 	e := x.entries.at(i)
-	id := e.id
+	id := x.texts.get(e.id)
 	p := x.parts[x.shardOf[i]]
 	delete(x.folded, i)
 	x.alive[i] = false
@@ -1076,9 +1085,9 @@ func (x *Engine) maybeCompact() {
 			docs = append(docs, x.docOf(i))
 		}
 	}
+	// The docs' strings are pieces of the old arena, copied into a new one:
+	// the dead facts' strings go with the old.
 	x.reset()
-	// Into new blocks: the dead facts' strings go with the old ones.
-	x.own(docs, false)
 	for _, d := range docs {
 		x.add(d, analyzeDoc(d), false)
 	}

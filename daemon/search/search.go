@@ -738,7 +738,7 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 			for _, n := range needles {
 				// A needle is one word: in an ASCII text it is found as
 				// in the text's folded words, without folding them.
-				if e.foldKept && strings.Contains(x.folded[i], n) || !e.foldKept && containsFold(e.text, n) {
+				if e.foldKept && strings.Contains(x.folded[i], n) || !e.foldKept && containsFold(x.texts.get(e.text), n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++
@@ -923,7 +923,7 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 		return 0
 	})
 	// Only the hits that fit become Docs.
-	kept := fitting(len(h), q.K, q.Budget, func(j int) int { return len(x.entries.at(h[j].i).text) })
+	kept := fitting(len(h), q.K, q.Budget, func(j int) int { return len(x.textOf(h[j].i)) })
 	hits := make([]Hit, len(kept))
 	for n, j := range kept {
 		r := h[j]
@@ -1050,7 +1050,7 @@ func (x *Engine) FactsSince(shard memd.ShardID, mark Mark, gone func(id string),
 	}
 	next = Mark{epoch: x.epoch, next: len(p.entries), gone: len(p.removed)}
 	for k, i := range p.entries[mark.next:] {
-		if e := x.entries.at(i); x.alive[i] && !e.passage && !fn(e.id, e.text) {
+		if e := x.entries.at(i); x.alive[i] && !e.passage && !fn(x.texts.get(e.id), x.texts.get(e.text)) {
 			next.next = mark.next + k
 			break
 		}
