@@ -64,6 +64,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 	stale := false // postings another analysis made: the snapshot is written again
 	unattributed := false
 	if read {
+		defer f.Close()
 		snap, err = openSnapshotFile(id, f)
 		if err == nil {
 			// A part at a time: a large shard's facts are not held twice,
@@ -81,7 +82,12 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 				})
 			stale = !used && snap.n > 0
 		}
-		f.Close()
+		if errors.Is(err, errUnreadable) {
+			// The file could not be read; it is kept, and read again
+			// by the next try.
+			x.search.Apply(search.Update{Shard: id, Replace: true}) // what was half read
+			return fmt.Errorf("read index snapshot: %w", err)
+		}
 		if err != nil {
 			// Its shard is read from HEAD again.
 			if errors.Is(err, errOldSnapshot) {
@@ -117,7 +123,7 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 func openSnapshotFile(id memd.ShardID, f *os.File) (*snapshotParts, error) {
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	return openSnapshot(id, f, info.Size(), snapshotWindow)
 }

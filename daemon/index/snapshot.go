@@ -189,7 +189,11 @@ func (c *checksummed) write(b []byte) []byte {
 var (
 	errBadSnapshot = errors.New("not a whole snapshot of this shard")
 	errOldSnapshot = errors.New("a snapshot in an older format")
+	errUnreadable  = errors.New("the snapshot's file could not be read")
 )
+
+// unreadable marks an error reading a snapshot's file: the file is kept.
+func unreadable(err error) error { return fmt.Errorf("%w: %w", errUnreadable, err) }
 
 // snapshotTail ends a snapshot: the postings' length, then the checksum
 // of all that comes before it.
@@ -222,12 +226,14 @@ type snapshotParts struct {
 // openSnapshot checks the snapshot src holds (size bytes long) and reads
 // all but its facts, which each reads after, from src again. The main
 // section (facts, then the tables they name) is read a window at a time,
-// twice: to check it and reach the tables, then for the facts. A million
-// facts' main section is 85 MB, never held whole while the index grows.
+// three times: for its checksum, before anything is decoded; to reach the
+// tables; and for the facts. A million facts' main section is 85 MB, never
+// held whole while the index grows. An error reading src is returned as
+// it is; a snapshot that is not whole is errBadSnapshot.
 func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (*snapshotParts, error) {
 	start := make([]byte, min(size, int64(len(snapshotPrefix)+8)))
 	if _, err := src.ReadAt(start, 0); err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	if !bytes.HasPrefix(start, []byte(snapshotMagic)) {
 		if older(start) {
@@ -240,18 +246,29 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 	}
 	tail := make([]byte, snapshotTail)
 	if _, err := src.ReadAt(tail, size-snapshotTail); err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	held, ok := postingsLen(tail, size-snapshotTail-int64(len(snapshotMagic)))
 	if !ok {
 		return nil, errBadSnapshot
 	}
 	mainLen := size - snapshotTail - held
+	sum := crc32.New(crcTable)
+	if _, err := io.Copy(sum, io.NewSectionReader(src, 0, mainLen)); err != nil {
+		return nil, unreadable(err)
+	}
+	postings := make([]byte, held)
+	if _, err := src.ReadAt(postings, mainLen); err != nil {
+		return nil, unreadable(err)
+	}
+	crc := crc32.Update(crc32.Update(sum.Sum32(), crcTable, postings), crcTable, tail[:8])
+	if crc != binary.LittleEndian.Uint32(tail[8:]) {
+		return nil, errBadSnapshot
+	}
 	section := func(from int64) reader {
 		return reader{src: io.NewSectionReader(src, from, mainLen-from), left: mainLen - from, window: window}
 	}
 	r := section(int64(len(snapshotMagic)))
-	r.crc = crc32.Checksum([]byte(snapshotMagic), crcTable)
 	name := r.string()
 	s := &snapshotParts{shard: shard}
 	copy(s.head[:], r.bytes(len(s.head)))
@@ -298,14 +315,6 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 		return nil, r.err
 	}
 	if r.remaining() != 0 {
-		return nil, errBadSnapshot
-	}
-	postings := make([]byte, held)
-	if _, err := src.ReadAt(postings, mainLen); err != nil {
-		return nil, err
-	}
-	crc := crc32.Update(crc32.Update(r.crc, crcTable, postings), crcTable, tail[:8])
-	if crc != binary.LittleEndian.Uint32(tail[8:]) {
 		return nil, errBadSnapshot
 	}
 	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
@@ -393,11 +402,10 @@ func tierOf(s string) memd.Tier {
 type reader struct {
 	b   string
 	err error
-	// src holds left bytes more; crc sums what was read from it.
+	// src holds left bytes more, read window bytes at a time.
 	src    io.Reader
 	left   int64
 	window int
-	crc    uint32
 }
 
 // remaining is how many bytes are left to read.
@@ -413,10 +421,9 @@ func (r *reader) more(n int) {
 	copy(buf, r.b)
 	got, err := io.ReadFull(r.src, buf[len(buf):cap(buf)])
 	if err != nil {
-		r.err, r.b, r.left = fmt.Errorf("read index snapshot: %w", err), "", 0
+		r.err, r.b, r.left = unreadable(err), "", 0
 		return
 	}
-	r.crc = crc32.Update(r.crc, crcTable, buf[len(buf):cap(buf)])
 	buf = buf[:len(buf)+got]
 	r.left -= int64(got)
 	r.b = unsafe.String(unsafe.SliceData(buf), len(buf))

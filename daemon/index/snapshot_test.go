@@ -797,7 +797,7 @@ func TestOpenSnapshot_FailsWhereItsFileFails(t *testing.T) {
 			}
 			break
 		}
-		if !strings.Contains(err.Error(), "input/output error") {
+		if !errors.Is(err, errUnreadable) || !strings.Contains(err.Error(), "input/output error") {
 			t.Fatalf("a file failing after %d reads: %v", reads, err)
 		}
 	}

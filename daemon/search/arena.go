@@ -16,7 +16,7 @@ const arenaChunk = 64 << 10
 // never written again; the blocks live until the index is reset.
 type arena struct {
 	blocks [][]byte
-	cur    int // the block strings are packed into; 0 before the first
+	cur    int // the block strings are packed into, plus one; 0 before the first
 }
 
 // ref is a string held in an arena: its block and, unless it has a block
@@ -38,13 +38,13 @@ func (a *arena) put(s string) ref {
 		a.blocks = append(a.blocks, []byte(s))
 		return ref{block: uint32(len(a.blocks) - 1), n: wholeBlock}
 	}
-	if a.blocks == nil || cap(a.blocks[a.cur])-len(a.blocks[a.cur]) < len(s) {
+	if a.cur == 0 || cap(a.blocks[a.cur-1])-len(a.blocks[a.cur-1]) < len(s) {
 		a.blocks = append(a.blocks, make([]byte, 0, arenaChunk))
-		a.cur = len(a.blocks) - 1
+		a.cur = len(a.blocks)
 	}
-	b := a.blocks[a.cur]
-	a.blocks[a.cur] = append(b, s...)
-	return ref{block: uint32(a.cur), at: uint16(len(b)), n: uint16(len(s))}
+	b := a.blocks[a.cur-1]
+	a.blocks[a.cur-1] = append(b, s...)
+	return ref{block: uint32(a.cur - 1), at: uint16(len(b)), n: uint16(len(s))}
 }
 
 // get returns the string r names.

@@ -505,10 +505,13 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	chats := make(map[chatKey]bool)
 	first := x.entries.len() // the entries of this batch are numbered from here
 	for i, d := range docs {
-		x.add(d, analysed[i], false)
+		e := x.entries.at(x.add(d, analysed[i], false))
 		if d.Note == "" {
 			shards[d.Shard] = true
-			files[fileKey{d.Shard, d.File}] = true
+			// The name the index holds: a key assigned again takes the
+			// string it is assigned with, and d.File may be a piece of
+			// what the fact was read from.
+			files[fileKey{d.Shard, x.fileNames[e.file]}] = true
 			if d.Chat != "" {
 				chats[chatKey{d.Shard, x.chatNum[d.Chat], d.Date.Days()}] = true
 			}
@@ -822,15 +825,17 @@ func (p *part) reserve(facts, terms int) {
 	}
 }
 
-// add indexes a fact. With sorted, it goes into its place in the ordered
-// lists; otherwise it is appended and the caller sorts them.
-func (x *Engine) add(d Doc, a analysed, sorted bool) {
+// add indexes a fact and returns its entry. With sorted, it goes into its
+// place in the ordered lists; otherwise it is appended and the caller
+// sorts them.
+func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	ts := a.terms
 	days := d.Date.Days()
 	n, p := x.partOf(d.Shard)
 	// The entry is named in the part's IDs first: a fact put in place of
 	// itself (its line moved) keeps the strings the arena holds rather
 	// than copies that would leave those dead there.
+	file, tier := x.fileOf(d.File), x.tierOf(d.Tier) // before the ID is named: they may panic
 	next := x.entries.len()
 	before, replaced := p.ids.put(x.idOf, d.ID, next)
 	var id, text ref
@@ -845,7 +850,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	}
 	i := x.entries.add(entry{
 		id: id, text: text, origin: x.originFor(&d, before, replaced),
-		file: x.fileOf(d.File), passage: d.Note != "",
+		file: file, passage: d.Note != "",
 		chat: x.chatOf(d.Chat), when: d.When,
 		dated: !d.Date.IsZero(),
 	})
@@ -856,7 +861,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	x.days = append(x.days, int32(days))
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.idKeys = append(x.idKeys, idKey(d.ID))
-	x.tier = append(x.tier, x.tierOf(d.Tier))
+	x.tier = append(x.tier, tier)
 	if a.folded != "" {
 		x.folded[i] = a.folded
 		e.foldKept = true
@@ -878,7 +883,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	if d.Note != "" {
 		nk := fileKey{d.Shard, d.Note}
 		x.notes[nk] = append(x.notes[nk], i)
-		return
+		return i
 	}
 
 	sd := x.shards[d.Shard]
@@ -890,7 +895,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 	if d.Tier == memd.TierProfile {
 		list = &sd.profile
 	}
-	fk := fileKey{d.Shard, d.File}
+	fk := fileKey{d.Shard, x.fileNames[e.file]} // not d.File: see putAll
 	if sorted {
 		*list = x.insertRanked(*list, i)
 		files := x.files[fk]
@@ -909,6 +914,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) {
 		}
 	}
 	p.dates[days] = append(p.dates[days], i)
+	return i
 }
 
 // placeShard puts new shard n in the order of shard names, moving the
