@@ -2,6 +2,8 @@ package search
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -154,6 +156,49 @@ func TestPut_AFactPutAgainIsHeldOnce(t *testing.T) {
 					t.Errorf("walked %d times, want once", walked)
 				}
 			})
+		}
+	}
+}
+
+// The map answers as a Go map of the same IDs does, through any sequence
+// of puts and removes, with hashes that agree often and tables that wrap.
+func TestIDMap_AnswersAsAMap(t *testing.T) {
+	was := hashID
+	defer func() { hashID = was }()
+	for _, spread := range []uint64{1, 3, 1 << 30, 1 << 63} {
+		hashID = func(id string) uint64 { return was(id) % spread << 32 }
+		if spread == 1<<63 {
+			hashID = was
+		}
+		rng := rand.New(rand.NewPCG(spread, 1))
+		var ids []string // by entry
+		idOf := func(i int32) string { return ids[i] }
+		var m idMap
+		want := map[string]int32{}
+		for range 20000 {
+			id := strconv.Itoa(rng.IntN(600))
+			switch rng.IntN(3) {
+			case 0, 1:
+				ids = append(ids, id)
+				before, replaced := m.put(idOf, id, int32(len(ids)-1))
+				if w, ok := want[id]; ok != replaced || ok && w != before {
+					t.Fatalf("spread %d: put %s replaced %d %v, want %d %v", spread, id, before, replaced, w, ok)
+				}
+				want[id] = int32(len(ids) - 1)
+			case 2:
+				m.remove(idOf, id)
+				delete(want, id)
+			}
+			if m.len() != len(want) {
+				t.Fatalf("spread %d: %d IDs, want %d", spread, m.len(), len(want))
+			}
+		}
+		for n := range 600 {
+			id := strconv.Itoa(n)
+			i, ok := m.get(idOf, id)
+			if w, held := want[id]; ok != held || ok && i != w {
+				t.Fatalf("spread %d: get %s = %d %v, want %d %v", spread, id, i, ok, w, held)
+			}
 		}
 	}
 }
