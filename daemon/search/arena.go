@@ -59,9 +59,6 @@ func (a *arena) get(r ref) string {
 	return unsafe.String(&a.blocks[r.block][r.at], int(r.n))
 }
 
-// copy returns s in the arena.
-func (a *arena) copy(s string) string { return a.get(a.put(s)) }
-
 // idOf and textOf return entry i's ID and text.
 func (x *Engine) idOf(i int32) string   { return x.texts.get(x.entries.at(i).id) }
 func (x *Engine) textOf(i int32) string { return x.texts.get(x.entries.at(i).text) }
