@@ -32,12 +32,17 @@ func slotsFor(n int) int { return max(8, n+n/4+1) }
 
 func (m *idMap) len() int { return m.n }
 
-// home is the slot an ID whose hash's top half is tag is first looked for
-// in: tag scaled to the table, so growing needs no hash again.
-func (m *idMap) home(tag uint32) int { return int(uint64(tag) * uint64(len(m.slots)) >> 32) }
+func (m *idMap) home(tag uint32) int { return homeOf(tag, len(m.slots)) }
+func (m *idMap) next(j int) int      { return nextOf(j, len(m.slots)) }
 
-func (m *idMap) next(j int) int {
-	if j++; j == len(m.slots) {
+// homeOf is the slot of a table of size slots a key whose hash's top half
+// is tag is first looked for in: tag scaled to the table, so growing it
+// needs no hash again.
+func homeOf(tag uint32, size int) int { return int(uint64(tag) * uint64(size) >> 32) }
+
+// nextOf is the slot after j, the first after the last.
+func nextOf(j, size int) int {
+	if j++; j == size {
 		return 0
 	}
 	return j

@@ -152,7 +152,7 @@ type part struct {
 	live, length int                 // live facts and passages, and their terms
 	passages     int                 // live passages of notes
 	ids          idMap               // ID -> live entry
-	terms        map[string]termRef  // term -> its postings
+	terms        termDict            // term -> its postings
 	lists        [][]posting         // the entries holding terms held more than once
 	prefixes     map[string][]string // first five letters of a term -> terms
 	dates        map[int][]int32     // day -> the facts dated that day
@@ -165,7 +165,7 @@ type part struct {
 func (x *part) noneDead() bool { return len(x.entries) == x.live }
 
 func newPart() *part {
-	return &part{ids: newIDMap(0), terms: make(map[string]termRef), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
+	return &part{ids: newIDMap(0), prefixes: make(map[string][]string), dates: make(map[int][]int32)}
 }
 
 // termRef is where a term's postings are: most terms of a large store
@@ -183,7 +183,7 @@ func (r termRef) single() (posting, bool) {
 
 // postings returns the entries holding a term; one, it is put in one.
 func (x *part) postings(t string, one *[1]posting) []posting {
-	r, ok := x.terms[t]
+	r, ok := x.terms.get(t)
 	if !ok {
 		return nil
 	}
@@ -201,7 +201,7 @@ func (x *part) listOf(r termRef, one *[1]posting) []posting {
 
 // newTerm records a term the part did not hold.
 func (x *part) newTerm(t string, r termRef) {
-	x.terms[t] = r
+	t = x.terms.set(t, r) // the dictionary's copy
 	// Numbers and codes match whole: "4242" is not "42421".
 	if len(t) >= prefixLen && !hasDigit(t) {
 		x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
@@ -820,9 +820,7 @@ func (p *part) reserve(facts, terms int) {
 	if p.ids.len() == 0 && facts > 0 {
 		p.ids = newIDMap(facts)
 	}
-	if len(p.terms) == 0 && terms > 0 {
-		p.terms = make(map[string]termRef, terms)
-	}
+	p.terms.reserve(terms)
 }
 
 // add indexes a fact and returns its entry. With sorted, it goes into its
@@ -958,14 +956,17 @@ func (x *part) addPostings(i int32, ts []string) {
 				n++
 			}
 		}
-		r, known := x.terms[t]
+		k, _, _, known := x.terms.find(t)
+		var r termRef
+		if known {
+			r = x.terms.refs[k]
+		}
 		switch {
 		case !known:
-			// A copy: t is part of the whole text it was read from.
-			x.newTerm(strings.Clone(t), singleRef(newPosting(i, n)))
+			x.newTerm(t, singleRef(newPosting(i, n)))
 		case r&single != 0:
 			first, _ := r.single()
-			x.terms[t] = termRef(len(x.lists))
+			x.terms.refs[k] = termRef(len(x.lists))
 			x.lists = append(x.lists, []posting{first, newPosting(i, n)})
 		default:
 			x.lists[r] = append(x.lists[r], newPosting(i, n))

@@ -77,17 +77,17 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 		return held
 	}
 	count, postings, termBytes := 0, 0, 0
-	for t, r := range p.terms {
+	p.terms.each(func(t string, r termRef) {
 		list := placed(r)
 		if len(list) == 0 {
-			continue
+			return
 		}
 		count, postings, termBytes = count+1, postings+len(list), termBytes+len(t)
 		size += uvarintLen(uint64(len(t))) + len(t) + uvarintLen(uint64(len(list)))
 		for _, q := range list {
 			size += uvarintLen(uint64(q.doc())) + uvarintLen(uint64(q.tf()))
 		}
-	}
+	})
 	size += uvarintLen(uint64(count)) + uvarintLen(uint64(postings)) + uvarintLen(uint64(termBytes))
 
 	b := make([]byte, 0, size)
@@ -101,10 +101,10 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 	b = binary.AppendUvarint(b, uint64(count))
 	b = binary.AppendUvarint(b, uint64(postings))
 	b = binary.AppendUvarint(b, uint64(termBytes))
-	for t, r := range p.terms {
+	p.terms.each(func(t string, r termRef) {
 		list := placed(r)
 		if len(list) == 0 {
-			continue
+			return
 		}
 		slices.SortFunc(list, func(a, b posting) int { return int(a.doc() - b.doc()) })
 		b = binary.AppendUvarint(b, uint64(len(t)))
@@ -114,7 +114,7 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 			b = binary.AppendUvarint(b, uint64(q.doc()))
 			b = binary.AppendUvarint(b, uint64(q.tf()))
 		}
-	}
+	})
 	return b
 }
 
@@ -268,7 +268,11 @@ func (p *part) installPostings(first int32, imp imported) {
 		for j := range list {
 			list[j] = newPosting(list[j].doc()+first, list[j].tf())
 		}
-		r, known := p.terms[t]
+		k, _, _, known := p.terms.find(t)
+		var r termRef
+		if known {
+			r = p.terms.refs[k]
+		}
 		switch {
 		case !known && len(list) == 1:
 			p.newTerm(t, singleRef(list[0]))
@@ -277,7 +281,7 @@ func (p *part) installPostings(first int32, imp imported) {
 			p.lists = append(p.lists, list)
 		case r&single != 0:
 			held, _ := r.single()
-			p.terms[t] = termRef(len(p.lists))
+			p.terms.refs[k] = termRef(len(p.lists))
 			p.lists = append(p.lists, append([]posting{held}, list...))
 		default:
 			p.lists[r] = append(p.lists[r], list...)
