@@ -699,6 +699,18 @@ func TestIndex_FollowsCommitsMemdMadeInTheBackground(t *testing.T) {
 	}
 }
 
+// numberedFacts returns n facts of shard, "fact number 0" on, of one
+// commit.
+func numberedFacts(shard memd.ShardID, n int) []search.Doc {
+	date, _ := memd.ParseDate("2026-11-03")
+	var docs []search.Doc
+	for i := range n {
+		text := fmt.Sprintf("fact number %d", i)
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Commit: "c", Messages: []string{"m"}})
+	}
+	return docs
+}
+
 // failingWriter takes room bytes, then fails.
 type failingWriter struct{ room int }
 
@@ -716,12 +728,7 @@ func (w *failingWriter) Write(b []byte) (int, error) {
 // fails the snapshot, with what was written counted.
 func TestEncodeSnapshot_FailsWithItsWriter(t *testing.T) {
 	shard := memd.AgentShard("alice")
-	date, _ := memd.ParseDate("2026-11-03")
-	var docs []search.Doc
-	for i := range 50 {
-		text := fmt.Sprintf("fact number %d", i)
-		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Commit: "c", Messages: []string{"m"}})
-	}
+	docs := numberedFacts(shard, 50)
 	notes := map[string]*noteRecord{"plan.md": {Date: "2026-11-03", Commit: "c", Text: "the plan"}}
 	whole := encoded(t, shard, gitstore.Hash{}, walkOf(docs, "postings"), notes)
 	for _, room := range []int{0, 10, len(whole) / 2, len(whole) - 13, len(whole) - 1} {
@@ -774,12 +781,7 @@ func (r failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // facts, nor other ones.
 func TestOpenSnapshot_FailsWhereItsFileFails(t *testing.T) {
 	shard := memd.AgentShard("alice")
-	date, _ := memd.ParseDate("2026-11-03")
-	var docs []search.Doc
-	for i := range 100 {
-		text := fmt.Sprintf("fact number %d", i)
-		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Commit: "c", Messages: []string{"m"}})
-	}
+	docs := numberedFacts(shard, 100)
 	b := encoded(t, shard, gitstore.Hash{}, walkOf(docs, "postings"), nil)
 	read := func(reads int) (n int, err error) {
 		p, err := openSnapshot(shard, failingReaderAt{b, &reads}, int64(len(b)), 64)

@@ -100,10 +100,7 @@ type Engine struct {
 	entries entries // by value, in pages (see entries)
 	// The files facts are in, and the chats they were learned in, each
 	// named once; chat 0 is none.
-	fileNames []string
-	fileNum   map[string]uint32
-	chatNames []string
-	chatNum   map[string]uint32
+	fileNames, chatNames names
 	// Room to encode an origin in before it goes into texts, and the last
 	// origin encoded.
 	originBuf  []byte
@@ -224,8 +221,8 @@ func (x *Engine) reset() {
 	x.epoch = epochs.Add(1)
 	x.entries = entries{}
 	x.texts = arena{}
-	x.fileNames, x.fileNum = nil, make(map[string]uint32)
-	x.chatNames, x.chatNum = []string{""}, map[string]uint32{"": 0}
+	x.fileNames, x.chatNames = names{}, names{}
+	x.chatNames.of("") // chat 0 is none
 	x.lastOrigin = ref{}
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
@@ -511,9 +508,9 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 			// The name the index holds: a key assigned again takes the
 			// string it is assigned with, and d.File may be a piece of
 			// what the fact was read from.
-			files[fileKey{d.Shard, x.fileNames[e.file]}] = true
+			files[fileKey{d.Shard, x.fileNames.list[e.file]}] = true
 			if d.Chat != "" {
-				chats[chatKey{d.Shard, x.chatNum[d.Chat], d.Date.Days()}] = true
+				chats[chatKey{d.Shard, e.chat, d.Date.Days()}] = true
 			}
 		}
 	}
@@ -641,7 +638,7 @@ func (x *Engine) SetProvenance(shard memd.ShardID, id, commit string, messages [
 	if e.chat != 0 {
 		x.dropChat(x.chatKeyOf(i), i)
 	}
-	e.origin, e.chat, e.when = x.originOf(commit, messages), x.chatOf(chat), when
+	e.origin, e.chat, e.when = x.originOf(commit, messages), x.chatNames.of(chat), when
 	if e.chat != 0 && !e.passage {
 		x.insertChat(x.chatKeyOf(i), i)
 	}
@@ -670,8 +667,8 @@ func (x *Engine) lookup(shard memd.ShardID, id string) (int32, bool) {
 func (x *Engine) docOf(i int32) Doc {
 	e := x.entries.at(i)
 	d := Doc{
-		Fact:   memd.Fact{ID: x.texts.get(e.id), Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: x.texts.get(e.text), File: x.fileNames[e.file]},
-		Offset: int(x.offsets[i]), Chat: x.chatNames[e.chat], When: e.when, Note: x.noteOf[i],
+		Fact:   memd.Fact{ID: x.texts.get(e.id), Shard: x.shardIDs[x.shardOf[i]], Tier: x.tiers[x.tier[i]], Text: x.texts.get(e.text), File: x.fileNames.list[e.file]},
+		Offset: int(x.offsets[i]), Chat: x.chatNames.list[e.chat], When: e.when, Note: x.noteOf[i],
 	}
 	d.Commit, d.Messages = originParts(x.texts.get(e.origin))
 	if e.dated {
@@ -680,14 +677,23 @@ func (x *Engine) docOf(i int32) Doc {
 	return d
 }
 
-// chatOf returns the number of a chat in x.chatNames, adding it if new.
-func (x *Engine) chatOf(name string) uint32 {
-	n, ok := x.chatNum[name]
+// names numbers names (of files, of chats), each held once.
+type names struct {
+	list []string
+	num  map[string]uint32
+}
+
+// of returns the number of a name, adding it if new.
+func (ns *names) of(name string) uint32 {
+	n, ok := ns.num[name]
 	if !ok {
-		n = uint32(len(x.chatNames))
+		n = uint32(len(ns.list))
 		name = strings.Clone(name) // not a piece of what it was read from
-		x.chatNames = append(x.chatNames, name)
-		x.chatNum[name] = n
+		ns.list = append(ns.list, name)
+		if ns.num == nil {
+			ns.num = make(map[string]uint32)
+		}
+		ns.num[name] = n
 	}
 	return n
 }
@@ -753,18 +759,6 @@ func originParts(origin string) (commit string, messages []string) {
 		messages = append(messages, r.take(r.uvarint()))
 	}
 	return commit, messages
-}
-
-// fileOf returns the number of a file in x.fileNames, adding it if new.
-func (x *Engine) fileOf(name string) uint32 {
-	n, ok := x.fileNum[name]
-	if !ok {
-		n = uint32(len(x.fileNames))
-		name = strings.Clone(name) // not a piece of what it was read from
-		x.fileNames = append(x.fileNames, name)
-		x.fileNum[name] = n
-	}
-	return n
 }
 
 // tierOf returns the number of a tier in x.tiers, adding it if new.
@@ -833,7 +827,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	// The entry is named in the part's IDs first: a fact put in place of
 	// itself (its line moved) keeps the strings the arena holds rather
 	// than copies that would leave those dead there.
-	file, tier := x.fileOf(d.File), x.tierOf(d.Tier) // before the ID is named: they may panic
+	file, tier := x.fileNames.of(d.File), x.tierOf(d.Tier) // before the ID is named: they may panic
 	next := x.entries.len()
 	before, replaced := p.ids.put(x.idOf, d.ID, next)
 	var id, text ref
@@ -849,7 +843,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	i := x.entries.add(entry{
 		id: id, text: text, origin: x.originFor(&d, before, replaced),
 		file: file, passage: d.Note != "",
-		chat: x.chatOf(d.Chat), when: d.When,
+		chat: x.chatNames.of(d.Chat), when: d.When,
 		dated: !d.Date.IsZero(),
 	})
 	e := x.entries.at(i)
@@ -893,7 +887,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	if d.Tier == memd.TierProfile {
 		list = &sd.profile
 	}
-	fk := fileKey{d.Shard, x.fileNames[e.file]} // not d.File: see putAll
+	fk := fileKey{d.Shard, x.fileNames.list[e.file]} // not d.File: see putAll
 	if sorted {
 		*list = x.insertRanked(*list, i)
 		files := x.files[fk]
@@ -1002,7 +996,7 @@ func (x *Engine) chatOrder(a, b int32) int {
 		return cmp.Compare(da.when, db.when)
 	}
 	if da.file != db.file {
-		return strings.Compare(x.fileNames[da.file], x.fileNames[db.file])
+		return strings.Compare(x.fileNames.list[da.file], x.fileNames.list[db.file])
 	}
 	return int(x.offsets[a] - x.offsets[b])
 }
@@ -1066,7 +1060,7 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 			sd.recent = without(sd.recent, i)
 		}
 	}
-	fk := fileKey{shard, x.fileNames[e.file]}
+	fk := fileKey{shard, x.fileNames.list[e.file]}
 	x.files[fk] = without(x.files[fk], i)
 	if e.chat != 0 {
 		x.dropChat(x.chatKeyOf(i), i)
