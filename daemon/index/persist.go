@@ -82,24 +82,27 @@ func (x *Index) readSnapshot(id memd.ShardID) error {
 				})
 			stale = !used && snap.n > 0
 		}
-		if errors.Is(err, errUnreadable) {
-			// The file could not be read; it is kept, and read again
-			// by the next try.
-			x.search.Apply(search.Update{Shard: id, Replace: true}) // what was half read
-			return fmt.Errorf("read index snapshot: %w", err)
-		}
 		if err != nil {
-			// Its shard is read from HEAD again.
-			if errors.Is(err, errOldSnapshot) {
+			// Its shard is read from HEAD again, and what was half read
+			// let go. A damaged snapshot, or an older format, is dropped;
+			// one whose file could not be read is kept, to be read at the
+			// next start if the fault passed (a newer one replaces it
+			// once written).
+			x.search.Apply(search.Update{Shard: id, Replace: true})
+			read, stale = false, false
+			switch {
+			case errors.Is(err, errUnreadable):
+				x.log.Warn("reading a shard from HEAD: its index snapshot could not be read", "shard", id, "file", path, "err", err)
+			case errors.Is(err, errOldSnapshot):
 				x.log.Info("reading a shard from HEAD: its index snapshot is in an older format", "shard", id)
-			} else {
+			default:
 				x.log.Warn("dropping a damaged index snapshot", "shard", id, "file", path, "err", err)
 			}
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("drop index snapshot: %w", err)
+			if !errors.Is(err, errUnreadable) {
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("drop index snapshot: %w", err)
+				}
 			}
-			x.search.Apply(search.Update{Shard: id, Replace: true}) // what was half read
-			read, stale = false, false
 		}
 	}
 	if read && unattributed {

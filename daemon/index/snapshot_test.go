@@ -804,3 +804,33 @@ func TestOpenSnapshot_FailsWhereItsFileFails(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot whose file cannot be read (here a directory stands where it
+// was) is kept, and its shard read from HEAD: a fault that passes costs a
+// read of HEAD, not the snapshot.
+func TestIndex_AnUnreadableSnapshotIsKeptAndHEADRead(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	alice := memd.AgentShard("alice")
+	store, _, _, path := indexedAlice(t, data)
+	snap := filepath.Join(data, "index.shards", "agent", "alice.snap")
+	if err := os.Remove(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CatchUp(alice); err != nil {
+		t.Fatalf("catching up a shard whose snapshot cannot be read: %v", err)
+	}
+	if got, want := recalled(x, alice), map[string]string{"Booked a flight to Lisbon": "m1", "Paid the hotel": "m1"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the index holds %v, want %v", got, want)
+	}
+	if info, err := os.Stat(snap); err != nil || !info.IsDir() {
+		t.Fatalf("what stood for the snapshot was not kept: %v", err)
+	}
+}

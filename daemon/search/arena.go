@@ -2,8 +2,12 @@ package search
 
 import "unsafe"
 
-// arenaChunk is the size of each block of an arena.
-const arenaChunk = 64 << 10
+// arenaChunk is the size of an arena's blocks once it holds a few;
+// arenaFirst of its first.
+const (
+	arenaChunk = 64 << 10
+	arenaFirst = 256
+)
 
 // arena keeps the strings of the facts the index holds (IDs, texts,
 // origins), packed in large blocks of its own. A text parsed from a file is
@@ -39,7 +43,13 @@ func (a *arena) put(s string) ref {
 		return ref{block: uint32(len(a.blocks) - 1), n: wholeBlock}
 	}
 	if a.cur == 0 || cap(a.blocks[a.cur-1])-len(a.blocks[a.cur-1]) < len(s) {
-		a.blocks = append(a.blocks, make([]byte, 0, arenaChunk))
+		// Blocks start small and double up to arenaChunk: a shard of a
+		// few facts has an arena of its terms too.
+		size := arenaFirst
+		if a.cur > 0 {
+			size = min(arenaChunk, 2*cap(a.blocks[a.cur-1]))
+		}
+		a.blocks = append(a.blocks, make([]byte, 0, max(size, len(s))))
 		a.cur = len(a.blocks)
 	}
 	b := a.blocks[a.cur-1]

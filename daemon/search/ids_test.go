@@ -165,10 +165,13 @@ func TestPut_AFactPutAgainIsHeldOnce(t *testing.T) {
 func TestIDMap_AnswersAsAMap(t *testing.T) {
 	was := hashID
 	defer func() { hashID = was }()
-	for _, spread := range []uint64{1, 3, 1 << 30, 1 << 63} {
+	for _, spread := range []uint64{1, 3, 1 << 30, 1 << 63, 0} {
 		hashID = func(id string) uint64 { return was(id) % spread << 32 }
-		if spread == 1<<63 {
+		switch spread {
+		case 1 << 63:
 			hashID = was
+		case 0: // homes in the last slots: the table wraps
+			hashID = func(id string) uint64 { return (1<<32 - 1 - was(id)%5) << 32 }
 		}
 		rng := rand.New(rand.NewPCG(spread, 1))
 		var ids []string // by entry

@@ -319,7 +319,7 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 	}
 	if u.Replace && len(u.Put) > smallBatch {
 		_, p := x.partOf(u.Shard)
-		p.reserve(len(u.Put), 0)
+		p.reserve(len(u.Put)+len(u.Put)/16, 0) // room for the first writes too
 	}
 	x.putAll(u.Put, facts)
 	for path, ps := range u.Notes {
@@ -353,7 +353,14 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 	x.dropShard(u.Shard)
 	if n > smallBatch {
 		_, p := x.partOf(u.Shard)
-		p.reserve(n, len(imp.terms))
+		// Room beyond the facts for the notes' passages and their terms,
+		// and the first writes: a table filled to its size doubles at the
+		// next.
+		passages := 0
+		for _, ps := range u.Notes {
+			passages += len(ps)
+		}
+		p.reserve(n+n/16+passages, len(imp.terms)+len(imp.terms)/16+64)
 	}
 	first, put := x.entries.len(), 0
 	err = parts(func(docs []Doc) {
