@@ -73,6 +73,8 @@ func FactKey(text string) uint64 {
 	return uint64(sum[0])<<40 | uint64(sum[1])<<32 | uint64(sum[2])<<24 | uint64(sum[3])<<16 | uint64(sum[4])<<8 | uint64(sum[5])
 }
 
+// factSum is the hash of a text's normal form, which FactID and FactKey
+// are taken from.
 func factSum(text string) [sha256.Size]byte {
 	var buf [256]byte
 	normal, ok := appendNormalASCII(buf[:0], text)

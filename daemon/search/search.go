@@ -57,9 +57,10 @@ const (
 	maxNeedles        = 8   // words the substring fallback looks for, at most
 )
 
-// spareScores keeps score arrays between searches. Not a sync.Pool: the
-// arrays are as long as the index (8 bytes a fact), and a pool emptied at every collection would have a search
-// clear megabytes again. Two are kept, one a core.
+// spareScores keeps score arrays between searches. Not a sync.Pool: two
+// arrays are as long as the index (8 bytes a fact), and a pool emptied at
+// every collection would have a search clear megabytes again. Two are
+// kept, one a core.
 var spareScores = make(chan *scores, 2)
 
 func getScores() *scores {
