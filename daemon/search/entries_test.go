@@ -1,8 +1,12 @@
 package search
 
 import (
+	"fmt"
 	"testing"
+	"time"
 	"unsafe"
+
+	"github.com/memd/memd"
 )
 
 // Entries keep their numbers and their places as pages are added: an
@@ -51,5 +55,27 @@ func TestPosting_PacksDocAndTF(t *testing.T) {
 func TestEntry_StaysSmall(t *testing.T) {
 	if size := unsafe.Sizeof(entry{}); size > 48 {
 		t.Errorf("an entry takes %d bytes, more than 48", size)
+	}
+}
+
+// An entry's rank, taken from its day and tier, is Rank of its date and
+// tier exactly: the lists of the memory section are ordered by it.
+func TestRankOf_IsRank(t *testing.T) {
+	x := New()
+	shard := memd.AgentShard("alice")
+	var want []float64
+	for n, tier := range []memd.Tier{memd.TierLog, memd.TierProfile, memd.TierNote, memd.TierEpisode, memd.TierLog} {
+		date := memd.DateOf(time.Date(2026, 11, 1+n*7, 0, 0, 0, 0, time.UTC))
+		if n == 4 {
+			date = memd.Date{} // undated
+		}
+		text := fmt.Sprintf("fact %d", n)
+		x.Put(Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: tier, Text: text, File: "log/2026-11.md"}})
+		want = append(want, Rank(date, tier))
+	}
+	for i, w := range want {
+		if got := x.rankOf(int32(i)); got != w {
+			t.Errorf("entry %d ranks %v, Rank gives %v", i, got, w)
+		}
 	}
 }

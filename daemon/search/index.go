@@ -117,6 +117,7 @@ type Engine struct {
 	// score.
 	tiers   []memd.Tier
 	factors []float64
+	logs    []float64 // the base-2 log of each tier's weight, for Rank
 	// The folded text of entries whose text is not plain ASCII; the
 	// others' is folded when needed (see foldInto).
 	folded map[int32]string
@@ -196,9 +197,10 @@ func (x *part) listOf(r termRef, one *[1]posting) []posting {
 	return x.lists[r]
 }
 
-// newTerm records a term the part did not hold.
-func (x *part) newTerm(t string, r termRef) {
-	t = x.terms.set(t, r) // the dictionary's copy
+// newTerm records a term the part did not hold, which its dictionary's
+// find placed at slot with tag.
+func (x *part) newTerm(t string, r termRef, slot int, tag uint32) {
+	t = x.terms.add(t, r, slot, tag) // the dictionary's copy
 	// Numbers and codes match whole: "4242" is not "42421".
 	if len(t) >= prefixLen && !hasDigit(t) {
 		x.prefixes[t[:prefixLen]] = append(x.prefixes[t[:prefixLen]], t)
@@ -226,7 +228,7 @@ func (x *Engine) reset() {
 	x.lastOrigin = ref{}
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.offsets = nil, nil, nil
-	x.tiers, x.factors = nil, nil
+	x.tiers, x.factors, x.logs = nil, nil, nil
 	x.folded = make(map[int32]string)
 	x.noteOf = make(map[int32]string)
 	x.shardNum = make(map[memd.ShardID]uint32)
@@ -778,6 +780,7 @@ func (x *Engine) tierOf(t memd.Tier) uint8 {
 	}
 	x.tiers = append(x.tiers, t)
 	x.factors = append(x.factors, 1+0.05*math.Log2(t.Weight()))
+	x.logs = append(x.logs, math.Log2(t.Weight()))
 	return uint8(len(x.tiers) - 1)
 }
 
@@ -957,14 +960,14 @@ func (x *part) addPostings(i int32, ts []string) {
 				n++
 			}
 		}
-		k, _, _, known := x.terms.find(t)
+		k, slot, tag, known := x.terms.find(t)
 		var r termRef
 		if known {
 			r = x.terms.refs[k]
 		}
 		switch {
 		case !known:
-			x.newTerm(t, singleRef(newPosting(i, n)))
+			x.newTerm(t, singleRef(newPosting(i, n)), slot, tag)
 		case r&single != 0:
 			first, _ := r.single()
 			x.terms.refs[k] = termRef(len(x.lists))
@@ -991,7 +994,7 @@ func (x *Engine) before(a, b int32) bool {
 
 // rankOf is entry i's Rank, from its day and tier.
 func (x *Engine) rankOf(i int32) float64 {
-	return float64(x.days[i])/30 + math.Log2(x.tiers[x.tier[i]].Weight())
+	return float64(x.days[i])/30 + x.logs[x.tier[i]]
 }
 
 // chatOrder orders the facts of one chat and day as the conversation went:

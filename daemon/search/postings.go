@@ -268,16 +268,16 @@ func (p *part) installPostings(first int32, imp imported) {
 		for j := range list {
 			list[j] = newPosting(list[j].doc()+first, list[j].tf())
 		}
-		k, _, _, known := p.terms.find(t)
+		k, slot, tag, known := p.terms.find(t)
 		var r termRef
 		if known {
 			r = p.terms.refs[k]
 		}
 		switch {
 		case !known && len(list) == 1:
-			p.newTerm(t, singleRef(list[0]))
+			p.newTerm(t, singleRef(list[0]), slot, tag)
 		case !known:
-			p.newTerm(t, termRef(len(p.lists)))
+			p.newTerm(t, termRef(len(p.lists)), slot, tag)
 			p.lists = append(p.lists, list)
 		case r&single != 0:
 			held, _ := r.single()

@@ -59,19 +59,14 @@ func (d *termDict) get(t string) (termRef, bool) {
 	return d.refs[k], true
 }
 
-// set records where term t's postings are, adding the term if new, and
-// returns its name as the dictionary holds it (not a piece of t).
-func (d *termDict) set(t string, r termRef) string {
-	k, slot, tag, found := d.find(t)
-	if found {
-		d.refs[k] = r
-		return d.name(k)
-	}
+// add adds term t, which find did not find but placed at slot with tag,
+// and returns its name as the dictionary holds it.
+func (d *termDict) add(t string, r termRef, slot int, tag uint32) string {
 	if (len(d.names)+1)*5 > len(d.slots)*4 {
 		d.grow()
 		_, slot, _, _ = d.find(t)
 	}
-	k = int32(len(d.names))
+	k := int32(len(d.names))
 	d.names = append(d.names, d.text.put(t))
 	d.refs = append(d.refs, r)
 	d.slots[slot] = uint64(tag)<<32 | uint64(uint32(k+1))
