@@ -228,8 +228,8 @@ type snapshotParts struct {
 // section (facts, then the tables they name) is read a window at a time,
 // three times: for its checksum, before anything is decoded; to reach the
 // tables; and for the facts. A million facts' main section is 85 MB, never
-// held whole while the index grows. An error reading src is returned as
-// it is; a snapshot that is not whole is errBadSnapshot.
+// held whole while the index grows. An error reading src is
+// errUnreadable; a snapshot that is not whole is errBadSnapshot.
 func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (*snapshotParts, error) {
 	start := make([]byte, min(size, int64(len(snapshotPrefix)+8)))
 	if _, err := src.ReadAt(start, 0); err != nil {
