@@ -841,13 +841,12 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	next := x.entries.len()
 	before, replaced := p.ids.put(x.idOf, d.ID, next)
 	var id, text ref
-	if held := (*entry)(nil); replaced {
-		held = x.entries.at(before)
-		if x.texts.get(held.text) == d.Text {
-			id, text = held.id, held.text
-		}
+	kept := false
+	if replaced {
+		held := x.entries.at(before)
+		id, text, kept = held.id, held.text, x.texts.get(held.text) == d.Text
 	}
-	if id == (ref{}) {
+	if !kept {
 		id, text = x.texts.put(d.ID), x.texts.put(d.Text)
 	}
 	i := x.entries.add(entry{
