@@ -33,9 +33,9 @@ func TestArena_GivesBackWhatWasPut(t *testing.T) {
 	}
 }
 
-// What the index keys by a fact's file names the file with its own copy
-// of the name: a piece of what the facts were read from (a snapshot's
-// window, a file's blob) would keep all of that in memory.
+// The index names a fact's file with its own copy of the name, however
+// often the file comes again: a piece of what the facts were read from (a
+// snapshot's window, a file's blob) would keep all of that in memory.
 func TestIndex_KeysNoPieceOfWhatItRead(t *testing.T) {
 	data := []byte("log/2026-11.md log/2026-12.md")
 	start, end := uintptr(unsafe.Pointer(&data[0])), uintptr(unsafe.Pointer(&data[0]))+uintptr(len(data))
@@ -48,12 +48,12 @@ func TestIndex_KeysNoPieceOfWhatItRead(t *testing.T) {
 		docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: memd.TierLog, Text: text, File: file}, Offset: n * 20})
 	}
 	x := New()
-	x.PutAll(docs[:smallBatch+1]) // the second time a key is assigned, it takes the string assigned
+	x.PutAll(docs[:smallBatch+1])
 	x.PutAll(docs[smallBatch+1:])
 	x.Put(docs[0])
-	for fk := range x.files {
-		if p := uintptr(unsafe.Pointer(unsafe.StringData(fk.file))); p >= start && p < end {
-			t.Errorf("the files are keyed by %q, a piece of what was read", fk.file)
+	for _, name := range x.fileNames.list {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(name))); p >= start && p < end {
+			t.Errorf("the files are named by %q, a piece of what was read", name)
 		}
 	}
 }

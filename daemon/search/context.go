@@ -106,7 +106,7 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		}
 		return
 	}
-	list := x.files[fileKey{x.shardIDs[x.shardOf[i]], x.fileNames.list[e.file]}]
+	list := x.files[x.shardFileOf(i)]
 	off := x.offsets[i]
 	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
 	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {

@@ -67,10 +67,18 @@ func newPosting(doc int32, tf int) posting {
 func (p posting) doc() int32 { return int32(p & (1<<postingDocBits - 1)) }
 func (p posting) tf() int    { return int(p >> postingDocBits) }
 
-type fileKey struct {
+// noteKey names a note of a shard by its path under notes/.
+type noteKey struct {
 	shard memd.ShardID
-	file  string
+	path  string
 }
+
+// shardFile names a file of a shard by their numbers: no key of the files'
+// lists is a string, let alone a piece of what a fact was read from.
+type shardFile struct{ shard, file uint32 }
+
+// shardFileOf is the file entry i is in.
+func (x *Engine) shardFileOf(i int32) shardFile { return shardFile{x.shardOf[i], x.entries.at(i).file} }
 
 // chatKey names one chat's day in one shard: a group chat several agents
 // remember is one conversation in each of their shards.
@@ -135,9 +143,9 @@ type Engine struct {
 	parts  []*part
 	live   int
 	shards map[memd.ShardID]*shardDocs
-	files  map[fileKey][]int32 // by offset
+	files  map[shardFile][]int32 // by offset
 	chats  map[chatKey][]int32
-	notes  map[fileKey][]int32     // passages by note
+	notes  map[noteKey][]int32     // passages by note
 	heads  map[memd.ShardID]string // the commit each shard was indexed from
 	texts  arena                   // the strings of the facts held
 	epoch  uint64                  // counts resets: marks of FactsSince from before one start over
@@ -234,9 +242,9 @@ func (x *Engine) reset() {
 	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.live = 0, 0
 	x.shards = make(map[memd.ShardID]*shardDocs)
-	x.files = make(map[fileKey][]int32)
+	x.files = make(map[shardFile][]int32)
 	x.chats = make(map[chatKey][]int32)
-	x.notes = make(map[fileKey][]int32)
+	x.notes = make(map[noteKey][]int32)
 }
 
 // Reset empties the index.
@@ -401,9 +409,10 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 // Rank is the rank of a dated fact in the memory section: its date in
 // 30-day units plus the base-2 log of its tier's weight, so a note ranks like
 // a fact 30 days older and an episode like one about 18 days newer.
-func Rank(d memd.Date, t memd.Tier) float64 {
-	return float64(d.Days())/30 + math.Log2(t.Weight())
-}
+func Rank(d memd.Date, t memd.Tier) float64 { return rank(d.Days(), math.Log2(t.Weight())) }
+
+// rank is Rank of a day and the base-2 log of a tier's weight.
+func rank(days int, logWeight float64) float64 { return float64(days)/30 + logWeight }
 
 // Put adds a fact, replacing the fact with the same shard and ID.
 func (x *Engine) Put(d Doc) {
@@ -507,19 +516,16 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
 	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
 	shards := make(map[memd.ShardID]bool)
-	files := make(map[fileKey]bool)
+	files := make(map[shardFile]bool)
 	chats := make(map[chatKey]bool)
 	first := x.entries.len() // the entries of this batch are numbered from here
 	for i, d := range docs {
-		e := x.entries.at(x.add(d, analysed[i], false))
+		j := x.add(d, analysed[i], false)
 		if d.Note == "" {
 			shards[d.Shard] = true
-			// The name the index holds: a key assigned again takes the
-			// string it is assigned with, and d.File may be a piece of
-			// what the fact was read from.
-			files[fileKey{d.Shard, x.fileNames.list[e.file]}] = true
+			files[x.shardFileOf(j)] = true
 			if d.Chat != "" {
-				chats[chatKey{d.Shard, e.chat, d.Date.Days()}] = true
+				chats[x.chatKeyOf(j)] = true
 			}
 		}
 	}
@@ -581,7 +587,7 @@ func (x *Engine) sortShard(sd *shardDocs) {
 	slices.SortFunc(sd.recent, x.compare)
 }
 
-func (x *Engine) sortFile(fk fileKey) {
+func (x *Engine) sortFile(fk shardFile) {
 	slices.SortFunc(x.files[fk], func(a, b int32) int { return int(x.offsets[a] - x.offsets[b]) })
 }
 
@@ -603,14 +609,14 @@ func (x *Engine) PutNote(shard memd.ShardID, note string, passages []Doc) {
 }
 
 func (x *Engine) putNote(shard memd.ShardID, note string, passages []Doc, analysed []analysed) {
-	x.dropNote(fileKey{shard, note})
+	x.dropNote(noteKey{shard, note})
 	for i, d := range passages {
 		d.Shard, d.Note = shard, note
 		x.add(d, analysed[i], true) // in place of any entry of its ID
 	}
 }
 
-func (x *Engine) dropNote(nk fileKey) {
+func (x *Engine) dropNote(nk noteKey) {
 	for _, i := range slices.Clone(x.notes[nk]) {
 		x.remove(nk.shard, x.idOf(i))
 	}
@@ -882,7 +888,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	p.entries = append(p.entries, i)
 	p.addPostings(i, ts)
 	if d.Note != "" {
-		nk := fileKey{d.Shard, d.Note}
+		nk := noteKey{d.Shard, d.Note}
 		x.notes[nk] = append(x.notes[nk], i)
 		return i
 	}
@@ -896,7 +902,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	if d.Tier == memd.TierProfile {
 		list = &sd.profile
 	}
-	fk := fileKey{d.Shard, x.fileNames.list[e.file]} // not d.File: see putAll
+	fk := x.shardFileOf(i)
 	if sorted {
 		*list = x.insertRanked(*list, i)
 		files := x.files[fk]
@@ -993,7 +999,7 @@ func (x *Engine) before(a, b int32) bool {
 
 // rankOf is entry i's Rank, from its day and tier.
 func (x *Engine) rankOf(i int32) float64 {
-	return float64(x.days[i])/30 + x.logs[x.tier[i]]
+	return rank(int(x.days[i]), x.logs[x.tier[i]])
 }
 
 // chatOrder orders the facts of one chat and day as the conversation went:
@@ -1054,7 +1060,7 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
 	if e.passage {
-		nk := fileKey{shard, x.noteOf[i]}
+		nk := noteKey{shard, x.noteOf[i]}
 		delete(x.noteOf, i)
 		if x.notes[nk] = without(x.notes[nk], i); len(x.notes[nk]) == 0 {
 			delete(x.notes, nk)
@@ -1069,7 +1075,7 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 			sd.recent = without(sd.recent, i)
 		}
 	}
-	fk := fileKey{shard, x.fileNames.list[e.file]}
+	fk := x.shardFileOf(i)
 	x.files[fk] = without(x.files[fk], i)
 	if e.chat != 0 {
 		x.dropChat(x.chatKeyOf(i), i)
