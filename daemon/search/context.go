@@ -184,7 +184,7 @@ func (x *Engine) liftChatDays(sc *scores, top []int32, weights []float64) {
 		if share == 0 {
 			continue
 		}
-		k := sc.slot[i] - 1
+		k := sc.place(i)
 		more := sc.v[k] * chatDayLift * share
 		sc.v[k] += more
 		if p := sc.explain(i); p != nil {

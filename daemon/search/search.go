@@ -110,7 +110,7 @@ type scores struct {
 // add adds v to entry i's score, making it a candidate, and returns its
 // place.
 func (s *scores) add(i int32, v float64) int {
-	k := s.slot[i] - 1
+	k := s.place(i)
 	if k < 0 {
 		k = int32(len(s.touched))
 		s.slot[i] = k + 1
@@ -123,9 +123,12 @@ func (s *scores) add(i int32, v float64) int {
 	return int(k)
 }
 
+// place is candidate i's place, -1 if i is no candidate.
+func (s *scores) place(i int32) int32 { return s.slot[i] - 1 }
+
 // value is entry i's score, 0 if it is no candidate.
 func (s *scores) value(i int32) float64 {
-	if k := s.slot[i] - 1; k >= 0 {
+	if k := s.place(i); k >= 0 {
 		return s.v[k]
 	}
 	return 0
@@ -133,7 +136,7 @@ func (s *scores) value(i int32) float64 {
 
 // termsOf are the query terms entry i holds, by bit.
 func (s *scores) termsOf(i int32) uint64 {
-	if k := s.slot[i] - 1; k >= 0 {
+	if k := s.place(i); k >= 0 {
 		return s.terms[k]
 	}
 	return 0
@@ -785,7 +788,7 @@ func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64)
 	want := []byte(phrase)
 	var buf []byte
 	for _, i := range top {
-		k := sc.slot[i] - 1
+		k := sc.place(i) // a candidate: top holds only those
 		if sc.terms[k]&all != all {
 			continue
 		}
