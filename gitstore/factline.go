@@ -173,7 +173,13 @@ type factFile struct {
 
 // parseFactFile finds the fact lines of a file.
 func parseFactFile(path string, data []byte) []lineFact {
-	var facts []lineFact
+	// Room for every line that may be a fact: a month's log of thousands
+	// grown by doubling was a fifth of what a first start allocated.
+	return appendFactLines(make([]lineFact, 0, bytes.Count(data, []byte("\n-"))+1), path, data)
+}
+
+// appendFactLines appends the fact lines of a file to facts.
+func appendFactLines(facts []lineFact, path string, data []byte) []lineFact {
 	tier := fileTier(path)
 	// One copy of the file for all its lines' texts, not one a line: a
 	// shard of a million facts is parsed with a million fewer allocations.

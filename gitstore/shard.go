@@ -965,20 +965,24 @@ func (sh *Shard) MoreFactLines(h Hash, n int) (bool, error) {
 // EachFactFile calls fn with the facts of each fact file at commit h, with
 // their offsets, in file order (profile first, then the logs by month),
 // parsing one file at a time: a large shard's facts are never all held
-// at once. A fact a person wrote twice comes twice.
+// at once. A fact a person wrote twice comes twice. fn may not keep lines,
+// which the next file's reuse.
 func (sh *Shard) EachFactFile(h Hash, fn func(lines []Line) error) error {
 	files, err := sh.factBlobs(h)
 	if err != nil {
 		return err
 	}
+	var facts []lineFact
+	var lines []Line
 	for _, f := range files {
-		ff, err := sh.readFactFile(f.path, f.blob)
+		obj, err := sh.db.Get(f.blob)
 		if err != nil {
-			return err
+			return fmt.Errorf("read %s: %w", f.path, err)
 		}
-		lines := make([]Line, len(ff.facts))
-		for i, lf := range ff.facts {
-			lines[i] = lineOf(sh.id, lf)
+		facts = appendFactLines(facts[:0], f.path, obj.Data)
+		lines = lines[:0]
+		for _, lf := range facts {
+			lines = append(lines, lineOf(sh.id, lf))
 		}
 		if err := fn(lines); err != nil {
 			return err

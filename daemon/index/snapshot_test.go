@@ -506,52 +506,61 @@ func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
 	}
 }
 
-// A read from HEAD in parts that fails after putting facts (here: a note's
-// blob unreadable) leaves nothing of the shard, and tried again indexes
-// every fact.
+// A read from HEAD in parts that fails after putting facts leaves nothing
+// of the shard, and tried again indexes every fact: whether what fails is
+// a note's blob (read after every fact) or a fact file's (read while the
+// facts of the files before it are being put).
 func TestIndex_ReadInPartsTriedAgainKeepsEveryFact(t *testing.T) {
-	store, sh := aliceStore(t)
-	id := sh.ID()
-	learn(t, sh, "m1", "Fact one", "Fact two", "Fact three")
-	os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
-	os.WriteFile(filepath.Join(sh.Dir(), "notes", "trip.md"), []byte("# Trip\n\nA note about the trip to Lisbon.\n"), 0o644)
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("add", "-A")
-	git("-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "a note")
-	blob := git("rev-parse", "HEAD:notes/trip.md")
-	gitDir := git("rev-parse", "--absolute-git-dir")
-	obj := filepath.Join(gitDir, "objects", blob[:2], blob[2:])
-	if err := os.Rename(obj, obj+".away"); err != nil {
-		t.Fatal(err)
-	}
-	x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	x.followUpTo, x.readBatch = 1, 1
-	if err := x.CatchUp(id); err == nil {
-		t.Fatal("catch-up with a note's blob missing succeeded")
-	}
-	if n := x.Engine().Facts(id); n != 0 {
-		t.Errorf("after the failed read: %d facts indexed, want none", n)
-	}
-	if err := os.Rename(obj+".away", obj); err != nil {
-		t.Fatal(err)
-	}
-	if err := x.CatchUp(id); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	x.Engine().Walk(id, false, func(search.Doc) bool { n++; return true })
-	if n != 3 || x.Head(id).IsZero() {
-		t.Fatalf("after a retry: %d facts indexed at %v, want 3", n, x.Head(id))
+	for _, away := range []string{"notes/trip.md", "log/2026-10.md"} {
+		t.Run(away, func(t *testing.T) {
+			store, sh := aliceStore(t)
+			id := sh.ID()
+			learn(t, sh, "m1", "Fact one", "Fact two", "Fact three")
+			// Files read before and after the one made unreadable.
+			os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
+			os.WriteFile(filepath.Join(sh.Dir(), "notes", "trip.md"), []byte("# Trip\n\nA note about the trip to Lisbon.\n"), 0o644)
+			for month, text := range map[string]string{"2026-09": "Fact of September", "2026-10": "Fact of October", "2027-01": "Fact of January"} {
+				os.WriteFile(filepath.Join(sh.Dir(), "log", month+".md"), []byte("- ("+month+"-05) "+text+"\n"), 0o644)
+			}
+			git := func(args ...string) string {
+				out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+				return strings.TrimSpace(string(out))
+			}
+			git("add", "-A")
+			git("-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand")
+			blob := git("rev-parse", "HEAD:"+away)
+			gitDir := git("rev-parse", "--absolute-git-dir")
+			obj := filepath.Join(gitDir, "objects", blob[:2], blob[2:])
+			if err := os.Rename(obj, obj+".away"); err != nil {
+				t.Fatal(err)
+			}
+			x, err := Open(filepath.Join(t.TempDir(), "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			x.followUpTo, x.readBatch = 1, 1
+			if err := x.CatchUp(id); err == nil {
+				t.Fatalf("catch-up with %s's blob missing succeeded", away)
+			}
+			if n := x.Engine().Facts(id); n != 0 {
+				t.Errorf("after the failed read: %d facts indexed, want none", n)
+			}
+			if err := os.Rename(obj+".away", obj); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.CatchUp(id); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			x.Engine().Walk(id, false, func(search.Doc) bool { n++; return true })
+			if n != 6 || x.Head(id).IsZero() {
+				t.Fatalf("after a retry: %d facts indexed at %v, want 6", n, x.Head(id))
+			}
+		})
 	}
 }
 

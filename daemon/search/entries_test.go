@@ -2,6 +2,8 @@ package search
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -77,5 +79,46 @@ func TestRankOf_IsRank(t *testing.T) {
 		if got := x.rankOf(int32(i)); got != w {
 			t.Errorf("entry %d ranks %v, Rank gives %v", i, got, w)
 		}
+	}
+}
+
+// A list in order with entries appended is put in order, as sorting it
+// whole would: the appended entries after all, before all (a shard's newer
+// files read after its older), among them, or none.
+func TestSortAppended_SortsAsAWholeSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, c := range []struct {
+		name     string
+		old, add int
+		keys     func(j int) int // the key of the j-th appended entry; the old ones' are 0, 10, 20, ...
+	}{
+		{"after all", 50, 20, func(j int) int { return 1000 + j }},
+		{"before all", 50, 20, func(j int) int { return -1000 - j }},
+		{"among them", 50, 20, func(j int) int { return rng.IntN(500)*10 + 5 }},
+		{"none appended", 50, 0, nil},
+		{"none before", 0, 20, func(j int) int { return rng.IntN(1000) }},
+		{"one before all", 50, 1, func(j int) int { return -1 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var keys []int
+			var list []int32
+			for i := range c.old {
+				keys = append(keys, i*10)
+				list = append(list, int32(i))
+			}
+			rng.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+			cmp := func(a, b int32) int { return keys[a] - keys[b] }
+			slices.SortFunc(list, cmp)
+			for j := range c.add {
+				keys = append(keys, c.keys(j))
+				list = append(list, int32(c.old+j))
+			}
+			want := slices.Clone(list)
+			slices.SortStableFunc(want, cmp)
+			got := sortAppended(list, int32(c.old), cmp)
+			if !slices.Equal(got, want) {
+				t.Errorf("got %v\nwant %v", got, want)
+			}
+		})
 	}
 }

@@ -303,6 +303,10 @@ type Update struct {
 	// that cannot be those (made by another analysis, damaged, for another
 	// number of facts) are ignored.
 	Postings string
+	// KeepNewer leaves a fact of Put as the index holds it when it holds
+	// it at a date not before Put's: a fact a person wrote in two files is
+	// indexed where it is newest.
+	KeepNewer bool
 }
 
 // Apply makes an update, and reports whether it used the postings given
@@ -314,11 +318,32 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 		used, _ := x.ReplaceInParts(u, len(u.Put), func(put func([]Doc)) error { put(u.Put); return nil })
 		return used // one part of them all cannot disagree with the count
 	}
-	facts := analyzeAll(u.Put)
+	x.ApplyPrepared(Prepare(u))
+	return false
+}
+
+// Prepared is an update whose texts are analysed: a reader of a large
+// shard analyses its next facts while the index puts the last ones.
+type Prepared struct {
+	u     Update
+	facts []analysed
+	notes map[string][]analysed
+}
+
+// Prepare analyses the texts of an update's facts and passages, spread
+// over the processors, without the index's lock. The update's postings,
+// if any, are not used.
+func Prepare(u Update) Prepared {
 	notes := make(map[string][]analysed, len(u.Notes))
 	for path, ps := range u.Notes {
 		notes[path] = analyzeAll(ps)
 	}
+	return Prepared{u: u, facts: analyzeAll(u.Put), notes: notes}
+}
+
+// ApplyPrepared makes a prepared update.
+func (x *Engine) ApplyPrepared(pu Prepared) {
+	u := pu.u
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if u.Replace {
@@ -331,13 +356,12 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 		_, p := x.partOf(u.Shard)
 		p.reserve(len(u.Put)+len(u.Put)/16, 0) // room for the first writes too
 	}
-	x.putAll(u.Put, facts)
+	x.putAll(u.Put, pu.facts, u.KeepNewer)
 	for path, ps := range u.Notes {
-		x.putNote(u.Shard, path, ps, notes[path])
+		x.putNote(u.Shard, path, ps, pu.notes[path])
 	}
 	x.setHead(u.Shard, u.Head)
 	x.maybeCompact()
-	return false
 }
 
 // ReplaceInParts replaces a shard as Apply does with u.Replace, taking its
@@ -386,7 +410,7 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		default:
 			return // more facts than postings: an error below
 		}
-		x.putAll(docs, facts)
+		x.putAll(docs, facts, false)
 		put += len(docs)
 	})
 	if err == nil && postings && (put != n || x.entries.len()-first != int32(n)) {
@@ -497,15 +521,19 @@ func (x *Engine) PutAll(docs []Doc) {
 	analysed := analyzeAll(docs)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.putAll(docs, analysed)
+	x.putAll(docs, analysed, false)
 	x.maybeCompact()
 }
 
-func (x *Engine) putAll(docs []Doc, analysed []analysed) {
+// putAll puts facts in; with keepNewer, a fact held at a date not before
+// its own (put earlier, or earlier in docs) is left as it is.
+func (x *Engine) putAll(docs []Doc, analysed []analysed, keepNewer bool) {
 	if len(docs) <= smallBatch {
 		// A few facts go into their places; sorting would cost more.
 		for i, d := range docs {
-			x.add(d, analysed[i], true)
+			if !keepNewer || !x.holdsNewer(d) {
+				x.add(d, analysed[i], true)
+			}
 		}
 		return
 	}
@@ -520,6 +548,9 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	chats := make(map[chatKey]bool)
 	first := x.entries.len() // the entries of this batch are numbered from here
 	for i, d := range docs {
+		if keepNewer && x.holdsNewer(d) {
+			continue
+		}
 		j := x.add(d, analysed[i], false)
 		if d.Note == "" {
 			shards[d.Shard] = true
@@ -544,6 +575,13 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed) {
 	}
 }
 
+// holdsNewer tells whether the index holds d's fact at a date not before
+// d's. Asked just before d is put, it finds the slots put will probe.
+func (x *Engine) holdsNewer(d Doc) bool {
+	j, ok := x.lookup(d.Shard, d.ID)
+	return ok && !x.dateOf(j).Before(d.Date)
+}
+
 // sortAppended puts in order a list that was in order until entries
 // numbered from first on were appended to it: they are sorted and merged
 // in, rather than the whole list sorted again.
@@ -555,6 +593,14 @@ func sortAppended(list []int32, first int32, cmp func(a, b int32) int) []int32 {
 	old, added := list[:k], list[k:]
 	slices.SortFunc(added, cmp)
 	if len(old) == 0 || len(added) == 0 || cmp(old[len(old)-1], added[0]) <= 0 {
+		return list
+	}
+	if cmp(added[len(added)-1], old[0]) < 0 {
+		// All go first, as a shard's newer files do, read after its older:
+		// moved in place without a comparison of each.
+		front := slices.Clone(added)
+		copy(list[len(front):], old)
+		copy(list, front)
 		return list
 	}
 	merged := make([]int32, 0, len(list))
@@ -686,10 +732,16 @@ func (x *Engine) docOf(i int32) Doc {
 		Offset: int(x.offsets[i]), Chat: x.chatNames.list[e.chat], When: e.when, Note: x.noteOf[i],
 	}
 	d.Commit, d.Messages = originParts(x.texts.get(e.origin))
-	if e.dated {
-		d.Date = memd.DateFromDays(int(x.days[i]))
-	}
+	d.Date = x.dateOf(i)
 	return d
+}
+
+// dateOf returns entry i's date, zero for an undated one.
+func (x *Engine) dateOf(i int32) memd.Date {
+	if !x.entries.at(i).dated {
+		return memd.Date{}
+	}
+	return memd.DateFromDays(int(x.days[i]))
 }
 
 // names numbers names (of files, of chats), each held once.
