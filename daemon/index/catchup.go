@@ -147,12 +147,12 @@ func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err err
 			x.search.Apply(search.Update{Shard: id, Replace: true})
 		}
 	}()
-	read := make(chan search.Update, 1)
+	read := make(chan search.Update)
 	type prepared struct {
 		update search.Prepared
 		facts  []search.Doc // the update's, to be used again when it is made
 	}
-	ready := make(chan prepared, 1)
+	ready := make(chan prepared)
 	// Batches come back to be filled again: a million facts read are 200 MB
 	// of Docs, and each batch made afresh was that much more to collect.
 	spare := make(chan []search.Doc, 4)
