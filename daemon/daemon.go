@@ -118,6 +118,21 @@ type Daemon struct {
 	bg     sync.WaitGroup
 }
 
+// openFeed makes the feed, counting what it publishes and drops in m, and
+// telling the service, once there is one, of a shard's main moved.
+func openFeed(cfg Config, store *gitstore.Store, m *metrics.Metrics, service *atomic.Pointer[Service]) (*feed.Hub, error) {
+	return feed.New(store, cfg.Logger, feed.Hooks{
+		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
+		Dropped:   func() { m.FeedDrops.Inc() },
+		// Proposals stay on top of main, whoever moves it.
+		Moved: func(id memd.ShardID) {
+			if s := service.Load(); s != nil {
+				s.rebuildSoon(id)
+			}
+		},
+	})
+}
+
 // Open opens the store in cfg.DataDir (creating it), and listens. It
 // builds the daemon in dependency order (storage, metrics, the feed, the
 // remotes, the service, the listener), and closes what it opened, in
@@ -162,16 +177,7 @@ func Open(cfg Config) (*Daemon, error) {
 	}, memd.Version, runtime.Version())
 	idx.OnCatchUp = func(_ memd.ShardID, took time.Duration, _ bool) { m.CatchUpSeconds.Observe(took.Seconds()) }
 	indexer.Store(idx) // told of commits from here on, its hook set
-	h, err := feed.New(store, cfg.Logger, feed.Hooks{
-		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
-		Dropped:   func() { m.FeedDrops.Inc() },
-		// Proposals stay on top of main, whoever moves it.
-		Moved: func(id memd.ShardID) {
-			if s := service.Load(); s != nil {
-				s.rebuildSoon(id)
-			}
-		},
-	})
+	h, err := openFeed(cfg, store, m, &service)
 	if err != nil {
 		return fail(err)
 	}

@@ -230,6 +230,9 @@ type snapshotParts struct {
 // tables; and for the facts. A million facts' main section is 85 MB, never
 // held whole while the index grows. An error reading src is
 // errUnreadable; a snapshot that is not whole is errBadSnapshot.
+//
+// It is long because it decodes the format's sections in the order they
+// are written, as encodeSnapshot writes them in one place.
 func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (*snapshotParts, error) {
 	start := make([]byte, min(size, int64(len(snapshotPrefix)+8)))
 	if _, err := src.ReadAt(start, 0); err != nil {

@@ -944,7 +944,14 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 		x.notes[nk] = append(x.notes[nk], i)
 		return i
 	}
+	x.list(d, i, sorted)
+	p.dates[days] = append(p.dates[days], i)
+	return i
+}
 
+// list puts fact d, entry i, in its shard's list of its tier, its file's
+// and its chat's: in its place with sorted, else at their ends.
+func (x *Engine) list(d Doc, i int32, sorted bool) {
 	sd := x.shards[d.Shard]
 	if sd == nil {
 		sd = &shardDocs{}
@@ -964,7 +971,7 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 		*list = append(*list, i)
 		x.files[fk] = append(x.files[fk], i)
 	}
-	if e.chat != 0 {
+	if x.entries.at(i).chat != 0 {
 		k := x.chatKeyOf(i)
 		if sorted {
 			x.insertChat(k, i)
@@ -972,8 +979,6 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 			x.chats[k] = append(x.chats[k], i)
 		}
 	}
-	p.dates[days] = append(p.dates[days], i)
-	return i
 }
 
 // placeShard puts new shard n in the order of shard names, moving the

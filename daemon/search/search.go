@@ -204,21 +204,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	if len(q.Shards) == 0 || x.live == 0 {
 		return nil, 0
 	}
-	allowed := make(map[memd.ShardID]bool, len(q.Shards))
-	allowedNum := make([]bool, len(x.shardIDs))
-	st := stats{}
-	for _, s := range q.Shards {
-		if allowed[s] {
-			continue
-		}
-		allowed[s] = true
-		if n, ok := x.shardNum[s]; ok {
-			allowedNum[n] = true
-			st.parts = append(st.parts, x.parts[n])
-			st.live += x.parts[n].live
-			st.length += x.parts[n].length
-		}
-	}
+	allowed, allowedNum, st := x.statsOf(q.Shards)
 	if st.live == 0 {
 		return nil, 0
 	}
@@ -230,16 +216,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	// ("March 14") still count as words, for facts that mention the date in
 	// their text; numeric ones (2026-03-14) rarely appear in text and do not.
 	spans, _ := queryDates(q.Text, now)
-	qwords := words(fold(isoDate.ReplaceAllString(q.Text, " ")))
-	content := make([]string, 0, len(qwords))
-	for _, w := range qwords {
-		if !isStop(w) {
-			content = append(content, w)
-		}
-	}
-	if len(content) == 0 {
-		content = qwords
-	}
+	content := contentWords(q.Text)
 
 	defer func() {
 		sc.clear()
@@ -295,6 +272,42 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 type stats struct {
 	live, length int // facts, and terms in them
 	parts        []*part
+}
+
+// statsOf returns the shards a search reads, as a set and by their numbers
+// in the index, and the statistics over them.
+func (x *Engine) statsOf(shards []memd.ShardID) (allowed map[memd.ShardID]bool, allowedNum []bool, st stats) {
+	allowed = make(map[memd.ShardID]bool, len(shards))
+	allowedNum = make([]bool, len(x.shardIDs))
+	for _, s := range shards {
+		if allowed[s] {
+			continue
+		}
+		allowed[s] = true
+		if n, ok := x.shardNum[s]; ok {
+			allowedNum[n] = true
+			st.parts = append(st.parts, x.parts[n])
+			st.live += x.parts[n].live
+			st.length += x.parts[n].length
+		}
+	}
+	return allowed, allowedNum, st
+}
+
+// contentWords returns the folded words of a query but its stop words and
+// numeric dates, or all its words when it has nothing else.
+func contentWords(query string) []string {
+	qwords := words(fold(isoDate.ReplaceAllString(query, " ")))
+	content := make([]string, 0, len(qwords))
+	for _, w := range qwords {
+		if !isStop(w) {
+			content = append(content, w)
+		}
+	}
+	if len(content) == 0 {
+		return qwords
+	}
+	return content
 }
 
 // queryTerms scores a query's terms: BM25 for each, and a share of it for

@@ -633,10 +633,6 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) ([]Match, error
 		return nil, nil
 	}
 	qScale, qCodes := quantize(q)
-	qf := make([]float32, s.dim)
-	for i, c := range qCodes {
-		qf[i] = float32(c) * qScale
-	}
 	readable := distinct(shards)
 	total := 0
 	for _, id := range readable {
@@ -644,52 +640,73 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) ([]Match, error
 			total += len(sv.index)
 		}
 	}
-	keep := max(n*firstCut, 256)
-	type cand struct {
-		sv *shardVectors
-		i  int32
-		d  int
-	}
-	var cands []cand
-	if total > keep {
-		// Two passes over the sign bits, the distances kept in a reused
-		// array, so that a search allocates little: at 50,000 facts a
-		// candidate list of each would cost a megabyte a query, and the
-		// collections it brings set the slowest recalls.
-		qSigns := signsOf(qCodes)
-		w := words(s.dim)
-		dp := distances.Get().(*[]uint16)
-		defer distances.Put(dp)
-		dists := slices.Grow((*dp)[:0], total)[:0]
-		count := make([]int, s.dim+1)
-		s.eachLive(readable, func(sv *shardVectors, i int) {
-			d := 0
-			for j, b := range sv.signs[i*w : i*w+w] {
-				d += bits.OnesCount64(b ^ qSigns[j])
-			}
-			dists = append(dists, uint16(d))
-			count[d]++
-		})
-		*dp = dists
-		// Distances are at most dim: counting them finds the cut.
-		cut, kept := 0, 0
-		for cut < len(count) && kept+count[cut] < keep {
-			kept += count[cut]
-			cut++
-		}
-		cands = make([]cand, 0, kept+count[min(cut, s.dim)])
-		k := 0
-		s.eachLive(readable, func(sv *shardVectors, i int) {
-			if int(dists[k]) <= cut {
-				cands = append(cands, cand{sv, int32(i), int(dists[k])})
-			}
-			k++
-		})
+	var cands []candidate
+	if keep := max(n*firstCut, 256); total > keep {
+		cands = s.nearestSigns(readable, qCodes, total, keep)
 	} else {
-		s.eachLive(readable, func(sv *shardVectors, i int) { cands = append(cands, cand{sv: sv, i: int32(i)}) })
+		s.eachLive(readable, func(sv *shardVectors, i int) { cands = append(cands, candidate{sv: sv, i: int32(i)}) })
+	}
+	out, err := s.rankByCodes(cands, qScale, qCodes)
+	if err != nil {
+		return nil, err
+	}
+	return out[:min(n, len(out))], nil
+}
+
+// candidate is a vector Nearest ranks by its codes: vector i of sv.
+type candidate struct {
+	sv *shardVectors
+	i  int32
+}
+
+// nearestSigns returns about keep of the total vectors of the shards,
+// those whose sign bits are nearest the query's codes'.
+func (s *Set) nearestSigns(shards []memd.ShardID, qCodes []int8, total, keep int) []candidate {
+	// Two passes over the sign bits, the distances kept in a reused array,
+	// so that a search allocates little: at 50,000 facts a candidate list
+	// of each would cost a megabyte a query, and the collections it brings
+	// set the slowest recalls.
+	qSigns := signsOf(qCodes)
+	w := words(s.dim)
+	dp := distances.Get().(*[]uint16)
+	defer distances.Put(dp)
+	dists := slices.Grow((*dp)[:0], total)[:0]
+	count := make([]int, s.dim+1)
+	s.eachLive(shards, func(sv *shardVectors, i int) {
+		d := 0
+		for j, b := range sv.signs[i*w : i*w+w] {
+			d += bits.OnesCount64(b ^ qSigns[j])
+		}
+		dists = append(dists, uint16(d))
+		count[d]++
+	})
+	*dp = dists
+	// Distances are at most dim: counting them finds the cut.
+	cut, kept := 0, 0
+	for cut < len(count) && kept+count[cut] < keep {
+		kept += count[cut]
+		cut++
+	}
+	cands := make([]candidate, 0, kept+count[min(cut, s.dim)])
+	k := 0
+	s.eachLive(shards, func(sv *shardVectors, i int) {
+		if int(dists[k]) <= cut {
+			cands = append(cands, candidate{sv, int32(i)})
+		}
+		k++
+	})
+	return cands
+}
+
+// rankByCodes reads the candidates' codes and returns them as matches,
+// nearest the query first.
+func (s *Set) rankByCodes(cands []candidate, qScale float32, qCodes []int8) ([]Match, error) {
+	qf := make([]float32, s.dim)
+	for i, c := range qCodes {
+		qf[i] = float32(c) * qScale
 	}
 	// Read in the file's order, which the page cache and the disk prefer.
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.sv.at[a.i], b.sv.at[b.i]) })
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.sv.at[a.i], b.sv.at[b.i]) })
 	out := make([]Match, 0, len(cands))
 	r := newCodeReader(s.f, s.dim)
 	for _, c := range cands {
@@ -715,7 +732,7 @@ func (s *Set) Nearest(q []float32, shards []memd.ShardID, n int) ([]Match, error
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return out[:min(n, len(out))], nil
+	return out, nil
 }
 
 // eachLive calls fn with each vector of the shards not removed, in the
