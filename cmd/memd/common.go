@@ -204,6 +204,17 @@ func (c *clientFlags) connect(fs *flags, args []string, n int, what string) ([]s
 	return pos, cl, err
 }
 
+// connect parses args as positional does and returns the arguments, a
+// client of the daemon the flags name and the shard they name.
+func (sf *shardFlags) connect(ctx context.Context, fs *flags, args []string, n int, what string) ([]string, *client.Client, memd.ShardID, error) {
+	pos, err := positional(fs, args, n, what)
+	if err != nil {
+		return nil, nil, memd.ShardID{}, err
+	}
+	c, s, err := sf.client(ctx)
+	return pos, c, s, err
+}
+
 // positional parses args and returns the n arguments it must leave (what
 // names them in the error).
 func positional(fs *flags, args []string, n int, what string) ([]string, error) {

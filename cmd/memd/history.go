@@ -14,11 +14,7 @@ func runTrace(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "trace", "[flags] ID", "Show where a fact came from: the commit that introduced it, who, when, how, and the chat messages behind it.")
 	var sf shardFlags
 	sf.register(fs, e, false)
-	pos, err := positional(fs, args, 1, "a fact ID")
-	if err != nil {
-		return err
-	}
-	c, sid, err := sf.client(ctx)
+	pos, c, sid, err := sf.connect(ctx, fs, args, 1, "a fact ID")
 	if err != nil {
 		return err
 	}

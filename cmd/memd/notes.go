@@ -52,11 +52,7 @@ func runNotesRead(ctx context.Context, e *env, args []string) error {
 	var nf shardFlags
 	nf.register(fs, e, false)
 	at := fs.String("at", "", "as of a commit or a date (YYYY-MM-DD)")
-	pos, err := positional(fs, args, 1, "the note's path, such as runbooks/deploy.md")
-	if err != nil {
-		return err
-	}
-	c, s, err := nf.client(ctx)
+	pos, c, s, err := nf.connect(ctx, fs, args, 1, "the note's path, such as runbooks/deploy.md")
 	if err != nil {
 		return err
 	}
@@ -177,11 +173,7 @@ func runNotesDelete(ctx context.Context, e *env, args []string) error {
 	var nf shardFlags
 	nf.register(fs, e, true)
 	revision := fs.String("revision", "", "fail unless the note is at this revision")
-	pos, err := positional(fs, args, 1, "the note's path")
-	if err != nil {
-		return err
-	}
-	c, s, err := nf.client(ctx)
+	pos, c, s, err := nf.connect(ctx, fs, args, 1, "the note's path")
 	if err != nil {
 		return err
 	}

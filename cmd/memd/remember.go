@@ -70,11 +70,7 @@ func runForget(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "forget", "[flags] ID", "Forget a fact: remove its line(s) in one commit.")
 	var sf shardFlags
 	sf.register(fs, e, true)
-	pos, err := positional(fs, args, 1, "a fact ID")
-	if err != nil {
-		return err
-	}
-	c, sid, err := sf.client(ctx)
+	pos, c, sid, err := sf.connect(ctx, fs, args, 1, "a fact ID")
 	if err != nil {
 		return err
 	}
