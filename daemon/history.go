@@ -47,11 +47,7 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 		return nil, memd.Errorf(memd.EINVALID, "offset must be 0 or more")
 	}
 	skip := q.Offset
-	sh, err := s.shard(q.Shard)
-	if err != nil {
-		return nil, err
-	}
-	head, err := sh.Head()
+	sh, head, err := s.shardAtHead(q.Shard)
 	if err != nil {
 		return nil, err
 	}

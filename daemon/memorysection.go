@@ -64,24 +64,8 @@ func renderContext(blocks []memd.ContextBlock) string {
 			b.WriteString("\n(no facts yet)\n")
 			continue
 		}
-		if len(bl.Profile)+bl.ProfileLeft > 0 {
-			b.WriteString("\nLasting facts:\n")
-			for _, f := range bl.Profile {
-				b.WriteString(gitstore.FormatLine(f))
-			}
-			if bl.ProfileLeft > 0 {
-				fmt.Fprintf(&b, "(%d more lasting %s on disk)\n", bl.ProfileLeft, plural(bl.ProfileLeft, "fact", "facts"))
-			}
-		}
-		if len(bl.Recent)+bl.RecentLeft > 0 {
-			b.WriteString("\nRecent facts:\n")
-			for _, f := range bl.Recent {
-				b.WriteString(gitstore.FormatLine(f))
-			}
-			if bl.RecentLeft > 0 {
-				fmt.Fprintf(&b, "(%d more dated %s on disk)\n", bl.RecentLeft, plural(bl.RecentLeft, "fact", "facts"))
-			}
-		}
+		writeFacts(&b, "Lasting facts", "lasting", bl.Profile, bl.ProfileLeft)
+		writeFacts(&b, "Recent facts", "dated", bl.Recent, bl.RecentLeft)
 	}
 	return b.String()
 }
@@ -91,4 +75,20 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// writeFacts writes a block's list of facts under its heading, and how
+// many more (described as kind) its budget left on disk; nothing when it
+// has none.
+func writeFacts(b *strings.Builder, heading, kind string, facts []memd.Fact, left int) {
+	if len(facts)+left == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", heading)
+	for _, f := range facts {
+		b.WriteString(gitstore.FormatLine(f))
+	}
+	if left > 0 {
+		fmt.Fprintf(b, "(%d more %s %s on disk)\n", left, kind, plural(left, "fact", "facts"))
+	}
 }

@@ -248,11 +248,7 @@ func (s *Service) NoteHistory(ctx context.Context, q memd.NoteHistoryQuery) ([]m
 	case limit < 0 || limit > maxNoteHistory || q.Offset < 0:
 		return nil, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d, offset 0 or more", maxNoteHistory)
 	}
-	sh, err := s.shard(q.Shard)
-	if err != nil {
-		return nil, err
-	}
-	head, err := sh.Head()
+	sh, head, err := s.shardAtHead(q.Shard)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,16 @@ func (s *Service) shard(id memd.ShardID) (*gitstore.Shard, error) {
 	return s.Store.Shard(id) // which checks the ID
 }
 
+// shardAtHead opens a shard and reads where its main is.
+func (s *Service) shardAtHead(id memd.ShardID) (*gitstore.Shard, gitstore.Hash, error) {
+	sh, err := s.shard(id)
+	if err != nil {
+		return nil, gitstore.Hash{}, err
+	}
+	head, err := sh.Head()
+	return sh, head, err
+}
+
 // shardToWrite opens a shard to write to, creating it if need be; but an
 // agent's shard only for a registered agent, or when create says so, so
 // that a typo in a name is an error rather than a new shard.

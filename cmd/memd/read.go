@@ -8,15 +8,26 @@ import (
 	"github.com/memd/memd"
 )
 
+// readerFlags name whose memory recall and context read: the agent, the
+// person in the chat, the chat's kind and the projects.
+type readerFlags struct {
+	agent, user, kind *string
+	projects          strList
+}
+
+func (rf *readerFlags) register(fs *flags, agentUsage, projectUsage string) {
+	rf.agent = fs.String("agent", "", agentUsage)
+	rf.user = fs.String("user", "", "the person in the chat (user memory needs --chat-kind direct)")
+	rf.kind = fs.String("chat-kind", "", "chat kind: direct, group, routine or api (none reads as group)")
+	fs.Var(&rf.projects, "project", projectUsage)
+}
+
 func runRecall(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "recall", "[flags] QUERY", "Search the memory an agent may read in its chat: its own, the user's (direct chats only) and its projects. Best first, each with where it came from.")
 	var cf clientFlags
 	cf.register(fs, e)
-	agent := fs.String("agent", "", "whose memory (default: the calling agent; an admin without it searches every shard)")
-	user := fs.String("user", "", "the person in the chat (user memory needs --chat-kind direct)")
-	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api (none reads as group)")
-	var projects strList
-	fs.Var(&projects, "project", "only this project (repeatable; default: every project of the agent)")
+	var rf readerFlags
+	rf.register(fs, "whose memory (default: the calling agent; an admin without it searches every shard)", "only this project (repeatable; default: every project of the agent)")
 	k := fs.Int("k", 0, fmt.Sprintf("at most this many facts (default %d, at most %d)", memd.DefaultRecallK, memd.MaxRecallK))
 	at := fs.String("at", "", "search memory as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer")
 	explain := fs.Bool("explain", false, "say why each fact ranked: the parts of its score")
@@ -31,8 +42,8 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.ChatKind = memd.ChatKind(*kind)
-	res, err := c.Recall(ctx, memd.RecallQuery{Q: strings.Join(pos, " "), K: *k, Agent: *agent, User: *user, Projects: projects, At: *at, Explain: *explain})
+	c.ChatKind = memd.ChatKind(*rf.kind)
+	res, err := c.Recall(ctx, memd.RecallQuery{Q: strings.Join(pos, " "), K: *k, Agent: *rf.agent, User: *rf.user, Projects: rf.projects, At: *at, Explain: *explain})
 	if err != nil {
 		return err
 	}
@@ -75,19 +86,16 @@ func runContext(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "context", "[flags]", "Print the memory section of an agent's prompt: the user's memory (direct chats only), up to three projects, and the agent's own, each within its budget.")
 	var cf clientFlags
 	cf.register(fs, e)
-	agent := fs.String("agent", "", "whose memory (default: the calling agent; required with the admin token)")
-	user := fs.String("user", "", "the person in the chat (user memory needs --chat-kind direct)")
-	kind := fs.String("chat-kind", "", "chat kind: direct, group, routine or api (none reads as group)")
-	var projects strList
-	fs.Var(&projects, "project", "a project whose memory to include (repeatable, at most 3)")
+	var rf readerFlags
+	rf.register(fs, "whose memory (default: the calling agent; required with the admin token)", "a project whose memory to include (repeatable, at most 3)")
 	at := fs.String("at", "", "the section as it was at a commit, a date (YYYY-MM-DD) or the stamp of an earlier answer")
 	since := fs.String("since", "", "only what changed since the stamp of an earlier answer, as + and \u2212 lines")
 	_, c, err := cf.connect(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}
-	c.ChatKind = memd.ChatKind(*kind)
-	res, err := c.Context(ctx, memd.ContextQuery{Agent: *agent, User: *user, Projects: projects, At: *at, Since: *since})
+	c.ChatKind = memd.ChatKind(*rf.kind)
+	res, err := c.Context(ctx, memd.ContextQuery{Agent: *rf.agent, User: *rf.user, Projects: rf.projects, At: *at, Since: *since})
 	if err != nil {
 		return err
 	}
