@@ -165,3 +165,95 @@ func novemberDoc(s memd.ShardID, text string) Doc {
 	day := memd.DateOf(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: s, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}}
 }
+
+// An index changed fact by fact (facts put in their places, forgotten,
+// moved to another chat) and a shard replaced whole are searched, walked
+// and lend context as an index built afresh from what they hold.
+func TestChangedIndex_AsBuiltAfresh(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	a, b := memd.ProjectShard("a"), memd.ProjectShard("b")
+	doc := func(shard memd.ShardID, n int) Doc {
+		// A few facts hold the words searched for; the facts next to them
+		// in their conversation borrow context from them.
+		text := fmt.Sprintf("Fact %d, item %d of the list", n, n)
+		switch n % 20 {
+		case 0:
+			text = fmt.Sprintf("Fact %d: the travel budget for Lisbon", n)
+		case 7:
+			text = fmt.Sprintf("Fact %d: the hiring plan in Tokyo", n)
+		}
+		d := memd.DateOf(now.AddDate(0, 0, -n/50))
+		doc := Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: (n%400)*60 + n/400*30}
+		if (n/10)%3 != 0 { // runs of ten facts of no chat, whose file is their conversation
+			doc.Chat, doc.When = fmt.Sprintf("chat-%d", n%2), int64(n)
+		}
+		return doc
+	}
+	var first, later []Doc
+	for n := range 400 {
+		first = append(first, doc(a, n), doc(b, n))
+		later = append(later, doc(a, 400+n)) // between the lines of the first
+
+	}
+	x := New()
+	x.PutAll(first)
+	held := map[string]Doc{}
+	for _, d := range first {
+		held[d.Shard.String()+d.ID] = d
+	}
+	check := func(stage string) {
+		t.Helper()
+		var docs []Doc
+		for _, d := range held {
+			docs = append(docs, d)
+		}
+		fresh := New()
+		fresh.PutAll(docs)
+		for _, shard := range []memd.ShardID{a, b} {
+			for _, profile := range []bool{true, false} {
+				var want, got []string
+				fresh.Walk(shard, profile, func(d Doc) bool { want = append(want, d.ID); return true })
+				x.Walk(shard, profile, func(d Doc) bool { got = append(got, d.ID); return true })
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: %s walked in another order (%d facts, want %d)", stage, shard, len(got), len(want))
+				}
+			}
+			for _, q := range []string{"travel budget Lisbon", "hiring plan Tokyo"} {
+				query := Query{Text: q, Shards: []memd.ShardID{shard}, K: 200, Now: now, Explain: true}
+				want, got := fresh.Search(query).Hits, x.Search(query).Hits
+				same := func(g, w Hit) bool {
+					return g.ID == w.ID && g.Score == w.Score && fmt.Sprint(g.Explain.ContextFrom) == fmt.Sprint(w.Explain.ContextFrom)
+				}
+				if !slices.EqualFunc(got, want, same) {
+					t.Errorf("%s: %q in %s:\n%v\nwant\n%v", stage, q, shard, texts(got), texts(want))
+				}
+			}
+		}
+	}
+	for _, d := range later[:60] { // one at a time, each into its place
+		x.Put(d)
+		held[d.Shard.String()+d.ID] = d
+	}
+	check("facts put one at a time")
+	for n := range 60 {
+		gone := first[n*4]
+		x.Delete(gone.Shard, gone.ID)
+		delete(held, gone.Shard.String()+gone.ID)
+	}
+	check("facts forgotten one at a time")
+	moved := first[9] // learned in another chat than it was thought
+	x.SetProvenance(moved.Shard, moved.ID, "c1", nil, "chat-9", 5)
+	moved.Chat, moved.When, moved.Commit = "chat-9", 5, "c1"
+	held[moved.Shard.String()+moved.ID] = moved
+	check("a fact moved to another chat")
+	x.Apply(Update{Shard: a, Replace: true, Put: later})
+	for k, d := range held {
+		if d.Shard == a {
+			delete(held, k)
+		}
+	}
+	for _, d := range later {
+		held[d.Shard.String()+d.ID] = d
+	}
+	check("a shard replaced")
+}

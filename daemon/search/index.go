@@ -679,9 +679,26 @@ func (x *Engine) dropShard(shard memd.ShardID) {
 	if sd == nil {
 		return
 	}
-	for _, list := range [][]int32{slices.Clone(sd.profile), slices.Clone(sd.recent)} {
+	// Its facts all at once, their lists dropped whole: taken out one by
+	// one, each would cost the length of its lists, and a shard of 40,000
+	// facts took 0.3 s (a million, minutes) under the index's lock.
+	for _, list := range [][]int32{sd.profile, sd.recent} {
 		for _, i := range list {
-			x.remove(shard, x.idOf(i))
+			x.retire(i)
+		}
+	}
+	n := x.shardNum[shard]
+	p := x.parts[n]
+	p.ids = newIDMap(0) // its notes went above: no live entry is left
+	p.dates = make(map[int][]int32)
+	for fk := range x.files {
+		if fk.shard == n {
+			delete(x.files, fk)
+		}
+	}
+	for ck := range x.chats {
+		if ck.shard == shard {
+			delete(x.chats, ck)
 		}
 	}
 	delete(x.shards, shard)
@@ -1102,21 +1119,10 @@ func (x *Engine) remove(shard memd.ShardID, id string) {
 // kill marks entry i of a shard dead, its ID already taken from the ID
 // map (removed, or put again: add replaces a fact or passage by its ID).
 func (x *Engine) kill(shard memd.ShardID, i int32) {
-	e := x.entries.at(i)
-	id := x.texts.get(e.id)
-	p := x.parts[x.shardOf[i]]
-	delete(x.folded, i)
-	x.alive[i] = false
-	x.live--
-	x.dead++
-	p.live--
-	if e.passage {
-		p.passages--
-	}
-	p.length -= int(x.lengths[i])
+	x.retire(i)
 	// Postings keep dead entries until the next compaction; the lists a
 	// caller walks in order drop them now.
-	if e.passage {
+	if x.entries.at(i).passage {
 		nk := noteKey{shard, x.noteOf[i]}
 		delete(x.noteOf, i)
 		if x.notes[nk] = without(x.notes[nk], i); len(x.notes[nk]) == 0 {
@@ -1124,7 +1130,6 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 		}
 		return
 	}
-	p.removed = append(p.removed, id)
 	if sd := x.shards[shard]; sd != nil {
 		if x.tiers[x.tier[i]] == memd.TierProfile {
 			sd.profile = without(sd.profile, i)
@@ -1134,10 +1139,30 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 	}
 	fk := x.shardFileOf(i)
 	x.files[fk] = without(x.files[fk], i)
-	if e.chat != 0 {
+	if x.entries.at(i).chat != 0 {
 		x.dropChat(x.chatKeyOf(i), i)
 	}
+	p := x.parts[x.shardOf[i]]
 	p.dates[int(x.days[i])] = without(p.dates[int(x.days[i])], i)
+}
+
+// retire counts entry i out of the index: dead, its terms out of its
+// part's length, a fact's ID recorded as removed. Taking it out of the
+// lists it is in is the caller's.
+func (x *Engine) retire(i int32) {
+	e := x.entries.at(i)
+	p := x.parts[x.shardOf[i]]
+	delete(x.folded, i)
+	x.alive[i] = false
+	x.live--
+	x.dead++
+	p.live--
+	p.length -= int(x.lengths[i])
+	if e.passage {
+		p.passages--
+		return
+	}
+	p.removed = append(p.removed, x.texts.get(e.id))
 }
 
 func without(list []int32, i int32) []int32 {

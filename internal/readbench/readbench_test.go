@@ -136,3 +136,27 @@ func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplaceShard100k times dropping an indexed shard of 100,000
+// facts and putting it back, as a catch-up that cannot follow a shard's
+// history (a rewritten main) reads it again from HEAD: the drop used to
+// take each fact out of its lists one by one, quadratic in the shard.
+func BenchmarkReplaceShard100k(b *testing.B) {
+	shard := memd.ProjectShard("busy")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	docs := make([]search.Doc, 0, 100000)
+	perFile := map[string]int{}
+	for i := range 100000 {
+		text := readbench.FactText(i)
+		d := memd.DateOf(now.AddDate(0, 0, -(i*7919)%480))
+		file := fmt.Sprintf("log/%s/%02d.md", d.Month(), d.Time().Day())
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: perFile[file]})
+		perFile[file] += len(text) + 3
+	}
+	x := search.New()
+	x.PutAll(docs)
+	b.ResetTimer()
+	for range b.N {
+		x.Apply(search.Update{Shard: shard, Replace: true, Put: docs})
+	}
+}
