@@ -122,3 +122,63 @@ func TestSortAppended_SortsAsAWholeSort(t *testing.T) {
 		})
 	}
 }
+
+// largest gives the k-th largest value whatever the order of the values,
+// ties and all, and leaves them as they were.
+func TestLargest_IsTheKthOfTheSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	var heap []float64
+	for _, c := range []struct {
+		name string
+		make func(n int) []float64
+	}{
+		{"random", func(n int) []float64 {
+			vs := make([]float64, n)
+			for i := range vs {
+				vs[i] = rng.Float64()
+			}
+			return vs
+		}},
+		{"ascending", func(n int) []float64 {
+			vs := make([]float64, n)
+			for i := range vs {
+				vs[i] = float64(i)
+			}
+			return vs
+		}},
+		{"descending", func(n int) []float64 {
+			vs := make([]float64, n)
+			for i := range vs {
+				vs[i] = float64(n - i)
+			}
+			return vs
+		}},
+		{"few values", func(n int) []float64 {
+			vs := make([]float64, n)
+			for i := range vs {
+				vs[i] = float64(rng.IntN(3))
+			}
+			return vs
+		}},
+	} {
+		for _, n := range []int{1, 2, 7, 300, 1000} {
+			vs := c.make(n)
+			kept := slices.Clone(vs)
+			sorted := slices.Clone(vs)
+			slices.Sort(sorted)
+			for _, k := range []int{1, 2, n / 2, n - 1, n} {
+				if k < 1 || k > n {
+					continue
+				}
+				var got float64
+				got, heap = largest(vs, k, heap)
+				if want := sorted[n-k]; got != want {
+					t.Errorf("%s, %d values: the %d-th largest is %v, want %v", c.name, n, k, got, want)
+				}
+			}
+			if !slices.Equal(vs, kept) {
+				t.Errorf("%s: the values were changed", c.name)
+			}
+		}
+	}
+}

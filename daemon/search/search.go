@@ -552,9 +552,9 @@ func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
 	if len(sc.touched) < depth || !pruneRelatives {
 		return 0, false
 	}
-	vs := append(sc.spare[:0], sc.v...)
-	sc.spare = vs
-	cut := nth(vs, len(vs)-depth) * (1 - tieMargin)
+	var cut float64
+	cut, sc.spare = largest(sc.v, depth, sc.spare)
+	cut *= 1 - tieMargin
 	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
 	if cut*least <= bound*most {
 		return 0, false
@@ -823,9 +823,8 @@ func strongest(sc *scores, n int) []int32 {
 	if len(sc.touched) <= n {
 		return slices.Clone(sc.touched)
 	}
-	vs := append(sc.spare[:0], sc.v...)
-	sc.spare = vs
-	floor := nth(vs, len(vs)-n)
+	var floor float64
+	floor, sc.spare = largest(sc.v, n, sc.spare)
 	top := make([]int32, 0, n)
 	for k, v := range sc.v {
 		if v > floor {
@@ -843,35 +842,43 @@ func strongest(sc *scores, n int) []int32 {
 	return top
 }
 
-// nth returns the k-th smallest value of vs (which it reorders).
-func nth(vs []float64, k int) float64 {
-	lo, hi := 0, len(vs)-1
-	for lo < hi {
-		p := vs[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for vs[i] < p {
-				i++
-			}
-			for vs[j] > p {
-				j--
-			}
-			if i <= j {
-				vs[i], vs[j] = vs[j], vs[i]
-				i++
-				j--
-			}
-		}
+// largest returns the k-th largest of vs (0 < k ≤ len(vs)), vs unchanged,
+// and heap for reuse: one pass keeping the k largest in a min-heap, which
+// most values, smaller than the least of them, pass with one comparison.
+// It replaced copying vs to select in place, a tenth of a large search.
+func largest(vs []float64, k int, heap []float64) (float64, []float64) {
+	h := heap[:0]
+	for _, v := range vs {
 		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return vs[k]
+		case len(h) < k:
+			h = append(h, v)
+			for j := len(h) - 1; j > 0; {
+				parent := (j - 1) / 2
+				if h[parent] <= h[j] {
+					break
+				}
+				h[parent], h[j] = h[j], h[parent]
+				j = parent
+			}
+		case v > h[0]:
+			h[0] = v
+			for j := 0; ; {
+				least, l, r := j, 2*j+1, 2*j+2
+				if l < len(h) && h[l] < h[least] {
+					least = l
+				}
+				if r < len(h) && h[r] < h[least] {
+					least = r
+				}
+				if least == j {
+					break
+				}
+				h[j], h[least] = h[least], h[j]
+				j = least
+			}
 		}
 	}
-	return vs[k]
+	return h[0], h
 }
 
 // ranked is a candidate with its final score.
