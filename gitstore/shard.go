@@ -979,6 +979,10 @@ func (sh *Shard) EachFactFile(h Hash, fn func(lines []Line) error) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", f.path, err)
 		}
+		// Reused, and emptied first: a longer file's lines would keep its
+		// text alive to the end.
+		clear(facts)
+		clear(lines)
 		facts = appendFactLines(facts[:0], f.path, obj.Data)
 		lines = lines[:0]
 		for _, lf := range facts {

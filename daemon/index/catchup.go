@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -156,16 +157,35 @@ func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err err
 	// Batches come back to be filled again: a million facts read are 200 MB
 	// of Docs, and each batch made afresh was that much more to collect.
 	spare := make(chan []search.Doc, 4)
+	// A step that fails or panics makes the others stop: the reader at its
+	// next file, each handing over what it holds.
+	ctx, stop := context.WithCancel(x.ctx)
+	defer func() {
+		stop()
+		for range ready {
+		}
+	}()
 	var notes map[string]*noteRecord
-	var readErr error
+	var readErr, prepareErr error
 	go func() {
 		defer close(read)
-		notes, readErr = x.readHeadBatches(sh, head, read, spare)
+		defer func() {
+			if r := recover(); r != nil {
+				readErr = fmt.Errorf("reading shard %s: %v", id, r)
+			}
+		}()
+		notes, readErr = x.readHeadBatches(ctx, sh, head, read, spare)
 	}()
 	go func() {
 		defer close(ready)
 		for u := range read {
-			ready <- prepared{search.Prepare(u), u.Put}
+			p, err := prepare(u)
+			if err != nil {
+				prepareErr = err
+				stop()
+				continue // what is still read goes unused
+			}
+			ready <- prepared{p, u.Put}
 		}
 	}()
 	for p := range ready {
@@ -176,18 +196,29 @@ func (x *Index) readHeadInParts(sh *gitstore.Shard, head gitstore.Hash) (err err
 		default:
 		}
 	}
-	if readErr != nil {
-		return readErr
+	if err := cmp.Or(prepareErr, readErr); err != nil {
+		return err
 	}
 	x.readAt(id, head, notes)
 	return nil
 }
 
+// prepare is search.Prepare, with a panic made an error for the shard.
+func prepare(u search.Update) (p search.Prepared, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("analysing shard %s: %v", u.Shard, r)
+		}
+	}()
+	return search.Prepare(u), nil
+}
+
 // readHeadBatches sends the facts of the shard's files at head in
 // batches of about x.readBatch, the last with head and the shard's notes,
-// and returns the notes. A fact written twice is put where it is newest
+// and returns the notes. A fact written twice is put where it is newest:
+// in one batch it is sent once, in two the index keeps the newer
 // (KeepNewer). Batches are taken from spare when it has one.
-func (x *Index) readHeadBatches(sh *gitstore.Shard, head gitstore.Hash, out chan<- search.Update, spare <-chan []search.Doc) (map[string]*noteRecord, error) {
+func (x *Index) readHeadBatches(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, out chan<- search.Update, spare <-chan []search.Doc) (map[string]*noteRecord, error) {
 	id := sh.ID()
 	next := func() []search.Doc {
 		select {
@@ -200,16 +231,28 @@ func (x *Index) readHeadBatches(sh *gitstore.Shard, head gitstore.Hash, out chan
 		}
 	}
 	batch := next()
+	// A fact written twice within a batch is settled here, where the
+	// reading waits on the putting anyway: put twice, the older copy would
+	// be taken out of lists the length of the shard.
+	inBatch := map[string]int{} // ID -> its place in batch
 	err := sh.EachFactFile(head, func(lines []gitstore.Line) error {
-		if err := x.ctx.Err(); err != nil {
-			return err // the index is closing
+		if err := ctx.Err(); err != nil {
+			return err // the index is closing, or a step failed
 		}
 		for _, l := range lines {
+			if i, ok := inBatch[l.ID]; ok {
+				if batch[i].Date.Before(l.Date) {
+					batch[i] = docOf(l)
+				}
+				continue
+			}
+			inBatch[l.ID] = len(batch)
 			batch = append(batch, docOf(l))
 		}
 		if len(batch) >= x.readBatch {
 			out <- search.Update{Shard: id, Put: batch, KeepNewer: true}
 			batch = next()
+			clear(inBatch)
 		}
 		return nil
 	})

@@ -1165,9 +1165,14 @@ func (x *Engine) retire(i int32) {
 	p.removed = append(p.removed, x.texts.get(e.id))
 }
 
+// without removes entry i from list. It looks from the end: the entries
+// most often removed are the newest (a line written again soon after, a
+// fact written twice in the files read in one batch, which putAll appends).
 func without(list []int32, i int32) []int32 {
-	if j := slices.Index(list, i); j >= 0 {
-		return slices.Delete(list, j, j+1)
+	for j := len(list) - 1; j >= 0; j-- {
+		if list[j] == i {
+			return slices.Delete(list, j, j+1)
+		}
 	}
 	return list
 }
