@@ -73,6 +73,24 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		},
 		queries: queries("car rental Lisbon"),
 	}, {
+		// The same, the neighbour holding a query word as well as a
+		// relative of it ("car", "automobile"), below the cut.
+		name: "a neighbour holding a word and its relative",
+		docs: func(add func(string, int, string, int)) {
+			add("Booked a car rental in Lisbon for the offsite", 1, "log/2026-11.md", 0)
+			add("The car is an automobile, a blue Fiat, pick up at the airport desk", 1, "log/2026-11.md", 100)
+			for n := range 400 {
+				add(fmt.Sprintf("Washed the car rental after trip %d in Lisbon", n), 2+n%300, fmt.Sprintf("log/x%d.md", n), 0)
+			}
+			for n := range 40 {
+				add(fmt.Sprintf("Automobile invoice %d filed", n), 2+n, fmt.Sprintf("log/r%d.md", n), 0)
+			}
+			for n := range 3000 {
+				add(fmt.Sprintf("filler f%d g%d h%d", n, n, n), 400, fmt.Sprintf("log/y%d.md", n), 0)
+			}
+		},
+		queries: queries("car rental Lisbon"),
+	}, {
 		// Hits past the strongest 256: a large k, or a budget that skips
 		// long texts and reads further down.
 		name: "hits past the strongest",

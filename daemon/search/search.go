@@ -105,6 +105,10 @@ type scores struct {
 	// skipped (a bit each), for relateNeighbours; any set while skipping.
 	skipped    []uint64
 	anySkipped bool
+	// above marks the candidates scoreRelated adds relatives to when it
+	// prunes, those listed in aboveList (a bit each).
+	above     []uint64
+	aboveList []int32
 }
 
 // add adds v to entry i's score, making it a candidate, and returns its
@@ -495,19 +499,41 @@ func (q *queryTerms) scoreRelated() {
 		bound += math.Min(most, relatedCap*q.idf(t))
 	}
 	floor, pruned := q.relatedFloor(bound)
-	if pruned && len(sc.skipped) < (len(sc.slot)+63)/64 {
-		sc.skipped = make([]uint64, (len(sc.slot)+63)/64)
+	if pruned {
+		words := (len(sc.slot) + 63) / 64
+		if len(sc.skipped) < words || len(sc.above) < words {
+			sc.skipped, sc.above = make([]uint64, words), make([]uint64, words)
+		}
+		// Only candidates at the floor or above gain, and no other fact's
+		// score changes here: they are marked once, so that most postings,
+		// of facts below it, cost a test of a bit and not a look-up.
+		for k, v := range sc.v {
+			if v >= floor {
+				i := sc.touched[k]
+				sc.above[i>>6] |= 1 << (i & 63)
+				sc.aboveList = append(sc.aboveList, i)
+			}
+		}
+		defer func() {
+			for _, i := range sc.aboveList {
+				sc.above[i>>6] = 0
+			}
+			sc.aboveList = sc.aboveList[:0]
+		}()
 	}
 	for n, t := range q.scored {
 		own := q.bits[t]
 		for _, r := range relatives[n] {
 			q.eachPosting(r.term, func(i int32, tf float64) {
-				if own != 0 && sc.termsOf(i)&own != 0 {
-					return
-				}
-				if pruned && (!sc.touches(i) || sc.value(i) < floor) {
+				if pruned && sc.above[i>>6]&(1<<(i&63)) == 0 {
+					// Marked for relateNeighbours even when it holds the
+					// term itself: that one reads a neighbour's words and
+					// skips the terms it holds.
 					sc.skipped[i>>6] |= 1 << (i & 63)
 					sc.anySkipped = true
+					return
+				}
+				if own != 0 && sc.termsOf(i)&own != 0 {
 					return
 				}
 				// A fact first reached here becomes a candidate now, at
