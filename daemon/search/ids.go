@@ -33,13 +33,22 @@ func (m *idMap) get(idOf func(int32) string, id string) (int32, bool) {
 // put records entry i as the one holding id, in place of the entry
 // before it, which it returns (replaced true).
 func (m *idMap) put(idOf func(int32) string, id string, i int32) (before int32, replaced bool) {
+	slot, tag, before, found := m.place(idOf, id)
+	m.set(slot, tag, i)
+	return before, found
+}
+
+// place is find, the table grown first if full, so that set may record an
+// entry at the slot it returns.
+func (m *idMap) place(idOf func(int32) string, id string) (slot int, tag uint32, i int32, found bool) {
 	if m.t.full() {
 		m.t.grow()
 	}
-	slot, tag, before, found := m.find(idOf, id)
-	m.t.set(slot, tag, i)
-	return before, found
+	return m.find(idOf, id)
 }
+
+// set records entry i at a slot place returned, with its tag.
+func (m *idMap) set(slot int, tag uint32, i int32) { m.t.set(slot, tag, i) }
 
 // remove forgets id.
 func (m *idMap) remove(idOf func(int32) string, id string) {

@@ -442,7 +442,7 @@ func rank(days int, logWeight float64) float64 { return float64(days)/30 + logWe
 func (x *Engine) Put(d Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.add(d, analyzeDoc(d), true)
+	x.add(d, analyzeDoc(d), true, false)
 	x.maybeCompact()
 }
 
@@ -531,9 +531,7 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed, keepNewer bool) {
 	if len(docs) <= smallBatch {
 		// A few facts go into their places; sorting would cost more.
 		for i, d := range docs {
-			if !keepNewer || !x.holdsNewer(d) {
-				x.add(d, analysed[i], true)
-			}
+			x.add(d, analysed[i], true, keepNewer)
 		}
 		return
 	}
@@ -548,11 +546,8 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed, keepNewer bool) {
 	chats := make(map[chatKey]bool)
 	first := x.entries.len() // the entries of this batch are numbered from here
 	for i, d := range docs {
-		if keepNewer && x.holdsNewer(d) {
-			continue
-		}
-		j := x.add(d, analysed[i], false)
-		if d.Note == "" {
+		j, put := x.add(d, analysed[i], false, keepNewer)
+		if put && d.Note == "" {
 			shards[d.Shard] = true
 			files[x.shardFileOf(j)] = true
 			if d.Chat != "" {
@@ -573,13 +568,6 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed, keepNewer bool) {
 	for ck := range chats {
 		x.chats[ck] = sortAppended(x.chats[ck], first, x.chatOrder)
 	}
-}
-
-// holdsNewer tells whether the index holds d's fact at a date not before
-// d's. Asked just before d is put, it finds the slots put will probe.
-func (x *Engine) holdsNewer(d Doc) bool {
-	j, ok := x.lookup(d.Shard, d.ID)
-	return ok && !x.dateOf(j).Before(d.Date)
 }
 
 // sortAppended puts in order a list that was in order until entries
@@ -658,7 +646,7 @@ func (x *Engine) putNote(shard memd.ShardID, note string, passages []Doc, analys
 	x.dropNote(noteKey{shard, note})
 	for i, d := range passages {
 		d.Shard, d.Note = shard, note
-		x.add(d, analysed[i], true) // in place of any entry of its ID
+		x.add(d, analysed[i], true, false) // in place of any entry of its ID
 	}
 }
 
@@ -904,8 +892,9 @@ func (p *part) reserve(facts, terms int) {
 
 // add indexes a fact and returns its entry. With sorted, it goes into its
 // place in the ordered lists; otherwise it is appended and the caller
-// sorts them.
-func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
+// sorts them. With keepNewer, a fact the index holds at a date not before
+// d's is left as it is, and add returns its entry and false.
+func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	ts := a.terms
 	days := d.Date.Days()
 	n, p := x.partOf(d.Shard)
@@ -914,9 +903,13 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	// than copies that would leave those dead there.
 	file, tier := x.fileNames.of(d.File), x.tierOf(d.Tier) // before the ID is named: they may panic
 	next := x.entries.len()
-	before, replaced := p.ids.put(x.idOf, d.ID, next)
+	slot, tag, before, replaced := p.ids.place(x.idOf, d.ID)
+	if replaced && keepNewer && !x.dateOf(before).Before(d.Date) {
+		return before, false // the fact stays as held
+	}
+	p.ids.set(slot, tag, next)
 	var id, text ref
-	kept := false
+	kept := false // the held fact's strings, for the same text
 	if replaced {
 		held := x.entries.at(before)
 		id, text, kept = held.id, held.text, x.texts.get(held.text) == d.Text
@@ -959,11 +952,11 @@ func (x *Engine) add(d Doc, a analysed, sorted bool) int32 {
 	if d.Note != "" {
 		nk := noteKey{d.Shard, d.Note}
 		x.notes[nk] = append(x.notes[nk], i)
-		return i
+		return i, true
 	}
 	x.list(d, i, sorted)
 	p.dates[days] = append(p.dates[days], i)
-	return i
+	return i, true
 }
 
 // list puts fact d, entry i, in its shard's list of its tier, its file's
@@ -1192,7 +1185,7 @@ func (x *Engine) maybeCompact() {
 	// the dead facts' strings go with the old.
 	x.reset()
 	for _, d := range docs {
-		x.add(d, analyzeDoc(d), false)
+		x.add(d, analyzeDoc(d), false, false)
 	}
 	for _, sd := range x.shards {
 		x.sortShard(sd)
