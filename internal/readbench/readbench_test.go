@@ -105,17 +105,7 @@ func ownRSS(b *testing.B) int64 {
 func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 	shard := memd.ProjectShard("busy")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	docs := make([]search.Doc, 0, 1000000)
-	perFile := map[string]int{}
-	for i := range 1000000 {
-		text := readbench.FactText(i)
-		// A day's facts in a file of the day, one after another, as a
-		// busy shard's are: each fact has neighbours to lend context.
-		d := memd.DateOf(now.AddDate(0, 0, -(i*7919)%480))
-		file := fmt.Sprintf("log/%s/%02d.md", d.Month(), d.Time().Day())
-		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: perFile[file]})
-		perFile[file] += len(text) + 3
-	}
+	docs := busyShard(shard, now, 1000000)
 	x := search.New()
 	x.PutAll(docs)
 	docs = nil
@@ -143,20 +133,27 @@ func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 // take each fact out of its lists one by one, quadratic in the shard.
 func BenchmarkReplaceShard100k(b *testing.B) {
 	shard := memd.ProjectShard("busy")
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	docs := make([]search.Doc, 0, 100000)
-	perFile := map[string]int{}
-	for i := range 100000 {
-		text := readbench.FactText(i)
-		d := memd.DateOf(now.AddDate(0, 0, -(i*7919)%480))
-		file := fmt.Sprintf("log/%s/%02d.md", d.Month(), d.Time().Day())
-		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: perFile[file]})
-		perFile[file] += len(text) + 3
-	}
+	docs := busyShard(shard, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), 100000)
 	x := search.New()
 	x.PutAll(docs)
 	b.ResetTimer()
 	for range b.N {
 		x.Apply(search.Update{Shard: shard, Replace: true, Put: docs})
 	}
+}
+
+// busyShard returns n facts of a shard over 16 months before now, a day's
+// facts in a file of the day one after another, as a busy shard's are:
+// each fact has neighbours to lend context.
+func busyShard(shard memd.ShardID, now time.Time, n int) []search.Doc {
+	docs := make([]search.Doc, 0, n)
+	perFile := map[string]int{}
+	for i := range n {
+		text := readbench.FactText(i)
+		d := memd.DateOf(now.AddDate(0, 0, -(i*7919)%480))
+		file := fmt.Sprintf("log/%s/%02d.md", d.Month(), d.Time().Day())
+		docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: perFile[file]})
+		perFile[file] += len(text) + 3
+	}
+	return docs
 }
