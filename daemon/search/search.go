@@ -500,9 +500,9 @@ func (q *queryTerms) scoreRelated() {
 	}
 	floor, pruned := q.relatedFloor(bound)
 	if pruned {
-		words := (len(sc.slot) + 63) / 64
-		if len(sc.skipped) < words || len(sc.above) < words {
-			sc.skipped, sc.above = make([]uint64, words), make([]uint64, words)
+		n := (len(sc.slot) + 63) / 64 // words of a bit an entry
+		if len(sc.skipped) < n || len(sc.above) < n {
+			sc.skipped, sc.above = make([]uint64, n), make([]uint64, n)
 		}
 		// Only candidates at the floor or above gain, and no other fact's
 		// score changes here: they are marked once, so that most postings,
