@@ -146,9 +146,6 @@ func (s *scores) termsOf(i int32) uint64 {
 	return 0
 }
 
-// touches tells whether entry i is a candidate.
-func (s *scores) touches(i int32) bool { return s.slot[i] != 0 }
-
 // clear forgets every candidate, for the next search.
 func (s *scores) clear() {
 	for _, i := range s.touched {
