@@ -1125,9 +1125,9 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 	}
 	if sd := x.shards[shard]; sd != nil {
 		if x.tiers[x.tier[i]] == memd.TierProfile {
-			sd.profile = without(sd.profile, i)
+			sd.profile = x.withoutRanked(sd.profile, i)
 		} else {
-			sd.recent = without(sd.recent, i)
+			sd.recent = x.withoutRanked(sd.recent, i)
 		}
 	}
 	fk := x.shardFileOf(i)
@@ -1156,6 +1156,17 @@ func (x *Engine) retire(i int32) {
 		return
 	}
 	p.removed = append(p.removed, x.texts.get(e.id))
+}
+
+// withoutRanked removes entry i from a list in rank order (compare),
+// found by halving: a shard's list holds all its facts. Where halving
+// lands elsewhere (the end of a list putAll is filling, not yet in order)
+// it looks as without does.
+func (x *Engine) withoutRanked(list []int32, i int32) []int32 {
+	if at, found := slices.BinarySearchFunc(list, i, x.compare); found && list[at] == i {
+		return slices.Delete(list, at, at+1)
+	}
+	return without(list, i)
 }
 
 // without removes entry i from list. It looks from the end: the entries
