@@ -257,3 +257,24 @@ func TestChangedIndex_AsBuiltAfresh(t *testing.T) {
 	}
 	check("a shard replaced")
 }
+
+// An older copy of a fact the index holds, put with KeepNewer, leaves the
+// index as it was: the held fact, and no tier or file named for the copy
+// (a tier's factor bounds how far relatives are pruned).
+func TestKeepNewer_AnOlderCopyLeavesNoTrace(t *testing.T) {
+	shard := memd.UserShard("alice")
+	x := New()
+	held := novemberDoc(shard, "Alice likes tea")
+	x.PutAll([]Doc{held})
+	tiers, files := slices.Clone(x.tiers), slices.Clone(x.fileNames.list)
+	older := held
+	older.Date = memd.DateOf(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	older.File, older.Tier = "log/2026-10.md", memd.TierEpisode
+	x.Apply(Update{Shard: shard, Put: []Doc{older}, KeepNewer: true})
+	if got, ok := x.Get(shard, held.ID); !ok || got.File != held.File || got.Date != held.Date {
+		t.Fatalf("after an older copy: %+v, want the fact held (%s, %s)", got, held.File, held.Date)
+	}
+	if !slices.Equal(x.tiers, tiers) || !slices.Equal(x.fileNames.list, files) {
+		t.Errorf("an older copy named tiers %v (were %v), files %v (were %v)", x.tiers, tiers, x.fileNames.list, files)
+	}
+}

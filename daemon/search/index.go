@@ -900,13 +900,14 @@ func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	n, p := x.partOf(d.Shard)
 	// The entry is named in the part's IDs first: a fact put in place of
 	// itself (its line moved) keeps the strings the arena holds rather
-	// than copies that would leave those dead there.
-	file, tier := x.fileNames.of(d.File), x.tierOf(d.Tier) // before the ID is named: they may panic
-	next := x.entries.len()
+	// than copies that would leave those dead there. A fact kept as held
+	// names nothing: no file, no tier.
 	slot, tag, before, replaced := p.ids.place(x.idOf, d.ID)
 	if replaced && keepNewer && !x.dateOf(before).Before(d.Date) {
-		return before, false // the fact stays as held
+		return before, false
 	}
+	file, tier := x.fileNames.of(d.File), x.tierOf(d.Tier) // before the ID is named: they may panic
+	next := x.entries.len()
 	p.ids.set(slot, tag, next)
 	var id, text ref
 	kept := false // the held fact's strings, for the same text
