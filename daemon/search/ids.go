@@ -30,21 +30,11 @@ func (m *idMap) get(idOf func(int32) string, id string) (int32, bool) {
 	return i, found
 }
 
-// put records entry i as the one holding id, in place of the entry
-// before it, which it returns (replaced true).
-func (m *idMap) put(idOf func(int32) string, id string, i int32) (before int32, replaced bool) {
-	slot, tag, before, found := m.place(idOf, id)
-	m.set(slot, tag, i)
-	return before, found
-}
-
-// place is find, the table grown first if full, so that set may record an
-// entry at the slot it returns.
+// place is find for an ID about to be set (slotTable.place).
 func (m *idMap) place(idOf func(int32) string, id string) (slot int, tag uint32, i int32, found bool) {
-	if m.t.full() {
-		m.t.grow()
-	}
-	return m.find(idOf, id)
+	tag = uint32(hashID(id) >> 32)
+	slot, i, found = m.t.place(tag, func(i int32) bool { return idOf(i) == id })
+	return slot, tag, i, found
 }
 
 // set records entry i at a slot place returned, with its tag.

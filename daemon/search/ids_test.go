@@ -53,10 +53,10 @@ func TestIDMap_AClashPutAgain(t *testing.T) {
 	es := func(i int32) string { return ids[i] }
 	a, b := int32(0), int32(1)
 	m := newIDMap(0)
-	m.put(es, "aaaaaaaaaaaa", a)
-	m.put(es, "bbbbbbbbbbbb", b) // clashes
+	put(&m, es, "aaaaaaaaaaaa", a)
+	put(&m, es, "bbbbbbbbbbbb", b) // clashes
 	m.remove(es, "aaaaaaaaaaaa")
-	m.put(es, "bbbbbbbbbbbb", b)
+	put(&m, es, "bbbbbbbbbbbb", b)
 	m.remove(es, "bbbbbbbbbbbb")
 	if i, ok := m.get(es, "bbbbbbbbbbbb"); ok {
 		t.Errorf("a removed ID is found at %d", i)
@@ -183,7 +183,7 @@ func TestIDMap_AnswersAsAMap(t *testing.T) {
 			switch rng.IntN(3) {
 			case 0, 1:
 				ids = append(ids, id)
-				before, replaced := m.put(idOf, id, int32(len(ids)-1))
+				before, replaced := put(&m, idOf, id, int32(len(ids)-1))
 				if w, ok := want[id]; ok != replaced || ok && w != before {
 					t.Fatalf("spread %d: put %s replaced %d %v, want %d %v", spread, id, before, replaced, w, ok)
 				}
@@ -204,4 +204,12 @@ func TestIDMap_AnswersAsAMap(t *testing.T) {
 			}
 		}
 	}
+}
+
+// put records entry i as the one holding id, as add does (place, then
+// set), and returns the entry it replaced.
+func put(m *idMap, idOf func(int32) string, id string, i int32) (before int32, replaced bool) {
+	slot, tag, before, replaced := m.place(idOf, id)
+	m.set(slot, tag, i)
+	return before, replaced
 }

@@ -206,7 +206,7 @@ func (x *part) listOf(r termRef, one *[1]posting) []posting {
 }
 
 // newTerm records a term the part did not hold, which its dictionary's
-// find placed at slot with tag.
+// place put at slot with tag.
 func (x *part) newTerm(t string, r termRef, slot int, tag uint32) {
 	t = x.terms.add(t, r, slot, tag) // the dictionary's copy
 	// Numbers and codes match whole: "4242" is not "42421".
@@ -1033,7 +1033,7 @@ func (x *part) addPostings(i int32, ts []string) {
 				n++
 			}
 		}
-		k, slot, tag, known := x.terms.find(t)
+		k, slot, tag, known := x.terms.place(t)
 		var r termRef
 		if known {
 			r = x.terms.refs[k]

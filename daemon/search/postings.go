@@ -268,7 +268,7 @@ func (p *part) installPostings(first int32, imp imported) {
 		for j := range list {
 			list[j] = newPosting(list[j].doc()+first, list[j].tf())
 		}
-		k, slot, tag, known := p.terms.find(t)
+		k, slot, tag, known := p.terms.place(t)
 		var r termRef
 		if known {
 			r = p.terms.refs[k]

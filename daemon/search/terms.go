@@ -39,6 +39,13 @@ func (d *termDict) find(t string) (k int32, slot int, tag uint32, found bool) {
 	return k, slot, tag, found
 }
 
+// place is find for a term about to be added (slotTable.place).
+func (d *termDict) place(t string) (k int32, slot int, tag uint32, found bool) {
+	tag = uint32(maphash.String(termSeed, t) >> 32)
+	slot, k, found = d.t.place(tag, func(k int32) bool { return d.name(k) == t })
+	return k, slot, tag, found
+}
+
 // get returns where term t's postings are.
 func (d *termDict) get(t string) (termRef, bool) {
 	k, _, _, found := d.find(t)
@@ -48,13 +55,9 @@ func (d *termDict) get(t string) (termRef, bool) {
 	return d.refs[k], true
 }
 
-// add adds term t, which find did not find but placed at slot with tag,
+// add adds term t, which place did not find but placed at slot with tag,
 // and returns its name as the dictionary holds it.
 func (d *termDict) add(t string, r termRef, slot int, tag uint32) string {
-	if d.t.full() {
-		d.t.grow()
-		_, slot, _, _ = d.find(t)
-	}
 	k := int32(len(d.names))
 	d.names = append(d.names, d.text.put(t))
 	d.refs = append(d.refs, r)

@@ -25,7 +25,7 @@ func TestTermDict_AnswersAsAMap(t *testing.T) {
 			}
 			r := termRef(n)
 			name := term
-			if k, slot, tag, found := d.find(term); found {
+			if k, slot, tag, found := d.place(term); found {
 				d.refs[k] = r
 				name = d.name(k)
 			} else {
