@@ -871,34 +871,15 @@ func strongest(sc *scores, n int) []int32 {
 // It replaced copying vs to select in place, a tenth of a large search.
 func largest(vs []float64, k int, heap []float64) (float64, []float64) {
 	h := heap[:0]
+	less := func(a, b float64) bool { return a < b }
 	for _, v := range vs {
 		switch {
 		case len(h) < k:
 			h = append(h, v)
-			for j := len(h) - 1; j > 0; {
-				parent := (j - 1) / 2
-				if h[parent] <= h[j] {
-					break
-				}
-				h[parent], h[j] = h[j], h[parent]
-				j = parent
-			}
+			up(h, len(h)-1, less)
 		case v > h[0]:
 			h[0] = v
-			for j := 0; ; {
-				least, l, r := j, 2*j+1, 2*j+2
-				if l < len(h) && h[l] < h[least] {
-					least = l
-				}
-				if r < len(h) && h[r] < h[least] {
-					least = r
-				}
-				if least == j {
-					break
-				}
-				h[j], h[least] = h[least], h[j]
-				j = least
-			}
+			down(h, 0, less)
 		}
 	}
 	return h[0], h
@@ -1009,7 +990,7 @@ func fitting(n, k, budget int, length func(j int) int) []int {
 }
 
 // up and down keep h a heap whose root is the least by less.
-func up(h []ranked, j int, less func(a, b ranked) bool) {
+func up[T any](h []T, j int, less func(a, b T) bool) {
 	for j > 0 {
 		p := (j - 1) / 2
 		if !less(h[j], h[p]) {
@@ -1020,7 +1001,7 @@ func up(h []ranked, j int, less func(a, b ranked) bool) {
 	}
 }
 
-func down(h []ranked, j int, less func(a, b ranked) bool) {
+func down[T any](h []T, j int, less func(a, b T) bool) {
 	for {
 		l := 2*j + 1
 		if l >= len(h) {
