@@ -71,8 +71,9 @@ func (sh *Shard) dropIfIdle(now time.Time) int {
 	return sh.drop()
 }
 
-// drop gives up the shard's state unless a write is under way, and
-// returns how many facts it held.
+// drop gives up the shard's state unless a write is under way, saving
+// where its facts are in the background, and returns how many facts it
+// held (0: kept).
 func (sh *Shard) drop() int {
 	st := sh.cur.Load()
 	if st == nil {
@@ -90,6 +91,8 @@ func (sh *Shard) drop() int {
 	}
 	sh.cur.Store(nil)
 	sh.proposed = nil
+	// No writer changes st from here: the next builds its own state.
+	sh.saving = sh.savePlacesLater(st)
 	return max(st.facts(), 1)
 }
 

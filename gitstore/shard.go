@@ -47,6 +47,13 @@ type Shard struct {
 	draining bool
 	arrived  chan struct{} // a change was queued (capacity one; a wake-up)
 
+	// saveMu serialises saving where facts are (savedplaces.go);
+	// placesSaved is the commit saved last. saving, guarded by mu, is
+	// closed when the save of the state given up last is done.
+	saveMu      sync.Mutex
+	placesSaved Hash
+	saving      chan struct{}
+
 	repacking   atomic.Bool
 	repackTimer *time.Timer // guarded by mu
 	repackMu    sync.Mutex  // held while git repack runs
@@ -246,6 +253,7 @@ func (sh *Shard) close() {
 		sh.indexTimer.Stop()
 	}
 	sh.behind, sh.behindNext, sh.worktreeAt = nil, nil, nil
+	sh.savePlaces(sh.cur.Load())
 	sh.db.Close()
 }
 
@@ -517,6 +525,23 @@ func (sh *Shard) loadSeeing(prev *state, head Hash, see func(Hash, *factFile)) (
 	if head.IsZero() {
 		return st, nil
 	}
+	if prev == nil && see == nil {
+		// Where facts were when memd last let them go, and what changed
+		// since, cost far less than every file; a save that does not
+		// lead here (a tree since pruned) is passed over. One under way
+		// is waited for.
+		if sh.saving != nil {
+			<-sh.saving
+			sh.saving = nil
+		}
+		if saved := sh.savedState(); saved != nil {
+			st, err := sh.loadSeeing(saved, head, nil)
+			if err == nil {
+				return st, nil
+			}
+			sh.store.log.Warn("where facts were saved at a commit not read now; reading every file", "shard", sh.id, "saved", short(saved.head), "err", err)
+		}
+	}
 	c, err := sh.readCommit(head)
 	if err != nil {
 		return nil, err
@@ -575,6 +600,7 @@ func (sh *Shard) loadSeeing(prev *state, head Hash, see func(Hash, *factFile)) (
 // the files are read a few at a time, over the processors, and let go, or
 // parsed whole and handed to see.
 func (sh *Shard) placeAll(st *state, see func(Hash, *factFile)) error {
+	placingAll()
 	var files []pathBlob
 	t := &trees{db: sh.db}
 	err := t.walkFiles(st.root, "", keepFactPaths, func(path string, blob Hash) error {

@@ -1,0 +1,257 @@
+package gitstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+// placesShard returns a shard holding facts in two months' logs, whose
+// places are saved however few, and counts how often a state is built by
+// reading every file.
+func placesShard(t *testing.T) (*Shard, *int) {
+	t.Helper()
+	was, wasPlacing := savePlacesAt, placingAll
+	t.Cleanup(func() { savePlacesAt, placingAll = was, wasPlacing })
+	savePlacesAt = 1
+	all := 0
+	placingAll = func() { all++ }
+	_, sh := aliceShard(t)
+	for _, day := range []string{"2026-10-03", "2026-11-03"} {
+		d, _ := memd.ParseDate(day)
+		var edits []Edit
+		for i := range 5 {
+			edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("fact %d of %s", i, day), Date: d, Tier: memd.TierLog}})
+		}
+		if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: edits}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sh, &all
+}
+
+// giveUp drops the shard's state as an idle minute would, and waits for
+// its places to be saved. A background catch-up of the working tree may hold the
+// shard's lock a moment: it tries until that ends.
+func giveUp(t *testing.T, sh *Shard) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); sh.cur.Load() != nil; {
+		if sh.dropIfIdle(time.Now().Add(idleAfter)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the state was never given up")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	sh.mu.Lock()
+	saving := sh.saving
+	sh.mu.Unlock()
+	if saving != nil {
+		<-saving
+	}
+}
+
+func rememberOn(t *testing.T, sh *Shard, text, day string) Result {
+	t.Helper()
+	d, _ := memd.ParseDate(day)
+	res, err := sh.Apply(Change{Author: Committer(), Message: "remember\n", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierLog}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// wantPlaces checks where the shard finds each fact: at file, or nowhere
+// for "".
+func wantPlaces(t *testing.T, sh *Shard, want map[string]string) {
+	t.Helper()
+	var ids []string
+	for text := range want {
+		ids = append(ids, memd.FactID(text))
+	}
+	found, _, err := sh.Lookup(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, file := range want {
+		if got := found[memd.FactID(text)].File; got != file {
+			t.Errorf("%q found in %q, want %q", text, got, file)
+		}
+	}
+}
+
+// A shard whose state was given up reads back where its facts were, not
+// every file, and loses nothing: a fact written again is still one, and
+// each is found where it is.
+func TestSavedPlaces_ReadBackInsteadOfEveryFile(t *testing.T) {
+	sh, all := placesShard(t)
+	giveUp(t, sh)
+	if _, err := os.Stat(filepath.Join(sh.gitDir, placesFile)); err != nil {
+		t.Fatalf("no places saved: %v", err)
+	}
+	before := *all
+	if again := rememberOn(t, sh, "fact 2 of 2026-10-03", "2026-11-04"); !again.Commit.IsZero() {
+		t.Errorf("a fact held in October was written again in %s", again.Commit)
+	}
+	rememberOn(t, sh, "a new fact", "2026-11-04")
+	wantPlaces(t, sh, map[string]string{"fact 0 of 2026-10-03": "log/2026-10.md", "fact 4 of 2026-11-03": "log/2026-11.md", "a new fact": "log/2026-11.md"})
+	if *all != before {
+		t.Errorf("every file was read %d times after the state was given up", *all-before)
+	}
+	// Saved again at the newer commit, and read back again.
+	giveUp(t, sh)
+	wantPlaces(t, sh, map[string]string{"a new fact": "log/2026-11.md"})
+	if *all != before {
+		t.Errorf("every file was read %d times after the second give-up", *all-before)
+	}
+}
+
+// What a person commits while the state is given up is read from the
+// commits since the save: a fact they added is found, one they removed is
+// not, and writing that one again writes it.
+func TestSavedPlaces_FollowAPersonsCommits(t *testing.T) {
+	sh, all := placesShard(t)
+	giveUp(t, sh)
+	before := *all
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	path := filepath.Join(sh.Dir(), "log", "2026-10.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for line := range strings.Lines(string(b)) {
+		if !strings.Contains(line, "fact 1 of 2026-10-03") {
+			kept = append(kept, line)
+		}
+	}
+	kept = append(kept, "- (2026-10-05) written by hand\n")
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("commit", "-qam", "by hand")
+
+	wantPlaces(t, sh, map[string]string{"written by hand": "log/2026-10.md", "fact 1 of 2026-10-03": "", "fact 2 of 2026-10-03": "log/2026-10.md"})
+	if again := rememberOn(t, sh, "fact 1 of 2026-10-03", "2026-11-04"); again.Commit.IsZero() {
+		t.Error("a fact the person removed was not written again")
+	}
+	if *all != before {
+		t.Errorf("every file was read %d times after the person's commit", *all-before)
+	}
+}
+
+// A save that does not read back, or that names a tree the shard does not
+// have, is passed over: every file is read, and every fact found.
+func TestSavedPlaces_ABadSaveIsPassedOver(t *testing.T) {
+	for name, spoil := range map[string]func(b []byte) []byte{
+		"a byte flipped": func(b []byte) []byte { b[len(b)/2] ^= 1; return b },
+		"cut short":      func(b []byte) []byte { return b[:len(b)-9] },
+		"empty":          func([]byte) []byte { return nil },
+		"another tree": func(b []byte) []byte {
+			st, err := decodePlaces(b)
+			if err != nil {
+				panic(err)
+			}
+			st.root[0] ^= 0xff
+			return encodePlaces(st)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sh, all := placesShard(t)
+			giveUp(t, sh)
+			path := filepath.Join(sh.gitDir, placesFile)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, spoil(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := *all
+			if again := rememberOn(t, sh, "fact 3 of 2026-11-03", "2026-11-04"); !again.Commit.IsZero() {
+				t.Errorf("a fact held was written again in %s", again.Commit)
+			}
+			wantPlaces(t, sh, map[string]string{"fact 0 of 2026-10-03": "log/2026-10.md", "fact 3 of 2026-11-03": "log/2026-11.md"})
+			if *all != before+1 {
+				t.Errorf("every file read %d times, want once", *all-before)
+			}
+		})
+	}
+}
+
+// Places read back are the places saved: IDs in one file, in several (in
+// their order), and IDs memd does not write.
+func TestSavedPlaces_RoundTrip(t *testing.T) {
+	st := &state{head: Hash{1}, root: Hash{2}, files: map[string]fileAt{"log/2026-10.md": {blob: Hash{3}, size: 120}, ProfileFile: {blob: Hash{4}, size: 7}}, where: newFactPlaces()}
+	p := st.where
+	p.add("0123456789ab", "log/2026-10.md")
+	p.add("ffffffffffff", ProfileFile)
+	p.add("ffffffffffff", "log/2026-10.md")
+	p.add("not-an-id", ProfileFile)
+	got, err := decodePlaces(encodePlaces(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.head != st.head || got.root != st.root || len(got.files) != 2 || got.files["log/2026-10.md"] != st.files["log/2026-10.md"] {
+		t.Errorf("read back %+v", got)
+	}
+	for _, id := range []string{"0123456789ab", "ffffffffffff", "not-an-id", "000000000000"} {
+		if a, b := p.get(id), got.where.get(id); !slices.Equal(a, b) {
+			t.Errorf("%s: saved in %v, read back in %v", id, a, b)
+		}
+	}
+}
+
+// FuzzDecodePlaces: whatever a file that passes its checksum holds,
+// reading it is an error or a state whose every number names a path it
+// has; what reads back is written the same.
+func FuzzDecodePlaces(f *testing.F) {
+	st := &state{files: map[string]fileAt{"log/2026-10.md": {size: 9}}, where: newFactPlaces()}
+	st.where.add("0123456789ab", "log/2026-10.md")
+	st.where.add("0123456789ab", ProfileFile)
+	st.where.add("abcdefabcdef", ProfileFile)
+	st.where.add("odd", ProfileFile)
+	b := encodePlaces(st)
+	f.Add(b[len(placesMagic) : len(b)-4])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		b := append(slices.Clone(placesMagic), body...)
+		st, err := decodePlaces(binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)))
+		if err != nil {
+			return
+		}
+		p := st.where
+		numbers := slices.Collect(maps.Values(p.one))
+		for _, nums := range p.more {
+			numbers = append(numbers, nums...)
+		}
+		for _, nums := range p.odd {
+			numbers = append(numbers, nums...)
+		}
+		for _, n := range numbers {
+			if int(n) >= len(p.paths) {
+				t.Fatalf("number %d of %d paths", n, len(p.paths))
+			}
+		}
+		again, err := decodePlaces(encodePlaces(st))
+		if err != nil || again.where.len() != p.len() || len(again.files) != len(st.files) || !slices.Equal(again.where.paths, p.paths) {
+			t.Fatalf("read back, written and read again: %v", err)
+		}
+	})
+}
