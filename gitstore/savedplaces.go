@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -64,6 +67,12 @@ func (sh *Shard) savePlaces(st *state) {
 // returns a channel closed when the save is done (nil: none).
 func (sh *Shard) savePlacesLater(st *state) chan struct{} {
 	if st.where.len() < savePlacesAt {
+		// A save from when the shard held more would be read, and
+		// every change since diffed, at each next write.
+		sh.saveMu.Lock()
+		os.Remove(filepath.Join(sh.gitDir, placesFile))
+		sh.placesSaved = Hash{}
+		sh.saveMu.Unlock()
 		return nil
 	}
 	s := sh.store
@@ -127,15 +136,24 @@ func encodePlaces(st *state) []byte {
 		b = appendKey(b, k)
 		b = binary.AppendUvarint(b, uint64(n))
 	}
+	// The files of an ID held by several go in the order of their paths,
+	// the tree's, as reading every file would find them: the first is the
+	// one an edit rewrites, and a save must not make that depend on when
+	// memd last let the state go.
+	inTreeOrder := func(nums []uint32) []uint32 {
+		nums = slices.Clone(nums)
+		slices.SortFunc(nums, func(a, b uint32) int { return strings.Compare(p.paths[a], p.paths[b]) })
+		return nums
+	}
 	b = binary.AppendUvarint(b, uint64(len(p.more)))
 	for k, nums := range p.more {
 		b = appendKey(b, k)
-		b = appendNumbers(b, nums)
+		b = appendNumbers(b, inTreeOrder(nums))
 	}
 	b = binary.AppendUvarint(b, uint64(len(p.odd)))
 	for id, nums := range p.odd {
 		b = appendString(b, id)
-		b = appendNumbers(b, nums)
+		b = appendNumbers(b, inTreeOrder(nums))
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
@@ -173,12 +191,20 @@ func decodePlaces(b []byte) (*state, error) {
 	st := &state{files: make(map[string]fileAt), parsed: make(map[string]*factFile), where: newFactPlaces()}
 	r.hash(&st.head)
 	r.hash(&st.root)
-	for range r.count(1 + 20 + 1) {
+	files := r.count(1 + 20 + 1)
+	for range files {
 		path := r.string()
 		var f fileAt
 		r.hash(&f.blob)
-		f.size = int(r.uvarint())
+		size := r.uvarint()
+		if size > math.MaxInt32 {
+			r.bad = true
+		}
+		f.size = int(size)
 		st.files[path] = f
+	}
+	if len(st.files) != files {
+		r.bad = true // a path twice
 	}
 	p := st.where
 	for i := range r.count(1) {
@@ -195,11 +221,15 @@ func decodePlaces(b []byte) (*state, error) {
 		}
 		return uint32(n)
 	}
-	// An ID of several files names two or more; any other, one or more.
+	// An ID of several files names two or more; any other, one or more;
+	// none twice.
 	numbers := func(least int) []uint32 {
 		nums := make([]uint32, r.count(1))
 		for i := range nums {
 			nums[i] = number()
+			if slices.Contains(nums[:i], nums[i]) {
+				r.bad = true
+			}
 		}
 		if len(nums) < least {
 			r.bad = true
@@ -229,6 +259,9 @@ func decodePlaces(b []byte) (*state, error) {
 	}
 	for range odds {
 		id := r.string()
+		if _, ok := idKey(id); ok {
+			r.bad = true // memd's IDs are keys
+		}
 		p.odd[id] = numbers(1)
 	}
 	if len(p.one)+len(p.more)+len(p.odd) != ones+mores+odds {

@@ -156,6 +156,96 @@ func TestSavedPlaces_FollowAPersonsCommits(t *testing.T) {
 	}
 }
 
+// A fact in two files is read back in them in the tree's order, as
+// reading every file finds it, not in the order they came: the first is
+// the copy a lookup gives and an edit rewrites.
+func TestSavedPlaces_AFactInSeveralFilesKeepsTheTreesOrder(t *testing.T) {
+	sh, _ := placesShard(t)
+	d, _ := memd.ParseDate("2026-10-04")
+	text := "a lasting fact"
+	if _, err := sh.Apply(Change{Author: Committer(), Message: "remember\n", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierProfile}}}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sh.Dir(), "log", "2026-10.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, "- (2026-10-04) a lasting fact\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	if _, err := sh.Fact(memd.FactID(text)); err != nil { // read the person's commit
+		t.Fatal(err)
+	}
+	giveUp(t, sh)
+	f, err := sh.Fact(memd.FactID(text))
+	if err != nil || f.File != "log/2026-10.md" {
+		t.Errorf("after a give-up, the fact in two files is read as %+v, %v; want the log's copy, first in the tree", f, err)
+	}
+}
+
+// A store closed and opened again reads back what it saved at close.
+func TestSavedPlaces_ReadBackAfterARestart(t *testing.T) {
+	sh, all := placesShard(t)
+	s := sh.store
+	rememberOn(t, sh, "written before the stop", "2026-11-04")
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if sh, err = s.Shard(memd.AgentShard("alice")); err != nil {
+		t.Fatal(err)
+	}
+	before := *all
+	if again := rememberOn(t, sh, "written before the stop", "2026-11-05"); !again.Commit.IsZero() {
+		t.Errorf("a fact written before the stop was written again in %s", again.Commit)
+	}
+	if *all != before {
+		t.Errorf("every file was read %d times after a restart", *all-before)
+	}
+}
+
+// A shard given up by a reader (Release) saves in the background, and
+// the next write waits for that save rather than read every file.
+func TestSavedPlaces_AWriteWaitsForTheSaveOfARelease(t *testing.T) {
+	sh, all := placesShard(t)
+	for sh.Parsed() {
+		sh.Release()
+	}
+	before := *all
+	rememberOn(t, sh, "after a release", "2026-11-04")
+	if *all != before {
+		t.Errorf("every file was read %d times after a release", *all-before)
+	}
+}
+
+// A shard with fewer facts than savePlacesAt saves nothing, and removes
+// a save left from when it held more: it would be read, and every change
+// since diffed, at each next write.
+func TestSavedPlaces_ASmallShardSavesNothing(t *testing.T) {
+	sh, _ := placesShard(t)
+	giveUp(t, sh)
+	path := filepath.Join(sh.gitDir, placesFile)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no places saved: %v", err)
+	}
+	savePlacesAt = 1000
+	rememberOn(t, sh, "one more", "2026-11-04")
+	giveUp(t, sh)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a save left beside a shard of a few facts: %v", err)
+	}
+}
+
 // A save that does not read back, or that names a tree the shard does not
 // have, is passed over: every file is read, and every fact found.
 func TestSavedPlaces_ABadSaveIsPassedOver(t *testing.T) {
@@ -211,9 +301,11 @@ func TestSavedPlaces_RoundTrip(t *testing.T) {
 	if got.head != st.head || got.root != st.root || len(got.files) != 2 || got.files["log/2026-10.md"] != st.files["log/2026-10.md"] {
 		t.Errorf("read back %+v", got)
 	}
-	for _, id := range []string{"0123456789ab", "ffffffffffff", "not-an-id", "000000000000"} {
-		if a, b := p.get(id), got.where.get(id); !slices.Equal(a, b) {
-			t.Errorf("%s: saved in %v, read back in %v", id, a, b)
+	// The files of an ID in several come back in the tree's order, as
+	// reading every file finds them.
+	for id, want := range map[string][]string{"0123456789ab": {"log/2026-10.md"}, "ffffffffffff": {"log/2026-10.md", ProfileFile}, "not-an-id": {ProfileFile}, "000000000000": nil} {
+		if got := got.where.get(id); !slices.Equal(got, want) {
+			t.Errorf("%s: saved in %v, read back in %v, want %v", id, p.get(id), got, want)
 		}
 	}
 }
