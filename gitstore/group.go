@@ -145,10 +145,27 @@ type pendingFile struct {
 	added    []memd.Fact
 }
 
-// lineReplace rewrites the line at [start, end).
+// lineReplace rewrites the line at [start, end) to hold fact.
 type lineReplace struct {
 	start, end int
 	line       []byte
+	fact       memd.Fact
+}
+
+// takeReplaced takes back the rewrites of this change that make a line
+// hold the fact id.
+func (p *pendingFile) takeReplaced(id string) []lineReplace {
+	var taken []lineReplace
+	kept := p.replaces[:0]
+	for _, r := range p.replaces {
+		if r.fact.ID == id {
+			taken = append(taken, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	p.replaces = kept
+	return taken
 }
 
 // add plans one change. The result's Commit is set when the group is built.
@@ -171,9 +188,16 @@ func (g *group) add(c Change) (*Result, error) {
 		return p
 	}
 	added := make(map[string]memd.Fact) // facts this change adds, by ID
+	// Facts an edit of this change made, by ID: their lines are not in
+	// the files read yet, and adding one again would write it twice.
+	edited := make(map[string]memd.Fact)
 	for i, e := range c.Edits {
 		switch e.Op {
 		case AddFact:
+			if f, ok := edited[e.Fact.ID]; ok {
+				res.Facts[i] = f
+				continue
+			}
 			f, ok, err := g.find(e.Fact.ID, added)
 			if err != nil {
 				return nil, err
@@ -194,14 +218,18 @@ func (g *group) add(c Change) (*Result, error) {
 			res.Facts[i] = f
 			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
 		case RemoveFact:
-			f, ok, err := g.find(e.Fact.ID, added)
-			if err != nil {
-				return nil, err
+			f, ok := edited[e.Fact.ID]
+			if !ok {
+				var err error
+				if f, ok, err = g.find(e.Fact.ID, added); err != nil {
+					return nil, err
+				}
 			}
 			if !ok {
 				continue
 			}
 			delete(added, f.ID)
+			delete(edited, f.ID)
 			res.Facts[i] = f
 			for _, path := range g.where(f.ID) {
 				p := pend(path)
@@ -222,12 +250,20 @@ func (g *group) add(c Change) (*Result, error) {
 						}
 					}
 				}
+				// A line an edit of this change rewrote to hold it goes too.
+				for _, r := range p.takeReplaced(f.ID) {
+					p.removes = append(p.removes, [2]int{r.start, r.end})
+					res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: r.fact})
+				}
 			}
 			g.over[f.ID] = nil
 		case ReplaceFact:
-			old, ok, err := g.find(e.Fact.ID, added)
-			if err != nil {
-				return nil, err
+			old, ok := edited[e.Fact.ID]
+			if !ok {
+				var err error
+				if old, ok, err = g.find(e.Fact.ID, added); err != nil {
+					return nil, err
+				}
 			}
 			if !ok || added[old.ID].ID != "" {
 				continue // nothing to replace (or added by this very change)
@@ -248,22 +284,29 @@ func (g *group) add(c Change) (*Result, error) {
 					continue
 				}
 				p := pend(path)
+				// The lines holding it, and those an edit of this change
+				// rewrote to hold it: the first holds next, the others go.
+				lines := p.takeReplaced(old.ID)
 				for _, lf := range ff.facts {
-					if lf.ID != old.ID {
-						continue
+					if lf.ID == old.ID {
+						lines = append(lines, lineReplace{start: lf.start, end: lf.end})
 					}
+				}
+				for _, l := range lines {
 					if at == "" {
 						at = path
 						next.File = path
-						p.replaces = append(p.replaces, lineReplace{lf.start, lf.end, []byte(FormatLine(next))})
+						p.replaces = append(p.replaces, lineReplace{l.start, l.end, []byte(FormatLine(next)), next})
 					} else {
-						p.removes = append(p.removes, [2]int{lf.start, lf.end})
+						p.removes = append(p.removes, [2]int{l.start, l.end})
 					}
 				}
 			}
 			g.over[old.ID] = nil
 			// The new text may be a fact another file holds already.
 			g.over[next.ID] = appendUnique(slices.Clone(g.where(next.ID)), at)
+			delete(edited, old.ID)
+			edited[next.ID] = next
 			res.Facts[i] = next
 			res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: old}, memd.FactChange{Op: "+", Fact: next})
 		}

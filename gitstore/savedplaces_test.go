@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -346,4 +348,124 @@ func FuzzDecodePlaces(f *testing.F) {
 			t.Fatalf("read back, written and read again: %v", err)
 		}
 	})
+}
+
+// What a writer keeps of where facts are, change after change, is what
+// reading every file finds: a save would otherwise keep a drift for good,
+// where reading the files again after an idle minute used to end it.
+// Random adds, removals and edits, chained ones among them, from several
+// writers at once so that changes share a commit, over files of three
+// months and a profile.
+func TestPlaces_AsReadAfreshAfterRandomWrites(t *testing.T) {
+	_, sh := aliceShard(t)
+	days := []string{"2026-09-30", "2026-10-03", "2026-11-03"}
+	tiers := []memd.Tier{memd.TierLog, memd.TierLog, memd.TierProfile, memd.TierNote}
+	fact := func(rng *rand.Rand) memd.Fact {
+		d, _ := memd.ParseDate(days[rng.IntN(len(days))])
+		text := fmt.Sprintf("fact %d", rng.IntN(40))
+		return memd.Fact{ID: memd.FactID(text), Text: text, Date: d, Tier: tiers[rng.IntN(len(tiers))]}
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for range 60 {
+				var edits []Edit
+				for range 1 + rng.IntN(3) {
+					f, g := fact(rng), fact(rng)
+					switch rng.IntN(4) {
+					case 0, 1:
+						edits = append(edits, Edit{Op: AddFact, Fact: f})
+					case 2:
+						edits = append(edits, Edit{Op: RemoveFact, Fact: memd.Fact{ID: f.ID}})
+					case 3:
+						edits = append(edits, Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{ID: g.ID, Text: g.Text}})
+					}
+				}
+				if _, err := sh.Apply(Change{Author: Committer(), Message: "random\n", Edits: edits}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	placesAsReadAfresh(t, sh, 40)
+}
+
+// placesAsReadAfresh checks that where the shard's writer holds "fact 0"
+// to "fact n-1" is where reading every file finds them.
+func placesAsReadAfresh(t *testing.T, sh *Shard, n int) {
+	t.Helper()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	st := sh.cur.Load()
+	fresh := &state{head: st.head, root: st.root, files: map[string]fileAt{}, parsed: map[string]*factFile{}, where: newFactPlaces()}
+	if err := sh.placeAll(fresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st.where.len() != fresh.where.len() {
+		t.Errorf("the writer holds %d IDs, the files %d", st.where.len(), fresh.where.len())
+	}
+	for i := range n {
+		id := memd.FactID(fmt.Sprintf("fact %d", i))
+		got, want := slices.Sorted(slices.Values(st.where.get(id))), fresh.where.get(id)
+		if !slices.Equal(got, want) {
+			t.Errorf("fact %d: the writer has it in %q, the files in %q", i, got, want)
+		}
+	}
+}
+
+// Edits of one change that name a fact an earlier one of it made: the
+// fact a rewrite made is not added again, removed with the rest of its
+// lines, and rewritten in turn.
+func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
+	oct, _ := memd.ParseDate("2026-10-03")
+	nov, _ := memd.ParseDate("2026-11-03")
+	f := func(n int) memd.Fact {
+		text := fmt.Sprintf("fact %d", n)
+		return memd.Fact{ID: memd.FactID(text), Text: text, Date: nov, Tier: memd.TierLog}
+	}
+	replace := func(a, b int) Edit { return Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f(a).ID}, With: f(b)} }
+	for _, c := range []struct {
+		name  string
+		edits []Edit
+		want  map[string]string // fact text -> the files holding it, joined by spaces
+	}{
+		{"rewritten, then added", []Edit{replace(0, 1), {Op: AddFact, Fact: f(1)}},
+			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md"}},
+		{"rewritten, then removed", []Edit{replace(0, 1), {Op: RemoveFact, Fact: memd.Fact{ID: f(1).ID}}},
+			map[string]string{"fact 0": "", "fact 1": ""}},
+		{"rewritten to one held elsewhere, then removed", []Edit{replace(0, 2), {Op: RemoveFact, Fact: memd.Fact{ID: f(2).ID}}},
+			map[string]string{"fact 0": "", "fact 2": ""}},
+		{"rewritten to one held elsewhere, then rewritten", []Edit{replace(0, 2), replace(2, 3)},
+			map[string]string{"fact 0": "", "fact 2": "", "fact 3": "log/2026-10.md"}},
+		{"rewritten twice", []Edit{replace(0, 1), replace(1, 3)},
+			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, sh := aliceShard(t)
+			two := f(2)
+			two.Date = oct // in October's log
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: f(0)}, {Op: AddFact, Fact: two}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "edit\n", Edits: c.edits}); err != nil {
+				t.Fatal(err)
+			}
+			placesAsReadAfresh(t, sh, 4)
+			for text, want := range c.want {
+				var files []string
+				for _, path := range []string{"log/2026-10.md", "log/2026-11.md"} {
+					b, _ := os.ReadFile(filepath.Join(sh.Dir(), path))
+					for range strings.Count(string(b), ") "+text+"\n") {
+						files = append(files, path)
+					}
+				}
+				if got := strings.Join(files, " "); got != want {
+					t.Errorf("%q is in %q, want %q", text, got, want)
+				}
+			}
+		})
+	}
 }
