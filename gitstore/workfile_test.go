@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -226,6 +227,12 @@ func TestRewriteWorking_WriteLandingAfterTheLastLook(t *testing.T) {
 			held, _ = os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
 		}
 	})
+	// The watches earlier tests started end first: one still watching
+	// would signal done, and all 64 at once would leave none for this.
+	if err := watchSlots.Acquire(context.Background(), 64); err != nil {
+		t.Fatal(err)
+	}
+	watchSlots.Release(64)
 	done := make(chan struct{}, 1)
 	hook := func() { done <- struct{}{} }
 	testHookWatchDone.Store(&hook)
