@@ -469,3 +469,85 @@ func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
 		})
 	}
 }
+
+// The same after a person's commits between memd's writes: lines taken
+// out, copied into another file, and written by hand, which the writer
+// reads from the commits since it last looked.
+func TestPlaces_AsReadAfreshAfterAPersonsCommits(t *testing.T) {
+	was := savePlacesAt
+	t.Cleanup(func() { savePlacesAt = was })
+	savePlacesAt = 1
+	_, sh := aliceShard(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	days := []string{"2026-09-30", "2026-10-03", "2026-11-03"}
+	fact := func() memd.Fact {
+		d, _ := memd.ParseDate(days[rng.IntN(len(days))])
+		text := fmt.Sprintf("fact %d", rng.IntN(30))
+		tier := memd.TierLog
+		if rng.IntN(4) == 0 {
+			tier = memd.TierProfile
+		}
+		return memd.Fact{ID: memd.FactID(text), Text: text, Date: d, Tier: tier}
+	}
+	files := []string{ProfileFile, "log/2026-09.md", "log/2026-10.md", "log/2026-11.md"}
+	for step := range 80 {
+		if step%4 != 3 {
+			var edits []Edit
+			for range 1 + rng.IntN(3) {
+				f, g := fact(), fact()
+				switch rng.IntN(3) {
+				case 0:
+					edits = append(edits, Edit{Op: AddFact, Fact: f})
+				case 1:
+					edits = append(edits, Edit{Op: RemoveFact, Fact: memd.Fact{ID: f.ID}})
+				case 2:
+					edits = append(edits, Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{ID: g.ID, Text: g.Text}})
+				}
+			}
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "random\n", Edits: edits}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		// A person's commit: each file may lose a line, gain a copy of
+		// another file's line, or gain a line of their own.
+		var lines [][]string
+		for _, path := range files {
+			b, _ := os.ReadFile(filepath.Join(sh.Dir(), path))
+			lines = append(lines, strings.SplitAfter(string(b), "\n"))
+		}
+		for i, path := range files {
+			ls := lines[i]
+			switch rng.IntN(3) {
+			case 0:
+				if j := rng.IntN(len(ls)); strings.HasPrefix(ls[j], "- (") {
+					ls = slices.Delete(ls, j, j+1)
+				}
+			case 1:
+				other := lines[rng.IntN(len(lines))]
+				if j := rng.IntN(len(other)); strings.HasPrefix(other[j], "- (") {
+					ls = append(ls, other[j])
+				}
+			case 2:
+				ls = append(ls, fmt.Sprintf("- (2026-10-0%d) fact %d\n", 1+rng.IntN(9), rng.IntN(30)))
+			}
+			if len(ls) > 1 || path == ProfileFile {
+				os.MkdirAll(filepath.Dir(filepath.Join(sh.Dir(), path)), 0o755)
+				if err := os.WriteFile(filepath.Join(sh.Dir(), path), []byte(strings.Join(ls, "")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cmd := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand", "--allow-empty")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git commit: %v\n%s", err, out)
+		}
+		if step%8 == 7 {
+			giveUp(t, sh) // read back from a save, then the commits since
+		}
+	}
+	if err := sh.Refresh(); err != nil { // read the last commit
+		t.Fatal(err)
+	}
+	placesAsReadAfresh(t, sh, 30)
+}
