@@ -16,6 +16,14 @@ type factPlaces struct {
 	odd   map[string][]uint32 // IDs that are not 12 hex digits (none memd writes)
 	paths []string            // file numbers → paths
 	of    map[string]uint32   // paths → file numbers
+	// base holds IDs of one file each as a saved state read them back:
+	// keys rising, with their files' numbers, a third of what one takes
+	// and read without hashing a key. An ID in base and in gone is held
+	// no longer there (it moved to one or more, or went); the maps hold
+	// what changed since.
+	baseKeys  []uint64
+	baseFiles []uint32
+	gone      map[uint64]bool
 }
 
 func newFactPlaces() *factPlaces {
@@ -56,7 +64,37 @@ func (p *factPlaces) reserve(n int) {
 }
 
 // len is how many distinct fact IDs the shard holds.
-func (p *factPlaces) len() int { return len(p.one) + len(p.more) + len(p.odd) }
+func (p *factPlaces) len() int {
+	return len(p.one) + len(p.more) + len(p.odd) + len(p.baseKeys) - len(p.gone)
+}
+
+// oneFile returns the number of the one file holding the fact whose ID
+// is k, false when none or several hold it.
+func (p *factPlaces) oneFile(k uint64) (uint32, bool) {
+	if n, ok := p.one[k]; ok {
+		return n, true
+	}
+	if len(p.baseKeys) == 0 || p.gone[k] {
+		return 0, false
+	}
+	if i, found := slices.BinarySearch(p.baseKeys, k); found {
+		return p.baseFiles[i], true
+	}
+	return 0, false
+}
+
+// unsetOne records that the fact whose ID is k, found by oneFile, is no
+// longer held by that file alone.
+func (p *factPlaces) unsetOne(k uint64) {
+	if _, ok := p.one[k]; ok {
+		delete(p.one, k)
+		return
+	}
+	if p.gone == nil {
+		p.gone = make(map[uint64]bool)
+	}
+	p.gone[k] = true
+}
 
 // has reports whether some file holds id.
 func (p *factPlaces) has(id string) bool {
@@ -64,7 +102,7 @@ func (p *factPlaces) has(id string) bool {
 	if !ok {
 		return len(p.odd[id]) > 0
 	}
-	if _, ok := p.one[k]; ok {
+	if _, ok := p.oneFile(k); ok {
 		return true
 	}
 	return len(p.more[k]) > 0
@@ -78,7 +116,7 @@ func (p *factPlaces) get(id string) []string {
 	case !ok:
 		nums = p.odd[id]
 	default:
-		if n, ok := p.one[k]; ok {
+		if n, ok := p.oneFile(k); ok {
 			return []string{p.paths[n]}
 		}
 		nums = p.more[k]
@@ -112,9 +150,9 @@ func (p *factPlaces) add(id, path string) {
 // addKey records that path holds the fact whose ID is k (memd.FactKey).
 func (p *factPlaces) addKey(k uint64, path string) {
 	n := p.number(path)
-	if m, ok := p.one[k]; ok {
+	if m, ok := p.oneFile(k); ok {
 		if m != n {
-			delete(p.one, k)
+			p.unsetOne(k)
 			if p.more == nil {
 				p.more = make(map[uint64][]uint32)
 			}
@@ -148,9 +186,9 @@ func (p *factPlaces) drop(id, path string) {
 		}
 		return
 	}
-	if m, ok := p.one[k]; ok {
+	if m, ok := p.oneFile(k); ok {
 		if m == n {
-			delete(p.one, k)
+			p.unsetOne(k)
 		}
 		return
 	}

@@ -11,14 +11,30 @@ import (
 
 // factPlaces answers as a map from each ID to the paths holding it would,
 // through random adds, drops and sets of IDs held by one file, by several,
-// and IDs that are not memd's 12 hex digits.
+// and IDs that are not memd's 12 hex digits; also when now and then saved
+// and read back, its IDs of one file each then in its sorted base.
 func TestFactPlaces_AnswersAsAMapOfPaths(t *testing.T) {
+	for _, saved := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read back from a save: %v", saved), func(t *testing.T) {
+			answersAsAMapOfPaths(t, saved)
+		})
+	}
+}
+
+func answersAsAMapOfPaths(t *testing.T, saved bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	ids := []string{"0123456789ab", "000000000000", "ffffffffffff", "a1b2c3d4e5f6", "ABCDEF012345", "short", "0123456789abc", "0123456789ag"}
+	ids := []string{"0123456789ab", "000000000000", "ffffffffffff", "a1b2c3d4e5f6", "ABCDEF012345", "short", "0123456789abc", "0123456789ag", "00000000000a", "0000000000a0"}
 	paths := []string{ProfileFile, "log/2026-10.md", "log/2026-11.md", "log/2026-11/03.md"}
 	model := map[string][]string{}
 	p := newFactPlaces()
 	for step := 0; step < 5000; step++ {
+		if saved && step%97 == 96 {
+			st, err := decodePlaces(encodePlaces(&state{files: map[string]fileAt{}, where: p}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = st.where
+		}
 		id, path := ids[rng.IntN(len(ids))], paths[rng.IntN(len(paths))]
 		switch rng.IntN(3) {
 		case 0:

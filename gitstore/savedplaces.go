@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -117,7 +118,7 @@ func (sh *Shard) savedState() *state {
 // CRC-32C of all before it. Numbers and lengths are uvarints.
 func encodePlaces(st *state) []byte {
 	p := st.where
-	b := make([]byte, 0, 64+len(st.files)*48+len(p.one)*8+len(p.more)*12)
+	b := make([]byte, 0, 64+len(st.files)*48+(p.len()-len(p.more))*8+len(p.more)*12)
 	b = append(b, placesMagic...)
 	b = append(b, st.head[:]...)
 	b = append(b, st.root[:]...)
@@ -131,10 +132,26 @@ func encodePlaces(st *state) []byte {
 	for _, path := range p.paths {
 		b = appendString(b, path)
 	}
-	b = binary.AppendUvarint(b, uint64(len(p.one)))
+	// The IDs of one file each go with their keys rising, so that reading
+	// them back is a copy into the base of places, not a map built.
+	type keyFile struct {
+		k uint64
+		n uint32
+	}
+	ones := make([]keyFile, 0, len(p.one)+len(p.baseKeys)-len(p.gone))
+	for i, k := range p.baseKeys {
+		if !p.gone[k] {
+			ones = append(ones, keyFile{k, p.baseFiles[i]})
+		}
+	}
 	for k, n := range p.one {
-		b = appendKey(b, k)
-		b = binary.AppendUvarint(b, uint64(n))
+		ones = append(ones, keyFile{k, n})
+	}
+	slices.SortFunc(ones, func(a, b keyFile) int { return cmp.Compare(a.k, b.k) })
+	b = binary.AppendUvarint(b, uint64(len(ones)))
+	for _, o := range ones {
+		b = appendKey(b, o.k)
+		b = binary.AppendUvarint(b, uint64(o.n))
 	}
 	// The files of an ID held by several go in the order of their paths,
 	// the tree's, as reading every file would find them: the first is the
@@ -237,10 +254,12 @@ func decodePlaces(b []byte) (*state, error) {
 		return nums
 	}
 	ones := r.count(6 + 1)
-	p.reserve(ones)
-	for range ones {
-		k := r.key()
-		p.one[k] = number()
+	p.baseKeys, p.baseFiles = make([]uint64, ones), make([]uint32, ones)
+	for i := range ones {
+		p.baseKeys[i], p.baseFiles[i] = r.key(), number()
+		if i > 0 && p.baseKeys[i] <= p.baseKeys[i-1] {
+			r.bad = true // keys rise, each once
+		}
 	}
 	mores := r.count(6 + 1)
 	if mores > 0 {
@@ -248,7 +267,7 @@ func decodePlaces(b []byte) (*state, error) {
 	}
 	for range mores {
 		k := r.key()
-		if _, twice := p.one[k]; twice {
+		if _, twice := p.oneFile(k); twice {
 			r.bad = true
 		}
 		p.more[k] = numbers(2)
@@ -264,7 +283,7 @@ func decodePlaces(b []byte) (*state, error) {
 		}
 		p.odd[id] = numbers(1)
 	}
-	if len(p.one)+len(p.more)+len(p.odd) != ones+mores+odds {
+	if len(p.more)+len(p.odd) != mores+odds {
 		r.bad = true // an ID twice
 	}
 	if r.bad || len(r.b) != 0 {

@@ -331,7 +331,7 @@ func FuzzDecodePlaces(f *testing.F) {
 			return
 		}
 		p := st.where
-		numbers := slices.Collect(maps.Values(p.one))
+		numbers := slices.Concat(slices.Collect(maps.Values(p.one)), p.baseFiles)
 		for _, nums := range p.more {
 			numbers = append(numbers, nums...)
 		}
