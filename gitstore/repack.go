@@ -58,23 +58,15 @@ func (sh *Shard) startRepack() {
 		return
 	}
 	s := sh.store
-	s.mu.Lock()
-	closed := s.closed
-	if !closed {
-		s.bg.Add(1)
-	}
-	s.mu.Unlock()
-	if closed {
-		sh.repacking.Store(false)
-		return
-	}
-	go func() {
-		defer s.bg.Done()
+	started := s.background(func() {
 		defer sh.repacking.Store(false)
 		if err := sh.repack(); err != nil {
 			s.log.Warn("background repack failed; packs accumulate until it succeeds", "shard", sh.id, "err", err)
 		}
-	}()
+	})
+	if !started {
+		sh.repacking.Store(false)
+	}
 }
 
 // Repack rolls the shard's small packs together now, after any repack

@@ -76,22 +76,13 @@ func (sh *Shard) savePlacesLater(st *state) chan struct{} {
 		sh.saveMu.Unlock()
 		return nil
 	}
-	s := sh.store
-	s.mu.Lock()
-	closed := s.closed
-	if !closed {
-		s.bg.Add(1)
-	}
-	s.mu.Unlock()
-	if closed {
-		return nil
-	}
 	done := make(chan struct{})
-	go func() {
-		defer s.bg.Done()
+	if !sh.store.background(func() {
 		defer close(done)
 		sh.savePlaces(st)
-	}()
+	}) {
+		return nil
+	}
 	return done
 }
 

@@ -370,18 +370,7 @@ func TestPlaces_AsReadAfreshAfterRandomWrites(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			for range 60 {
-				var edits []Edit
-				for range 1 + rng.IntN(3) {
-					f, g := fact(rng), fact(rng)
-					switch rng.IntN(4) {
-					case 0, 1:
-						edits = append(edits, Edit{Op: AddFact, Fact: f})
-					case 2:
-						edits = append(edits, Edit{Op: RemoveFact, Fact: memd.Fact{ID: f.ID}})
-					case 3:
-						edits = append(edits, Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{ID: g.ID, Text: g.Text}})
-					}
-				}
+				edits := randomEdits(rng, func() memd.Fact { return fact(rng) })
 				if _, err := sh.Apply(Change{Author: Committer(), Message: "random\n", Edits: edits}); err != nil {
 					t.Error(err)
 					return
@@ -391,6 +380,24 @@ func TestPlaces_AsReadAfreshAfterRandomWrites(t *testing.T) {
 	}
 	wg.Wait()
 	placesAsReadAfresh(t, sh, 40)
+}
+
+// randomEdits returns one to three edits of facts fact gives: adds (half
+// of them), removals and rewrites.
+func randomEdits(rng *rand.Rand, fact func() memd.Fact) []Edit {
+	var edits []Edit
+	for range 1 + rng.IntN(3) {
+		f, g := fact(), fact()
+		switch rng.IntN(4) {
+		case 0, 1:
+			edits = append(edits, Edit{Op: AddFact, Fact: f})
+		case 2:
+			edits = append(edits, Edit{Op: RemoveFact, Fact: memd.Fact{ID: f.ID}})
+		case 3:
+			edits = append(edits, Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{ID: g.ID, Text: g.Text}})
+		}
+	}
+	return edits
 }
 
 // placesAsReadAfresh checks that where the shard's writer holds "fact 0"
@@ -492,19 +499,7 @@ func TestPlaces_AsReadAfreshAfterAPersonsCommits(t *testing.T) {
 	files := []string{ProfileFile, "log/2026-09.md", "log/2026-10.md", "log/2026-11.md"}
 	for step := range 80 {
 		if step%4 != 3 {
-			var edits []Edit
-			for range 1 + rng.IntN(3) {
-				f, g := fact(), fact()
-				switch rng.IntN(3) {
-				case 0:
-					edits = append(edits, Edit{Op: AddFact, Fact: f})
-				case 1:
-					edits = append(edits, Edit{Op: RemoveFact, Fact: memd.Fact{ID: f.ID}})
-				case 2:
-					edits = append(edits, Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f.ID}, With: memd.Fact{ID: g.ID, Text: g.Text}})
-				}
-			}
-			if _, err := sh.Apply(Change{Author: Committer(), Message: "random\n", Edits: edits}); err != nil {
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "random\n", Edits: randomEdits(rng, fact)}); err != nil {
 				t.Fatal(err)
 			}
 			continue

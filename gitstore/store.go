@@ -135,6 +135,22 @@ func lockStore(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// background runs fn in a goroutine Close waits for, unless the store is
+// closing, and reports whether it did.
+func (s *Store) background(fn func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		fn()
+	}()
+	return true
+}
+
 // Dir returns the data directory.
 func (s *Store) Dir() string { return s.dir }
 
