@@ -152,6 +152,23 @@ type lineReplace struct {
 	fact       memd.Fact
 }
 
+// edited reports whether this change rewrites or removes the line at
+// start: then what it held before the change is gone, and only what the
+// rewrite makes it hold counts.
+func (p *pendingFile) edited(start int) bool {
+	for _, r := range p.removes {
+		if r[0] == start {
+			return true
+		}
+	}
+	for _, r := range p.replaces {
+		if r.start == start {
+			return true
+		}
+	}
+	return false
+}
+
 // takeReplaced takes back the rewrites of this change that make a line
 // hold the fact id.
 func (p *pendingFile) takeReplaced(id string) []lineReplace {
@@ -242,7 +259,7 @@ func (g *group) add(c Change) (*Result, error) {
 				}
 				if ff != nil {
 					for _, lf := range ff.facts {
-						if lf.ID == f.ID {
+						if lf.ID == f.ID && !p.edited(lf.start) {
 							p.removes = append(p.removes, [2]int{lf.start, lf.end})
 							removed := lf.Fact
 							removed.Shard = g.sh.id
@@ -288,7 +305,7 @@ func (g *group) add(c Change) (*Result, error) {
 				// rewrote to hold it: the first holds next, the others go.
 				lines := p.takeReplaced(old.ID)
 				for _, lf := range ff.facts {
-					if lf.ID == old.ID {
+					if lf.ID == old.ID && !p.edited(lf.start) && !slices.ContainsFunc(lines, func(l lineReplace) bool { return l.start == lf.start }) {
 						lines = append(lines, lineReplace{start: lf.start, end: lf.end})
 					}
 				}

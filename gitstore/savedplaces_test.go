@@ -382,6 +382,29 @@ func TestPlaces_AsReadAfreshAfterRandomWrites(t *testing.T) {
 	placesAsReadAfresh(t, sh, 40)
 }
 
+// The same after each of many changes of several edits of a few facts:
+// chains of edits within one change, each naming what an earlier one made.
+func TestPlaces_AsReadAfreshAfterChainsOfEdits(t *testing.T) {
+	_, sh := aliceShard(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	days := []string{"2026-10-03", "2026-11-03"}
+	fact := func() memd.Fact {
+		d, _ := memd.ParseDate(days[rng.IntN(len(days))])
+		text := fmt.Sprintf("fact %d", rng.IntN(6))
+		return memd.Fact{ID: memd.FactID(text), Text: text, Date: d, Tier: memd.TierLog}
+	}
+	for range 300 {
+		edits := slices.Concat(randomEdits(rng, fact), randomEdits(rng, fact))
+		if _, err := sh.Apply(Change{Author: Committer(), Message: "random\n", Edits: edits}); err != nil {
+			t.Fatal(err)
+		}
+		placesAsReadAfresh(t, sh, 6)
+		if t.Failed() {
+			t.Fatalf("after %v", edits)
+		}
+	}
+}
+
 // randomEdits returns one to three edits of facts fact gives: adds (half
 // of them), removals and rewrites.
 func randomEdits(rng *rand.Rand, fact func() memd.Fact) []Edit {
@@ -431,6 +454,10 @@ func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
 	nov, _ := memd.ParseDate("2026-11-03")
 	f := func(n int) memd.Fact {
 		text := fmt.Sprintf("fact %d", n)
+		switch n {
+		case 5, 6: // fact 0 written otherwise: the same ID
+			text = map[int]string{5: "FACT  0", 6: "Fact 0"}[n]
+		}
 		return memd.Fact{ID: memd.FactID(text), Text: text, Date: nov, Tier: memd.TierLog}
 	}
 	replace := func(a, b int) Edit { return Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f(a).ID}, With: f(b)} }
@@ -449,18 +476,26 @@ func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
 			map[string]string{"fact 0": "", "fact 2": "", "fact 3": "log/2026-10.md"}},
 		{"rewritten twice", []Edit{replace(0, 1), replace(1, 3)},
 			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
+		{"rewritten, back, and again", []Edit{replace(0, 1), replace(1, 0), replace(0, 3)},
+			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
+		{"rewritten to another, whose line is rewritten to it, then removed", []Edit{replace(0, 1), replace(4, 0), {Op: RemoveFact, Fact: memd.Fact{ID: f(0).ID}}},
+			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md", "fact 4": ""}},
+		{"rewritten to another, whose line is rewritten to it, then rewritten", []Edit{replace(0, 1), replace(4, 0), replace(0, 3)},
+			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md", "fact 3": "log/2026-11.md", "fact 4": ""}},
+		{"rewritten keeping its ID, twice", []Edit{replace(0, 5), replace(0, 6)},
+			map[string]string{"fact 0": "", "FACT  0": "", "Fact 0": "log/2026-11.md"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, sh := aliceShard(t)
 			two := f(2)
 			two.Date = oct // in October's log
-			if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: f(0)}, {Op: AddFact, Fact: two}}}); err != nil {
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: f(0)}, {Op: AddFact, Fact: two}, {Op: AddFact, Fact: f(4)}}}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := sh.Apply(Change{Author: Committer(), Message: "edit\n", Edits: c.edits}); err != nil {
 				t.Fatal(err)
 			}
-			placesAsReadAfresh(t, sh, 4)
+			placesAsReadAfresh(t, sh, 5)
 			for text, want := range c.want {
 				var files []string
 				for _, path := range []string{"log/2026-10.md", "log/2026-11.md"} {
@@ -533,9 +568,11 @@ func TestPlaces_AsReadAfreshAfterAPersonsCommits(t *testing.T) {
 				}
 			}
 		}
-		cmd := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand", "--allow-empty")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git commit: %v\n%s", err, out)
+		for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "by hand", "--allow-empty"}} {
+			cmd := exec.Command("git", append([]string{"-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %s: %v\n%s", args[0], err, out)
+			}
 		}
 		if step%8 == 7 {
 			giveUp(t, sh) // read back from a save, then the commits since
