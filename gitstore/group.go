@@ -169,6 +169,23 @@ func (p *pendingFile) edited(start int) bool {
 	return false
 }
 
+// conflict returns an error if two of the edits name one line and differ:
+// keeping one would lose what the other writes while the change says it
+// is done (planFile keeps one of those naming the same line).
+func (p *pendingFile) conflict() error {
+	at := make(map[int]lineReplace, len(p.removes)+len(p.replaces))
+	for _, r := range p.removes {
+		at[r[0]] = lineReplace{start: r[0], end: r[1]}
+	}
+	for _, r := range p.replaces {
+		if o, ok := at[r.start]; ok && (o.end != r.end || !bytes.Equal(o.line, r.line)) {
+			return fmt.Errorf("two different edits of the line at byte %d", r.start)
+		}
+		at[r.start] = r
+	}
+	return nil
+}
+
 // takeReplaced takes back the rewrites of this change that make a line
 // hold the fact id.
 func (p *pendingFile) takeReplaced(id string) []lineReplace {
@@ -330,6 +347,13 @@ func (g *group) add(c Change) (*Result, error) {
 	}
 	if len(res.Changes) == 0 {
 		return res, nil
+	}
+	// Checked before any file is planned: a change that fails leaves the
+	// group as it was.
+	for path, p := range pending {
+		if err := p.conflict(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	pl := &plan{change: c, res: res}
 	for _, path := range slices.Sorted(maps.Keys(pending)) {

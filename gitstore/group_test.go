@@ -1,0 +1,98 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+)
+
+// Two edits of a change naming one line are refused when they differ (a
+// removal and a rewrite, two rewrites), not one of them dropped; the
+// same removal twice is one.
+func TestPendingFile_TwoDifferentEditsOfALineConflict(t *testing.T) {
+	line := func(s string) lineReplace { return lineReplace{start: 10, end: 20, line: []byte(s)} }
+	for _, c := range []struct {
+		name string
+		p    pendingFile
+		want bool
+	}{
+		{"removed twice", pendingFile{removes: [][2]int{{10, 20}, {10, 20}}}, false},
+		{"removed and rewritten", pendingFile{removes: [][2]int{{10, 20}}, replaces: []lineReplace{line("- (2026-11-03) b\n")}}, true},
+		{"rewritten twice, differently", pendingFile{replaces: []lineReplace{line("- (2026-11-03) b\n"), line("- (2026-11-03) c\n")}}, true},
+		{"lines apart", pendingFile{removes: [][2]int{{0, 10}}, replaces: []lineReplace{line("- (2026-11-03) b\n")}}, false},
+	} {
+		if err := c.p.conflict(); (err != nil) != c.want {
+			t.Errorf("%s: conflict = %v", c.name, err)
+		}
+	}
+}
+
+// Edits of one change that name a fact an earlier one of it made: the
+// fact a rewrite made is not added again, removed with the rest of its
+// lines, and rewritten in turn.
+func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
+	oct, _ := memd.ParseDate("2026-10-03")
+	nov, _ := memd.ParseDate("2026-11-03")
+	f := func(n int) memd.Fact {
+		text := fmt.Sprintf("fact %d", n)
+		switch n {
+		case 5, 6: // fact 0 written otherwise: the same ID
+			text = map[int]string{5: "FACT  0", 6: "Fact 0"}[n]
+		}
+		return memd.Fact{ID: memd.FactID(text), Text: text, Date: nov, Tier: memd.TierLog}
+	}
+	replace := func(a, b int) Edit { return Edit{Op: ReplaceFact, Fact: memd.Fact{ID: f(a).ID}, With: f(b)} }
+	for _, c := range []struct {
+		name  string
+		edits []Edit
+		want  map[string]string // fact text -> the files holding it, joined by spaces
+	}{
+		{"rewritten, then added", []Edit{replace(0, 1), {Op: AddFact, Fact: f(1)}},
+			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md"}},
+		{"rewritten, then removed", []Edit{replace(0, 1), {Op: RemoveFact, Fact: memd.Fact{ID: f(1).ID}}},
+			map[string]string{"fact 0": "", "fact 1": ""}},
+		{"rewritten to one held elsewhere, then removed", []Edit{replace(0, 2), {Op: RemoveFact, Fact: memd.Fact{ID: f(2).ID}}},
+			map[string]string{"fact 0": "", "fact 2": ""}},
+		{"rewritten to one held elsewhere, then rewritten", []Edit{replace(0, 2), replace(2, 3)},
+			map[string]string{"fact 0": "", "fact 2": "", "fact 3": "log/2026-10.md"}},
+		{"rewritten twice", []Edit{replace(0, 1), replace(1, 3)},
+			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
+		{"rewritten, back, and again", []Edit{replace(0, 1), replace(1, 0), replace(0, 3)},
+			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
+		{"rewritten to another, whose line is rewritten to it, then removed", []Edit{replace(0, 1), replace(4, 0), {Op: RemoveFact, Fact: memd.Fact{ID: f(0).ID}}},
+			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md", "fact 4": ""}},
+		{"rewritten to another, whose line is rewritten to it, then rewritten", []Edit{replace(0, 1), replace(4, 0), replace(0, 3)},
+			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md", "fact 3": "log/2026-11.md", "fact 4": ""}},
+		{"rewritten keeping its ID, twice", []Edit{replace(0, 5), replace(0, 6)},
+			map[string]string{"fact 0": "", "FACT  0": "", "Fact 0": "log/2026-11.md"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, sh := aliceShard(t)
+			two := f(2)
+			two.Date = oct // in October's log
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: f(0)}, {Op: AddFact, Fact: two}, {Op: AddFact, Fact: f(4)}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sh.Apply(Change{Author: Committer(), Message: "edit\n", Edits: c.edits}); err != nil {
+				t.Fatal(err)
+			}
+			placesAsReadAfresh(t, sh, 5)
+			for text, want := range c.want {
+				var files []string
+				for _, path := range []string{"log/2026-10.md", "log/2026-11.md"} {
+					b, _ := os.ReadFile(filepath.Join(sh.Dir(), path))
+					for range strings.Count(string(b), ") "+text+"\n") {
+						files = append(files, path)
+					}
+				}
+				if got := strings.Join(files, " "); got != want {
+					t.Errorf("%q is in %q, want %q", text, got, want)
+				}
+			}
+		})
+	}
+}
