@@ -339,7 +339,10 @@ func proposalChange(sh *gitstore.Shard, c gitstore.Commit) (gitstore.Change, err
 	for _, ch := range d.Facts {
 		if ch.Op == "-" {
 			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: ch.Fact.ID}})
-			if p.Op == memd.OpEdit && ch.Fact.ID == p.Replaces {
+			// The first of the fact's lines becomes the rewrite, before the
+			// removals of its others: a removal first would take every
+			// line of it, and leave the rewrite nothing to rewrite.
+			if p.Op == memd.OpEdit && ch.Fact.ID == p.Replaces && replaced < 0 {
 				replaced = len(edits) - 1
 			}
 		}
