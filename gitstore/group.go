@@ -29,10 +29,11 @@ type group struct {
 	root    Hash
 	when    time.Time
 	files   map[string]fileAt
-	parsed  map[string]*factFile // the files changed, in their latest versions, and those base held parsed
-	read    map[string]*factFile // the files read to find a fact and left as they were
-	over    map[string][]string  // fact ID -> paths, overriding base.where
-	touched map[string]*factFile // path -> its version in base (nil if new)
+	parsed  map[string]*factFile  // the files changed, in their latest versions, and those base held parsed
+	read    map[string]*factFile  // the files read to find a fact and left as they were
+	over    map[string][]string   // fact ID -> paths, overriding base.where
+	before  map[string]overBefore // what the change being planned changed in over
+	touched map[string]*factFile  // path -> its version in base (nil if new)
 	plans   []*plan
 
 	// Notes the group changes: their latest versions (nil: removed) and
@@ -71,11 +72,41 @@ func newGroup(sh *Shard, st *state) *group {
 		parsed:  maps.Clone(st.parsed),
 		read:    make(map[string]*factFile),
 		over:    make(map[string][]string),
+		before:  make(map[string]overBefore),
 		touched: make(map[string]*factFile),
 
 		notes:       make(map[string]*factFile),
 		noteTouched: make(map[string]*factFile),
 	}
+}
+
+// setOver records where the fact id is after the change being planned,
+// keeping where it was before, in case the change is refused.
+func (g *group) setOver(id string, paths []string) {
+	if _, kept := g.before[id]; !kept {
+		was, had := g.over[id]
+		g.before[id] = overBefore{was, had}
+	}
+	g.over[id] = paths
+}
+
+// overBefore is where a fact was before the change being planned: paths,
+// or unset.
+type overBefore struct {
+	paths []string
+	set   bool
+}
+
+// undoOver puts back where facts were before the change being planned.
+func (g *group) undoOver() {
+	for id, b := range g.before {
+		if b.set {
+			g.over[id] = b.paths
+		} else {
+			delete(g.over, id)
+		}
+	}
+	clear(g.before)
 }
 
 func (g *group) where(id string) []string {
@@ -212,6 +243,7 @@ func (g *group) add(c Change) (*Result, error) {
 		return g.addNote(c)
 	}
 	res := &Result{Facts: make([]memd.Fact, len(c.Edits))}
+	clear(g.before)
 	pending := make(map[string]*pendingFile)
 	pend := func(path string) *pendingFile {
 		if p := pending[path]; p != nil {
@@ -248,7 +280,7 @@ func (g *group) add(c Change) (*Result, error) {
 			p := pend(f.File)
 			p.added = append(p.added, f)
 			added[f.ID] = f
-			g.over[f.ID] = []string{f.File}
+			g.setOver(f.ID, []string{f.File})
 			res.Facts[i] = f
 			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
 		case RemoveFact:
@@ -268,6 +300,7 @@ func (g *group) add(c Change) (*Result, error) {
 			for _, path := range g.where(f.ID) {
 				p := pend(path)
 				if j := slices.IndexFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID }); j >= 0 {
+					res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: p.added[j]})
 					p.added = slices.Delete(p.added, j, j+1)
 				}
 				ff, err := g.file(path)
@@ -290,7 +323,7 @@ func (g *group) add(c Change) (*Result, error) {
 					res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: r.fact})
 				}
 			}
-			g.over[f.ID] = nil
+			g.setOver(f.ID, nil)
 		case ReplaceFact:
 			old, ok := edited[e.Fact.ID]
 			if !ok {
@@ -336,23 +369,30 @@ func (g *group) add(c Change) (*Result, error) {
 					}
 				}
 			}
-			g.over[old.ID] = nil
+			g.setOver(old.ID, nil)
 			// The new text may be a fact another file holds already.
-			g.over[next.ID] = appendUnique(slices.Clone(g.where(next.ID)), at)
+			g.setOver(next.ID, appendUnique(slices.Clone(g.where(next.ID)), at))
 			delete(edited, old.ID)
 			edited[next.ID] = next
 			res.Facts[i] = next
 			res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: old}, memd.FactChange{Op: "+", Fact: next})
 		}
 	}
-	if len(res.Changes) == 0 {
+	// A change whose edits undo each other (a fact added, then removed)
+	// changes no file, and makes no commit.
+	maps.DeleteFunc(pending, func(_ string, p *pendingFile) bool {
+		return len(p.removes) == 0 && len(p.replaces) == 0 && len(p.added) == 0
+	})
+	if len(pending) == 0 {
+		res.Changes = nil
 		return res, nil
 	}
-	// Checked before any file is planned: a change that fails leaves the
-	// group as it was.
+	// Checked before any file is planned: a change refused leaves the
+	// group as it was, and the others in it go on.
 	for path, p := range pending {
 		if err := p.conflict(); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			g.undoOver()
+			return nil, memd.Errorf(memd.ECONFLICT, "%s: %v", path, err)
 		}
 	}
 	pl := &plan{change: c, res: res}

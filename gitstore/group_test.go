@@ -96,3 +96,63 @@ func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
 		})
 	}
 }
+
+// A change whose edits undo each other changes no file and makes no
+// commit, and reports no change; one that adds and removes a fact it
+// removed reports each step.
+func TestChange_EditsThatUndoEachOther(t *testing.T) {
+	_, sh := aliceShard(t)
+	nov, _ := memd.ParseDate("2026-11-03")
+	dec, _ := memd.ParseDate("2026-12-03")
+	a := memd.Fact{ID: memd.FactID("fact a"), Text: "fact a", Date: nov, Tier: memd.TierLog}
+	if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := memd.Fact{ID: memd.FactID("fact b"), Text: "fact b", Date: dec, Tier: memd.TierLog}
+	res, err := sh.Apply(Change{Author: Committer(), Message: "both\n", Edits: []Edit{{Op: AddFact, Fact: b}, {Op: RemoveFact, Fact: memd.Fact{ID: b.ID}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Commit.IsZero() || len(res.Changes) != 0 {
+		t.Errorf("a fact added and removed: commit %s, changes %v", res.Commit, res.Changes)
+	}
+	if _, err := os.Stat(filepath.Join(sh.Dir(), "log", "2026-12.md")); !os.IsNotExist(err) {
+		t.Errorf("December's log was made for nothing: %v", err)
+	}
+	res, err = sh.Apply(Change{Author: Committer(), Message: "again\n", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: a.ID}}, {Op: AddFact, Fact: a}, {Op: RemoveFact, Fact: memd.Fact{ID: a.ID}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, c := range res.Changes {
+		ops = append(ops, c.Op+c.Fact.Text)
+	}
+	if got := strings.Join(ops, " "); got != "-fact a +fact a -fact a" {
+		t.Errorf("removed, added and removed again, reported as %q", got)
+	}
+	if _, err := sh.Fact(a.ID); err == nil {
+		t.Error("the fact is still held")
+	}
+	placesAsReadAfresh(t, sh, 0)
+}
+
+// What a refused change recorded of where facts are is put back: the
+// other changes of its group go on from where they were.
+func TestGroup_UndoOverPutsBackWhereFactsWere(t *testing.T) {
+	_, sh := aliceShard(t)
+	g := newGroup(sh, &state{files: map[string]fileAt{}, parsed: map[string]*factFile{}, where: newFactPlaces()})
+	g.over["kept"] = []string{"log/2026-11.md"}
+	g.over["gone"] = nil
+	clear(g.before)
+	g.setOver("kept", nil)
+	g.setOver("gone", []string{ProfileFile})
+	g.setOver("new", []string{ProfileFile})
+	g.setOver("new", nil)
+	g.undoOver()
+	if len(g.over) != 2 || len(g.over["kept"]) != 1 || g.over["gone"] != nil {
+		t.Errorf("after undo, over is %v", g.over)
+	}
+	if _, ok := g.over["new"]; ok {
+		t.Error("a fact the refused change named first is still recorded")
+	}
+}
