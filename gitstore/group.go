@@ -384,6 +384,7 @@ func (g *group) add(c Change) (*Result, error) {
 		return len(p.removes) == 0 && len(p.replaces) == 0 && len(p.added) == 0
 	})
 	if len(pending) == 0 {
+		g.undoOver()
 		res.Changes = nil
 		return res, nil
 	}

@@ -539,7 +539,7 @@ func (sh *Shard) loadSeeing(prev *state, head Hash, see func(Hash, *factFile)) (
 			if err == nil {
 				return st, nil
 			}
-			sh.store.log.Warn("where facts were saved at a commit not read now; reading every file", "shard", sh.id, "saved", short(saved.head), "err", err)
+			sh.store.log.Warn("the saved places do not lead to HEAD; reading every file", "shard", sh.id, "saved", short(saved.head), "err", err)
 		}
 	}
 	c, err := sh.readCommit(head)
