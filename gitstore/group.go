@@ -342,6 +342,7 @@ func (g *group) add(c Change) (*Result, error) {
 				continue
 			}
 			var at string
+			var gone []memd.FactChange // each line's fact, as it held it
 			for _, path := range g.where(old.ID) {
 				ff, err := g.file(path)
 				if err != nil {
@@ -356,10 +357,13 @@ func (g *group) add(c Change) (*Result, error) {
 				lines := p.takeReplaced(old.ID)
 				for _, lf := range ff.facts {
 					if lf.ID == old.ID && !p.edited(lf.start) && !slices.ContainsFunc(lines, func(l lineReplace) bool { return l.start == lf.start }) {
-						lines = append(lines, lineReplace{start: lf.start, end: lf.end})
+						lines = append(lines, lineReplace{start: lf.start, end: lf.end, fact: lf.Fact})
 					}
 				}
 				for _, l := range lines {
+					was := l.fact
+					was.Shard = g.sh.id
+					gone = append(gone, memd.FactChange{Op: "-", Fact: was})
 					if at == "" {
 						at = path
 						next.File = path
@@ -369,13 +373,16 @@ func (g *group) add(c Change) (*Result, error) {
 					}
 				}
 			}
+			if at == "" {
+				continue // no line holds it after all
+			}
 			g.setOver(old.ID, nil)
 			// The new text may be a fact another file holds already.
 			g.setOver(next.ID, appendUnique(slices.Clone(g.where(next.ID)), at))
 			delete(edited, old.ID)
 			edited[next.ID] = next
 			res.Facts[i] = next
-			res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: old}, memd.FactChange{Op: "+", Fact: next})
+			res.Changes = append(append(res.Changes, gone...), memd.FactChange{Op: "+", Fact: next})
 		}
 	}
 	// A change whose edits undo each other (a fact added, then removed)

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,5 +155,38 @@ func TestGroup_UndoOverPutsBackWhereFactsWere(t *testing.T) {
 	}
 	if _, ok := g.over["new"]; ok {
 		t.Error("a fact the refused change named first is still recorded")
+	}
+}
+
+// A rewrite of a fact on two lines (a person copied it) reports each line
+// it takes, with the text that line held, then the new fact.
+func TestChange_ARewriteReportsEveryLineItTakes(t *testing.T) {
+	_, sh := aliceShard(t)
+	nov, _ := memd.ParseDate("2026-11-03")
+	a := memd.Fact{ID: memd.FactID("fact a"), Text: "fact a", Date: nov, Tier: memd.TierLog}
+	if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sh.Dir(), "log", "2026-11.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, "- (2026-11-04) FACT  A\n"...), 0o644); err != nil { // the same ID
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "copied").CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v\n%s", err, out)
+	}
+	res, err := sh.Apply(Change{Author: Committer(), Message: "edit\n", Edits: []Edit{{Op: ReplaceFact, Fact: memd.Fact{ID: a.ID}, With: memd.Fact{Text: "fact b"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, c := range res.Changes {
+		ops = append(ops, c.Op+c.Fact.Text)
+	}
+	if got := strings.Join(ops, " "); got != "-fact a -FACT  A +fact b" {
+		t.Errorf("the rewrite reported %q", got)
 	}
 }
