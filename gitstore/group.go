@@ -332,8 +332,8 @@ func (g *group) add(c Change) (*Result, error) {
 					return nil, err
 				}
 			}
-			if !ok || added[old.ID].ID != "" {
-				continue // nothing to replace (or added by this very change)
+			if !ok {
+				continue // nothing to replace
 			}
 			next := old
 			next.Text, next.ID = e.With.Text, e.With.ID
@@ -344,6 +344,27 @@ func (g *group) add(c Change) (*Result, error) {
 			var at string
 			var gone []memd.FactChange // each line's fact, as it held it
 			for _, path := range g.where(old.ID) {
+				p := pend(path)
+				// A fact this change adds is rewritten before it is written.
+				p.added = slices.DeleteFunc(p.added, func(a memd.Fact) bool {
+					if a.ID != old.ID {
+						return false
+					}
+					gone = append(gone, memd.FactChange{Op: "-", Fact: a})
+					if at != "" {
+						return true
+					}
+					at = path
+					next.File = path
+					return false
+				})
+				if at == path {
+					for j, a := range p.added {
+						if a.ID == old.ID {
+							p.added[j] = next
+						}
+					}
+				}
 				ff, err := g.file(path)
 				if err != nil {
 					return nil, err
@@ -351,7 +372,6 @@ func (g *group) add(c Change) (*Result, error) {
 				if ff == nil {
 					continue
 				}
-				p := pend(path)
 				// The lines holding it, and those an edit of this change
 				// rewrote to hold it: the first holds next, the others go.
 				lines := p.takeReplaced(old.ID)
@@ -381,6 +401,10 @@ func (g *group) add(c Change) (*Result, error) {
 			g.setOver(next.ID, appendUnique(slices.Clone(g.where(next.ID)), at))
 			delete(edited, old.ID)
 			edited[next.ID] = next
+			if _, ok := added[old.ID]; ok {
+				delete(added, old.ID)
+				added[next.ID] = next
+			}
 			res.Facts[i] = next
 			res.Changes = append(append(res.Changes, gone...), memd.FactChange{Op: "+", Fact: next})
 		}

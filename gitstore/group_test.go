@@ -70,6 +70,12 @@ func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
 			map[string]string{"fact 0": "", "fact 1": "log/2026-11.md", "fact 3": "log/2026-11.md", "fact 4": ""}},
 		{"rewritten keeping its ID, twice", []Edit{replace(0, 5), replace(0, 6)},
 			map[string]string{"fact 0": "", "FACT  0": "", "Fact 0": "log/2026-11.md"}},
+		{"added, then rewritten", []Edit{{Op: AddFact, Fact: f(1)}, replace(1, 3)},
+			map[string]string{"fact 0": "log/2026-11.md", "fact 1": "", "fact 3": "log/2026-11.md"}},
+		{"added, another rewritten to it, then rewritten", []Edit{{Op: AddFact, Fact: f(1)}, replace(0, 1), replace(1, 3)},
+			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
+		{"removed, added again, then rewritten", []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: f(0).ID}}, {Op: AddFact, Fact: f(0)}, replace(0, 3)},
+			map[string]string{"fact 0": "", "fact 3": "log/2026-11.md"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, sh := aliceShard(t)
