@@ -30,11 +30,10 @@ func (m *idMap) get(idOf func(int32) string, id string) (int32, bool) {
 	return i, found
 }
 
-// place is find for an ID about to be set (slotTable.place).
+// place is find for an ID about to be set (slotTable.makeRoom).
 func (m *idMap) place(idOf func(int32) string, id string) (slot int, tag uint32, i int32, found bool) {
-	tag = uint32(hashID(id) >> 32)
-	slot, i, found = m.t.place(tag, func(i int32) bool { return idOf(i) == id })
-	return slot, tag, i, found
+	m.t.makeRoom()
+	return m.find(idOf, id)
 }
 
 // set records entry i at a slot place returned, with its tag.

@@ -55,16 +55,15 @@ func (t *slotTable) find(tag uint32, is func(k int32) bool) (slot int, k int32, 
 	}
 }
 
-// place is find for a key about to be set: the table grown first when
-// full, so that the slot it returns stays where set may put the key.
-func (t *slotTable) place(tag uint32, is func(k int32) bool) (slot int, k int32, found bool) {
+// makeRoom grows a full table: done before find for a key about to be
+// set, the slot find returns stays where set may put the key.
+func (t *slotTable) makeRoom() {
 	if t.full() {
 		t.grow()
 	}
-	return t.find(tag, is)
 }
 
-// set puts number k with tag in slot, as place gave it.
+// set puts number k with tag in slot, as find gave it after makeRoom.
 func (t *slotTable) set(slot int, tag uint32, k int32) {
 	if t.slots[slot] == 0 {
 		t.n++

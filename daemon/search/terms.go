@@ -39,11 +39,10 @@ func (d *termDict) find(t string) (k int32, slot int, tag uint32, found bool) {
 	return k, slot, tag, found
 }
 
-// place is find for a term about to be added (slotTable.place).
+// place is find for a term about to be added (slotTable.makeRoom).
 func (d *termDict) place(t string) (k int32, slot int, tag uint32, found bool) {
-	tag = uint32(maphash.String(termSeed, t) >> 32)
-	slot, k, found = d.t.place(tag, func(k int32) bool { return d.name(k) == t })
-	return k, slot, tag, found
+	d.t.makeRoom()
+	return d.find(t)
 }
 
 // get returns where term t's postings are.
