@@ -260,11 +260,7 @@ func (g *group) add(c Change) (*Result, error) {
 	for i, e := range c.Edits {
 		switch e.Op {
 		case AddFact:
-			if f, ok := edited[e.Fact.ID]; ok {
-				res.Facts[i] = f
-				continue
-			}
-			f, ok, err := g.find(e.Fact.ID, added)
+			f, ok, err := g.held(e.Fact.ID, added, edited)
 			if err != nil {
 				return nil, err
 			}
@@ -284,12 +280,9 @@ func (g *group) add(c Change) (*Result, error) {
 			res.Facts[i] = f
 			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
 		case RemoveFact:
-			f, ok := edited[e.Fact.ID]
-			if !ok {
-				var err error
-				if f, ok, err = g.find(e.Fact.ID, added); err != nil {
-					return nil, err
-				}
+			f, ok, err := g.held(e.Fact.ID, added, edited)
+			if err != nil {
+				return nil, err
 			}
 			if !ok {
 				continue
@@ -325,12 +318,9 @@ func (g *group) add(c Change) (*Result, error) {
 			}
 			g.setOver(f.ID, nil)
 		case ReplaceFact:
-			old, ok := edited[e.Fact.ID]
-			if !ok {
-				var err error
-				if old, ok, err = g.find(e.Fact.ID, added); err != nil {
-					return nil, err
-				}
+			old, ok, err := g.held(e.Fact.ID, added, edited)
+			if err != nil {
+				return nil, err
 			}
 			if !ok {
 				continue // nothing to replace
@@ -346,25 +336,19 @@ func (g *group) add(c Change) (*Result, error) {
 			for _, path := range g.where(old.ID) {
 				p := pend(path)
 				// A fact this change adds is rewritten before it is written.
-				p.added = slices.DeleteFunc(p.added, func(a memd.Fact) bool {
-					if a.ID != old.ID {
-						return false
-					}
-					gone = append(gone, memd.FactChange{Op: "-", Fact: a})
-					if at != "" {
-						return true
-					}
-					at = path
-					next.File = path
-					return false
-				})
-				if at == path {
-					for j, a := range p.added {
-						if a.ID == old.ID {
-							p.added[j] = next
+				kept := p.added[:0]
+				for _, a := range p.added {
+					if a.ID == old.ID {
+						gone = append(gone, memd.FactChange{Op: "-", Fact: a})
+						if at != "" {
+							continue // one line holds next
 						}
+						at, next.File = path, path
+						a = next
 					}
+					kept = append(kept, a)
 				}
+				p.added = kept
 				ff, err := g.file(path)
 				if err != nil {
 					return nil, err
@@ -460,6 +444,16 @@ func (g *group) find(id string, added map[string]memd.Fact) (memd.Fact, bool, er
 	f, ok, err := factIn(g.file, g.where(id), id)
 	f.Shard = g.sh.id
 	return f, ok, err
+}
+
+// held returns fact id as the change being planned has it so far: as
+// one of its rewrites made it (edited), as it adds it (added), or as the
+// files hold it.
+func (g *group) held(id string, added, edited map[string]memd.Fact) (memd.Fact, bool, error) {
+	if f, ok := edited[id]; ok {
+		return f, true, nil
+	}
+	return g.find(id, added)
 }
 
 // planFile applies a change's edits to one file, giving its next version.

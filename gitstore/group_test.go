@@ -3,7 +3,6 @@ package gitstore
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,11 +129,7 @@ func TestChange_EditsThatUndoEachOther(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ops []string
-	for _, c := range res.Changes {
-		ops = append(ops, c.Op+c.Fact.Text)
-	}
-	if got := strings.Join(ops, " "); got != "-fact a +fact a -fact a" {
+	if got := changeOps(res); got != "-fact a +fact a -fact a" {
 		t.Errorf("removed, added and removed again, reported as %q", got)
 	}
 	if _, err := sh.Fact(a.ID); err == nil {
@@ -173,26 +168,22 @@ func TestChange_ARewriteReportsEveryLineItTakes(t *testing.T) {
 	if _, err := sh.Apply(Change{Author: Committer(), Message: "import\n", Edits: []Edit{{Op: AddFact, Fact: a}}}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(sh.Dir(), "log", "2026-11.md")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(b, "- (2026-11-04) FACT  A\n"...), 0o644); err != nil { // the same ID
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "copied").CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v\n%s", err, out)
-	}
+	personAppends(t, sh, "log/2026-11.md", "- (2026-11-04) FACT  A\n") // the same ID
+	personCommits(t, sh)
 	res, err := sh.Apply(Change{Author: Committer(), Message: "edit\n", Edits: []Edit{{Op: ReplaceFact, Fact: memd.Fact{ID: a.ID}, With: memd.Fact{Text: "fact b"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := changeOps(res); got != "-fact a -FACT  A +fact b" {
+		t.Errorf("the rewrite reported %q", got)
+	}
+}
+
+// changeOps spells a result's changes as "+text" and "-text", in order.
+func changeOps(res Result) string {
 	var ops []string
 	for _, c := range res.Changes {
 		ops = append(ops, c.Op+c.Fact.Text)
 	}
-	if got := strings.Join(ops, " "); got != "-fact a -FACT  A +fact b" {
-		t.Errorf("the rewrite reported %q", got)
-	}
+	return strings.Join(ops, " ")
 }

@@ -92,6 +92,32 @@ func wantPlaces(t *testing.T, sh *Shard, want map[string]string) {
 	}
 }
 
+// personAppends appends a line to a working file of the shard, as a
+// person editing it would.
+func personAppends(t *testing.T, sh *Shard, path, line string) {
+	t.Helper()
+	full := filepath.Join(sh.Dir(), path)
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, append(b, line...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// personCommits commits the shard's working tree with the git CLI, as a
+// person would: every file, new ones too.
+func personCommits(t *testing.T, sh *Shard) {
+	t.Helper()
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "by hand", "--allow-empty"}} {
+		cmd := exec.Command("git", append([]string{"-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", args[0], err, out)
+		}
+	}
+}
+
 // A shard whose state was given up reads back where its facts were, not
 // every file, and loses nothing: a fact written again is still one, and
 // each is found where it is.
@@ -125,13 +151,6 @@ func TestSavedPlaces_FollowAPersonsCommits(t *testing.T) {
 	sh, all := placesShard(t)
 	giveUp(t, sh)
 	before := *all
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
 	path := filepath.Join(sh.Dir(), "log", "2026-10.md")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -147,7 +166,7 @@ func TestSavedPlaces_FollowAPersonsCommits(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run("commit", "-qam", "by hand")
+	personCommits(t, sh)
 
 	wantPlaces(t, sh, map[string]string{"written by hand": "log/2026-10.md", "fact 1 of 2026-10-03": "", "fact 2 of 2026-10-03": "log/2026-10.md"})
 	if again := rememberOn(t, sh, "fact 1 of 2026-10-03", "2026-11-04"); again.Commit.IsZero() {
@@ -168,18 +187,8 @@ func TestSavedPlaces_AFactInSeveralFilesKeepsTheTreesOrder(t *testing.T) {
 	if _, err := sh.Apply(Change{Author: Committer(), Message: "remember\n", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierProfile}}}}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(sh.Dir(), "log", "2026-10.md")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(b, "- (2026-10-04) a lasting fact\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("git", "-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v\n%s", err, out)
-	}
+	personAppends(t, sh, "log/2026-10.md", "- (2026-10-04) a lasting fact\n")
+	personCommits(t, sh)
 	if _, err := sh.Fact(memd.FactID(text)); err != nil { // read the person's commit
 		t.Fatal(err)
 	}
@@ -502,12 +511,7 @@ func TestPlaces_AsReadAfreshAfterAPersonsCommits(t *testing.T) {
 				}
 			}
 		}
-		for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "by hand", "--allow-empty"}} {
-			cmd := exec.Command("git", append([]string{"-C", sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %s: %v\n%s", args[0], err, out)
-			}
-		}
+		personCommits(t, sh)
 		if step%8 == 7 {
 			giveUp(t, sh) // read back from a save, then the commits since
 		}
