@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func (sh *Shard) savePlaces(st *state) {
 		sh.store.log.Warn("saving where facts are; the next write reads every file", "shard", sh.id, "err", err)
 		return
 	}
-	sh.placesSaved = st.head
+	sh.placesSaved, sh.placesGone = st.head, false
 	sh.store.log.Debug("saved where facts are", "shard", sh.id, "facts", st.where.len(), "bytes", len(b), "took", time.Since(start))
 }
 
@@ -71,8 +72,12 @@ func (sh *Shard) savePlacesLater(st *state) chan struct{} {
 		// A save from when the shard held more would be read, and
 		// every change since diffed, at each next write.
 		sh.saveMu.Lock()
-		os.Remove(filepath.Join(sh.gitDir, placesFile))
-		sh.placesSaved = Hash{}
+		if !sh.placesGone {
+			if err := os.Remove(filepath.Join(sh.gitDir, placesFile)); err == nil || errors.Is(err, fs.ErrNotExist) {
+				sh.placesGone = true // not looked for again at each idle minute
+			}
+			sh.placesSaved = Hash{}
+		}
 		sh.saveMu.Unlock()
 		return nil
 	}

@@ -47,11 +47,13 @@ type Shard struct {
 	draining bool
 	arrived  chan struct{} // a change was queued (capacity one; a wake-up)
 
-	// saveMu serialises saving where facts are (savedplaces.go);
-	// placesSaved is the commit saved last. saving, guarded by mu, is
-	// closed when the save of the state given up last is done.
+	// saveMu serialises saving where facts are (savedplaces.go), and
+	// guards placesSaved, the commit saved last, and placesGone: no save
+	// is on disk. saving, guarded by mu, is closed when the save of the
+	// state given up last is done.
 	saveMu      sync.Mutex
 	placesSaved Hash
+	placesGone  bool
 	saving      chan struct{}
 
 	repacking   atomic.Bool
