@@ -208,6 +208,11 @@ func TestSavedPlaces_ReadBackAfterARestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A save a kill cut short, left beside the one written at close.
+	tmp := filepath.Join(sh.gitDir, placesFile+".tmp")
+	if err := os.WriteFile(tmp, []byte("memd places 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := Open(dir, Options{NoSync: true, RepackAt: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +227,9 @@ func TestSavedPlaces_ReadBackAfterARestart(t *testing.T) {
 	}
 	if *all != before {
 		t.Errorf("every file was read %d times after a restart", *all-before)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the cut-short save is still there after a start: %v", err)
 	}
 }
 

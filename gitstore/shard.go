@@ -274,6 +274,7 @@ func (sh *Shard) clearStaleLocks() (from, to Hash) {
 		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
 	}
 	os.Remove(index + replaceSuffix)
+	os.Remove(filepath.Join(sh.gitDir, placesFile+".tmp")) // a save a kill cut short
 	for _, name := range []string{"index", mainRef} {
 		os.Remove(stagedLockPath(sh.gitDir, name))
 	}
