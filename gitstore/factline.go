@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/memd/memd"
@@ -169,6 +170,40 @@ type factFile struct {
 	blob  [20]byte
 	data  []byte
 	facts []lineFact
+	// byID leads from a fact ID to its lines in facts, made at the first
+	// look-up in a large file: a change removing thousands of facts from
+	// one month's log looked for each through every line.
+	byIDOnce sync.Once
+	byID     map[string][]int32
+}
+
+// indexFrom is the fewest lines for which a file's look-ups by ID go
+// through byID; fewer are scanned.
+const indexFrom = 64
+
+// linesOf returns the lines of f holding fact id, in file order.
+func (f *factFile) linesOf(id string) []lineFact {
+	if len(f.facts) < indexFrom {
+		var out []lineFact
+		for _, lf := range f.facts {
+			if lf.ID == id {
+				out = append(out, lf)
+			}
+		}
+		return out
+	}
+	f.byIDOnce.Do(func() {
+		f.byID = make(map[string][]int32, len(f.facts))
+		for i, lf := range f.facts {
+			f.byID[lf.ID] = append(f.byID[lf.ID], int32(i))
+		}
+	})
+	at := f.byID[id]
+	out := make([]lineFact, len(at))
+	for j, i := range at {
+		out[j] = f.facts[i]
+	}
+	return out
 }
 
 // parseFactFile finds the fact lines of a file.

@@ -174,6 +174,10 @@ type pendingFile struct {
 	removes  [][2]int // line ranges, in file order
 	replaces []lineReplace
 	added    []memd.Fact
+	// edited holds the starts of the lines this change rewrites or
+	// removes: what such a line held before the change is gone, and only
+	// what a rewrite makes it hold counts.
+	edited map[int]bool
 }
 
 // lineReplace rewrites the line at [start, end) to hold fact.
@@ -183,21 +187,23 @@ type lineReplace struct {
 	fact       memd.Fact
 }
 
-// edited reports whether this change rewrites or removes the line at
-// start: then what it held before the change is gone, and only what the
-// rewrite makes it hold counts.
-func (p *pendingFile) edited(start int) bool {
-	for _, r := range p.removes {
-		if r[0] == start {
-			return true
-		}
+// remove removes the line at [start, end).
+func (p *pendingFile) remove(start, end int) {
+	p.removes = append(p.removes, [2]int{start, end})
+	p.markEdited(start)
+}
+
+// replace rewrites a line.
+func (p *pendingFile) replace(r lineReplace) {
+	p.replaces = append(p.replaces, r)
+	p.markEdited(r.start)
+}
+
+func (p *pendingFile) markEdited(start int) {
+	if p.edited == nil {
+		p.edited = make(map[int]bool)
 	}
-	for _, r := range p.replaces {
-		if r.start == start {
-			return true
-		}
-	}
-	return false
+	p.edited[start] = true
 }
 
 // conflict returns an error if two of the edits name one line and differ:
@@ -301,9 +307,9 @@ func (g *group) add(c Change) (*Result, error) {
 					return nil, err
 				}
 				if ff != nil {
-					for _, lf := range ff.facts {
-						if lf.ID == f.ID && !p.edited(lf.start) {
-							p.removes = append(p.removes, [2]int{lf.start, lf.end})
+					for _, lf := range ff.linesOf(f.ID) {
+						if !p.edited[lf.start] {
+							p.remove(lf.start, lf.end)
 							removed := lf.Fact
 							removed.Shard = g.sh.id
 							res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: removed})
@@ -312,7 +318,7 @@ func (g *group) add(c Change) (*Result, error) {
 				}
 				// A line an edit of this change rewrote to hold it goes too.
 				for _, r := range p.takeReplaced(f.ID) {
-					p.removes = append(p.removes, [2]int{r.start, r.end})
+					p.remove(r.start, r.end)
 					res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: r.fact})
 				}
 			}
@@ -359,8 +365,8 @@ func (g *group) add(c Change) (*Result, error) {
 				// The lines holding it, and those an edit of this change
 				// rewrote to hold it: the first holds next, the others go.
 				lines := p.takeReplaced(old.ID)
-				for _, lf := range ff.facts {
-					if lf.ID == old.ID && !p.edited(lf.start) && !slices.ContainsFunc(lines, func(l lineReplace) bool { return l.start == lf.start }) {
+				for _, lf := range ff.linesOf(old.ID) {
+					if !p.edited[lf.start] && !slices.ContainsFunc(lines, func(l lineReplace) bool { return l.start == lf.start }) {
 						lines = append(lines, lineReplace{start: lf.start, end: lf.end, fact: lf.Fact})
 					}
 				}
@@ -371,9 +377,9 @@ func (g *group) add(c Change) (*Result, error) {
 					if at == "" {
 						at = path
 						next.File = path
-						p.replaces = append(p.replaces, lineReplace{l.start, l.end, []byte(FormatLine(next)), next})
+						p.replace(lineReplace{l.start, l.end, []byte(FormatLine(next)), next})
 					} else {
-						p.removes = append(p.removes, [2]int{l.start, l.end})
+						p.remove(l.start, l.end)
 					}
 				}
 			}

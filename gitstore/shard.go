@@ -888,10 +888,8 @@ func factIn(file func(path string) (*factFile, error), paths []string, id string
 		if ff == nil {
 			continue
 		}
-		for _, lf := range ff.facts {
-			if lf.ID == id {
-				return lf.Fact, true, nil
-			}
+		if lines := ff.linesOf(id); len(lines) > 0 {
+			return lines[0].Fact, true, nil
 		}
 	}
 	return memd.Fact{}, false, nil
