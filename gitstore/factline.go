@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/memd/memd"
@@ -170,20 +171,22 @@ type factFile struct {
 	blob  [20]byte
 	data  []byte
 	facts []lineFact
-	// byID leads from a fact ID to its lines in facts, made at the first
-	// look-up in a large file: a change removing thousands of facts from
-	// one month's log looked for each through every line.
+	// byID leads from a fact ID to its lines in facts, made once a file
+	// has been looked in a few times: a change removing thousands of facts
+	// from one month's log looked for each through every line, while most
+	// writes look in a file once or not at all.
+	lookups  atomic.Int32
 	byIDOnce sync.Once
 	byID     map[string][]int32
 }
 
-// indexFrom is the fewest lines for which a file's look-ups by ID go
-// through byID; fewer are scanned.
-const indexFrom = 64
+// scansBeforeIndex is how many look-ups by ID scan a file's lines before
+// the next builds byID, which costs several scans.
+const scansBeforeIndex = 8
 
 // linesOf returns the lines of f holding fact id, in file order.
 func (f *factFile) linesOf(id string) []lineFact {
-	if len(f.facts) < indexFrom {
+	if f.lookups.Add(1) <= scansBeforeIndex {
 		var out []lineFact
 		for _, lf := range f.facts {
 			if lf.ID == id {
