@@ -89,7 +89,13 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	}
 	if e.chat != 0 {
 		list := x.chats[x.chatKeyOf(i)]
-		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
+		// By time first, then among the facts of one moment as chatOrder
+		// orders them.
+		when := func(j int32) int64 { return x.entries.at(j).when }
+		from := firstAtLeast(list, when, e.when)
+		to := from + firstAtLeast(list[from:], when, e.when+1)
+		at, found := slices.BinarySearchFunc(list[from:to], i, x.chatOrder)
+		at += from
 		for found && at < len(list) && list[at] != i {
 			at++ // facts sharing a place (only in hand-made indexes)
 		}
@@ -108,7 +114,7 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	}
 	list := x.files[x.shardFileOf(i)]
 	off := x.offsets[i]
-	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
+	at := firstAtLeast(list, func(j int32) int64 { return int64(x.offsets[j]) }, int64(off))
 	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
 		at++ // facts sharing an offset (only in hand-made indexes)
 	}
