@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,9 @@ func FuzzFoldASCII(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if !isASCII(s) {
 			return
+		}
+		if got, want := words(s), strings.FieldsFunc(s, notInWord); !slices.Equal(got, want) {
+			t.Fatalf("words(%q) = %q, read rune by rune %q", s, got, want)
 		}
 		want, _ := analyze(s)
 		if got := string(foldASCII(nil, s)); got != want {
