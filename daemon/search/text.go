@@ -1,10 +1,10 @@
 package search
 
 import (
+	"hash/maphash"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -75,18 +75,19 @@ func inWordASCII(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// stems caches the stem of each word; vocabularies are small and stemming
-// every word of 100,000 facts would dominate a rebuild. Words with digits
-// (numbers, codes, references) are not stemmed: a store holds nearly one
-// per fact, and caching them would hold a copy of each for good. Queries
-// bring words too (typos among them), so the cache starts over when it
-// holds maxStems words: a few megabytes at most.
+// stemSlots caches the stems of words, as vocabularies are small and
+// stemming every word of a million facts would take most of a start. A
+// word has the two slots its hash names, and pushes out a word held in
+// one of them: the cache holds at most that many words, a few megabytes
+// whatever words queries bring (typos among them), and needs no lock.
+// Words with digits (numbers, codes, references) are not stemmed: a
+// store holds nearly one per fact.
 var (
-	stems     sync.Map
-	stemCount atomic.Int64
+	stemSlots [1 << 17]atomic.Pointer[stemmed]
+	stemSeed  = maphash.MakeSeed()
 )
 
-const maxStems = 1 << 17
+type stemmed struct{ word, stem string }
 
 // stem returns the Snowball (Porter2) English stem of a folded word, so
 // "flights" matches "flight" and "migrated" matches "migration".
@@ -94,20 +95,26 @@ func stem(w string) string {
 	if len(w) <= 2 || hasDigit(w) {
 		return w
 	}
-	if s, ok := stems.Load(w); ok {
-		return s.(string)
+	h := maphash.String(stemSeed, w) & (uint64(len(stemSlots)) - 1)
+	first, second := &stemSlots[h], &stemSlots[h^1]
+	e1, e2 := first.Load(), second.Load()
+	switch {
+	case e1 != nil && e1.word == w:
+		return e1.stem
+	case e2 != nil && e2.word == w:
+		return e2.stem
 	}
 	s := english.Stem(w, true)
 	if s == "" {
 		s = w
 	}
 	// Copies: w and s are parts of the whole text they were read from.
-	w, s = strings.Clone(w), strings.Clone(s)
-	if stemCount.Add(1) > maxStems {
-		stems.Clear()
-		stemCount.Store(0)
+	e := &stemmed{strings.Clone(w), strings.Clone(s)}
+	if e1 != nil && e2 == nil {
+		second.Store(e)
+	} else {
+		first.Store(e)
 	}
-	stems.Store(w, s)
 	return s
 }
 
