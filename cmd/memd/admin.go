@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/memd/memd"
@@ -62,23 +61,16 @@ func runAgentList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.json {
-		return printJSON(e, map[string]any{"agents": agents})
-	}
-	if len(agents) == 0 {
-		fmt.Fprintln(e.stdout, "no agents yet: memd agent add NAME")
-		return nil
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPROJECTS\tREVIEW\tADDED")
-	for _, a := range agents {
-		review := "-"
-		if a.Review {
-			review = "on"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, orDash(strings.Join(a.Projects, ",")), review, a.Created.Local().Format(time.DateOnly))
-	}
-	return tw.Flush()
+	return printList(e, cf.json, agents, listing[memd.Agent]{
+		key: "agents", empty: "no agents yet: memd agent add NAME", header: "NAME\tPROJECTS\tREVIEW\tADDED",
+		row: func(a memd.Agent) string {
+			review := "-"
+			if a.Review {
+				review = "on"
+			}
+			return fmt.Sprintf("%s\t%s\t%s\t%s", a.Name, orDash(strings.Join(a.Projects, ",")), review, a.Created.Local().Format(time.DateOnly))
+		},
+	})
 }
 
 func runAgentReview(ctx context.Context, e *env, args []string) error {
@@ -141,19 +133,16 @@ func runShards(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.json {
-		return printJSON(e, map[string]any{"shards": shards})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SHARD\tFACTS\tHEAD\tLAST CHANGE")
-	for _, s := range shards {
-		last := "-"
-		if !s.LastChange.IsZero() {
-			last = s.LastChange.Local().Format("2006-01-02 15:04")
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.Shard, s.Facts, orDash(shortHash(s.Head)), last)
-	}
-	return tw.Flush()
+	return printList(e, cf.json, shards, listing[memd.ShardInfo]{
+		key: "shards", header: "SHARD\tFACTS\tHEAD\tLAST CHANGE",
+		row: func(s memd.ShardInfo) string {
+			last := "-"
+			if !s.LastChange.IsZero() {
+				last = s.LastChange.Local().Format("2006-01-02 15:04")
+			}
+			return fmt.Sprintf("%s\t%d\t%s\t%s", s.Shard, s.Facts, orDash(shortHash(s.Head)), last)
+		},
+	})
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
@@ -256,4 +257,31 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// listing is how a command prints a list: under key as JSON (as the API
+// names it), or as a table of a row an item under header (none when
+// empty), or the empty line when there is nothing (an empty table when
+// empty is "").
+type listing[T any] struct {
+	key, empty, header string
+	row                func(T) string // tab-separated cells
+}
+
+func printList[T any](e *env, asJSON bool, items []T, l listing[T]) error {
+	if asJSON {
+		return printJSON(e, map[string]any{l.key: items})
+	}
+	if len(items) == 0 && l.empty != "" {
+		fmt.Fprintln(e.stdout, l.empty)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	if l.header != "" {
+		fmt.Fprintln(tw, l.header)
+	}
+	for _, it := range items {
+		fmt.Fprintln(tw, l.row(it))
+	}
+	return tw.Flush()
 }

@@ -43,19 +43,12 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if cf.json {
-			return printJSON(e, map[string]any{"exchanges": list})
-		}
-		if len(list) == 0 {
-			fmt.Fprintf(e.stdout, "no %s exchanges\n", state)
-			return nil
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tAGENT\tKIND\tTRIES\tACCEPTED\tERROR")
-		for _, st := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", st.ID, st.Agent, st.Kind, st.Attempts, st.Accepted.Local().Format(time.DateTime), st.Error)
-		}
-		return tw.Flush()
+		return printList(e, cf.json, list, listing[memd.ExchangeStatus]{
+			key: "exchanges", empty: fmt.Sprintf("no %s exchanges", state), header: "ID\tAGENT\tKIND\tTRIES\tACCEPTED\tERROR",
+			row: func(st memd.ExchangeStatus) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", st.ID, st.Agent, st.Kind, st.Attempts, st.Accepted.Local().Format(time.DateTime), st.Error)
+			},
+		})
 	case *purge != "":
 		res, err := c.PurgeMessage(ctx, memd.PurgeRequest{Message: *purge, Chat: *purgeChat})
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/memd/memd"
 )
@@ -33,18 +32,12 @@ func runNotesList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if nf.cf.json {
-		return printJSON(e, map[string]any{"notes": notes}) // as the API answers
-	}
-	if len(notes) == 0 {
-		fmt.Fprintf(e.stdout, "%s has no notes\n", s)
-		return nil
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	for _, n := range notes {
-		fmt.Fprintf(tw, "%s\t%s\t%d bytes\t%s\n", n.Path, n.Revision[:12], n.Size, n.Title)
-	}
-	return tw.Flush()
+	return printList(e, nf.cf.json, notes, listing[memd.NoteInfo]{
+		key: "notes", empty: fmt.Sprintf("%s has no notes", s),
+		row: func(n memd.NoteInfo) string {
+			return fmt.Sprintf("%s\t%s\t%d bytes\t%s", n.Path, n.Revision[:12], n.Size, n.Title)
+		},
+	})
 }
 
 func runNotesRead(ctx context.Context, e *env, args []string) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/memd/memd"
@@ -58,32 +57,35 @@ func runRemote(ctx context.Context, e *env, args []string) error {
 	if list == nil {
 		list = []memd.RemoteStatus{}
 	}
-	if cf.json {
-		return printJSON(e, map[string]any{"remotes": list}) // as the API answers
+	err = printList(e, cf.json, list, listing[memd.RemoteStatus]{
+		key:    "remotes",
+		empty:  "no shard here has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard; memd remote sync SHARD brings a shard from its remote)",
+		header: "SHARD\tREMOTE\tHEAD\tPUSHED\tFETCHED\tLAST FETCH\tSTATE",
+		row: func(r memd.RemoteStatus) string {
+			state := "in step"
+			switch {
+			case r.Error != "":
+				state = "error: " + r.Error
+			case r.Pending:
+				state = "push pending"
+			case len(r.Conflicts) > 0:
+				state = fmt.Sprintf("merged with conflict markers in %v", r.Conflicts)
+			case r.Head != r.Remote:
+				state = "not pushed yet"
+			}
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Shard, r.URL, orDash(shortHash(r.Head)), when(r.PushedAt), when(r.FetchedAt), r.Integrated, state)
+		},
+	})
+	if err != nil || cf.json || !sync {
+		return err
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(e.stdout, "no shard here has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard; memd remote sync SHARD brings a shard from its remote)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SHARD\tREMOTE\tHEAD\tPUSHED\tFETCHED\tLAST FETCH\tSTATE")
 	failed := 0
 	for _, r := range list {
-		state := "in step"
-		switch {
-		case r.Error != "":
-			state, failed = "error: "+r.Error, failed+1
-		case r.Pending:
-			state = "push pending"
-		case len(r.Conflicts) > 0:
-			state = fmt.Sprintf("merged with conflict markers in %v", r.Conflicts)
-		case r.Head != r.Remote:
-			state = "not pushed yet"
+		if r.Error != "" {
+			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Shard, r.URL, orDash(shortHash(r.Head)), when(r.PushedAt), when(r.FetchedAt), r.Integrated, state)
 	}
-	tw.Flush()
-	if sync && failed > 0 {
+	if failed > 0 {
 		return fmt.Errorf("%d of %d shards did not sync", failed, len(list))
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/memd/memd"
 )
@@ -40,28 +39,21 @@ func runReviewList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cf.json {
-		return printJSON(e, map[string]any{"proposals": list})
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(e.stdout, "no proposals wait for review")
-		return nil
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSHARD\tBY\tCHANGE\tSOURCE")
-	for _, p := range list {
-		var changes []string
-		for _, ch := range p.Commit.Changes {
-			changes = append(changes, ch.Op+" "+ch.Fact.Text)
-		}
-		pv := p.Commit.Provenance
-		source := strings.Join(pv.SourceMessages, ",")
-		if pv.LearnedBy == memd.LearnedSynthesis {
-			source = "evidence " + strings.Join(pv.Evidence, ",")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s (%s)\t%s\t%s\n", p.ID, p.Commit.Shard, p.Commit.Author.Name, pv.LearnedBy, clip(strings.Join(changes, " / "), 100), orDash(source))
-	}
-	return tw.Flush()
+	return printList(e, cf.json, list, listing[memd.Proposal]{
+		key: "proposals", empty: "no proposals wait for review", header: "ID\tSHARD\tBY\tCHANGE\tSOURCE",
+		row: func(p memd.Proposal) string {
+			var changes []string
+			for _, ch := range p.Commit.Changes {
+				changes = append(changes, ch.Op+" "+ch.Fact.Text)
+			}
+			pv := p.Commit.Provenance
+			source := strings.Join(pv.SourceMessages, ",")
+			if pv.LearnedBy == memd.LearnedSynthesis {
+				source = "evidence " + strings.Join(pv.Evidence, ",")
+			}
+			return fmt.Sprintf("%s\t%s\t%s (%s)\t%s\t%s", p.ID, p.Commit.Shard, p.Commit.Author.Name, pv.LearnedBy, clip(strings.Join(changes, " / "), 100), orDash(source))
+		},
+	})
 }
 
 func runReviewVerdict(ctx context.Context, e *env, verdict string, args []string) error {
