@@ -231,8 +231,7 @@ func (s *Store) Recite(agent string, ids []string, old, next string) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
+	return s.cite(func(b *bolt.Bucket, cite func(k []byte, commit string) error) error {
 		cur := b.Cursor()
 		var keys [][]byte
 		for _, id := range ids {
@@ -245,13 +244,28 @@ func (s *Store) Recite(agent string, ids []string, old, next string) error {
 			}
 		}
 		for _, k := range keys {
-			r, _ := get(b, k)
-			r.CitedBy = append(r.CitedBy, next)
-			if err := set(b, k, &r); err != nil {
+			if err := cite(k, next); err != nil {
 				return err
 			}
 		}
 		return nil
+	})
+}
+
+// cite runs fn in a transaction, with a function that adds a commit to
+// those citing the message of key k, if it is kept and not cited by it
+// already.
+func (s *Store) cite(fn func(b *bolt.Bucket, cite func(k []byte, commit string) error) error) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		return fn(b, func(k []byte, commit string) error {
+			r, ok := get(b, k)
+			if !ok || slices.Contains(r.CitedBy, commit) {
+				return nil
+			}
+			r.CitedBy = append(r.CitedBy, commit)
+			return set(b, k, &r)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("record what commits cite: %w", err)
@@ -292,18 +306,11 @@ func (s *Store) flush() error {
 	if len(pending) == 0 {
 		return nil
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
+	return s.cite(func(_ *bolt.Bucket, cite func(k []byte, commit string) error) error {
 		for commit, cs := range pending {
 			for _, c := range cs {
 				for _, id := range c.Messages {
-					k := key(c.Agent, id, c.Chat)
-					r, ok := get(b, k)
-					if !ok || slices.Contains(r.CitedBy, commit) {
-						continue
-					}
-					r.CitedBy = append(r.CitedBy, commit)
-					if err := set(b, k, &r); err != nil {
+					if err := cite(key(c.Agent, id, c.Chat), commit); err != nil {
 						return err
 					}
 				}
@@ -311,10 +318,6 @@ func (s *Store) flush() error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("record what commits cite: %w", err)
-	}
-	return nil
 }
 
 // Quotes returns the kept texts of the messages these commits were made

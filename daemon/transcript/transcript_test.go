@@ -85,6 +85,34 @@ func TestStore_QuotesWhatCommitsCite(t *testing.T) {
 	}
 }
 
+// A commit made again (a proposal on a newer main) quotes what the one it
+// replaces quoted, in every chat, once, and nothing that one did not.
+func TestStore_ReciteCarriesQuotesToTheNewCommit(t *testing.T) {
+	c := &clock{time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+	s := open(t, filepath.Join(t.TempDir(), "messages.db"), c)
+	for _, e := range []memd.Exchange{ex("alice", "c1", "1", "Porto, not Lisbon"), ex("alice", "c2", "1", "same ID elsewhere", "2", "never cited")} {
+		if err := s.Keep(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Cite("old", transcript.Citation{Agent: "alice", Chat: "c1", Messages: []string{"1"}}, transcript.Citation{Agent: "alice", Chat: "c2", Messages: []string{"1"}})
+	for range 2 { // a second time changes nothing
+		if err := s.Recite("alice", []string{"1", "2"}, "old", "next"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qs, err := s.Quotes([]memd.Commit{commit("next", "alice", "", "1", "2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := texts(qs), []string{"alice/c1/1=Porto, not Lisbon", "alice/c2/1=same ID elsewhere"}; !slices.Equal(got, want) {
+		t.Errorf("the commit made again quotes %q, want %q", got, want)
+	}
+	if qs, _ := s.Quotes([]memd.Commit{commit("next", "bob", "", "1")}); len(qs) != 0 {
+		t.Errorf("another agent's commit of that hash quotes %q", texts(qs))
+	}
+}
+
 func TestStore_SweepKeepsWhatIsCitedOrAwaited(t *testing.T) {
 	c := &clock{time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
 	s := open(t, filepath.Join(t.TempDir(), "messages.db"), c)
