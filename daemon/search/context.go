@@ -92,8 +92,10 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		// By time first, then among the facts of one moment as chatOrder
 		// orders them.
 		when := func(j int32) int64 { return x.entries.at(j).when }
-		from := firstAtLeast(list, when, e.when)
-		to := from + firstAtLeast(list[from:], when, e.when+1)
+		from, to := firstAtLeast(list, when, e.when), len(list)
+		if e.when < math.MaxInt64 { // a commit time git could not read is the latest
+			to = from + firstAtLeast(list[from:], when, e.when+1)
+		}
 		at, found := slices.BinarySearchFunc(list[from:to], i, x.chatOrder)
 		at += from
 		for found && at < len(list) && list[at] != i {

@@ -7,7 +7,7 @@ package search
 // keys known: a list of 50,000 facts costs four or five reads rather than
 // sixteen, each read a likely cache miss. Where keys bunch, a guess that
 // has not halved the range in two reads is followed by a halving, so no
-// list costs more than about three times a binary search.
+// list costs more than about four times a binary search.
 func firstAtLeast(list []int32, key func(int32) int64, want int64) int {
 	n := len(list)
 	if n == 0 || key(list[0]) >= want {
