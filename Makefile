@@ -86,6 +86,5 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzReadPostings$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
-	go test -run '^$$' -fuzz '^FuzzFirstAtLeast$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./web/markdown/
 	go test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/vectors/

@@ -89,15 +89,7 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	}
 	if e.chat != 0 {
 		list := x.chats[x.chatKeyOf(i)]
-		// By time first, then among the facts of one moment as chatOrder
-		// orders them.
-		when := func(j int32) int64 { return x.entries.at(j).when }
-		from, to := firstAtLeast(list, when, e.when), len(list)
-		if e.when < math.MaxInt64 { // a commit time git could not read is the latest
-			to = from + firstAtLeast(list[from:], when, e.when+1)
-		}
-		at, found := slices.BinarySearchFunc(list[from:to], i, x.chatOrder)
-		at += from
+		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
 		for found && at < len(list) && list[at] != i {
 			at++ // facts sharing a place (only in hand-made indexes)
 		}
@@ -116,7 +108,7 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	}
 	list := x.files[x.shardFileOf(i)]
 	off := x.offsets[i]
-	at := firstAtLeast(list, func(j int32) int64 { return int64(x.offsets[j]) }, int64(off))
+	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
 	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
 		at++ // facts sharing an offset (only in hand-made indexes)
 	}
