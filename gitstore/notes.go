@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -120,6 +121,11 @@ func (g *group) addNote(c Change) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !remove && !exists {
+		if err := g.noteFits(path); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{}
 	switch {
 	case remove && !exists:
@@ -139,6 +145,55 @@ func (g *group) addNote(c Change) (*Result, error) {
 	g.notes[path] = pn.next
 	g.plans = append(g.plans, &plan{change: c, res: res, notes: []plannedNote{pn}})
 	return res, nil
+}
+
+// noteFits refuses a new note at path where git cannot hold one: a folder
+// of notes of that name, or a note named as one of its folders, as the
+// commit before the change or the group's earlier changes leave them.
+// Written, the note would take the folder's place and drop its notes.
+func (g *group) noteFits(path string) error {
+	isFile := func(p string) (bool, error) {
+		if f, touched := g.notes[p]; touched {
+			return f != nil, nil
+		}
+		e, found, err := g.trees.lookup(g.base.root, p)
+		return found && !e.isDir(), err
+	}
+	name := strings.TrimPrefix(path, NotesDir+"/")
+	for dir := path; ; {
+		i := strings.LastIndexByte(dir, '/')
+		if dir = dir[:max(i, 0)]; dir == NotesDir || i < 0 {
+			break
+		}
+		if file, err := isFile(dir); err != nil {
+			return err
+		} else if file {
+			return memd.Errorf(memd.ECONFLICT, "%s is a file, so it cannot also be a folder of notes (for %s)", strings.TrimPrefix(dir, NotesDir+"/"), name)
+		}
+	}
+	// A file under path, in the commit before or added by the group, and
+	// not removed by it.
+	for p, f := range g.notes {
+		if f != nil && strings.HasPrefix(p, path+"/") {
+			return folderClash(name)
+		}
+	}
+	found := errors.New("found")
+	inside := func(p string) bool { return strings.HasPrefix(path+"/", p) || strings.HasPrefix(p, path+"/") }
+	err := g.trees.walkFiles(g.base.root, "", inside, func(p string, _ Hash) error {
+		if f, touched := g.notes[p]; strings.HasPrefix(p, path+"/") && (!touched || f != nil) {
+			return found
+		}
+		return nil
+	})
+	if errors.Is(err, found) {
+		return folderClash(name)
+	}
+	return err
+}
+
+func folderClash(name string) error {
+	return memd.Errorf(memd.ECONFLICT, "%s is a folder of notes, so it cannot also be a note", name)
 }
 
 // keepNotePaths walks only the notes folder.

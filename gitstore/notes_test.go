@@ -303,3 +303,56 @@ func TestShard_APersonsNoteChangesAreNotUndone(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A note cannot take the place of a folder of notes, nor a folder the
+// place of a note: git holds one or the other, and writing the note would
+// drop every note in the folder. Either way the change is refused, and
+// nothing is lost or left half written.
+func TestShard_ANoteAndAFolderOfOneName(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	dir := sh.Dir()
+	mustApply := func(path, text string) {
+		t.Helper()
+		if _, err := sh.Apply(noteChange(path, "note-edit: create", setNote(text))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustApply("notes/plan.md/steps.md", "step one\n")
+	mustApply("notes/trip.md", "Lisbon\n")
+
+	for _, path := range []string{"notes/plan.md", "notes/trip.md/day-one.md"} {
+		_, err := sh.Apply(noteChange(path, "note-edit: create", setNote("overview\n")))
+		if memd.ErrorCode(err) != memd.ECONFLICT {
+			t.Errorf("creating %s: %v, want a conflict", path, err)
+		}
+	}
+	notes, _, err := sh.Notes(gitstore.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, n := range notes {
+		paths = append(paths, n.Path)
+	}
+	if strings.Join(paths, " ") != "notes/plan.md/steps.md notes/trip.md" {
+		t.Errorf("notes after the refusals: %v", paths)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+
+	// Once the folder's last note goes, its name is free for a note.
+	del := func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }
+	if _, err := sh.Apply(noteChange("notes/plan.md/steps.md", "note-edit: delete", del)); err != nil {
+		t.Fatal(err)
+	}
+	mustApply("notes/plan.md", "overview\n")
+	if got := git(t, dir, "show", "HEAD:notes/plan.md"); got != "overview\n" {
+		t.Errorf("HEAD:notes/plan.md = %q", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+	git(t, dir, "fsck", "--strict")
+}

@@ -140,11 +140,20 @@ func (t *trees) set(b *odb.Builder, root Hash, path string, blob Hash) (Hash, er
 		case i >= 0 && !blob.IsZero():
 			// A person's file of that name stays: git cannot hold both.
 			return Hash{}, memd.Errorf(memd.ECONFLICT, "%q is a file, so it cannot also be a folder", name)
+		case i >= 0:
+			return root, nil // no folder of that name to remove a file from
 		}
 		if h, err = t.set(b, sub, rest, blob); err != nil {
 			return Hash{}, err
 		}
 	} else {
+		switch {
+		case i >= 0 && entries[i].isDir() && !blob.IsZero():
+			// Setting it would drop every file in the folder.
+			return Hash{}, memd.Errorf(memd.ECONFLICT, "%q is a folder, so it cannot also be a file", name)
+		case i >= 0 && entries[i].isDir():
+			return root, nil // no file of that name to remove
+		}
 		h = blob
 		if i >= 0 && entries[i].mode == modeExec {
 			mode = modeExec

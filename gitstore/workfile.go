@@ -90,6 +90,7 @@ func rewriteWorking(full string, merge func(cur []byte, exists bool) (data []byt
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return workWrite{}, err
 			}
+			removeEmptyFolders(filepath.Dir(full))
 			return workWrite{gone: true}, nil
 		case exists && bytes.Equal(data, cur):
 			st := before
@@ -227,7 +228,13 @@ func openWorking(full string) (f *os.File, data []byte, st os.FileInfo, err erro
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if st, err = f.Stat(); err == nil && !st.Mode().IsRegular() {
+	if st, err = f.Stat(); err == nil && st.IsDir() && os.Remove(full) == nil {
+		// An empty folder a removed file left (git leaves none; a person
+		// may): the file takes its place.
+		f.Close()
+		return nil, nil, nil, nil
+	}
+	if err == nil && !st.Mode().IsRegular() {
 		err = fmt.Errorf("%s is not a regular file", filepath.Base(full))
 	}
 	if err == nil {
@@ -243,6 +250,16 @@ func openWorking(full string) (f *os.File, data []byte, st os.FileInfo, err erro
 func closeFile(f *os.File) {
 	if f != nil {
 		f.Close()
+	}
+}
+
+// removeEmptyFolders removes dir and the folders above it while they are
+// empty, as git does when it removes a file: a folder of notes whose last
+// note went leaves its name free for a note. A folder holding anything
+// (the shard's own, holding .git, among them) stays.
+func removeEmptyFolders(dir string) {
+	for os.Remove(dir) == nil {
+		dir = filepath.Dir(dir)
 	}
 }
 
