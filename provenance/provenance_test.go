@@ -341,3 +341,86 @@ func TestRevert_OnlyARealRevertUndoes(t *testing.T) {
 		t.Errorf("the fact m2 taught is gone: %q", got)
 	}
 }
+
+// A fact taught again by a later message stands by that message: undoing
+// the first teaching leaves it, and undoing the later one takes it away,
+// as replays of the history without either message would.
+func TestRevertMessage_AFactTaughtAgainStandsByTheLaterMessage(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Replay target", "rp_a")
+	change(t, sh, memd.OpForget, "Replay target", "rp_b")
+	change(t, sh, memd.OpRemember, "Replay target", "rp_c")
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+
+	dry := r
+	dry.DryRun = true
+	if got, err := dry.RevertMessages([]*gitstore.Shard{sh}, []string{"rp_a"}, ""); err != nil || len(got) != 0 {
+		t.Errorf("dry run of undoing rp_a: %+v, %v; want nothing to undo", got, err)
+	}
+	if got, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"rp_a"}, ""); err != nil || len(got) != 0 {
+		t.Errorf("undoing rp_a: %+v, %v; want nothing to undo", got, err)
+	}
+	if got := facts(t, sh); !slices.Equal(got, []string{"Replay target"}) {
+		t.Errorf("facts after undoing rp_a: %v", got)
+	}
+	got, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"rp_c"}, "")
+	if err != nil || len(got) != 1 || len(got[0].Changes) != 1 || got[0].Changes[0].Op != "-" {
+		t.Fatalf("undoing rp_c: %+v, %v", got, err)
+	}
+	if got := facts(t, sh); len(got) != 0 {
+		t.Errorf("facts after undoing rp_c: %v", got)
+	}
+
+	// Forgotten, taught again, forgotten again: undoing the first
+	// forgetting puts nothing back.
+	change(t, sh, memd.OpRemember, "Second target", "s1")
+	change(t, sh, memd.OpForget, "Second target", "s2")
+	change(t, sh, memd.OpRemember, "Second target", "s3")
+	change(t, sh, memd.OpForget, "Second target", "s4")
+	if got, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"s2"}, ""); err != nil || len(got) != 0 {
+		t.Errorf("undoing s2: %+v, %v; want nothing to undo", got, err)
+	}
+	if got := facts(t, sh); len(got) != 0 {
+		t.Errorf("facts after undoing s2: %v", got)
+	}
+	git(t, sh.Dir(), "fsck", "--strict")
+}
+
+// The dry run of undoing an edit that kept the fact's ID (only its case
+// changed) shows what the revert does: the edited line out, the old one
+// back.
+func TestRevert_DryRunOfAnEditThatKeptItsID(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Colour is green", "m1")
+	id := memd.FactID("Colour is green")
+	p := memd.Provenance{Op: memd.OpEdit, FactIDs: []string{id}, Replaces: id, SourceMessages: []string{"m2"}, LearnedBy: memd.LearnedPerson}
+	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(memd.OpEdit, "COLOUR is green"), p),
+		Edits: []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: id}, With: memd.Fact{Text: "COLOUR is green"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := func(rv memd.Revert) string {
+		var s []string
+		for _, ch := range rv.Changes {
+			s = append(s, ch.Op+ch.Fact.Text)
+		}
+		return strings.Join(s, " ")
+	}
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	dry := r
+	dry.DryRun = true
+	preview, err := dry.Revert(sh, res.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := r.Revert(sh, res.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-COLOUR is green +Colour is green"; ops(preview) != want || ops(done) != want {
+		t.Errorf("dry run %q, revert %q; want both %q", ops(preview), ops(done), want)
+	}
+	if got := facts(t, sh); !slices.Equal(got, []string{"Colour is green"}) {
+		t.Errorf("facts after the revert: %v", got)
+	}
+}

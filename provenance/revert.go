@@ -45,6 +45,11 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		return memd.Revert{}, err
 	}
 	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
+	later, err := changedAgain(sh, h, d.Facts)
+	if err != nil {
+		return memd.Revert{}, err
+	}
+	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
 	// Removals of what it added first, so a line it changed is put back.
 	var edits []gitstore.Edit
 	var ids []string
@@ -84,6 +89,47 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 	return out, nil
 }
 
+// changedAgain returns, of the facts commit h changed, those a later
+// commit changed the same way: taught again after h added them, or
+// removed again after h removed them. Each stands, or is gone, by that
+// later commit, and a revert of h leaves it so, as a replay of the
+// history without h would. A revert's changes do not count: it puts a
+// fact back as it stood, taught by what taught it before.
+func changedAgain(sh *gitstore.Shard, h gitstore.Hash, changes []memd.FactChange) (map[string]string, error) {
+	op := make(map[string]string, len(changes))
+	for _, ch := range changes {
+		op[ch.Fact.ID] = ch.Op
+	}
+	head, err := sh.Head()
+	if err != nil || len(op) == 0 {
+		return nil, err
+	}
+	again := make(map[string]string)
+	err = sh.Walk(head, func(c gitstore.Commit) error {
+		if c.Hash == h {
+			return gitstore.ErrStop
+		}
+		p := Parse(c.Message)
+		if p.Op == memd.OpRevert && madeByMemd(c, p) {
+			return nil
+		}
+		if madeByMemd(c, p) && !slices.ContainsFunc(p.FactIDs, func(id string) bool { return op[id] != "" }) {
+			return nil // its trailers name none of them
+		}
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
+		}
+		for _, ch := range d.Facts {
+			if op[ch.Fact.ID] == ch.Op {
+				again[ch.Fact.ID] = ch.Op
+			}
+		}
+		return nil
+	})
+	return again, err
+}
+
 // preview is a shard's facts as a dry run of several reverts leaves
 // them: what each would change is reckoned on what the ones before it
 // changed, as the real reverts would find it.
@@ -94,6 +140,11 @@ type preview map[string]*memd.Fact // by ID; nil: absent
 // removed ones now absent.
 func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]memd.FactChange, error) {
 	out := []memd.FactChange{}
+	if p == nil {
+		// A fact the revert removes and restores (an edit that kept its ID)
+		// is absent when its restore is reckoned.
+		p = make(preview)
+	}
 	// Removals first, as Revert makes them.
 	changes = slices.Clone(changes)
 	slices.SortStableFunc(changes, func(a, b memd.FactChange) int { return strings.Compare(a.Op, b.Op) }) // "+" sorts before "-"
@@ -105,15 +156,11 @@ func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]me
 		switch {
 		case ch.Op == "+" && present:
 			out = append(out, memd.FactChange{Op: "-", Fact: f})
-			if p != nil {
-				p[f.ID] = nil
-			}
+			p[f.ID] = nil
 		case ch.Op == "-" && !present:
-			out = append(out, memd.FactChange{Op: "+", Fact: ch.Fact})
-			if p != nil {
-				restored := ch.Fact
-				p[restored.ID] = &restored
-			}
+			restored := ch.Fact
+			out = append(out, memd.FactChange{Op: "+", Fact: restored})
+			p[restored.ID] = &restored
 		}
 	}
 	return out, nil
