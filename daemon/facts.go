@@ -179,17 +179,18 @@ func editTrailers(c memd.Caller, sh *gitstore.Shard, old memd.Fact, newID string
 	if err != nil {
 		return p, err
 	}
-	// The trailer holds one chat: the one the fact was first learned in.
+	// The trailer holds one chat: the one the fact was first learned in,
+	// with its kind, not the editor's.
 	if was.Chat != "" {
-		p.SourceChat = was.Chat
-		if p.ChatKind == "" && was.ChatKind != "" {
-			p.ChatKind = was.ChatKind
-		}
+		p.SourceChat, p.ChatKind = was.Chat, was.ChatKind
 	}
-	p.SourceMessages = appendNew(was.Messages, p.SourceMessages...)
-	if len(p.SourceMessages) > provenance.MaxMessages {
-		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
-	}
+	// The editor's messages always: without them the edit could not be
+	// undone by its message. The old version's fill what room is left,
+	// the first learned first.
+	own := p.SourceMessages
+	older := slices.DeleteFunc(slices.Clone(was.Messages), func(m string) bool { return slices.Contains(own, m) })
+	older = older[:min(len(older), max(0, provenance.MaxMessages-len(own)))]
+	p.SourceMessages = appendNew(older, own...)
 	return p, nil
 }
 

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/provenance"
 )
 
 const runbook = "# Deploy runbook\n\n1. Build the image.\n2. Run the migrations.\n3. Ship it.\n\n## Rollback\n\nRevert the release tag and redeploy the previous image.\n"
@@ -311,4 +313,45 @@ func TestNotes_History(t *testing.T) {
 	}
 	_, err = alice.NoteHistory(ctx, memd.NoteHistoryQuery{Shard: s, Path: "nothing.md"})
 	wantCode(t, err, memd.ENOTFOUND)
+}
+
+// An edit names the editor's messages whatever the fact cited before, so
+// it can be undone by them; and it keeps the old version's chat with that
+// chat's kind, not the editor's kind beside another chat's name.
+func TestFacts_AnEditKeepsItsOwnSourceAndOneChat(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	alice := e.agent(t, "alice")
+	var many []string
+	for i := range provenance.MaxMessages {
+		many = append(many, fmt.Sprintf("mm%d", i))
+	}
+	r, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Lives in Austin",
+		Source: memd.Source{Messages: many, Chat: "chatA", ChatKind: memd.ChatGroup}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := alice.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: r.Fact.ID, Text: "Lives in Lisbon",
+		Source: memd.Source{Messages: []string{"editor_msg"}, Chat: "chatB", ChatKind: memd.ChatRoutine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := exec.Command("git", "-C", e.d.Store.ShardDir(s), "log", "-1", "--format=%B", res.Commit).CombinedOutput()
+	p := provenance.Parse(string(msg))
+	if !slices.Contains(p.SourceMessages, "editor_msg") || len(p.SourceMessages) > provenance.MaxMessages || !slices.Contains(p.SourceMessages, "mm0") {
+		t.Errorf("the edit's Source-Message trailers: %d, editor_msg among them: %v, mm0: %v",
+			len(p.SourceMessages), slices.Contains(p.SourceMessages, "editor_msg"), slices.Contains(p.SourceMessages, "mm0"))
+	}
+	if p.SourceChat != "chatA" || p.ChatKind != memd.ChatGroup {
+		t.Errorf("the edit's chat: %s (%s), want chatA (group)", p.SourceChat, p.ChatKind)
+	}
+	undone, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "editor_msg"})
+	if err != nil || len(undone.Reverts) != 1 {
+		t.Fatalf("undoing editor_msg: %+v, %v", undone, err)
+	}
+	list, _ := alice.Facts(ctx, memd.FactsQuery{Shard: s})
+	if len(list.Facts) != 1 || list.Facts[0].Text != "Lives in Austin" {
+		t.Errorf("after undoing the edit: %+v", list.Facts)
+	}
 }
