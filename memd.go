@@ -409,6 +409,9 @@ type Revert struct {
 	Reverted string       `json:"reverted"`         // the commit undone
 	Commit   string       `json:"commit,omitempty"` // the revert commit; empty if nothing was left to undo
 	Changes  []FactChange `json:"changes"`
+	// Notes are the notes the revert puts back as they were before the
+	// commit (paths under notes/), keeping what changed in them since.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // RevertResult lists the commits undone, newest first.

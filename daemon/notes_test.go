@@ -355,3 +355,52 @@ func TestFacts_AnEditKeepsItsOwnSourceAndOneChat(t *testing.T) {
 		t.Errorf("after undoing the edit: %+v", list.Facts)
 	}
 }
+
+// Everything learned from a message is undone, a note's edit among it:
+// the lines that edit changed go back, what others changed in the note
+// stays, and the dry run names the note first.
+func TestNotes_RevertByMessageUndoesANoteEdit(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	alice := e.agent(t, "alice")
+	src := func(m string) memd.Source { return memd.Source{Messages: []string{m}, Chat: "c1"} }
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src("nm1")}); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(m string, ed memd.NoteEdit) {
+		t.Helper()
+		if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "rv.md", Edits: []memd.NoteEdit{ed}, Source: src(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("nm2", memd.NoteEdit{Op: memd.NoteInsertAfter, Anchor: "2. Run the migrations.\n", Text: "2b. Wire the refund to ACME-OFFSHORE.\n"})
+	edit("nm3", memd.NoteEdit{Op: memd.NoteReplace, Find: "redeploy the previous image", Replace: "redeploy the last good image"})
+
+	dry, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "nm2", DryRun: true})
+	if err != nil || len(dry.Reverts) != 1 || !slices.Equal(dry.Reverts[0].Notes, []string{"rv.md"}) {
+		t.Fatalf("dry run of undoing nm2: %+v, %v", dry, err)
+	}
+	done, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "nm2"})
+	if err != nil || len(done.Reverts) != 1 || done.Reverts[0].Commit == "" {
+		t.Fatalf("undoing nm2: %+v, %v", done, err)
+	}
+	note, err := alice.ReadNote(ctx, s, "rv.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(runbook, "redeploy the previous image", "redeploy the last good image", 1); note.Text != want {
+		t.Errorf("the note after undoing nm2:\n%s\nwant:\n%s", note.Text, want)
+	}
+	if again, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "nm2"}); err != nil || len(again.Reverts) != 0 {
+		t.Errorf("undoing nm2 again: %+v, %v; want nothing left to undo", again, err)
+	}
+	dir := e.d.Store.ShardDir(s)
+	if st, _ := exec.Command("git", "-C", dir, "status", "--porcelain").CombinedOutput(); len(st) != 0 {
+		t.Errorf("git status: %s", st)
+	}
+	msg, _ := exec.Command("git", "-C", dir, "log", "-1", "--format=%B").CombinedOutput()
+	if p := provenance.Parse(string(msg)); p.Op != memd.OpRevert || p.Reverts == "" {
+		t.Errorf("the revert commit's trailers: %+v", p)
+	}
+}

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -145,6 +146,32 @@ func (g *group) addNote(c Change) (*Result, error) {
 	g.notes[path] = pn.next
 	g.plans = append(g.plans, &plan{change: c, res: res, notes: []plannedNote{pn}})
 	return res, nil
+}
+
+// UndoNote is the update that undoes a commit's change of a note, given
+// the note before the commit and after it, on the note as it stands: the
+// lines the commit added go, those it removed come back, and what changed
+// elsewhere in the note since stays. A note the commit made goes when
+// nothing else is left in it. Where a later change touched the same lines,
+// or removed the note, it refuses with a conflict: an undo does not guess.
+func UndoNote(path string, before, after NoteState) NoteUpdate {
+	name := strings.TrimPrefix(path, NotesDir+"/")
+	return func(cur []byte, exists bool) ([]byte, bool, error) {
+		switch {
+		case exists == after.Exists && string(cur) == string(after.Data):
+			return before.Data, !before.Exists, nil // as the commit left it
+		case !exists && after.Exists:
+			return nil, false, memd.Errorf(memd.ECONFLICT, "note %s was removed since; nothing of it to undo", name)
+		}
+		merged, conflict, err := mergeLines(cur, after.Data, before.Data, "undo")
+		switch {
+		case err != nil:
+			return nil, false, err
+		case conflict:
+			return nil, false, memd.Errorf(memd.ECONFLICT, "note %s changed since in the lines the commit changed; edit it by hand", name)
+		}
+		return merged, !before.Exists && len(bytes.TrimSpace(merged)) == 0, nil
+	}
 }
 
 // noteFits refuses a new note at path where git cannot hold one: a folder

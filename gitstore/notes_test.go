@@ -356,3 +356,42 @@ func TestShard_ANoteAndAFolderOfOneName(t *testing.T) {
 	}
 	git(t, dir, "fsck", "--strict")
 }
+
+// Undoing a commit's change of a note takes back what it changed and keeps
+// what changed elsewhere in the note since; a later change of the same
+// lines, or the note removed since, refuses the undo.
+func TestUndoNote(t *testing.T) {
+	note := func(s string) gitstore.NoteState { return gitstore.NoteState{Data: []byte(s), Exists: true} }
+	none := gitstore.NoteState{}
+	const a, b = "# Plan\n\nBook the flight\nFind a flat\n\nPack\n", "# Plan\n\nBook the flight to LISBON\nFind a flat\n\nPack\n"
+	for _, tc := range []struct {
+		name          string
+		before, after gitstore.NoteState
+		now           gitstore.NoteState
+		want          string // "" with remove: the note goes
+		remove        bool
+		conflict      bool
+	}{
+		{"as the commit left it", note(a), note(b), note(b), a, false, false},
+		{"changed elsewhere since", note(a), note(b), note(b + "Passport\n"), a + "Passport\n", false, false},
+		{"the same lines changed since", note(a), note(b), note(strings.Replace(b, "LISBON", "Porto", 1)), "", false, true},
+		{"removed since", note(a), note(b), none, "", false, true},
+		{"a note the commit made", none, note(a), note(a), "", true, false},
+		{"a note the commit made, added to since", none, note(a), note(a + "Passport\n"), "", false, true},
+		{"a note the commit removed", note(a), none, none, a, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next, remove, err := gitstore.UndoNote("notes/plan.md", tc.before, tc.after)(tc.now.Data, tc.now.Exists)
+			switch {
+			case tc.conflict:
+				if memd.ErrorCode(err) != memd.ECONFLICT {
+					t.Errorf("%q, remove %v, %v; want a conflict", next, remove, err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case remove != tc.remove || !remove && string(next) != tc.want:
+				t.Errorf("%q, remove %v; want %q, remove %v", next, remove, tc.want, tc.remove)
+			}
+		})
+	}
+}

@@ -66,7 +66,7 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		}
 	}
 	if len(edits) == 0 {
-		return out, nil
+		return r.revertNote(sh, c, out)
 	}
 	if r.DryRun {
 		out.Changes, err = wouldChange(sh, d.Facts, r.preview)
@@ -85,6 +85,55 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 	if !res.Commit.IsZero() {
 		out.Commit = res.Commit.String()
 		out.Changes = res.Changes
+	}
+	return out, nil
+}
+
+// revertNote undoes the change commit c made to a note, when it changed
+// one note and no fact, as memd's note edits do: the note goes back as it
+// was before c, keeping what changed in it since (gitstore.UndoNote).
+func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Revert) (memd.Revert, error) {
+	paths, err := sh.ChangedNotes(c)
+	if err != nil || len(paths) != 1 || len(c.Parents) > 1 {
+		return out, err
+	}
+	path := paths[0]
+	var parent gitstore.Hash
+	if len(c.Parents) == 1 {
+		parent = c.Parents[0]
+	}
+	var before, after gitstore.NoteState
+	if !parent.IsZero() {
+		if before.Data, before.Exists, _, err = sh.Note(parent, path); err != nil {
+			return out, err
+		}
+	}
+	if after.Data, after.Exists, _, err = sh.Note(c.Hash, path); err != nil {
+		return out, err
+	}
+	undo := gitstore.UndoNote(path, before, after)
+	name := strings.TrimPrefix(path, gitstore.NotesDir+"/")
+	if r.DryRun {
+		cur, exists, _, err := sh.Note(gitstore.Hash{}, path)
+		if err != nil {
+			return out, err
+		}
+		next, remove, err := undo(cur, exists)
+		if err != nil {
+			return out, err
+		}
+		if remove != !exists || string(next) != string(cur) {
+			out.Notes = []string{name}
+		}
+		return out, nil
+	}
+	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{Op: memd.OpRevert, LearnedBy: r.LearnedBy, Reverts: c.Hash.String()})
+	res, err := sh.Apply(gitstore.Change{Author: r.Author, Message: msg, Note: &gitstore.NoteChange{Path: path, Update: undo}})
+	if err != nil {
+		return out, err
+	}
+	if !res.Commit.IsZero() {
+		out.Commit, out.Notes = res.Commit.String(), []string{name}
 	}
 	return out, nil
 }
@@ -323,7 +372,7 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			if err != nil {
 				return out, err
 			}
-			if len(rv.Changes) == 0 {
+			if len(rv.Changes) == 0 && len(rv.Notes) == 0 {
 				continue // nothing of it stands
 			}
 			out = append(out, rv)

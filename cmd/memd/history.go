@@ -207,9 +207,7 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	for _, r := range res.Reverts {
 		if *dry {
 			fmt.Fprintf(e.stdout, "%s %s would be reverted\n", r.Shard, shortHash(r.Reverted))
-			for _, ch := range r.Changes {
-				fmt.Fprintf(e.stdout, "  %s %s %s\n", ch.Op, ch.Fact.ID, ch.Fact.Text)
-			}
+			printRevertChanges(e, r)
 			continue
 		}
 		if r.Commit == "" {
@@ -217,9 +215,18 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%s %s reverted by %s\n", r.Shard, shortHash(r.Reverted), shortHash(r.Commit))
-		for _, ch := range r.Changes {
-			fmt.Fprintf(e.stdout, "  %s %s %s\n", ch.Op, ch.Fact.ID, ch.Fact.Text)
-		}
+		printRevertChanges(e, r)
 	}
 	return nil
+}
+
+// printRevertChanges prints a revert's fact changes, and the notes it
+// puts back (~), a line each.
+func printRevertChanges(e *env, r memd.Revert) {
+	for _, ch := range r.Changes {
+		fmt.Fprintf(e.stdout, "  %s %s %s\n", ch.Op, ch.Fact.ID, ch.Fact.Text)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(e.stdout, "  ~ note %s\n", n)
+	}
 }

@@ -322,7 +322,7 @@ function quoteBlock(q) {
 async function undoable(req) {
   try {
     const res = await api('POST', '/v1/revert', { ...req, dry_run: true });
-    return res.reverts.reduce((n, r) => n + r.changes.length, 0);
+    return res.reverts.reduce((n, r) => n + r.changes.length + (r.notes || []).length, 0);
   } catch (err) {
     if (err.code === 'not_found') return 0;
     throw err;
@@ -436,11 +436,14 @@ async function revert(req, title) {
     return;
   }
   const changes = preview.reverts.flatMap((r) => r.changes.map((ch) => ({ ...ch, shard: r.shard })));
-  const body = changes.length === 0
+  const notes = preview.reverts.flatMap((r) => (r.notes || []).map((n) => ({ note: n, shard: r.shard })));
+  const body = changes.length + notes.length === 0
     ? [h('p', {}, 'Nothing is left to undo: what it changed has been changed again since.')]
-    : [h('p', {}, `This will make ${preview.reverts.filter((r) => r.changes.length).length} revert commit(s) changing exactly:`),
-      h('div', { id: 'revert-preview' }, changes.map((ch) => [h('div', { class: 'muted' }, ch.shard), changeLine(ch)]))];
-  if (!await confirmDialog(title + '?', body, changes.length ? 'Revert' : 'OK') || changes.length === 0) return;
+    : [h('p', {}, `This will make ${preview.reverts.filter((r) => r.changes.length || (r.notes || []).length).length} revert commit(s) changing exactly:`),
+      h('div', { id: 'revert-preview' }, changes.map((ch) => [h('div', { class: 'muted' }, ch.shard), changeLine(ch)]),
+        notes.map((n) => [h('div', { class: 'muted' }, n.shard), h('div', { class: 'change' }, '~ note ' + n.note + ', as it was before')]))];
+  const any = changes.length + notes.length > 0;
+  if (!await confirmDialog(title + '?', body, any ? 'Revert' : 'OK') || !any) return;
   try {
     const res = await api('POST', '/v1/revert', req);
     const made = res.reverts.filter((r) => r.commit);
