@@ -135,6 +135,15 @@ func checkPaging(q memd.FactsQuery) error {
 	if q.Offset < 0 || q.Limit < 0 || q.Limit > maxFactsLimit {
 		return memd.Errorf(memd.EINVALID, "offset must be 0 or more and limit between 0 (all) and %d", maxFactsLimit)
 	}
+	return checkPeriod(q.From, q.To)
+}
+
+// checkPeriod refuses a period that ends before it starts: it would match
+// nothing, and an empty answer would hide the mistake.
+func checkPeriod(from, to memd.Date) error {
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		return memd.Errorf(memd.EINVALID, "to (%s) is before from (%s)", to, from)
+	}
 	return nil
 }
 

@@ -65,6 +65,11 @@ func TestFacts_SortPageAndFilterByOrigin(t *testing.T) {
 	wantCode(t, err, memd.EINVALID)
 	_, err = e.admin.Facts(ctx, memd.FactsQuery{Shard: s, At: "2026-11-01", Agent: "alice"})
 	wantCode(t, err, memd.EINVALID)
+	// A period that ends before it starts matches nothing: a mistake, said.
+	from, _ := memd.ParseDate("2026-11-02")
+	to, _ := memd.ParseDate("2026-11-01")
+	_, err = e.admin.Facts(ctx, memd.FactsQuery{Shard: s, From: from, To: to})
+	wantCode(t, err, memd.EINVALID)
 
 	log, err := e.admin.Log(ctx, memd.LogQuery{Shard: s, Offset: 1, Limit: 2})
 	if err != nil || len(log) != 2 || log[0].Subject != "remember: Visited Faro" {

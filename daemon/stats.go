@@ -16,8 +16,8 @@ import (
 // LearningStats counts, per model, prompt and agent, the facts learned in a
 // period and how many people undid, from the trailers of every shard.
 func (s *Service) LearningStats(ctx context.Context, q memd.LearningQuery) (memd.LearningStats, error) {
-	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
-		return memd.LearningStats{}, memd.Errorf(memd.EINVALID, "to (%s) is before from (%s)", q.To, q.From)
+	if err := checkPeriod(q.From, q.To); err != nil {
+		return memd.LearningStats{}, err
 	}
 	ids, err := s.Store.Shards()
 	if err != nil {
