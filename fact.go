@@ -127,8 +127,9 @@ func ValidFactID(id string) bool {
 }
 
 // CleanFactText trims text and checks it may be a fact: one line of
-// 1..MaxFactLen characters, valid UTF-8, no control characters, and not
-// starting with a tier tag (which would change its meaning when read back).
+// 1..MaxFactLen characters, one at least that shows, valid UTF-8, no
+// control characters, and not starting with a tier tag (which would change
+// its meaning when read back).
 func CleanFactText(text string) (string, error) {
 	t := strings.TrimSpace(text)
 	if !utf8.ValidString(t) {
@@ -148,11 +149,18 @@ func CleanFactText(text string) (string, error) {
 			return "", Errorf(EINVALID, "fact text contains the control character %U", r)
 		}
 	}
+	if !strings.ContainsFunc(t, visible) {
+		return "", Errorf(EINVALID, "fact text has nothing visible: only spaces and invisible characters")
+	}
 	if strings.HasPrefix(t, "[note]") || strings.HasPrefix(t, "[episode]") {
 		return "", Errorf(EINVALID, "fact text may not start with a tier tag; pass the tier instead")
 	}
 	return t, nil
 }
+
+// visible reports whether r shows: not a space, and not a format
+// character such as a zero-width space or a byte-order mark.
+func visible(r rune) bool { return !unicode.IsSpace(r) && !unicode.Is(unicode.Cf, r) }
 
 // Date is a calendar day, comparable with ==. The zero Date is unset.
 type Date struct {

@@ -54,6 +54,9 @@ func TestCleanFactText(t *testing.T) {
 		{"[note] tagged", ""},
 		{"[episode] tagged", ""},
 		{"a [note] inside is fine", "a [note] inside is fine"},
+		{"\u200b", ""},
+		{"\ufeff \u200b\u00a0", ""},
+		{"zero\u200bwidth inside", "zero\u200bwidth inside"},
 	}
 	for _, c := range cases {
 		got, err := memd.CleanFactText(c.in)
