@@ -3,6 +3,8 @@ package main_test
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +23,7 @@ func TestGitHTTP_CloneFetchAndRules(t *testing.T) {
 	bob := tokenOf(t, s.must("agent", "add", "bob"))
 	s.must("remember", "--shard", "agent/alice", "--message", "m1", "Lives in Lisbon since October")
 	s.must("remember", "--shard", "agent/alice", "--tier", "log", "--message", "m2", "Booked a flight to Porto")
+	s.must("remember", "--shard", "user/pat", "--chat-kind", "direct", "Prefers aisle seats")
 
 	shard := filepath.Join(s.data, "shards", "agent", "alice")
 	base := strings.Replace(s.url, "http://", "http://alice:"+alice+"@", 1)
@@ -51,6 +54,22 @@ func TestGitHTTP_CloneFetchAndRules(t *testing.T) {
 		out, err := gitOut("", "clone", "-q", c.url, filepath.Join(t.TempDir(), "x"))
 		if err == nil || !strings.Contains(out, c.want) {
 			t.Errorf("clone %s: %v, want a failure saying %q:\n%s", c.url, err, c.want, out)
+		}
+	}
+
+	// A git request declares no chat, whatever its query says (a chat_kind
+	// is not even read): user memory stays shut to an agent's token.
+	for _, kind := range []string{"direct", "direct/info/refs"} {
+		req, _ := http.NewRequest(http.MethodGet, s.url+"/git/user/pat.git/info/refs?service=git-upload-pack&chat_kind="+kind, nil)
+		req.SetBasicAuth("alice", alice)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "user-memory-direct-chat") {
+			t.Errorf("alice's git request for user/pat with chat_kind=%s: %s %s", kind, resp.Status, body)
 		}
 	}
 

@@ -208,7 +208,10 @@ func (s *Server) MountGit(pattern string, h http.Handler) {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+pass)
 		}
-		caller, err := s.authenticate(r)
+		// A git client declares no chat: a chat_kind on its URL is not
+		// read (git appends its paths after the query, so it could not
+		// be read rightly anyway).
+		caller, err := s.identify(r)
 		if err != nil {
 			if memd.ErrorCode(err) == memd.EUNAUTHORIZED {
 				w.Header().Set("WWW-Authenticate", `Basic realm="memd"`)
@@ -269,7 +272,21 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return h.Hijack()
 }
 
+// authenticate returns the caller of an API request: who the token or
+// session names, in the chat kind the query declares.
 func (s *Server) authenticate(r *http.Request) (memd.Caller, error) {
+	c, err := s.identify(r)
+	if err != nil {
+		return c, err
+	}
+	if c.ChatKind, err = memd.ParseChatKind(r.URL.Query().Get("chat_kind")); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// identify returns who a request's token or session names, in no chat.
+func (s *Server) identify(r *http.Request) (memd.Caller, error) {
 	h := r.Header.Get("Authorization")
 	token, ok := strings.CutPrefix(h, "Bearer ")
 	if h != "" && !ok {
@@ -289,11 +306,6 @@ func (s *Server) authenticate(r *http.Request) (memd.Caller, error) {
 			return c, err
 		}
 	}
-	kind, err := memd.ParseChatKind(r.URL.Query().Get("chat_kind"))
-	if err != nil {
-		return c, err
-	}
-	c.ChatKind = kind
 	return c, nil
 }
 
