@@ -3,6 +3,7 @@ package gitstore
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -210,5 +211,72 @@ func BenchmarkChange_RemoveManyFromOneFile(b *testing.B) {
 		if _, err := sh.Apply(Change{Author: Committer(), Message: "revert\n", Edits: removes}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// applyTogether commits changes as one group, as changes queued while a
+// commit is written are, and returns each one's result and error.
+func applyTogether(sh *Shard, changes ...Change) ([]Result, []error) {
+	batch := make([]*request, len(changes))
+	for i, c := range changes {
+		batch[i] = &request{change: c, done: make(chan struct{})}
+	}
+	sh.commitGroup(batch)
+	res, errs := make([]Result, len(batch)), make([]error, len(batch))
+	for i, r := range batch {
+		res[i], errs[i] = r.res, r.err
+	}
+	return res, errs
+}
+
+// A change that removes the shard's last file leaves the empty tree, and
+// the changes after it in the group build on it.
+func TestGroup_AfterTheLastFileWent(t *testing.T) {
+	_, sh := aliceShard(t)
+	day, _ := memd.ParseDate("2026-11-03")
+	a := memd.Fact{ID: memd.FactID("fact a"), Text: "fact a", Date: day, Tier: memd.TierProfile}
+	if _, err := sh.Apply(Change{Author: Committer(), Message: "a\n", Edits: []Edit{{Op: AddFact, Fact: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := memd.Fact{ID: memd.FactID("fact b"), Text: "fact b", Date: day, Tier: memd.TierProfile}
+	_, errs := applyTogether(sh,
+		Change{Author: Committer(), Message: "forget a\n", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: a.ID}}}},
+		Change{Author: Committer(), Message: "b\n", Edits: []Edit{{Op: AddFact, Fact: b}}})
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("change %d: %v", i, err)
+		}
+	}
+	if _, err := sh.Fact(b.ID); err != nil {
+		t.Errorf("fact b: %v", err)
+	}
+	placesAsReadAfresh(t, sh, 0)
+}
+
+// A folder's last note removed and a note of its name made, in one group:
+// the working tree follows, the removal first.
+func TestGroup_ANoteInPlaceOfAFolderInOneGroup(t *testing.T) {
+	_, sh := aliceShard(t)
+	set := func(text string) NoteUpdate {
+		return func([]byte, bool) ([]byte, bool, error) { return []byte(text), false, nil }
+	}
+	del := func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }
+	if _, err := sh.Apply(Change{Author: Committer(), Message: "note-edit: create\n", Note: &NoteChange{Path: "notes/x.md/b.md", Update: set("b\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	_, errs := applyTogether(sh,
+		Change{Author: Committer(), Message: "note-edit: delete\n", Note: &NoteChange{Path: "notes/x.md/b.md", Update: del}},
+		Change{Author: Committer(), Message: "note-edit: create\n", Note: &NoteChange{Path: "notes/x.md", Update: set("x\n")}})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("change %d: %v", i, err)
+		}
+	}
+	out, err := exec.Command("git", "-C", sh.Dir(), "status", "--porcelain").CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("git status: %s %v", out, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(sh.Dir(), "notes", "x.md")); err != nil || string(b) != "x\n" {
+		t.Errorf("notes/x.md: %q, %v", b, err)
 	}
 }

@@ -79,7 +79,9 @@ type trees struct {
 }
 
 func (t *trees) read(h Hash) ([]treeEntry, error) {
-	if h.IsZero() {
+	if h.IsZero() || h == emptyTree {
+		// The empty tree a change that removed the last file made is in
+		// its pack only once the group is written.
 		return nil, nil
 	}
 	if e, ok := t.built[h]; ok {
@@ -94,6 +96,9 @@ func (t *trees) read(h Hash) ([]treeEntry, error) {
 	}
 	return decodeTree(obj.Data)
 }
+
+// emptyTree is the hash of the tree of no entries.
+var emptyTree = NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 // lookup returns the entry at a slash-separated path under the tree root.
 func (t *trees) lookup(root Hash, path string) (treeEntry, bool, error) {

@@ -228,7 +228,7 @@ func openWorking(full string) (f *os.File, data []byte, st os.FileInfo, err erro
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if st, err = f.Stat(); err == nil && st.IsDir() && os.Remove(full) == nil {
+	if st, err = f.Stat(); err == nil && st.IsDir() && isRealDir(full) && os.Remove(full) == nil {
 		// An empty folder a removed file left (git leaves none; a person
 		// may): the file takes its place.
 		f.Close()
@@ -253,12 +253,19 @@ func closeFile(f *os.File) {
 	}
 }
 
+// isRealDir reports whether path is a folder itself, not a link to one
+// (removing a link would drop it whatever its folder holds).
+func isRealDir(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.IsDir()
+}
+
 // removeEmptyFolders removes dir and the folders above it while they are
 // empty, as git does when it removes a file: a folder of notes whose last
 // note went leaves its name free for a note. A folder holding anything
 // (the shard's own, holding .git, among them) stays.
 func removeEmptyFolders(dir string) {
-	for os.Remove(dir) == nil {
+	for isRealDir(dir) && os.Remove(dir) == nil {
 		dir = filepath.Dir(dir)
 	}
 }

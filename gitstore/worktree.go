@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,12 +39,22 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	if sh.worktreeAt == nil {
 		sh.worktreeAt = make(map[string]*factFile)
 	}
-	order := slices.Sorted(mapKeys(move))
+	// Removals before writes, in each part: a folder whose last file goes
+	// frees its name for a file written after.
+	removalsFirst := func(paths []string) []string {
+		slices.SortStableFunc(paths, func(a, b string) int {
+			return cmp.Compare(boolInt(files[b] == nil), boolInt(files[a] == nil))
+		})
+		return paths
+	}
+	order := removalsFirst(slices.Sorted(mapKeys(move)))
+	var rest []string
 	for _, path := range slices.Sorted(mapKeys(touched)) {
 		if _, ok := move[path]; !ok {
-			order = append(order, path)
+			rest = append(rest, path)
 		}
 	}
+	order = append(order, removalsFirst(rest)...)
 	var done []string
 	var failed error
 	for _, path := range order {
@@ -81,6 +92,13 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		delete(sh.worktreeAt, path)
 	}
 	return done, failed
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // worktreeError is a working file syncWorktree could not write, after
