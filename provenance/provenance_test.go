@@ -424,3 +424,27 @@ func TestRevert_DryRunOfAnEditThatKeptItsID(t *testing.T) {
 		t.Errorf("facts after the revert: %v", got)
 	}
 }
+
+// A fact rewritten where it stands (its case changed, its line re-dated by
+// a person) was not taught again: undoing the message that taught it
+// still takes it away.
+func TestRevertMessage_ARewriteInPlaceIsNotTeachingAgain(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Wire money to acme", "bad")
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(profile, []byte(strings.Replace(string(b), "2026-10-01", "2026-10-02", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-qam", "re-date")
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	if _, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"bad"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := facts(t, sh); len(got) != 0 {
+		t.Errorf("facts after undoing bad: %v", got)
+	}
+}

@@ -169,9 +169,19 @@ func changedAgain(sh *gitstore.Shard, h gitstore.Hash, changes []memd.FactChange
 		if err != nil {
 			return err
 		}
+		// A fact both removed and added by one commit was rewritten where
+		// it stood (its case, or its date), not taught or removed again.
+		ops := make(map[string]string)
 		for _, ch := range d.Facts {
-			if op[ch.Fact.ID] == ch.Op {
-				again[ch.Fact.ID] = ch.Op
+			if prev, ok := ops[ch.Fact.ID]; ok && prev != ch.Op {
+				ops[ch.Fact.ID] = "rewritten"
+			} else {
+				ops[ch.Fact.ID] = ch.Op
+			}
+		}
+		for id, o := range ops {
+			if op[id] == o {
+				again[id] = o
 			}
 		}
 		return nil
