@@ -412,6 +412,10 @@ type Revert struct {
 	// Notes are the notes the revert puts back as they were before the
 	// commit (paths under notes/), keeping what changed in them since.
 	Notes []string `json:"notes,omitempty"`
+	// Refused, in a revert by message, says why this commit was left as
+	// it is while the others were undone: a note changed since in the
+	// same lines, or a fact that can no longer be written as it was.
+	Refused string `json:"refused,omitempty"`
 }
 
 // RevertResult lists the commits undone, newest first.

@@ -404,3 +404,81 @@ func TestNotes_RevertByMessageUndoesANoteEdit(t *testing.T) {
 		t.Errorf("the revert commit's trailers: %+v", p)
 	}
 }
+
+// A revert by message undoes what it can: a note edit whose lines changed
+// since is left, said so, and the message's other commits are undone.
+// Undoing again finds nothing left, the note's undo included; a dry run
+// of two edits of one note reckons the second on the first.
+func TestNotes_RevertByMessageAroundANoteThatChanged(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "agent/alice")
+	alice := e.agent(t, "alice")
+	src := func(m string) memd.Source { return memd.Source{Messages: []string{m}, Chat: "c1"} }
+	edit := func(m string, ed memd.NoteEdit) {
+		t.Helper()
+		if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "rv.md", Edits: []memd.NoteEdit{ed}, Source: src(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src("seed")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Refunds go to ACME-OFFSHORE", Source: src("bad")}); err != nil {
+		t.Fatal(err)
+	}
+	edit("bad", memd.NoteEdit{Op: memd.NoteReplace, Find: "3. Ship it.", Replace: "3. Ship it to ACME."})
+	edit("bad", memd.NoteEdit{Op: memd.NoteReplace, Find: "3. Ship it to ACME.", Replace: "3. Ship it to ACME now."})
+
+	dry, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "bad", DryRun: true})
+	if err != nil || len(dry.Reverts) != 3 {
+		t.Fatalf("dry run: %+v, %v", dry, err)
+	}
+	for _, rv := range dry.Reverts {
+		if rv.Refused != "" {
+			t.Errorf("the dry run refuses %s: %s", rv.Reverted, rv.Refused)
+		}
+	}
+
+	// Someone changes the line the edits made.
+	edit("later", memd.NoteEdit{Op: memd.NoteReplace, Find: "3. Ship it to ACME now.", Replace: "3. Ship it on Friday."})
+	done, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var undone, refused int
+	for _, rv := range done.Reverts {
+		switch {
+		case rv.Refused != "":
+			refused++
+		case rv.Commit != "":
+			undone++
+		}
+	}
+	if undone != 1 || refused != 2 {
+		t.Errorf("undone %d, refused %d: %+v", undone, refused, done.Reverts)
+	}
+	list, _ := alice.Facts(ctx, memd.FactsQuery{Shard: s})
+	if len(list.Facts) != 0 {
+		t.Errorf("facts after the revert: %+v", list.Facts)
+	}
+	note, _ := alice.ReadNote(ctx, s, "rv.md", "")
+	if !strings.Contains(note.Text, "Ship it on Friday") {
+		t.Errorf("the note after the revert:\n%s", note.Text)
+	}
+	again, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "bad"})
+	if err != nil || len(again.Reverts) != 2 || again.Reverts[0].Refused == "" || again.Reverts[1].Refused == "" {
+		t.Errorf("undoing bad again: %+v, %v; want only the refused edits again", again, err)
+	}
+
+	// A note made by a message and undone: undoing again finds nothing.
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "made.md", Text: "made\n", Source: src("m1")}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		res, err := e.admin.Revert(ctx, memd.RevertRequest{Message: "m1"})
+		if want := 1 - i; err != nil || len(res.Reverts) != want {
+			t.Errorf("undoing m1, time %d: %+v, %v; want %d reverts", i+1, res, err, want)
+		}
+	}
+}

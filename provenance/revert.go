@@ -17,7 +17,8 @@ type Reverter struct {
 	// commits nothing.
 	DryRun bool
 
-	preview preview // a dry run of several reverts: the facts as they would stand
+	preview preview                       // a dry run of several reverts: the facts as they would stand
+	notes   map[string]gitstore.NoteState // and the notes, by path
 }
 
 // Revert undoes one commit of a shard semantically, on the current HEAD:
@@ -114,16 +115,21 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 	undo := gitstore.UndoNote(path, before, after)
 	name := strings.TrimPrefix(path, gitstore.NotesDir+"/")
 	if r.DryRun {
-		cur, exists, _, err := sh.Note(gitstore.Hash{}, path)
+		now, ok := r.notes[path]
+		if !ok {
+			if now.Data, now.Exists, _, err = sh.Note(gitstore.Hash{}, path); err != nil {
+				return out, err
+			}
+		}
+		next, remove, err := undo(now.Data, now.Exists)
 		if err != nil {
 			return out, err
 		}
-		next, remove, err := undo(cur, exists)
-		if err != nil {
-			return out, err
-		}
-		if remove != !exists || string(next) != string(cur) {
+		if remove != !now.Exists || string(next) != string(now.Data) {
 			out.Notes = []string{name}
+		}
+		if r.notes != nil {
+			r.notes[path] = gitstore.NoteState{Data: next, Exists: !remove}
 		}
 		return out, nil
 	}
@@ -302,7 +308,79 @@ func undoes(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {
 			}
 		}
 	}
+	if len(dc.Facts) > 0 || len(dr.Facts) > 0 {
+		return false, nil
+	}
+	return undoesNote(sh, r, c)
+}
+
+// undoesNote reports whether commit r undoes a line of c's change of a
+// note: removes a line c added to it, or adds back one c removed.
+func undoesNote(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {
+	paths, err := sh.ChangedNotes(c)
+	if err != nil || len(paths) != 1 {
+		return false, err
+	}
+	theirs, err := sh.ChangedNotes(r)
+	if err != nil || !slices.Contains(theirs, paths[0]) {
+		return false, err
+	}
+	cAdded, cRemoved, err := lineChanges(sh, c, paths[0])
+	if err != nil {
+		return false, err
+	}
+	rAdded, rRemoved, err := lineChanges(sh, r, paths[0])
+	if err != nil {
+		return false, err
+	}
+	for l := range cAdded {
+		if rRemoved[l] {
+			return true, nil
+		}
+	}
+	for l := range cRemoved {
+		if rAdded[l] {
+			return true, nil
+		}
+	}
 	return false, nil
+}
+
+// lineChanges returns the lines commit c added to the note at path and
+// those it removed, against its first parent.
+func lineChanges(sh *gitstore.Shard, c gitstore.Commit, path string) (added, removed map[string]bool, err error) {
+	var before []byte
+	if len(c.Parents) > 0 {
+		if before, _, _, err = sh.Note(c.Parents[0], path); err != nil {
+			return nil, nil, err
+		}
+	}
+	after, _, _, err := sh.Note(c.Hash, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	count := func(data []byte) map[string]int {
+		n := make(map[string]int)
+		for _, l := range strings.SplitAfter(string(data), "\n") {
+			if l != "" {
+				n[l]++
+			}
+		}
+		return n
+	}
+	was, is := count(before), count(after)
+	added, removed = make(map[string]bool), make(map[string]bool)
+	for l, k := range is {
+		if k > was[l] {
+			added[l] = true
+		}
+	}
+	for l, k := range was {
+		if k > is[l] {
+			removed[l] = true
+		}
+	}
+	return added, removed, nil
 }
 
 // Undone reports whether a revert that still stands (not itself undone)
@@ -374,11 +452,16 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			return out, err
 		}
 		if r.DryRun {
-			r.preview = make(preview)
+			r.preview, r.notes = make(preview), make(map[string]gitstore.NoteState)
 		}
 		cited = cited || ever
 		for _, h := range commits {
 			rv, err := r.revert(sh, h)
+			if code := memd.ErrorCode(err); code == memd.ECONFLICT || code == memd.EINVALID {
+				// One commit that cannot be undone does not keep the others.
+				out = append(out, memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}, Refused: memd.ErrorMessage(err)})
+				continue
+			}
 			if err != nil {
 				return out, err
 			}

@@ -204,7 +204,13 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	if len(res.Reverts) == 0 {
 		fmt.Fprintln(e.stdout, "nothing left to undo")
 	}
+	refused := 0
 	for _, r := range res.Reverts {
+		if r.Refused != "" {
+			refused++
+			fmt.Fprintf(e.stdout, "%s %s: left as it is: %s\n", r.Shard, shortHash(r.Reverted), r.Refused)
+			continue
+		}
 		if *dry {
 			fmt.Fprintf(e.stdout, "%s %s would be reverted\n", r.Shard, shortHash(r.Reverted))
 			printRevertChanges(e, r)
@@ -216,6 +222,9 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "%s %s reverted by %s\n", r.Shard, shortHash(r.Reverted), shortHash(r.Commit))
 		printRevertChanges(e, r)
+	}
+	if refused > 0 {
+		return fmt.Errorf("%d of %d commits could not be undone (see above); the others were", refused, len(res.Reverts))
 	}
 	return nil
 }

@@ -437,11 +437,12 @@ async function revert(req, title) {
   }
   const changes = preview.reverts.flatMap((r) => r.changes.map((ch) => ({ ...ch, shard: r.shard })));
   const notes = preview.reverts.flatMap((r) => (r.notes || []).map((n) => ({ note: n, shard: r.shard })));
+  const refused = preview.reverts.filter((r) => r.refused).map((r) => h('div', { class: 'change' }, `${r.shard} ${short(r.reverted)} is left as it is: ${r.refused}`));
   const body = changes.length + notes.length === 0
-    ? [h('p', {}, 'Nothing is left to undo: what it changed has been changed again since.')]
+    ? [h('p', {}, 'Nothing is left to undo: what it changed has been changed again since.'), refused]
     : [h('p', {}, `This will make ${preview.reverts.filter((r) => r.changes.length || (r.notes || []).length).length} revert commit(s) changing exactly:`),
       h('div', { id: 'revert-preview' }, changes.map((ch) => [h('div', { class: 'muted' }, ch.shard), changeLine(ch)]),
-        notes.map((n) => [h('div', { class: 'muted' }, n.shard), h('div', { class: 'change' }, '~ note ' + n.note + ', as it was before')]))];
+        notes.map((n) => [h('div', { class: 'muted' }, n.shard), h('div', { class: 'change' }, '~ note ' + n.note + ', as it was before')]), refused)];
   const any = changes.length + notes.length > 0;
   if (!await confirmDialog(title + '?', body, any ? 'Revert' : 'OK') || !any) return;
   try {
