@@ -51,6 +51,13 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		return memd.Revert{}, err
 	}
 	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
+	for _, ch := range d.Facts {
+		// A person's line memd would now refuse to write (a text of
+		// nothing visible) cannot be put back as it was.
+		if _, err := memd.CleanFactText(ch.Fact.Text); ch.Op == "-" && err != nil {
+			return out, memd.Errorf(memd.ECONFLICT, "fact %s cannot be put back as it was: %s", ch.Fact.ID, memd.ErrorMessage(err))
+		}
+	}
 	// Removals of what it added first, so a line it changed is put back.
 	var edits []gitstore.Edit
 	var ids []string
@@ -114,13 +121,16 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 	}
 	undo := gitstore.UndoNote(path, before, after)
 	name := strings.TrimPrefix(path, gitstore.NotesDir+"/")
-	if r.DryRun {
-		now, ok := r.notes[path]
-		if !ok {
-			if now.Data, now.Exists, _, err = sh.Note(gitstore.Hash{}, path); err != nil {
-				return out, err
-			}
+	now, ok := r.notes[path] // a dry run's earlier undo of it
+	if !ok {
+		if now.Data, now.Exists, _, err = sh.Note(gitstore.Hash{}, path); err != nil {
+			return out, err
 		}
+	}
+	if !leftOf(before, after, now) {
+		return out, nil // undone already, or changed again since
+	}
+	if r.DryRun {
 		next, remove, err := undo(now.Data, now.Exists)
 		if err != nil {
 			return out, err
@@ -308,79 +318,41 @@ func undoes(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {
 			}
 		}
 	}
-	if len(dc.Facts) > 0 || len(dr.Facts) > 0 {
-		return false, nil
-	}
-	return undoesNote(sh, r, c)
-}
-
-// undoesNote reports whether commit r undoes a line of c's change of a
-// note: removes a line c added to it, or adds back one c removed.
-func undoesNote(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {
-	paths, err := sh.ChangedNotes(c)
-	if err != nil || len(paths) != 1 {
-		return false, err
-	}
-	theirs, err := sh.ChangedNotes(r)
-	if err != nil || !slices.Contains(theirs, paths[0]) {
-		return false, err
-	}
-	cAdded, cRemoved, err := lineChanges(sh, c, paths[0])
-	if err != nil {
-		return false, err
-	}
-	rAdded, rRemoved, err := lineChanges(sh, r, paths[0])
-	if err != nil {
-		return false, err
-	}
-	for l := range cAdded {
-		if rRemoved[l] {
-			return true, nil
-		}
-	}
-	for l := range cRemoved {
-		if rAdded[l] {
-			return true, nil
-		}
-	}
 	return false, nil
 }
 
-// lineChanges returns the lines commit c added to the note at path and
-// those it removed, against its first parent.
-func lineChanges(sh *gitstore.Shard, c gitstore.Commit, path string) (added, removed map[string]bool, err error) {
-	var before []byte
-	if len(c.Parents) > 0 {
-		if before, _, _, err = sh.Note(c.Parents[0], path); err != nil {
-			return nil, nil, err
+// leftOf reports whether anything of a commit's change of a note is left
+// in the note as it stands: a line it added still there beyond the copies
+// held before, or a line it removed still missing. Lines of white space
+// alone say nothing. What the note holds decides, not a commit claiming
+// to revert: a pushed commit could claim anything.
+func leftOf(before, after, now gitstore.NoteState) bool {
+	was, made, is := lineCounts(before), lineCounts(after), lineCounts(now)
+	for l := range made {
+		if strings.TrimSpace(l) != "" && made[l] > was[l] && is[l] > was[l] {
+			return true
 		}
 	}
-	after, _, _, err := sh.Note(c.Hash, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	count := func(data []byte) map[string]int {
-		n := make(map[string]int)
-		for _, l := range strings.SplitAfter(string(data), "\n") {
-			if l != "" {
-				n[l]++
-			}
-		}
-		return n
-	}
-	was, is := count(before), count(after)
-	added, removed = make(map[string]bool), make(map[string]bool)
-	for l, k := range is {
-		if k > was[l] {
-			added[l] = true
+	for l := range was {
+		if strings.TrimSpace(l) != "" && made[l] < was[l] && is[l] < was[l] {
+			return true
 		}
 	}
-	for l, k := range was {
-		if k > is[l] {
-			removed[l] = true
+	return false
+}
+
+// lineCounts counts a note's lines, each with its line end.
+func lineCounts(n gitstore.NoteState) map[string]int {
+	counts := make(map[string]int)
+	if !n.Exists {
+		return counts
+	}
+	for _, l := range strings.SplitAfter(string(n.Data), "\n") {
+		if l != "" {
+			counts[strings.TrimSuffix(l, "\n")]++
 		}
 	}
-	return added, removed, nil
+	return counts
 }
 
 // Undone reports whether a revert that still stands (not itself undone)
@@ -457,7 +429,7 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 		cited = cited || ever
 		for _, h := range commits {
 			rv, err := r.revert(sh, h)
-			if code := memd.ErrorCode(err); code == memd.ECONFLICT || code == memd.EINVALID {
+			if memd.ErrorCode(err) == memd.ECONFLICT {
 				// One commit that cannot be undone does not keep the others.
 				out = append(out, memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}, Refused: memd.ErrorMessage(err)})
 				continue

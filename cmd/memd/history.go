@@ -199,34 +199,49 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if cf.json {
-		return printJSON(e, res)
-	}
-	if len(res.Reverts) == 0 {
-		fmt.Fprintln(e.stdout, "nothing left to undo")
+		if err := printJSON(e, res); err != nil {
+			return err
+		}
+	} else {
+		printReverts(e, res, *dry)
 	}
 	refused := 0
 	for _, r := range res.Reverts {
 		if r.Refused != "" {
 			refused++
-			fmt.Fprintf(e.stdout, "%s %s: left as it is: %s\n", r.Shard, shortHash(r.Reverted), r.Refused)
-			continue
 		}
-		if *dry {
+	}
+	switch {
+	case refused == 0:
+		return nil
+	case *dry:
+		return memd.Errorf(memd.ECONFLICT, "%d of %d commits would be left as they are", refused, len(res.Reverts))
+	case refused == len(res.Reverts):
+		return memd.Errorf(memd.ECONFLICT, "none of the %d commits could be undone", refused)
+	}
+	return memd.Errorf(memd.ECONFLICT, "%d of %d commits could not be undone; the others were", refused, len(res.Reverts))
+}
+
+// printReverts prints what a revert did, or with dry what it would do: a
+// line a commit, then its changes.
+func printReverts(e *env, res memd.RevertResult, dry bool) {
+	if len(res.Reverts) == 0 {
+		fmt.Fprintln(e.stdout, "nothing left to undo")
+	}
+	for _, r := range res.Reverts {
+		switch {
+		case r.Refused != "":
+			fmt.Fprintf(e.stdout, "%s %s: left as it is: %s\n", r.Shard, shortHash(r.Reverted), r.Refused)
+		case dry:
 			fmt.Fprintf(e.stdout, "%s %s would be reverted\n", r.Shard, shortHash(r.Reverted))
 			printRevertChanges(e, r)
-			continue
-		}
-		if r.Commit == "" {
+		case r.Commit == "":
 			fmt.Fprintf(e.stdout, "%s %s: nothing left to undo\n", r.Shard, shortHash(r.Reverted))
-			continue
+		default:
+			fmt.Fprintf(e.stdout, "%s %s reverted by %s\n", r.Shard, shortHash(r.Reverted), shortHash(r.Commit))
+			printRevertChanges(e, r)
 		}
-		fmt.Fprintf(e.stdout, "%s %s reverted by %s\n", r.Shard, shortHash(r.Reverted), shortHash(r.Commit))
-		printRevertChanges(e, r)
 	}
-	if refused > 0 {
-		return fmt.Errorf("%d of %d commits could not be undone (see above); the others were", refused, len(res.Reverts))
-	}
-	return nil
 }
 
 // printRevertChanges prints a revert's fact changes, and the notes it
