@@ -364,15 +364,9 @@ func TestNotes_RevertByMessageUndoesANoteEdit(t *testing.T) {
 	ctx := context.Background()
 	s := shard(t, "agent/alice")
 	alice := e.agent(t, "alice")
-	src := func(m string) memd.Source { return memd.Source{Messages: []string{m}, Chat: "c1"} }
+	src, edit := rvNote(t, alice, s)
 	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src("nm1")}); err != nil {
 		t.Fatal(err)
-	}
-	edit := func(m string, ed memd.NoteEdit) {
-		t.Helper()
-		if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "rv.md", Edits: []memd.NoteEdit{ed}, Source: src(m)}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	edit("nm2", memd.NoteEdit{Op: memd.NoteInsertAfter, Anchor: "2. Run the migrations.\n", Text: "2b. Wire the refund to ACME-OFFSHORE.\n"})
 	edit("nm3", memd.NoteEdit{Op: memd.NoteReplace, Find: "redeploy the previous image", Replace: "redeploy the last good image"})
@@ -414,13 +408,7 @@ func TestNotes_RevertByMessageAroundANoteThatChanged(t *testing.T) {
 	ctx := context.Background()
 	s := shard(t, "agent/alice")
 	alice := e.agent(t, "alice")
-	src := func(m string) memd.Source { return memd.Source{Messages: []string{m}, Chat: "c1"} }
-	edit := func(m string, ed memd.NoteEdit) {
-		t.Helper()
-		if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "rv.md", Edits: []memd.NoteEdit{ed}, Source: src(m)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src, edit := rvNote(t, alice, s)
 	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src("seed")}); err != nil {
 		t.Fatal(err)
 	}
@@ -481,4 +469,17 @@ func TestNotes_RevertByMessageAroundANoteThatChanged(t *testing.T) {
 			t.Errorf("undoing m1, time %d: %+v, %v; want %d reverts", i+1, res, err, want)
 		}
 	}
+}
+
+// rvNote returns a source of a message in chat c1, and an edit of the note
+// rv.md made from a message, for the tests of reverting notes.
+func rvNote(t *testing.T, c memd.Service, s memd.ShardID) (src func(m string) memd.Source, edit func(m string, ed memd.NoteEdit)) {
+	src = func(m string) memd.Source { return memd.Source{Messages: []string{m}, Chat: "c1"} }
+	edit = func(m string, ed memd.NoteEdit) {
+		t.Helper()
+		if _, err := c.EditNote(context.Background(), memd.EditNoteRequest{Shard: s, Path: "rv.md", Edits: []memd.NoteEdit{ed}, Source: src(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src, edit
 }
