@@ -481,3 +481,29 @@ func TestRevertMessage_ANoteEditIsNotShieldedByAClaim(t *testing.T) {
 		t.Errorf("the poisoned line stands:\n%s", got)
 	}
 }
+
+// A person's line memd would refuse to write (nothing visible in it),
+// forgotten by a message: undoing the message leaves that forget, says
+// why, and still undoes the message's other commits.
+func TestRevertMessage_ALineThatCannotBeWrittenBack(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Lives in Austin", "m1")
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, []byte(strings.Replace(string(b), "Lives in Austin", "\u200b", 1)), 0o644)
+	git(t, sh.Dir(), "commit", "-q", "-am", "blanked")
+	invisible := memd.FactID("\u200b")
+	p := memd.Provenance{Op: memd.OpForget, FactIDs: []string{invisible}, SourceMessages: []string{"bad"}, LearnedBy: memd.LearnedLearner}
+	if _, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message("forget: blank", p), Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: invisible}}}}); err != nil {
+		t.Fatal(err)
+	}
+	change(t, sh, memd.OpRemember, "Refunds go to ACME", "bad")
+	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	got, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"bad"}, "")
+	if err != nil || len(got) != 2 || got[0].Commit == "" || got[1].Refused == "" {
+		t.Fatalf("undoing bad: %+v, %v", got, err)
+	}
+	if f := facts(t, sh); len(f) != 0 {
+		t.Errorf("facts after undoing bad: %q", f)
+	}
+}

@@ -53,9 +53,11 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
 	for _, ch := range d.Facts {
 		// A person's line memd would now refuse to write (a text of
-		// nothing visible) cannot be put back as it was.
-		if _, err := memd.CleanFactText(ch.Fact.Text); ch.Op == "-" && err != nil {
-			return out, memd.Errorf(memd.ECONFLICT, "fact %s cannot be put back as it was: %s", ch.Fact.ID, memd.ErrorMessage(err))
+		// nothing visible) cannot be put back as it was, if it is gone.
+		if _, bad := memd.CleanFactText(ch.Fact.Text); ch.Op == "-" && bad != nil {
+			if _, err := sh.Fact(ch.Fact.ID); memd.ErrorCode(err) == memd.ENOTFOUND {
+				return out, memd.Errorf(memd.ECONFLICT, "fact %s cannot be put back as it was: %s", ch.Fact.ID, memd.ErrorMessage(bad))
+			}
 		}
 	}
 	// Removals of what it added first, so a line it changed is put back.
@@ -341,7 +343,8 @@ func leftOf(before, after, now gitstore.NoteState) bool {
 	return false
 }
 
-// lineCounts counts a note's lines, each with its line end.
+// lineCounts counts a note's lines, each without its line end (a last
+// line without one is the same line).
 func lineCounts(n gitstore.NoteState) map[string]int {
 	counts := make(map[string]int)
 	if !n.Exists {
