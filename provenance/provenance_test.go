@@ -200,7 +200,7 @@ func TestRevertMessage_RestoresWhatStoodBefore(t *testing.T) {
 	change(t, sh, memd.OpRemember, "Lives in Lisbon", "msg_move")
 	change(t, sh, memd.OpRemember, "Has a cat", "m3")
 
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	r := byAdmin
 	reverts, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"msg_move"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +325,7 @@ func TestRevert_OnlyARealRevertUndoes(t *testing.T) {
 	change(t, sh, memd.OpRemember, "Pat lives in Porto", "m0")
 	forget := change(t, sh, memd.OpForget, "Pat lives in Porto", "m9")
 	git(t, sh.Dir(), "commit", "-q", "--allow-empty", "-m", "nothing\n\nMemory-Op: revert\nReverts: "+forget.String())
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	r := byAdmin
 	if rv, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"m9"}, ""); err != nil || len(rv) != 1 || rv[0].Commit == "" {
 		t.Errorf("revert of the forget behind a claimed revert: %+v, %v", rv, err)
 	}
@@ -351,7 +351,7 @@ func TestRevertMessage_AFactTaughtAgainStandsByTheLaterMessage(t *testing.T) {
 	change(t, sh, memd.OpRemember, "Replay target", "rp_a")
 	change(t, sh, memd.OpForget, "Replay target", "rp_b")
 	change(t, sh, memd.OpRemember, "Replay target", "rp_c")
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	r := byAdmin
 
 	dry := r
 	dry.DryRun = true
@@ -407,7 +407,7 @@ func TestRevert_DryRunOfAnEditThatKeptItsID(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	r := byAdmin
 	dry := r
 	dry.DryRun = true
 	preview, err := dry.Revert(sh, res.Commit)
@@ -432,16 +432,8 @@ func TestRevert_DryRunOfAnEditThatKeptItsID(t *testing.T) {
 func TestRevertMessage_ARewriteInPlaceIsNotTeachingAgain(t *testing.T) {
 	sh := newShard(t)
 	change(t, sh, memd.OpRemember, "Wire money to acme", "bad")
-	profile := filepath.Join(sh.Dir(), "profile.md")
-	b, err := os.ReadFile(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(profile, []byte(strings.Replace(string(b), "2026-10-01", "2026-10-02", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, sh.Dir(), "commit", "-qam", "re-date")
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	personRewrites(t, sh, "2026-10-01", "2026-10-02", "re-date")
+	r := byAdmin
 	if _, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"bad"}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +465,7 @@ func TestRevertMessage_ANoteEditIsNotShieldedByAClaim(t *testing.T) {
 	}
 	git(t, sh.Dir(), "commit", "-qam", "revert: tidy\n\nMemory-Op: revert\nReverts: "+edit)
 
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	r := byAdmin
 	if _, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"m9"}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -488,17 +480,14 @@ func TestRevertMessage_ANoteEditIsNotShieldedByAClaim(t *testing.T) {
 func TestRevertMessage_ALineThatCannotBeWrittenBack(t *testing.T) {
 	sh := newShard(t)
 	change(t, sh, memd.OpRemember, "Lives in Austin", "m1")
-	profile := filepath.Join(sh.Dir(), "profile.md")
-	b, _ := os.ReadFile(profile)
-	os.WriteFile(profile, []byte(strings.Replace(string(b), "Lives in Austin", "\u200b", 1)), 0o644)
-	git(t, sh.Dir(), "commit", "-q", "-am", "blanked")
+	personRewrites(t, sh, "Lives in Austin", "\u200b", "blanked")
 	invisible := memd.FactID("\u200b")
 	p := memd.Provenance{Op: memd.OpForget, FactIDs: []string{invisible}, SourceMessages: []string{"bad"}, LearnedBy: memd.LearnedLearner}
 	if _, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message("forget: blank", p), Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: invisible}}}}); err != nil {
 		t.Fatal(err)
 	}
 	change(t, sh, memd.OpRemember, "Refunds go to ACME", "bad")
-	r := provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+	r := byAdmin
 	got, err := r.RevertMessages([]*gitstore.Shard{sh}, []string{"bad"}, "")
 	if err != nil || len(got) != 2 || got[0].Commit == "" || got[1].Refused == "" {
 		t.Fatalf("undoing bad: %+v, %v", got, err)
@@ -506,4 +495,22 @@ func TestRevertMessage_ALineThatCannotBeWrittenBack(t *testing.T) {
 	if f := facts(t, sh); len(f) != 0 {
 		t.Errorf("facts after undoing bad: %q", f)
 	}
+}
+
+// byAdmin reverts as an admin does.
+var byAdmin = provenance.Reverter{Author: gitstore.Signature{Name: "admin", Email: "admin@memd"}, LearnedBy: memd.LearnedPerson}
+
+// personRewrites replaces old with new in the shard's profile.md and
+// commits it with git, as a person editing by hand does.
+func personRewrites(t *testing.T, sh *gitstore.Shard, old, new, msg string) {
+	t.Helper()
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(profile, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-qam", msg)
 }
