@@ -12,7 +12,9 @@ import (
 
 // Relatives skip the facts that could not reach the strongest candidates
 // with them; the hits, their order and their scores are those of scoring
-// every fact holding a relative. Each case is a store where a wrong floor
+// every fact holding a relative (and of choosing the strongest and the
+// hits among every candidate, not only those at the floor or above and
+// those that gained since). Each case is a store where a wrong floor
 // would show, and where facts are skipped (the test fails if none is), but
 // for the one where every fact may reach the hits.
 func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {

@@ -113,10 +113,14 @@ type scores struct {
 	// skipped (a bit each), for relateNeighbours; any set while skipping.
 	skipped    []uint64
 	anySkipped bool
-	// above marks the candidates scoreRelated adds relatives to when it
-	// prunes, those listed in aboveList (a bit each).
-	above     []uint64
-	aboveList []int32
+	// above marks, once scoreRelated prunes (narrowed), the candidates at
+	// its floor or above and those that gained since, a bit each; live
+	// lists their places. Only they can reach the strongest or the hits,
+	// so the passes that choose those read live, not every candidate.
+	above    []uint64
+	live     []int32
+	narrowed bool
+	liveV    []float64 // room for strongest's scores of live
 }
 
 // add adds v to entry i's score, making it a candidate, and returns its
@@ -131,8 +135,30 @@ func (s *scores) add(i int32, v float64) int {
 		s.terms = append(s.terms, 0)
 		s.gain = append(s.gain, 0)
 	}
+	if s.narrowed && s.above[i>>6]&(1<<(i&63)) == 0 {
+		s.above[i>>6] |= 1 << (i & 63)
+		s.live = append(s.live, k)
+	}
 	s.v[k] += v
 	return int(k)
+}
+
+// contenders returns how many candidates may still reach the strongest
+// or the hits; placeOf(j) is the place of the j-th, in the order first
+// scored.
+func (s *scores) contenders() int {
+	if !s.narrowed {
+		return len(s.touched)
+	}
+	slices.Sort(s.live)
+	return len(s.live)
+}
+
+func (s *scores) placeOf(j int) int {
+	if s.narrowed {
+		return int(s.live[j])
+	}
+	return j
 }
 
 // place is candidate i's place, -1 if i is no candidate.
@@ -172,6 +198,11 @@ func (s *scores) termsOf(i int32) uint64 {
 
 // clear forgets every candidate, for the next search.
 func (s *scores) clear() {
+	for _, k := range s.live {
+		i := s.touched[k]
+		s.above[i>>6] = 0
+	}
+	s.live, s.narrowed = s.live[:0], false
 	if len(s.touched) > 0 {
 		s.stamp++
 		if s.stamp == 1<<(32-s.shift) {
@@ -530,20 +561,17 @@ func (q *queryTerms) scoreRelated() {
 		}
 		// Only candidates at the floor or above gain, and no other fact's
 		// score changes here: they are marked once, so that most postings,
-		// of facts below it, cost a test of a bit and not a look-up.
+		// of facts below it, cost a test of a bit and not a look-up. The
+		// others can reach the strongest and the hits only by gaining
+		// later (as a neighbour), which marks them too.
 		for k, v := range sc.v {
 			if v >= floor {
 				i := sc.touched[k]
 				sc.above[i>>6] |= 1 << (i & 63)
-				sc.aboveList = append(sc.aboveList, i)
+				sc.live = append(sc.live, int32(k))
 			}
 		}
-		defer func() {
-			for _, i := range sc.aboveList {
-				sc.above[i>>6] = 0
-			}
-			sc.aboveList = sc.aboveList[:0]
-		}()
+		sc.narrowed = true
 	}
 	for n, t := range q.scored {
 		own := q.bits[t]
@@ -870,22 +898,31 @@ func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64)
 // strongest returns the n best candidates (all of them if fewer); among
 // candidates tied at the cut, the first scored.
 func strongest(sc *scores, n int) []int32 {
-	if len(sc.touched) <= n {
-		return slices.Clone(sc.touched)
+	m := sc.contenders()
+	vs := sc.v
+	if sc.narrowed {
+		vs = sc.liveV[:0]
+		for j := range m {
+			vs = append(vs, sc.v[sc.placeOf(j)])
+		}
+		sc.liveV = vs
+	}
+	top := make([]int32, 0, min(n, m))
+	if m <= n {
+		for j := range m {
+			top = append(top, sc.touched[sc.placeOf(j)])
+		}
+		return top
 	}
 	var floor float64
-	floor, sc.spare = largest(sc.v, n, sc.spare)
-	top := make([]int32, 0, n)
-	for k, v := range sc.v {
-		if v > floor {
+	floor, sc.spare = largest(vs, n, sc.spare)
+	for j := range m {
+		if k := sc.placeOf(j); sc.v[k] > floor {
 			top = append(top, sc.touched[k])
 		}
 	}
-	for k, v := range sc.v {
-		if len(top) == n {
-			break
-		}
-		if v == floor {
+	for j := 0; j < m && len(top) < n; j++ {
+		if k := sc.placeOf(j); sc.v[k] == floor {
 			top = append(top, sc.touched[k])
 		}
 	}
@@ -948,10 +985,12 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 	h := make([]ranked, 0, limit+1)
 	worse := func(a, b ranked) bool { return x.better(b, a) }
 	most := slices.Max(x.factors)
-	for k, i := range sc.touched {
+	for j := range sc.contenders() {
+		k := sc.placeOf(j)
 		if len(h) == limit && sc.v[k]*most < h[0].v*(1-1e-9) {
 			continue // not even in the tier weighed most
 		}
+		i := sc.touched[k]
 		v := sc.v[k] * x.factors[x.tier[i]]
 		if len(h) == limit && v < h[0].v*(1-1e-9) {
 			continue // the day, read for ties only, would not save it
