@@ -89,11 +89,14 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 	}
 	if e.chat != 0 {
 		list := x.chats[x.chatKeyOf(i)]
-		at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
-		for found && at < len(list) && list[at] != i {
-			at++ // facts sharing a place (only in hand-made indexes)
-		}
-		if at >= len(list) || list[at] != i {
+		at := indexOf(list, i, func() int {
+			at, found := slices.BinarySearchFunc(list, i, x.chatOrder)
+			for found && at < len(list) && list[at] != i {
+				at++ // facts sharing a place (only in hand-made indexes)
+			}
+			return at
+		})
+		if at < 0 {
 			return
 		}
 		for d := 1; d <= contextWindow; d++ {
@@ -107,12 +110,15 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 		return
 	}
 	list := x.files[x.shardFileOf(i)]
-	off := x.offsets[i]
-	at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
-	for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
-		at++ // facts sharing an offset (only in hand-made indexes)
-	}
-	if at >= len(list) || list[at] != i {
+	at := indexOf(list, i, func() int {
+		off := x.offsets[i]
+		at, _ := slices.BinarySearchFunc(list, off, func(j, o int32) int { return int(x.offsets[j] - o) })
+		for at < len(list) && list[at] != i && x.offsets[list[at]] == off {
+			at++ // facts sharing an offset (only in hand-made indexes)
+		}
+		return at
+	})
+	if at < 0 {
 		return
 	}
 	same := func(j int32) bool {
@@ -127,6 +133,23 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 			fn(list[k], d)
 		}
 	}
+}
+
+// indexOf returns where entry i is in a conversation's list, -1 if it is
+// not. The lists are in the conversation's order, which is nearly always
+// that of the entries' numbers too (facts are numbered as they are read,
+// a file or a chat in order): a search by number reads one array, where
+// one in the list's order reads an entry's offset or time at each step.
+// Where the two orders part, search, the search in the list's order,
+// finds it.
+func indexOf(list []int32, i int32, search func() int) int {
+	if at, found := slices.BinarySearch(list, i); found {
+		return at
+	}
+	if at := search(); at < len(list) && list[at] == i {
+		return at
+	}
+	return -1
 }
 
 // liftChatDays multiplies the score of each candidate of a chat by up to

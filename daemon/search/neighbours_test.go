@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -52,5 +53,47 @@ func TestConversationNeighbours_OfOneChatDay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Facts put in an order unlike their conversation's (a person's edit, a
+// file read again) still lend to the facts next to them in it.
+func TestConversationNeighbours_PutOutOfOrder(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	day := memd.DateOf(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
+	order := []int{5, 2, 7, 0, 3, 6, 1, 4}
+	for _, chat := range []string{"c1", ""} {
+		x := New()
+		ids := make([]string, len(order))
+		for _, n := range order {
+			text := "fact number " + string(rune('a'+n))
+			d := Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: n * 40}
+			if chat != "" {
+				// The file's order runs the other way: the chat's is by time.
+				d.Chat, d.When, d.Offset = chat, 1764500000+int64(n)*60, (len(order)-n)*40
+			}
+			x.Put(d)
+			ids[n] = d.ID
+		}
+		for n, id := range ids {
+			i, ok := x.lookup(shard, id)
+			if !ok {
+				t.Fatalf("fact %d not indexed", n)
+			}
+			got := map[string]int{}
+			x.conversationNeighbours(i, func(j int32, dist int) { got[x.idOf(j)] = dist })
+			want := map[string]int{}
+			for d := 1; d <= contextWindow; d++ {
+				if n-d >= 0 {
+					want[ids[n-d]] = d
+				}
+				if n+d < len(ids) {
+					want[ids[n+d]] = d
+				}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("chat %q, fact %d: neighbours %v, want %v", chat, n, got, want)
+			}
+		}
 	}
 }
