@@ -65,7 +65,7 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 	slices.Sort(inTop)
 	sc.inTop = inTop
 	for _, l := range loans {
-		sc.add(l.to, l.amount)
+		sc.addLate(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {
 			e.Context += l.amount
 			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.idOf(l.from), Distance: l.dist, Amount: l.amount})

@@ -93,6 +93,26 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		},
 		queries: queries("car rental Lisbon"),
 	}, {
+		// Most candidates far below the floor, holding only a word most
+		// facts hold: the strongest and the hits are chosen among the
+		// others, and among those that gain later. The line after the best
+		// hit holds no query word, and borrows enough context from it to
+		// rank second. (The words have no relatives, so the floor is the
+		// cut.)
+		name: "a neighbour borrowing from far below the floor",
+		docs: func(add func(string, int, string, int)) {
+			add("zqa zqb zqc zqd zqe north site", 1, "log/2026-11.md", 0)
+			add("the report lists seven open findings", 1, "log/2026-11.md", 100)
+			for n := range 300 {
+				add(fmt.Sprintf("zqa site %d", n), 2+n%300, fmt.Sprintf("log/a%d.md", n), 0)
+			}
+			for n := range 5000 {
+				add(fmt.Sprintf("zqb filler %d", n), 60+n%300, fmt.Sprintf("log/b%d.md", n), 0)
+				add(fmt.Sprintf("other filler %d", n), 60+n%300, fmt.Sprintf("log/c%d.md", n), 0)
+			}
+		},
+		queries: queries("zqa zqb zqc zqd zqe"),
+	}, {
 		// Hits past the strongest 256: a large k, or a budget that skips
 		// long texts and reads further down.
 		name: "hits past the strongest",

@@ -95,6 +95,7 @@ type scores struct {
 	slot    []uint32
 	shift   uint
 	stamp   uint32
+	cur     uint32 // stamp<<shift
 	touched []int32
 	v       []float64                  // by place
 	terms   []uint64                   // by place
@@ -113,10 +114,12 @@ type scores struct {
 	// skipped (a bit each), for relateNeighbours; any set while skipping.
 	skipped    []uint64
 	anySkipped bool
-	// above marks, once scoreRelated prunes (narrowed), the candidates at
-	// its floor or above and those that gained since, a bit each; live
-	// lists their places. Only they can reach the strongest or the hits,
-	// so the passes that choose those read live, not every candidate.
+	// above marks, once scoreRelated prunes, the candidates at its floor
+	// or above, a bit each; live lists their places. Only they can reach
+	// the strongest or the hits, and those that gain later: when they are
+	// few (narrowed), the latter are marked and listed too, and the
+	// passes that choose the strongest and the hits read live, not every
+	// candidate.
 	above    []uint64
 	live     []int32
 	narrowed bool
@@ -125,22 +128,32 @@ type scores struct {
 
 // add adds v to entry i's score, making it a candidate, and returns its
 // place.
+// Once scoreRelated has narrowed the candidates, addLate adds instead.
+// (add is small enough to be inlined where postings are scored.)
 func (s *scores) add(i int32, v float64) int {
-	k := s.place(i)
-	if k < 0 {
-		k = int32(len(s.touched))
-		s.slot[i] = s.stamp<<s.shift | uint32(k+1)
+	k := s.slot[i] ^ s.cur - 1
+	if k >= uint32(len(s.touched)) {
+		k = uint32(len(s.touched))
+		s.slot[i] = s.cur | (k + 1)
 		s.touched = append(s.touched, i)
 		s.v = append(s.v, 0)
 		s.terms = append(s.terms, 0)
 		s.gain = append(s.gain, 0)
 	}
-	if s.narrowed && s.above[i>>6]&(1<<(i&63)) == 0 {
-		s.above[i>>6] |= 1 << (i & 63)
-		s.live = append(s.live, k)
-	}
 	s.v[k] += v
 	return int(k)
+}
+
+// addLate adds as add does, after scoreRelated: once it narrowed the
+// candidates, entry i becomes one that may reach the strongest and the
+// hits.
+func (s *scores) addLate(i int32, v float64) int {
+	k := s.add(i, v)
+	if s.narrowed && s.above[i>>6]&(1<<(i&63)) == 0 {
+		s.above[i>>6] |= 1 << (i & 63)
+		s.live = append(s.live, int32(k))
+	}
+	return k
 }
 
 // contenders returns how many candidates may still reach the strongest
@@ -162,12 +175,15 @@ func (s *scores) placeOf(j int) int {
 }
 
 // place is candidate i's place, -1 if i is no candidate.
+//
+// A place of this search's stamp gives back its place plus one; one of
+// another stamp, or none, gives a number of at least 1<<shift, past
+// every place.
 func (s *scores) place(i int32) int32 {
-	v := s.slot[i]
-	if v>>s.shift != s.stamp {
-		return -1
+	if k := s.slot[i] ^ s.cur - 1; k < uint32(len(s.touched)) {
+		return int32(k)
 	}
-	return int32(v&(1<<s.shift-1)) - 1
+	return -1
 }
 
 // size makes room for n entries, with no candidate.
@@ -178,6 +194,7 @@ func (s *scores) size(n int) {
 	// between wipes at a million entries.
 	s.shift = uint(bits.Len(uint(n)))
 	s.stamp = 1
+	s.cur = s.stamp << s.shift
 }
 
 // value is entry i's score, 0 if it is no candidate.
@@ -209,6 +226,7 @@ func (s *scores) clear() {
 			clear(s.slot)
 			s.stamp = 1
 		}
+		s.cur = s.stamp << s.shift
 	}
 	s.touched, s.v, s.terms, s.gain = s.touched[:0], s.v[:0], s.terms[:0], s.gain[:0]
 }
@@ -563,7 +581,8 @@ func (q *queryTerms) scoreRelated() {
 		// score changes here: they are marked once, so that most postings,
 		// of facts below it, cost a test of a bit and not a look-up. The
 		// others can reach the strongest and the hits only by gaining
-		// later (as a neighbour), which marks them too.
+		// later (as a neighbour), which marks them too; when they are
+		// most candidates, reading the list of the rest saves nothing.
 		for k, v := range sc.v {
 			if v >= floor {
 				i := sc.touched[k]
@@ -571,7 +590,7 @@ func (q *queryTerms) scoreRelated() {
 				sc.live = append(sc.live, int32(k))
 			}
 		}
-		sc.narrowed = true
+		sc.narrowed = len(sc.live) <= len(sc.touched)/4
 	}
 	for n, t := range q.scored {
 		own := q.bits[t]
@@ -683,7 +702,7 @@ func (q *queryTerms) relateNeighbours(top []int32) {
 					continue
 				}
 				v := math.Min(gain, relatedCap*q.idf(t))
-				sc.add(j, v)
+				sc.addLate(j, v)
 				if p := sc.explain(j); p != nil {
 					p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
 				}
