@@ -83,9 +83,9 @@ func putScores(sc *scores) {
 // scores holds the candidates of a search, compactly: the entries touched,
 // in the order first scored, with each one's score and the query terms it
 // holds (bit j: term j), and a dense array leading from an entry to its
-// place. The passes over the candidates (the strongest, the cut, collect,
-// clearing) read the compact arrays in order; only scoring a posting
-// looks an entry up, in an array of four bytes a fact.
+// place. The passes over the candidates (the strongest, the cut, collect)
+// read the compact arrays in order; only scoring a posting looks an entry
+// up, in an array of four bytes a fact.
 type scores struct {
 	// slot holds, by entry, its place in touched plus one, stamped with
 	// the search it is of (the bits above shift): clearing the candidates
@@ -127,11 +127,10 @@ type scores struct {
 }
 
 // add adds v to entry i's score, making it a candidate, and returns its
-// place.
-// Once scoreRelated has narrowed the candidates, addLate adds instead.
-// (add is small enough to be inlined where postings are scored.)
+// place. After scoreRelated, addLate adds instead. (add is kept small
+// enough to be inlined where postings are scored.)
 func (s *scores) add(i int32, v float64) int {
-	k := s.slot[i] ^ s.cur - 1
+	k := (s.slot[i] ^ s.cur) - 1 // as in place
 	if k >= uint32(len(s.touched)) {
 		k = uint32(len(s.touched))
 		s.slot[i] = s.cur | (k + 1)
@@ -180,7 +179,7 @@ func (s *scores) placeOf(j int) int {
 // another stamp, or none, gives a number of at least 1<<shift, past
 // every place.
 func (s *scores) place(i int32) int32 {
-	if k := s.slot[i] ^ s.cur - 1; k < uint32(len(s.touched)) {
+	if k := (s.slot[i] ^ s.cur) - 1; k < uint32(len(s.touched)) {
 		return int32(k)
 	}
 	return -1
