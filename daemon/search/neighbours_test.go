@@ -60,14 +60,14 @@ func TestConversationNeighbours_OfOneChatDay(t *testing.T) {
 // file read again) still lend to the facts next to them in it.
 func TestConversationNeighbours_PutOutOfOrder(t *testing.T) {
 	shard := memd.AgentShard("alice")
-	day := memd.DateOf(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
 	order := []int{5, 2, 7, 0, 3, 6, 1, 4}
 	for _, chat := range []string{"c1", ""} {
 		x := New()
 		ids := make([]string, len(order))
 		for _, n := range order {
 			text := "fact number " + string(rune('a'+n))
-			d := Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: n * 40}
+			d := novemberDoc(shard, text)
+			d.Offset = n * 40
 			if chat != "" {
 				// The file's order runs the other way: the chat's is by time.
 				d.Chat, d.When, d.Offset = chat, 1764500000+int64(n)*60, (len(order)-n)*40

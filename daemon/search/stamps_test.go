@@ -13,7 +13,6 @@ import (
 // that tell them apart run out and the places are wiped.
 func TestScores_StampsRunOut(t *testing.T) {
 	shard := memd.AgentShard("alice")
-	day := memd.DateOf(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
 	x := New()
 	var docs []Doc
 	for n := range 40 {
@@ -21,7 +20,9 @@ func TestScores_StampsRunOut(t *testing.T) {
 		if n%2 == 0 {
 			text = fmt.Sprintf("The budget of quarter %d is approved", n)
 		}
-		docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: n * 40})
+		d := novemberDoc(shard, text)
+		d.Offset = n * 40
+		docs = append(docs, d)
 	}
 	x.PutAll(docs)
 	ids := func(sc *scores, text string) []string {
