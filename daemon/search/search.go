@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"maps"
 	"math"
 	"math/bits"
@@ -810,9 +811,17 @@ func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd
 			}
 		}
 	}
-	// What a shard says lastingly answers "what does Alice do".
+	// What a shard says lastingly answers "what does Alice do". In the
+	// shards' order, as ties at the cut go to the first scored.
+	var nums []uint32
 	for id := range named {
-		if sd := x.shards[id]; sd != nil {
+		if n, ok := x.shardNum[id]; ok {
+			nums = append(nums, n)
+		}
+	}
+	slices.SortFunc(nums, func(a, b uint32) int { return cmp.Compare(x.shardOrder[a], x.shardOrder[b]) })
+	for _, n := range nums {
+		if sd := x.shards[x.shardIDs[n]]; sd != nil {
 			for _, i := range sd.profile {
 				sc.add(i, namedProfileScore)
 				if e := sc.explain(i); e != nil {

@@ -515,3 +515,27 @@ func TestEngine_FactsSince(t *testing.T) {
 		t.Error("a mark of another engine was taken")
 	}
 }
+
+// A query naming two shards gives the same hits each time it is asked:
+// the lasting facts of the shards it names join the candidates in one
+// order, and which of them lend context depends on it.
+func TestSearch_NamingTwoShardsIsStable(t *testing.T) {
+	var docs []search.Doc
+	day := memd.DateOf(now)
+	for _, shard := range []memd.ShardID{alice, pat} {
+		for n := range 300 {
+			for _, tier := range []memd.Tier{memd.TierProfile, memd.TierLog} {
+				text := fmt.Sprintf("%s line %d of the %s", tier, n, shard.Kind)
+				docs = append(docs, search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: tier, Text: text, File: "profile.md"}, Offset: len(docs) * 40})
+			}
+		}
+	}
+	x := index(docs...)
+	q := search.Query{Text: "alice pat", Shards: []memd.ShardID{alice, pat}, K: 700, Now: now}
+	first := x.Search(q).Hits
+	for range 12 {
+		if got := x.Search(q).Hits; !slices.EqualFunc(got, first, func(a, b search.Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+			t.Fatalf("asked again, the hits differ:\n%v\nfirst:\n%v", texts(got), texts(first))
+		}
+	}
+}
