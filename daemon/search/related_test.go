@@ -103,6 +103,8 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		docs: func(add func(string, int, string, int)) {
 			add("zqa zqb zqc zqd zqe north site", 1, "log/2026-11.md", 0)
 			add("the report lists seven open findings", 1, "log/2026-11.md", 100)
+			// A candidate below the floor, that the loan brings back.
+			add("zqb the report names who closed them", 1, "log/2026-11.md", 200)
 			for n := range 300 {
 				add(fmt.Sprintf("zqa site %d", n), 2+n%300, fmt.Sprintf("log/a%d.md", n), 0)
 			}
@@ -111,7 +113,9 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 				add(fmt.Sprintf("other filler %d", n), 60+n%300, fmt.Sprintf("log/c%d.md", n), 0)
 			}
 		},
-		queries: queries("zqa zqb zqc zqd zqe"),
+		// The common word first: the candidates holding it come first in
+		// the order scored, before those at the floor.
+		queries: queries("zqb zqa zqc zqd zqe"),
 	}, {
 		// Hits past the strongest 256: a large k, or a budget that skips
 		// long texts and reads further down.

@@ -123,6 +123,8 @@ type scores struct {
 	// candidate.
 	above    []uint64
 	live     []int32
+	sorted   int // live[:sorted] is in place order
+	merged   []int32
 	narrowed bool
 	liveV    []float64 // room for strongest's scores of live
 }
@@ -163,8 +165,30 @@ func (s *scores) contenders() int {
 	if !s.narrowed {
 		return len(s.touched)
 	}
-	slices.Sort(s.live)
+	// live is in place order up to sorted; the candidates that gained
+	// since were appended, few, and only those are sorted.
+	if tail := s.live[s.sorted:]; len(tail) > 0 {
+		slices.Sort(tail)
+		if s.sorted > 0 && tail[0] < s.live[s.sorted-1] {
+			s.merged = mergeSorted(s.merged[:0], s.live[:s.sorted], tail)
+			s.live, s.merged = s.merged, s.live
+		}
+		s.sorted = len(s.live)
+	}
 	return len(s.live)
+}
+
+// mergeSorted appends to out the numbers of a and b, both rising, in
+// rising order.
+func mergeSorted(out, a, b []int32) []int32 {
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 func (s *scores) placeOf(j int) int {
@@ -219,7 +243,7 @@ func (s *scores) clear() {
 		i := s.touched[k]
 		s.above[i>>6] = 0
 	}
-	s.live, s.narrowed = s.live[:0], false
+	s.live, s.sorted, s.narrowed = s.live[:0], 0, false
 	if len(s.touched) > 0 {
 		s.stamp++
 		if s.stamp == 1<<(32-s.shift) {
@@ -590,6 +614,7 @@ func (q *queryTerms) scoreRelated() {
 				sc.live = append(sc.live, int32(k))
 			}
 		}
+		sc.sorted = len(sc.live)
 		sc.narrowed = len(sc.live) <= len(sc.touched)/4
 	}
 	for n, t := range q.scored {
@@ -935,7 +960,9 @@ func strongest(sc *scores, n int) []int32 {
 		sc.liveV = vs
 	}
 	top := make([]int32, 0, min(n, m))
-	if m <= n {
+	// Narrowed, there are at least n, chosen below in the order they
+	// would be among all candidates.
+	if m <= n && !sc.narrowed {
 		for j := range m {
 			top = append(top, sc.touched[sc.placeOf(j)])
 		}

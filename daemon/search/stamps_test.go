@@ -42,7 +42,7 @@ func TestScores_StampsRunOut(t *testing.T) {
 	ids(sc, "flight Lisbon")
 	last := uint32(1)<<(32-sc.shift) - 1
 	for _, stamp := range []uint32{2, last - 1, last} {
-		sc.stamp = stamp
+		sc.stamp, sc.cur = stamp, stamp<<sc.shift
 		// Each search leaves its candidates' places behind, stamped.
 		if got := ids(sc, "budget approved"); !slices.Equal(got, budget) {
 			t.Fatalf("at stamp %d: budget search found %v, want %v", stamp, got, budget)
