@@ -215,11 +215,19 @@ func (s *scores) size(n int) {
 	n += n / 4
 	s.slot, s.loan, s.skipped = make([]uint32, n), make([]int32, n), nil
 	// Places up to n, and the stamp in the bits left: 2,047 searches
-	// between wipes at a million entries.
+	// between wipes at a million entries. Past 13 million, too few
+	// searches would share a wipe of the whole array, and each place is
+	// cleared (stamp 0).
 	s.shift = uint(bits.Len(uint(n)))
 	s.stamp = 1
+	if s.shift > maxPlaceBits {
+		s.stamp = 0
+	}
 	s.cur = s.stamp << s.shift
 }
+
+// maxPlaceBits leaves at least 255 stamps between wipes.
+const maxPlaceBits = 24
 
 // value is entry i's score, 0 if it is no candidate.
 func (s *scores) value(i int32) float64 {
@@ -244,7 +252,12 @@ func (s *scores) clear() {
 		s.above[i>>6] = 0
 	}
 	s.live, s.sorted, s.narrowed = s.live[:0], 0, false
-	if len(s.touched) > 0 {
+	switch {
+	case s.stamp == 0:
+		for _, i := range s.touched {
+			s.slot[i] = 0
+		}
+	case len(s.touched) > 0:
 		s.stamp++
 		if s.stamp == 1<<(32-s.shift) {
 			clear(s.slot)

@@ -10,7 +10,8 @@ import (
 )
 
 // Candidates of one search are gone in the next, also when the stamps
-// that tell them apart run out and the places are wiped.
+// that tell them apart run out and the places are wiped, and in an index
+// too large for stamps.
 func TestScores_StampsRunOut(t *testing.T) {
 	shard := memd.AgentShard("alice")
 	x := New()
@@ -53,5 +54,17 @@ func TestScores_StampsRunOut(t *testing.T) {
 	}
 	if sc.stamp >= last {
 		t.Errorf("stamp %d after running out at %d: not started over", sc.stamp, last)
+	}
+	// An index too large for stamps clears each place a search touched.
+	sc = new(scores)
+	sc.size(int(x.entries.len()))
+	sc.stamp, sc.cur = 0, 0
+	for range 3 {
+		if got := ids(sc, "budget approved"); !slices.Equal(got, budget) {
+			t.Fatalf("without stamps: budget search found %v, want %v", got, budget)
+		}
+		if got := ids(sc, "flight Lisbon"); !slices.Equal(got, flights) {
+			t.Fatalf("without stamps: flight search found %v, want %v", got, flights)
+		}
 	}
 }
