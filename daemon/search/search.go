@@ -92,7 +92,8 @@ type scores struct {
 	// the search it is of (the bits above shift): clearing the candidates
 	// moves to the next stamp instead of writing to every place a search
 	// touched, a tenth of a large search. The array is wiped only when
-	// the stamps run out.
+	// the stamps run out; in an index too large for stamps (stamp 0),
+	// each place is cleared.
 	slot    []uint32
 	shift   uint
 	stamp   uint32
@@ -123,8 +124,8 @@ type scores struct {
 	// candidate.
 	above    []uint64
 	live     []int32
-	sorted   int // live[:sorted] is in place order
-	merged   []int32
+	sorted   int     // live[:sorted] is in place order
+	merged   []int32 // room for contenders' merge
 	narrowed bool
 	liveV    []float64 // room for strongest's scores of live
 }
