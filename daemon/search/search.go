@@ -715,6 +715,7 @@ func (q *queryTerms) relateNeighbours(top []int32) {
 	sc, x := q.sc, q.x
 	var buf []byte
 	seen := map[int32]bool{}
+	tfs := map[string]int{}
 	for _, i := range top {
 		x.conversationNeighbours(i, func(j int32, _ int) {
 			if seen[j] || sc.skipped[j>>6]&(1<<(j&63)) == 0 || !q.ok(j) {
@@ -723,7 +724,7 @@ func (q *queryTerms) relateNeighbours(top []int32) {
 			seen[j] = true
 			var folded []byte
 			folded, buf = x.foldedText(j, buf)
-			tfs := map[string]int{}
+			clear(tfs)
 			for _, t := range terms(string(folded)) {
 				tfs[t]++
 			}
