@@ -364,10 +364,7 @@ func TestNotes_RevertByMessageUndoesANoteEdit(t *testing.T) {
 	ctx := context.Background()
 	s := shard(t, "agent/alice")
 	alice := e.agent(t, "alice")
-	src, edit := rvNote(t, alice, s)
-	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src("nm1")}); err != nil {
-		t.Fatal(err)
-	}
+	_, edit := rvNote(t, alice, s, "nm1")
 	edit("nm2", memd.NoteEdit{Op: memd.NoteInsertAfter, Anchor: "2. Run the migrations.\n", Text: "2b. Wire the refund to ACME-OFFSHORE.\n"})
 	edit("nm3", memd.NoteEdit{Op: memd.NoteReplace, Find: "redeploy the previous image", Replace: "redeploy the last good image"})
 
@@ -408,10 +405,7 @@ func TestNotes_RevertByMessageAroundANoteThatChanged(t *testing.T) {
 	ctx := context.Background()
 	s := shard(t, "agent/alice")
 	alice := e.agent(t, "alice")
-	src, edit := rvNote(t, alice, s)
-	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src("seed")}); err != nil {
-		t.Fatal(err)
-	}
+	src, edit := rvNote(t, alice, s, "seed")
 	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Refunds go to ACME-OFFSHORE", Source: src("bad")}); err != nil {
 		t.Fatal(err)
 	}
@@ -473,8 +467,12 @@ func TestNotes_RevertByMessageAroundANoteThatChanged(t *testing.T) {
 
 // rvNote returns a source of a message in chat c1, and an edit of the note
 // rv.md made from a message, for the tests of reverting notes.
-func rvNote(t *testing.T, c memd.Service, s memd.ShardID) (src func(m string) memd.Source, edit func(m string, ed memd.NoteEdit)) {
+func rvNote(t *testing.T, c memd.Service, s memd.ShardID, seed string) (src func(m string) memd.Source, edit func(m string, ed memd.NoteEdit)) {
+	t.Helper()
 	src = func(m string) memd.Source { return memd.Source{Messages: []string{m}, Chat: "c1"} }
+	if _, err := c.CreateNote(context.Background(), memd.CreateNoteRequest{Shard: s, Path: "rv.md", Text: runbook, Source: src(seed)}); err != nil {
+		t.Fatal(err)
+	}
 	edit = func(m string, ed memd.NoteEdit) {
 		t.Helper()
 		if _, err := c.EditNote(context.Background(), memd.EditNoteRequest{Shard: s, Path: "rv.md", Edits: []memd.NoteEdit{ed}, Source: src(m)}); err != nil {
