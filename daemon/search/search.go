@@ -128,6 +128,7 @@ type scores struct {
 	merged   []int32 // room for contenders' merge
 	narrowed bool
 	liveV    []float64 // room for strongest's scores of live
+	best     []ranked  // room for collect's choice
 }
 
 // add adds v to entry i's score, making it a candidate, and returns its
@@ -1044,37 +1045,51 @@ func (x *Engine) better(a, b ranked) bool {
 // hits: room for hits the budget skips.
 func collected(k int) int { return k*4 + 32 }
 
-// collect takes the best scored facts that fit the budget. It keeps only
-// the best few candidates in a heap rather than sorting them all.
+// collect takes the best scored facts that fit the budget.
+//
+// The candidates that pass the bar gather in a buffer; when it is full, the
+// best of them are moved to its front and the worst of those becomes the bar.
+// This costs about the same in any order the candidates come in. A heap
+// does not: when many tie on score and come oldest first, each one pushes
+// its root out.
 func (x *Engine) collect(sc *scores, q Query) []Hit {
 	if len(sc.touched) == 0 || q.K <= 0 {
 		return nil
 	}
 	limit := collected(q.K)
-	h := make([]ranked, 0, limit+1)
-	worse := func(a, b ranked) bool { return x.better(b, a) }
+	// Eight times what is kept: each choice then costs little per
+	// candidate that passed the bar, even when all pass.
+	if cap(sc.best) < 8*limit {
+		sc.best = make([]ranked, 0, 8*limit)
+	}
+	h := sc.best[: 0 : 8*limit]
+	var bar ranked
+	barred := false
 	most := slices.Max(x.factors)
 	for j := range sc.contenders() {
 		k := sc.placeOf(j)
-		if len(h) == limit && sc.v[k]*most < h[0].v*(1-1e-9) {
+		if barred && sc.v[k]*most < bar.v*(1-1e-9) {
 			continue // not even in the tier weighed most
 		}
 		i := sc.touched[k]
 		v := sc.v[k] * x.factors[x.tier[i]]
-		if len(h) == limit && v < h[0].v*(1-1e-9) {
+		if barred && v < bar.v*(1-1e-9) {
 			continue // the day, read for ties only, would not save it
 		}
 		r := ranked{i: i, v: v, days: int(x.days[i])}
-		if len(h) == limit && !x.better(r, h[0]) {
+		if barred && !x.better(r, bar) {
 			continue
 		}
 		h = append(h, r)
-		up(h, len(h)-1, worse)
-		if len(h) > limit {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-			down(h, 0, worse)
+		if len(h) == cap(h) {
+			x.bestFirst(h, limit)
+			h = h[:limit]
+			bar, barred = h[limit-1], true
 		}
+	}
+	if len(h) > limit {
+		x.bestFirst(h, limit)
+		h = h[:limit]
 	}
 	slices.SortFunc(h, func(a, b ranked) int {
 		if x.better(a, b) {
@@ -1097,6 +1112,40 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 		}
 	}
 	return hits
+}
+
+// bestFirst moves the n best of rs, by better, to its front, in no
+// particular order among themselves, with the n-th best at rs[n-1]: a
+// quickselect, each pass keeping the side that holds the n-th place.
+func (x *Engine) bestFirst(rs []ranked, n int) {
+	lo, hi := 0, len(rs)-1
+	for lo < hi {
+		p := rs[lo+(hi-lo)/2]
+		// Each scan stops at the pivot or at what the other scan swapped
+		// over, so neither leaves [lo, hi].
+		i, j := lo, hi
+		for i <= j {
+			for x.better(rs[i], p) {
+				i++
+			}
+			for x.better(p, rs[j]) {
+				j--
+			}
+			if i <= j {
+				rs[i], rs[j] = rs[j], rs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case n-1 <= j:
+			hi = j
+		case n-1 >= i:
+			lo = i
+		default:
+			return // between j and i, every one ties with the pivot
+		}
+	}
 }
 
 // Fit keeps the first hits, at most k, whose texts fit the budget.

@@ -324,6 +324,30 @@ func BenchmarkSearch_CostlyQueries(b *testing.B) {
 	}
 }
 
+// BenchmarkSearch_TiedOldestFirst times a word that 100,000 facts of one
+// length hold, so that all tie on score and are told apart by day: once
+// with the facts put in oldest first, once newest first.
+func BenchmarkSearch_TiedOldestFirst(b *testing.B) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, order := range []string{"oldest-first", "newest-first"} {
+		var docs []search.Doc
+		for i := 0; i < 100000; i++ {
+			day := i / 200
+			if order == "newest-first" {
+				day = 499 - day
+			}
+			date := start.AddDate(0, 0, day).Format(time.DateOnly)
+			docs = append(docs, doc(alice, date, fmt.Sprintf("Paid the invoice of vendor %06d", i), (i%200)*40))
+		}
+		x := index(docs...)
+		b.Run(order, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x.Search(search.Query{Text: "invoice", Shards: []memd.ShardID{alice}, K: 20, Now: now})
+			}
+		})
+	}
+}
+
 // BenchmarkSearch_ShardsOfAStore times recall in a store of 100 shards of
 // 3,000 facts each, for an agent that reads 5 of them (its own, its
 // user's and three projects') and for an admin that reads all 100: the
