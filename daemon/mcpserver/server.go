@@ -40,19 +40,19 @@ func New(svc memd.Service, opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "memd", Title: "memd: git-backed memory", Version: memd.Version},
 		&mcp.ServerOptions{SchemaCache: opts.Cache, Instructions: instructions})
 	t := &tools{svc: svc, opts: opts}
-	add(s, t, "remember", rememberDesc, adds(true), t.remember)
-	add(s, t, "forget", forgetDesc, destroys(true), t.forget)
-	add(s, t, "edit_fact", editFactDesc, destroys(true), t.editFact)
+	add(s, t, "remember", rememberDesc, adds(true), onShard(t, t.remember))
+	add(s, t, "forget", forgetDesc, destroys(true), onShard(t, t.forget))
+	add(s, t, "edit_fact", editFactDesc, destroys(true), onShard(t, t.editFact))
 	add(s, t, "recall", recallDesc, reads(), t.recall)
 	add(s, t, "memory_context", contextDesc, reads(), t.memoryContext)
-	add(s, t, "trace", traceDesc, reads(), t.trace)
-	add(s, t, "history", historyDesc, reads(), t.history)
+	add(s, t, "trace", traceDesc, reads(), onShard(t, t.trace))
+	add(s, t, "history", historyDesc, reads(), onShard(t, t.history))
 	add(s, t, "list_shards", listShardsDesc, reads(), t.listShards)
-	add(s, t, "list_notes", listNotesDesc, reads(), t.listNotes)
-	add(s, t, "read_note", readNoteDesc, reads(), t.readNote)
-	add(s, t, "create_note", createNoteDesc, adds(false), t.createNote)
-	add(s, t, "edit_note", editNoteDesc, destroys(false), t.editNote)
-	add(s, t, "delete_note", deleteNoteDesc, destroys(false), t.deleteNote)
+	add(s, t, "list_notes", listNotesDesc, reads(), onShard(t, t.listNotes))
+	add(s, t, "read_note", readNoteDesc, reads(), onShard(t, t.readNote))
+	add(s, t, "create_note", createNoteDesc, adds(false), onShard(t, t.createNote))
+	add(s, t, "edit_note", editNoteDesc, destroys(false), onShard(t, t.editNote))
+	add(s, t, "delete_note", deleteNoteDesc, destroys(false), onShard(t, t.deleteNote))
 	return s
 }
 
@@ -199,15 +199,26 @@ func (t *tools) declare(ctx context.Context, kind string) (context.Context, erro
 	return memd.NewContext(ctx, c), nil
 }
 
-// begin readies a call on a shard: the chat kind declared, the shard
-// named or the caller's own.
-func (t *tools) begin(ctx context.Context, kind, shard string) (context.Context, memd.ShardID, error) {
-	ctx, err := t.declare(ctx, kind)
-	if err != nil {
-		return ctx, memd.ShardID{}, err
+// shardInput is the input of a tool that works on one shard.
+type shardInput interface {
+	shardArg() string
+	chatKind() string
+}
+
+// onShard adapts a tool that works on one shard: the call's chat kind is
+// declared and its shard resolved before h runs.
+func onShard[In shardInput, Out any](t *tools, h func(context.Context, memd.ShardID, In) (string, Out, error)) func(context.Context, In) (string, Out, error) {
+	return func(ctx context.Context, in In) (string, Out, error) {
+		ctx, err := t.declare(ctx, in.chatKind())
+		if err == nil {
+			var s memd.ShardID
+			if s, err = t.shard(ctx, in.shardArg()); err == nil {
+				return h(ctx, s, in)
+			}
+		}
+		var none Out
+		return "", none, err
 	}
-	s, err := t.shard(ctx, shard)
-	return ctx, s, err
 }
 
 // shard parses a tool's shard argument, defaulting to the caller's own.
@@ -227,6 +238,8 @@ type Source struct {
 	SourceChat     string   `json:"source_chat,omitempty" jsonschema:"ID of the chat this comes from"`
 	ChatKind       string   `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in: direct (one person), group, routine (no person present) or api; user memory needs direct"`
 }
+
+func (s Source) chatKind() string { return s.ChatKind }
 
 func (s Source) source(ctx context.Context) memd.Source {
 	c, _ := memd.CallerFrom(ctx)

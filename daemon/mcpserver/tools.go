@@ -13,6 +13,15 @@ type ShardArg struct {
 	Shard string `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
 }
 
+func (a ShardArg) shardArg() string { return a.Shard }
+
+// ChatArg is the chat kind argument of the tools that read one shard.
+type ChatArg struct {
+	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+}
+
+func (a ChatArg) chatKind() string { return a.ChatKind }
+
 const rememberDesc = "Remember one fact: a single line of at most 500 characters, written so it stands on its own " +
 	"(\"Pat moved to Lisbon in October 2026\", not \"he moved\"). It becomes one git commit that names the messages it " +
 	"came from. Remembering the same text again changes nothing. Tiers: profile (lasting facts about someone or " +
@@ -29,11 +38,7 @@ type RememberInput struct {
 	SourceExcerpt string `json:"source_excerpt,omitempty" jsonschema:"what was said in the source messages, quoted (at most 2,000 characters), so people reviewing the fact can read it"`
 }
 
-func (t *tools) remember(ctx context.Context, in RememberInput) (_ string, out memd.RememberResult, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) remember(ctx context.Context, s memd.ShardID, in RememberInput) (_ string, out memd.RememberResult, err error) {
 	req := memd.RememberRequest{Shard: s, Text: in.Text, Tier: memd.Tier(in.Tier), Source: in.source(ctx)}
 	req.Source.Excerpt = in.SourceExcerpt
 	if in.Date != "" {
@@ -61,11 +66,7 @@ type ForgetInput struct {
 	Source
 }
 
-func (t *tools) forget(ctx context.Context, in ForgetInput) (_ string, out memd.ForgetResult, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) forget(ctx context.Context, s memd.ShardID, in ForgetInput) (_ string, out memd.ForgetResult, err error) {
 	res, err := t.svc.Forget(ctx, memd.ForgetRequest{Shard: s, ID: in.ID, Source: in.source(ctx)})
 	if err != nil {
 		return "", out, err
@@ -176,15 +177,11 @@ const traceDesc = "Where a fact came from: the commit that introduced it, who wr
 // TraceInput is the input of trace.
 type TraceInput struct {
 	ShardArg
-	ID       string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
-	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+	ID string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
+	ChatArg
 }
 
-func (t *tools) trace(ctx context.Context, in TraceInput) (_ string, out memd.Trace, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) trace(ctx context.Context, s memd.ShardID, in TraceInput) (_ string, out memd.Trace, err error) {
 	tr, err := t.svc.Trace(ctx, s, in.ID)
 	if err != nil {
 		return "", out, err
@@ -236,11 +233,11 @@ const historyDesc = "A shard's commits, newest first, with who made them, how th
 // HistoryInput is the input of history.
 type HistoryInput struct {
 	ShardArg
-	Message  string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
-	Author   string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
-	Op       string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, edit, note-edit, revert, import, merge or reject"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many commits; default 50"`
-	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+	Message string `json:"message,omitempty" jsonschema:"only commits citing this source message ID"`
+	Author  string `json:"author,omitempty" jsonschema:"only commits by this agent or person"`
+	Op      string `json:"op,omitempty" jsonschema:"only this operation: remember, forget, edit, note-edit, revert, import, merge or reject"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many commits; default 50"`
+	ChatArg
 }
 
 // HistoryOutput is the structured answer of history.
@@ -248,11 +245,7 @@ type HistoryOutput struct {
 	Commits []memd.Commit `json:"commits"`
 }
 
-func (t *tools) history(ctx context.Context, in HistoryInput) (_ string, out HistoryOutput, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) history(ctx context.Context, s memd.ShardID, in HistoryInput) (_ string, out HistoryOutput, err error) {
 	commits, err := t.svc.Log(ctx, memd.LogQuery{Shard: s, Message: in.Message, Agent: in.Author, Op: in.Op, Limit: in.Limit})
 	if err != nil {
 		return "", out, err
@@ -278,7 +271,7 @@ const listNotesDesc = "List a shard's notes (Markdown documents under notes/) wi
 // ListNotesInput is the input of list_notes.
 type ListNotesInput struct {
 	ShardArg
-	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+	ChatArg
 }
 
 // ListNotesOutput is the structured answer of list_notes.
@@ -286,11 +279,7 @@ type ListNotesOutput struct {
 	Notes []memd.NoteInfo `json:"notes"`
 }
 
-func (t *tools) listNotes(ctx context.Context, in ListNotesInput) (_ string, out ListNotesOutput, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) listNotes(ctx context.Context, s memd.ShardID, in ListNotesInput) (_ string, out ListNotesOutput, err error) {
 	notes, err := t.svc.ListNotes(ctx, s)
 	if err != nil {
 		return "", out, err
@@ -311,16 +300,12 @@ const readNoteDesc = "Read a note's text and its revision. Quote the text exactl
 // ReadNoteInput is the input of read_note.
 type ReadNoteInput struct {
 	ShardArg
-	Path     string `json:"path" jsonschema:"the note's path under notes/, such as runbooks/deploy.md"`
-	At       string `json:"at,omitempty" jsonschema:"the note as it was at a commit or a date (YYYY-MM-DD)"`
-	ChatKind string `json:"chat_kind,omitempty" jsonschema:"the kind of chat you are in (user memory needs direct)"`
+	Path string `json:"path" jsonschema:"the note's path under notes/, such as runbooks/deploy.md"`
+	At   string `json:"at,omitempty" jsonschema:"the note as it was at a commit or a date (YYYY-MM-DD)"`
+	ChatArg
 }
 
-func (t *tools) readNote(ctx context.Context, in ReadNoteInput) (_ string, out memd.Note, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) readNote(ctx context.Context, s memd.ShardID, in ReadNoteInput) (_ string, out memd.Note, err error) {
 	n, err := t.svc.ReadNote(ctx, s, in.Path, in.At)
 	if err != nil {
 		return "", out, err
@@ -339,11 +324,7 @@ type CreateNoteInput struct {
 	Source
 }
 
-func (t *tools) createNote(ctx context.Context, in CreateNoteInput) (_ string, out memd.NoteResult, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) createNote(ctx context.Context, s memd.ShardID, in CreateNoteInput) (_ string, out memd.NoteResult, err error) {
 	res, err := t.svc.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: in.Path, Text: in.Text, Source: in.source(ctx)})
 	if err != nil {
 		return "", out, err
@@ -359,7 +340,7 @@ const editNoteDesc = "Change a note with anchored edits, all or none, as one com
 
 // EditNoteInput is the input of edit_note.
 type EditNoteInput struct {
-	Shard            string     `json:"shard,omitempty" jsonschema:"the shard: agent/<name>, user/<id> or project/<slug>; default: your own agent shard"`
+	ShardArg
 	Path             string     `json:"path" jsonschema:"the note's path under notes/"`
 	ExpectedRevision string     `json:"expectedRevision,omitempty" jsonschema:"the revision read_note returned; the edit fails if the note changed since"`
 	Edits            []NoteEdit `json:"edits" jsonschema:"the edits, applied in order"`
@@ -376,11 +357,7 @@ type NoteEdit struct {
 	All     bool   `json:"all,omitempty" jsonschema:"replace and delete: every occurrence rather than exactly one"`
 }
 
-func (t *tools) editNote(ctx context.Context, in EditNoteInput) (_ string, out memd.NoteResult, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) editNote(ctx context.Context, s memd.ShardID, in EditNoteInput) (_ string, out memd.NoteResult, err error) {
 	edits := make([]memd.NoteEdit, len(in.Edits))
 	for i, e := range in.Edits {
 		edits[i] = memd.NoteEdit{Op: e.Op, Find: e.Find, Replace: e.Replace, Anchor: e.Anchor, Text: e.Text, All: e.All}
@@ -413,11 +390,7 @@ type EditFactInput struct {
 	Source
 }
 
-func (t *tools) editFact(ctx context.Context, in EditFactInput) (_ string, out memd.EditFactResult, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) editFact(ctx context.Context, s memd.ShardID, in EditFactInput) (_ string, out memd.EditFactResult, err error) {
 	res, err := t.svc.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: in.ID, Text: in.Text, Source: in.source(ctx)})
 	if err != nil {
 		return "", out, err
@@ -483,11 +456,7 @@ type DeleteNoteInput struct {
 	Source
 }
 
-func (t *tools) deleteNote(ctx context.Context, in DeleteNoteInput) (_ string, out memd.NoteResult, err error) {
-	ctx, s, err := t.begin(ctx, in.ChatKind, in.Shard)
-	if err != nil {
-		return "", out, err
-	}
+func (t *tools) deleteNote(ctx context.Context, s memd.ShardID, in DeleteNoteInput) (_ string, out memd.NoteResult, err error) {
 	res, err := t.svc.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Source: in.source(ctx)})
 	if err != nil {
 		return "", out, err
