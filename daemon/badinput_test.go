@@ -188,6 +188,18 @@ func TestBadInput(t *testing.T) {
 		{"proposals of every shard, as an agent", "GET", "/v1/proposals", "", "alice", memd.EFORBIDDEN},
 		{"recall include_proposed and at", "GET", "/v1/recall?q=x&include_proposed=true&at=2026-01-01", "", "alice", memd.EINVALID},
 		{"context since and include_proposed", "GET", "/v1/context?since=agent/alice@abcd1234&include_proposed=true", "", "alice", memd.EINVALID},
+		// Query parameters that do not parse.
+		{"facts with a limit in words", "GET", "/v1/shards/agent/alice/facts?limit=ten", "", "alice", memd.EINVALID},
+		{"facts with origins not a bool", "GET", "/v1/shards/agent/alice/facts?origins=maybe", "", "alice", memd.EINVALID},
+		{"log with a negative-looking offset", "GET", "/v1/shards/agent/alice/log?offset=-x", "", "alice", memd.EINVALID},
+		{"note history with a limit in words", "GET", "/v1/shards/agent/alice/notes/plan.md:history?limit=ten", "", "alice", memd.EINVALID},
+		{"recall with k in words", "GET", "/v1/recall?q=x&k=five", "", "alice", memd.EINVALID},
+		{"recall with explain not a bool", "GET", "/v1/recall?q=x&explain=yes-please", "", "alice", memd.EINVALID},
+		{"context with include_proposed not a bool", "GET", "/v1/context?include_proposed=2", "", "alice", memd.EINVALID},
+		{"learning stats to a malformed date", "GET", "/v1/stats/learning?to=yesterday", "", "", memd.EINVALID},
+		{"growth of a malformed shard", "GET", "/v1/stats/growth?shard=nobody", "", "", memd.EINVALID},
+		{"proposals of a malformed shard", "GET", "/v1/proposals?shard=agent/", "", "", memd.EINVALID},
+		{"facts of a malformed shard", "GET", "/v1/shards/team/x/facts", "", "", memd.EINVALID},
 		// Shards over git's smart HTTP.
 		{"git: another agent's shard", "GET", "/git/agent/bob.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},
 		{"git: user shard, no chat declared", "GET", "/git/user/pat.git/info/refs?service=git-upload-pack", "", "alice", memd.EFORBIDDEN},

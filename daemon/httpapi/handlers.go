@@ -7,6 +7,11 @@ import (
 	"github.com/memd/memd"
 )
 
+// The endpoints below answer one JSON value each; replies writes it and
+// inShard reads the shard of the /v1/shards/{kind}/{name} paths. The few
+// that answer otherwise (remember, context, the feed, removing an agent)
+// write their answers themselves.
+
 // rememberBody is the body of POST /v1/shards/{shard}/facts.
 type rememberBody struct {
 	Text   string      `json:"text"`
@@ -16,6 +21,7 @@ type rememberBody struct {
 	Create bool        `json:"create,omitempty"`
 }
 
+// remember answers 201 for a new fact and 200 for one memory already held.
 func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 	id, err := shardOf(r)
 	if err != nil {
@@ -37,19 +43,15 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) forget(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) forget(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.ForgetResult, error) {
+	return s.svc.Forget(r.Context(), memd.ForgetRequest{Shard: id, ID: r.PathValue("id"), Source: querySource(r)})
+}
+
+// querySource is the source a DELETE names in its query: message (one or
+// more) and chat.
+func querySource(r *http.Request) memd.Source {
 	q := r.URL.Query()
-	src := memd.Source{Messages: q["message"], Chat: q.Get("chat")}
-	res, err := s.svc.Forget(r.Context(), memd.ForgetRequest{Shard: id, ID: r.PathValue("id"), Source: src})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return memd.Source{Messages: q["message"], Chat: q.Get("chat")}
 }
 
 // editFactBody is the body of PATCH /v1/shards/{shard}/facts/{id}.
@@ -58,152 +60,64 @@ type editFactBody struct {
 	Source memd.Source `json:"source,omitzero"`
 }
 
-func (s *Server) editFact(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) editFact(w http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.EditFactResult, error) {
 	var b editFactBody
 	if err := decode(w, r, &b); err != nil {
-		return err
+		return memd.EditFactResult{}, err
 	}
-	res, err := s.svc.EditFact(r.Context(), memd.EditFactRequest{Shard: id, ID: r.PathValue("id"), Text: b.Text, Source: b.Source})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.svc.EditFact(r.Context(), memd.EditFactRequest{Shard: id, ID: r.PathValue("id"), Text: b.Text, Source: b.Source})
 }
 
-func (s *Server) facts(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
+func (s *Server) facts(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.FactList, error) {
+	p := paramsOf(r)
+	q := memd.FactsQuery{Shard: id, Tier: memd.Tier(p.get("tier")), At: p.get("at"), Text: p.get("q"),
+		LearnedBy: p.get("learned_by"), Model: p.get("model"), Agent: p.get("agent"), Sort: p.get("sort"),
+		From: p.date("from"), To: p.date("to"), Offset: p.int("offset"), Limit: p.int("limit"), Origins: p.bool("origins")}
+	if p.err != nil {
+		return memd.FactList{}, p.err
 	}
-	v := r.URL.Query()
-	q := memd.FactsQuery{Shard: id, Tier: memd.Tier(v.Get("tier")), At: v.Get("at"), Text: v.Get("q"),
-		LearnedBy: v.Get("learned_by"), Model: v.Get("model"), Agent: v.Get("agent"), Sort: v.Get("sort")}
-	if q.From, err = queryDate(r, "from"); err != nil {
-		return err
-	}
-	if q.To, err = queryDate(r, "to"); err != nil {
-		return err
-	}
-	if q.Offset, err = queryInt(r, "offset"); err != nil {
-		return err
-	}
-	if q.Limit, err = queryInt(r, "limit"); err != nil {
-		return err
-	}
-	if q.Origins, err = queryBool(r, "origins"); err != nil {
-		return err
-	}
-	list, err := s.svc.Facts(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
+	return s.svc.Facts(r.Context(), q)
 }
 
-func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
-	}
-	tr, err := s.svc.Trace(r.Context(), id, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, tr)
-	return nil
+func (s *Server) trace(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.Trace, error) {
+	return s.svc.Trace(r.Context(), id, r.PathValue("id"))
 }
 
-func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
+func (s *Server) history(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (any, error) {
+	p := paramsOf(r)
+	q := memd.LogQuery{Shard: id, Message: p.get("message"), Agent: p.get("agent"), Op: p.get("op"), Limit: p.int("limit"), Offset: p.int("offset")}
+	if p.err != nil {
+		return nil, p.err
 	}
-	q := r.URL.Query()
-	lq := memd.LogQuery{Shard: id, Message: q.Get("message"), Agent: q.Get("agent"), Op: q.Get("op")}
-	if lq.Limit, err = queryInt(r, "limit"); err != nil {
-		return err
-	}
-	if lq.Offset, err = queryInt(r, "offset"); err != nil {
-		return err
-	}
-	commits, err := s.svc.Log(r.Context(), lq)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"commits": commits})
-	return nil
+	commits, err := s.svc.Log(r.Context(), q)
+	return map[string]any{"commits": commits}, err
 }
 
-func (s *Server) shards(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) shards(_ http.ResponseWriter, r *http.Request) (any, error) {
 	list, err := s.svc.Shards(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"shards": list})
-	return nil
+	return map[string]any{"shards": list}, err
 }
 
-func (s *Server) revert(w http.ResponseWriter, r *http.Request) error {
-	var req memd.RevertRequest
-	if err := decode(w, r, &req); err != nil {
-		return err
+func (s *Server) learningStats(_ http.ResponseWriter, r *http.Request) (memd.LearningStats, error) {
+	p := paramsOf(r)
+	q := memd.LearningQuery{Agent: p.get("agent"), Model: p.get("model"), Prompt: p.get("prompt"), From: p.date("from"), To: p.date("to")}
+	if p.err != nil {
+		return memd.LearningStats{}, p.err
 	}
-	res, err := s.svc.Revert(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.svc.LearningStats(r.Context(), q)
 }
 
-func (s *Server) learningStats(w http.ResponseWriter, r *http.Request) error {
-	v := r.URL.Query()
-	q := memd.LearningQuery{Agent: v.Get("agent"), Model: v.Get("model"), Prompt: v.Get("prompt")}
-	var err error
-	if q.From, err = queryDate(r, "from"); err != nil {
-		return err
+func (s *Server) growth(_ http.ResponseWriter, r *http.Request) (memd.Growth, error) {
+	p := paramsOf(r)
+	q := memd.GrowthQuery{Shard: p.shard("shard")}
+	if p.err != nil {
+		return memd.Growth{}, p.err
 	}
-	if q.To, err = queryDate(r, "to"); err != nil {
-		return err
-	}
-	res, err := s.svc.LearningStats(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.svc.Growth(r.Context(), q)
 }
 
-func (s *Server) growth(w http.ResponseWriter, r *http.Request) error {
-	var q memd.GrowthQuery
-	if v := r.URL.Query().Get("shard"); v != "" {
-		id, err := memd.ParseShardID(v)
-		if err != nil {
-			return err
-		}
-		q.Shard = id
-	}
-	res, err := s.svc.Growth(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
-}
-
-func (s *Server) purgeMessage(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.svc.PurgeMessage(r.Context(), memd.PurgeRequest{Message: r.PathValue("id"), Chat: r.URL.Query().Get("chat")})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (s *Server) purgeMessage(_ http.ResponseWriter, r *http.Request) (memd.PurgeResult, error) {
+	return s.svc.PurgeMessage(r.Context(), memd.PurgeRequest{Message: r.PathValue("id"), Chat: r.URL.Query().Get("chat")})
 }
 
 type addAgentBody struct {
@@ -211,74 +125,40 @@ type addAgentBody struct {
 	Projects []string `json:"projects,omitempty"`
 }
 
-func (s *Server) addAgent(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) addAgent(w http.ResponseWriter, r *http.Request) (memd.NewAgent, error) {
 	var b addAgentBody
 	if err := decode(w, r, &b); err != nil {
-		return err
+		return memd.NewAgent{}, err
 	}
-	a, err := s.svc.AddAgent(r.Context(), b.Name, b.Projects)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, a)
-	return nil
+	return s.svc.AddAgent(r.Context(), b.Name, b.Projects)
 }
 
-func (s *Server) setReview(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) setReview(w http.ResponseWriter, r *http.Request) (memd.Agent, error) {
 	var b struct {
 		On *bool `json:"on"`
 	}
 	if err := decode(w, r, &b); err != nil {
-		return err
+		return memd.Agent{}, err
 	}
 	if b.On == nil {
-		return memd.Errorf(memd.EINVALID, `want {"on": true} or {"on": false}`)
+		return memd.Agent{}, memd.Errorf(memd.EINVALID, `want {"on": true} or {"on": false}`)
 	}
-	a, err := s.svc.SetReview(r.Context(), r.PathValue("name"), *b.On)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return s.svc.SetReview(r.Context(), r.PathValue("name"), *b.On)
 }
 
-func (s *Server) proposals(w http.ResponseWriter, r *http.Request) error {
-	var shard memd.ShardID
-	if v := r.URL.Query().Get("shard"); v != "" {
-		id, err := memd.ParseShardID(v)
-		if err != nil {
-			return err
-		}
-		shard = id
+func (s *Server) proposals(_ http.ResponseWriter, r *http.Request) (any, error) {
+	p := paramsOf(r)
+	shard := p.shard("shard")
+	if p.err != nil {
+		return nil, p.err
 	}
 	list, err := s.svc.Proposals(r.Context(), shard)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"proposals": list})
-	return nil
+	return map[string]any{"proposals": list}, err
 }
 
-func (s *Server) review(w http.ResponseWriter, r *http.Request) error {
-	var req memd.ReviewRequest
-	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	res, err := s.svc.Review(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
-}
-
-func (s *Server) agents(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) agents(_ http.ResponseWriter, r *http.Request) (any, error) {
 	list, err := s.svc.Agents(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": list})
-	return nil
+	return map[string]any{"agents": list}, err
 }
 
 func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
@@ -289,39 +169,26 @@ func (s *Server) removeAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.svc.Status(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+func (s *Server) status(_ http.ResponseWriter, r *http.Request) (memd.Status, error) {
+	return s.svc.Status(r.Context())
 }
 
-func (s *Server) remotes(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) remotes(_ http.ResponseWriter, r *http.Request) (any, error) {
 	list, err := s.svc.Remotes(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"remotes": list})
-	return nil
+	return map[string]any{"remotes": list}, err
 }
 
-func (s *Server) syncRemotes(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) syncRemotes(w http.ResponseWriter, r *http.Request) (any, error) {
 	var b struct {
 		Shards []memd.ShardID `json:"shards"`
 	}
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &b); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	list, err := s.svc.SyncRemotes(r.Context(), b.Shards)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"remotes": list})
-	return nil
+	return map[string]any{"remotes": list}, err
 }
 
 // list reads a comma-separated or repeated query parameter.
@@ -337,39 +204,30 @@ func list(r *http.Request, key string) []string {
 	return out
 }
 
-func (s *Server) recall(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	rq := memd.RecallQuery{Q: q.Get("q"), Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at")}
-	var err error
-	if rq.K, err = queryInt(r, "k"); err != nil {
-		return err
+func (s *Server) recall(_ http.ResponseWriter, r *http.Request) (memd.RecallResult, error) {
+	p := paramsOf(r)
+	q := memd.RecallQuery{Q: p.get("q"), Agent: p.get("agent"), User: p.get("user"), Projects: list(r, "projects"), At: p.get("at"),
+		K: p.int("k"), Explain: p.bool("explain"), IncludeProposed: p.bool("include_proposed")}
+	if p.err != nil {
+		return memd.RecallResult{}, p.err
 	}
-	if rq.Explain, err = queryBool(r, "explain"); err != nil {
-		return err
-	}
-	if rq.IncludeProposed, err = queryBool(r, "include_proposed"); err != nil {
-		return err
-	}
-	res, err := s.svc.Recall(r.Context(), rq)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.svc.Recall(r.Context(), q)
 }
 
+// context answers the memory section as Markdown, or with format=json as
+// the whole value.
 func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	cq := memd.ContextQuery{Agent: q.Get("agent"), User: q.Get("user"), Projects: list(r, "projects"), At: q.Get("at"), Since: q.Get("since")}
-	var err error
-	if cq.IncludeProposed, err = queryBool(r, "include_proposed"); err != nil {
-		return err
+	p := paramsOf(r)
+	q := memd.ContextQuery{Agent: p.get("agent"), User: p.get("user"), Projects: list(r, "projects"), At: p.get("at"), Since: p.get("since"),
+		IncludeProposed: p.bool("include_proposed")}
+	if p.err != nil {
+		return p.err
 	}
-	res, err := s.svc.Context(r.Context(), cq)
+	res, err := s.svc.Context(r.Context(), q)
 	if err != nil {
 		return err
 	}
-	switch q.Get("format") {
+	switch p.get("format") {
 	case "json":
 		writeJSON(w, http.StatusOK, res)
 	case "", "markdown":
@@ -385,48 +243,21 @@ func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) learn(w http.ResponseWriter, r *http.Request) error {
-	var ex memd.Exchange
-	if err := decode(w, r, &ex); err != nil {
-		return err
-	}
-	st, err := s.svc.Learn(r.Context(), ex)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, st)
-	return nil
-}
-
-func (s *Server) synthesize(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) synthesize(w http.ResponseWriter, r *http.Request) (memd.ExchangeStatus, error) {
 	var req struct {
 		Agent string `json:"agent"`
 	}
 	if err := decode(w, r, &req); err != nil {
-		return err
+		return memd.ExchangeStatus{}, err
 	}
-	st, err := s.svc.Synthesize(r.Context(), req.Agent)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, st)
-	return nil
+	return s.svc.Synthesize(r.Context(), req.Agent)
 }
 
-func (s *Server) exchanges(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) exchanges(_ http.ResponseWriter, r *http.Request) (any, error) {
 	list, err := s.svc.Exchanges(r.Context(), r.URL.Query().Get("state"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"exchanges": list})
-	return nil
+	return map[string]any{"exchanges": list}, err
 }
 
-func (s *Server) retryExchange(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.svc.RetryExchange(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, st)
-	return nil
+func (s *Server) retryExchange(_ http.ResponseWriter, r *http.Request) (memd.ExchangeStatus, error) {
+	return s.svc.RetryExchange(r.Context(), r.PathValue("id"))
 }

@@ -7,51 +7,25 @@ import (
 	"github.com/memd/memd"
 )
 
-func (s *Server) listNotes(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) listNotes(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (any, error) {
 	notes, err := s.svc.ListNotes(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"notes": notes})
-	return nil
+	return map[string]any{"notes": notes}, err
 }
 
-func (s *Server) readNote(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
+// readNote answers GET on a note's path: the note, or with ":history"
+// after the path, its versions.
+func (s *Server) readNote(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (any, error) {
+	p := paramsOf(r)
+	path, history := strings.CutSuffix(r.PathValue("path"), ":history")
+	if !history {
+		return s.svc.ReadNote(r.Context(), id, path, p.get("at"))
 	}
-	if path, ok := strings.CutSuffix(r.PathValue("path"), ":history"); ok {
-		return s.noteHistory(w, r, id, path)
-	}
-	note, err := s.svc.ReadNote(r.Context(), id, r.PathValue("path"), r.URL.Query().Get("at"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, note)
-	return nil
-}
-
-// noteHistory answers GET /v1/shards/{shard}/notes/{path}:history.
-func (s *Server) noteHistory(w http.ResponseWriter, r *http.Request, id memd.ShardID, path string) error {
-	q := memd.NoteHistoryQuery{Shard: id, Path: path}
-	var err error
-	if q.Limit, err = queryInt(r, "limit"); err != nil {
-		return err
-	}
-	if q.Offset, err = queryInt(r, "offset"); err != nil {
-		return err
+	q := memd.NoteHistoryQuery{Shard: id, Path: path, Limit: p.int("limit"), Offset: p.int("offset")}
+	if p.err != nil {
+		return nil, p.err
 	}
 	versions, err := s.svc.NoteHistory(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"versions": versions})
-	return nil
+	return map[string]any{"versions": versions}, err
 }
 
 // createNoteBody is the body of POST /v1/shards/{shard}/notes.
@@ -62,21 +36,12 @@ type createNoteBody struct {
 	Create bool        `json:"create,omitempty"`
 }
 
-func (s *Server) createNote(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
-	}
+func (s *Server) createNote(w http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.NoteResult, error) {
 	var b createNoteBody
 	if err := decode(w, r, &b); err != nil {
-		return err
+		return memd.NoteResult{}, err
 	}
-	res, err := s.svc.CreateNote(r.Context(), memd.CreateNoteRequest{Shard: id, Path: b.Path, Text: b.Text, Source: b.Source, Create: b.Create})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, res)
-	return nil
+	return s.svc.CreateNote(r.Context(), memd.CreateNoteRequest{Shard: id, Path: b.Path, Text: b.Text, Source: b.Source, Create: b.Create})
 }
 
 // editNoteBody is the body of POST /v1/shards/{shard}/notes/{path}:edit.
@@ -87,40 +52,20 @@ type editNoteBody struct {
 }
 
 // notePost is POST on a note's path: only ":edit" is one.
-func (s *Server) notePost(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) notePost(w http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.NoteResult, error) {
 	path, ok := strings.CutSuffix(r.PathValue("path"), ":edit")
 	if !ok {
-		return memd.Errorf(memd.EINVALID, "POST a note's path with :edit to edit it (…/notes/%s:edit); create notes with POST …/notes", r.PathValue("path"))
-	}
-	id, err := shardOf(r)
-	if err != nil {
-		return err
+		return memd.NoteResult{}, memd.Errorf(memd.EINVALID, "POST a note's path with :edit to edit it (…/notes/%s:edit); create notes with POST …/notes", r.PathValue("path"))
 	}
 	var b editNoteBody
 	if err := decode(w, r, &b); err != nil {
-		return err
+		return memd.NoteResult{}, err
 	}
-	res, err := s.svc.EditNote(r.Context(), memd.EditNoteRequest{Shard: id, Path: path, ExpectedRevision: b.ExpectedRevision, Edits: b.Edits, Source: b.Source})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.svc.EditNote(r.Context(), memd.EditNoteRequest{Shard: id, Path: path, ExpectedRevision: b.ExpectedRevision, Edits: b.Edits, Source: b.Source})
 }
 
-func (s *Server) deleteNote(w http.ResponseWriter, r *http.Request) error {
-	id, err := shardOf(r)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	res, err := s.svc.DeleteNote(r.Context(), memd.DeleteNoteRequest{
-		Shard: id, Path: r.PathValue("path"), ExpectedRevision: q.Get("expectedRevision"),
-		Source: memd.Source{Messages: q["message"], Chat: q.Get("chat")},
+func (s *Server) deleteNote(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.NoteResult, error) {
+	return s.svc.DeleteNote(r.Context(), memd.DeleteNoteRequest{
+		Shard: id, Path: r.PathValue("path"), ExpectedRevision: r.URL.Query().Get("expectedRevision"), Source: querySource(r),
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
 }

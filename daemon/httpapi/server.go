@@ -7,6 +7,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -62,38 +64,39 @@ func New(svc memd.Service, auth Authenticator, log *slog.Logger, metrics http.Ha
 
 func (s *Server) routes() {
 	shard := "/v1/shards/{kind}/{name}"
+	ok, created, accepted := http.StatusOK, http.StatusCreated, http.StatusAccepted
 	s.handle("POST "+shard+"/facts", s.remember)
-	s.handle("GET "+shard+"/facts", s.facts)
-	s.handle("DELETE "+shard+"/facts/{id}", s.forget)
-	s.handle("PATCH "+shard+"/facts/{id}", s.editFact)
-	s.handle("GET "+shard+"/facts/{id}/trace", s.trace)
-	s.handle("GET "+shard+"/log", s.history)
-	s.handle("GET "+shard+"/notes", s.listNotes)
-	s.handle("POST "+shard+"/notes", s.createNote)
-	s.handle("GET "+shard+"/notes/{path...}", s.readNote)
-	s.handle("POST "+shard+"/notes/{path...}", s.notePost)
-	s.handle("DELETE "+shard+"/notes/{path...}", s.deleteNote)
-	s.handle("GET /v1/shards", s.shards)
-	s.handle("POST /v1/revert", s.revert)
-	s.handle("DELETE /v1/messages/{id}", s.purgeMessage)
-	s.handle("GET /v1/stats/learning", s.learningStats)
-	s.handle("GET /v1/stats/growth", s.growth)
-	s.handle("GET /v1/agents", s.agents)
-	s.handle("POST /v1/agents", s.addAgent)
+	s.handle("GET "+shard+"/facts", replies(ok, inShard(s.facts)))
+	s.handle("DELETE "+shard+"/facts/{id}", replies(ok, inShard(s.forget)))
+	s.handle("PATCH "+shard+"/facts/{id}", replies(ok, inShard(s.editFact)))
+	s.handle("GET "+shard+"/facts/{id}/trace", replies(ok, inShard(s.trace)))
+	s.handle("GET "+shard+"/log", replies(ok, inShard(s.history)))
+	s.handle("GET "+shard+"/notes", replies(ok, inShard(s.listNotes)))
+	s.handle("POST "+shard+"/notes", replies(created, inShard(s.createNote)))
+	s.handle("GET "+shard+"/notes/{path...}", replies(ok, inShard(s.readNote)))
+	s.handle("POST "+shard+"/notes/{path...}", replies(ok, inShard(s.notePost)))
+	s.handle("DELETE "+shard+"/notes/{path...}", replies(ok, inShard(s.deleteNote)))
+	s.handle("GET /v1/shards", replies(ok, s.shards))
+	s.handle("POST /v1/revert", replies(ok, takes(s.svc.Revert)))
+	s.handle("DELETE /v1/messages/{id}", replies(ok, s.purgeMessage))
+	s.handle("GET /v1/stats/learning", replies(ok, s.learningStats))
+	s.handle("GET /v1/stats/growth", replies(ok, s.growth))
+	s.handle("GET /v1/agents", replies(ok, s.agents))
+	s.handle("POST /v1/agents", replies(created, s.addAgent))
 	s.handle("DELETE /v1/agents/{name}", s.removeAgent)
-	s.handle("PUT /v1/agents/{name}/review", s.setReview)
-	s.handle("GET /v1/proposals", s.proposals)
-	s.handle("POST /v1/proposals/review", s.review)
-	s.handle("GET /v1/status", s.status)
-	s.handle("GET /v1/remotes", s.remotes)
-	s.handle("POST /v1/remotes/sync", s.syncRemotes)
-	s.handle("GET /v1/recall", s.recall)
+	s.handle("PUT /v1/agents/{name}/review", replies(ok, s.setReview))
+	s.handle("GET /v1/proposals", replies(ok, s.proposals))
+	s.handle("POST /v1/proposals/review", replies(ok, takes(s.svc.Review)))
+	s.handle("GET /v1/status", replies(ok, s.status))
+	s.handle("GET /v1/remotes", replies(ok, s.remotes))
+	s.handle("POST /v1/remotes/sync", replies(ok, s.syncRemotes))
+	s.handle("GET /v1/recall", replies(ok, s.recall))
 	s.handle("GET /v1/context", s.context)
 	s.handle("GET /v1/feed", s.feed)
-	s.handle("POST /v1/exchanges", s.learn)
-	s.handle("GET /v1/exchanges", s.exchanges)
-	s.handle("POST /v1/exchanges/{id}/retry", s.retryExchange)
-	s.handle("POST /v1/synthesis", s.synthesize)
+	s.handle("POST /v1/exchanges", replies(accepted, takes(s.svc.Learn)))
+	s.handle("GET /v1/exchanges", replies(ok, s.exchanges))
+	s.handle("POST /v1/exchanges/{id}/retry", replies(accepted, s.retryExchange))
+	s.handle("POST /v1/synthesis", replies(accepted, s.synthesize))
 	// Health needs no token: a supervisor or load balancer asks.
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -119,7 +122,10 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 	route := pattern
 	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		w := &statusWriter{ResponseWriter: rw}
+		w, ok := rw.(*statusWriter) // as ServeHTTP wraps every request
+		if !ok {
+			w = &statusWriter{ResponseWriter: rw}
+		}
 		caller, err := s.authenticate(r)
 		if err == nil {
 			r = r.WithContext(memd.NewContext(r.Context(), caller))
@@ -135,6 +141,44 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			s.Observe(route, w.code(), time.Since(start))
 		}
 	})
+}
+
+// replies adapts an endpoint that answers one value: written as JSON
+// with status, unless the endpoint fails.
+func replies[T any](status int, h func(http.ResponseWriter, *http.Request) (T, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := h(w, r)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, status, v)
+		return nil
+	}
+}
+
+// inShard adapts an endpoint under /v1/shards/{kind}/{name}: the shard
+// named in the path is parsed before h runs.
+func inShard[T any](h func(http.ResponseWriter, *http.Request, memd.ShardID) (T, error)) func(http.ResponseWriter, *http.Request) (T, error) {
+	return func(w http.ResponseWriter, r *http.Request) (T, error) {
+		id, err := shardOf(r)
+		if err != nil {
+			var none T
+			return none, err
+		}
+		return h(w, r, id)
+	}
+}
+
+// takes adapts a service call whose request is the body, one JSON value.
+func takes[B, T any](call func(context.Context, B) (T, error)) func(http.ResponseWriter, *http.Request) (T, error) {
+	return func(w http.ResponseWriter, r *http.Request) (T, error) {
+		var b B
+		if err := decode(w, r, &b); err != nil {
+			var none T
+			return none, err
+		}
+		return call(r.Context(), b)
+	}
 }
 
 // statusWriter remembers the status a handler answered with. It passes
@@ -239,37 +283,15 @@ func WriteGitError(w http.ResponseWriter, err error) {
 // errors.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec := &statusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
 			writeError(rec, fmt.Errorf("panic: %v", p))
 		}
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "took", time.Since(start))
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.code(), "took", time.Since(start))
 	}()
 	s.mux.ServeHTTP(rec, r)
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// Hijack hands the connection over, for the websocket feed.
-func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	h, ok := r.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, errors.New("the connection cannot be taken over")
-	}
-	r.status = http.StatusSwitchingProtocols
-	return h.Hijack()
 }
 
 // authenticate returns the caller of an API request: who the token or
@@ -405,41 +427,69 @@ func shardOf(r *http.Request) (memd.ShardID, error) {
 	return memd.ParseShardID(r.PathValue("kind") + "/" + r.PathValue("name"))
 }
 
-// queryDate parses an optional date query parameter.
-func queryDate(r *http.Request, key string) (memd.Date, error) {
-	v := r.URL.Query().Get(key)
+// params reads a request's query parameters, absent ones as zero, and
+// keeps the first that does not parse as err.
+type params struct {
+	v   url.Values
+	err error
+}
+
+func paramsOf(r *http.Request) *params { return &params{v: r.URL.Query()} }
+
+func (p *params) get(key string) string { return p.v.Get(key) }
+
+// fail keeps the first error; the value read is then zero.
+func (p *params) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *params) date(key string) memd.Date {
+	v := p.get(key)
 	if v == "" {
-		return memd.Date{}, nil
+		return memd.Date{}
 	}
 	d, err := memd.ParseDate(v)
 	if err != nil {
-		return d, memd.Errorf(memd.EINVALID, "%s: %s", key, memd.ErrorMessage(err))
+		p.fail(memd.Errorf(memd.EINVALID, "%s: %s", key, memd.ErrorMessage(err)))
 	}
-	return d, nil
+	return d
 }
 
-// queryInt parses an optional integer query parameter.
-func queryInt(r *http.Request, key string) (int, error) {
-	v := r.URL.Query().Get(key)
+func (p *params) int(key string) int {
+	v := p.get(key)
 	if v == "" {
-		return 0, nil
+		return 0
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, memd.Errorf(memd.EINVALID, "%s must be a whole number, got %q", key, v)
+		p.fail(memd.Errorf(memd.EINVALID, "%s must be a whole number, got %q", key, v))
 	}
-	return n, nil
+	return n
 }
 
-// queryBool reads a true/false query parameter; absent is false.
-func queryBool(r *http.Request, key string) (bool, error) {
-	v := r.URL.Query().Get(key)
+func (p *params) bool(key string) bool {
+	v := p.get(key)
 	if v == "" {
-		return false, nil
+		return false
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, memd.Errorf(memd.EINVALID, "%s must be true or false, got %q", key, v)
+		p.fail(memd.Errorf(memd.EINVALID, "%s must be true or false, got %q", key, v))
 	}
-	return b, nil
+	return b
+}
+
+// shard reads an optional shard ID.
+func (p *params) shard(key string) memd.ShardID {
+	v := p.get(key)
+	if v == "" {
+		return memd.ShardID{}
+	}
+	id, err := memd.ParseShardID(v)
+	if err != nil {
+		p.fail(err)
+	}
+	return id
 }
