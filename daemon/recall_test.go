@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 func hitTexts(res memd.RecallResult) []string {
@@ -43,13 +43,7 @@ func remember(t *testing.T, c *client.Client, s, text string, tier memd.Tier, sr
 // gitIn runs git in dir and returns its output, trimmed.
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(memdtest.Git(t, dir, args...))
 }
 
 func TestRecall_ShortTokensInflectionsAndProvenance(t *testing.T) {

@@ -1,8 +1,8 @@
 package gitstore
 
 import (
+	"github.com/memd/memd/internal/memdtest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,15 +17,7 @@ func TestMainHead_SeesEveryCommitMadeWithGit(t *testing.T) {
 	settled = 0
 	t.Cleanup(func() { settled = old })
 	_, sh := aliceShard(t)
-	run := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-		cmd.Dir = sh.Dir()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	run := func(args ...string) string { return strings.TrimSpace(memdtest.Git(t, sh.Dir(), args...)) }
 	for i := 0; i < 20; i++ {
 		path := filepath.Join(sh.Dir(), "hand.txt")
 		if err := os.WriteFile(path, []byte(strings.Repeat("x", i)), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/provenance"
 )
 
@@ -44,15 +45,7 @@ func createShard(t *testing.T, s *gitstore.Store, id string) *gitstore.Shard {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pat", "GIT_AUTHOR_EMAIL=pat@example.com",
-		"GIT_COMMITTER_NAME=pat", "GIT_COMMITTER_EMAIL=pat@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return memdtest.Git(t, dir, args...)
 }
 
 func remember(t *testing.T, sh *gitstore.Shard, text string, tier memd.Tier, msg string) gitstore.Result {

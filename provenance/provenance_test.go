@@ -12,6 +12,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/provenance"
 )
 
@@ -33,13 +34,7 @@ func newShard(t *testing.T) *gitstore.Shard {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
+	return memdtest.Git(t, dir, args...)
 }
 
 func change(t *testing.T, sh *gitstore.Shard, op, text, msg string) gitstore.Hash {

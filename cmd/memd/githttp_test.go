@@ -90,7 +90,7 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	gitQuiet(t, "", "clone", "-q", base+"/git/agent/alice.git", clone)
 	commit := func(msg string) {
 		t.Helper()
-		gitQuiet(t, clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", msg)
+		gitQuiet(t, clone, "commit", "-qam", msg)
 	}
 	addLine := func(line string) {
 		t.Helper()

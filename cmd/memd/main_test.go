@@ -369,7 +369,7 @@ func TestWatch_ResumesAfterARestart(t *testing.T) {
 	f, _ := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "- (%s) Written by hand while memd was down\n", time.Now().Format("2006-01-02"))
 	f.Close()
-	git(t, shard, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "by hand")
+	git(t, shard, "commit", "-qam", "by hand")
 
 	s2 := serveAt(t, home, addr)
 	expect("Written by hand while memd was down")

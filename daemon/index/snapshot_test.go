@@ -18,6 +18,7 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/provenance"
 )
 
@@ -522,15 +523,9 @@ func TestIndex_ReadInPartsTriedAgainKeepsEveryFact(t *testing.T) {
 			for month, text := range map[string]string{"2026-09": "Fact of September", "2026-10": "Fact of October", "2027-01": "Fact of January"} {
 				os.WriteFile(filepath.Join(sh.Dir(), "log", month+".md"), []byte("- ("+month+"-05) "+text+"\n"), 0o644)
 			}
-			git := func(args ...string) string {
-				out, err := exec.Command("git", append([]string{"-C", sh.Dir()}, args...)...).CombinedOutput()
-				if err != nil {
-					t.Fatalf("git %v: %v\n%s", args, err, out)
-				}
-				return strings.TrimSpace(string(out))
-			}
+			git := func(args ...string) string { return strings.TrimSpace(memdtest.Git(t, sh.Dir(), args...)) }
 			git("add", "-A")
-			git("-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "by hand")
+			git("commit", "-qm", "by hand")
 			blob := git("rev-parse", "HEAD:"+away)
 			gitDir := git("rev-parse", "--absolute-git-dir")
 			obj := filepath.Join(gitDir, "objects", blob[:2], blob[2:])

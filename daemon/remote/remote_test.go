@@ -3,7 +3,6 @@ package remote_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -13,15 +12,12 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/remote"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(memdtest.Git(t, dir, args...))
 }
 
 // A shard whose own git config names its remote pushes in the background

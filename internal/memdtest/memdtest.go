@@ -161,9 +161,11 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return out
 }
 
-// GitOut runs git in dir with no prompts and returns its output.
+// GitOut runs git in dir with no prompts and returns its output. Commits
+// it makes are pat's, a person editing by hand, unless the environment
+// names someone else.
 func GitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
+	cmd := exec.Command("git", append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=")
 	out, err := cmd.CombinedOutput()

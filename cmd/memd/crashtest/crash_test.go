@@ -505,9 +505,9 @@ func pushLines(clone string, l *ledger, round int, stop chan struct{}) {
 		}
 		f.WriteString(line + "\n")
 		f.Close()
-		if _, err := memdtest.GitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
+		if _, err := memdtest.GitOut(clone, "commit", "-qam", "pushed"); err != nil {
 			memdtest.GitOut(clone, "add", "profile.md")
-			if _, err := memdtest.GitOut(clone, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "pushed"); err != nil {
+			if _, err := memdtest.GitOut(clone, "commit", "-qam", "pushed"); err != nil {
 				return
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,17 +11,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/memd/memd/gitstore/internal/odb"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return memdtest.Git(t, dir, args...)
 }
 
 func treeWith(name string, blob odb.Hash) []byte {
