@@ -509,3 +509,39 @@ func personRewrites(t *testing.T, sh *gitstore.Shard, old, new, msg string) {
 	}
 	git(t, sh.Dir(), "commit", "-qam", msg)
 }
+
+// BenchmarkRevertMessages_OldMessage times the dry run of undoing a
+// message that ten commits cited, far back in a shard of 5,000 commits:
+// what a revert reads of the history, not what it writes.
+func BenchmarkRevertMessages_OldMessage(b *testing.B) {
+	s, err := gitstore.Open(b.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sh, err := s.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, _ := memd.ParseDate("2026-10-01")
+	for i := range 5000 {
+		msg := fmt.Sprintf("m%d", i)
+		if i < 100 && i%10 == 0 {
+			msg = "old"
+		}
+		text := fmt.Sprintf("Fact number %d", i)
+		p := memd.Provenance{Op: memd.OpRemember, FactIDs: []string{memd.FactID(text)}, Tier: memd.TierLog, SourceMessages: []string{msg}, LearnedBy: memd.LearnedLearner}
+		if _, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(memd.OpRemember, text), p),
+			Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierLog}}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dry := byAdmin
+	dry.DryRun = true
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got, err := dry.RevertMessages([]*gitstore.Shard{sh}, []string{"old"}, ""); err != nil || len(got) != 10 {
+			b.Fatalf("%d reverts, %v; want 10", len(got), err)
+		}
+	}
+}

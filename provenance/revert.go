@@ -31,11 +31,16 @@ func (r Reverter) Revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		// A revert that still stands undid it: nothing is left to undo.
 		return memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}, err
 	}
-	return r.revert(sh, h)
+	again, err := changedAgain(sh, []gitstore.Hash{h})
+	if err != nil {
+		return memd.Revert{}, err
+	}
+	return r.revert(sh, h, again[h])
 }
 
-// revert undoes commit h, which no standing revert undid.
-func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, error) {
+// revert undoes commit h, which no standing revert undid, but for the
+// facts later commits changed again as h did (changedAgain).
+func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash, later map[string]string) (memd.Revert, error) {
 	c, err := sh.ReadCommit(h)
 	if err != nil {
 		return memd.Revert{}, err
@@ -46,10 +51,6 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		return memd.Revert{}, err
 	}
 	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
-	later, err := changedAgain(sh, h, d.Facts)
-	if err != nil {
-		return memd.Revert{}, err
-	}
 	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
 	for _, ch := range d.Facts {
 		// A person's line memd would now refuse to write (a text of
@@ -156,32 +157,60 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 	return out, nil
 }
 
-// changedAgain returns, of the facts commit h changed, those a later
-// commit changed the same way: taught again after h added them, or
-// removed again after h removed them. Each stands, or is gone, by that
-// later commit, and a revert of h leaves it so, as a replay of the
-// history without h would. A revert's changes do not count: it puts a
-// fact back as it stood, taught by what taught it before.
-func changedAgain(sh *gitstore.Shard, h gitstore.Hash, changes []memd.FactChange) (map[string]string, error) {
-	op := make(map[string]string, len(changes))
-	for _, ch := range changes {
-		op[ch.Fact.ID] = ch.Op
+// changedAgain returns, for each commit of hs, the facts it changed that
+// a later commit changed the same way: taught again after it added them,
+// or removed again after it removed them. Each stands, or is gone, by that
+// later commit, and a revert of the commit leaves it so, as a replay of
+// the history without it would. A revert's changes do not count: it puts
+// a fact back as it stood, taught by what taught it before.
+//
+// One walk from HEAD serves every commit of hs, down to the oldest: a
+// revert by message undoes several commits, and a walk for each would read
+// the shard's history again each time.
+func changedAgain(sh *gitstore.Shard, hs []gitstore.Hash) (map[gitstore.Hash]map[string]string, error) {
+	type target struct{ op, again map[string]string }
+	pending := make(map[gitstore.Hash]target, len(hs))
+	out := make(map[gitstore.Hash]map[string]string, len(hs))
+	changed := make(map[string]string) // every fact one of hs changed, by how
+	for _, h := range hs {
+		c, err := sh.ReadCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		d, err := sh.Diff(c)
+		if err != nil {
+			return nil, err
+		}
+		t := target{op: make(map[string]string, len(d.Facts)), again: make(map[string]string)}
+		for _, ch := range d.Facts {
+			t.op[ch.Fact.ID] = ch.Op
+			changed[ch.Fact.ID] = ch.Op
+		}
+		out[h] = t.again
+		if len(t.op) > 0 {
+			pending[h] = t
+		}
 	}
 	head, err := sh.Head()
-	if err != nil || len(op) == 0 {
-		return nil, err
+	if err != nil || len(pending) == 0 {
+		return out, err
 	}
-	again := make(map[string]string)
 	err = sh.Walk(head, func(c gitstore.Commit) error {
-		if c.Hash == h {
+		// Each commit of hs counts as a later one for those older.
+		delete(pending, c.Hash)
+		if len(pending) == 0 {
 			return gitstore.ErrStop
 		}
 		p := Parse(c.Message)
-		if p.Op == memd.OpRevert && madeByMemd(c, p) {
+		byMemd := madeByMemd(c, p)
+		if p.Op == memd.OpRevert && byMemd {
 			return nil
 		}
-		if madeByMemd(c, p) && !slices.ContainsFunc(p.FactIDs, func(id string) bool { return op[id] != "" }) {
-			return nil // its trailers name none of them
+		names := func(op map[string]string) bool {
+			return !byMemd || slices.ContainsFunc(p.FactIDs, func(id string) bool { return op[id] != "" })
+		}
+		if !names(changed) {
+			return nil // memd's commit, whose trailers name none of them
 		}
 		d, err := sh.Diff(c)
 		if err != nil {
@@ -197,14 +226,19 @@ func changedAgain(sh *gitstore.Shard, h gitstore.Hash, changes []memd.FactChange
 				ops[ch.Fact.ID] = ch.Op
 			}
 		}
-		for id, o := range ops {
-			if op[id] == o {
-				again[id] = o
+		for _, t := range pending {
+			if !names(t.op) {
+				continue
+			}
+			for id, o := range ops {
+				if t.op[id] == o {
+					t.again[id] = o
+				}
 			}
 		}
 		return nil
 	})
-	return again, err
+	return out, err
 }
 
 // preview is a shard's facts as a dry run of several reverts leaves
@@ -430,8 +464,12 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			r.preview, r.notes = make(preview), make(map[string]gitstore.NoteState)
 		}
 		cited = cited || ever
+		again, err := changedAgain(sh, commits)
+		if err != nil {
+			return out, err
+		}
 		for _, h := range commits {
-			rv, err := r.revert(sh, h)
+			rv, err := r.revert(sh, h, again[h])
 			if memd.ErrorCode(err) == memd.ECONFLICT {
 				// One commit that cannot be undone does not keep the others.
 				out = append(out, memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}, Refused: memd.ErrorMessage(err)})
