@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -31,11 +32,11 @@ func (r Reverter) Revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		// A revert that still stands undid it: nothing is left to undo.
 		return memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}, err
 	}
-	again, err := changedAgain(sh, []gitstore.Hash{h})
+	later, err := changedAgainSince(sh, h)
 	if err != nil {
 		return memd.Revert{}, err
 	}
-	return r.revert(sh, h, again[h])
+	return r.revert(sh, h, later)
 }
 
 // revert undoes commit h, which no standing revert undid, but for the
@@ -164,10 +165,10 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 // the history without it would. A revert's changes do not count: it puts
 // a fact back as it stood, taught by what taught it before.
 //
-// One walk from HEAD serves every commit of hs, down to the oldest: a
+// One walk from head serves every commit of hs, down to the oldest: a
 // revert by message undoes several commits, and a walk for each would read
 // the shard's history again each time.
-func changedAgain(sh *gitstore.Shard, hs []gitstore.Hash) (map[gitstore.Hash]map[string]string, error) {
+func changedAgain(sh *gitstore.Shard, head gitstore.Hash, hs []gitstore.Hash) (map[gitstore.Hash]map[string]string, error) {
 	type target struct{ op, again map[string]string }
 	pending := make(map[gitstore.Hash]target, len(hs))
 	out := make(map[gitstore.Hash]map[string]string, len(hs))
@@ -191,11 +192,10 @@ func changedAgain(sh *gitstore.Shard, hs []gitstore.Hash) (map[gitstore.Hash]map
 			pending[h] = t
 		}
 	}
-	head, err := sh.Head()
-	if err != nil || len(pending) == 0 {
-		return out, err
+	if len(pending) == 0 {
+		return out, nil
 	}
-	err = sh.Walk(head, func(c gitstore.Commit) error {
+	err := sh.Walk(head, func(c gitstore.Commit) error {
 		// Each commit of hs counts as a later one for those older.
 		delete(pending, c.Hash)
 		if len(pending) == 0 {
@@ -239,6 +239,17 @@ func changedAgain(sh *gitstore.Shard, hs []gitstore.Hash) (map[gitstore.Hash]map
 		return nil
 	})
 	return out, err
+}
+
+// changedAgainSince is changedAgain for one commit, from the shard's HEAD
+// now.
+func changedAgainSince(sh *gitstore.Shard, h gitstore.Hash) (map[string]string, error) {
+	head, err := sh.Head()
+	if err != nil {
+		return nil, err
+	}
+	again, err := changedAgain(sh, head, []gitstore.Hash{h})
+	return again[h], err
 }
 
 // preview is a shard's facts as a dry run of several reverts leaves
@@ -464,12 +475,25 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			r.preview, r.notes = make(preview), make(map[string]gitstore.NoteState)
 		}
 		cited = cited || ever
-		again, err := changedAgain(sh, commits)
+		// One walk for all the commits, while HEAD moves by these reverts
+		// alone; a commit someone else makes meanwhile may teach again what
+		// a revert would take, so then each walks from HEAD anew.
+		head, err := sh.Head()
+		if err != nil {
+			return out, err
+		}
+		again, err := changedAgain(sh, head, commits)
 		if err != nil {
 			return out, err
 		}
 		for _, h := range commits {
-			rv, err := r.revert(sh, h, again[h])
+			later := again[h]
+			if now, err := sh.Head(); err != nil || now != head {
+				if later, err = changedAgainSince(sh, h); err != nil {
+					return out, err
+				}
+			}
+			rv, err := r.revert(sh, h, later)
 			if memd.ErrorCode(err) == memd.ECONFLICT {
 				// One commit that cannot be undone does not keep the others.
 				out = append(out, memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}, Refused: memd.ErrorMessage(err)})
@@ -477,6 +501,12 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			}
 			if err != nil {
 				return out, err
+			}
+			if rv.Commit != "" {
+				head = gitstore.NewHash(rv.Commit)
+			}
+			if f := testHookAfterRevert.Load(); f != nil {
+				(*f)()
 			}
 			if len(rv.Changes) == 0 && len(rv.Notes) == 0 {
 				continue // nothing of it stands
@@ -489,6 +519,10 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 	}
 	return out, nil
 }
+
+// testHookAfterRevert, when set, runs after each revert RevertMessages
+// makes: a test commits there as someone else would meanwhile.
+var testHookAfterRevert atomic.Pointer[func()]
 
 func quoteAll(msgs []string) string {
 	q := make([]string, len(msgs))
