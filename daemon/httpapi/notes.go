@@ -51,11 +51,16 @@ type editNoteBody struct {
 	Source           memd.Source     `json:"source,omitzero"`
 }
 
-// notePost is POST on a note's path: only ":edit" is one.
-func (s *Server) notePost(w http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.NoteResult, error) {
+// notePost is POST on a note's path: only ":edit" is one, which is told
+// before the shard is read.
+func (s *Server) notePost(w http.ResponseWriter, r *http.Request) (memd.NoteResult, error) {
 	path, ok := strings.CutSuffix(r.PathValue("path"), ":edit")
 	if !ok {
 		return memd.NoteResult{}, memd.Errorf(memd.EINVALID, "POST a note's path with :edit to edit it (…/notes/%s:edit); create notes with POST …/notes", r.PathValue("path"))
+	}
+	id, err := shardOf(r)
+	if err != nil {
+		return memd.NoteResult{}, err
 	}
 	var b editNoteBody
 	if err := decode(w, r, &b); err != nil {

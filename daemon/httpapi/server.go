@@ -74,7 +74,7 @@ func (s *Server) routes() {
 	s.handle("GET "+shard+"/notes", replies(ok, inShard(s.listNotes)))
 	s.handle("POST "+shard+"/notes", replies(created, inShard(s.createNote)))
 	s.handle("GET "+shard+"/notes/{path...}", replies(ok, inShard(s.readNote)))
-	s.handle("POST "+shard+"/notes/{path...}", replies(ok, inShard(s.notePost)))
+	s.handle("POST "+shard+"/notes/{path...}", replies(ok, s.notePost))
 	s.handle("DELETE "+shard+"/notes/{path...}", replies(ok, inShard(s.deleteNote)))
 	s.handle("GET /v1/shards", replies(ok, s.shards))
 	s.handle("POST /v1/revert", replies(ok, takes(s.svc.Revert)))
