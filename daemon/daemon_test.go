@@ -29,9 +29,19 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	return startIn(t, t.TempDir(), daemon.Config{})
+}
+
+// startIn starts memd serve on dir with cfg, on a free loopback port and
+// without fsync, stopped when the test ends, and returns it with an admin
+// client. Its log shows warnings unless cfg names a logger.
+func startIn(t *testing.T, dir string, cfg daemon.Config) *env {
+	t.Helper()
+	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	d, err := daemon.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +68,14 @@ func (e *env) agent(t *testing.T, name string, projects ...string) *client.Clien
 		t.Fatal(err)
 	}
 	return client.New(e.d.URL(), a.Token)
+}
+
+// startAlice starts a daemon with the agent alice, and returns it, her
+// client and her shard.
+func startAlice(t *testing.T) (*env, *client.Client, memd.ShardID) {
+	t.Helper()
+	e := start(t)
+	return e, e.agent(t, "alice"), memd.AgentShard("alice")
 }
 
 func shard(t *testing.T, s string) memd.ShardID {
@@ -337,17 +355,7 @@ func TestDaemon_RevertByMessage(t *testing.T) {
 	if len(res.Reverts) != 3 {
 		t.Fatalf("reverts: %+v", res.Reverts)
 	}
-	texts := func(s string) []string {
-		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: shard(t, s)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, f := range list.Facts {
-			out = append(out, f.Text)
-		}
-		return out
-	}
+	texts := func(s string) []string { return factTexts(t, e, shard(t, s)) }
 	if got := texts("agent/alice"); !slices.Equal(got, []string{"Lives in Austin"}) {
 		t.Errorf("agent/alice after revert: %v", got)
 	}

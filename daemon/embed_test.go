@@ -23,6 +23,20 @@ type meaningEnv struct {
 	alice *client.Client
 }
 
+// embedded opens a daemon whose embeddings endpoint knows the concepts,
+// with facts remembered in alice's shard, each with its vector.
+func embedded(t *testing.T, facts []string) (*conceptembed.Server, meaningEnv) {
+	t.Helper()
+	es := conceptembed.New("concepts")
+	t.Cleanup(es.Close)
+	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	for _, f := range facts {
+		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
+	}
+	e.waitMeaning(t, "every fact embedded", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(facts) })
+	return es, e
+}
+
 // openWithEmbeddings opens a daemon on dir embedding through es (none:
 // without an endpoint).
 func openWithEmbeddings(t *testing.T, dir string, es *conceptembed.Server, model string) meaningEnv {
@@ -83,13 +97,8 @@ var meaningFacts = []string{
 // With an endpoint, recall finds facts that share no word with the query,
 // through their vectors, computed once per fact in the background.
 func TestRecall_FindsByMeaning(t *testing.T) {
-	es := conceptembed.New("concepts")
-	defer es.Close()
-	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	es, e := embedded(t, meaningFacts)
 	ctx := context.Background()
-	for _, f := range meaningFacts {
-		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
-	}
 	st := e.waitMeaning(t, "every fact embedded", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
 	if st.Model != "concepts" || st.Pending != 0 || st.LastError != "" {
 		t.Errorf("status %+v", st)
@@ -379,14 +388,8 @@ func TestRecall_VectorsFollowTheFacts(t *testing.T) {
 // A text refused when it is the only one to embed is told from an endpoint
 // refusing everything, and a query refused holds back no other query.
 func TestRecall_ARefusedTextAloneAndARefusedQuery(t *testing.T) {
-	es := conceptembed.New("concepts")
-	defer es.Close()
-	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	es, e := embedded(t, meaningFacts[:3])
 	ctx := context.Background()
-	for _, f := range meaningFacts[:3] {
-		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
-	}
-	e.waitMeaning(t, "three vectors", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == 3 })
 	es.Refuse("Rex")
 	remember(t, e.alice, "agent/alice", meaningFacts[1]+" Rex", memd.TierLog, memd.Source{})
 	st := e.waitMeaning(t, "the text refused", func(m memd.MeaningStatus) bool { return m.Refused == 1 })
@@ -406,14 +409,8 @@ func TestRecall_ARefusedTextAloneAndARefusedQuery(t *testing.T) {
 // The same model name answering with other dimensions, with no new fact
 // to embed: recall notices, and every vector is computed again.
 func TestRecall_VectorsOfOtherDimensionsAreComputedAgain(t *testing.T) {
-	es := conceptembed.New("concepts")
-	defer es.Close()
-	e := openWithEmbeddings(t, t.TempDir(), es, "concepts")
+	es, e := embedded(t, meaningFacts)
 	ctx := context.Background()
-	for _, f := range meaningFacts {
-		remember(t, e.alice, "agent/alice", f, memd.TierLog, memd.Source{})
-	}
-	e.waitMeaning(t, "the vectors", func(m memd.MeaningStatus) bool { return m.Ready && m.Vectors == len(meaningFacts) })
 	es.Dims(len(conceptembed.Concepts)) // the topics, without the other words
 	res, _ := e.alice.Recall(ctx, memd.RecallQuery{Q: "plane ticket"})
 	if !strings.Contains(res.ByWordsAlone, "computed again") {

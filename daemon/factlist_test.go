@@ -6,15 +6,14 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // The desk lists a shard's facts newest first, a page at a time, and by
 // what wrote them.
 func TestFacts_SortPageAndFilterByOrigin(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	day := func(v string) memd.Date { d, _ := memd.ParseDate(v); return d }
 	for _, r := range []struct {
 		text, date string
@@ -33,13 +32,7 @@ func TestFacts_SortPageAndFilterByOrigin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	texts := func(l memd.FactList) []string {
-		var out []string
-		for _, f := range l.Facts {
-			out = append(out, f.Text)
-		}
-		return out
-	}
+	texts := func(l memd.FactList) []string { return memdtest.Texts(l.Facts) }
 	all, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s, Sort: memd.SortNewest})
 	if err != nil {
 		t.Fatal(err)
@@ -80,10 +73,8 @@ func TestFacts_SortPageAndFilterByOrigin(t *testing.T) {
 // Growth counts additions and removals by the day of their commit, and
 // the facts held now by their date, with running totals.
 func TestGrowth_ByCommitAndByDate(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	day := func(v string) memd.Date { d, _ := memd.ParseDate(v); return d }
 	var ids []string
 	for _, r := range []struct{ text, date string }{{"Went to Porto", "2026-09-02"}, {"Went to Faro", "2026-10-11"}, {"Went to Braga", "2026-10-11"}} {

@@ -17,9 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memd/memd"
-	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
-	"github.com/memd/memd/daemon/auth"
 )
 
 // startFeed starts a daemon that checks for git commits every 20ms.
@@ -40,19 +38,11 @@ func startQuiet(t *testing.T, cfg daemon.Config) *env {
 // already.
 func startQuietIn(t *testing.T, dir string, cfg daemon.Config) *env {
 	t.Helper()
-	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 20 * time.Millisecond
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	d, err := daemon.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d.Serve()
-	t.Cleanup(func() { d.Shutdown(context.Background()) })
-	token, _ := auth.ReadAdminToken(dir)
-	return &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+	return startIn(t, dir, cfg)
 }
 
 // collect reads events until one for commit last arrives, failing after a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,9 +12,7 @@ import (
 	"time"
 
 	"github.com/memd/memd"
-	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
-	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/internal/scriptedmodel"
 	"github.com/memd/memd/learn"
@@ -43,20 +40,9 @@ func startLearning(t *testing.T, m *modelServer) (*env, memd.Subscription) {
 // startLearningWith starts a learning daemon whose config set changes.
 func startLearningWith(t *testing.T, m *modelServer, set func(*daemon.Config)) (*env, memd.Subscription) {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, PollInterval: 20 * time.Millisecond,
-		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Model:          &learn.ModelConfig{BaseURL: m.URL + "/v1", Model: "scripted-model"},
-		LearnRetryBase: 5 * time.Millisecond}
+	cfg := daemon.Config{Model: &learn.ModelConfig{BaseURL: m.URL + "/v1", Model: "scripted-model"}, LearnRetryBase: 5 * time.Millisecond}
 	set(&cfg)
-	d, err := daemon.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d.Serve()
-	t.Cleanup(func() { d.Shutdown(context.Background()) })
-	token, _ := auth.ReadAdminToken(dir)
-	e := &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+	e := startQuietIn(t, t.TempDir(), cfg)
 	sub, err := e.admin.Subscribe(context.Background(), memd.FeedQuery{})
 	if err != nil {
 		t.Fatal(err)
@@ -198,17 +184,7 @@ func TestLearn_ACorrectionAndItsRevert(t *testing.T) {
 			t.Errorf("provenance of %s: %+v by %s", ev.Commit, p, ev.Author.Name)
 		}
 	}
-	facts := func() []string {
-		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: memd.UserShard("pat")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, f := range list.Facts {
-			out = append(out, f.Text)
-		}
-		return out
-	}
+	facts := func() []string { return factTexts(t, e, memd.UserShard("pat")) }
 	if got := facts(); !slices.Equal(got, []string{"Lives in Lisbon"}) {
 		t.Errorf("after learning: %v", got)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // An edit keeps the source of the version it rewrites, names that version,
@@ -15,10 +16,8 @@ import (
 // was first learned from. Reverting the last edit puts the version before
 // it back; reverting by the first message undoes the whole chain.
 func TestFacts_EditKeepsLineage(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	first, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Flies to Lisbon on Friday",
 		Source: memd.Source{Messages: []string{"m_1", "m_2"}, Chat: "chat_9", ChatKind: memd.ChatDirect}})
 	if err != nil {
@@ -129,11 +128,7 @@ func factTexts(t *testing.T, e *env, s memd.ShardID) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, f := range list.Facts {
-		out = append(out, f.Text)
-	}
-	return out
+	return memdtest.Texts(list.Facts)
 }
 
 // Reverting an exchange keeps to its chat: another chat's message with the

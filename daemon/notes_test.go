@@ -27,10 +27,8 @@ func head(t *testing.T, e *env, s string) string {
 }
 
 func TestNotes_CreateReadEditDelete(t *testing.T) {
-	e := start(t)
-	alice := e.agent(t, "alice")
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
 	src := memd.Source{Messages: []string{"msg_1"}, Chat: "chat_9", ChatKind: memd.ChatDirect}
 	created, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "runbooks/deploy.md", Text: runbook, Source: src})
 	if err != nil {
@@ -140,10 +138,8 @@ func TestNotes_SameRevisionOneWins(t *testing.T) {
 // An anchor that matches twice fails the whole call: the note and HEAD stay
 // as they were, and the error names the edit.
 func TestNotes_AmbiguousAnchorChangesNothing(t *testing.T) {
-	e := start(t)
-	alice := e.agent(t, "alice")
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
 	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "deploy.md", Text: runbook}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,10 +166,8 @@ func TestNotes_AmbiguousAnchorChangesNothing(t *testing.T) {
 // Notes answer recall beside facts, with the passage that matched; a note
 // edited with git is found as edited, and a deleted one no longer.
 func TestNotes_FoundByRecall(t *testing.T) {
-	e := start(t)
-	alice := e.agent(t, "alice")
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
 	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "The release train leaves on Tuesdays"}); err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +211,8 @@ func TestNotes_FoundByRecall(t *testing.T) {
 // Editing a fact rewrites its line where it stands, as one commit that a
 // revert undoes; a revert can be previewed without committing.
 func TestFacts_EditInPlaceAndPreviewARevert(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	var ids []string
 	for _, text := range []string{"Lives in Austin", "Works at Acme", "Has a cat"} {
 		r, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: text})
@@ -272,10 +264,8 @@ func TestFacts_EditInPlaceAndPreviewARevert(t *testing.T) {
 // A note's history lists the commits that changed it, newest first, each
 // with a diff as small as the change, a person's git commit among them.
 func TestNotes_History(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	var b strings.Builder
 	b.WriteString("# Runbook\n\n")
 	for i := range 500 {
@@ -319,10 +309,8 @@ func TestNotes_History(t *testing.T) {
 // it can be undone by them; and it keeps the old version's chat with that
 // chat's kind, not the editor's kind beside another chat's name.
 func TestFacts_AnEditKeepsItsOwnSourceAndOneChat(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	var many []string
 	for i := range provenance.MaxMessages {
 		many = append(many, fmt.Sprintf("mm%d", i))
@@ -360,10 +348,8 @@ func TestFacts_AnEditKeepsItsOwnSourceAndOneChat(t *testing.T) {
 // the lines that edit changed go back, what others changed in the note
 // stays, and the dry run names the note first.
 func TestNotes_RevertByMessageUndoesANoteEdit(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	_, edit := rvNote(t, alice, s, "nm1")
 	edit("nm2", memd.NoteEdit{Op: memd.NoteInsertAfter, Anchor: "2. Run the migrations.\n", Text: "2b. Wire the refund to ACME-OFFSHORE.\n"})
 	edit("nm3", memd.NoteEdit{Op: memd.NoteReplace, Find: "redeploy the previous image", Replace: "redeploy the last good image"})
@@ -401,10 +387,8 @@ func TestNotes_RevertByMessageUndoesANoteEdit(t *testing.T) {
 // Undoing again finds nothing left, the note's undo included; a dry run
 // of two edits of one note reckons the second on the first.
 func TestNotes_RevertByMessageAroundANoteThatChanged(t *testing.T) {
-	e := start(t)
+	e, alice, s := startAlice(t)
 	ctx := context.Background()
-	s := shard(t, "agent/alice")
-	alice := e.agent(t, "alice")
 	src, edit := rvNote(t, alice, s, "seed")
 	if _, err := alice.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Refunds go to ACME-OFFSHORE", Source: src("bad")}); err != nil {
 		t.Fatal(err)

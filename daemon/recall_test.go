@@ -198,20 +198,10 @@ func TestContext_ByteStableWhileMemoryIsUnchanged(t *testing.T) {
 }
 
 func TestTimeTravel(t *testing.T) {
-	dir := t.TempDir()
 	clock := &movable{t: time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)}
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Now: clock.now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d.Serve()
-	defer d.Shutdown(context.Background())
-	token, _ := auth.ReadAdminToken(dir)
-	admin := client.New(d.URL(), token)
+	e := startQuietIn(t, t.TempDir(), daemon.Config{Now: clock.now})
+	alice := e.agent(t, "alice")
 	ctx := context.Background()
-	a, _ := admin.AddAgent(ctx, "alice", nil)
-	alice := client.New(d.URL(), a.Token)
 
 	first := remember(t, alice, "agent/alice", "Lives in Austin", memd.TierProfile, memd.Source{})
 	clock.add(31 * 24 * time.Hour) // into November

@@ -3,8 +3,6 @@ package daemon_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
-	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/learn"
 	"github.com/memd/memd/provenance"
@@ -51,17 +48,8 @@ func factAnswers(r modelRequest) (int, string) {
 func TestLearningStats_MatchGitLog(t *testing.T) {
 	m := newModelServer(t, factAnswers)
 	clock := &movable{t: time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)}
-	dir := t.TempDir()
-	d, err := daemon.Open(daemon.Config{DataDir: dir, Listen: "127.0.0.1:0", NoSync: true, Now: clock.now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Model:  &learn.ModelConfig{BaseURL: m.URL + "/v1", Model: "model-a"}, LearnRetryBase: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go d.Serve()
-	t.Cleanup(func() { d.Shutdown(context.Background()) })
-	token, _ := auth.ReadAdminToken(dir)
-	e := &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+	e := startQuietIn(t, t.TempDir(), daemon.Config{Now: clock.now,
+		Model: &learn.ModelConfig{BaseURL: m.URL + "/v1", Model: "model-a"}, LearnRetryBase: 5 * time.Millisecond})
 	ctx := context.Background()
 	feed, err := e.admin.Subscribe(ctx, memd.FeedQuery{})
 	if err != nil {
@@ -164,7 +152,7 @@ func TestLearningStats_MatchGitLog(t *testing.T) {
 	if !mapsEqual(got, want) {
 		t.Errorf("stats:\n got %v\nwant %v", got, want)
 	}
-	if fromGit := statsFromGitLog(t, filepath.Join(dir, "shards")); !mapsEqual(got, fromGit) {
+	if fromGit := statsFromGitLog(t, filepath.Join(e.dir, "shards")); !mapsEqual(got, fromGit) {
 		t.Errorf("the API's figures differ from git log's:\n api %v\n git %v", got, fromGit)
 	}
 

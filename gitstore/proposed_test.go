@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // A chain of proposals — additions, a removal and a rewrite of main's
@@ -49,12 +50,7 @@ func TestPropose_ChainOnTopOfMain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, f := range facts {
-			out = append(out, f.Text)
-		}
-		slices.Sort(out)
-		return out
+		return slices.Sorted(slices.Values(memdtest.Texts(facts)))
 	}
 	if got := tipFacts(); !slices.Equal(got, want) {
 		t.Errorf("facts at the proposals' tip: %q, want %q", got, want)

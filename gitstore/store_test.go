@@ -68,12 +68,7 @@ func texts(t *testing.T, sh *gitstore.Shard) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, f := range facts {
-		out = append(out, f.Text)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(slices.Values(memdtest.Texts(facts)))
 }
 
 func TestShard_RememberIsACommitGitReads(t *testing.T) {

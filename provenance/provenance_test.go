@@ -60,12 +60,7 @@ func facts(t *testing.T, sh *gitstore.Shard) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.Text)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(slices.Values(memdtest.Texts(fs)))
 }
 
 func TestParse_RoundTripAndGit(t *testing.T) {

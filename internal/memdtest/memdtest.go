@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memd/memd"
 )
 
 // Build returns a memd binary built from the current source. Under the
@@ -170,6 +172,15 @@ func GitOut(dir string, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// Texts returns the texts of facts, in their order.
+func Texts(facts []memd.Fact) []string {
+	out := make([]string, len(facts))
+	for i, f := range facts {
+		out[i] = f.Text
+	}
+	return out
 }
 
 // Main is a TestMain for tests that run memd: it builds the binary into
