@@ -505,6 +505,30 @@ func personRewrites(t *testing.T, sh *gitstore.Shard, old, new, msg string) {
 	git(t, sh.Dir(), "commit", "-qam", msg)
 }
 
+// A commit made by someone else while a revert by message undoes its
+// commits counts, as the history it undoes: a fact taught again meanwhile
+// stands by that teaching, though the message taught it first.
+func TestRevertMessages_ACommitMadeMeanwhileCounts(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Pat lives in Porto", "m1")
+	change(t, sh, memd.OpRemember, "Pat drinks tea", "m1")
+	change(t, sh, memd.OpRemember, "Pat drinks coffee", "m1")
+	// After the first revert (of the coffee), before the other two.
+	provenance.SetHookAfterRevert(func() {
+		provenance.SetHookAfterRevert(nil)
+		change(t, sh, memd.OpForget, "Pat lives in Porto", "o1")
+		change(t, sh, memd.OpRemember, "Pat lives in Porto", "o2")
+	})
+	t.Cleanup(func() { provenance.SetHookAfterRevert(nil) })
+	got, err := byAdmin.RevertMessages([]*gitstore.Shard{sh}, []string{"m1"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if texts := facts(t, sh); !slices.Equal(texts, []string{"Pat lives in Porto"}) {
+		t.Errorf("facts after undoing m1: %q (reverts %+v); want the fact o2 taught again", texts, got)
+	}
+}
+
 // BenchmarkRevertMessages_OldMessage times the dry run of undoing a
 // message that ten commits cited, far back in a shard of 5,000 commits:
 // what a revert reads of the history, not what it writes.

@@ -475,25 +475,23 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			r.preview, r.notes = make(preview), make(map[string]gitstore.NoteState)
 		}
 		cited = cited || ever
-		// One walk for all the commits, while HEAD moves by these reverts
-		// alone; a commit someone else makes meanwhile may teach again what
-		// a revert would take, so then each walks from HEAD anew.
-		head, err := sh.Head()
-		if err != nil {
-			return out, err
-		}
-		again, err := changedAgain(sh, head, commits)
-		if err != nil {
-			return out, err
-		}
-		for _, h := range commits {
-			later := again[h]
-			if now, err := sh.Head(); err != nil || now != head {
-				if later, err = changedAgainSince(sh, h); err != nil {
+		// One walk for all the commits while HEAD moves by these reverts
+		// alone. A commit someone else makes meanwhile may teach again
+		// what a revert would take: then the commits left walk anew.
+		var head gitstore.Hash
+		var again map[gitstore.Hash]map[string]string
+		for n, h := range commits {
+			now, err := sh.Head()
+			if err != nil {
+				return out, err
+			}
+			if again == nil || now != head {
+				if again, err = changedAgain(sh, now, commits[n:]); err != nil {
 					return out, err
 				}
+				head = now
 			}
-			rv, err := r.revert(sh, h, later)
+			rv, err := r.revert(sh, h, again[h])
 			if memd.ErrorCode(err) == memd.ECONFLICT {
 				// One commit that cannot be undone does not keep the others.
 				out = append(out, memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}, Refused: memd.ErrorMessage(err)})
@@ -503,7 +501,15 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 				return out, err
 			}
 			if rv.Commit != "" {
-				head = gitstore.NewHash(rv.Commit)
+				// The revert moved HEAD: by itself alone only if it sits
+				// right on the HEAD walked from.
+				c, err := sh.ReadCommit(gitstore.NewHash(rv.Commit))
+				if err != nil {
+					return out, err
+				}
+				if len(c.Parents) == 1 && c.Parents[0] == head {
+					head = c.Hash
+				}
 			}
 			if f := testHookAfterRevert.Load(); f != nil {
 				(*f)()
