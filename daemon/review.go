@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -26,11 +25,6 @@ type reviews struct {
 	seen     map[memd.ShardID]seenProposals
 	accepted int // through memd, or by a person's merge memd saw; kept in file
 	pending  map[memd.ShardID]int
-	// reads numbers each read of a shard's proposals; counted is, by
-	// shard, the number of the read pending was last set from, so that a
-	// slow read cannot put back a count a later one replaced.
-	reads    atomic.Uint64
-	counted  map[memd.ShardID]uint64
 	busy     map[memd.ShardID]bool // a rebuild is on its way
 	stopped  bool                  // the daemon is stopping: start no rebuild
 	rejected map[memd.ShardID]rejectedSet
@@ -123,7 +117,6 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 	if !sh.HasProposals() {
 		return nil, nil
 	}
-	read := s.reviews.reads.Add(1)
 	main, list, err := sh.Proposals()
 	if err != nil {
 		return nil, err
@@ -145,19 +138,18 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 	}
 	onTop := len(list) > 0 && (main.IsZero() && len(list[0].Parents) == 0 || len(list[0].Parents) == 1 && list[0].Parents[0] == main)
 	if len(drop) == 0 && onTop {
-		s.countPending(sh.ID(), len(list), read)
+		s.countPending(sh.ID(), len(list))
 		return list, nil
 	}
 	if err := s.rebuildProposals(sh, list, drop); err != nil {
 		return nil, err
 	}
-	read = s.reviews.reads.Add(1)
 	main, list, err = sh.Proposals()
 	if err != nil {
 		return nil, err
 	}
 	s.noteMerged(sh, main, list)
-	s.countPending(sh.ID(), len(list), read)
+	s.countPending(sh.ID(), len(list))
 	return list, nil
 }
 
@@ -276,19 +268,14 @@ func (s *Service) loadReviewsLocked() {
 	}
 }
 
-// countPending records n proposals pending in a shard, as the read
-// numbered read found them, unless a later read was counted already.
-func (s *Service) countPending(id memd.ShardID, n int, read uint64) {
+func (s *Service) countPending(id memd.ShardID, n int) {
 	r := &s.reviews
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pending == nil {
-		r.pending, r.counted = make(map[memd.ShardID]int), make(map[memd.ShardID]uint64)
+		r.pending = make(map[memd.ShardID]int)
 	}
-	if read < r.counted[id] {
-		return
-	}
-	r.pending[id], r.counted[id] = n, read
+	r.pending[id] = n
 	if s.Metrics != nil {
 		total := 0
 		for _, k := range r.pending {
@@ -387,10 +374,9 @@ func (s *Service) commitLearned(agent string, sh *gitstore.Shard, c gitstore.Cha
 	if err != nil || res.Commit.IsZero() {
 		return res, err
 	}
-	read := s.reviews.reads.Add(1)
 	_, list, err := sh.Proposals()
 	if err == nil {
-		s.countPending(sh.ID(), len(list), read)
+		s.countPending(sh.ID(), len(list))
 	}
 	s.Feed.Announce(memd.FeedEvent{Type: memd.EventProposed, Shard: sh.ID(), Commit: res.Commit.String(),
 		Author: memd.Person{Name: c.Author.Name, Email: c.Author.Email}, Time: res.Time,
