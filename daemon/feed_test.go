@@ -41,7 +41,9 @@ func startQuietIn(t *testing.T, dir string, cfg daemon.Config) *env {
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = 20 * time.Millisecond
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	return startIn(t, dir, cfg)
 }
 

@@ -438,58 +438,43 @@ func paramsOf(r *http.Request) *params { return &params{v: r.URL.Query()} }
 
 func (p *params) get(key string) string { return p.v.Get(key) }
 
-// fail keeps the first error; the value read is then zero.
-func (p *params) fail(err error) {
-	if p.err == nil {
-		p.err = err
+// parsed reads the parameter key with parse: absent, its zero value; not
+// parsing, its zero value and the first error, as wrong words it.
+func parsed[T any](p *params, key string, parse func(string) (T, error), wrong func(v string, err error) error) T {
+	var zero T
+	v := p.get(key)
+	if v == "" {
+		return zero
 	}
+	x, err := parse(v)
+	if err != nil {
+		if p.err == nil {
+			p.err = wrong(v, err)
+		}
+		return zero
+	}
+	return x
 }
 
 func (p *params) date(key string) memd.Date {
-	v := p.get(key)
-	if v == "" {
-		return memd.Date{}
-	}
-	d, err := memd.ParseDate(v)
-	if err != nil {
-		p.fail(memd.Errorf(memd.EINVALID, "%s: %s", key, memd.ErrorMessage(err)))
-	}
-	return d
+	return parsed(p, key, memd.ParseDate, func(_ string, err error) error {
+		return memd.Errorf(memd.EINVALID, "%s: %s", key, memd.ErrorMessage(err))
+	})
 }
 
 func (p *params) int(key string) int {
-	v := p.get(key)
-	if v == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		p.fail(memd.Errorf(memd.EINVALID, "%s must be a whole number, got %q", key, v))
-	}
-	return n
+	return parsed(p, key, strconv.Atoi, func(v string, _ error) error {
+		return memd.Errorf(memd.EINVALID, "%s must be a whole number, got %q", key, v)
+	})
 }
 
 func (p *params) bool(key string) bool {
-	v := p.get(key)
-	if v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		p.fail(memd.Errorf(memd.EINVALID, "%s must be true or false, got %q", key, v))
-	}
-	return b
+	return parsed(p, key, strconv.ParseBool, func(v string, _ error) error {
+		return memd.Errorf(memd.EINVALID, "%s must be true or false, got %q", key, v)
+	})
 }
 
 // shard reads an optional shard ID.
 func (p *params) shard(key string) memd.ShardID {
-	v := p.get(key)
-	if v == "" {
-		return memd.ShardID{}
-	}
-	id, err := memd.ParseShardID(v)
-	if err != nil {
-		p.fail(err)
-	}
-	return id
+	return parsed(p, key, memd.ParseShardID, func(_ string, err error) error { return err })
 }

@@ -101,8 +101,6 @@ func TestDB_WritePackReadByGit(t *testing.T) {
 func TestDB_ReadsWhatGitWrites(t *testing.T) {
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "config", "user.name", "p")
-	git(t, dir, "config", "user.email", "p@x")
 	var text strings.Builder
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&text, "- (2026-02-01) line %d of a growing file with some words in it\n", i)
