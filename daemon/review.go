@@ -25,6 +25,7 @@ type reviews struct {
 	seen     map[memd.ShardID]seenProposals
 	accepted int // through memd, or by a person's merge memd saw; kept in file
 	pending  map[memd.ShardID]int
+	counting sync.Mutex            // held from reading a shard's proposals to counting them
 	busy     map[memd.ShardID]bool // a rebuild is on its way
 	stopped  bool                  // the daemon is stopping: start no rebuild
 	rejected map[memd.ShardID]rejectedSet
@@ -138,7 +139,7 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 	}
 	onTop := len(list) > 0 && (main.IsZero() && len(list[0].Parents) == 0 || len(list[0].Parents) == 1 && list[0].Parents[0] == main)
 	if len(drop) == 0 && onTop {
-		s.countPending(sh.ID(), len(list))
+		s.countPending(sh)
 		return list, nil
 	}
 	if err := s.rebuildProposals(sh, list, drop); err != nil {
@@ -149,7 +150,7 @@ func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error
 		return nil, err
 	}
 	s.noteMerged(sh, main, list)
-	s.countPending(sh.ID(), len(list))
+	s.countPending(sh)
 	return list, nil
 }
 
@@ -268,14 +269,24 @@ func (s *Service) loadReviewsLocked() {
 	}
 }
 
-func (s *Service) countPending(id memd.ShardID, n int) {
+// countPending counts the proposals pending in a shard. It reads them
+// itself, under a lock held until the count is recorded: counts then land
+// in the order the branch was read, and one read before a person merged
+// the proposals cannot replace the count of one read after.
+func (s *Service) countPending(sh *gitstore.Shard) {
 	r := &s.reviews
+	r.counting.Lock()
+	defer r.counting.Unlock()
+	_, list, err := sh.Proposals()
+	if err != nil {
+		return // the next look counts
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pending == nil {
 		r.pending = make(map[memd.ShardID]int)
 	}
-	r.pending[id] = n
+	r.pending[sh.ID()] = len(list)
 	if s.Metrics != nil {
 		total := 0
 		for _, k := range r.pending {
@@ -374,10 +385,7 @@ func (s *Service) commitLearned(agent string, sh *gitstore.Shard, c gitstore.Cha
 	if err != nil || res.Commit.IsZero() {
 		return res, err
 	}
-	_, list, err := sh.Proposals()
-	if err == nil {
-		s.countPending(sh.ID(), len(list))
-	}
+	s.countPending(sh)
 	s.Feed.Announce(memd.FeedEvent{Type: memd.EventProposed, Shard: sh.ID(), Commit: res.Commit.String(),
 		Author: memd.Person{Name: c.Author.Name, Email: c.Author.Email}, Time: res.Time,
 		Subject: strings.SplitN(c.Message, "\n", 2)[0], Provenance: provenance.Parse(c.Message), Changes: res.Changes})
