@@ -30,14 +30,15 @@ var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 1
 // before the upgrade, so a bad request gets a JSON error.
 func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 	q := memd.FeedQuery{Since: map[memd.ShardID]string{}}
-	for _, v := range list(r, "shards") {
+	p := paramsOf(r)
+	for _, v := range p.list("shards") {
 		id, err := memd.ParseShardID(v)
 		if err != nil {
 			return err
 		}
 		q.Shards = append(q.Shards, id)
 	}
-	for _, v := range list(r, "since") {
+	for _, v := range p.list("since") {
 		i := strings.LastIndexByte(v, ':')
 		if i < 0 {
 			return memd.Errorf(memd.EINVALID, "since %q: want <shard>:<commit>", v)

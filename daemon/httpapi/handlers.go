@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/memd/memd"
 )
@@ -44,14 +43,7 @@ func (s *Server) remember(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) forget(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.ForgetResult, error) {
-	return s.svc.Forget(r.Context(), memd.ForgetRequest{Shard: id, ID: r.PathValue("id"), Source: querySource(r)})
-}
-
-// querySource is the source a DELETE names in its query: message (one or
-// more) and chat.
-func querySource(r *http.Request) memd.Source {
-	q := r.URL.Query()
-	return memd.Source{Messages: q["message"], Chat: q.Get("chat")}
+	return s.svc.Forget(r.Context(), memd.ForgetRequest{Shard: id, ID: r.PathValue("id"), Source: paramsOf(r).source()})
 }
 
 // editFactBody is the body of PATCH /v1/shards/{shard}/facts/{id}.
@@ -191,22 +183,9 @@ func (s *Server) syncRemotes(w http.ResponseWriter, r *http.Request) (any, error
 	return map[string]any{"remotes": list}, err
 }
 
-// list reads a comma-separated or repeated query parameter.
-func list(r *http.Request, key string) []string {
-	var out []string
-	for _, v := range r.URL.Query()[key] {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
 func (s *Server) recall(_ http.ResponseWriter, r *http.Request) (memd.RecallResult, error) {
 	p := paramsOf(r)
-	q := memd.RecallQuery{Q: p.get("q"), Agent: p.get("agent"), User: p.get("user"), Projects: list(r, "projects"), At: p.get("at"),
+	q := memd.RecallQuery{Q: p.get("q"), Agent: p.get("agent"), User: p.get("user"), Projects: p.list("projects"), At: p.get("at"),
 		K: p.int("k"), Explain: p.bool("explain"), IncludeProposed: p.bool("include_proposed")}
 	if p.err != nil {
 		return memd.RecallResult{}, p.err
@@ -218,7 +197,7 @@ func (s *Server) recall(_ http.ResponseWriter, r *http.Request) (memd.RecallResu
 // the whole value.
 func (s *Server) context(w http.ResponseWriter, r *http.Request) error {
 	p := paramsOf(r)
-	q := memd.ContextQuery{Agent: p.get("agent"), User: p.get("user"), Projects: list(r, "projects"), At: p.get("at"), Since: p.get("since"),
+	q := memd.ContextQuery{Agent: p.get("agent"), User: p.get("user"), Projects: p.list("projects"), At: p.get("at"), Since: p.get("since"),
 		IncludeProposed: p.bool("include_proposed")}
 	if p.err != nil {
 		return p.err

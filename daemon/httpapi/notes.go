@@ -70,7 +70,8 @@ func (s *Server) notePost(w http.ResponseWriter, r *http.Request) (memd.NoteResu
 }
 
 func (s *Server) deleteNote(_ http.ResponseWriter, r *http.Request, id memd.ShardID) (memd.NoteResult, error) {
+	p := paramsOf(r)
 	return s.svc.DeleteNote(r.Context(), memd.DeleteNoteRequest{
-		Shard: id, Path: r.PathValue("path"), ExpectedRevision: r.URL.Query().Get("expectedRevision"), Source: querySource(r),
+		Shard: id, Path: r.PathValue("path"), ExpectedRevision: p.get("expectedRevision"), Source: p.source(),
 	})
 }

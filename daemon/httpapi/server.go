@@ -438,6 +438,25 @@ func paramsOf(r *http.Request) *params { return &params{v: r.URL.Query()} }
 
 func (p *params) get(key string) string { return p.v.Get(key) }
 
+// list reads a comma-separated or repeated parameter.
+func (p *params) list(key string) []string {
+	var out []string
+	for _, v := range p.v[key] {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// source is the source a DELETE names in its query: message (one or
+// more) and chat.
+func (p *params) source() memd.Source {
+	return memd.Source{Messages: p.v["message"], Chat: p.get("chat")}
+}
+
 // parsed reads the parameter key with parse: absent, its zero value; not
 // parsing, its zero value and the first error, as wrong words it.
 func parsed[T any](p *params, key string, parse func(string) (T, error), wrong func(v string, err error) error) T {
