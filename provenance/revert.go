@@ -32,25 +32,48 @@ func (r Reverter) Revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 		// A revert that still stands undid it: nothing is left to undo.
 		return memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}, err
 	}
-	later, err := changedAgainSince(sh, h)
+	head, err := sh.Head()
 	if err != nil {
 		return memd.Revert{}, err
 	}
-	return r.revert(sh, h, later)
+	us, err := readUndoing(sh, []gitstore.Hash{h})
+	if err != nil {
+		return memd.Revert{}, err
+	}
+	again, err := changedAgain(sh, head, us)
+	if err != nil {
+		return memd.Revert{}, err
+	}
+	return r.revert(sh, us[0], again[h])
 }
 
-// revert undoes commit h, which no standing revert undid, but for the
-// facts later commits changed again as h did (changedAgain).
-func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash, later map[string]string) (memd.Revert, error) {
-	c, err := sh.ReadCommit(h)
-	if err != nil {
-		return memd.Revert{}, err
-	}
+// undoing is a commit to undo with its fact changes, read once: a diff of
+// a month's file is not cheap, and both changedAgain and revert need it.
+type undoing struct {
+	c gitstore.Commit
+	d gitstore.Diff
+}
 
-	d, err := sh.Diff(c)
-	if err != nil {
-		return memd.Revert{}, err
+func readUndoing(sh *gitstore.Shard, hs []gitstore.Hash) ([]undoing, error) {
+	us := make([]undoing, len(hs))
+	for i, h := range hs {
+		c, err := sh.ReadCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		if us[i].d, err = sh.Diff(c); err != nil {
+			return nil, err
+		}
+		us[i].c = c
 	}
+	return us, nil
+}
+
+// revert undoes commit u, which no standing revert undid, but for the
+// facts later commits changed again as it did (changedAgain).
+func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string) (memd.Revert, error) {
+	c, d := u.c, u.d
+	h := c.Hash
 	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
 	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
 	for _, ch := range d.Facts {
@@ -81,6 +104,7 @@ func (r Reverter) revert(sh *gitstore.Shard, h gitstore.Hash, later map[string]s
 		return r.revertNote(sh, c, out)
 	}
 	if r.DryRun {
+		var err error
 		out.Changes, err = wouldChange(sh, d.Facts, r.preview)
 		return out, err
 	}
@@ -165,31 +189,23 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 // the history without it would. A revert's changes do not count: it puts
 // a fact back as it stood, taught by what taught it before.
 //
-// One walk from head serves every commit of hs, down to the oldest: a
+// One walk from head serves every commit of us, down to the oldest: a
 // revert by message undoes several commits, and a walk for each would read
 // the shard's history again each time.
-func changedAgain(sh *gitstore.Shard, head gitstore.Hash, hs []gitstore.Hash) (map[gitstore.Hash]map[string]string, error) {
+func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[gitstore.Hash]map[string]string, error) {
 	type target struct{ op, again map[string]string }
-	pending := make(map[gitstore.Hash]target, len(hs))
-	out := make(map[gitstore.Hash]map[string]string, len(hs))
-	changed := make(map[string]string) // every fact one of hs changed, by how
-	for _, h := range hs {
-		c, err := sh.ReadCommit(h)
-		if err != nil {
-			return nil, err
-		}
-		d, err := sh.Diff(c)
-		if err != nil {
-			return nil, err
-		}
-		t := target{op: make(map[string]string, len(d.Facts)), again: make(map[string]string)}
-		for _, ch := range d.Facts {
+	pending := make(map[gitstore.Hash]target, len(us))
+	out := make(map[gitstore.Hash]map[string]string, len(us))
+	changed := make(map[string]string) // every fact one of us changed, by how
+	for _, u := range us {
+		t := target{op: make(map[string]string, len(u.d.Facts)), again: make(map[string]string)}
+		for _, ch := range u.d.Facts {
 			t.op[ch.Fact.ID] = ch.Op
 			changed[ch.Fact.ID] = ch.Op
 		}
-		out[h] = t.again
+		out[u.c.Hash] = t.again
 		if len(t.op) > 0 {
-			pending[h] = t
+			pending[u.c.Hash] = t
 		}
 	}
 	if len(pending) == 0 {
@@ -239,17 +255,6 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, hs []gitstore.Hash) (m
 		return nil
 	})
 	return out, err
-}
-
-// changedAgainSince is changedAgain for one commit, from the shard's HEAD
-// now.
-func changedAgainSince(sh *gitstore.Shard, h gitstore.Hash) (map[string]string, error) {
-	head, err := sh.Head()
-	if err != nil {
-		return nil, err
-	}
-	again, err := changedAgain(sh, head, []gitstore.Hash{h})
-	return again[h], err
 }
 
 // preview is a shard's facts as a dry run of several reverts leaves
@@ -478,20 +483,25 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 		// One walk for all the commits while HEAD moves by these reverts
 		// alone. A commit someone else makes meanwhile may teach again
 		// what a revert would take: then the commits left walk anew.
+		us, err := readUndoing(sh, commits)
+		if err != nil {
+			return out, err
+		}
 		var head gitstore.Hash
 		var again map[gitstore.Hash]map[string]string
-		for n, h := range commits {
+		for n, u := range us {
+			h := u.c.Hash
 			now, err := sh.Head()
 			if err != nil {
 				return out, err
 			}
 			if again == nil || now != head {
-				if again, err = changedAgain(sh, now, commits[n:]); err != nil {
+				if again, err = changedAgain(sh, now, us[n:]); err != nil {
 					return out, err
 				}
 				head = now
 			}
-			rv, err := r.revert(sh, h, again[h])
+			rv, err := r.revert(sh, u, again[h])
 			if memd.ErrorCode(err) == memd.ECONFLICT {
 				// One commit that cannot be undone does not keep the others.
 				out = append(out, memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}, Refused: memd.ErrorMessage(err)})
