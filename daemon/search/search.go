@@ -1049,9 +1049,14 @@ func collected(k int) int { return k*4 + 32 }
 //
 // The candidates that pass the bar gather in a buffer; when it is full, the
 // best of them are moved to its front and the worst of those becomes the bar.
-// This costs about the same in any order the candidates come in. A heap
-// does not: when many tie on score and come oldest first, each one pushes
-// its root out.
+// A heap does not bear ties: when many tie on score and come oldest
+// first, each one pushes its root out.
+//
+// The candidates are read from the end whose fact is newer. Postings run
+// in the order facts were indexed, which in a store is mostly the order
+// they were written: oldest first. Read newest first, the bar rises to
+// the tied ones' newest days early and the older ones stop at it; read
+// oldest first, each would pass the bar and be weighed again.
 func (x *Engine) collect(sc *scores, q Query) []Hit {
 	if len(sc.touched) == 0 || q.K <= 0 {
 		return nil
@@ -1066,7 +1071,15 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 	var bar ranked
 	barred := false
 	most := slices.Max(x.factors)
-	for j := range sc.contenders() {
+	m := sc.contenders()
+	if m == 0 {
+		return nil
+	}
+	j, step := m-1, -1
+	if x.days[sc.touched[sc.placeOf(0)]] > x.days[sc.touched[sc.placeOf(m-1)]] {
+		j, step = 0, 1
+	}
+	for ; j >= 0 && j < m; j += step {
 		k := sc.placeOf(j)
 		if barred && sc.v[k]*most < bar.v*(1-1e-9) {
 			continue // not even in the tier weighed most

@@ -3,6 +3,7 @@ package search_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -95,6 +96,62 @@ func TestSearch_RecencyBreaksTies(t *testing.T) {
 	if got := first(t, x, "lives"); got != "Lives in Lisbon" {
 		t.Errorf("tie went to %q, want the newer fact", got)
 	}
+}
+
+// Facts that tie on score come back newest first, the same hits whatever
+// order they were indexed in: recall reads its candidates from whichever
+// end is newer.
+func TestSearch_TiesTheSameInAnyIndexOrder(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var rising []search.Doc
+	for i := range 1500 {
+		date := start.AddDate(0, 0, i/3).Format(time.DateOnly)
+		shard := []memd.ShardID{alice, pat}[i%2]
+		rising = append(rising, doc(shard, date, fmt.Sprintf("Paid the invoice of vendor %04d", i), (i%3)*40))
+	}
+	orders := map[string][]search.Doc{
+		"rising":       rising,
+		"falling":      reversed(rising),
+		"oldest last":  append(slices.Clone(rising[1:]), rising[0]),
+		"newest first": append([]search.Doc{rising[len(rising)-1]}, rising[:len(rising)-1]...),
+		"shuffled":     shuffled(rising),
+	}
+
+	for _, k := range []int{5, len(rising)} {
+		var want []string
+		for _, name := range []string{"rising", "falling", "oldest last", "newest first", "shuffled"} {
+			hits := index(orders[name]...).Search(search.Query{Text: "invoice", Shards: []memd.ShardID{alice, pat}, K: k, Now: now}).Hits
+			if len(hits) != k {
+				t.Fatalf("k %d, %s: %d hits", k, name, len(hits))
+			}
+			for j := 1; j < len(hits); j++ {
+				if hits[j-1].Date.Before(hits[j].Date) {
+					t.Fatalf("k %d, %s: hit %d of %s after one of %s", k, name, j, hits[j].Date, hits[j-1].Date)
+				}
+			}
+			if got := texts(hits); want == nil {
+				want = got
+			} else if !slices.Equal(got, want) {
+				t.Fatalf("k %d, %s: hits %v, want %v as indexed rising", k, name, got[:min(len(got), 8)], want[:min(len(want), 8)])
+			}
+		}
+		if newest := rising[len(rising)-1].Text; want[0] != newest && want[1] != newest && want[2] != newest {
+			t.Errorf("k %d: the newest fact is not among the first three hits: %v", k, want[:3])
+		}
+	}
+}
+
+func reversed(docs []search.Doc) []search.Doc {
+	out := slices.Clone(docs)
+	slices.Reverse(out)
+	return out
+}
+
+func shuffled(docs []search.Doc) []search.Doc {
+	out := slices.Clone(docs)
+	rng := rand.New(rand.NewPCG(7, 11))
+	rng.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
+	return out
 }
 
 func TestSearch_DatesInTheQuery(t *testing.T) {
