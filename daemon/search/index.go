@@ -102,6 +102,11 @@ type shardDocs struct {
 // smallBatch is the most facts PutAll inserts one by one.
 const smallBatch = 256
 
+// maxLength is the most terms a fact counts for in BM25's length
+// normalisation: a longer one, a long note's passage, scores as if it were
+// that long.
+const maxLength = 1<<16 - 1
+
 // Engine is safe for concurrent use.
 type Engine struct {
 	mu      sync.RWMutex
@@ -116,7 +121,7 @@ type Engine struct {
 	// Dense arrays of what scoring reads for every posting, by entry.
 	alive   []bool
 	shardOf []uint32
-	lengths []float32 // terms in the fact
+	lengths []uint16 // terms in the fact, up to maxLength: half the memory a search reads most
 	days    []int32
 	offsets []int32
 	idKeys  []uint64 // the first eight bytes of each ID, to order ties cheaply
@@ -927,7 +932,8 @@ func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	e := x.entries.at(i)
 	x.alive = append(x.alive, true)
 	x.shardOf = append(x.shardOf, n)
-	x.lengths = append(x.lengths, float32(a.length))
+	length := uint16(min(a.length, maxLength))
+	x.lengths = append(x.lengths, length)
 	x.days = append(x.days, int32(days))
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.idKeys = append(x.idKeys, idKey(d.ID))
@@ -947,7 +953,7 @@ func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	if e.passage {
 		p.passages++
 	}
-	p.length += a.length
+	p.length += int(length)
 	p.entries = append(p.entries, i)
 	p.addPostings(i, ts)
 	if d.Note != "" {
