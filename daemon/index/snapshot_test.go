@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -836,5 +837,53 @@ func TestIndex_AnUnreadableSnapshotIsKeptAndHEADRead(t *testing.T) {
 	}
 	if info, err := os.Stat(snap); err != nil || !info.IsDir() {
 		t.Fatalf("what stood for the snapshot was not kept: %v", err)
+	}
+}
+
+// Recall answers the same after a restart as on the first start. The
+// first start indexes a shard's files oldest first and a restart reads
+// its snapshot; with more facts tied on score than the phrase is weighed
+// for, the order once chose which of them the phrase lifted, and the
+// first start answered with the oldest.
+func TestIndex_ARestartRecallsWhatTheFirstStartDid(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	store := openStoreAt(t, data)
+	alice := memd.AgentShard("alice")
+	sh, err := store.CreateShard(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	var edits []gitstore.Edit
+	for i := range 900 {
+		date := memd.DateOf(first.AddDate(0, 0, i/3))
+		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Invoice paid for vendor %03d", i), Date: date, Tier: memd.TierLog}})
+	}
+	if _, err := sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "import", Email: "import@memd"}, Message: "import", Edits: edits}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(data, "index.db")
+	recall := func() []string {
+		x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		if err := x.CatchUp(alice); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range x.Engine().Search(search.Query{Text: "invoice paid", Shards: []memd.ShardID{alice}, K: 5}).Hits {
+			got = append(got, h.Date.String()+" "+h.Text)
+		}
+		return got
+	}
+	onFirstStart := recall()
+	newest := memd.DateOf(first.AddDate(0, 0, 299)).String()
+	if len(onFirstStart) != 5 || !strings.HasPrefix(onFirstStart[0], newest) {
+		t.Fatalf("first start: %v, want the facts of %s first", onFirstStart, newest)
+	}
+	if afterRestart := recall(); !slices.Equal(afterRestart, onFirstStart) {
+		t.Fatalf("after a restart: %v, on the first start: %v", afterRestart, onFirstStart)
 	}
 }

@@ -370,7 +370,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	}
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
-	top := strongest(sc, maxLenders)
+	top := x.strongest(sc, maxLenders)
 	if len(content) >= 2 {
 		x.boostPhrase(sc, strings.Join(content, " "), top, qt.inner(content))
 	}
@@ -963,9 +963,11 @@ func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64)
 	}
 }
 
-// strongest returns the n best candidates (all of them if fewer); among
-// candidates tied at the cut, the first scored.
-func strongest(sc *scores, n int) []int32 {
+// strongest returns the n best candidates (all of them if fewer). Among
+// candidates tied at the cut, those collect would rank first: the order
+// facts were indexed in, which differs between a first start and a
+// restart, must not decide which of them the phrase and the context lift.
+func (x *Engine) strongest(sc *scores, n int) []int32 {
 	m := sc.contenders()
 	vs := sc.v
 	if sc.narrowed {
@@ -991,10 +993,18 @@ func strongest(sc *scores, n int) []int32 {
 			top = append(top, sc.touched[k])
 		}
 	}
-	for j := 0; j < m && len(top) < n; j++ {
+	room := n - len(top)
+	if room == 0 {
+		return top
+	}
+	c := x.chooser(sc, room)
+	for j, step := newerEndFirst(x, sc, m); j >= 0 && j < m; j += step {
 		if k := sc.placeOf(j); sc.v[k] == floor {
-			top = append(top, sc.touched[k])
+			c.consider(sc.touched[k], floor)
 		}
+	}
+	for _, r := range c.chosen() {
+		top = append(top, r.i)
 	}
 	return top
 }
@@ -1029,7 +1039,7 @@ type ranked struct {
 // better orders candidates: higher score (scores within a hair are a tie),
 // then the newer fact, then shard and ID for a stable order.
 func (x *Engine) better(a, b ranked) bool {
-	if math.Abs(a.v-b.v) > 1e-9*math.Max(a.v, b.v) {
+	if math.Abs(a.v-b.v) > 1e-9*max(a.v, b.v) { // max, not math.Max: inlined
 		return a.v > b.v
 	}
 	if a.days != b.days {
@@ -1046,64 +1056,20 @@ func (x *Engine) better(a, b ranked) bool {
 func collected(k int) int { return k*4 + 32 }
 
 // collect takes the best scored facts that fit the budget.
-//
-// The candidates that pass the bar gather in a buffer; when it is full, the
-// best of them are moved to its front and the worst of those becomes the bar.
-// A heap does not bear ties: when many tie on score and come oldest
-// first, each one pushes its root out.
-//
-// The candidates are read from the end whose fact is newer. Postings run
-// in the order facts were indexed, which in a store is mostly the order
-// they were written: oldest first. Read newest first, the bar rises to
-// the tied ones' newest days early and the older ones stop at it; read
-// oldest first, each would pass the bar and be weighed again.
 func (x *Engine) collect(sc *scores, q Query) []Hit {
 	if len(sc.touched) == 0 || q.K <= 0 {
 		return nil
 	}
-	limit := collected(q.K)
-	// Eight times what is kept: each choice then costs little per
-	// candidate that passed the bar, even when all pass.
-	if cap(sc.best) < 8*limit {
-		sc.best = make([]ranked, 0, 8*limit)
-	}
-	h := sc.best[: 0 : 8*limit]
-	var bar ranked
-	barred := false
-	most := slices.Max(x.factors)
 	m := sc.contenders()
 	if m == 0 {
 		return nil
 	}
-	j, step := m-1, -1
-	if x.days[sc.touched[sc.placeOf(0)]] > x.days[sc.touched[sc.placeOf(m-1)]] {
-		j, step = 0, 1
-	}
-	for ; j >= 0 && j < m; j += step {
+	c := x.chooser(sc, collected(q.K))
+	for j, step := newerEndFirst(x, sc, m); j >= 0 && j < m; j += step {
 		k := sc.placeOf(j)
-		if barred && sc.v[k]*most < bar.v*(1-1e-9) {
-			continue // not even in the tier weighed most
-		}
-		i := sc.touched[k]
-		v := sc.v[k] * x.factors[x.tier[i]]
-		if barred && v < bar.v*(1-1e-9) {
-			continue // the day, read for ties only, would not save it
-		}
-		r := ranked{i: i, v: v, days: int(x.days[i])}
-		if barred && !x.better(r, bar) {
-			continue
-		}
-		h = append(h, r)
-		if len(h) == cap(h) {
-			x.bestFirst(h, limit)
-			h = h[:limit]
-			bar, barred = h[limit-1], true
-		}
+		c.consider(sc.touched[k], sc.v[k])
 	}
-	if len(h) > limit {
-		x.bestFirst(h, limit)
-		h = h[:limit]
-	}
+	h := c.chosen()
 	slices.SortFunc(h, func(a, b ranked) int {
 		if x.better(a, b) {
 			return -1
@@ -1125,6 +1091,79 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 		}
 	}
 	return hits
+}
+
+// chooser keeps the limit best candidates it is given, by better.
+//
+// The candidates that pass the bar gather in a buffer; when it is full,
+// the best of them are moved to its front and the worst of those becomes
+// the bar. A heap does not bear ties: when many tie on score and come
+// oldest first, each one pushes its root out.
+type chooser struct {
+	x      *Engine
+	h      []ranked
+	limit  int
+	most   float64 // the factor of the tier weighed most
+	bar    ranked  // the worst kept, once barred
+	barred bool
+}
+
+// chooser returns a chooser of limit candidates, its buffer the search's.
+func (x *Engine) chooser(sc *scores, limit int) *chooser {
+	// Eight times what is kept: each choice then costs little per
+	// candidate that passed the bar, even when all pass.
+	if cap(sc.best) < 8*limit {
+		sc.best = make([]ranked, 0, 8*limit)
+	}
+	return &chooser{x: x, h: sc.best[: 0 : 8*limit], limit: limit, most: slices.Max(x.factors)}
+}
+
+// consider gives it entry i, of score v before its tier's factor. Its tier
+// and day, in arrays as long as the index, are read only when the bar
+// cannot turn it away without them.
+func (c *chooser) consider(i int32, v float64) {
+	x := c.x
+	if c.barred {
+		best := v * c.most // what its tier could make of it, at most
+		if best < c.bar.v*(1-1e-9) {
+			return
+		}
+		if best <= c.bar.v && int(x.days[i]) < c.bar.days {
+			return // no better a score, and older
+		}
+	}
+	r := ranked{i: i, v: v * x.factors[x.tier[i]], days: int(x.days[i])}
+	if c.barred && !x.better(r, c.bar) {
+		return
+	}
+	c.h = append(c.h, r)
+	if len(c.h) == cap(c.h) {
+		c.x.bestFirst(c.h, c.limit)
+		c.h = c.h[:c.limit]
+		c.bar, c.barred = c.h[c.limit-1], true
+	}
+}
+
+// chosen returns the best candidates given, in no particular order.
+func (c *chooser) chosen() []ranked {
+	if len(c.h) > c.limit {
+		c.x.bestFirst(c.h, c.limit)
+		c.h = c.h[:c.limit]
+	}
+	return c.h
+}
+
+// newerEndFirst returns where to start reading the m contenders, and the
+// step: from the end whose fact is newer. Postings run in the order facts
+// were indexed, which in a store is mostly the order they were written:
+// oldest first. Read newest first, a chooser's bar rises to the tied
+// ones' newest days early and the older ones stop at it; read oldest
+// first, each would pass the bar and be weighed again.
+func newerEndFirst(x *Engine, sc *scores, m int) (j, step int) {
+	if m > 0 && x.days[sc.touched[sc.placeOf(0)]] > x.days[sc.touched[sc.placeOf(m-1)]] {
+		return 0, 1
+	}
+	return m - 1, -1
 }
 
 // bestFirst moves the n best of rs, by better, to its front, in no

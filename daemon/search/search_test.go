@@ -99,15 +99,17 @@ func TestSearch_RecencyBreaksTies(t *testing.T) {
 }
 
 // Facts that tie on score come back newest first, the same hits whatever
-// order they were indexed in: recall reads its candidates from whichever
-// end is newer.
+// order they were indexed in (a first start indexes a shard's files oldest
+// first, a restart reads its snapshot). With two words, the phrase lifts
+// only the strongest candidates; among the tied, those must be the newest
+// too, or recall answers with last year's facts until memd restarts.
 func TestSearch_TiesTheSameInAnyIndexOrder(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var rising []search.Doc
 	for i := range 1500 {
 		date := start.AddDate(0, 0, i/3).Format(time.DateOnly)
 		shard := []memd.ShardID{alice, pat}[i%2]
-		rising = append(rising, doc(shard, date, fmt.Sprintf("Paid the invoice of vendor %04d", i), (i%3)*40))
+		rising = append(rising, doc(shard, date, fmt.Sprintf("Invoice paid for vendor %04d", i), (i%3)*40))
 	}
 	orders := map[string][]search.Doc{
 		"rising":       rising,
@@ -117,26 +119,32 @@ func TestSearch_TiesTheSameInAnyIndexOrder(t *testing.T) {
 		"shuffled":     shuffled(rising),
 	}
 
-	for _, k := range []int{5, len(rising)} {
-		var want []string
-		for _, name := range []string{"rising", "falling", "oldest last", "newest first", "shuffled"} {
-			hits := index(orders[name]...).Search(search.Query{Text: "invoice", Shards: []memd.ShardID{alice, pat}, K: k, Now: now}).Hits
-			if len(hits) != k {
-				t.Fatalf("k %d, %s: %d hits", k, name, len(hits))
-			}
-			for j := 1; j < len(hits); j++ {
-				if hits[j-1].Date.Before(hits[j].Date) {
-					t.Fatalf("k %d, %s: hit %d of %s after one of %s", k, name, j, hits[j].Date, hits[j-1].Date)
+	indexed := map[string]*search.Engine{}
+	for name, docs := range orders {
+		indexed[name] = index(docs...)
+	}
+	for _, q := range []string{"invoice", "invoice paid"} {
+		for _, k := range []int{5, len(rising)} {
+			var want []string
+			for _, name := range []string{"rising", "falling", "oldest last", "newest first", "shuffled"} {
+				hits := indexed[name].Search(search.Query{Text: q, Shards: []memd.ShardID{alice, pat}, K: k, Now: now}).Hits
+				if len(hits) != k {
+					t.Fatalf("%q, k %d, %s: %d hits", q, k, name, len(hits))
+				}
+				for j := 1; j < len(hits); j++ {
+					if hits[j-1].Date.Before(hits[j].Date) {
+						t.Fatalf("%q, k %d, %s: hit %d of %s after one of %s", q, k, name, j, hits[j].Date, hits[j-1].Date)
+					}
+				}
+				if got := texts(hits); want == nil {
+					want = got
+				} else if !slices.Equal(got, want) {
+					t.Fatalf("%q, k %d, %s: hits %v, want %v as indexed rising", q, k, name, got[:min(len(got), 8)], want[:min(len(want), 8)])
 				}
 			}
-			if got := texts(hits); want == nil {
-				want = got
-			} else if !slices.Equal(got, want) {
-				t.Fatalf("k %d, %s: hits %v, want %v as indexed rising", k, name, got[:min(len(got), 8)], want[:min(len(want), 8)])
+			if newest := rising[len(rising)-1].Text; !slices.Contains(want[:3], newest) {
+				t.Errorf("%q, k %d: the newest fact is not among the first three hits: %v", q, k, want[:3])
 			}
-		}
-		if newest := rising[len(rising)-1].Text; want[0] != newest && want[1] != newest && want[2] != newest {
-			t.Errorf("k %d: the newest fact is not among the first three hits: %v", k, want[:3])
 		}
 	}
 }
