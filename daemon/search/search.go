@@ -853,7 +853,8 @@ func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd
 		}
 	}
 	// What a shard says lastingly answers "what does Alice do". In the
-	// shards' order, as ties at the cut go to the first scored.
+	// shards' order, not a map's: the passes that read candidates in the
+	// order first scored then do the same in every search.
 	var nums []uint32
 	for id := range named {
 		if n, ok := x.shardNum[id]; ok {
@@ -978,8 +979,7 @@ func (x *Engine) strongest(sc *scores, n int) []int32 {
 		sc.liveV = vs
 	}
 	top := make([]int32, 0, min(n, m))
-	// Narrowed, there are at least n, chosen below in the order they
-	// would be among all candidates.
+	// Narrowed, there are at least n, chosen below.
 	if m <= n && !sc.narrowed {
 		for j := range m {
 			top = append(top, sc.touched[sc.placeOf(j)])
@@ -1045,10 +1045,15 @@ func (x *Engine) better(a, b ranked) bool {
 	if a.days != b.days {
 		return a.days > b.days
 	}
-	if sa, sb := x.shardOf[a.i], x.shardOf[b.i]; sa != sb {
+	return x.precedes(a.i, b.i)
+}
+
+// precedes orders entries alike in all else: by shard, then ID.
+func (x *Engine) precedes(a, b int32) bool {
+	if sa, sb := x.shardOf[a], x.shardOf[b]; sa != sb {
 		return x.shardOrder[sa] < x.shardOrder[sb]
 	}
-	return x.compareIDs(a.i, b.i) < 0
+	return x.compareIDs(a, b) < 0
 }
 
 // collected is how many of the best candidates collect weighs for k
@@ -1120,7 +1125,8 @@ func (x *Engine) chooser(sc *scores, limit int) *chooser {
 
 // consider gives it entry i, of score v before its tier's factor. Its tier
 // and day, in arrays as long as the index, are read only when the bar
-// cannot turn it away without them.
+// cannot turn it away without them: v times the largest factor bounds
+// its final score, scores and factors being positive.
 func (c *chooser) consider(i int32, v float64) {
 	x := c.x
 	if c.barred {
@@ -1128,8 +1134,12 @@ func (c *chooser) consider(i int32, v float64) {
 		if best < c.bar.v*(1-1e-9) {
 			return
 		}
-		if best <= c.bar.v && int(x.days[i]) < c.bar.days {
-			return // no better a score, and older
+		if best <= c.bar.v {
+			// No better a score: only a newer day, or on the same day
+			// the shard and ID better gives precedence, could save it.
+			if d := int(x.days[i]); d < c.bar.days || d == c.bar.days && !x.precedes(i, c.bar.i) {
+				return
+			}
 		}
 	}
 	r := ranked{i: i, v: v * x.factors[x.tier[i]], days: int(x.days[i])}

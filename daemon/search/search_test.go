@@ -391,15 +391,19 @@ func BenchmarkSearch_CostlyQueries(b *testing.B) {
 
 // BenchmarkSearch_TiedOldestFirst times a word that 100,000 facts of one
 // length hold, so that all tie on score and are told apart by day: once
-// with the facts put in oldest first, once newest first.
+// with the facts put in oldest first, once newest first, and once all of
+// one day (an import), told apart by ID alone.
 func BenchmarkSearch_TiedOldestFirst(b *testing.B) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, order := range []string{"oldest-first", "newest-first"} {
+	for _, order := range []string{"oldest-first", "newest-first", "one-day"} {
 		var docs []search.Doc
 		for i := 0; i < 100000; i++ {
 			day := i / 200
-			if order == "newest-first" {
+			switch order {
+			case "newest-first":
 				day = 499 - day
+			case "one-day":
+				day = 0
 			}
 			date := start.AddDate(0, 0, day).Format(time.DateOnly)
 			docs = append(docs, doc(alice, date, fmt.Sprintf("Paid the invoice of vendor %06d", i), (i%200)*40))
