@@ -56,8 +56,8 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 			if k := sc.loan[j] - 1; k < 0 {
 				loans = append(loans, l)
 				sc.loan[j] = int32(len(loans))
-			} else if l.amount > loans[k].amount {
-				loans[k] = l
+			} else if l.amount > loans[k].amount || l.amount == loans[k].amount && x.precedes(l.from, loans[k].from) {
+				loans[k] = l // of two equal loans, explain names the same lender in any index order
 			}
 		})
 	}
