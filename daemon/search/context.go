@@ -31,7 +31,7 @@ type loan struct {
 // lendContext adds to the strongest candidates' neighbours a share of each
 // one's lead over them, the best loan only, falling with distance. It
 // returns the candidates with the facts that borrowed added.
-func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int32 {
+func (x *Engine) lendContext(sc *scores, top []int32, near []neighbour, ok func(int32) bool) []int32 {
 	loans := sc.loans[:0]
 	defer func() {
 		for _, l := range loans {
@@ -39,27 +39,23 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 		}
 		sc.loans = loans[:0]
 	}()
-	for _, i := range top {
+	for _, n := range near {
+		i, j := n.of, n.j
 		v := sc.value(i)
-		if v <= 0 {
+		if v <= 0 || !ok(j) {
 			continue
 		}
-		x.conversationNeighbours(i, func(j int32, dist int) {
-			if !ok(j) {
-				return
-			}
-			lead := v - sc.value(j)
-			if lead <= 0 {
-				return
-			}
-			l := loan{j, i, dist, contextShare * math.Pow(contextDecay, float64(dist-1)) * lead}
-			if k := sc.loan[j] - 1; k < 0 {
-				loans = append(loans, l)
-				sc.loan[j] = int32(len(loans))
-			} else if l.amount > loans[k].amount || l.amount == loans[k].amount && x.precedes(l.from, loans[k].from) {
-				loans[k] = l // of two equal loans, explain names the same lender in any index order
-			}
-		})
+		lead := v - sc.value(j)
+		if lead <= 0 {
+			continue
+		}
+		l := loan{j, i, int(n.dist), contextShare * math.Pow(contextDecay, float64(n.dist-1)) * lead}
+		if k := sc.loan[j] - 1; k < 0 {
+			loans = append(loans, l)
+			sc.loan[j] = int32(len(loans))
+		} else if l.amount > loans[k].amount || l.amount == loans[k].amount && x.precedes(l.from, loans[k].from) {
+			loans[k] = l // of two equal loans, explain names the same lender in any index order
+		}
 	}
 	inTop := append(sc.inTop[:0], top...)
 	slices.Sort(inTop)
@@ -75,6 +71,23 @@ func (x *Engine) lendContext(sc *scores, top []int32, ok func(int32) bool) []int
 		}
 	}
 	return top
+}
+
+// neighbour is a fact near a strong candidate in its conversation.
+type neighbour struct {
+	of, j int32 // the candidate and its neighbour
+	dist  int32
+}
+
+// neighboursOf appends to near the conversation neighbours of each of top,
+// in top's order.
+func (x *Engine) neighboursOf(top []int32, near []neighbour) []neighbour {
+	for _, i := range top {
+		x.conversationNeighbours(i, func(j int32, dist int) {
+			near = append(near, neighbour{i, j, int32(dist)})
+		})
+	}
+	return near
 }
 
 // conversationNeighbours calls fn for the facts nearest to entry i in its

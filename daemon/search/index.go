@@ -81,15 +81,16 @@ type shardFile struct{ shard, file uint32 }
 func (x *Engine) shardFileOf(i int32) shardFile { return shardFile{x.shardOf[i], x.entries.at(i).file} }
 
 // chatKey names one chat's day in one shard: a group chat several agents
-// remember is one conversation in each of their shards.
+// remember is one conversation in each of their shards. It holds numbers
+// alone, quick to hash: recall looks up the chat of each strong candidate.
 type chatKey struct {
-	shard memd.ShardID
+	shard uint32 // into Engine.shardIDs
 	chat  uint32 // into Engine.chatNames
-	days  int
+	days  int32
 }
 
 func (x *Engine) chatKeyOf(i int32) chatKey {
-	return chatKey{x.shardIDs[x.shardOf[i]], x.entries.at(i).chat, int(x.days[i])}
+	return chatKey{x.shardOf[i], x.entries.at(i).chat, x.days[i]}
 }
 
 // shardDocs lists a shard's facts by rank, highest first: lasting facts
@@ -690,7 +691,7 @@ func (x *Engine) dropShard(shard memd.ShardID) {
 		}
 	}
 	for ck := range x.chats {
-		if ck.shard == shard {
+		if ck.shard == n {
 			delete(x.chats, ck)
 		}
 	}

@@ -107,7 +107,8 @@ type scores struct {
 	// plus one; 0 for the others.
 	loan  []int32
 	loans []loan
-	inTop []int32 // room for lendContext's sorted candidates
+	inTop []int32     // room for lendContext's sorted candidates
+	near  []neighbour // the strongest candidates' neighbours
 	// gain holds what a query term's relatives add to each candidate
 	// before the cap, by place, for the places in gained (scoreRelated).
 	gain   []float64
@@ -374,8 +375,10 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	if len(content) >= 2 {
 		x.boostPhrase(sc, strings.Join(content, " "), top, qt.inner(content))
 	}
-	qt.relateNeighbours(top)
-	top = x.lendContext(sc, top, ok)
+	// Both passes read the strongest candidates' neighbours: found once.
+	sc.near = x.neighboursOf(top, sc.near[:0])
+	qt.relateNeighbours(sc.near)
+	top = x.lendContext(sc, top, sc.near, ok)
 	x.liftChatDays(sc, top, qt.weights)
 	for _, w := range qt.weights {
 		full += w // BM25 of one occurrence at the average length is the IDF
@@ -709,7 +712,7 @@ const tieMargin = 1e-6
 // neighbour borrows context by the lead a candidate has over it, and that
 // lead is what it is with its relatives. The facts skipped are few here,
 // so their words are read from their texts rather than from postings.
-func (q *queryTerms) relateNeighbours(top []int32) {
+func (q *queryTerms) relateNeighbours(near []neighbour) {
 	if !q.sc.anySkipped {
 		return
 	}
@@ -717,38 +720,37 @@ func (q *queryTerms) relateNeighbours(top []int32) {
 	var buf []byte
 	seen := map[int32]bool{}
 	tfs := map[string]int{}
-	for _, i := range top {
-		x.conversationNeighbours(i, func(j int32, _ int) {
-			if seen[j] || sc.skipped[j>>6]&(1<<(j&63)) == 0 || !q.ok(j) {
-				return // related already, or holding no relative
+	for _, nb := range near {
+		j := nb.j
+		if seen[j] || sc.skipped[j>>6]&(1<<(j&63)) == 0 || !q.ok(j) {
+			continue // related already, or holding no relative
+		}
+		seen[j] = true
+		var folded []byte
+		folded, buf = x.foldedText(j, buf)
+		clear(tfs)
+		for _, t := range terms(string(folded)) {
+			tfs[t]++
+		}
+		for n, t := range q.scored {
+			if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
+				continue
 			}
-			seen[j] = true
-			var folded []byte
-			folded, buf = x.foldedText(j, buf)
-			clear(tfs)
-			for _, t := range terms(string(folded)) {
-				tfs[t]++
-			}
-			for n, t := range q.scored {
-				if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
-					continue
-				}
-				gain := 0.0
-				for _, r := range q.relatives[n] {
-					if tf := min(tfs[r.term], maxTF); tf > 0 {
-						gain += q.bm25(r.idf, float64(tf), j)
-					}
-				}
-				if gain == 0 {
-					continue
-				}
-				v := math.Min(gain, relatedCap*q.idf(t))
-				sc.addLate(j, v)
-				if p := sc.explain(j); p != nil {
-					p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
+			gain := 0.0
+			for _, r := range q.relatives[n] {
+				if tf := min(tfs[r.term], maxTF); tf > 0 {
+					gain += q.bm25(r.idf, float64(tf), j)
 				}
 			}
-		})
+			if gain == 0 {
+				continue
+			}
+			v := math.Min(gain, relatedCap*q.idf(t))
+			sc.addLate(j, v)
+			if p := sc.explain(j); p != nil {
+				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
+			}
+		}
 	}
 }
 
