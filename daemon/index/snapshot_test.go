@@ -670,14 +670,8 @@ func TestIndex_FollowsCommitsMemdMadeInTheBackground(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	alice := memd.AgentShard("alice")
 	store, sh, _, path := indexedAlice(t, data)
-	x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := openCaughtUp(t, path, store, alice)
 	defer x.Close()
-	if err := x.CatchUp(alice); err != nil {
-		t.Fatal(err)
-	}
 	type caughtUp struct{ full bool }
 	caught := make(chan caughtUp, 1000)
 	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, full bool) { caught <- caughtUp{full} }
@@ -864,14 +858,8 @@ func TestIndex_ARestartRecallsWhatTheFirstStartDid(t *testing.T) {
 	}
 	path := filepath.Join(data, "index.db")
 	recall := func() []string {
-		x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		x := openCaughtUp(t, path, store, alice)
 		defer x.Close()
-		if err := x.CatchUp(alice); err != nil {
-			t.Fatal(err)
-		}
 		var got []string
 		for _, h := range x.Engine().Search(search.Query{Text: "invoice paid", Shards: []memd.ShardID{alice}, K: 5}).Hits {
 			got = append(got, h.Date.String()+" "+h.Text)
@@ -886,4 +874,18 @@ func TestIndex_ARestartRecallsWhatTheFirstStartDid(t *testing.T) {
 	if afterRestart := recall(); !slices.Equal(afterRestart, onFirstStart) {
 		t.Fatalf("after a restart: %v, on the first start: %v", afterRestart, onFirstStart)
 	}
+}
+
+// openCaughtUp opens the index at path over store, caught up with shard.
+func openCaughtUp(t *testing.T, path string, store *gitstore.Store, shard memd.ShardID) *Index {
+	t.Helper()
+	x, err := Open(path, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CatchUp(shard); err != nil {
+		x.Close()
+		t.Fatalf("catching up %s: %v", shard, err)
+	}
+	return x
 }
