@@ -149,6 +149,29 @@ func TestSearch_TiesTheSameInAnyIndexOrder(t *testing.T) {
 	}
 }
 
+// Facts of one shard and day that tie on score come back in the order of
+// their IDs, the last thing recall orders ties by: more of them than the
+// hits and the strongest are chosen from, in either index order.
+func TestSearch_TiesOfOneDayGoByID(t *testing.T) {
+	var docs []search.Doc
+	var ids []string
+	for i := range 3000 {
+		d := doc(alice, "2026-11-27", fmt.Sprintf("Paid the invoice of vendor %06d", i), i*40)
+		docs = append(docs, d)
+		ids = append(ids, d.ID)
+	}
+	slices.Sort(ids)
+	for name, order := range map[string][]search.Doc{"in line order": docs, "backwards": reversed(docs)} {
+		var got []string
+		for _, h := range index(order...).Search(search.Query{Text: "invoice", Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits {
+			got = append(got, h.ID)
+		}
+		if !slices.Equal(got, ids[:5]) {
+			t.Errorf("indexed %s: hits %v, want the first IDs %v", name, got, ids[:5])
+		}
+	}
+}
+
 func reversed(docs []search.Doc) []search.Doc {
 	out := slices.Clone(docs)
 	slices.Reverse(out)
