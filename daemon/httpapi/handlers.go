@@ -109,7 +109,7 @@ func (s *Server) growth(_ http.ResponseWriter, r *http.Request) (memd.Growth, er
 }
 
 func (s *Server) purgeMessage(_ http.ResponseWriter, r *http.Request) (memd.PurgeResult, error) {
-	return s.svc.PurgeMessage(r.Context(), memd.PurgeRequest{Message: r.PathValue("id"), Chat: r.URL.Query().Get("chat")})
+	return s.svc.PurgeMessage(r.Context(), memd.PurgeRequest{Message: r.PathValue("id"), Chat: paramsOf(r).get("chat")})
 }
 
 type addAgentBody struct {
@@ -233,7 +233,7 @@ func (s *Server) synthesize(w http.ResponseWriter, r *http.Request) (memd.Exchan
 }
 
 func (s *Server) exchanges(_ http.ResponseWriter, r *http.Request) (any, error) {
-	list, err := s.svc.Exchanges(r.Context(), r.URL.Query().Get("state"))
+	list, err := s.svc.Exchanges(r.Context(), paramsOf(r).get("state"))
 	return map[string]any{"exchanges": list}, err
 }
 
