@@ -130,23 +130,21 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		var g writebench.Result
-		for round := 0; round < benchRounds; round++ {
+		for round := 0; round < writebench.Rounds; round++ {
 			series := fmt.Sprintf("bench-r%d", round)
-			status(e.stderr, "%s: round %d of %d: git CLI writing %d facts…", label, round+1, benchRounds, share(*gitFacts, round))
-			r, err := writebench.GitCLI(gitDir, todays, share(*gitFacts, round), series, today)
+			status(e.stderr, "%s: round %d of %d: git CLI writing %d facts…", label, round+1, writebench.Rounds, writebench.Share(*gitFacts, round))
+			r, err := writebench.GitCLI(gitDir, todays, writebench.Share(*gitFacts, round), series, today)
 			if err != nil {
 				return err
 			}
-			g.Name, g.Facts, g.Elapsed = r.Name, g.Facts+r.Facts, g.Elapsed+r.Elapsed
+			g.Add(r)
 			for _, rw := range rows {
-				status(e.stderr, "%s: round %d of %d: memd (%s) writing %d facts with %d writer(s)…", label, round+1, benchRounds, rw.name, share(*facts, round), rw.writers)
-				r, err := writebench.Memd(rw.sh, rw.writers, share(*facts, round), series, today)
+				status(e.stderr, "%s: round %d of %d: memd (%s) writing %d facts with %d writer(s)…", label, round+1, writebench.Rounds, rw.name, writebench.Share(*facts, round), rw.writers)
+				r, err := writebench.Memd(rw.sh, rw.writers, writebench.Share(*facts, round), series, today)
 				if err != nil {
 					return err
 				}
-				rw.sum.Name = r.Name
-				rw.sum.Facts += r.Facts
-				rw.sum.Elapsed += r.Elapsed
+				rw.sum.Add(r)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -161,29 +159,16 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	tw.Flush()
 	fmt.Fprintln(e.stdout, "\nOne commit per fact in every row. \"no fsync\" is the git CLI's own durability: a commit")
 	fmt.Fprintln(e.stdout, "survives a crash of the program, not of the machine; \"fsync\" survives both.")
-	fmt.Fprintf(e.stdout, "Each shard's rows were measured in %d interleaved rounds (git CLI, then each memd row).\n", benchRounds)
+	fmt.Fprintf(e.stdout, "Each shard's rows were measured in %d interleaved rounds (git CLI, then each memd row).\n", writebench.Rounds)
 	fmt.Fprintln(e.stdout, "\"first write\" is one fact into the shard just opened, before the rounds: it reads the")
 	fmt.Fprintln(e.stdout, "shard's files, as the first write after memd starts or after the shard sat idle a minute.")
 	fmt.Fprintln(e.stdout, "targets: 8 writers ≥ 2,000 facts/s and ≥ 20× git CLI; 1 writer ≥ 5× git CLI; at 100,000 facts ≥ 10× git CLI")
 	return nil
 }
 
-// benchRounds is how many interleaved rounds each row of the write bench
-// is measured in.
-const benchRounds = 4
-
 // ms prints a duration in milliseconds.
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
-// share is round's part of n facts split over benchRounds rounds.
-func share(n, round int) int {
-	if round < n%benchRounds {
-		return n/benchRounds + 1
-	}
-	return n / benchRounds
-}
-
-// status rewrites one status line on a terminal.
 // workDir returns dir, or when it is empty a new temporary directory, and
 // what removes the temporary one once the bench is done.
 func workDir(dir, prefix string) (string, func(), error) {
@@ -197,6 +182,7 @@ func workDir(dir, prefix string) (string, func(), error) {
 	return d, func() { os.RemoveAll(d) }, nil
 }
 
+// status rewrites one status line on a terminal.
 func status(w io.Writer, format string, args ...any) {
 	if p := newProgress(w); p.tty {
 		fmt.Fprintf(w, "\r\033[K"+format, args...)

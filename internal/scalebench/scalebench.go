@@ -18,12 +18,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
 	"github.com/memd/memd/daemon/vectors"
@@ -67,6 +69,7 @@ type Row struct {
 	Markdown            int64           // bytes of fact files
 	Disk, Repacked      int64           // bytes under the shards' .git, before and after git repack
 	Unsound             []string        // shards git fsck --strict finds fault with
+	Writes              Writes          // writes beside the git CLI, into the agent's shard
 }
 
 // Build writes the store of a shape into data with memd's write path, as
@@ -291,8 +294,100 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 		return row, err
 	}
 	progress("git fsck --strict")
-	row.Unsound, err = fsckAll(ctx, shards)
+	if row.Unsound, err = fsckAll(ctx, shards); err != nil {
+		return row, err
+	}
+	row.Writes, err = CompareWrites(ctx, self, data, measuredWrites, flags, progress)
 	return row, err
+}
+
+// WriteCounts are how many facts each writer of a comparison of writes
+// puts into the agent's shard, over writebench.Rounds rounds.
+type WriteCounts struct {
+	GitCLI, OneClient, EightClients int
+}
+
+// Writes is what a comparison of writes measured: each fact one commit,
+// into the agent's shard's log of today.
+type Writes struct {
+	GitCLI, OneClient, EightClients writebench.Result
+}
+
+// measuredWrites are the counts of memd bench --scale: the git CLI is the
+// slowest, and each round must last long enough to time.
+var measuredWrites = WriteCounts{GitCLI: 200, OneClient: 800, EightClients: 2400}
+
+const eightClients = 8
+
+// CompareWrites writes facts into the agent's shard's log of today with
+// memd serve over HTTP, from one client and from eight, and with the git
+// CLI (add + commit) into a copy of the shard made just before, in
+// interleaved rounds so that every ratio compares runs of the same
+// minutes. memd serve runs with flags, as a user runs it: without
+// --no-fsync, each commit is fsynced, where the git CLI syncs nothing.
+// The store in data, made by Build, must not be served.
+func CompareWrites(ctx context.Context, self, data string, n WriteCounts, flags []string, progress func(string)) (Writes, error) {
+	var w Writes
+	token, err := auth.ReadAdminToken(data)
+	if err != nil {
+		return w, err
+	}
+	id := memd.AgentShard(agent)
+	dir, path, err := todaysLog(data, id)
+	if err != nil {
+		return w, err
+	}
+	gitDir := data + "-git"
+	if err := writebench.CopyRepo(dir, gitDir); err != nil {
+		return w, err
+	}
+	defer os.RemoveAll(gitDir)
+	d, err := loadbench.Start(ctx, self, data, flags...)
+	if err != nil {
+		return w, err
+	}
+	defer d.Stop()
+	c := client.New(d.URL, token)
+	// A connection a client, as agents each hold their own.
+	c.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: eightClients}}
+	today := time.Now()
+	for round := range writebench.Rounds {
+		series := fmt.Sprintf("scale-r%d", round)
+		progress(fmt.Sprintf("writes, round %d of %d: the git CLI", round+1, writebench.Rounds))
+		g, err := writebench.GitCLI(gitDir, path, writebench.Share(n.GitCLI, round), series, today)
+		if err != nil {
+			return w, err
+		}
+		w.GitCLI.Add(g)
+		progress(fmt.Sprintf("writes, round %d of %d: memd over HTTP", round+1, writebench.Rounds))
+		one, err := writebench.HTTP(ctx, c, id, 1, writebench.Share(n.OneClient, round), series+"-one", today)
+		if err != nil {
+			return w, err
+		}
+		w.OneClient.Add(one)
+		eight, err := writebench.HTTP(ctx, c, id, eightClients, writebench.Share(n.EightClients, round), series+"-eight", today)
+		if err != nil {
+			return w, err
+		}
+		w.EightClients.Add(eight)
+	}
+	return w, d.Stop()
+}
+
+// todaysLog returns a shard's working tree and, within it, the file memd
+// puts a log fact of today in, read with memd stopped.
+func todaysLog(data string, id memd.ShardID) (dir, path string, err error) {
+	store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return "", "", err
+	}
+	defer store.Close()
+	sh, err := store.Shard(id)
+	if err != nil {
+		return "", "", err
+	}
+	path, err = sh.FileFor(memd.TierLog, memd.DateOf(time.Now()))
+	return store.ShardDir(id), path, err
 }
 
 // runWatched runs the memd binary, and returns how long it took and its

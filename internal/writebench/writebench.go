@@ -4,6 +4,7 @@
 package writebench
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/provenance"
 )
@@ -24,6 +26,23 @@ type Result struct {
 	Name    string
 	Facts   int
 	Elapsed time.Duration
+}
+
+// Rounds is how many interleaved rounds a comparison with the git CLI is
+// measured in: a busy machine then slows every row alike, not one.
+const Rounds = 4
+
+// Share is round's part of n facts split over Rounds rounds.
+func Share(n, round int) int {
+	if round < n%Rounds {
+		return n/Rounds + 1
+	}
+	return n / Rounds
+}
+
+// Add counts another run of the same kind into r.
+func (r *Result) Add(o Result) {
+	r.Name, r.Facts, r.Elapsed = o.Name, r.Facts+o.Facts, r.Elapsed+o.Elapsed
 }
 
 // PerSecond returns facts written per second.
@@ -135,6 +154,41 @@ func Memd(sh *gitstore.Shard, writers, n int, series string, today time.Time) (R
 		return Result{}, err
 	}
 	return Result{Name: fmt.Sprintf("memd, %d writer%s", writers, plural(writers)), Facts: n, Elapsed: time.Since(start)}, nil
+}
+
+// HTTP writes n facts to a shard's log of today through memd serve's API,
+// from the given number of concurrent clients, as agents do: each fact one
+// remember, one commit. A fact memd answers was already there made no
+// commit and would flatter the rate: it is an error.
+func HTTP(ctx context.Context, c *client.Client, shard memd.ShardID, clients, n int, series string, today time.Time) (Result, error) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	date := memd.DateOf(today)
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += clients {
+				text := Text(series, i)
+				r, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: text, Tier: memd.TierLog, Date: date,
+					Source: memd.Source{Messages: []string{fmt.Sprintf("msg_%s_%d", series, i)}}})
+				if err == nil && r.Existing {
+					err = fmt.Errorf("remember %q: already there, no commit made", text)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return Result{}, err
+	}
+	return Result{Name: fmt.Sprintf("memd over HTTP, %d client%s", clients, plural(clients)), Facts: n, Elapsed: time.Since(start)}, nil
 }
 
 func plural(n int) string {
