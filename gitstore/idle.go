@@ -90,7 +90,7 @@ func (sh *Shard) drop() int {
 		return 0
 	}
 	sh.cur.Store(nil)
-	sh.proposed = nil
+	sh.proposed, sh.written = nil, nil
 	// No writer changes st from here: the next builds its own state.
 	sh.saving = sh.savePlacesLater(st)
 	return max(st.facts(), 1)

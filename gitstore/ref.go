@@ -113,7 +113,7 @@ func stagedLockPath(gitDir, name string) string {
 // data goes through a file of its own rather than the lock, so the lock
 // keeps the marker memd wrote in it until the end: a crash at any moment
 // leaves a lock memd recognises as its own (see clearStaleLocks).
-func (l *lockFile) replace(data []byte) error {
+func (l *lockFile) replace(data []byte) (os.FileInfo, error) {
 	tmp := l.path + replaceSuffix
 	err := os.WriteFile(tmp, data, 0o644)
 	if err == nil {
@@ -122,10 +122,13 @@ func (l *lockFile) replace(data []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		l.release()
-		return fmt.Errorf("write %s: %w", filepath.Base(l.path), err)
+		return nil, fmt.Errorf("write %s: %w", filepath.Base(l.path), err)
 	}
+	// Read while the lock still keeps git from writing the path: what is
+	// there is what was written. (No answer only means it is not known.)
+	fi, _ := os.Stat(l.path)
 	l.release()
-	return nil
+	return fi, nil
 }
 
 // replaceSuffix names the file replace writes before renaming it.

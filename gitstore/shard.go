@@ -69,6 +69,7 @@ type Shard struct {
 	// memd brought the working file to (nil: removed): the base to merge
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
+	written    *writtenIndex // .git/index as memd last wrote it
 	indexed    map[string][]Hash
 	indexLate  bool
 	indexTimer *time.Timer
@@ -254,7 +255,7 @@ func (sh *Shard) close() {
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
 	}
-	sh.behind, sh.behindNext, sh.worktreeAt = nil, nil, nil
+	sh.behind, sh.behindNext, sh.worktreeAt, sh.written = nil, nil, nil, nil
 	sh.savePlaces(sh.cur.Load())
 	sh.db.Close()
 }

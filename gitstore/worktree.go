@@ -36,6 +36,8 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		lock.release()
 		return nil, err
 	}
+	// Changed below: what memd wrote is known again once it is written.
+	sh.written = nil
 	if sh.worktreeAt == nil {
 		sh.worktreeAt = make(map[string]*factFile)
 	}
@@ -80,13 +82,17 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	if lock == nil {
 		return nil, failed
 	}
-	var buf bytes.Buffer
-	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
+	data, err := encodeIndex(idx)
+	if err != nil {
 		lock.release()
 		return nil, fmt.Errorf("encode index: %w", err)
 	}
-	if err := lock.replace(buf.Bytes()); err != nil {
+	file, err := lock.replace(data)
+	if err != nil {
 		return nil, err
+	}
+	if file != nil {
+		sh.written = &writtenIndex{idx: idx, file: file}
 	}
 	for _, path := range done {
 		delete(sh.worktreeAt, path)
@@ -122,6 +128,9 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
+// readIndex returns .git/index: the index memd wrote last while the file
+// is still that one, else the file decoded. The caller holds sh.mu, and
+// changes the index only to write it (see syncWorktree).
 func (sh *Shard) readIndex() (*index.Index, error) {
 	f, err := os.Open(filepath.Join(sh.gitDir, "index"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -131,6 +140,9 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && sh.written.holds(fi) {
+		return sh.written.idx, nil
+	}
 	idx := &index.Index{}
 	if err := index.NewDecoder(f).Decode(idx); err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
