@@ -56,12 +56,20 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 	begin(facts)
 	place := newPlaces(lists, facts)
 	size := 8 + uvarintLen(uint64(facts))
-	for _, list := range lists {
-		for _, i := range list {
-			place.add(i)
-			fn(x.docOf(i))
-			size += uvarintLen(uint64(x.lengths[i]))
+	// Each list highest first (see shardDocs), as Walk gives them.
+	highestFirst := func(yield func(int32) bool) {
+		for _, list := range lists {
+			for _, i := range slices.Backward(list) {
+				if !yield(i) {
+					return
+				}
+			}
 		}
+	}
+	for i := range highestFirst {
+		place.add(i)
+		fn(x.docOf(i))
+		size += uvarintLen(uint64(x.lengths[i]))
 	}
 	p := x.parts[n]
 	var held []posting // a term's postings, by place
@@ -93,10 +101,8 @@ func (x *Engine) ExportShard(shard memd.ShardID, begin func(facts int), fn func(
 	b := make([]byte, 0, size)
 	b = binary.LittleEndian.AppendUint64(b, analysis())
 	b = binary.AppendUvarint(b, uint64(facts))
-	for _, list := range lists {
-		for _, i := range list {
-			b = binary.AppendUvarint(b, uint64(x.lengths[i]))
-		}
+	for i := range highestFirst {
+		b = binary.AppendUvarint(b, uint64(x.lengths[i]))
 	}
 	b = binary.AppendUvarint(b, uint64(count))
 	b = binary.AppendUvarint(b, uint64(postings))

@@ -866,7 +866,7 @@ func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd
 	slices.SortFunc(nums, func(a, b uint32) int { return cmp.Compare(x.shardOrder[a], x.shardOrder[b]) })
 	for _, n := range nums {
 		if sd := x.shards[x.shardIDs[n]]; sd != nil {
-			for _, i := range sd.profile {
+			for _, i := range slices.Backward(sd.profile) {
 				sc.add(i, namedProfileScore)
 				if e := sc.explain(i); e != nil {
 					e.NamedShard += namedProfileScore
@@ -1360,7 +1360,7 @@ func (x *Engine) walk(shard memd.ShardID, profile bool, fn func(Doc) bool) int {
 	if profile {
 		list = sd.profile
 	}
-	for _, i := range list {
+	for _, i := range slices.Backward(list) { // highest first
 		if !fn(x.docOf(i)) {
 			break
 		}

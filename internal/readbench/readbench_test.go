@@ -127,6 +127,26 @@ func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 	}
 }
 
+// BenchmarkApply_OneFactIntoAMillion times what each remember costs the
+// index of a shard of 1,000,000 facts: its catch-up puts the new fact,
+// of today, in (here taken out again, to keep the size). The index's
+// lock is held meanwhile, and recall waits on it.
+//
+//	go test -run X -bench Apply_OneFact -benchtime 2000x ./internal/readbench
+func BenchmarkApply_OneFactIntoAMillion(b *testing.B) {
+	shard := memd.ProjectShard("busy")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	x := search.New()
+	x.PutAll(busyShard(shard, now, 1000000))
+	b.ResetTimer()
+	for i := range b.N {
+		text := fmt.Sprintf("A fact of today, number %d, for the benchmark", i)
+		d := search.Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: memd.DateOf(now), Tier: memd.TierLog, Text: text, File: "log/2026-11/30.md"}, Offset: 1<<24 + i}
+		x.Apply(search.Update{Shard: shard, Put: []search.Doc{d}})
+		x.Apply(search.Update{Shard: shard, Delete: []string{d.ID}})
+	}
+}
+
 // BenchmarkReplaceShard100k times dropping an indexed shard of 100,000
 // facts and putting it back, as a catch-up that cannot follow a shard's
 // history (a rewritten main) reads it again from HEAD: the drop used to
