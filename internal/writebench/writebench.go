@@ -121,39 +121,22 @@ func PrefillWith(s *gitstore.Store, id memd.ShardID, n int, today time.Time, tex
 // Memd writes n facts to today's log with memd's write path from the given
 // number of concurrent writers, each fact its own commit with trailers.
 func Memd(sh *gitstore.Shard, writers, n int, series string, today time.Time) (Result, error) {
-	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
 	date := memd.DateOf(today)
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += writers {
-				text := Text(series, i)
-				id := memd.FactID(text)
-				msg := provenance.Message(provenance.Subject(memd.OpRemember, text), memd.Provenance{
-					Op: memd.OpRemember, FactIDs: []string{id}, Tier: memd.TierLog,
-					SourceMessages: []string{fmt.Sprintf("msg_%s_%d", series, i)}, ChatKind: memd.ChatAPI, LearnedBy: memd.LearnedExplicit,
-				})
-				_, err := sh.Apply(gitstore.Change{
-					Author:  gitstore.Signature{Name: "bench", Email: "bench@agents.memd"},
-					Message: msg,
-					Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierLog}}},
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return Result{}, err
-	}
-	return Result{Name: fmt.Sprintf("memd, %d writer%s", writers, plural(writers)), Facts: n, Elapsed: time.Since(start)}, nil
+	took, err := concurrently(writers, n, func(i int) error {
+		text := Text(series, i)
+		id := memd.FactID(text)
+		msg := provenance.Message(provenance.Subject(memd.OpRemember, text), memd.Provenance{
+			Op: memd.OpRemember, FactIDs: []string{id}, Tier: memd.TierLog,
+			SourceMessages: []string{fmt.Sprintf("msg_%s_%d", series, i)}, ChatKind: memd.ChatAPI, LearnedBy: memd.LearnedExplicit,
+		})
+		_, err := sh.Apply(gitstore.Change{
+			Author:  gitstore.Signature{Name: "bench", Email: "bench@agents.memd"},
+			Message: msg,
+			Edits:   []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: date, Tier: memd.TierLog}}},
+		})
+		return err
+	})
+	return Result{Name: fmt.Sprintf("memd, %d writer%s", writers, plural(writers)), Facts: n, Elapsed: took}, err
 }
 
 // HTTP writes n facts to a shard's log of today through memd serve's API,
@@ -161,22 +144,32 @@ func Memd(sh *gitstore.Shard, writers, n int, series string, today time.Time) (R
 // remember, one commit. A fact memd answers was already there made no
 // commit and would flatter the rate: it is an error.
 func HTTP(ctx context.Context, c *client.Client, shard memd.ShardID, clients, n int, series string, today time.Time) (Result, error) {
+	date := memd.DateOf(today)
+	took, err := concurrently(clients, n, func(i int) error {
+		text := Text(series, i)
+		r, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: text, Tier: memd.TierLog, Date: date,
+			Source: memd.Source{Messages: []string{fmt.Sprintf("msg_%s_%d", series, i)}}})
+		if err == nil && r.Existing {
+			err = fmt.Errorf("remember %q: already there, no commit made", text)
+		}
+		return err
+	})
+	return Result{Name: fmt.Sprintf("memd over HTTP, %d client%s", clients, plural(clients)), Facts: n, Elapsed: took}, err
+}
+
+// concurrently calls write for facts 0 to n-1 from the given number of
+// writers, each taking every writers-th, and returns how long all took
+// and the first error (a writer stops at its own).
+func concurrently(writers, n int, write func(i int) error) (time.Duration, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	date := memd.DateOf(today)
-	for w := 0; w < clients; w++ {
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < n; i += clients {
-				text := Text(series, i)
-				r, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: text, Tier: memd.TierLog, Date: date,
-					Source: memd.Source{Messages: []string{fmt.Sprintf("msg_%s_%d", series, i)}}})
-				if err == nil && r.Existing {
-					err = fmt.Errorf("remember %q: already there, no commit made", text)
-				}
-				if err != nil {
+			for i := w; i < n; i += writers {
+				if err := write(i); err != nil {
 					errs <- err
 					return
 				}
@@ -185,10 +178,7 @@ func HTTP(ctx context.Context, c *client.Client, shard memd.ShardID, clients, n 
 	}
 	wg.Wait()
 	close(errs)
-	if err := <-errs; err != nil {
-		return Result{}, err
-	}
-	return Result{Name: fmt.Sprintf("memd over HTTP, %d client%s", clients, plural(clients)), Facts: n, Elapsed: time.Since(start)}, nil
+	return time.Since(start), <-errs
 }
 
 func plural(n int) string {
