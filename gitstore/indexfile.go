@@ -20,17 +20,26 @@ import (
 // as go-git does, and keeps the index it wrote for as long as the file is
 // the one it wrote.
 
-// writtenIndex is the index memd last wrote, and the file that holds it.
+// writtenIndex is the index memd last wrote, the file that holds it, and
+// the file's closing checksum.
 type writtenIndex struct {
 	idx  *index.Index
 	file os.FileInfo
+	sum  [sha1.Size]byte
 }
 
-// holds reports whether fi is still the file memd wrote: the same file
-// (git, like memd, writes a new one and renames it in), of the same size
-// and modification time.
-func (w *writtenIndex) holds(fi os.FileInfo) bool {
-	return w != nil && os.SameFile(w.file, fi) && fi.Size() == w.file.Size() && fi.ModTime().Equal(w.file.ModTime())
+// holds reports whether f, stated fi, is still the file memd wrote: the
+// same file (git, like memd, writes a new one and renames it in), of the
+// same size and modification time, and ending in the same checksum, read
+// from the file: a clock that ticks coarsely and a new file given a
+// removed one's inode could match the rest.
+func (w *writtenIndex) holds(f *os.File, fi os.FileInfo) bool {
+	if w == nil || !os.SameFile(w.file, fi) || fi.Size() != w.file.Size() || !fi.ModTime().Equal(w.file.ModTime()) || fi.Size() < sha1.Size {
+		return false
+	}
+	var sum [sha1.Size]byte
+	_, err := f.ReadAt(sum[:], fi.Size()-sha1.Size)
+	return err == nil && sum == w.sum
 }
 
 // Entry layout of index versions 2 and 3: ten 32-bit fields, the object

@@ -3,6 +3,8 @@ package gitstore
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,4 +83,44 @@ func TestEncodeIndex_AsGoGitDoes(t *testing.T) {
 	if _, err := encodeIndex(bad); err == nil {
 		t.Error("an entry dated before 1970 was encoded")
 	}
+}
+
+// The index memd wrote is known again only while the file holds it:
+// another index of the same size, written in its place at the same
+// modification time (a coarse clock, an inode taken again), is not it.
+func TestWrittenIndex_HeldOnlyByTheFileMemdWrote(t *testing.T) {
+	idx := &index.Index{Version: 2, Entries: []*index.Entry{{Name: "log/2026-11.md", Mode: filemode.Regular, Size: 10}}}
+	ours, err := encodeIndex(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &index.Index{Version: 2, Entries: []*index.Entry{{Name: "log/2026-12.md", Mode: filemode.Regular, Size: 10}}}
+	theirs, err := encodeIndex(other)
+	if err != nil || len(theirs) != len(ours) {
+		t.Fatalf("another index of the same size: %d bytes, %v", len(theirs), err)
+	}
+	path := filepath.Join(t.TempDir(), "index")
+	if err := os.WriteFile(path, ours, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	w := &writtenIndex{idx: idx, file: fi, sum: [20]byte(ours[len(ours)-20:])}
+	check := func(data []byte, want bool) {
+		t.Helper()
+		if err := os.WriteFile(path, data, 0o644); err != nil { // in place: the same inode
+			t.Fatal(err)
+		}
+		os.Chtimes(path, fi.ModTime(), fi.ModTime())
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		now, _ := f.Stat()
+		if got := w.holds(f, now); got != want {
+			t.Errorf("holds = %v, want %v", got, want)
+		}
+	}
+	check(ours, true)
+	check(theirs, false)
 }

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,7 +93,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		return nil, err
 	}
 	if file != nil {
-		sh.written = &writtenIndex{idx: idx, file: file}
+		sh.written = &writtenIndex{idx: idx, file: file, sum: [sha1.Size]byte(data[len(data)-sha1.Size:])}
 	}
 	for _, path := range done {
 		delete(sh.worktreeAt, path)
@@ -140,7 +141,7 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && sh.written.holds(fi) {
+	if fi, err := f.Stat(); err == nil && sh.written.holds(f, fi) {
 		return sh.written.idx, nil
 	}
 	idx := &index.Index{}

@@ -338,6 +338,7 @@ func CompareWrites(ctx context.Context, self, data string, n WriteCounts, flags 
 		return w, err
 	}
 	gitDir := data + "-git"
+	os.RemoveAll(gitDir) // what a run stopped half way left
 	if err := writebench.CopyRepo(dir, gitDir); err != nil {
 		return w, err
 	}
@@ -347,10 +348,23 @@ func CompareWrites(ctx context.Context, self, data string, n WriteCounts, flags 
 		return w, err
 	}
 	defer d.Stop()
+	// Neither side is timed starting up: memd reads its index in the
+	// background after it answers, and the first write on each side
+	// reads what later ones find at hand.
+	if _, err := waitIndexed(ctx, d.URL, token, false); err != nil {
+		return w, err
+	}
 	c := client.New(d.URL, token)
 	// A connection a client, as agents each hold their own.
 	c.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: eightClients}}
 	today := time.Now()
+	progress("writes: one on each side, untimed")
+	if _, err := writebench.GitCLI(gitDir, path, 1, "scale-first", today); err != nil {
+		return w, err
+	}
+	if _, err := writebench.HTTP(ctx, c, id, 1, 1, "scale-first", today); err != nil {
+		return w, err
+	}
 	for round := range writebench.Rounds {
 		series := fmt.Sprintf("scale-r%d", round)
 		progress(fmt.Sprintf("writes, round %d of %d: the git CLI", round+1, writebench.Rounds))

@@ -232,7 +232,10 @@ func git(dir string, args ...string) error {
 }
 
 // CopyRepo copies a shard's repository (working tree and .git) with cp -a,
-// so the git CLI starts from exactly the state memd does.
+// so the git CLI starts from exactly the state memd does. Copied files
+// are new inodes, which the index's stat data does not name: git would
+// hash every file of the shard again at its first commit, timed. The
+// copy's index is refreshed first.
 func CopyRepo(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
@@ -240,6 +243,11 @@ func CopyRepo(from, to string) error {
 	out, err := exec.Command("cp", "-a", from, to).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("copy %s: %v: %s", from, err, out)
+	}
+	// Exit status 1 only says some file differs from the index: its
+	// entry stays, as it was.
+	if err := git(to, "update-index", "-q", "--refresh"); err != nil && !strings.Contains(err.Error(), "exit status 1") {
+		return err
 	}
 	return nil
 }
