@@ -28,6 +28,11 @@ type writtenIndex struct {
 	sum  [sha1.Size]byte
 }
 
+// wrote records index idx, encoded as data, as written to file.
+func wrote(idx *index.Index, data []byte, file os.FileInfo) *writtenIndex {
+	return &writtenIndex{idx: idx, file: file, sum: [sha1.Size]byte(data[len(data)-sha1.Size:])}
+}
+
 // holds reports whether f, stated fi, is still the file memd wrote: the
 // same file (git, like memd, writes a new one and renames it in), of the
 // same size and modification time, and ending in the same checksum, read

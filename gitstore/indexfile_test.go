@@ -104,7 +104,7 @@ func TestWrittenIndex_HeldOnlyByTheFileMemdWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(path)
-	w := &writtenIndex{idx: idx, file: fi, sum: [20]byte(ours[len(ours)-20:])}
+	w := wrote(idx, ours, fi)
 	check := func(data []byte, want bool) {
 		t.Helper()
 		if err := os.WriteFile(path, data, 0o644); err != nil { // in place: the same inode

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -93,7 +92,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		return nil, err
 	}
 	if file != nil {
-		sh.written = &writtenIndex{idx: idx, file: file, sum: [sha1.Size]byte(data[len(data)-sha1.Size:])}
+		sh.written = wrote(idx, data, file)
 	}
 	for _, path := range done {
 		delete(sh.worktreeAt, path)
