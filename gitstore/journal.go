@@ -15,20 +15,36 @@ import (
 // The working-tree journal.
 //
 // Before memd touches a working file or .git/index it writes down, in
-// .git/memd-worktree, the commit it is bringing them to and, for each path
-// it will touch, the version the working tree and index were in step with
-// (the version memd last wrote there). A start after a crash reads it and
-// finishes the move: every path listed is brought from that version to its
-// version at HEAD, the way a write does it (a person's edits since are
+// .git/memd-worktree-log, the commit it is bringing them to and, for each
+// path it will touch, the version the working tree and index were in step
+// with (the version memd last wrote there). A start after a crash reads it
+// and finishes the move: every path listed is brought from that version to
+// its version at HEAD, the way a write does it (a person's edits since are
 // kept and merged, memd's half-done writes are completed), so the working
 // tree never keeps a write memd did not finish nor stays behind HEAD. The
-// journal goes once the tree and index are in step and main names the
-// commit. It is not synced to disk: it guards against memd stopping, and a
-// power cut takes unsynced working files with it as well.
+// journal is cleared once the tree and index are in step and main names
+// the commit. It is not synced to disk: it guards against memd stopping,
+// and a power cut takes unsynced working files with it as well.
+//
+// The file is only ever appended to. Each record is a whole journal, from
+// a blank line and the header to "end"; the last complete record holds,
+// and a record with nothing in it clears the journal. (The blank line
+// keeps a record apart from one cut short before it.) A new file and a rename over the old one, as a
+// rewrite takes, cost more than anything else in a commit on ext4; an
+// append costs a write. A record cut short by a crash is passed over: memd
+// writes a record before it touches what the record lists. The file is
+// removed, rather than appended to, when it is cleared past journalLimit.
 
-const journalName = "memd-worktree"
+const journalName = "memd-worktree-log"
+
+// legacyJournalName is the journal of memd before it was appended to: one
+// record, rewritten whole. A start still reads one a crash left.
+const legacyJournalName = "memd-worktree"
 
 const journalHeader = "memd worktree journal 1"
+
+// journalLimit is the size past which clearing the journal removes it.
+const journalLimit = 64 << 10
 
 // journal is the move memd was making in the working tree.
 type journal struct {
@@ -66,10 +82,10 @@ func blobOf(ff *factFile) Hash {
 	return ff.blob
 }
 
-// saveJournal writes j in place of the journal.
+// saveJournal appends j to the journal as its latest record.
 func (sh *Shard) saveJournal(j *journal) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ncommit %s\n", journalHeader, j.commit.String())
+	fmt.Fprintf(&b, "\n%s\ncommit %s\n", journalHeader, j.commit.String())
 	// Paths are quoted: git allows any byte but NUL in a file name.
 	for _, path := range slices.Sorted(mapKeys(j.from)) {
 		q := strconv.Quote(path)
@@ -82,29 +98,70 @@ func (sh *Shard) saveJournal(j *journal) error {
 		}
 	}
 	b.WriteString("end\n")
-	// Written aside and renamed, so that a crash leaves the old journal or
-	// the new one, never a torn one.
-	tmp := sh.journalPath() + ".new"
-	err := os.WriteFile(tmp, b.Bytes(), 0o644)
-	if err == nil {
-		err = os.Rename(tmp, sh.journalPath())
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := sh.appendJournal(b.Bytes(), true); err != nil {
 		return fmt.Errorf("write the working-tree journal: %w", err)
 	}
 	return nil
 }
 
+// clearRecord is a record that clears the journal.
+const clearRecord = "\n" + journalHeader + "\nend\n"
+
+// appendJournal appends a record to the journal in one write, creating the
+// file if create is set (clearing a journal that is not there is nothing
+// to do). The file is opened anew each time: an open shard holds no file
+// but its index's. A journal grown past journalLimit without being cleared
+// (git held the index lock through many writes) is replaced by one holding
+// only the record instead, written aside and renamed into place.
+func (sh *Shard) appendJournal(record []byte, create bool) error {
+	flags := os.O_WRONLY | os.O_APPEND
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(sh.journalPath(), flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > journalLimit {
+		f.Close()
+		tmp := sh.journalPath() + ".new"
+		err := os.WriteFile(tmp, record, 0o644)
+		if err == nil {
+			err = os.Rename(tmp, sh.journalPath())
+		}
+		return err
+	}
+	_, err = f.Write(record)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// dropJournal clears the journal: with a record saying so, or, once the
+// file has grown past journalLimit, by removing it.
 func (sh *Shard) dropJournal() {
-	if err := os.Remove(sh.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		sh.store.log.Warn("removing the working-tree journal", "shard", sh.id, "err", err)
+	fi, err := os.Stat(sh.journalPath())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err == nil && fi.Size() > journalLimit:
+		err = os.Remove(sh.journalPath())
+	case err == nil:
+		err = sh.appendJournal([]byte(clearRecord), false)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		sh.store.log.Warn("clearing the working-tree journal", "shard", sh.id, "err", err)
 	}
 }
 
-// readJournal returns the journal memd left, or nil if there is none.
+// readJournal returns the journal memd left, or nil if there is none. A
+// journal left by an older memd is taken into the current one first.
 func (sh *Shard) readJournal() (*journal, error) {
-	os.Remove(sh.journalPath() + ".new")
+	os.Remove(sh.journalPath() + ".new") // a replacement cut short
+	if err := sh.takeLegacyJournal(); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(sh.journalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -112,14 +169,64 @@ func (sh *Shard) readJournal() (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the working-tree journal: %w", err)
 	}
-	return parseJournal(b)
+	return lastRecord(b)
 }
 
+// takeLegacyJournal appends the journal an older memd left, if any, to the
+// current one as its latest record, and removes it.
+func (sh *Shard) takeLegacyJournal() error {
+	legacy := filepath.Join(sh.gitDir, legacyJournalName)
+	os.Remove(legacy + ".new") // a rewrite cut short; the old one held
+	b, err := os.ReadFile(legacy)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the working-tree journal: %w", err)
+	}
+	if j, perr := lastRecord(b); perr == nil && j != nil {
+		if err := sh.saveJournal(j); err != nil {
+			return err
+		}
+	}
+	return os.Remove(legacy)
+}
+
+// lastRecord returns the journal of the last complete record in b: nil if
+// it clears the journal.
+func lastRecord(b []byte) (*journal, error) {
+	text := string(b)
+	var last error
+	for text != "" {
+		end := len(text)
+		if i := strings.LastIndex(text, "\n"+journalHeader+"\n"); i >= 0 {
+			end = i + 1
+		}
+		record := text[end:]
+		if end == len(text) { // the first record
+			record, end = text, 0
+		}
+		text = text[:end]
+		j, err := parseJournal([]byte(record))
+		if err == nil {
+			return j, nil
+		}
+		if last == nil {
+			last = err
+		}
+	}
+	return nil, last
+}
+
+// parseJournal reads one record of the journal: nil if it clears it.
 func parseJournal(b []byte) (*journal, error) {
 	bad := func(why string) error { return fmt.Errorf("working-tree journal: %s", why) }
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 2 || lines[0] != journalHeader {
 		return nil, bad("unknown header")
+	}
+	if lines[1] == "end" {
+		return nil, nil // a record clearing the journal
 	}
 	c, ok := strings.CutPrefix(lines[1], "commit ")
 	if !ok || !IsHash(c) {

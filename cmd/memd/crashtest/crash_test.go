@@ -624,7 +624,7 @@ func checkWorkingTrees(t *testing.T, store *gitstore.Store, sh *gitstore.Shard, 
 	for _, id := range ids {
 		if st := memdtest.Git(t, store.ShardDir(id), "status", "--porcelain"); st != "" {
 			dir := store.ShardDir(id)
-			journal, _ := os.ReadFile(filepath.Join(dir, ".git", "memd-worktree"))
+			journal, _ := os.ReadFile(filepath.Join(dir, ".git", "memd-worktree-log"))
 			t.Errorf("round %d: git status in %s:\n%s\nstaged:\n%s\nlog:\n%s\njournal:\n%s", round, id, st,
 				memdtest.Git(t, dir, "diff", "--cached", "--stat"), memdtest.Git(t, dir, "log", "-3", "--format=%h %an %s"), journal)
 		}
