@@ -1,20 +1,30 @@
 package gitstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
-// durable makes the data of files reach the disk, one fsync each. (A
-// syncfs did it in one call, but it also flushes every other program's
-// dirty data on the file system, and says nothing of directory entries.)
-func durable(files []*os.File) error {
-	for _, f := range files {
-		if err := f.Sync(); err != nil {
-			return err
-		}
+// durable makes the data of files reach the disk, and with them the
+// entries of the directories holding dirsOf (paths in them), all at once:
+// one fsync each, run together, so that the file system can write them
+// out side by side and commit its journal for several of them at a time,
+// where one after another each waits for a commit of its own. (A syncfs
+// did it in one call, but it also flushes every other program's dirty data
+// on the file system, and says nothing of directory entries.)
+func durable(files []*os.File, dirsOf ...string) error {
+	errs := make([]error, len(files)+len(dirsOf))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { errs[i] = f.Sync() })
 	}
-	return nil
+	for i, path := range dirsOf {
+		wg.Go(func() { errs[len(files)+i] = syncDirOf(path) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // syncDirOf makes the entries of the directory holding path durable: a

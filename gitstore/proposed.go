@@ -333,7 +333,9 @@ func (sh *Shard) writeObjects(b *odb.Builder) error {
 	if sh.store.opts.NoSync {
 		return nil
 	}
-	return durable(sp.Files())
+	// The pack's name in objects/pack too: the ref that names its commit
+	// is synced next, and must not outlive it in a power cut.
+	return durable(sp.Files(), filepath.Join(sh.gitDir, "objects", "pack", "x"))
 }
 
 // moveRef moves a branch other than main from old to next, with git's lock

@@ -1,11 +1,15 @@
 package gitstore
 
 import (
-	"github.com/memd/memd/internal/memdtest"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // main's commit is remembered with its ref file's stat data; a commit
@@ -43,5 +47,41 @@ func TestMainHead_SeesEveryCommitMadeWithGit(t *testing.T) {
 	}
 	if want := run("rev-parse", "main"); head.String() != want {
 		t.Fatalf("after pack-refs: Head says %s, main is %s", head, want)
+	}
+}
+
+// The index lock is the marker file memd keeps, linked: it holds memd's
+// marker whatever became of that file, and taking it leaves no lock behind.
+func TestShard_IndexLockHoldsTheMarker(t *testing.T) {
+	dir := t.TempDir()
+	sh := &Shard{gitDir: dir}
+	marker := filepath.Join(dir, indexMarkerName)
+	lock := filepath.Join(dir, "index.lock")
+	for _, spoil := range []func(){
+		func() { os.WriteFile(marker, []byte("DIRC"), 0o644) }, // before the first lock
+		func() {},
+		func() { os.Remove(marker) },
+		func() {},
+	} {
+		spoil()
+		l, err := sh.acquireIndexLock(time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(lock); string(b) != indexLockMarker {
+			t.Fatalf("the index lock holds %q", b)
+		}
+		l.release()
+		if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal("the index lock is still there once released")
+		}
+	}
+	// A lock git holds is waited for, then reported.
+	os.WriteFile(lock, []byte("DIRC"), 0o644)
+	if _, err := sh.acquireIndexLock(10 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "has been held") {
+		t.Fatalf("taking a lock git holds: %v", err)
+	}
+	if b, _ := os.ReadFile(lock); string(b) != "DIRC" {
+		t.Fatalf("git's lock became %q", b)
 	}
 }

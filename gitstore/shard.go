@@ -73,6 +73,9 @@ type Shard struct {
 	indexed    map[string][]Hash
 	indexLate  bool
 	indexTimer *time.Timer
+	// indexMarkerOK says the file memd links as the index lock was
+	// checked (see acquireIndexLock).
+	indexMarkerOK bool
 }
 
 // state is a shard's facts at one commit: where each fact is, and the

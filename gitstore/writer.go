@@ -353,13 +353,10 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 	}
 	sync := !sh.store.opts.NoSync
 	if sync {
-		err := durable(append(slices.Clone(staged), rlock.f))
-		if err == nil {
-			// The pack's name in objects/pack: memd's own, or the one git
-			// index-pack or fetch linked there (git syncs the files, not
-			// the directory).
-			err = syncDirOf(filepath.Join(sh.gitDir, "objects", "pack", "x"))
-		}
+		// With the pack's name in objects/pack: memd's own, or the one git
+		// index-pack or fetch linked there (git syncs the files, not the
+		// directory).
+		err := durable(append(slices.Clone(staged), rlock.f), filepath.Join(sh.gitDir, "objects", "pack", "x"))
 		if err != nil {
 			rlock.release()
 			return fmt.Errorf("sync commit to disk: %w", err)
@@ -449,7 +446,7 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 	if move {
 		moving = touched
 	}
-	lock, err := acquireLock(sh.gitDir, "index", []byte(indexLockMarker), wait)
+	lock, err := sh.acquireIndexLock(wait)
 	if err == nil {
 		var inStep []string
 		inStep, err = sh.syncWorktree(lock, sh.behind, sh.behindNext, moving)
