@@ -267,6 +267,10 @@ func (x *Index) readHeadBatches(ctx context.Context, sh *gitstore.Shard, head gi
 	return notes, nil
 }
 
+// testHookBeforeLookup, set by tests, runs before follow reads the facts
+// it follows.
+var testHookBeforeLookup func()
+
 var (
 	errUnknownBase = errors.New("indexed commit is not an ancestor of HEAD")
 	errHeadMoved   = errors.New("HEAD moved during the catch-up")
@@ -280,107 +284,56 @@ const maxWalk = 10000
 // them: the trailers of memd's commits name the facts they changed, other
 // commits are diffed. Each touched fact is then read from HEAD: present, it
 // is (re)indexed, attributed to the newest commit that touched it; absent,
-// it is dropped.
-//
-// It is long because the walk, the fact lookups and the attribution share
-// the commits' state; split, each part would take it all as arguments.
+// it is dropped. Commits that land while the facts are read are followed
+// in turn, and the facts they touched read again, until a read finds HEAD
+// where the walk ended: under steady writes, starting over from indexed
+// would meet new commits every time.
 func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
-	type touch struct {
-		commit   string
-		messages []string
-		chat     string
-		when     int64
-	}
-	touched := make(map[string]*touch)
-	var order []string
-	notes := make(map[string]*noteRecord) // notes changed, by path; filled in below
-	noteCommits := make(map[string]gitstore.Commit)
-	commits, reached, err := sh.Range(indexed, head, maxWalk)
-	if err != nil && !errors.Is(err, gitstore.ErrTooFar) {
+	w := newWalk()
+	if err := w.add(sh, indexed, head); err != nil {
 		return err
 	}
-	if !reached {
-		return errUnknownBase
-	}
-	// Newest first, so that each fact is attributed to the last commit
-	// that touched it. A merge's own diff repeats the changes of the
-	// commits it brought in, which are in the range too: it counts only
-	// for facts no other commit touched.
-	var merged []string
-	mergedBy := make(map[string]gitstore.Commit)
-	for i := len(commits) - 1; i >= 0; i-- {
-		c := commits[i]
-		p := provenance.Parse(c.Message)
-		ids, err := changedFacts(sh, c, p)
+	ids := w.order
+	found := make(map[string]gitstore.Line, len(ids))
+	for rounds := 0; ; rounds++ {
+		if testHookBeforeLookup != nil {
+			testHookBeforeLookup()
+		}
+		read, at, err := sh.Lookup(ids)
 		if err != nil {
 			return err
 		}
-		if len(c.Parents) > 1 {
-			for _, fid := range ids {
-				if _, seen := mergedBy[fid]; !seen {
-					mergedBy[fid] = c
-					merged = append(merged, fid)
-				}
-			}
-			ids = nil
-		}
-		var by *touch // one for all the facts of the commit
 		for _, fid := range ids {
-			if touched[fid] == nil {
-				if by == nil {
-					by = &touch{commit: c.Hash.String(), messages: p.SourceMessages, chat: p.SourceChat, when: c.Time.Unix()}
-				}
-				touched[fid] = by
-				order = append(order, fid)
+			if l, ok := read[fid]; ok {
+				found[fid] = l
+			} else {
+				delete(found, fid)
 			}
 		}
-		if !c.ByMemd() || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert || p.Op == memd.OpMerge {
-			changed, err := sh.ChangedNotes(c)
-			if err != nil {
-				return err
-			}
-			for _, path := range changed {
-				if _, seen := noteCommits[path]; !seen {
-					noteCommits[path] = c
-				}
-			}
+		if at == head {
+			break
 		}
-	}
-	byMerge := make(map[gitstore.Hash]*touch)
-	for _, fid := range merged {
-		if touched[fid] == nil {
-			c := mergedBy[fid]
-			if byMerge[c.Hash] == nil {
-				byMerge[c.Hash] = &touch{commit: c.Hash.String(), when: c.Time.Unix()}
-			}
-			touched[fid] = byMerge[c.Hash]
-			order = append(order, fid)
+		// What was read is at a newer commit than the walk reached:
+		// follow the commits up to it, and read what they touched there
+		// or later. Each round reads only what the last one's commits
+		// touched.
+		if rounds == maxRounds {
+			return errHeadMoved
 		}
-	}
-	for file, c := range noteCommits {
-		data, ok, _, err := sh.Note(head, file)
-		if err != nil {
+		batch := len(w.order)
+		if err := w.add(sh, head, at); err != nil {
 			return err
 		}
-		path := strings.TrimPrefix(file, gitstore.NotesDir+"/")
-		notes[path] = nil
-		if ok {
-			notes[path] = &noteRecord{Date: memd.DateOf(c.Time).String(), Commit: c.Hash.String(), Text: string(data)}
-		}
+		ids, head = w.touchedLast(batch), at
 	}
-	found, at, err := sh.Lookup(order)
+	notes, err := w.notesAt(sh, head)
 	if err != nil {
 		return err
-	}
-	if at != head {
-		// The facts were read at a newer commit than the one the index
-		// would record: recording head would name a state it does not hold.
-		return errHeadMoved
 	}
 	var put []search.Doc
 	var del []string
 	moved := make(map[string]bool) // files whose later lines moved up
-	for _, fid := range order {
+	for _, fid := range w.order {
 		l, ok := found[fid]
 		if !ok {
 			if old, had := x.search.Get(sh.ID(), fid); had {
@@ -389,12 +342,136 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 			del = append(del, fid)
 			continue
 		}
-		t := touched[fid]
+		t := w.by(fid)
 		d := docOf(l)
 		d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
 		put = append(put, d)
 	}
 	return x.apply(sh, put, del, moved, notes, head)
+}
+
+// maxRounds bounds the rounds follow reads commits that landed during the
+// round before; each takes the few commits of a moment, so that one more
+// round meeting yet another commit grows ever less likely.
+const maxRounds = 100
+
+// walk is what the commits a catch-up follows touched: for each fact, the
+// newest commit that touched it, and the newest merge that brought it in
+// (which counts only for a fact no other commit touched: a merge's own
+// diff repeats the changes of the commits it brought in, which are walked
+// too); for each note, the newest commit that changed it.
+type walk struct {
+	direct, merged map[string]*touch
+	order          []string // facts in the order first touched
+	last           map[string]bool
+	notes          map[string]gitstore.Commit
+}
+
+// touch is a commit that touched facts, as their documents name it.
+type touch struct {
+	commit   string
+	messages []string
+	chat     string
+	when     int64
+}
+
+func newWalk() *walk {
+	return &walk{direct: make(map[string]*touch), merged: make(map[string]*touch), notes: make(map[string]gitstore.Commit)}
+}
+
+// add walks the commits from..to, which are newer than any walked before.
+func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
+	commits, reached, err := sh.Range(from, to, maxWalk)
+	if err != nil && !errors.Is(err, gitstore.ErrTooFar) {
+		return err
+	}
+	if !reached {
+		return errUnknownBase
+	}
+	w.last = make(map[string]bool)
+	seenDirect, seenMerged, seenNotes := make(map[string]bool), make(map[string]bool), make(map[string]bool)
+	// Newest first: the first commit seen touching a fact is its newest.
+	for i := len(commits) - 1; i >= 0; i-- {
+		c := commits[i]
+		p := provenance.Parse(c.Message)
+		ids, err := changedFacts(sh, c, p)
+		if err != nil {
+			return err
+		}
+		to, seen := w.direct, seenDirect
+		if len(c.Parents) > 1 {
+			to, seen = w.merged, seenMerged
+		}
+		var by *touch // one for all the facts of the commit
+		for _, fid := range ids {
+			if seen[fid] {
+				continue
+			}
+			seen[fid] = true
+			if by == nil {
+				by = &touch{commit: c.Hash.String(), when: c.Time.Unix()}
+				if len(c.Parents) <= 1 {
+					by.messages, by.chat = p.SourceMessages, p.SourceChat
+				}
+			}
+			if w.direct[fid] == nil && w.merged[fid] == nil {
+				w.order = append(w.order, fid)
+			}
+			to[fid] = by
+			w.last[fid] = true
+		}
+		if !c.ByMemd() || p.Op == "" || p.Op == memd.OpNoteEdit || p.Op == memd.OpRevert || p.Op == memd.OpMerge {
+			changed, err := sh.ChangedNotes(c)
+			if err != nil {
+				return err
+			}
+			for _, path := range changed {
+				if !seenNotes[path] {
+					seenNotes[path] = true
+					w.notes[path] = c
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// touchedLast returns the facts the last add touched; those first touched
+// by it are from index batch of order on.
+func (w *walk) touchedLast(batch int) []string {
+	ids := slices.Clone(w.order[batch:])
+	for _, fid := range w.order[:batch] {
+		if w.last[fid] {
+			ids = append(ids, fid)
+		}
+	}
+	return ids
+}
+
+// by returns the commit a fact is attributed to.
+func (w *walk) by(fid string) *touch {
+	if t := w.direct[fid]; t != nil {
+		return t
+	}
+	return w.merged[fid]
+}
+
+// notesAt returns the notes the walk saw changed, as they are at head
+// (nil: removed), by path under the notes folder.
+func (w *walk) notesAt(sh *gitstore.Shard, head gitstore.Hash) (map[string]*noteRecord, error) {
+	notes := make(map[string]*noteRecord, len(w.notes))
+	for file, c := range w.notes {
+		data, ok, _, err := sh.Note(head, file)
+		if err != nil {
+			return nil, err
+		}
+		path := strings.TrimPrefix(file, gitstore.NotesDir+"/")
+		notes[path] = nil
+		if ok {
+			notes[path] = &noteRecord{Date: memd.DateOf(c.Time).String(), Commit: c.Hash.String(), Text: string(data)}
+		}
+	}
+	return notes, nil
 }
 
 // apply writes the changes of one catch-up to the file and the engine.

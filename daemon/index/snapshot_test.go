@@ -889,3 +889,50 @@ func openCaughtUp(t *testing.T, path string, store *gitstore.Store, shard memd.S
 	}
 	return x
 }
+
+// Writes that keep landing while a catch-up reads the facts it follows do
+// not send it back to read the shard whole: it follows them too. Each
+// fact keeps the commit that last touched it, and a fact forgotten during
+// the catch-up goes.
+func TestIndex_FollowsCommitsThatLandWhileItReads(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	alice := memd.AgentShard("alice")
+	store, sh, _, path := indexedAlice(t, data)
+	x := openCaughtUp(t, path, store, alice)
+	defer x.Close()
+	full := false
+	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, f bool) { full = full || f }
+	learn(t, sh, "w0", "Written before the catch-up")
+	landed := 0
+	testHookBeforeLookup = func() {
+		// More commits than the catch-up ever tried again before.
+		switch {
+		case landed == 7:
+			m := provenance.Message("forget", memd.Provenance{SourceMessages: []string{"f"}})
+			if _, err := sh.Apply(gitstore.Change{Author: gitstore.Committer(), Message: m, Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID("Paid the hotel")}}}}); err != nil {
+				t.Fatal(err)
+			}
+		case landed < 16:
+			learn(t, sh, fmt.Sprint("w", landed+1), fmt.Sprintf("Written during the catch-up, number %d", landed))
+		default:
+			return
+		}
+		landed++
+	}
+	t.Cleanup(func() { testHookBeforeLookup = nil })
+	if err := x.CatchUp(alice); err != nil {
+		t.Fatal(err)
+	}
+	if full {
+		t.Error("commits landing during the catch-up sent it back to read the shard whole")
+	}
+	head, _ := sh.Head()
+	if x.Head(alice) != head {
+		t.Errorf("the index is at %s, HEAD at %s", x.Head(alice), head)
+	}
+	got := recalled(x, alice)
+	_, paid := got["Paid the hotel"]
+	if len(got) != 2+1+15-1 || paid || got["Written before the catch-up"] != "w0" || got["Written during the catch-up, number 15"] != "w16" {
+		t.Errorf("after the catch-up the index holds %d facts: %v", len(got), got)
+	}
+}
