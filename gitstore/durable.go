@@ -7,21 +7,26 @@ import (
 	"sync"
 )
 
-// durable makes the data of files reach the disk, and with them the
-// entries of the directories holding dirsOf (paths in them), all at once:
-// one fsync each, run together, so that the file system can write them
-// out side by side and commit its journal for several of them at a time,
-// where one after another each waits for a commit of its own. (A syncfs
-// did it in one call, but it also flushes every other program's dirty data
-// on the file system, and says nothing of directory entries.)
+// durable makes the data of files reach the disk, then the entries of the
+// directories holding dirsOf (paths in them). The files are synced at
+// once, one fsync each run together, so that the file system writes them
+// out side by side and commits its journal for several at a time, where
+// one after another each waits for a commit of its own; the directories
+// after, so that no name reaches the disk before its file's data. (A
+// syncfs did it in one call, but it also flushes every other program's
+// dirty data on the file system, and says nothing of directory entries.)
 func durable(files []*os.File, dirsOf ...string) error {
-	errs := make([]error, len(files)+len(dirsOf))
+	errs := make([]error, max(len(files), len(dirsOf)))
 	var wg sync.WaitGroup
 	for i, f := range files {
 		wg.Go(func() { errs[i] = f.Sync() })
 	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	for i, path := range dirsOf {
-		wg.Go(func() { errs[len(files)+i] = syncDirOf(path) })
+		wg.Go(func() { errs[i] = syncDirOf(path) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -293,6 +293,7 @@ func (sh *Shard) journalMove(from, to Hash) error {
 func (sh *Shard) finishWorktree(head, root Hash) error {
 	if head.IsZero() {
 		sh.dropJournal()
+		os.Remove(filepath.Join(sh.gitDir, legacyJournalName))
 		return nil
 	}
 	j, err := sh.readJournal()

@@ -135,6 +135,14 @@ func (sh *Shard) acquireIndexLock(timeout time.Duration) (*lockFile, error) {
 				}
 			}
 			sh.indexMarkerOK = true
+			continue
+		}
+		// The lock's time is when it was taken, as a new file's would be:
+		// a tool that removes index locks older than a while must not take
+		// memd's for one left long ago.
+		now := time.Now()
+		if err := os.Chtimes(marker, now, now); errors.Is(err, fs.ErrNotExist) {
+			sh.indexMarkerOK = false
 		} else if err := linkLock(marker, path, timeout); errors.Is(err, fs.ErrNotExist) {
 			sh.indexMarkerOK = false // removed by hand: written again
 		} else if err != nil {
@@ -148,6 +156,22 @@ func (sh *Shard) acquireIndexLock(timeout time.Duration) (*lockFile, error) {
 // indexMarkerName is the file in the git directory acquireIndexLock links
 // as .git/index.lock.
 const indexMarkerName = "memd-index.lock-marker"
+
+// ownIndexLock reports whether .git/index.lock is memd's: a link to its
+// marker (whatever a person made of the marker's content since), or a file
+// holding the marker, as an older memd wrote it.
+func ownIndexLock(gitDir string) bool {
+	lock := filepath.Join(gitDir, "index.lock")
+	fi, err := os.Stat(lock)
+	if err != nil {
+		return false
+	}
+	if mi, err := os.Stat(filepath.Join(gitDir, indexMarkerName)); err == nil && os.SameFile(fi, mi) {
+		return true
+	}
+	b, err := os.ReadFile(lock)
+	return err == nil && string(b) == indexLockMarker
+}
 
 // stagedLockPath is where acquireLock writes a lock's content first: in
 // the git directory itself, where git looks for nothing of that name.
@@ -180,8 +204,13 @@ func (l *lockFile) replace(data []byte) (os.FileInfo, error) {
 // replaceSuffix names the file replace writes before renaming it.
 const replaceSuffix = ".memd-new"
 
-// commit renames the lock over the locked path.
+// commit renames the lock over the locked path. The index's lock, a link
+// to memd's marker, is never committed (see replace).
 func (l *lockFile) commit() error {
+	if l.f == nil {
+		l.release()
+		return fmt.Errorf("write %s: its lock cannot be renamed over it", filepath.Base(l.path))
+	}
 	err := l.f.Close()
 	if err == nil {
 		err = os.Rename(l.path+".lock", l.path)

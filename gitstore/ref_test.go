@@ -85,3 +85,39 @@ func TestShard_IndexLockHoldsTheMarker(t *testing.T) {
 		t.Fatalf("git's lock became %q", b)
 	}
 }
+
+// memd's index lock is told from git's by being a link to the marker, even
+// once a person changed the marker's content, and it bears the time it was
+// taken, not the marker's: a tool removing old index locks leaves it be.
+func TestShard_IndexLockIsMemdsWhateverTheMarkerHolds(t *testing.T) {
+	dir := t.TempDir()
+	sh := &Shard{gitDir: dir}
+	marker := filepath.Join(dir, indexMarkerName)
+	l, err := sh.acquireIndexLock(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.release()
+	os.WriteFile(marker, []byte("edited by hand\n"), 0o644) // in place: the same file
+	long := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(marker, long, long)
+	if _, err := sh.acquireIndexLock(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, "index.lock")
+	if fi, err := os.Stat(lock); err != nil || time.Since(fi.ModTime()) > time.Hour {
+		t.Errorf("the lock taken now bears the time %v (%v)", fi.ModTime(), err)
+	}
+	if !ownIndexLock(dir) {
+		t.Error("a lock linked to the marker is not taken for memd's once the marker changed")
+	}
+	os.Remove(lock)
+	os.WriteFile(lock, []byte("edited by hand\n"), 0o644) // the same content, another file
+	if ownIndexLock(dir) {
+		t.Error("a lock that is not the marker is taken for memd's")
+	}
+	os.WriteFile(lock, []byte(indexLockMarker), 0o644) // as an older memd wrote it
+	if !ownIndexLock(dir) {
+		t.Error("an older memd's lock is not taken for memd's")
+	}
+}

@@ -273,10 +273,11 @@ func (sh *Shard) close() {
 func (sh *Shard) clearStaleLocks() (from, to Hash) {
 	sh.removeTempFiles()
 	index := filepath.Join(sh.gitDir, "index")
-	if b, err := os.ReadFile(index + ".lock"); err == nil && string(b) == indexLockMarker {
+	if ownIndexLock(sh.gitDir) {
 		os.Remove(index + ".lock")
 		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
 	}
+	os.Remove(filepath.Join(sh.gitDir, indexMarkerName+".tmp"))
 	os.Remove(index + replaceSuffix)
 	os.Remove(filepath.Join(sh.gitDir, placesFile+".tmp")) // a save a kill cut short
 	for _, name := range []string{"index", mainRef} {
