@@ -321,7 +321,11 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 			return errHeadMoved
 		}
 		batch := len(w.order)
-		if err := w.add(sh, head, at); err != nil {
+		if err := w.add(sh, head, at); errors.Is(err, errUnknownBase) {
+			// HEAD went back or elsewhere (a reset, an amend): followed
+			// again from indexed, it may still descend from it.
+			return errHeadMoved
+		} else if err != nil {
 			return err
 		}
 		ids, head = w.touchedLast(batch), at

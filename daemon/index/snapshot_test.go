@@ -907,11 +907,12 @@ func TestIndex_FollowsCommitsThatLandWhileItReads(t *testing.T) {
 	testHookBeforeLookup = func() {
 		// More commits than the catch-up ever tried again before.
 		switch {
+		case landed == 1: // read in the first round, gone in the second
+			forget(t, sh, "Written before the catch-up")
+		case landed == 2: // and back in the third, from another message
+			learn(t, sh, "again", "Written before the catch-up")
 		case landed == 7:
-			m := provenance.Message("forget", memd.Provenance{SourceMessages: []string{"f"}})
-			if _, err := sh.Apply(gitstore.Change{Author: gitstore.Committer(), Message: m, Edits: []gitstore.Edit{{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID("Paid the hotel")}}}}); err != nil {
-				t.Fatal(err)
-			}
+			forget(t, sh, "Paid the hotel")
 		case landed < 16:
 			learn(t, sh, fmt.Sprint("w", landed+1), fmt.Sprintf("Written during the catch-up, number %d", landed))
 		default:
@@ -932,7 +933,49 @@ func TestIndex_FollowsCommitsThatLandWhileItReads(t *testing.T) {
 	}
 	got := recalled(x, alice)
 	_, paid := got["Paid the hotel"]
-	if len(got) != 2+1+15-1 || paid || got["Written before the catch-up"] != "w0" || got["Written during the catch-up, number 15"] != "w16" {
+	if len(got) != 2+1+13-1 || paid || got["Written before the catch-up"] != "again" || got["Written during the catch-up, number 15"] != "w16" {
 		t.Errorf("after the catch-up the index holds %d facts: %v", len(got), got)
+	}
+}
+
+// A person who moves HEAD back while a catch-up reads (a reset, an amend)
+// does not send it to read the shard whole: it follows again from the
+// commit it had indexed.
+func TestIndex_FollowsAgainWhenHEADGoesBackWhileItReads(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	alice := memd.AgentShard("alice")
+	store, sh, _, path := indexedAlice(t, data)
+	x := openCaughtUp(t, path, store, alice)
+	defer x.Close()
+	full := false
+	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, f bool) { full = full || f }
+	learn(t, sh, "k", "Kept")
+	learn(t, sh, "d", "Dropped by a reset")
+	reset := false
+	testHookBeforeLookup = func() {
+		if !reset {
+			reset = true
+			memdtest.Git(t, sh.Dir(), "reset", "-q", "--hard", "HEAD~1")
+		}
+	}
+	t.Cleanup(func() { testHookBeforeLookup = nil })
+	if err := x.CatchUp(alice); err != nil {
+		t.Fatal(err)
+	}
+	if full {
+		t.Error("HEAD going back during the catch-up sent it to read the shard whole")
+	}
+	got := recalled(x, alice)
+	if _, dropped := got["Dropped by a reset"]; len(got) != 3 || got["Kept"] != "k" || dropped {
+		t.Errorf("after the catch-up the index holds %v", got)
+	}
+}
+
+func forget(t *testing.T, sh *gitstore.Shard, text string) {
+	t.Helper()
+	m := provenance.Message("forget", memd.Provenance{SourceMessages: []string{"f"}})
+	edit := gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID(text)}}
+	if _, err := sh.Apply(gitstore.Change{Author: gitstore.Committer(), Message: m, Edits: []gitstore.Edit{edit}}); err != nil {
+		t.Fatal(err)
 	}
 }
