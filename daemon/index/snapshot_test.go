@@ -895,13 +895,8 @@ func openCaughtUp(t *testing.T, path string, store *gitstore.Store, shard memd.S
 // fact keeps the commit that last touched it, and a fact forgotten during
 // the catch-up goes.
 func TestIndex_FollowsCommitsThatLandWhileItReads(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "data")
-	alice := memd.AgentShard("alice")
-	store, sh, _, path := indexedAlice(t, data)
-	x := openCaughtUp(t, path, store, alice)
-	defer x.Close()
-	full := false
-	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, f bool) { full = full || f }
+	x, sh, full := aliceToFollow(t)
+	alice := sh.ID()
 	learn(t, sh, "w0", "Written before the catch-up")
 	landed := 0
 	testHookBeforeLookup = func() {
@@ -924,7 +919,7 @@ func TestIndex_FollowsCommitsThatLandWhileItReads(t *testing.T) {
 	if err := x.CatchUp(alice); err != nil {
 		t.Fatal(err)
 	}
-	if full {
+	if *full {
 		t.Error("commits landing during the catch-up sent it back to read the shard whole")
 	}
 	head, _ := sh.Head()
@@ -942,13 +937,8 @@ func TestIndex_FollowsCommitsThatLandWhileItReads(t *testing.T) {
 // does not send it to read the shard whole: it follows again from the
 // commit it had indexed.
 func TestIndex_FollowsAgainWhenHEADGoesBackWhileItReads(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "data")
-	alice := memd.AgentShard("alice")
-	store, sh, _, path := indexedAlice(t, data)
-	x := openCaughtUp(t, path, store, alice)
-	defer x.Close()
-	full := false
-	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, f bool) { full = full || f }
+	x, sh, full := aliceToFollow(t)
+	alice := sh.ID()
 	learn(t, sh, "k", "Kept")
 	learn(t, sh, "d", "Dropped by a reset")
 	reset := false
@@ -962,13 +952,24 @@ func TestIndex_FollowsAgainWhenHEADGoesBackWhileItReads(t *testing.T) {
 	if err := x.CatchUp(alice); err != nil {
 		t.Fatal(err)
 	}
-	if full {
+	if *full {
 		t.Error("HEAD going back during the catch-up sent it to read the shard whole")
 	}
 	got := recalled(x, alice)
 	if _, dropped := got["Dropped by a reset"]; len(got) != 3 || got["Kept"] != "k" || dropped {
 		t.Errorf("after the catch-up the index holds %v", got)
 	}
+}
+
+// aliceToFollow returns an index caught up with agent/alice, closed after
+// the test, and whether any catch-up since read the shard whole.
+func aliceToFollow(t *testing.T) (*Index, *gitstore.Shard, *bool) {
+	store, sh, _, path := indexedAlice(t, filepath.Join(t.TempDir(), "data"))
+	x := openCaughtUp(t, path, store, sh.ID())
+	t.Cleanup(func() { x.Close() })
+	full := new(bool)
+	x.OnCatchUp = func(_ memd.ShardID, _ time.Duration, f bool) { *full = *full || f }
+	return x, sh, full
 }
 
 func forget(t *testing.T, sh *gitstore.Shard, text string) {
