@@ -29,11 +29,12 @@ import (
 // The file is only ever appended to. Each record is a whole journal, from
 // a blank line and the header to "end"; the last complete record holds,
 // and a record with nothing in it clears the journal. (The blank line
-// keeps a record apart from one cut short before it.) A new file and a rename over the old one, as a
-// rewrite takes, cost more than anything else in a commit on ext4; an
-// append costs a write. A record cut short by a crash is passed over: memd
-// writes a record before it touches what the record lists. The file is
-// removed, rather than appended to, when it is cleared past journalLimit.
+// keeps a record apart from one cut short before it.) A new file and a
+// rename over the old one, as a rewrite takes, cost more than anything
+// else in a commit on ext4; an append costs a write. A record cut short by
+// a crash is passed over: memd writes a record before it touches what the
+// record lists. The file is removed, rather than appended to, when it is
+// cleared past journalLimit.
 
 const journalName = "memd-worktree-log"
 
