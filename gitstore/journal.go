@@ -111,9 +111,9 @@ const clearRecord = "\n" + journalHeader + "\nend\n"
 // appendJournal appends a record to the journal in one write, creating the
 // file if create is set (clearing a journal that is not there is nothing
 // to do). The file is opened anew each time: an open shard holds no file
-// but its index's. A journal grown past journalLimit without being cleared
-// (git held the index lock through many writes) is replaced by one holding
-// only the record instead, written aside and renamed into place.
+// but its index's. Past journalLimit the file is not appended to: a record
+// clearing it removes it, and any other (git held the index lock through
+// many writes) replaces it, written aside and renamed into place.
 func (sh *Shard) appendJournal(record []byte, create bool) error {
 	flags := os.O_WRONLY | os.O_APPEND
 	if create {
@@ -125,6 +125,9 @@ func (sh *Shard) appendJournal(record []byte, create bool) error {
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > journalLimit {
 		f.Close()
+		if string(record) == clearRecord {
+			return os.Remove(sh.journalPath())
+		}
 		tmp := sh.journalPath() + ".new"
 		err := os.WriteFile(tmp, record, 0o644)
 		if err == nil {
@@ -139,19 +142,9 @@ func (sh *Shard) appendJournal(record []byte, create bool) error {
 	return err
 }
 
-// dropJournal clears the journal: with a record saying so, or, once the
-// file has grown past journalLimit, by removing it.
+// dropJournal clears the journal (see appendJournal).
 func (sh *Shard) dropJournal() {
-	fi, err := os.Stat(sh.journalPath())
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return
-	case err == nil && fi.Size() > journalLimit:
-		err = os.Remove(sh.journalPath())
-	case err == nil:
-		err = sh.appendJournal([]byte(clearRecord), false)
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := sh.appendJournal([]byte(clearRecord), false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		sh.store.log.Warn("clearing the working-tree journal", "shard", sh.id, "err", err)
 	}
 }

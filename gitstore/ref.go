@@ -121,36 +121,45 @@ func linkLock(stage, path string, timeout time.Duration) error {
 func (sh *Shard) acquireIndexLock(timeout time.Duration) (*lockFile, error) {
 	marker := filepath.Join(sh.gitDir, indexMarkerName)
 	path := filepath.Join(sh.gitDir, "index")
-	for {
-		if !sh.indexMarkerOK {
-			// Checked once: a file another program left there, or one cut
-			// short, would lock the index with something else in it.
-			if b, err := os.ReadFile(marker); err != nil || string(b) != indexLockMarker {
-				err := os.WriteFile(marker+".tmp", []byte(indexLockMarker), 0o644)
-				if err == nil {
-					err = os.Rename(marker+".tmp", marker)
-				}
-				if err != nil {
-					return nil, fmt.Errorf("lock index: %w", err)
-				}
-			}
-			sh.indexMarkerOK = true
-			continue
+	for range 2 { // a second time when the marker went since it was checked
+		if err := sh.checkIndexMarker(marker); err != nil {
+			return nil, fmt.Errorf("lock index: %w", err)
 		}
 		// The lock's time is when it was taken, as a new file's would be:
 		// a tool that removes index locks older than a while must not take
 		// memd's for one left long ago.
 		now := time.Now()
-		if err := os.Chtimes(marker, now, now); errors.Is(err, fs.ErrNotExist) {
-			sh.indexMarkerOK = false
-		} else if err := linkLock(marker, path, timeout); errors.Is(err, fs.ErrNotExist) {
-			sh.indexMarkerOK = false // removed by hand: written again
-		} else if err != nil {
-			return nil, fmt.Errorf("lock index: %w", err)
-		} else {
+		os.Chtimes(marker, now, now)
+		err := linkLock(marker, path, timeout)
+		if err == nil {
 			return &lockFile{path: path}, nil
 		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("lock index: %w", err)
+		}
+		sh.indexMarkerOK = false // removed by hand: written again
 	}
+	return nil, fmt.Errorf("lock index: %s keeps going", indexMarkerName)
+}
+
+// checkIndexMarker makes sure, once, that the marker holds memd's marker: a
+// file another program left there, or one cut short, would lock the index
+// with something else in it.
+func (sh *Shard) checkIndexMarker(marker string) error {
+	if sh.indexMarkerOK {
+		return nil
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != indexLockMarker {
+		err := os.WriteFile(marker+".tmp", []byte(indexLockMarker), 0o644)
+		if err == nil {
+			err = os.Rename(marker+".tmp", marker)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sh.indexMarkerOK = true
+	return nil
 }
 
 // indexMarkerName is the file in the git directory acquireIndexLock links
