@@ -224,15 +224,18 @@ func (d Date) Before(e Date) bool { return d.days < e.days }
 func (d Date) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // UnmarshalText parses "YYYY-MM-DD"; an empty text is the zero date.
-func (d *Date) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*d = Date{}
-		return nil
+func (d *Date) UnmarshalText(b []byte) error { return unmarshalText(d, b, ParseDate) }
+
+// unmarshalText sets *v to what parse makes of b; an empty b is the zero
+// value.
+func unmarshalText[T any](v *T, b []byte, parse func(string) (T, error)) error {
+	var parsed T
+	if len(b) > 0 {
+		var err error
+		if parsed, err = parse(string(b)); err != nil {
+			return err
+		}
 	}
-	v, err := ParseDate(string(b))
-	if err != nil {
-		return err
-	}
-	*d = v
+	*v = parsed
 	return nil
 }

@@ -2,6 +2,7 @@ package memd
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -58,6 +59,31 @@ type FeedQuery struct {
 	// Since resumes a shard after a commit: the commits after it are
 	// replayed from history before live events.
 	Since map[ShardID]string
+}
+
+// ParseFeedQuery makes a feed query of shard IDs and of resume points
+// written "<shard>:<commit>", as the CLI and the HTTP API take them.
+func ParseFeedQuery(shards, since []string) (FeedQuery, error) {
+	q := FeedQuery{Since: map[ShardID]string{}}
+	for _, v := range shards {
+		id, err := ParseShardID(v)
+		if err != nil {
+			return q, err
+		}
+		q.Shards = append(q.Shards, id)
+	}
+	for _, v := range since {
+		i := strings.LastIndexByte(v, ':')
+		if i < 0 {
+			return q, Errorf(EINVALID, "since %q: want <shard>:<commit>", v)
+		}
+		id, err := ParseShardID(v[:i])
+		if err != nil {
+			return q, err
+		}
+		q.Since[id] = v[i+1:]
+	}
+	return q, nil
 }
 
 // Following is what a subscription may follow, as the rules of access

@@ -59,18 +59,7 @@ func (s ShardID) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText parses "kind/name"; "" is no shard.
-func (s *ShardID) UnmarshalText(b []byte) error {
-	if len(b) == 0 {
-		*s = ShardID{}
-		return nil
-	}
-	id, err := ParseShardID(string(b))
-	if err != nil {
-		return err
-	}
-	*s = id
-	return nil
-}
+func (s *ShardID) UnmarshalText(b []byte) error { return unmarshalText(s, b, ParseShardID) }
 
 // ValidateName checks an agent name, user ID or project slug:
 // lowercase [a-z0-9][a-z0-9._-]{0,63}. Names never become paths otherwise.

@@ -92,17 +92,10 @@ func trailers(c memd.Caller, op, id string, tier memd.Tier, src memd.Source) mem
 // Forget removes every line of a fact as one commit.
 func (s *Service) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
 	c := callerOf(ctx)
-	if !memd.ValidFactID(req.ID) {
-		return memd.ForgetResult{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", req.ID)
-	}
 	if err := provenance.CheckSource(req.Source); err != nil {
 		return memd.ForgetResult{}, err
 	}
-	sh, err := s.shard(req.Shard)
-	if err != nil {
-		return memd.ForgetResult{}, err
-	}
-	f, err := sh.Fact(req.ID)
+	sh, f, err := s.factToChange(req.Shard, req.ID)
 	if err != nil {
 		return memd.ForgetResult{}, err
 	}
@@ -117,12 +110,22 @@ func (s *Service) Forget(ctx context.Context, req memd.ForgetRequest) (memd.Forg
 	return memd.ForgetResult{Fact: res.Facts[0], Commit: res.Commit.String()}, nil
 }
 
+// factToChange finds the fact a forget or an edit names, and its shard.
+func (s *Service) factToChange(shard memd.ShardID, id string) (*gitstore.Shard, memd.Fact, error) {
+	if !memd.ValidFactID(id) {
+		return nil, memd.Fact{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", id)
+	}
+	sh, err := s.shard(shard)
+	if err != nil {
+		return nil, memd.Fact{}, err
+	}
+	f, err := sh.Fact(id)
+	return sh, f, err
+}
+
 // EditFact rewrites a fact's text where its line stands, as one commit.
 func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.EditFactResult, error) {
 	c := callerOf(ctx)
-	if !memd.ValidFactID(req.ID) {
-		return memd.EditFactResult{}, memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", req.ID)
-	}
 	text, err := memd.CleanFactText(req.Text)
 	if err != nil {
 		return memd.EditFactResult{}, err
@@ -130,11 +133,7 @@ func (s *Service) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.
 	if err := checkSource(req.Source); err != nil {
 		return memd.EditFactResult{}, err
 	}
-	sh, err := s.shard(req.Shard)
-	if err != nil {
-		return memd.EditFactResult{}, err
-	}
-	old, err := sh.Fact(req.ID)
+	sh, old, err := s.factToChange(req.Shard, req.ID)
 	if err != nil {
 		return memd.EditFactResult{}, err
 	}

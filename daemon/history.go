@@ -36,17 +36,10 @@ const (
 
 // Log lists a shard's commits, newest first, with provenance and fact diffs.
 func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, error) {
-	limit := q.Limit
-	switch {
-	case limit == 0:
-		limit = defaultLogLimit
-	case limit < 0 || limit > maxLogLimit:
-		return nil, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d", maxLogLimit)
+	page, err := newPager(q.Limit, q.Offset, defaultLogLimit, maxLogLimit)
+	if err != nil {
+		return nil, err
 	}
-	if q.Offset < 0 {
-		return nil, memd.Errorf(memd.EINVALID, "offset must be 0 or more")
-	}
-	skip := q.Offset
 	sh, head, err := s.shardAtHead(q.Shard)
 	if err != nil {
 		return nil, err
@@ -62,21 +55,60 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 			q.Op != "" && p.Op != q.Op {
 			return nil
 		}
-		if skip > 0 {
-			skip--
+		if !page.take() {
 			return nil
 		}
-		d, err := sh.Diff(c)
+		commit, err := describe(sh, c)
 		if err != nil {
 			return err
 		}
-		out = append(out, provenance.Describe(sh.ID(), c, d))
-		if len(out) == limit {
-			return gitstore.ErrStop
-		}
-		return nil
+		out = append(out, commit)
+		return page.kept()
 	})
 	return out, err
+}
+
+// pager pages a walk over history: it passes over the first offset
+// entries and stops the walk once the page holds limit.
+type pager struct{ skip, left int }
+
+func newPager(limit, offset, byDefault, most int) (pager, error) {
+	switch {
+	case limit == 0:
+		limit = byDefault
+	case limit < 0 || limit > most:
+		return pager{}, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d", most)
+	}
+	if offset < 0 {
+		return pager{}, memd.Errorf(memd.EINVALID, "offset must be 0 or more")
+	}
+	return pager{skip: offset, left: limit}, nil
+}
+
+// take says whether the walk's next entry belongs on the page.
+func (p *pager) take() bool {
+	if p.skip > 0 {
+		p.skip--
+		return false
+	}
+	return true
+}
+
+// kept counts an entry put on the page, and stops the walk when it is full.
+func (p *pager) kept() error {
+	if p.left--; p.left == 0 {
+		return gitstore.ErrStop
+	}
+	return nil
+}
+
+// describe is a commit as memd shows it: provenance and the facts it changed.
+func describe(sh *gitstore.Shard, c gitstore.Commit) (memd.Commit, error) {
+	d, err := sh.Diff(c)
+	if err != nil {
+		return memd.Commit{}, err
+	}
+	return provenance.Describe(sh.ID(), c, d), nil
 }
 
 // Revert undoes one commit, or every commit citing a source message.

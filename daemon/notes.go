@@ -241,38 +241,31 @@ func (s *Service) NoteHistory(ctx context.Context, q memd.NoteHistoryQuery) ([]m
 	if err := memd.ValidateNotePath(q.Path); err != nil {
 		return nil, err
 	}
-	limit := q.Limit
-	switch {
-	case limit == 0:
-		limit = defaultNoteHistory
-	case limit < 0 || limit > maxNoteHistory || q.Offset < 0:
-		return nil, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d, offset 0 or more", maxNoteHistory)
+	page, err := newPager(q.Limit, q.Offset, defaultNoteHistory, maxNoteHistory)
+	if err != nil {
+		return nil, err
 	}
 	sh, head, err := s.shardAtHead(q.Shard)
 	if err != nil {
 		return nil, err
 	}
 	out := []memd.NoteVersion{}
-	skip, seen := q.Offset, 0
+	seen := 0
 	file := memd.NoteFile(q.Path)
 	err = sh.FileHistory(head, file, func(c gitstore.Commit, before, after []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		seen++
-		if skip > 0 {
-			skip--
+		if !page.take() {
 			return nil
 		}
-		d, err := sh.Diff(c)
+		commit, err := describe(sh, c)
 		if err != nil {
 			return err
 		}
-		out = append(out, memd.NoteVersion{Commit: provenance.Describe(sh.ID(), c, d), Diff: udiff.Diff(q.Path, string(before), string(after))})
-		if len(out) == limit {
-			return gitstore.ErrStop
-		}
-		return nil
+		out = append(out, memd.NoteVersion{Commit: commit, Diff: udiff.Diff(q.Path, string(before), string(after))})
+		return page.kept()
 	})
 	if err != nil {
 		return nil, err

@@ -65,20 +65,15 @@ func (s *Service) Proposals(ctx context.Context, shard memd.ShardID) ([]memd.Pro
 	}
 	out := []memd.Proposal{}
 	for _, id := range ids {
-		sh, err := s.Store.Shard(id)
-		if err != nil {
-			return nil, err
-		}
-		list, err := s.refreshProposals(sh)
+		sh, list, err := s.proposalsIn(id)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range list {
-			d, err := sh.Diff(c)
-			if err != nil {
+			pr := memd.Proposal{ID: proposalID(c)}
+			if pr.Commit, err = describe(sh, c); err != nil {
 				return nil, err
 			}
-			pr := memd.Proposal{ID: proposalID(c), Commit: provenance.Describe(id, c, d)}
 			if pr.Messages, err = s.Messages.Quotes([]memd.Commit{pr.Commit}); err != nil {
 				return nil, err
 			}
@@ -109,6 +104,16 @@ func (s *Service) proposalShards(shard memd.ShardID) ([]memd.ShardID, error) {
 		}
 	}
 	return out, nil
+}
+
+// proposalsIn returns a shard and its proposals, refreshed.
+func (s *Service) proposalsIn(id memd.ShardID) (*gitstore.Shard, []gitstore.Commit, error) {
+	sh, err := s.Store.Shard(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := s.refreshProposals(sh)
+	return sh, list, err
 }
 
 // refreshProposals returns a shard's proposals, first rebuilding them on
@@ -428,11 +433,7 @@ func (s *Service) Review(ctx context.Context, req memd.ReviewRequest) (memd.Revi
 	var picks []pick
 	matched := make(map[string]int)
 	for _, id := range ids {
-		sh, err := s.Store.Shard(id)
-		if err != nil {
-			return out, err
-		}
-		list, err := s.refreshProposals(sh)
+		sh, list, err := s.proposalsIn(id)
 		if err != nil {
 			return out, err
 		}

@@ -250,15 +250,11 @@ func factLineKeys(data []byte) []uint64 {
 // starting with "-"), without its newline, and the byte range of the line,
 // newline included.
 func eachLine(text string, fn func(line string, start, end int)) {
-	for start := 0; start < len(text); {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start + 1
-		}
-		if text[start] == '-' {
-			fn(strings.TrimSuffix(text[start:end], "\n"), start, end)
+	start := 0
+	for line := range strings.Lines(text) {
+		end := start + len(line)
+		if line[0] == '-' {
+			fn(strings.TrimSuffix(line, "\n"), start, end)
 		}
 		start = end
 	}

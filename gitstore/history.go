@@ -547,16 +547,7 @@ func (sh *Shard) FileHistory(from Hash, path string, fn func(c Commit, before, a
 		}
 		return e.hash, nil
 	}
-	read := func(blob Hash) ([]byte, error) {
-		if blob.IsZero() {
-			return nil, nil
-		}
-		obj, err := sh.db.Get(blob)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		return obj.Data, nil
-	}
+	read := func(blob Hash) ([]byte, error) { return sh.fileBlob(path, blob) }
 	for h := from; !h.IsZero(); {
 		c, err := sh.ReadCommit(h)
 		if err != nil {
@@ -597,4 +588,17 @@ func (sh *Shard) FileHistory(from Hash, path string, fn func(c Commit, before, a
 		}
 	}
 	return nil
+}
+
+// fileBlob reads the blob of the file at path; a zero hash (no such file)
+// reads as nil.
+func (sh *Shard) fileBlob(path string, blob Hash) ([]byte, error) {
+	if blob.IsZero() {
+		return nil, nil
+	}
+	obj, err := sh.db.Get(blob)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return obj.Data, nil
 }

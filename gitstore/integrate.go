@@ -411,16 +411,7 @@ func plainMergeMessage(commits int, from string, _ Hash, _ []string) string {
 // fact changes on top of ours; any other file is merged line by line by
 // git merge-file. nil data removes the file.
 func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (data []byte, conflict bool, err error) {
-	read := func(h Hash) ([]byte, error) {
-		if h.IsZero() {
-			return nil, nil
-		}
-		obj, err := sh.db.Get(h)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		return obj.Data, nil
-	}
+	read := func(h Hash) ([]byte, error) { return sh.fileBlob(path, h) }
 	var b, o, t []byte
 	if b, err = read(base); err != nil {
 		return

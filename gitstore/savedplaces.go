@@ -204,8 +204,26 @@ func decodePlaces(b []byte) (*state, error) {
 	st := &state{files: make(map[string]fileAt), parsed: make(map[string]*factFile), where: newFactPlaces()}
 	r.hash(&st.head)
 	r.hash(&st.root)
-	files := r.count(1 + 20 + 1)
-	for range files {
+	r.files(st.files)
+	r.places(st.where)
+	if r.bad || len(r.b) != 0 {
+		return nil, fmt.Errorf("%w: malformed", errBadPlaces)
+	}
+	return st, nil
+}
+
+// placesReader reads a saved places file; a read past its end or a count
+// larger than what is left marks it bad and reads nothing further.
+type placesReader struct {
+	b    []byte
+	bad  bool
+	held uint64 // how many fact files the places name
+}
+
+// files reads the table of files: each path with its blob and size.
+func (r *placesReader) files(into map[string]fileAt) {
+	n := r.count(1 + 20 + 1)
+	for range n {
 		path := r.string()
 		var f fileAt
 		r.hash(&f.blob)
@@ -214,45 +232,26 @@ func decodePlaces(b []byte) (*state, error) {
 			r.bad = true
 		}
 		f.size = int(size)
-		st.files[path] = f
+		into[path] = f
 	}
-	if len(st.files) != files {
+	if len(into) != n {
 		r.bad = true // a path twice
 	}
-	p := st.where
+}
+
+// places reads where each fact ID stands: the fact files by number, then
+// the IDs in one file, in several, and the IDs that are not memd's.
+func (r *placesReader) places(p *factPlaces) {
 	for i := range r.count(1) {
 		if p.number(r.string()) != uint32(i) {
 			r.bad = true // a path twice
 		}
 	}
-	held := uint64(len(p.paths))
-	number := func() uint32 {
-		n := r.uvarint()
-		if n >= held {
-			r.bad = true
-			return 0
-		}
-		return uint32(n)
-	}
-	// An ID of several files names two or more; any other, one or more;
-	// none twice.
-	numbers := func(least int) []uint32 {
-		nums := make([]uint32, r.count(1))
-		for i := range nums {
-			nums[i] = number()
-			if slices.Contains(nums[:i], nums[i]) {
-				r.bad = true
-			}
-		}
-		if len(nums) < least {
-			r.bad = true
-		}
-		return nums
-	}
+	r.held = uint64(len(p.paths))
 	ones := r.count(6 + 1)
 	p.baseKeys, p.baseFiles = make([]uint64, ones), make([]uint32, ones)
 	for i := range ones {
-		p.baseKeys[i], p.baseFiles[i] = r.key(), number()
+		p.baseKeys[i], p.baseFiles[i] = r.key(), r.fileNumber()
 		if i > 0 && p.baseKeys[i] <= p.baseKeys[i-1] {
 			r.bad = true // keys rise, each once
 		}
@@ -266,7 +265,7 @@ func decodePlaces(b []byte) (*state, error) {
 		if _, twice := p.oneFile(k); twice {
 			r.bad = true
 		}
-		p.more[k] = numbers(2)
+		p.more[k] = r.fileNumbers(2)
 	}
 	odds := r.count(1 + 1)
 	if odds > 0 {
@@ -277,22 +276,37 @@ func decodePlaces(b []byte) (*state, error) {
 		if _, ok := idKey(id); ok {
 			r.bad = true // memd's IDs are keys
 		}
-		p.odd[id] = numbers(1)
+		p.odd[id] = r.fileNumbers(1)
 	}
 	if len(p.more)+len(p.odd) != mores+odds {
 		r.bad = true // an ID twice
 	}
-	if r.bad || len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: malformed", errBadPlaces)
-	}
-	return st, nil
 }
 
-// placesReader reads a saved places file; a read past its end or a count
-// larger than what is left marks it bad and reads nothing further.
-type placesReader struct {
-	b   []byte
-	bad bool
+// fileNumber reads the number of a fact file the places hold.
+func (r *placesReader) fileNumber() uint32 {
+	n := r.uvarint()
+	if n >= r.held {
+		r.bad = true
+		return 0
+	}
+	return uint32(n)
+}
+
+// fileNumbers reads the files of an ID: an ID of several files names two
+// or more; any other, one or more; none twice.
+func (r *placesReader) fileNumbers(least int) []uint32 {
+	nums := make([]uint32, r.count(1))
+	for i := range nums {
+		nums[i] = r.fileNumber()
+		if slices.Contains(nums[:i], nums[i]) {
+			r.bad = true
+		}
+	}
+	if len(nums) < least {
+		r.bad = true
+	}
+	return nums
 }
 
 func (r *placesReader) uvarint() uint64 {

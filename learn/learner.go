@@ -391,12 +391,12 @@ func (l *Learner) agentHeads() ([]*job, int, error) {
 				return true
 			}
 			seen[agent] = true
-			var j job
-			if err := json.Unmarshal([]byte(v), &j); err != nil {
-				bad = fmt.Errorf("learner queue entry %s: %w", k, err)
+			j, err := decodeJob(k, v)
+			if err != nil {
+				bad = err
 				return false
 			}
-			heads = append(heads, &j)
+			heads = append(heads, j)
 			return true
 		})
 	})
@@ -404,6 +404,15 @@ func (l *Learner) agentHeads() ([]*job, int, error) {
 		err = bad
 	}
 	return heads, pending, err
+}
+
+// decodeJob reads the job stored under key k.
+func decodeJob(k, v string) (*job, error) {
+	var j job
+	if err := json.Unmarshal([]byte(v), &j); err != nil {
+		return nil, fmt.Errorf("learner queue entry %s: %w", k, err)
+	}
+	return &j, nil
 }
 
 // stateDoc is the pivot that finds jobs in a state through stateIndex.
@@ -419,12 +428,12 @@ func (l *Learner) jobs(state string) ([]*job, error) {
 	var bad error
 	err := l.db.View(func(tx *buntdb.Tx) error {
 		each := func(k, v string) bool {
-			var j job
-			if err := json.Unmarshal([]byte(v), &j); err != nil {
-				bad = fmt.Errorf("learner queue entry %s: %w", k, err)
+			j, err := decodeJob(k, v)
+			if err != nil {
+				bad = err
 				return false
 			}
-			out = append(out, &j)
+			out = append(out, j)
 			return true
 		}
 		if state == "" {

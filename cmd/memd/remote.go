@@ -57,28 +57,36 @@ func runRemote(ctx context.Context, e *env, args []string) error {
 	if list == nil {
 		list = []memd.RemoteStatus{}
 	}
-	err = printList(e, cf.json, list, listing[memd.RemoteStatus]{
-		key:    "remotes",
-		empty:  "no shard here has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard; memd remote sync SHARD brings a shard from its remote)",
-		header: "SHARD\tREMOTE\tHEAD\tPUSHED\tFETCHED\tLAST FETCH\tSTATE",
-		row: func(r memd.RemoteStatus) string {
-			state := "in step"
-			switch {
-			case r.Error != "":
-				state = "error: " + r.Error
-			case r.Pending:
-				state = "push pending"
-			case len(r.Conflicts) > 0:
-				state = fmt.Sprintf("merged with conflict markers in %v", r.Conflicts)
-			case r.Head != r.Remote:
-				state = "not pushed yet"
-			}
-			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Shard, r.URL, orDash(shortHash(r.Head)), when(r.PushedAt), when(r.FetchedAt), r.Integrated, state)
-		},
-	})
+	err = printList(e, cf.json, list, remoteListing)
 	if err != nil || cf.json || !sync {
 		return err
 	}
+	return syncFailures(list)
+}
+
+// remoteListing shows each shard's remote, one row a shard.
+var remoteListing = listing[memd.RemoteStatus]{
+	key:    "remotes",
+	empty:  "no shard here has a remote (memd serve --remote URL-TEMPLATE, or git remote add memd URL in a shard; memd remote sync SHARD brings a shard from its remote)",
+	header: "SHARD\tREMOTE\tHEAD\tPUSHED\tFETCHED\tLAST FETCH\tSTATE",
+	row: func(r memd.RemoteStatus) string {
+		state := "in step"
+		switch {
+		case r.Error != "":
+			state = "error: " + r.Error
+		case r.Pending:
+			state = "push pending"
+		case len(r.Conflicts) > 0:
+			state = fmt.Sprintf("merged with conflict markers in %v", r.Conflicts)
+		case r.Head != r.Remote:
+			state = "not pushed yet"
+		}
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Shard, r.URL, orDash(shortHash(r.Head)), when(r.PushedAt), when(r.FetchedAt), r.Integrated, state)
+	},
+}
+
+// syncFailures reports the shards a sync left with an error.
+func syncFailures(list []memd.RemoteStatus) error {
 	failed := 0
 	for _, r := range list {
 		if r.Error != "" {

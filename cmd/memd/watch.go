@@ -28,27 +28,9 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	c.ChatKind = memd.ChatKind(*kind)
-	q := memd.FeedQuery{Since: map[memd.ShardID]string{}}
-	for _, p := range pos {
-		id, err := memd.ParseShardID(p)
-		if err != nil {
-			return err
-		}
-		q.Shards = append(q.Shards, id)
-	}
-	for _, s := range since {
-		i := len(s) - 1
-		for i >= 0 && s[i] != ':' {
-			i--
-		}
-		if i < 0 {
-			return memd.Errorf(memd.EINVALID, "--since %q: want SHARD:COMMIT", s)
-		}
-		id, err := memd.ParseShardID(s[:i])
-		if err != nil {
-			return err
-		}
-		q.Since[id] = s[i+1:]
+	q, err := memd.ParseFeedQuery(pos, since)
+	if err != nil {
+		return err
 	}
 	return watch(ctx, e, c, q, cf.json)
 }

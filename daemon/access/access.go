@@ -163,22 +163,16 @@ func declare(ctx context.Context, src *memd.Source) (context.Context, memd.Calle
 }
 
 func (g *guard) Remember(ctx context.Context, req memd.RememberRequest) (memd.RememberResult, error) {
-	ctx, c, err := declare(ctx, &req.Source)
+	ctx, err := g.write(ctx, req.Shard, &req.Source)
 	if err != nil {
-		return memd.RememberResult{}, err
-	}
-	if err := g.rules.Check(c, "write", req.Shard); err != nil {
 		return memd.RememberResult{}, err
 	}
 	return g.inner.Remember(ctx, req)
 }
 
 func (g *guard) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
-	ctx, c, err := declare(ctx, &req.Source)
+	ctx, err := g.write(ctx, req.Shard, &req.Source)
 	if err != nil {
-		return memd.ForgetResult{}, err
-	}
-	if err := g.rules.Check(c, "write", req.Shard); err != nil {
 		return memd.ForgetResult{}, err
 	}
 	return g.inner.Forget(ctx, req)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -29,25 +28,10 @@ var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 << 1
 // feed serves GET /v1/feed: the query is checked and the subscription made
 // before the upgrade, so a bad request gets a JSON error.
 func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
-	q := memd.FeedQuery{Since: map[memd.ShardID]string{}}
 	p := paramsOf(r)
-	for _, v := range p.list("shards") {
-		id, err := memd.ParseShardID(v)
-		if err != nil {
-			return err
-		}
-		q.Shards = append(q.Shards, id)
-	}
-	for _, v := range p.list("since") {
-		i := strings.LastIndexByte(v, ':')
-		if i < 0 {
-			return memd.Errorf(memd.EINVALID, "since %q: want <shard>:<commit>", v)
-		}
-		id, err := memd.ParseShardID(v[:i])
-		if err != nil {
-			return err
-		}
-		q.Since[id] = v[i+1:]
+	q, err := memd.ParseFeedQuery(p.list("shards"), p.list("since"))
+	if err != nil {
+		return err
 	}
 	sub, err := s.svc.Subscribe(r.Context(), q)
 	if err != nil {

@@ -60,14 +60,10 @@ func Passages(shard memd.ShardID, path, text string, date memd.Date, commit stri
 			start = cut
 		}
 	}
-	for at := 0; at < len(text); {
-		end := strings.IndexByte(text[at:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += at + 1
-		}
-		line := strings.TrimSpace(text[at:end])
+	at := 0
+	for raw := range strings.Lines(text) {
+		end := at + len(raw)
+		line := strings.TrimSpace(raw)
 		switch {
 		case line == "" && !heading:
 			flush(at)

@@ -590,50 +590,10 @@ const relatedCap = 0.5
 // scoring them would cost more than the rest of the search.
 func (q *queryTerms) scoreRelated() {
 	sc := q.sc
-	relatives := make([][]relative, len(q.scored))
-	q.relatives = relatives
-	bound := 0.0 // the most relatives add to a fact
-	done := map[string]bool{}
-	for n, t := range q.scored {
-		e := thesaurus.Lookup(t)
-		if e == nil {
-			continue
-		}
-		most := 0.0
-		for kind, list := range e.ByKind() {
-			for _, r := range list {
-				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
-					continue
-				}
-				done[r] = true
-				idf := relatedShares[kind] * math.Min(q.idf(r), q.idf(t))
-				relatives[n] = append(relatives[n], relative{r, idf})
-				most += idf * (k1 + 1) // BM25 never reaches idf × (k1+1)
-			}
-		}
-		bound += math.Min(most, relatedCap*q.idf(t))
-	}
+	relatives, bound := q.findRelatives()
 	floor, pruned := q.relatedFloor(bound)
 	if pruned {
-		n := (len(sc.slot) + 63) / 64 // words of a bit an entry
-		if len(sc.skipped) < n || len(sc.above) < n {
-			sc.skipped, sc.above = make([]uint64, n), make([]uint64, n)
-		}
-		// Only candidates at the floor or above gain, and no other fact's
-		// score changes here: they are marked once, so that most postings,
-		// of facts below it, cost a test of a bit and not a look-up. The
-		// others can reach the strongest and the hits only by gaining
-		// later (as a neighbour), which marks them too; when they are
-		// most candidates, reading the list of the rest saves nothing.
-		for k, v := range sc.v {
-			if v >= floor {
-				i := sc.touched[k]
-				sc.above[i>>6] |= 1 << (i & 63)
-				sc.live = append(sc.live, int32(k))
-			}
-		}
-		sc.sorted = len(sc.live)
-		sc.narrowed = len(sc.live) <= len(sc.touched)/4
+		q.markAbove(floor)
 	}
 	for n, t := range q.scored {
 		own := q.bits[t]
@@ -671,6 +631,59 @@ func (q *queryTerms) scoreRelated() {
 		}
 		sc.gained = sc.gained[:0]
 	}
+}
+
+// findRelatives lists the words related to each scored term that are
+// worth scoring, and bounds what they can add to a fact.
+func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
+	relatives = make([][]relative, len(q.scored))
+	q.relatives = relatives
+	done := map[string]bool{}
+	for n, t := range q.scored {
+		e := thesaurus.Lookup(t)
+		if e == nil {
+			continue
+		}
+		most := 0.0
+		for kind, list := range e.ByKind() {
+			for _, r := range list {
+				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
+					continue
+				}
+				done[r] = true
+				idf := relatedShares[kind] * math.Min(q.idf(r), q.idf(t))
+				relatives[n] = append(relatives[n], relative{r, idf})
+				most += idf * (k1 + 1) // BM25 never reaches idf × (k1+1)
+			}
+		}
+		bound += math.Min(most, relatedCap*q.idf(t))
+	}
+	return relatives, bound
+}
+
+// markAbove marks the candidates at floor or above: only they gain from
+// relatives.
+func (q *queryTerms) markAbove(floor float64) {
+	sc := q.sc
+	n := (len(sc.slot) + 63) / 64 // words of a bit an entry
+	if len(sc.skipped) < n || len(sc.above) < n {
+		sc.skipped, sc.above = make([]uint64, n), make([]uint64, n)
+	}
+	// Only candidates at the floor or above gain, and no other fact's
+	// score changes here: they are marked once, so that most postings,
+	// of facts below it, cost a test of a bit and not a look-up. The
+	// others can reach the strongest and the hits only by gaining
+	// later (as a neighbour), which marks them too; when they are
+	// most candidates, reading the list of the rest saves nothing.
+	for k, v := range sc.v {
+		if v >= floor {
+			i := sc.touched[k]
+			sc.above[i>>6] |= 1 << (i & 63)
+			sc.live = append(sc.live, int32(k))
+		}
+	}
+	sc.sorted = len(sc.live)
+	sc.narrowed = len(sc.live) <= len(sc.touched)/4
 }
 
 // Tests compare the hits with and without pruning, and see it happen.
