@@ -226,13 +226,11 @@ type snapshotParts struct {
 // openSnapshot checks the snapshot src holds (size bytes long) and reads
 // all but its facts, which each reads after, from src again. The main
 // section (facts, then the tables they name) is read a window at a time,
-// three times: for its checksum, before anything is decoded; to reach the
+// three times: for its checksum, while the tables are read; to reach the
 // tables; and for the facts. A million facts' main section is 85 MB, never
 // held whole while the index grows. An error reading src is
-// errUnreadable; a snapshot that is not whole is errBadSnapshot.
-//
-// It is long because it decodes the format's sections in the order they
-// are written, as encodeSnapshot writes them in one place.
+// errUnreadable; a snapshot that is not whole is errBadSnapshot, whatever
+// else is wrong with it.
 func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (*snapshotParts, error) {
 	start := make([]byte, min(size, int64(len(snapshotPrefix)+8)))
 	if _, err := src.ReadAt(start, 0); err != nil {
@@ -256,18 +254,40 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 		return nil, errBadSnapshot
 	}
 	mainLen := size - snapshotTail - held
-	sum := crc32.New(crcTable)
-	if _, err := io.Copy(sum, io.NewSectionReader(src, 0, mainLen)); err != nil {
-		return nil, unreadable(err)
-	}
 	postings := make([]byte, held)
 	if _, err := src.ReadAt(postings, mainLen); err != nil {
 		return nil, unreadable(err)
 	}
-	crc := crc32.Update(crc32.Update(sum.Sum32(), crcTable, postings), crcTable, tail[:8])
-	if crc != binary.LittleEndian.Uint32(tail[8:]) {
-		return nil, errBadSnapshot
+	// The checksum is read while the tables are: nothing decoded is used
+	// before it matches, and the decoding never trusts what it reads.
+	checked := make(chan error, 1)
+	go func() {
+		sum := crc32.New(crcTable)
+		if _, err := io.Copy(sum, io.NewSectionReader(src, 0, mainLen)); err != nil {
+			checked <- unreadable(err)
+			return
+		}
+		crc := crc32.Update(crc32.Update(sum.Sum32(), crcTable, postings), crcTable, tail[:8])
+		if crc != binary.LittleEndian.Uint32(tail[8:]) {
+			checked <- errBadSnapshot
+			return
+		}
+		checked <- nil
+	}()
+	s, err := openTables(shard, src, mainLen, window)
+	if cerr := <-checked; cerr != nil {
+		return nil, cerr
 	}
+	if err != nil {
+		return nil, err
+	}
+	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
+	return s, nil
+}
+
+// openTables reads the main section of a snapshot up to its facts, and
+// the tables after them.
+func openTables(shard memd.ShardID, src io.ReaderAt, mainLen int64, window int) (*snapshotParts, error) {
 	section := func(from int64) reader {
 		return reader{src: io.NewSectionReader(src, from, mainLen-from), left: mainLen - from, window: window}
 	}
@@ -320,17 +340,64 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 	if r.remaining() != 0 {
 		return nil, errBadSnapshot
 	}
-	s.postings = unsafe.String(unsafe.SliceData(postings), len(postings))
 	s.facts = section(factsAt)
 	return s, nil
 }
 
-// each calls fn with the snapshot's facts, size at a time, in one buffer
-// reused from part to part.
+// each calls fn with the snapshot's facts, size at a time. The next part
+// is decoded while fn takes one: a start puts a large shard's facts while
+// its next ones are read. The two buffers go back and forth.
 func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
-	r := s.facts
-	buf := make([]search.Doc, 0, min(size, s.n))
-	for i := 0; i < s.n; i++ {
+	type part struct {
+		docs []search.Doc
+		err  error
+	}
+	full := make(chan part)
+	free := make(chan []search.Doc, 2)
+	for range 2 {
+		free <- make([]search.Doc, 0, min(size, s.n))
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	r := s.facts // each may be called again: it reads from a copy
+	go func() {
+		defer close(stopped)
+		for from := 0; from < s.n; {
+			var buf []search.Doc
+			select {
+			case buf = <-free:
+			case <-stop:
+				return
+			}
+			buf, err := s.decode(&r, buf[:0], min(size, s.n-from))
+			from += len(buf)
+			select {
+			case full <- part{buf, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+		close(full)
+	}()
+	// The decoder is done with the reader before each returns.
+	defer func() { close(stop); <-stopped }()
+	for p := range full {
+		if p.err != nil {
+			return p.err
+		}
+		if err := fn(p.docs); err != nil {
+			return err
+		}
+		free <- p.docs
+	}
+	return nil
+}
+
+// decode appends the next n facts r reads to buf.
+func (s *snapshotParts) decode(r *reader, buf []search.Doc, n int) ([]search.Doc, error) {
+	for range n {
 		d := search.Doc{Fact: memd.Fact{Shard: s.shard}}
 		d.ID, d.Text, d.Tier = r.string(), r.string(), tierOf(r.string())
 		d.Date = dateOfCode(r.varint())
@@ -338,24 +405,19 @@ func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
 		d.Offset = int(r.uvarint())
 		o := r.uvarint()
 		if r.err != nil {
-			return r.err
+			return buf, r.err
 		}
 		if f >= uint64(len(s.files)) || o > uint64(len(s.origins)) {
-			return errBadSnapshot
+			return buf, errBadSnapshot
 		}
 		d.File = s.files[f]
 		if o > 0 {
 			or := s.origins[o-1]
 			d.Commit, d.Chat, d.When, d.Messages = or.commit, or.chat, or.when, or.messages
 		}
-		if buf = append(buf, d); len(buf) == size || i == s.n-1 {
-			if err := fn(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
+		buf = append(buf, d)
 	}
-	return nil
+	return buf, nil
 }
 
 // older reports whether b starts as a snapshot in an earlier format does.

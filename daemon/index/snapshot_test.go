@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -763,13 +764,14 @@ func TestOpenSnapshot_ReadsTheSameInAnyWindow(t *testing.T) {
 }
 
 // failingReaderAt reads as its bytes do for its first reads, then fails.
+// Like a file, it may be read from several goroutines at once.
 type failingReaderAt struct {
 	b     []byte
-	reads *int
+	reads *atomic.Int64
 }
 
 func (r failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if *r.reads--; *r.reads < 0 {
+	if r.reads.Add(-1) < 0 {
 		return 0, errors.New("input/output error")
 	}
 	return copy(p, r.b[off:]), nil
@@ -783,7 +785,9 @@ func TestOpenSnapshot_FailsWhereItsFileFails(t *testing.T) {
 	docs := numberedFacts(shard, 100)
 	b := encoded(t, shard, gitstore.Hash{}, walkOf(docs, "postings"), nil)
 	read := func(reads int) (n int, err error) {
-		p, err := openSnapshot(shard, failingReaderAt{b, &reads}, int64(len(b)), 64)
+		left := new(atomic.Int64)
+		left.Store(int64(reads))
+		p, err := openSnapshot(shard, failingReaderAt{b, left}, int64(len(b)), 64)
 		if err != nil {
 			return 0, err
 		}

@@ -122,16 +122,23 @@ func TestReplaceInParts_AsApply(t *testing.T) {
 		}
 	}
 	for name, c := range map[string]struct {
-		facts []Doc
-		fail  error
+		facts    []Doc
+		fail     error
+		postings string
 	}{
-		"fewer facts":  {order[:400], nil},
-		"more facts":   {append(slices.Clone(order), order[:3]...), nil},
-		"parts failed": {order, errBadSnapshot},
+		"fewer facts":  {order[:400], nil, postings},
+		"more facts":   {append(slices.Clone(order), order[:3]...), nil, postings},
+		"parts failed": {order, errBadSnapshot, postings},
+		// Their start reads well, so the facts are put before the lists
+		// are found damaged.
+		"lists cut short": {order, nil, postings[:len(postings)-2]},
 	} {
 		x := New()
-		if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h1", Postings: postings}, len(order), inParts(c.facts, c.fail)); err == nil {
+		if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h1", Postings: c.postings}, len(order), inParts(c.facts, c.fail)); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+		if got := x.Search(Query{Text: "budget", Shards: []memd.ShardID{shard}, K: 5, Now: now}); got.ReadAt[shard] != "" {
+			t.Errorf("%s: the half read shard is given as read at %q", name, got.ReadAt[shard])
 		}
 	}
 }

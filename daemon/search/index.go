@@ -324,8 +324,11 @@ func (x *Engine) Apply(u Update) (usedPostings bool) {
 	foreign := slices.ContainsFunc(u.Put, func(d Doc) bool { return d.Shard != u.Shard })
 	// Postings are installed in the shard's part: every fact must be its.
 	if u.Replace && u.Postings != "" && !foreign {
-		used, _ := x.ReplaceInParts(u, len(u.Put), func(put func([]Doc)) error { put(u.Put); return nil })
-		return used // one part of them all cannot disagree with the count
+		used, err := x.ReplaceInParts(u, len(u.Put), func(put func([]Doc)) error { put(u.Put); return nil })
+		if err == nil {
+			return used // one part of them all cannot disagree with the count
+		}
+		u.Postings = "" // their lists are damaged: the texts are analysed after all
 	}
 	x.ApplyPrepared(Prepare(u))
 	return false
@@ -379,13 +382,14 @@ func (x *Engine) ApplyPrepared(pu Prepared) {
 // the order of u.Postings. A large shard's snapshot is so read without
 // all its facts held at once. put keeps copies of what it is given, so a
 // part's memory may be reused; the shard's facts are taken as u.Shard's.
-// When parts fails, or gives other than n facts with postings, the shard
-// is left half read, for the caller to replace again.
+// When parts fails, gives other than n facts with postings, or the
+// postings' lists are damaged (their start was read before any fact was
+// put), the shard is left half read, for the caller to replace again.
 func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) error) (usedPostings bool, err error) {
-	imp, perr := readPostings(u.Postings, n)
+	head, perr := readPostingsHead(u.Postings, n)
 	postings := u.Postings != "" && perr == nil
 	// Read: a large shard's encoded postings (37 MB at a million facts)
-	// are garbage from here, not held while its facts are put.
+	// are garbage once their lists are, not held while its facts are put.
 	u.Postings = ""
 	notes := make(map[string][]analysed, len(u.Notes))
 	for path, ps := range u.Notes {
@@ -403,9 +407,18 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		for _, ps := range u.Notes {
 			passages += len(ps)
 		}
-		p.reserve(n+n/16+passages, len(imp.terms)+len(imp.terms)/16+64)
+		p.reserve(n+n/16+passages, 0)
+		x.reserve(n + passages)
 	}
 	first, put := x.entries.len(), 0
+	var lists chan builtTerms
+	if postings {
+		lists = make(chan builtTerms, 1)
+		_, p := x.partOf(u.Shard)
+		fresh := p.terms.len() == 0 && len(p.lists) == 0 && len(p.prefixes) == 0
+		room := int(head.terms + head.terms/16 + 64) // and the first writes'
+		go func() { lists <- buildTerms(head, first, fresh, room) }()
+	}
 	err = parts(func(docs []Doc) {
 		for i := range docs {
 			docs[i].Shard = u.Shard
@@ -415,19 +428,30 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		case !postings:
 			facts = analyzeAll(docs)
 		case put+len(docs) <= n:
-			facts = foldedOnly(docs, imp.lengths[put:put+len(docs)])
+			facts = foldedOnly(docs, head.lengths[put:put+len(docs)])
 		default:
 			return // more facts than postings: an error below
 		}
 		x.putAll(docs, facts, false)
 		put += len(docs)
 	})
+	var terms builtTerms
+	if postings {
+		if terms = <-lists; err == nil {
+			err = terms.err
+		}
+	}
 	if err == nil && postings && (put != n || x.entries.len()-first != int32(n)) {
 		// Facts put without terms of their own would be found by nothing.
 		err = errBadPostings
 	}
 	if num, ok := x.shardNum[u.Shard]; ok && postings && err == nil {
-		x.parts[num].installPostings(first, imp)
+		p := x.parts[num]
+		if terms.built != nil {
+			p.terms, p.lists, p.prefixes = terms.built.terms, terms.built.lists, terms.built.prefixes
+		} else {
+			p.installPostings(first, terms.imp)
+		}
 	}
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, notes[path])
@@ -437,6 +461,29 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 	}
 	x.maybeCompact()
 	return postings, err
+}
+
+// builtTerms are the terms of a shard's postings, read while its facts
+// are put: as a part's dictionary, lists and prefixes, built apart, for a
+// part that holds no terms; otherwise as read, for installPostings once
+// every fact is put.
+type builtTerms struct {
+	built *part
+	imp   imported
+	err   error
+}
+
+// buildTerms reads the lists of the postings head begins, for the facts
+// put from entry first on, and builds a part's terms of them when fresh.
+func buildTerms(head postingsHead, first int32, fresh bool, room int) builtTerms {
+	imp, err := head.lists()
+	if err != nil || !fresh {
+		return builtTerms{imp: imp, err: err}
+	}
+	p := &part{prefixes: make(map[string][]string)}
+	p.terms.reserve(room)
+	p.installPostings(first, imp)
+	return builtTerms{built: p}
 }
 
 // Rank is the rank of a dated fact in the memory section: its date in
@@ -534,6 +581,20 @@ func (x *Engine) PutAll(docs []Doc) {
 	x.maybeCompact()
 }
 
+// reserve makes room for n more entries at once, at least doubling the
+// room: past a few hundred entries append grows a slice by only a
+// quarter, and a large shard read in batches would copy every array
+// again every few batches.
+func (x *Engine) reserve(n int) {
+	if cap(x.alive)-len(x.alive) >= n {
+		return
+	}
+	n = max(n, len(x.alive))
+	x.alive, x.shardOf = slices.Grow(x.alive, n), slices.Grow(x.shardOf, n)
+	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
+	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
+}
+
 // putAll puts facts in; with keepNewer, a fact held at a date not before
 // its own (put earlier, or earlier in docs) is left as it is.
 func (x *Engine) putAll(docs []Doc, analysed []analysed, keepNewer bool) {
@@ -544,12 +605,7 @@ func (x *Engine) putAll(docs []Doc, analysed []analysed, keepNewer bool) {
 		}
 		return
 	}
-	// Room for all of them at once, not by doubling: a start reads a
-	// million facts this way.
-	n := len(docs)
-	x.alive, x.shardOf = slices.Grow(x.alive, n), slices.Grow(x.shardOf, n)
-	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
-	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
+	x.reserve(len(docs))
 	shards := make(map[memd.ShardID]bool)
 	files := make(map[shardFile]bool)
 	chats := make(map[chatKey]bool)

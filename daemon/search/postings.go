@@ -200,35 +200,61 @@ type imported struct {
 	lists   [][]posting // each term's, by place, in order
 }
 
-// readPostings reads postings ExportShard wrote for n facts. The terms
-// share one new string: pieces of s would hold all of it, numbers too.
+// readPostings reads postings ExportShard wrote for n facts.
 func readPostings(s string, n int) (imported, error) {
+	head, err := readPostingsHead(s, n)
+	if err != nil {
+		return imported{}, err
+	}
+	return head.lists()
+}
+
+// postingsHead is the start of the postings of n facts: how many terms
+// each fact has, which a fact is put with, and how many terms there are
+// in all. The rest, each term's list, is read by lists.
+type postingsHead struct {
+	lengths                   []int
+	terms, postings, termSize uint64
+	n                         int
+	rest                      postingsReader
+}
+
+func readPostingsHead(s string, n int) (postingsHead, error) {
 	if len(s) < 8 || binary.LittleEndian.Uint64([]byte(s[:8])) != analysis() {
-		return imported{}, errBadPostings
+		return postingsHead{}, errBadPostings
 	}
 	r := postingsReader{s: s[8:]}
 	if r.uvarint() != uint64(n) || r.bad {
-		return imported{}, errBadPostings
+		return postingsHead{}, errBadPostings
 	}
-	imp := imported{lengths: make([]int, n)}
-	for i := range imp.lengths {
+	h := postingsHead{lengths: make([]int, n), n: n}
+	for i := range h.lengths {
 		length := r.uvarint()
 		if length > maxTerms {
-			return imported{}, errBadPostings
+			return postingsHead{}, errBadPostings
 		}
-		imp.lengths[i] = int(length)
+		h.lengths[i] = int(length)
 	}
-	// One array holds every posting; each term's list is a piece of it.
 	// Each term takes two bytes at least, each posting two.
-	terms, postings, termBytes := r.uvarint(), r.uvarint(), r.uvarint()
-	if terms > uint64(len(r.s))/2 || postings > uint64(len(r.s))/2 || termBytes > uint64(len(r.s)) {
-		return imported{}, errBadPostings
+	h.terms, h.postings, h.termSize = r.uvarint(), r.uvarint(), r.uvarint()
+	if r.bad || h.terms > uint64(len(r.s))/2 || h.postings > uint64(len(r.s))/2 || h.termSize > uint64(len(r.s)) {
+		return postingsHead{}, errBadPostings
 	}
-	all := make([]posting, 0, postings)
-	ends := make([]int, 0, 2*terms)
+	h.rest = r
+	return h, nil
+}
+
+// lists reads each term's list. The terms share one new string: pieces
+// of the postings would hold all of them, numbers too.
+func (h postingsHead) lists() (imported, error) {
+	r, n := h.rest, h.n
+	imp := imported{lengths: h.lengths}
+	// One array holds every posting; each term's list is a piece of it.
+	all := make([]posting, 0, h.postings)
+	ends := make([]int, 0, 2*h.terms)
 	var words strings.Builder
-	words.Grow(int(termBytes))
-	for ; terms > 0 && !r.bad; terms-- {
+	words.Grow(int(h.termSize))
+	for terms := h.terms; terms > 0 && !r.bad; terms-- {
 		t := r.take(r.uvarint())
 		held := r.uvarint()
 		if t == "" || held == 0 || held > uint64(n) {
