@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/daemontest"
 )
 
 type env struct {
@@ -32,32 +32,13 @@ func start(t *testing.T) *env {
 	return startIn(t, t.TempDir(), daemon.Config{})
 }
 
-// startIn starts memd serve on dir with cfg, on a free loopback port and
-// without fsync, stopped when the test ends, and returns it with an admin
-// client. Its log shows warnings unless cfg names a logger.
+// startIn starts memd serve on dir with cfg (daemontest.Start) and
+// returns it with an admin client.
 func startIn(t *testing.T, dir string, cfg daemon.Config) *env {
 	t.Helper()
-	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	d, err := daemon.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Serve() }()
-	t.Cleanup(func() {
-		d.Shutdown(context.Background())
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	token, err := auth.ReadAdminToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{d: d, admin: client.New(d.URL(), token), dir: dir}
+	cfg.DataDir = dir
+	d, admin := daemontest.Start(t, cfg)
+	return &env{d: d, admin: admin, dir: dir}
 }
 
 // agent registers an agent and returns a client with its token.

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
-	"github.com/memd/memd/daemon/auth"
+	"github.com/memd/memd/daemon/daemontest"
 	"github.com/memd/memd/daemon/remote"
 )
 
@@ -57,27 +56,7 @@ func startDaemon(t testing.TB) (*daemon.Daemon, *client.Client) {
 // directory unless cfg names one.
 func startDaemonWith(t testing.TB, cfg daemon.Config) (*daemon.Daemon, *client.Client) {
 	t.Helper()
-	dir := cfg.DataDir
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	cfg.DataDir, cfg.Listen, cfg.NoSync = dir, "127.0.0.1:0", true
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	d, err := daemon.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Serve() }()
-	t.Cleanup(func() {
-		d.Shutdown(context.Background())
-		<-done
-	})
-	token, err := auth.ReadAdminToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, client.New(d.URL(), token)
+	return daemontest.Start(t, cfg)
 }
 
 // The tests share one headless Chromium: a launch costs more than most of

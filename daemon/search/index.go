@@ -581,15 +581,11 @@ func (x *Engine) PutAll(docs []Doc) {
 	x.maybeCompact()
 }
 
-// reserve makes room for n more entries at once, at least doubling the
-// room: past a few hundred entries append grows a slice by only a
-// quarter, and a large shard read in batches would copy every array
-// again every few batches.
+// reserve makes room for n more entries at once. A snapshot read in
+// parts reserves for all its facts: past a few hundred entries append
+// grows a slice by a quarter, so each part would copy every array again.
+// (Not more: room kept for entries never put stays held, 24 bytes each.)
 func (x *Engine) reserve(n int) {
-	if cap(x.alive)-len(x.alive) >= n {
-		return
-	}
-	n = max(n, len(x.alive))
 	x.alive, x.shardOf = slices.Grow(x.alive, n), slices.Grow(x.shardOf, n)
 	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
 	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
