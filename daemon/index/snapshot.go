@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -226,8 +227,8 @@ type snapshotParts struct {
 // openSnapshot checks the snapshot src holds (size bytes long) and reads
 // all but its facts, which each reads after, from src again. The main
 // section (facts, then the tables they name) is read a window at a time,
-// three times: for its checksum, while the tables are read; to reach the
-// tables; and for the facts. A million facts' main section is 85 MB, never
+// three times: for its checksum, while passing over the facts to reach
+// the tables; to reach the tables; and for the facts. A million facts' main section is 85 MB, never
 // held whole while the index grows. An error reading src is
 // errUnreadable; a snapshot that is not whole is errBadSnapshot, whatever
 // else is wrong with it.
@@ -258,8 +259,9 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 	if _, err := src.ReadAt(postings, mainLen); err != nil {
 		return nil, unreadable(err)
 	}
-	// The checksum is read while the tables are: nothing decoded is used
-	// before it matches, and the decoding never trusts what it reads.
+	// The checksum is read while the facts are passed over to reach the
+	// tables, which are decoded only once it matches: a damaged count
+	// could make room for far more than the file holds.
 	checked := make(chan error, 1)
 	go func() {
 		sum := crc32.New(crcTable)
@@ -274,8 +276,9 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 		}
 		checked <- nil
 	}()
-	s, err := openTables(shard, src, mainLen, window)
-	if cerr := <-checked; cerr != nil {
+	verified := sync.OnceValue(func() error { return <-checked })
+	s, err := openTables(shard, src, mainLen, window, verified)
+	if cerr := verified(); cerr != nil {
 		return nil, cerr
 	}
 	if err != nil {
@@ -285,9 +288,10 @@ func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (
 	return s, nil
 }
 
-// openTables reads the main section of a snapshot up to its facts, and
-// the tables after them.
-func openTables(shard memd.ShardID, src io.ReaderAt, mainLen int64, window int) (*snapshotParts, error) {
+// openTables reads the main section of a snapshot up to its facts, passes
+// over them, and once verified says the snapshot is whole, reads the
+// tables after them.
+func openTables(shard memd.ShardID, src io.ReaderAt, mainLen int64, window int, verified func() error) (*snapshotParts, error) {
 	section := func(from int64) reader {
 		return reader{src: io.NewSectionReader(src, from, mainLen-from), left: mainLen - from, window: window}
 	}
@@ -312,6 +316,9 @@ func openTables(shard memd.ShardID, src io.ReaderAt, mainLen int64, window int) 
 		r.uvarint()
 		r.uvarint()
 		r.uvarint()
+	}
+	if err := verified(); err != nil {
+		return nil, err
 	}
 	s.origins = make([]origin, r.count())
 	for i := range s.origins {
@@ -358,7 +365,8 @@ func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
 		free <- make([]search.Doc, 0, min(size, s.n))
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
-	r := s.facts // each may be called again: it reads from a copy
+	r := s.facts
+	size = max(size, 1)
 	go func() {
 		defer close(stopped)
 		for from := 0; from < s.n; {

@@ -133,12 +133,20 @@ func TestReplaceInParts_AsApply(t *testing.T) {
 		// are found damaged.
 		"lists cut short": {order, nil, postings[:len(postings)-2]},
 	} {
-		x := New()
-		if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h1", Postings: c.postings}, len(order), inParts(c.facts, c.fail)); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-		if got := x.Search(Query{Text: "budget", Shards: []memd.ShardID{shard}, K: 5, Now: now}); got.ReadAt[shard] != "" {
-			t.Errorf("%s: the half read shard is given as read at %q", name, got.ReadAt[shard])
+		// Into an empty index, and over the shard as an earlier read left it.
+		for _, held := range [][]Doc{nil, order[:50]} {
+			x := New()
+			x.Apply(Update{Shard: shard, Head: "h0", Replace: true, Put: held})
+			if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h1", Postings: c.postings}, len(order), inParts(c.facts, c.fail)); err == nil {
+				t.Errorf("%s over %d facts: no error", name, len(held))
+			}
+			// Half read, for the caller to replace again: read at no
+			// commit, and searched without postings that name facts
+			// never put (a search would read past the facts).
+			got := x.Search(Query{Text: "budget Lisbon hiring", Shards: []memd.ShardID{shard}, K: 5, Now: now})
+			if got.ReadAt[shard] != "" {
+				t.Errorf("%s over %d facts: the half read shard is given as read at %q", name, len(held), got.ReadAt[shard])
+			}
 		}
 	}
 }

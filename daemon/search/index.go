@@ -310,7 +310,9 @@ type Update struct {
 	// Postings, with Replace, are those ExportShard gave with the facts
 	// of Put, in that order: their texts are not analysed again. Postings
 	// that cannot be those (made by another analysis, damaged, for another
-	// number of facts) are ignored.
+	// number of facts) are ignored. (Lists found damaged only after the
+	// facts were put fail ReplaceInParts; Apply then puts the facts again,
+	// analysed, and a search in between finds the shard half read.)
 	Postings string
 	// KeepNewer leaves a fact of Put as the index holds it when it holds
 	// it at a date not before Put's: a fact a person wrote in two files is
@@ -412,12 +414,15 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 	}
 	first, put := x.entries.len(), 0
 	var lists chan builtTerms
+	lengths := head.lengths
 	if postings {
 		lists = make(chan builtTerms, 1)
 		_, p := x.partOf(u.Shard)
 		fresh := p.terms.len() == 0 && len(p.lists) == 0 && len(p.prefixes) == 0
 		room := int(head.terms + head.terms/16 + 64) // and the first writes'
-		go func() { lists <- buildTerms(head, first, fresh, room) }()
+		// Given the head, not sharing it: the encoded postings it reads
+		// are held there until read, not here until every fact is put.
+		go func(head postingsHead) { lists <- buildTerms(head, first, fresh, room) }(head)
 	}
 	err = parts(func(docs []Doc) {
 		for i := range docs {
@@ -428,7 +433,7 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		case !postings:
 			facts = analyzeAll(docs)
 		case put+len(docs) <= n:
-			facts = foldedOnly(docs, head.lengths[put:put+len(docs)])
+			facts = foldedOnly(docs, lengths[put:put+len(docs)])
 		default:
 			return // more facts than postings: an error below
 		}
@@ -458,6 +463,8 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 	}
 	if err == nil {
 		x.setHead(u.Shard, u.Head)
+	} else {
+		x.setHead(u.Shard, "") // read at no commit: what it held is gone
 	}
 	x.maybeCompact()
 	return postings, err
