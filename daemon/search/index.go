@@ -386,7 +386,12 @@ func (x *Engine) ApplyPrepared(pu Prepared) {
 // part's memory may be reused; the shard's facts are taken as u.Shard's.
 // When parts fails, gives other than n facts with postings, or the
 // postings' lists are damaged (their start was read before any fact was
-// put), the shard is left half read, for the caller to replace again.
+// put), the shard is left half read, at no commit, for the caller to
+// replace again.
+//
+// It is long for the steps that share the index's lock and the shard's
+// part: the room reserved, the lists read while the facts are put, the
+// checks of both, and what is taken on once they pass.
 func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) error) (usedPostings bool, err error) {
 	head, perr := readPostingsHead(u.Postings, n)
 	postings := u.Postings != "" && perr == nil
