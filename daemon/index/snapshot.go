@@ -227,11 +227,11 @@ type snapshotParts struct {
 // openSnapshot checks the snapshot src holds (size bytes long) and reads
 // all but its facts, which each reads after, from src again. The main
 // section (facts, then the tables they name) is read a window at a time,
-// three times: for its checksum, while passing over the facts to reach
-// the tables; to reach the tables; and for the facts. A million facts' main section is 85 MB, never
-// held whole while the index grows. An error reading src is
-// errUnreadable; a snapshot that is not whole is errBadSnapshot, whatever
-// else is wrong with it.
+// three times: for its checksum, while it is read to reach the tables;
+// and for the facts. A million facts' main section is 85 MB, never held
+// whole while the index grows. An error reading src is errUnreadable; a
+// snapshot that is not whole is errBadSnapshot, whatever else is wrong
+// with it.
 func openSnapshot(shard memd.ShardID, src io.ReaderAt, size int64, window int) (*snapshotParts, error) {
 	start := make([]byte, min(size, int64(len(snapshotPrefix)+8)))
 	if _, err := src.ReadAt(start, 0); err != nil {
@@ -359,6 +359,7 @@ func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
 		docs []search.Doc
 		err  error
 	}
+	size = max(size, 1)
 	full := make(chan part)
 	free := make(chan []search.Doc, 2)
 	for range 2 {
@@ -366,7 +367,6 @@ func (s *snapshotParts) each(size int, fn func([]search.Doc) error) error {
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	r := s.facts
-	size = max(size, 1)
 	go func() {
 		defer close(stopped)
 		for from := 0; from < s.n; {
