@@ -117,8 +117,8 @@ func (c *Client) Remember(ctx context.Context, req memd.RememberRequest) (memd.R
 	if !req.Date.IsZero() {
 		body["date"] = req.Date
 	}
-	if !req.Source.IsZero() {
-		body["source"] = req.Source
+	if src := sourceBody(req.Source); src != nil {
+		body["source"] = src
 	}
 	if req.Create {
 		body["create"] = true

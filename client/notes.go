@@ -23,9 +23,9 @@ func notePath(s memd.ShardID, path string) (string, error) {
 	return shardPath(s) + "/notes/" + strings.Join(segs, "/"), nil
 }
 
-// sourceBody is a write's source, or nil when it names nothing.
+// sourceBody is a write's source, or nil when it holds nothing.
 func sourceBody(src memd.Source) any {
-	if len(src.Messages) == 0 && src.Chat == "" && src.ChatKind == "" {
+	if src.IsZero() {
 		return nil
 	}
 	return src
