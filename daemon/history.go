@@ -58,7 +58,7 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 		if !page.take() {
 			return nil
 		}
-		commit, err := describe(sh, c)
+		commit, err := provenance.DescribeCommit(sh, c)
 		if err != nil {
 			return err
 		}
@@ -100,15 +100,6 @@ func (p *pager) kept() error {
 		return gitstore.ErrStop
 	}
 	return nil
-}
-
-// describe is a commit as memd shows it: provenance and the facts it changed.
-func describe(sh *gitstore.Shard, c gitstore.Commit) (memd.Commit, error) {
-	d, err := sh.Diff(c)
-	if err != nil {
-		return memd.Commit{}, err
-	}
-	return provenance.Describe(sh.ID(), c, d), nil
 }
 
 // Revert undoes one commit, or every commit citing a source message.

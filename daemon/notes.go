@@ -260,7 +260,7 @@ func (s *Service) NoteHistory(ctx context.Context, q memd.NoteHistoryQuery) ([]m
 		if !page.take() {
 			return nil
 		}
-		commit, err := describe(sh, c)
+		commit, err := provenance.DescribeCommit(sh, c)
 		if err != nil {
 			return err
 		}

@@ -71,7 +71,7 @@ func (s *Service) Proposals(ctx context.Context, shard memd.ShardID) ([]memd.Pro
 		}
 		for _, c := range list {
 			pr := memd.Proposal{ID: proposalID(c)}
-			if pr.Commit, err = describe(sh, c); err != nil {
+			if pr.Commit, err = provenance.DescribeCommit(sh, c); err != nil {
 				return nil, err
 			}
 			if pr.Messages, err = s.Messages.Quotes([]memd.Commit{pr.Commit}); err != nil {

@@ -7,6 +7,15 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
+// DescribeCommit is Describe of a commit of sh, with the diff it makes.
+func DescribeCommit(sh *gitstore.Shard, c gitstore.Commit) (memd.Commit, error) {
+	d, err := sh.Diff(c)
+	if err != nil {
+		return memd.Commit{}, err
+	}
+	return Describe(sh.ID(), c, d), nil
+}
+
 // Describe turns a commit and its diff into the record every surface shows.
 func Describe(id memd.ShardID, c gitstore.Commit, d gitstore.Diff) memd.Commit {
 	parents := make([]string, len(c.Parents))

@@ -238,11 +238,10 @@ func after(sh *gitstore.Shard, from, to gitstore.Hash, limit int) (commits []git
 
 // event describes one commit.
 func event(sh *gitstore.Shard, c gitstore.Commit) (memd.FeedEvent, error) {
-	d, err := sh.Diff(c)
+	rec, err := provenance.DescribeCommit(sh, c)
 	if err != nil {
 		return memd.FeedEvent{}, err
 	}
-	rec := provenance.Describe(sh.ID(), c, d)
 	ev := memd.FeedEvent{Type: memd.EventCommit, Shard: sh.ID(), Commit: rec.Hash, Author: rec.Author,
 		Time: rec.Time, Subject: rec.Subject, Provenance: rec.Provenance, Changes: rec.Changes}
 	var parent gitstore.Hash

@@ -213,9 +213,8 @@ func readPostings(s string, n int) (imported, error) {
 // each fact has, which a fact is put with, and how many terms there are
 // in all. The rest, each term's list, is read by lists.
 type postingsHead struct {
-	lengths                   []int
+	lengths                   []int // one a fact
 	terms, postings, termSize uint64
-	n                         int
 	rest                      postingsReader
 }
 
@@ -227,7 +226,7 @@ func readPostingsHead(s string, n int) (postingsHead, error) {
 	if r.uvarint() != uint64(n) || r.bad {
 		return postingsHead{}, errBadPostings
 	}
-	h := postingsHead{lengths: make([]int, n), n: n}
+	h := postingsHead{lengths: make([]int, n)}
 	for i := range h.lengths {
 		length := r.uvarint()
 		if length > maxTerms {
@@ -247,7 +246,7 @@ func readPostingsHead(s string, n int) (postingsHead, error) {
 // lists reads each term's list. The terms share one new string: pieces
 // of the postings would hold all of them, numbers too.
 func (h postingsHead) lists() (imported, error) {
-	r, n := h.rest, h.n
+	r, n := h.rest, len(h.lengths)
 	imp := imported{lengths: h.lengths}
 	// One array holds every posting; each term's list is a piece of it.
 	all := make([]posting, 0, h.postings)
