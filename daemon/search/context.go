@@ -57,16 +57,27 @@ func (x *Engine) lendContext(sc *scores, top []int32, near []neighbour, ok func(
 			loans[k] = l // of two equal loans, explain names the same lender in any index order
 		}
 	}
-	inTop := append(sc.inTop[:0], top...)
-	slices.Sort(inTop)
-	sc.inTop = inTop
+	// The candidates are marked, a bit each, so that a loan to one of
+	// them is known without a search; the marks are cleared on return.
+	if n := (len(sc.slot) + 63) / 64; len(sc.inTop) < n {
+		sc.inTop = make([]uint64, n)
+	}
+	inTop := sc.inTop
+	for _, i := range top {
+		inTop[i>>6] |= 1 << (i & 63)
+	}
+	defer func() {
+		for _, i := range top {
+			inTop[i>>6] = 0
+		}
+	}()
 	for _, l := range loans {
 		sc.addLate(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {
 			e.Context += l.amount
 			e.ContextFrom = append(e.ContextFrom, memd.Lender{Shard: x.shardIDs[x.shardOf[l.from]], ID: x.idOf(l.from), Distance: l.dist, Amount: l.amount})
 		}
-		if _, found := slices.BinarySearch(inTop, l.to); !found {
+		if inTop[l.to>>6]&(1<<(l.to&63)) == 0 {
 			top = append(top, l.to)
 		}
 	}

@@ -107,7 +107,7 @@ type scores struct {
 	// plus one; 0 for the others.
 	loan  []int32
 	loans []loan
-	inTop []int32     // room for lendContext's sorted candidates
+	inTop []uint64    // lendContext's marks of the candidates, a bit each
 	near  []neighbour // the strongest candidates' neighbours
 	// gain holds what a query term's relatives add to each candidate
 	// before the cap, by place, for the places in gained (scoreRelated).
@@ -453,6 +453,9 @@ type queryTerms struct {
 	// relatives holds the relatives scored for each term of scored.
 	depth     int
 	relatives [][]relative
+	// listed and ones are room for lists.
+	listed [][]posting
+	ones   [][1]posting
 }
 
 // relative is a term related to a query term, with its weight: a share of
@@ -479,12 +482,10 @@ func (x *Engine) queryTerms(sc *scores, content []string, st stats, ok func(int3
 }
 
 func (q *queryTerms) freq(t string) int {
-	n, seen := q.freqs[t]
-	if !seen {
-		n = docFreq(t, q.st, q.ok)
-		q.freqs[t] = n
+	if n, seen := q.freqs[t]; seen {
+		return n
 	}
-	return n
+	return q.freqIn(t, q.lists(t))
 }
 
 func (q *queryTerms) idf(t string) float64 { return idfOf(q.freq(t), q.st) }
@@ -639,6 +640,7 @@ func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 	relatives = make([][]relative, len(q.scored))
 	q.relatives = relatives
 	done := map[string]bool{}
+	limit := max(minRelatedBound, int(maxRelatedShare*float64(q.st.live)))
 	for n, t := range q.scored {
 		e := thesaurus.Lookup(t)
 		if e == nil {
@@ -647,7 +649,12 @@ func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 		most := 0.0
 		for kind, list := range e.ByKind() {
 			for _, r := range list {
-				if q.seen[r] || done[r] || q.held(r) > max(minRelatedBound, int(maxRelatedShare*float64(q.st.live))) || q.freq(r) == 0 {
+				if q.seen[r] || done[r] {
+					continue
+				}
+				// Each part's postings are looked up once, for both counts.
+				lists := q.lists(r)
+				if held(lists) > limit || q.freqIn(r, lists) == 0 {
 					continue
 				}
 				done[r] = true
@@ -786,24 +793,46 @@ func (q *queryTerms) bm25(idf, tf float64, i int32) float64 {
 	return idf * tf * (k1 + 1) / (tf + k1*(1-b) + q.norm*float64(q.x.lengths[i]))
 }
 
-// held is how many facts of the shards searched hold a term, the deleted
-// ones among them: at least its frequency, and cheaper to count.
-func (q *queryTerms) held(t string) int {
+// lists returns a term's postings in each part searched, in a buffer
+// the next call reuses.
+func (q *queryTerms) lists(t string) [][]posting {
+	if len(q.ones) < len(q.st.parts) {
+		q.ones = make([][1]posting, len(q.st.parts))
+	}
+	q.listed = q.listed[:0]
+	for n, part := range q.st.parts {
+		q.listed = append(q.listed, part.postings(t, &q.ones[n]))
+	}
+	return q.listed
+}
+
+// held is how many facts of the shards searched hold a term, given its
+// lists, the deleted ones among them: at least its frequency, and cheaper
+// to count.
+func held(lists [][]posting) int {
 	n := 0
-	for _, p := range q.st.parts {
-		var one [1]posting
-		n += len(p.postings(t, &one))
+	for _, ps := range lists {
+		n += len(ps)
 	}
 	return n
 }
 
-// docFreq counts the live facts of the shards searched that hold a term.
-func docFreq(t string, st stats, ok func(int32) bool) int {
+// freqIn is freq, given the term's lists.
+func (q *queryTerms) freqIn(t string, lists [][]posting) int {
+	n, seen := q.freqs[t]
+	if !seen {
+		n = docFreq(lists, q.st, q.ok)
+		q.freqs[t] = n
+	}
+	return n
+}
+
+// docFreq counts the live facts of the shards searched that hold a term,
+// given its lists.
+func docFreq(lists [][]posting, st stats, ok func(int32) bool) int {
 	n := 0
-	for _, part := range st.parts {
-		var one [1]posting
-		ps := part.postings(t, &one)
-		if part.noneDead() {
+	for k, ps := range lists {
+		if st.parts[k].noneDead() {
 			n += len(ps) // every posting of a part searched is of a fact searched
 			continue
 		}

@@ -3,6 +3,7 @@ package search
 import (
 	"hash/maphash"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -211,27 +212,41 @@ func equalFolded(a, n string) bool {
 }
 
 // foldASCII appends to buf the folded words of an ASCII text joined by
-// single spaces: what analyze gives as folded, for such a text.
+// single spaces: what analyze gives as folded, for such a text. It writes
+// into room made once, the folded text being no longer than the text.
 func foldASCII(buf []byte, s string) []byte {
-	gap := false
+	n := len(buf)
+	buf = slices.Grow(buf, len(s))[:n+len(s)]
+	w, gap := n, false
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		default:
+		c := asciiFolds[s[i]]
+		if c == 0 {
 			gap = true
 			continue
 		}
-		if gap && len(buf) > 0 {
-			buf = append(buf, ' ')
+		if gap && w > 0 {
+			buf[w] = ' '
+			w++
 		}
 		gap = false
-		buf = append(buf, c)
+		buf[w] = c
+		w++
 	}
-	return buf
+	return buf[:w]
 }
+
+// asciiFolds maps a byte of a word to its folded form, and any other to 0.
+var asciiFolds = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			t[c] = byte(c + 'a' - 'A')
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			t[c] = byte(c)
+		}
+	}
+	return t
+}()
 
 // isStop reports whether a folded word carries little meaning in a query.
 func isStop(w string) bool {
