@@ -187,6 +187,13 @@ func TestDaemon_AccessRules(t *testing.T) {
 	// Agents cannot manage agents.
 	_, err = alice.AddAgent(ctx, "mallory", nil)
 	wantCode(t, err, memd.EFORBIDDEN)
+	// Nor see where the data lives, or how remotes fare.
+	if st, err := alice.Status(ctx); err != nil || st.DataDir != "" {
+		t.Errorf("alice's status names the data directory %q (%v)", st.DataDir, err)
+	}
+	if st, err := e.admin.Status(ctx); err != nil || st.DataDir == "" {
+		t.Errorf("the admin's status names no data directory (%v)", err)
+	}
 	// Nor see or sync remotes, even of their own shard.
 	_, err = alice.Remotes(ctx)
 	wantCode(t, err, memd.EFORBIDDEN)

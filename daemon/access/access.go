@@ -506,10 +506,16 @@ func (g *guard) RetryExchange(ctx context.Context, id string) (memd.ExchangeStat
 }
 
 func (g *guard) Status(ctx context.Context) (memd.Status, error) {
-	if _, err := caller(ctx); err != nil {
+	c, err := caller(ctx)
+	if err != nil {
 		return memd.Status{}, err
 	}
-	return g.inner.Status(ctx)
+	st, err := g.inner.Status(ctx)
+	if !c.Admin {
+		// Where the data lives and how its remotes fare are the admin's.
+		st.DataDir, st.Remotes, st.RemoteErrors = "", 0, 0
+	}
+	return st, err
 }
 
 func (g *guard) Remotes(ctx context.Context) ([]memd.RemoteStatus, error) {
