@@ -1,0 +1,232 @@
+package search
+
+import (
+	"math"
+	"slices"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon/search/thesaurus"
+)
+
+// relatedShares weighs a term related to a query term by its relation,
+// as a share of the lesser IDF of the two, so a relative never counts for
+// more than the word the query said. Chosen on the tuning part of the
+// paraphrase set, holding the other sets (quality_test.go): synonyms and
+// derived forms at 0.3, narrower words at 0.2, broader ones at 0.1; an
+// irregular form's base ("bought", "buy") is nearly the word itself.
+var relatedShares = [thesaurus.Kinds]float64{
+	thesaurus.Synonym:  0.3,
+	thesaurus.Derived:  0.3,
+	thesaurus.Broader:  0.1,
+	thesaurus.Narrower: 0.2,
+	thesaurus.Base:     0.6,
+}
+
+// maxRelatedShare bounds the facts searched a relative may be in: one in
+// a few says little, and reading its postings costs the most. Under
+// minRelatedBound facts it costs nothing, and a small store is all
+// relatives.
+const (
+	maxRelatedShare = 0.1
+	minRelatedBound = 64
+)
+
+// relatedCap bounds what a query term's relatives add to a fact, as a
+// share of what the term itself scores in a fact of the average length
+// (its IDF): several synonyms in a short fact do not outrank the word the
+// query said in a fact up to twice and a half as long as most.
+const relatedCap = 0.5
+
+// scoreRelated scores the terms the thesaurus relates to the query's, for
+// facts that say what the query means in other words. A fact holding the
+// query's own term gains nothing from its relatives, and they carry no
+// bit: phrases, context and chat days are the query's own words. Explain
+// names them "~term": the words related to term.
+//
+// Relatives add to the facts that could reach the strongest candidates
+// with them; in a large store most facts holding a relative cannot, and
+// scoring them would cost more than the rest of the search.
+func (q *queryTerms) scoreRelated() {
+	sc := q.sc
+	relatives, bound := q.findRelatives()
+	floor, pruned := q.relatedFloor(bound)
+	if pruned {
+		q.markAbove(floor)
+	}
+	for n, t := range q.scored {
+		own := q.bits[t]
+		for _, r := range relatives[n] {
+			q.eachPosting(r.term, func(i int32, tf float64) {
+				if pruned && sc.above[i>>6]&(1<<(i&63)) == 0 {
+					// Marked for relateNeighbours even when it holds the
+					// term itself: that one reads a neighbour's words and
+					// skips the terms it holds.
+					sc.skipped[i>>6] |= 1 << (i & 63)
+					sc.anySkipped = true
+					return
+				}
+				if own != 0 && sc.termsOf(i)&own != 0 {
+					return
+				}
+				// A fact first reached here becomes a candidate now, at
+				// the place it would take when its gain is added.
+				k := sc.add(i, 0)
+				if sc.gain[k] == 0 {
+					sc.gained = append(sc.gained, int32(k)) // in the order first reached, for stable ties
+				}
+				sc.gain[k] += q.bm25(r.idf, tf, i)
+			})
+		}
+		limit := relatedCap * q.idf(t)
+		for _, k := range sc.gained {
+			v := math.Min(sc.gain[k], limit)
+			sc.gain[k] = 0
+			sc.v[k] += v
+			i := sc.touched[k]
+			if p := sc.explain(i); p != nil {
+				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
+			}
+		}
+		sc.gained = sc.gained[:0]
+	}
+}
+
+// findRelatives lists the words related to each scored term that are
+// worth scoring, and bounds what they can add to a fact.
+func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
+	relatives = make([][]relative, len(q.scored))
+	q.relatives = relatives
+	done := map[string]bool{}
+	limit := max(minRelatedBound, int(maxRelatedShare*float64(q.st.live)))
+	for n, t := range q.scored {
+		e := thesaurus.Lookup(t)
+		if e == nil {
+			continue
+		}
+		most := 0.0
+		for kind, list := range e.ByKind() {
+			for _, r := range list {
+				if q.seen[r] || done[r] {
+					continue
+				}
+				// Each part's postings are looked up once, for both counts.
+				lists := q.lists(r)
+				if held(lists) > limit || q.freqIn(r, lists) == 0 {
+					continue
+				}
+				done[r] = true
+				idf := relatedShares[kind] * math.Min(q.idf(r), q.idf(t))
+				relatives[n] = append(relatives[n], relative{r, idf})
+				most += idf * (k1 + 1) // BM25 never reaches idf × (k1+1)
+			}
+		}
+		bound += math.Min(most, relatedCap*q.idf(t))
+	}
+	return relatives, bound
+}
+
+// markAbove marks the candidates at floor or above: only they gain from
+// relatives.
+func (q *queryTerms) markAbove(floor float64) {
+	sc := q.sc
+	n := (len(sc.slot) + 63) / 64 // words of a bit an entry
+	if len(sc.skipped) < n || len(sc.above) < n {
+		sc.skipped, sc.above = make([]uint64, n), make([]uint64, n)
+	}
+	// Only candidates at the floor or above gain, and no other fact's
+	// score changes here: they are marked once, so that most postings,
+	// of facts below it, cost a test of a bit and not a look-up. The
+	// others can reach the strongest and the hits only by gaining
+	// later (as a neighbour), which marks them too; when they are
+	// most candidates, reading the list of the rest saves nothing.
+	for k, v := range sc.v {
+		if v >= floor {
+			i := sc.touched[k]
+			sc.above[i>>6] |= 1 << (i & 63)
+			sc.live = append(sc.live, int32(k))
+		}
+	}
+	sc.sorted = len(sc.live)
+	sc.narrowed = len(sc.live) <= len(sc.touched)/4
+}
+
+// Tests compare the hits with and without pruning, and see it happen.
+var (
+	pruneRelatives  = true
+	relativesPruned = func() {}
+)
+
+// relatedFloor returns the score a fact needs before relatives adding at
+// most bound could bring it among the candidates a search reads (the
+// strongest, maxLenders, or the hits collect weighs, if more), and whether
+// that rules out any fact: not when fewer are candidates, or when
+// relatives alone could reach them. Tier factors count at their most for
+// the fact gaining and their least for the others, and the cut is lowered
+// by more than what collect takes for a tie.
+func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
+	sc := q.sc
+	depth := max(maxLenders, q.depth)
+	if len(sc.touched) < depth || !pruneRelatives {
+		return 0, false
+	}
+	var cut float64
+	cut, sc.spare = largest(sc.v, depth, sc.spare)
+	cut *= 1 - tieMargin
+	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
+	if cut*least <= bound*most {
+		return 0, false
+	}
+	relativesPruned()
+	return cut*least/most - bound, true
+}
+
+// tieMargin is far wider than the share within which collect takes two
+// scores for a tie, and than the rounding of a sum of a few terms.
+const tieMargin = 1e-6
+
+// relateNeighbours adds to the conversation neighbours of the strongest
+// candidates what their relatives add, where scoreRelated skipped them: a
+// neighbour borrows context by the lead a candidate has over it, and that
+// lead is what it is with its relatives. The facts skipped are few here,
+// so their words are read from their texts rather than from postings.
+func (q *queryTerms) relateNeighbours(near []neighbour) {
+	if !q.sc.anySkipped {
+		return
+	}
+	sc, x := q.sc, q.x
+	var buf []byte
+	seen := map[int32]bool{}
+	tfs := map[string]int{}
+	for _, nb := range near {
+		j := nb.j
+		if seen[j] || sc.skipped[j>>6]&(1<<(j&63)) == 0 || !q.ok(j) {
+			continue // related already, or holding no relative
+		}
+		seen[j] = true
+		var folded []byte
+		folded, buf = x.foldedText(j, buf)
+		clear(tfs)
+		for _, t := range terms(string(folded)) {
+			tfs[t]++
+		}
+		for n, t := range q.scored {
+			if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
+				continue
+			}
+			gain := 0.0
+			for _, r := range q.relatives[n] {
+				if tf := min(tfs[r.term], maxTF); tf > 0 {
+					gain += q.bm25(r.idf, float64(tf), j)
+				}
+			}
+			if gain == 0 {
+				continue
+			}
+			v := math.Min(gain, relatedCap*q.idf(t))
+			sc.addLate(j, v)
+			if p := sc.explain(j); p != nil {
+				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
+			}
+		}
+	}
+}
