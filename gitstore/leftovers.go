@@ -1,0 +1,126 @@
+package gitstore
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// clearStaleLocks removes lock files a crashed memd left behind: the index
+// lock it marks as its own, and a ref lock nobody has touched for a minute
+// (git holds one for milliseconds). A lock on main that memd left naming a
+// commit ahead of main is kept, and the move returned (from, to; zero if
+// none), for finishMove: memd writes that lock only once the commit's
+// objects are on disk, and may already have put the commit's files in the
+// working tree. Only one memd opens a store at a time.
+func (sh *Shard) clearStaleLocks() (from, to Hash) {
+	sh.removeTempFiles()
+	index := filepath.Join(sh.gitDir, "index")
+	if ownIndexLock(sh.gitDir) {
+		os.Remove(index + ".lock")
+		sh.store.log.Warn("removed the index lock memd left when it stopped", "shard", sh.id)
+	}
+	os.Remove(filepath.Join(sh.gitDir, indexMarkerName+".tmp"))
+	os.Remove(index + replaceSuffix)
+	os.Remove(filepath.Join(sh.gitDir, placesFile+".tmp")) // a save a kill cut short
+	for _, name := range []string{"index", mainRef} {
+		os.Remove(stagedLockPath(sh.gitDir, name))
+	}
+	ref := filepath.Join(sh.gitDir, mainRef+".lock")
+	defer os.Remove(filepath.Join(sh.gitDir, movingMarker))
+	b, err := os.ReadFile(ref)
+	if err != nil {
+		return from, to
+	}
+	if h, ok := sh.ownLock(b); ok {
+		head, err := readRef(sh.gitDir, mainRef)
+		if _, reached, rerr := sh.Range(head, h, ancestryLimit); err == nil && rerr == nil && reached && h != head {
+			return head, h
+		}
+		os.Remove(ref)
+		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it names is not ahead of main", "shard", sh.id, "commit", short(h))
+		return from, to
+	}
+	if s := strings.TrimSpace(string(b)); IsHash(s) && !sh.db.Has(NewHash(s)) {
+		// git names in its lock a commit it has written; a commit that is
+		// not there was memd's, in a pack a crash cut short (removed above).
+		os.Remove(ref)
+		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it was making never reached the disk", "shard", sh.id)
+		return from, to
+	}
+	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
+		os.Remove(ref)
+		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
+	}
+	return from, to
+}
+
+// finishMove moves main from one commit to another as memd was doing when
+// it stopped: the files it changes go in the working-tree journal first,
+// then the lock memd left is renamed over main.
+func (sh *Shard) finishMove(from, to Hash) {
+	lock := filepath.Join(sh.gitDir, mainRef+".lock")
+	err := sh.journalMove(from, to)
+	if err == nil {
+		err = sh.rollForward(lock)
+	}
+	if err != nil {
+		os.Remove(lock)
+		sh.store.log.Error("could not finish the commit memd was making when it stopped; dropped it", "shard", sh.id, "commit", short(to), "err", err)
+		return
+	}
+	sh.store.log.Warn("finished the commit memd was making when it stopped", "shard", sh.id, "commit", short(to))
+}
+
+// rollForward renames a leftover lock on main over main, durably.
+func (sh *Shard) rollForward(lock string) error {
+	main := strings.TrimSuffix(lock, ".lock")
+	if err := os.Rename(lock, main); err != nil {
+		return err
+	}
+	if sh.store.opts.NoSync {
+		return nil
+	}
+	return syncDirOf(main)
+}
+
+// removeTempFiles removes the files memd writes a working file's next
+// version to before renaming it (see replaceWorking): one left by a
+// crash is nobody's, and a person's git add -A would commit it.
+func (sh *Shard) removeTempFiles() {
+	filepath.WalkDir(sh.dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && path == sh.gitDir:
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasPrefix(d.Name(), worktreeTempPrefix):
+			if os.Remove(path) == nil {
+				sh.store.log.Warn("removed a file memd was writing when it stopped", "shard", sh.id, "file", path)
+			}
+		}
+		return nil
+	})
+}
+
+// ownLock reports whether the lock on main, holding lock, is memd's: it
+// names a commit memd made, or the commit memd marked as the one it was
+// moving main to (a push's).
+func (sh *Shard) ownLock(lock []byte) (Hash, bool) {
+	s := strings.TrimSpace(string(lock))
+	if !IsHash(s) {
+		return Hash{}, false
+	}
+	h := NewHash(s)
+	c, err := sh.readCommit(h)
+	if err != nil {
+		return Hash{}, false
+	}
+	if c.byMemd() {
+		return h, true
+	}
+	marked, err := os.ReadFile(filepath.Join(sh.gitDir, movingMarker))
+	return h, err == nil && strings.TrimSpace(string(marked)) == s
+}
