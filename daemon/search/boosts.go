@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/memd/memd"
 )
@@ -49,45 +48,6 @@ func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd
 				sc.add(i, namedProfileScore)
 				if e := sc.explain(i); e != nil {
 					e.NamedShard += namedProfileScore
-				}
-			}
-		}
-	}
-}
-
-// scoreSubstrings finds facts containing a query word as part of a word,
-// such as "lisb" or a product code, when no whole word matched. It looks
-// only for the words no fact holds whole: a word every fact holds, left
-// unscored as uninformative, would otherwise match every fact here.
-func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
-	// Each needle costs a pass over every fact: a query repeating one word
-	// two hundred times, or naming two hundred, would cost seconds. The
-	// few longest distinct words say the most.
-	var words []string
-	for _, w := range content {
-		if len(w) >= 3 && !slices.Contains(words, w) {
-			words = append(words, w)
-		}
-	}
-	if len(words) == 0 {
-		return
-	}
-	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
-	needles := words[:min(len(words), maxNeedles)]
-	for _, part := range st.parts {
-		for _, i := range part.entries {
-			if !ok(i) {
-				continue
-			}
-			e := x.entries.at(i)
-			for _, n := range needles {
-				// A needle is one word: in an ASCII text it is found as
-				// in the text's folded words, without folding them.
-				if e.foldKept && strings.Contains(x.folded[i], n) || !e.foldKept && containsFold(x.texts.get(e.text), n) {
-					sc.add(i, 1)
-					if p := sc.explain(i); p != nil {
-						p.Substring++
-					}
 				}
 			}
 		}

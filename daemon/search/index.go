@@ -166,6 +166,7 @@ type part struct {
 	dates        map[int][]int32     // day -> the facts dated that day
 	entries      []int32             // every entry, dead ones until compaction
 	removed      []string            // IDs of the facts removed, in order, until compaction
+	surface      surface             // its words whose stems differ, for the substring fallback
 }
 
 // noneDead tells whether every entry the part's postings hold is live:

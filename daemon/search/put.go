@@ -247,6 +247,13 @@ func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	p.length += int(length)
 	p.entries = append(p.entries, i)
 	p.addPostings(i, ts)
+	if p.surface.words.Load() != nil {
+		folded := a.folded
+		if folded == "" {
+			folded = string(foldASCII(nil, d.Text))
+		}
+		noteSurface(p, folded)
+	}
 	if d.Note != "" {
 		nk := noteKey{d.Shard, d.Note}
 		x.notes[nk] = append(x.notes[nk], i)

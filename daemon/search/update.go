@@ -165,6 +165,7 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 	}
 	if num, ok := x.shardNum[u.Shard]; ok && postings && err == nil {
 		p := x.parts[num]
+		dropSurface(p) // its words name terms by number
 		if terms.built != nil {
 			p.terms, p.lists, p.prefixes = terms.built.terms, terms.built.lists, terms.built.prefixes
 		} else {

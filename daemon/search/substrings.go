@@ -1,0 +1,238 @@
+package search
+
+import (
+	"bytes"
+	"iter"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// The substring fallback. A query word no fact holds whole ("lisb", a
+// typo, a piece of a code) is looked for inside the facts' words. In a
+// small part every text is read; in a large one that costs tens of
+// milliseconds (a million texts), so the words that could hold it are
+// found first, and only the facts holding those are read.
+//
+// A fact's text holds a needle (one word: letters and digits) exactly when
+// one of its folded words does, and every word w of a fact gives the fact
+// the term stem(w). So the facts holding the needle are among those
+// holding the terms of the words containing it. Those words are the
+// terms themselves where stem(w) is w, and otherwise the part's surface
+// words: each word whose stem differs, with its term. The candidates are
+// then read as the small part's are, so the answer is the same.
+
+// minPrefiltered is the part size from which its words are looked
+// through first: below it, reading every text costs a millisecond or
+// less, and the part keeps no surface words.
+var minPrefiltered = 20000
+
+// surface holds a part's surface words, each word as a term of a
+// dictionary whose refs are the numbers of its term in the part's
+// dictionary. They are built in the background after the first fallback
+// that wanted them (reading every text of the part: half a second at a
+// million facts; meanwhile fallbacks read the texts), kept up to date as
+// facts are put, and dropped when the part's dictionary changes under
+// them.
+type surface struct {
+	words    atomic.Pointer[termDict]
+	building atomic.Bool
+	drops    atomic.Uint64 // a build begun before a drop is thrown away
+}
+
+// surfaceChunk is how many facts a build reads per hold of the index's
+// read lock: a few milliseconds, which a put waits at most.
+const surfaceChunk = 4096
+
+// scoreSubstrings finds facts containing a query word as part of a word,
+// such as "lisb" or a product code, when no whole word matched. It looks
+// only for the words no fact holds whole: a word every fact holds, left
+// unscored as uninformative, would otherwise match every fact here.
+func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
+	// Each needle costs a pass over every fact: a query repeating one word
+	// two hundred times, or naming two hundred, would cost seconds. The
+	// few longest distinct words say the most.
+	var words []string
+	for _, w := range content {
+		if len(w) >= 3 && !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return
+	}
+	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
+	needles := words[:min(len(words), maxNeedles)]
+	for _, part := range st.parts {
+		entries := slices.Values(part.entries)
+		if len(part.entries) >= minPrefiltered {
+			if surf := part.surface.words.Load(); surf == nil {
+				x.buildSurfaceLater(part)
+			} else if held := x.mayHold(part, surf, needles); held != nil {
+				entries = marked(held) // a part's entries rise: the same order
+			} else {
+				continue // no word of the part holds one
+			}
+		}
+		for i := range entries {
+			if !ok(i) {
+				continue
+			}
+			e := x.entries.at(i)
+			for _, n := range needles {
+				// A needle is one word: in an ASCII text it is found as
+				// in the text's folded words, without folding them.
+				if e.foldKept && strings.Contains(x.folded[i], n) || !e.foldKept && containsFold(x.texts.get(e.text), n) {
+					sc.add(i, 1)
+					if p := sc.explain(i); p != nil {
+						p.Substring++
+					}
+				}
+			}
+		}
+	}
+}
+
+// marked yields the entries whose bits are set, rising.
+func marked(set []uint64) iter.Seq[int32] {
+	return func(yield func(int32) bool) {
+		for w, word := range set {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				if !yield(int32(w<<6 | b)) {
+					return
+				}
+				word &^= 1 << b
+			}
+		}
+	}
+}
+
+// mayHold marks the entries of a part holding a term of a word that
+// contains one of the needles, a bit each; nil when none does.
+func (x *Engine) mayHold(p *part, surf *termDict, needles []string) []uint64 {
+	var held []uint64
+	mark := func(k int32) {
+		if held == nil {
+			held = make([]uint64, (x.entries.len()+63)/64)
+		}
+		var one [1]posting
+		for _, q := range p.listOf(p.terms.refs[k], &one) {
+			i := q.doc()
+			held[i>>6] |= 1 << (i & 63)
+		}
+	}
+	for _, n := range needles {
+		p.terms.eachContaining(n, mark)
+		surf.eachContaining(n, func(k int32) { mark(int32(surf.refs[k])) })
+	}
+	return held
+}
+
+// buildSurfaceLater builds a part's surface words in the background,
+// unless a build is under way.
+func (x *Engine) buildSurfaceLater(p *part) {
+	if p.surface.building.CompareAndSwap(false, true) {
+		go func() {
+			defer p.surface.building.Store(false)
+			x.buildSurface(p)
+		}()
+	}
+}
+
+// buildSurface reads the texts of a part's facts, a chunk per hold of the
+// index's read lock, and keeps their surface words once it has read them
+// all. Facts are only ever appended to a part, so those put meanwhile are
+// read in a later chunk; a part whose dictionary changed (a drop) or that
+// the index no longer holds (a reset) is given up, as is one with a word
+// whose term it lacks (its postings not yet installed): fallbacks read
+// every text until a later build.
+func (x *Engine) buildSurface(p *part) {
+	x.mu.RLock()
+	drops, epoch := p.surface.drops.Load(), x.epoch
+	x.mu.RUnlock()
+	w := &termDict{}
+	var buf []byte
+	for done := 0; ; {
+		x.mu.RLock()
+		if p.surface.drops.Load() != drops || x.epoch != epoch {
+			x.mu.RUnlock()
+			return
+		}
+		end := min(len(p.entries), done+surfaceChunk)
+		for _, i := range p.entries[done:end] {
+			var folded []byte
+			folded, buf = x.foldedText(i, buf)
+			if !addSurface(w, &p.terms, string(folded)) {
+				x.mu.RUnlock()
+				return
+			}
+		}
+		if done = end; done == len(p.entries) {
+			p.surface.words.Store(w)
+			x.mu.RUnlock()
+			return
+		}
+		x.mu.RUnlock()
+	}
+}
+
+// noteSurface adds the surface words of a folded text just put in a
+// part, if it keeps them; a word whose term the part lacks (its postings
+// are installed after its facts are put) drops them, to be built again.
+func noteSurface(p *part, folded string) {
+	if w := p.surface.words.Load(); w != nil && !addSurface(w, &p.terms, folded) {
+		dropSurface(p)
+	}
+}
+
+// dropSurface forgets a part's surface words: its dictionary changed
+// under them.
+func dropSurface(p *part) {
+	p.surface.drops.Add(1)
+	p.surface.words.Store(nil)
+}
+
+// addSurface adds to w the words of a folded text whose stem differs,
+// each with the number of its term in terms; false if a term is missing.
+func addSurface(w, terms *termDict, folded string) bool {
+	for _, word := range words(folded) {
+		_, slot, tag, found := w.place(word)
+		if found {
+			continue
+		}
+		s := stem(word)
+		if s == word {
+			continue // the term itself
+		}
+		k, _, _, found := terms.find(s)
+		if !found {
+			return false
+		}
+		w.add(word, termRef(k), slot, tag)
+	}
+	return true
+}
+
+// eachContaining calls fn with the number of each term holding s. The
+// terms' bytes lie in the blocks of the dictionary's arena, so a block is
+// searched whole first, and only the terms of blocks holding s are read.
+func (d *termDict) eachContaining(s string, fn func(k int32)) {
+	needle := []byte(s)
+	hit := make([]bool, len(d.text.blocks))
+	some := false
+	for b, block := range d.text.blocks {
+		if bytes.Contains(block, needle) {
+			hit[b], some = true, true
+		}
+	}
+	if !some {
+		return
+	}
+	for k, r := range d.names {
+		if hit[r.block] && strings.Contains(d.text.get(r), s) {
+			fn(int32(k))
+		}
+	}
+}

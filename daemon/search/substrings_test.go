@@ -1,0 +1,146 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+// The substring fallback answers the same whether a part's words are
+// looked through first or every text is read: for pieces of words whose
+// stems cut them short ("bernetes" of "Kubernetes", "ning" of
+// "running"), codes, accented words, words of no fact, and while facts
+// are put, forgotten, and a shard is replaced from its snapshot.
+func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
+	old := minPrefiltered
+	t.Cleanup(func() { minPrefiltered = old })
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	shard := memd.ProjectShard("subs")
+	vocab := strings.Fields("Kubernetes running runs happily happiness services serviced generation generators " +
+		"Lisbon Lisboa café naïve Straße Zürich crème brûlée AB-1234 x9y2 ref#77 Q3 budgeting budgets " +
+		"deployed deploying redeployment O'Brien e-mail emailing cancelled cancellation nodes nodal")
+	rng := rand.New(rand.NewPCG(7, 11))
+	factText := func(n int) string {
+		var b strings.Builder
+		for range 3 + rng.IntN(6) {
+			b.WriteString(vocab[rng.IntN(len(vocab))])
+			b.WriteString([]string{" ", ", ", "-", " (", ") "}[rng.IntN(5)])
+		}
+		fmt.Fprintf(&b, "n%d", n)
+		return b.String()
+	}
+	doc := func(n int) Doc {
+		text := factText(n)
+		d := memd.DateOf(now.AddDate(0, 0, -n%60))
+		return Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: "log/" + d.Month() + ".md"}, Offset: n * 60}
+	}
+	// Pieces of the vocabulary's words, folded as a query folds them, and
+	// words no fact holds.
+	var needles []string
+	for _, w := range vocab {
+		for _, word := range words(fold(w)) {
+			for from := 0; from+3 <= len(word); from++ {
+				needles = append(needles, word[from:min(len(word), from+3+rng.IntN(5))])
+			}
+		}
+	}
+	needles = append(needles, "zorblax", "qqq", "tes", "ning", "eploy", "bernetes", "ssi", "1234", "rass", "ürich")
+
+	x := New()
+	var docs []Doc
+	for n := range 600 {
+		docs = append(docs, doc(n))
+	}
+	x.PutAll(docs)
+	compare := func(stage string) {
+		t.Helper()
+		p := x.parts[x.shardNum[shard]]
+		if p.surface.words.Load() == nil {
+			x.buildSurface(p)
+		}
+		if p.surface.words.Load() == nil {
+			t.Fatalf("%s: the part's words were not built", stage)
+		}
+		if !slices.IsSorted(p.entries) {
+			t.Fatalf("%s: the part's entries do not rise, as the fallback reads them", stage)
+		}
+		for _, n := range needles {
+			q := Query{Text: n, Shards: []memd.ShardID{shard}, K: 50, Now: now, Literal: true}
+			minPrefiltered = 1 << 30
+			want := x.Search(q)
+			minPrefiltered = 0
+			got := x.Search(q)
+			same := func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }
+			if !slices.EqualFunc(got.Hits, want.Hits, same) {
+				t.Errorf("%s: %q looked through words first:\n%v\nevery text read:\n%v", stage, n, texts(got.Hits), texts(want.Hits))
+			}
+		}
+	}
+	compare("built")
+	vocab = append(vocab, "Zebrafishing", "Kubeflow", "emails", "Überweisungen")
+	for n := 600; n < 700; n++ { // put after the words were built, some new
+		x.Put(doc(n))
+	}
+	needles = append(needles, "ebrafish", "flow", "berweis", "mail")
+	for _, d := range docs[:200] {
+		x.Delete(shard, d.ID)
+	}
+	compare("put and forgotten")
+
+	var order []Doc
+	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
+	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings}, len(order), func(put func([]Doc)) error {
+		for part := range slices.Chunk(order, 64) {
+			put(part)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	compare("replaced from its snapshot")
+}
+
+// A needle no word of a large part holds is answered without reading its
+// texts, and one a word holds finds the facts holding that word.
+func TestSubstrings_LooksThroughWords(t *testing.T) {
+	old := minPrefiltered
+	t.Cleanup(func() { minPrefiltered = old })
+	minPrefiltered = 0
+	shard := memd.ProjectShard("subs")
+	x := New()
+	x.PutAll([]Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")})
+	_, _, st := x.statsOf([]memd.ShardID{shard})
+	p := st.parts[0]
+	x.buildSurface(p)
+	surf := p.surface.words.Load()
+	if surf == nil {
+		t.Fatal("the part's words were not built")
+	}
+	if held := x.mayHold(p, surf, []string{"zorblax"}); held != nil {
+		t.Errorf("zorblax: held %v, want none", held)
+	}
+	for _, n := range []string{"bernetes", "unning", "kube"} {
+		if held := x.mayHold(p, surf, []string{n}); held == nil {
+			t.Errorf("%q: held none, want a fact", n)
+		}
+	}
+	// Searches start building a part's words, several at once, while
+	// others read them (go test -race).
+	y := New()
+	y.PutAll([]Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if res := y.Search(Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 5}); len(res.Hits) == 0 || res.Hits[0].Text != "Kubernetes nodes patched" {
+				t.Errorf("bernetes: %v", texts(res.Hits))
+			}
+		})
+	}
+	wg.Wait()
+}
