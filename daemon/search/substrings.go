@@ -38,7 +38,11 @@ var minPrefiltered = 20000
 type surface struct {
 	words    atomic.Pointer[termDict]
 	building atomic.Bool
-	drops    atomic.Uint64 // a build begun before a drop is thrown away
+	drops    atomic.Uint64 // a build asked for before a drop is thrown away
+	// unsure is set when a replace of the part failed half way, leaving
+	// facts put without their terms: its texts are read until the index
+	// is compacted (a new part).
+	unsure atomic.Bool
 }
 
 // surfaceChunk is how many facts a build reads per hold of the index's
@@ -66,13 +70,13 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 	needles := words[:min(len(words), maxNeedles)]
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
-		if len(part.entries) >= minPrefiltered {
+		if len(part.entries) >= minPrefiltered && !part.surface.unsure.Load() {
 			if surf := part.surface.words.Load(); surf == nil {
 				x.buildSurfaceLater(part)
-			} else if held := x.mayHold(part, surf, needles); held != nil {
-				entries = marked(held) // a part's entries rise: the same order
-			} else {
+			} else if held, some := x.mayHold(part, surf, needles); !some {
 				continue // no word of the part holds one
+			} else if held != nil {
+				entries = marked(held) // a part's entries rise: the same order
 			}
 		}
 		for i := range entries {
@@ -110,53 +114,66 @@ func marked(set []uint64) iter.Seq[int32] {
 }
 
 // mayHold marks the entries of a part holding a term of a word that
-// contains one of the needles, a bit each; nil when none does.
-func (x *Engine) mayHold(p *part, surf *termDict, needles []string) []uint64 {
-	var held []uint64
-	mark := func(k int32) {
+// contains one of the needles, a bit each, and tells whether any does.
+// Marking costs about what reading a text does, a posting: when the
+// postings marked outnumber a quarter of the part's entries (a piece such
+// as "ing"), it gives up, with nothing marked, for the texts to be read.
+func (x *Engine) mayHold(p *part, surf *termDict, needles []string) (held []uint64, some bool) {
+	budget := len(p.entries) / 4
+	mark := func(k int32) bool {
+		var one [1]posting
+		ps := p.listOf(p.terms.refs[k], &one)
+		if budget -= len(ps); budget < 0 {
+			return false
+		}
 		if held == nil {
 			held = make([]uint64, (x.entries.len()+63)/64)
 		}
-		var one [1]posting
-		for _, q := range p.listOf(p.terms.refs[k], &one) {
+		for _, q := range ps {
 			i := q.doc()
 			held[i>>6] |= 1 << (i & 63)
 		}
+		return true
 	}
 	for _, n := range needles {
-		p.terms.eachContaining(n, mark)
-		surf.eachContaining(n, func(k int32) { mark(int32(surf.refs[k])) })
+		if !p.terms.eachContaining(n, mark) || !surf.eachContaining(n, func(k int32) bool { return mark(int32(surf.refs[k])) }) {
+			return nil, true
+		}
 	}
-	return held
+	return held, held != nil
 }
 
 // buildSurfaceLater builds a part's surface words in the background,
-// unless a build is under way.
+// unless a build is under way. The caller holds the index's read lock:
+// what the part and the index are now is what the build must find when
+// it takes the lock, else a writer changed them first.
 func (x *Engine) buildSurfaceLater(p *part) {
 	if p.surface.building.CompareAndSwap(false, true) {
-		go func() {
+		drops, epoch := p.surface.drops.Load(), x.epoch
+		go surfaceBuild(func() {
 			defer p.surface.building.Store(false)
-			x.buildSurface(p)
-		}()
+			x.buildSurface(p, drops, epoch)
+		})
 	}
 }
+
+// surfaceBuild runs a build in the background; tests hold one back until
+// a writer has gone first.
+var surfaceBuild = func(build func()) { build() }
 
 // buildSurface reads the texts of a part's facts, a chunk per hold of the
 // index's read lock, and keeps their surface words once it has read them
 // all. Facts are only ever appended to a part, so those put meanwhile are
 // read in a later chunk; a part whose dictionary changed (a drop) or that
-// the index no longer holds (a reset) is given up, as is one with a word
-// whose term it lacks (its postings not yet installed): fallbacks read
-// every text until a later build.
-func (x *Engine) buildSurface(p *part) {
-	x.mu.RLock()
-	drops, epoch := p.surface.drops.Load(), x.epoch
-	x.mu.RUnlock()
+// the index no longer holds (a reset: another epoch) since the build was
+// asked for is given up, as is one with a word whose term it lacks:
+// fallbacks read every text until a later build.
+func (x *Engine) buildSurface(p *part, drops, epoch uint64) {
 	w := &termDict{}
 	var buf []byte
 	for done := 0; ; {
 		x.mu.RLock()
-		if p.surface.drops.Load() != drops || x.epoch != epoch {
+		if p.surface.drops.Load() != drops || x.epoch != epoch || p.surface.unsure.Load() {
 			x.mu.RUnlock()
 			return
 		}
@@ -215,10 +232,11 @@ func addSurface(w, terms *termDict, folded string) bool {
 	return true
 }
 
-// eachContaining calls fn with the number of each term holding s. The
+// eachContaining calls fn with the number of each term holding s, until
+// fn returns false, and tells whether it called fn with every one. The
 // terms' bytes lie in the blocks of the dictionary's arena, so a block is
 // searched whole first, and only the terms of blocks holding s are read.
-func (d *termDict) eachContaining(s string, fn func(k int32)) {
+func (d *termDict) eachContaining(s string, fn func(k int32) bool) bool {
 	needle := []byte(s)
 	hit := make([]bool, len(d.text.blocks))
 	some := false
@@ -228,11 +246,12 @@ func (d *termDict) eachContaining(s string, fn func(k int32)) {
 		}
 	}
 	if !some {
-		return
+		return true
 	}
 	for k, r := range d.names {
-		if hit[r.block] && strings.Contains(d.text.get(r), s) {
-			fn(int32(k))
+		if hit[r.block] && strings.Contains(d.text.get(r), s) && !fn(int32(k)) {
+			return false
 		}
 	}
+	return true
 }

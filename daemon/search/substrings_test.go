@@ -62,7 +62,7 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 		t.Helper()
 		p := x.parts[x.shardNum[shard]]
 		if p.surface.words.Load() == nil {
-			x.buildSurface(p)
+			buildNow(x, p)
 		}
 		if p.surface.words.Load() == nil {
 			t.Fatalf("%s: the part's words were not built", stage)
@@ -83,11 +83,13 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 		}
 	}
 	compare("built")
-	vocab = append(vocab, "Zebrafishing", "Kubeflow", "emails", "Überweisungen")
-	for n := 600; n < 700; n++ { // put after the words were built, some new
+	// Words first put after the words were built, and pieces of them that
+	// their stems cut short.
+	vocab = append(vocab, "Zebrafishing", "Kubeflows", "emailing", "Überweisungen")
+	for n := 600; n < 700; n++ {
 		x.Put(doc(n))
 	}
-	needles = append(needles, "ebrafish", "flow", "berweis", "mail")
+	needles = append(needles, "shing", "flows", "iling", "ebrafish", "berweis")
 	for _, d := range docs[:200] {
 		x.Delete(shard, d.ID)
 	}
@@ -114,20 +116,24 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 	minPrefiltered = 0
 	shard := memd.ProjectShard("subs")
 	x := New()
-	x.PutAll([]Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")})
+	docs := []Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")}
+	for n := range 40 { // room in the budget of postings to mark
+		docs = append(docs, novemberDoc(shard, fmt.Sprintf("filler %d", n)))
+	}
+	x.PutAll(docs)
 	_, _, st := x.statsOf([]memd.ShardID{shard})
 	p := st.parts[0]
-	x.buildSurface(p)
+	buildNow(x, p)
 	surf := p.surface.words.Load()
 	if surf == nil {
 		t.Fatal("the part's words were not built")
 	}
-	if held := x.mayHold(p, surf, []string{"zorblax"}); held != nil {
+	if held, some := x.mayHold(p, surf, []string{"zorblax"}); some {
 		t.Errorf("zorblax: held %v, want none", held)
 	}
 	for _, n := range []string{"bernetes", "unning", "kube"} {
-		if held := x.mayHold(p, surf, []string{n}); held == nil {
-			t.Errorf("%q: held none, want a fact", n)
+		if held, some := x.mayHold(p, surf, []string{n}); !some || held == nil {
+			t.Errorf("%q: held %v, %v; want a fact", n, held, some)
 		}
 	}
 	// Searches start building a part's words, several at once, while
@@ -143,4 +149,89 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// buildNow builds a part's words as a search would ask for them.
+func buildNow(x *Engine, p *part) {
+	x.mu.RLock()
+	drops, epoch := p.surface.drops.Load(), x.epoch
+	x.mu.RUnlock()
+	x.buildSurface(p, drops, epoch)
+}
+
+// A build asked for just before the index is compacted gives up rather
+// than read the part's entries against the entries numbered again, fewer
+// than before (it would read past them, and panic).
+func TestSubstrings_BuildAfterCompaction(t *testing.T) {
+	old, oldBuild := minPrefiltered, surfaceBuild
+	t.Cleanup(func() { minPrefiltered, surfaceBuild = old, oldBuild })
+	minPrefiltered = 0
+	shard := memd.ProjectShard("subs")
+	docs := func(n int) []Doc {
+		var ds []Doc
+		for i := range n {
+			ds = append(ds, novemberDoc(shard, fmt.Sprintf("Kubernetes node %d of %d patched", i, n)))
+		}
+		return ds
+	}
+	x := New()
+	x.PutAll(docs(3000))
+	release, built := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	surfaceBuild = func(build func()) {
+		<-release
+		build()
+		first.Do(func() { close(built) })
+	}
+	p := x.parts[x.shardNum[shard]]
+	x.Search(Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 5}) // asks for a build
+	// Every fact replaced by fewer: more dead than live, and a compaction.
+	x.Apply(Update{Shard: shard, Head: "h1", Replace: true, Put: docs(2000)})
+	close(release)
+	<-built
+	if p.surface.words.Load() != nil {
+		t.Error("a part the index no longer holds was given words")
+	}
+	if res := x.Search(Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 5}); len(res.Hits) != 5 || !strings.Contains(res.Hits[0].Text, " of 2000 ") {
+		t.Errorf("after the compaction: %v", texts(res.Hits))
+	}
+}
+
+// A replace that fails half way leaves facts without their terms: the
+// fallback reads the texts and finds them, as it did before.
+func TestSubstrings_AfterAFailedReplace(t *testing.T) {
+	old := minPrefiltered
+	t.Cleanup(func() { minPrefiltered = old })
+	minPrefiltered = 0
+	shard := memd.ProjectShard("subs")
+	var docs []Doc
+	for n := range 500 { // a tenth hold the word: few enough to mark
+		thing := []string{"Kubernetes", "Postgres", "Redis", "Kafka", "Nginx"}[n%5]
+		if n%10 == 5 {
+			thing = "Terraform"
+		}
+		docs = append(docs, novemberDoc(shard, fmt.Sprintf("%s node %d patched", thing, n)))
+	}
+	x := New()
+	x.PutAll(docs)
+	buildNow(x, x.parts[x.shardNum[shard]])
+	var order []Doc
+	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
+	for i := range order { // the same words: their terms are in the dictionary
+		order[i].Text += " again"
+		order[i].ID = memd.FactID(order[i].Text)
+	}
+	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings[:len(postings)-2]}, len(order), func(put func([]Doc)) error {
+		put(order)
+		return nil
+	}); err == nil {
+		t.Fatal("a replace with its lists cut short: no error")
+	}
+	q := Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 5}
+	minPrefiltered = 1 << 30
+	want := x.Search(q)
+	minPrefiltered = 0
+	if got := x.Search(q); !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) || len(got.Hits) == 0 {
+		t.Errorf("half read: %v, every text read: %v", texts(got.Hits), texts(want.Hits))
+	}
 }

@@ -179,6 +179,9 @@ func (x *Engine) ReplaceInParts(u Update, n int, parts func(put func([]Doc)) err
 		x.setHead(u.Shard, u.Head)
 	} else {
 		x.setHead(u.Shard, "") // read at no commit: what it held is gone
+		if num, ok := x.shardNum[u.Shard]; ok {
+			x.parts[num].surface.unsure.Store(true) // facts without terms
+		}
 	}
 	x.maybeCompact()
 	return postings, err
