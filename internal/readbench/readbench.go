@@ -239,12 +239,14 @@ func prefillChat(store *gitstore.Store, id memd.ShardID, from, to int, today tim
 }
 
 // Queries are recall queries over the benchmark's memory: names, short
-// tokens, phrases and questions, common and rare.
+// tokens, phrases and questions, common and rare, a piece of a word and a
+// typo (both found only inside words, if at all: the substring fallback).
 var Queries = []string{
 	"Postgres", "SQL Server", "Lisbon venue", "Q3 budget", "billing service", "what did Marta approve",
 	"rooftop", "Alice", "onboarding guide", "who hired engineers in Berlin", "ref 4242",
 	"staging database", "AWS keys rotated", "release checklist", "flight to Lisbon", "vendor contract",
 	"design review rejected", "Priya in Tokyo", "ref 99999", "which certificates were patched",
+	"kube", "Lisbn",
 }
 
 func caller() context.Context {
