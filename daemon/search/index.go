@@ -272,6 +272,13 @@ func (x *Engine) setHead(shard memd.ShardID, head string) {
 		return
 	}
 	x.heads[shard] = head
+	// A large shard read at a commit has its words built for the
+	// substring fallback now, not at the first query that needs them.
+	if n, ok := x.shardNum[shard]; ok && len(x.parts[n].entries) >= minPrefiltered {
+		if p := x.parts[n]; p.surface.words.Load() == nil && !p.surface.unsure.Load() {
+			x.buildSurfaceLater(p)
+		}
+	}
 }
 
 // Heads returns the commit each of the shards was indexed from (a shard

@@ -30,11 +30,11 @@ var minPrefiltered = 20000
 
 // surface holds a part's surface words, each word as a term of a
 // dictionary whose refs are the numbers of its term in the part's
-// dictionary. They are built in the background after the first fallback
-// that wanted them (reading every text of the part: half a second at a
-// million facts; meanwhile fallbacks read the texts), kept up to date as
-// facts are put, and dropped when the part's dictionary changes under
-// them.
+// dictionary. They are built in the background once the part is read at
+// a commit, or by the first fallback that wants them (reading every text
+// of the part: half a second at a million facts; meanwhile fallbacks read
+// the texts), kept up to date as facts are put, and dropped when the
+// part's dictionary changes under them.
 type surface struct {
 	words    atomic.Pointer[termDict]
 	building atomic.Bool
@@ -144,9 +144,10 @@ func (x *Engine) mayHold(p *part, surf *termDict, needles []string) (held []uint
 }
 
 // buildSurfaceLater builds a part's surface words in the background,
-// unless a build is under way. The caller holds the index's read lock:
-// what the part and the index are now is what the build must find when
-// it takes the lock, else a writer changed them first.
+// unless a build is under way. The caller holds the index's lock (to
+// read or to write): what the part and the index are now is what the
+// build must find when it takes the lock, else a writer changed them
+// first.
 func (x *Engine) buildSurfaceLater(p *part) {
 	if p.surface.building.CompareAndSwap(false, true) {
 		drops, epoch := p.surface.drops.Load(), x.epoch
