@@ -18,8 +18,7 @@ import (
 // "running"), codes, accented words, words of no fact, and while facts
 // are put, forgotten, and a shard is replaced from its snapshot.
 func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
-	old := minPrefiltered
-	t.Cleanup(func() { minPrefiltered = old })
+	prefilterEvery(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	shard := memd.ProjectShard("subs")
 	vocab := strings.Fields("Kubernetes running runs happily happiness services serviced generation generators " +
@@ -111,9 +110,7 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 // A needle no word of a large part holds is answered without reading its
 // texts, and one a word holds finds the facts holding that word.
 func TestSubstrings_LooksThroughWords(t *testing.T) {
-	old := minPrefiltered
-	t.Cleanup(func() { minPrefiltered = old })
-	minPrefiltered = 0
+	prefilterEvery(t)
 	shard := memd.ProjectShard("subs")
 	x := New()
 	docs := []Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")}
@@ -163,9 +160,9 @@ func buildNow(x *Engine, p *part) {
 // than read the part's entries against the entries numbered again, fewer
 // than before (it would read past them, and panic).
 func TestSubstrings_BuildAfterCompaction(t *testing.T) {
-	old, oldBuild := minPrefiltered, surfaceBuild
-	t.Cleanup(func() { minPrefiltered, surfaceBuild = old, oldBuild })
-	minPrefiltered = 0
+	prefilterEvery(t)
+	oldBuild := surfaceBuild
+	t.Cleanup(func() { surfaceBuild = oldBuild })
 	shard := memd.ProjectShard("subs")
 	docs := func(n int) []Doc {
 		var ds []Doc
@@ -200,9 +197,7 @@ func TestSubstrings_BuildAfterCompaction(t *testing.T) {
 // A replace that fails half way leaves facts without their terms: the
 // fallback reads the texts and finds them, as it did before.
 func TestSubstrings_AfterAFailedReplace(t *testing.T) {
-	old := minPrefiltered
-	t.Cleanup(func() { minPrefiltered = old })
-	minPrefiltered = 0
+	prefilterEvery(t)
 	shard := memd.ProjectShard("subs")
 	var docs []Doc
 	for n := range 500 { // a tenth hold the word: few enough to mark
@@ -234,4 +229,12 @@ func TestSubstrings_AfterAFailedReplace(t *testing.T) {
 	if got := x.Search(q); !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) || len(got.Hits) == 0 {
 		t.Errorf("half read: %v, every text read: %v", texts(got.Hits), texts(want.Hits))
 	}
+}
+
+// prefilterEvery has the fallback look through the words of every part,
+// however small, for the test (which may set minPrefiltered again).
+func prefilterEvery(t *testing.T) {
+	old := minPrefiltered
+	t.Cleanup(func() { minPrefiltered = old })
+	minPrefiltered = 0
 }
