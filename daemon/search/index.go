@@ -106,8 +106,11 @@ const maxLength = 1<<16 - 1
 
 // Engine is safe for concurrent use.
 type Engine struct {
-	mu      sync.RWMutex
-	entries entries // by value, in pages (see entries)
+	mu sync.RWMutex
+	// wordsWhenRead builds a large shard's words for the substring
+	// fallback once it is read at a commit (see BuildWordsWhenRead).
+	wordsWhenRead bool
+	entries       entries // by value, in pages (see entries)
 	// The files facts are in, and the chats they were learned in, each
 	// named once; chat 0 is none.
 	fileNames, chatNames names
@@ -218,6 +221,16 @@ func (x *part) newTerm(t string, r termRef, slot int, tag uint32) {
 	}
 }
 
+// BuildWordsWhenRead has the engine build a large shard's words for the
+// substring fallback in the background as soon as the shard is read at a
+// commit, not at the first query that needs them: for an index that
+// serves many queries, not one made for a single view of history.
+func (x *Engine) BuildWordsWhenRead() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.wordsWhenRead = true
+}
+
 // New returns an empty index.
 func New() *Engine {
 	thesaurus.Preload()
@@ -272,9 +285,7 @@ func (x *Engine) setHead(shard memd.ShardID, head string) {
 		return
 	}
 	x.heads[shard] = head
-	// A large shard read at a commit has its words built for the
-	// substring fallback now, not at the first query that needs them.
-	if n, ok := x.shardNum[shard]; ok && len(x.parts[n].entries) >= minPrefiltered {
+	if n, ok := x.shardNum[shard]; ok && x.wordsWhenRead && len(x.parts[n].entries) >= minPrefiltered {
 		if p := x.parts[n]; p.surface.words.Load() == nil && !p.surface.unsure.Load() {
 			x.buildSurfaceLater(p)
 		}

@@ -238,3 +238,30 @@ func prefilterEvery(t *testing.T) {
 	t.Cleanup(func() { minPrefiltered = old })
 	minPrefiltered = 0
 }
+
+// The live index builds a large shard's words once the shard is read at a
+// commit; an engine made for one view of history does not.
+func TestSubstrings_WordsBuiltWhenRead(t *testing.T) {
+	prefilterEvery(t)
+	oldBuild := surfaceBuild
+	t.Cleanup(func() { surfaceBuild = oldBuild })
+	built := make(chan struct{}, 1)
+	surfaceBuild = func(build func()) {
+		build()
+		built <- struct{}{}
+	}
+	shard := memd.ProjectShard("subs")
+	docs := []Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")}
+	live := New()
+	live.BuildWordsWhenRead()
+	live.Apply(Update{Shard: shard, Head: "h1", Put: docs})
+	<-built
+	if live.parts[live.shardNum[shard]].surface.words.Load() == nil {
+		t.Error("the live index did not build the words of a shard it read")
+	}
+	view := New()
+	view.Apply(Update{Shard: shard, Head: "h1", Put: docs})
+	if p := view.parts[view.shardNum[shard]]; p.surface.building.Load() || p.surface.words.Load() != nil {
+		t.Error("an engine made for one view began building words")
+	}
+}
