@@ -100,7 +100,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		saveCost:  make(map[memd.ShardID]time.Duration),
 		saverDone: make(chan struct{}), followUpTo: followUpTo, readBatch: 20000,
 		toFollow: make(map[memd.ShardID]bool), followWake: make(chan struct{}, 1), followerDone: make(chan struct{})}
-	x.search.BuildWordsWhenRead()
+	x.search.KeepWords()
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	if err := x.load(); err != nil {
 		db.Close()

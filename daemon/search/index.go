@@ -107,10 +107,10 @@ const maxLength = 1<<16 - 1
 // Engine is safe for concurrent use.
 type Engine struct {
 	mu sync.RWMutex
-	// wordsWhenRead builds a large shard's words for the substring
-	// fallback once it is read at a commit (see BuildWordsWhenRead).
-	wordsWhenRead bool
-	entries       entries // by value, in pages (see entries)
+	// keepWords keeps a large shard's words for the substring fallback
+	// (see KeepWords).
+	keepWords bool
+	entries   entries // by value, in pages (see entries)
 	// The files facts are in, and the chats they were learned in, each
 	// named once; chat 0 is none.
 	fileNames, chatNames names
@@ -221,14 +221,14 @@ func (x *part) newTerm(t string, r termRef, slot int, tag uint32) {
 	}
 }
 
-// BuildWordsWhenRead has the engine build a large shard's words for the
-// substring fallback in the background as soon as the shard is read at a
-// commit, not at the first query that needs them: for an index that
-// serves many queries, not one made for a single view of history.
-func (x *Engine) BuildWordsWhenRead() {
+// KeepWords has the engine keep the words of each large shard for the
+// substring fallback (see substrings.go), built in the background as soon
+// as the shard is read at a commit: for an index that serves many
+// queries. An engine made for one view of history reads the texts.
+func (x *Engine) KeepWords() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.wordsWhenRead = true
+	x.keepWords = true
 }
 
 // New returns an empty index.
@@ -285,7 +285,7 @@ func (x *Engine) setHead(shard memd.ShardID, head string) {
 		return
 	}
 	x.heads[shard] = head
-	if n, ok := x.shardNum[shard]; ok && x.wordsWhenRead && len(x.parts[n].entries) >= minPrefiltered {
+	if n, ok := x.shardNum[shard]; ok && x.keepWords && len(x.parts[n].entries) >= minPrefiltered {
 		if p := x.parts[n]; p.surface.words.Load() == nil && !p.surface.unsure.Load() {
 			x.buildSurfaceLater(p)
 		}

@@ -24,8 +24,9 @@ import (
 // then read as the small part's are, so the answer is the same.
 
 // minPrefiltered is the part size from which its words are looked
-// through first: below it, reading every text costs a millisecond or
-// less, and the part keeps no surface words.
+// through first, in an engine that keeps them (KeepWords): below it,
+// reading every text costs a millisecond or less, and the part keeps no
+// surface words.
 var minPrefiltered = 20000
 
 // surface holds a part's surface words, each word as a term of a
@@ -34,7 +35,8 @@ var minPrefiltered = 20000
 // a commit, or by the first fallback that wants them (reading every text
 // of the part: half a second at a million facts; meanwhile fallbacks read
 // the texts), kept up to date as facts are put, and dropped when the
-// part's dictionary changes under them.
+// part's dictionary changes under them. Only an engine that keeps words
+// builds them.
 type surface struct {
 	words    atomic.Pointer[termDict]
 	building atomic.Bool
@@ -70,7 +72,7 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 	needles := words[:min(len(words), maxNeedles)]
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
-		if len(part.entries) >= minPrefiltered && !part.surface.unsure.Load() {
+		if x.keepWords && len(part.entries) >= minPrefiltered && !part.surface.unsure.Load() {
 			if surf := part.surface.words.Load(); surf == nil {
 				x.buildSurfaceLater(part)
 			} else if held, some := x.mayHold(part, surf, needles); !some {

@@ -52,6 +52,7 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 	needles = append(needles, "zorblax", "qqq", "tes", "ning", "eploy", "bernetes", "ssi", "1234", "rass", "ürich")
 
 	x := New()
+	x.KeepWords()
 	var docs []Doc
 	for n := range 600 {
 		docs = append(docs, doc(n))
@@ -113,6 +114,7 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 	prefilterEvery(t)
 	shard := memd.ProjectShard("subs")
 	x := New()
+	x.KeepWords()
 	docs := []Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")}
 	for n := range 40 { // room in the budget of postings to mark
 		docs = append(docs, novemberDoc(shard, fmt.Sprintf("filler %d", n)))
@@ -136,6 +138,7 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 	// Searches start building a part's words, several at once, while
 	// others read them (go test -race).
 	y := New()
+	y.KeepWords()
 	y.PutAll([]Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")})
 	var wg sync.WaitGroup
 	for range 4 {
@@ -172,6 +175,7 @@ func TestSubstrings_BuildAfterCompaction(t *testing.T) {
 		return ds
 	}
 	x := New()
+	x.KeepWords()
 	x.PutAll(docs(3000))
 	release, built := make(chan struct{}), make(chan struct{})
 	var first sync.Once
@@ -208,6 +212,7 @@ func TestSubstrings_AfterAFailedReplace(t *testing.T) {
 		docs = append(docs, novemberDoc(shard, fmt.Sprintf("%s node %d patched", thing, n)))
 	}
 	x := New()
+	x.KeepWords()
 	x.PutAll(docs)
 	buildNow(x, x.parts[x.shardNum[shard]])
 	var order []Doc
@@ -240,7 +245,8 @@ func prefilterEvery(t *testing.T) {
 }
 
 // The live index builds a large shard's words once the shard is read at a
-// commit; an engine made for one view of history does not.
+// commit; an engine made for one view of history never does, and its
+// fallback reads the texts.
 func TestSubstrings_WordsBuiltWhenRead(t *testing.T) {
 	prefilterEvery(t)
 	oldBuild := surfaceBuild
@@ -253,7 +259,7 @@ func TestSubstrings_WordsBuiltWhenRead(t *testing.T) {
 	shard := memd.ProjectShard("subs")
 	docs := []Doc{novemberDoc(shard, "Kubernetes nodes patched"), novemberDoc(shard, "Running the deploy")}
 	live := New()
-	live.BuildWordsWhenRead()
+	live.KeepWords()
 	live.Apply(Update{Shard: shard, Head: "h1", Put: docs})
 	<-built
 	if live.parts[live.shardNum[shard]].surface.words.Load() == nil {
@@ -261,6 +267,9 @@ func TestSubstrings_WordsBuiltWhenRead(t *testing.T) {
 	}
 	view := New()
 	view.Apply(Update{Shard: shard, Head: "h1", Put: docs})
+	if res := view.Search(Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 5}); len(res.Hits) == 0 {
+		t.Error("an engine made for one view found nothing inside words")
+	}
 	if p := view.parts[view.shardNum[shard]]; p.surface.building.Load() || p.surface.words.Load() != nil {
 		t.Error("an engine made for one view began building words")
 	}
