@@ -107,6 +107,7 @@ func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	docs := busyShard(shard, now, 1000000)
 	x := search.New()
+	x.KeepWords() // as the live index does
 	x.PutAll(docs)
 	docs = nil
 	for _, literal := range []bool{false, true} {
