@@ -172,30 +172,43 @@ var surfaceBuild = func(build func()) { build() }
 // asked for is given up, as is one with a word whose term it lacks:
 // fallbacks read every text until a later build.
 func (x *Engine) buildSurface(p *part, drops, epoch uint64) {
-	w := &termDict{}
-	var buf []byte
-	for done := 0; ; {
-		x.mu.RLock()
-		if p.surface.drops.Load() != drops || x.epoch != epoch || p.surface.unsure.Load() {
-			x.mu.RUnlock()
-			return
-		}
-		end := min(len(p.entries), done+surfaceChunk)
-		for _, i := range p.entries[done:end] {
-			var folded []byte
-			folded, buf = x.foldedText(i, buf)
-			if !addSurface(w, &p.terms, string(folded)) {
-				x.mu.RUnlock()
-				return
-			}
-		}
-		if done = end; done == len(p.entries) {
-			p.surface.words.Store(w)
-			x.mu.RUnlock()
-			return
-		}
-		x.mu.RUnlock()
+	b := surfaceBuilder{x: x, p: p, drops: drops, epoch: epoch, words: &termDict{}}
+	for b.chunk() {
 	}
+}
+
+// surfaceBuilder is a build of a part's surface words under way.
+type surfaceBuilder struct {
+	x            *Engine
+	p            *part
+	drops, epoch uint64
+	words        *termDict
+	done         int // the part's entries read
+	buf          []byte
+}
+
+// chunk reads the next entries under the read lock, and keeps the words
+// once all are read; false when the build is over, kept or given up.
+func (b *surfaceBuilder) chunk() bool {
+	x, p := b.x, b.p
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if p.surface.drops.Load() != b.drops || x.epoch != b.epoch || p.surface.unsure.Load() {
+		return false
+	}
+	end := min(len(p.entries), b.done+surfaceChunk)
+	for _, i := range p.entries[b.done:end] {
+		var folded []byte
+		folded, b.buf = x.foldedText(i, b.buf)
+		if !addSurface(b.words, &p.terms, string(folded)) {
+			return false
+		}
+	}
+	if b.done = end; b.done < len(p.entries) {
+		return true
+	}
+	p.surface.words.Store(b.words)
+	return false
 }
 
 // noteSurface adds the surface words of a folded text just put in a
