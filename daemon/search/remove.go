@@ -42,6 +42,8 @@ func (x *Engine) dropShard(shard memd.ShardID) {
 	n := x.shardNum[shard]
 	p := x.parts[n]
 	p.ids = newIDMap(0) // its notes went above: no live entry is left
+	// Nor one put without its terms by a replace that failed half way.
+	p.surface.unsure.Store(false)
 	p.dates = make(map[int][]int32)
 	for fk := range x.files {
 		if fk.shard == n {

@@ -234,6 +234,17 @@ func TestSubstrings_AfterAFailedReplace(t *testing.T) {
 	if got := x.Search(q); !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) || len(got.Hits) == 0 {
 		t.Errorf("half read: %v, every text read: %v", texts(got.Hits), texts(want.Hits))
 	}
+	// Replaced whole again, the shard's words are looked through again.
+	x.Apply(Update{Shard: shard, Head: "h3", Replace: true, Put: order})
+	if p := x.parts[x.shardNum[shard]]; p.surface.unsure.Load() {
+		t.Error("the shard replaced whole still reads every text")
+	}
+	minPrefiltered = 1 << 30
+	want = x.Search(q)
+	minPrefiltered = 0
+	if got := x.Search(q); !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) || len(got.Hits) == 0 {
+		t.Errorf("replaced again: %v, every text read: %v", texts(got.Hits), texts(want.Hits))
+	}
 }
 
 // prefilterEvery has the fallback look through the words of every part,
