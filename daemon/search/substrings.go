@@ -22,6 +22,11 @@ import (
 // terms themselves where stem(w) is w, and otherwise the part's surface
 // words: each word whose stem differs, with its term. The candidates are
 // then read as the small part's are, so the answer is the same.
+//
+// Most need no reading: a term whose name holds the needle, and each of
+// whose surface words does too, is held only by facts holding the
+// needle. Only the facts found through the other terms ("happi" holds
+// "ppi", but its word "happy" does not) are read.
 
 // minPrefiltered is the part size from which its words are looked
 // through first, in an engine that keeps them (KeepWords): below it,
@@ -38,7 +43,7 @@ var minPrefiltered = 20000
 // part's dictionary changes under them. Only an engine that keeps words
 // builds them.
 type surface struct {
-	words    atomic.Pointer[termDict]
+	words    atomic.Pointer[surfaceWords]
 	building atomic.Bool
 	drops    atomic.Uint64 // a build asked for before a drop is thrown away
 	// unsure is set when a replace of the part failed half way, leaving
@@ -46,6 +51,14 @@ type surface struct {
 	// is compacted (a new part).
 	unsure atomic.Bool
 }
+
+// surfaceWords are a part's surface words, and how many each term has.
+type surfaceWords struct {
+	termDict
+	per map[int32]int32 // by the number of a term with surface words
+}
+
+func newSurfaceWords() *surfaceWords { return &surfaceWords{per: make(map[int32]int32)} }
 
 // surfaceChunk is how many facts a build reads per hold of the index's
 // read lock: a few milliseconds, which a put waits at most.
@@ -72,24 +85,22 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 	needles := words[:min(len(words), maxNeedles)]
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
+		var sure [][]uint64
 		if x.keepWords && len(part.entries) >= minPrefiltered && !part.surface.unsure.Load() {
 			if surf := part.surface.words.Load(); surf == nil {
 				x.buildSurfaceLater(part)
-			} else if held, some := x.mayHold(part, surf, needles); !some {
+			} else if held, certain, some := x.mayHold(part, surf, needles); !some {
 				continue // no word of the part holds one
 			} else if held != nil {
-				entries = marked(held) // a part's entries rise: the same order
+				entries, sure = marked(held), certain // a part's entries rise: the same order
 			}
 		}
 		for i := range entries {
 			if !ok(i) {
 				continue
 			}
-			e := x.entries.at(i)
-			for _, n := range needles {
-				// A needle is one word: in an ASCII text it is found as
-				// in the text's folded words, without folding them.
-				if e.foldKept && strings.Contains(x.folded[i], n) || !e.foldKept && containsFold(x.texts.get(e.text), n) {
+			for j, n := range needles {
+				if sure != nil && isSet(sure[j], i) || x.holds(i, n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++
@@ -99,6 +110,19 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 		}
 	}
 }
+
+// holds tells whether entry i's text holds needle n, one word: in an
+// ASCII text it is found as in the text's folded words, without folding
+// them.
+func (x *Engine) holds(i int32, n string) bool {
+	if e := x.entries.at(i); !e.foldKept {
+		return containsFold(x.texts.get(e.text), n)
+	}
+	return strings.Contains(x.folded[i], n)
+}
+
+// isSet tells whether entry i's bit is set; a nil set has none.
+func isSet(set []uint64, i int32) bool { return set != nil && set[i>>6]&(1<<(i&63)) != 0 }
 
 // marked yields the entries whose bits are set, rising.
 func marked(set []uint64) iter.Seq[int32] {
@@ -116,33 +140,58 @@ func marked(set []uint64) iter.Seq[int32] {
 }
 
 // mayHold marks the entries of a part holding a term of a word that
-// contains one of the needles, a bit each, and tells whether any does.
-// Marking costs about what reading a text does, a posting: when the
-// postings marked outnumber a quarter of the part's entries (a piece such
-// as "ing"), it gives up, with nothing marked, for the texts to be read.
-func (x *Engine) mayHold(p *part, surf *termDict, needles []string) (held []uint64, some bool) {
+// contains one of the needles, a bit each in held, and tells whether any
+// does. Those certain to hold needle j (sure terms: see above) are marked
+// in sure[j] too. Marking costs about what reading a text does, a
+// posting: when the postings marked outnumber a quarter of the part's
+// entries (a piece such as "ing"), it gives up, with nothing marked, for
+// the texts to be read.
+func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []uint64, sure [][]uint64, some bool) {
 	budget := len(p.entries) / 4
-	mark := func(k int32) bool {
+	sets := (x.entries.len() + 63) / 64
+	mark := func(k int32, certain *[]uint64) bool {
 		var one [1]posting
 		ps := p.listOf(p.terms.refs[k], &one)
 		if budget -= len(ps); budget < 0 {
 			return false
 		}
 		if held == nil {
-			held = make([]uint64, (x.entries.len()+63)/64)
+			held = make([]uint64, sets)
+		}
+		if certain != nil && *certain == nil {
+			*certain = make([]uint64, sets)
 		}
 		for _, q := range ps {
 			i := q.doc()
 			held[i>>6] |= 1 << (i & 63)
+			if certain != nil {
+				(*certain)[i>>6] |= 1 << (i & 63)
+			}
 		}
 		return true
 	}
-	for _, n := range needles {
-		if !p.terms.eachContaining(n, mark) || !surf.eachContaining(n, func(k int32) bool { return mark(int32(surf.refs[k])) }) {
-			return nil, true
+	sure = make([][]uint64, len(needles))
+	for j, n := range needles {
+		// The terms with surface words holding n, and how many each has.
+		bySurface := make(map[int32]int32)
+		surf.eachContaining(n, func(k int32) bool { bySurface[int32(surf.refs[k])]++; return true })
+		if !p.terms.eachContaining(n, func(k int32) bool {
+			var certain *[]uint64
+			if bySurface[k] == surf.per[k] {
+				certain = &sure[j]
+			}
+			delete(bySurface, k)
+			return mark(k, certain)
+		}) {
+			return nil, nil, true
+		}
+		for k := range bySurface {
+			if !mark(k, nil) {
+				return nil, nil, true
+			}
 		}
 	}
-	return held, held != nil
+	return held, sure, held != nil
 }
 
 // buildSurfaceLater builds a part's surface words in the background,
@@ -172,7 +221,7 @@ var surfaceBuild = func(build func()) { build() }
 // asked for is given up, as is one with a word whose term it lacks:
 // fallbacks read every text until a later build.
 func (x *Engine) buildSurface(p *part, drops, epoch uint64) {
-	b := surfaceBuilder{x: x, p: p, drops: drops, epoch: epoch, words: &termDict{}}
+	b := surfaceBuilder{x: x, p: p, drops: drops, epoch: epoch, words: newSurfaceWords()}
 	for b.chunk() {
 	}
 }
@@ -182,7 +231,7 @@ type surfaceBuilder struct {
 	x            *Engine
 	p            *part
 	drops, epoch uint64
-	words        *termDict
+	words        *surfaceWords
 	done         int // the part's entries read
 	buf          []byte
 }
@@ -229,7 +278,7 @@ func dropSurface(p *part) {
 
 // addSurface adds to w the words of a folded text whose stem differs,
 // each with the number of its term in terms; false if a term is missing.
-func addSurface(w, terms *termDict, folded string) bool {
+func addSurface(w *surfaceWords, terms *termDict, folded string) bool {
 	for _, word := range words(folded) {
 		_, slot, tag, found := w.place(word)
 		if found {
@@ -244,6 +293,7 @@ func addSurface(w, terms *termDict, folded string) bool {
 			return false
 		}
 		w.add(word, termRef(k), slot, tag)
+		w.per[k]++
 	}
 	return true
 }
@@ -254,19 +304,14 @@ func addSurface(w, terms *termDict, folded string) bool {
 // searched whole first, and only the terms of blocks holding s are read.
 func (d *termDict) eachContaining(s string, fn func(k int32) bool) bool {
 	needle := []byte(s)
-	hit := make([]bool, len(d.text.blocks))
-	some := false
 	for b, block := range d.text.blocks {
-		if bytes.Contains(block, needle) {
-			hit[b], some = true, true
+		if b >= len(d.spans) || !bytes.Contains(block, needle) {
+			continue
 		}
-	}
-	if !some {
-		return true
-	}
-	for k, r := range d.names {
-		if hit[r.block] && strings.Contains(d.text.get(r), s) && !fn(int32(k)) {
-			return false
+		for k := d.spans[b].first; k <= d.spans[b].last; k++ {
+			if r := d.names[k]; int(r.block) == b && strings.Contains(d.text.get(r), s) && !fn(k) {
+				return false
+			}
 		}
 	}
 	return true

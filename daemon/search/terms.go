@@ -14,7 +14,16 @@ type termDict struct {
 	names []ref
 	refs  []termRef
 	text  arena
+	// spans holds, by block of text, the first and last term whose bytes
+	// are in it: eachContaining reads the terms of the blocks holding a
+	// piece, not all of a million.
+	spans []termSpan
 }
+
+// termSpan is the terms of one block of a dictionary's arena: first to
+// last, with a few of other blocks among them (a term too long for a
+// block has one of its own).
+type termSpan struct{ first, last int32 }
 
 var termSeed = maphash.MakeSeed()
 
@@ -58,7 +67,12 @@ func (d *termDict) get(t string) (termRef, bool) {
 // and returns its name as the dictionary holds it.
 func (d *termDict) add(t string, r termRef, slot int, tag uint32) string {
 	k := int32(len(d.names))
-	d.names = append(d.names, d.text.put(t))
+	name := d.text.put(t)
+	for int(name.block) >= len(d.spans) {
+		d.spans = append(d.spans, termSpan{first: k})
+	}
+	d.spans[name.block].last = k
+	d.names = append(d.names, name)
 	d.refs = append(d.refs, r)
 	d.t.set(slot, tag, k)
 	return d.name(k)
