@@ -26,7 +26,10 @@ import (
 // Most need no reading: a term whose name holds the needle, and each of
 // whose surface words does too, is held only by facts holding the
 // needle. Only the facts found through the other terms ("happi" holds
-// "ppi", but its word "happy" does not) are read.
+// "ppi", but its word "happy" does not) are read. (This trusts a part's
+// postings to be its texts' terms, as scoring by them does already; a
+// snapshot's are used only when made by the same analysis for as many
+// facts.)
 
 // minPrefiltered is the part size from which its words are looked
 // through first, in an engine that keeps them (KeepWords): below it,
@@ -149,44 +152,65 @@ func marked(set []uint64) iter.Seq[int32] {
 func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []uint64, sure [][]uint64, some bool) {
 	budget := len(p.entries) / 4
 	sets := (x.entries.len() + 63) / 64
-	mark := func(k int32, certain *[]uint64) bool {
+	postingsOf := func(k int32) []posting {
 		var one [1]posting
-		ps := p.listOf(p.terms.refs[k], &one)
+		return p.listOf(p.terms.refs[k], &one)
+	}
+	sure = make([][]uint64, len(needles))
+	// mark marks the facts holding term k, and in sure[j] too unless j is
+	// -1; false once the budget is spent.
+	mark := func(k int32, j int) bool {
+		ps := postingsOf(k)
 		if budget -= len(ps); budget < 0 {
 			return false
 		}
 		if held == nil {
 			held = make([]uint64, sets)
 		}
-		if certain != nil && *certain == nil {
-			*certain = make([]uint64, sets)
+		var certain []uint64
+		if j >= 0 {
+			if sure[j] == nil {
+				sure[j] = make([]uint64, sets)
+			}
+			certain = sure[j]
 		}
 		for _, q := range ps {
 			i := q.doc()
 			held[i>>6] |= 1 << (i & 63)
 			if certain != nil {
-				(*certain)[i>>6] |= 1 << (i & 63)
+				certain[i>>6] |= 1 << (i & 63)
 			}
 		}
 		return true
 	}
-	sure = make([][]uint64, len(needles))
 	for j, n := range needles {
 		// The terms with surface words holding n, and how many each has.
+		// Each will be marked: once their postings outrun the budget, the
+		// rest need not be looked through.
 		bySurface := make(map[int32]int32)
-		surf.eachContaining(n, func(k int32) bool { bySurface[int32(surf.refs[k])]++; return true })
+		pending := 0
+		if !surf.eachContaining(n, func(k int32) bool {
+			t := int32(surf.refs[k])
+			if bySurface[t] == 0 {
+				pending += len(postingsOf(t))
+			}
+			bySurface[t]++
+			return pending <= budget
+		}) {
+			return nil, nil, true
+		}
 		if !p.terms.eachContaining(n, func(k int32) bool {
-			var certain *[]uint64
+			certainOf := -1
 			if bySurface[k] == surf.per[k] {
-				certain = &sure[j]
+				certainOf = j // every word of the term holds n
 			}
 			delete(bySurface, k)
-			return mark(k, certain)
+			return mark(k, certainOf)
 		}) {
 			return nil, nil, true
 		}
 		for k := range bySurface {
-			if !mark(k, nil) {
+			if !mark(k, -1) {
 				return nil, nil, true
 			}
 		}
@@ -298,14 +322,15 @@ func addSurface(w *surfaceWords, terms *termDict, folded string) bool {
 	return true
 }
 
-// eachContaining calls fn with the number of each term holding s, until
-// fn returns false, and tells whether it called fn with every one. The
-// terms' bytes lie in the blocks of the dictionary's arena, so a block is
-// searched whole first, and only the terms of blocks holding s are read.
+// eachContaining calls fn with the number of each term holding s, in no
+// set order, until fn returns false, and tells whether it called fn with
+// every one. The terms' bytes lie in the blocks of the dictionary's
+// arena, so a block is searched whole first, and only the terms of blocks
+// holding s are read.
 func (d *termDict) eachContaining(s string, fn func(k int32) bool) bool {
 	needle := []byte(s)
 	for b, block := range d.text.blocks {
-		if b >= len(d.spans) || !bytes.Contains(block, needle) {
+		if !bytes.Contains(block, needle) {
 			continue
 		}
 		for k := d.spans[b].first; k <= d.spans[b].last; k++ {

@@ -60,13 +60,19 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 	}
 	// Facts of other words, so that the vocabulary's terms are rare
 	// enough to be looked through rather than every text read (mayHold's
-	// budget).
-	var others []Doc
-	for n := range 3000 {
-		text := fmt.Sprintf("other %d", n)
-		others = append(others, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: memd.DateOf(now), Tier: memd.TierLog, Text: text, File: "log/other.md"}, Offset: n * 20})
+	// budget); and a shard of as many again, so that replacing the first
+	// leaves fewer dead facts than live, and no compaction analyses its
+	// texts again.
+	others := func(s memd.ShardID) []Doc {
+		var ds []Doc
+		for n := range 3000 {
+			text := fmt.Sprintf("other %d", n)
+			ds = append(ds, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: s, Date: memd.DateOf(now), Tier: memd.TierLog, Text: text, File: "log/other.md"}, Offset: n * 20})
+		}
+		return ds
 	}
-	x.PutAll(append(others, docs...))
+	x.PutAll(append(others(shard), docs...))
+	x.PutAll(append(others(memd.ProjectShard("more")), others(memd.ProjectShard("yet-more"))...))
 	compare := func(stage string) {
 		t.Helper()
 		p := x.parts[x.shardNum[shard]]
@@ -105,6 +111,7 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 	compare("put and forgotten")
 
 	var order []Doc
+	epoch := x.epoch
 	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
 	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings}, len(order), func(put func([]Doc)) error {
 		for part := range slices.Chunk(order, 64) {
@@ -114,7 +121,34 @@ func TestSubstrings_PrefilteredAsReadWhole(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if x.epoch != epoch {
+		t.Fatal("the replace compacted the index: its facts were analysed again, not installed with their postings")
+	}
 	compare("replaced from its snapshot")
+}
+
+// A word put after a part's words were built counts among its term's: a
+// "happy" fact is not taken for one holding "ppi" because "happi", and
+// "happiness", hold it.
+func TestSubstrings_WordsPutAfterTheBuild(t *testing.T) {
+	prefilterEvery(t)
+	shard := memd.ProjectShard("subs")
+	x := New()
+	x.KeepWords()
+	docs := []Doc{novemberDoc(shard, "happiness all round")}
+	for n := range 400 {
+		docs = append(docs, novemberDoc(shard, fmt.Sprintf("filler %d", n)))
+	}
+	x.PutAll(docs)
+	buildNow(x, x.parts[x.shardNum[shard]])
+	x.Put(novemberDoc(shard, "a happy fact"))
+	q := Query{Text: "ppi", Shards: []memd.ShardID{shard}, K: 10, Literal: true}
+	got := x.Search(q)
+	minPrefiltered = 1 << 30
+	want := x.Search(q)
+	if !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+		t.Fatalf("looked through words first:\n%v\nevery text read:\n%v", texts(got.Hits), texts(want.Hits))
+	}
 }
 
 // A needle no word of a large part holds is answered without reading its
@@ -139,9 +173,16 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 	if held, _, some := x.mayHold(p, surf, []string{"zorblax"}); some {
 		t.Errorf("zorblax: held %v, want none", held)
 	}
-	for _, n := range []string{"bernetes", "unning", "kube"} {
-		if held, _, some := x.mayHold(p, surf, []string{n}); !some || held == nil {
-			t.Errorf("%q: held %v, %v; want a fact", n, held, some)
+	for _, c := range []struct {
+		needle string
+		sure   bool // its facts' texts need no reading
+	}{{"bernetes", false}, {"unning", false}, {"kube", true}} {
+		held, sure, some := x.mayHold(p, surf, []string{c.needle})
+		if !some || held == nil {
+			t.Errorf("%q: held %v, %v; want a fact", c.needle, held, some)
+		}
+		if (sure[0] != nil) != c.sure {
+			t.Errorf("%q: sure of %v, want %v", c.needle, sure[0], c.sure)
 		}
 	}
 	// Searches start building a part's words, several at once, while
