@@ -20,14 +20,17 @@ var who = Signature{Name: "alice", Email: "alice@agents.memd"}
 
 // aliceShard opens a store without fsync or repacks, closed after the
 // test, and creates agent/alice in it.
-func aliceShard(tb testing.TB) (*Store, *Shard) {
+func aliceShard(tb testing.TB) (*Store, *Shard) { return agentShard(tb, "alice") }
+
+// agentShard is aliceShard for the agent named.
+func agentShard(tb testing.TB, name string) (*Store, *Shard) {
 	tb.Helper()
 	s, err := Open(tb.TempDir(), Options{NoSync: true, RepackAt: -1})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { s.Close() })
-	sh, err := s.CreateShard(memd.AgentShard("alice"))
+	sh, err := s.CreateShard(memd.AgentShard(name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -248,14 +248,6 @@ func TestShard_ALargeLookupKeepsTheFilesItWants(t *testing.T) {
 // anaShard is a new shard in a store of its own, closed after the test.
 func anaShard(t *testing.T) *Shard {
 	t.Helper()
-	s, err := Open(t.TempDir(), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	sh, err := s.CreateShard(memd.AgentShard("ana"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sh := agentShard(t, "ana")
 	return sh
 }
