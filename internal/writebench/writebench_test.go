@@ -16,16 +16,7 @@ func BenchmarkRemember(b *testing.B) {
 	for _, size := range []int{100, 100000} {
 		for _, writers := range []int{1, 8} {
 			b.Run(fmt.Sprintf("shard=%d/writers=%d", size, writers), func(b *testing.B) {
-				s, err := gitstore.Open(b.TempDir(), gitstore.Options{NoSync: os.Getenv("MEMD_BENCH_NOSYNC") != "", RepackAt: repackAt()})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer s.Close()
-				today := time.Now()
-				sh, err := writebench.Prefill(s, memd.ProjectShard("bench"), size, today)
-				if err != nil {
-					b.Fatal(err)
-				}
+				sh, today := prefilled(b, gitstore.Options{NoSync: os.Getenv("MEMD_BENCH_NOSYNC") != "", RepackAt: repackAt()}, size)
 				b.ResetTimer()
 				r, err := writebench.Memd(sh, writers, b.N, "bench", today)
 				if err != nil {
@@ -41,16 +32,7 @@ func BenchmarkRemember(b *testing.B) {
 // shard that sat idle and gave up what it held: it reads the shard's files
 // to learn where its facts are. B/op is what that reading allocates.
 func BenchmarkFirstRememberAfterIdle(b *testing.B) {
-	s, err := gitstore.Open(b.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	today := time.Now()
-	sh, err := writebench.Prefill(s, memd.ProjectShard("bench"), 100000, today)
-	if err != nil {
-		b.Fatal(err)
-	}
+	sh, today := prefilled(b, gitstore.Options{NoSync: true, RepackAt: -1}, 100000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -66,6 +48,23 @@ func BenchmarkFirstRememberAfterIdle(b *testing.B) {
 	}
 }
 
+// prefilled opens a store with opts in a directory of the benchmark's,
+// closed after it, holding project/bench with size facts up to today.
+func prefilled(b *testing.B, opts gitstore.Options, size int) (*gitstore.Shard, time.Time) {
+	b.Helper()
+	s, err := gitstore.Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	today := time.Now()
+	sh, err := writebench.Prefill(s, memd.ProjectShard("bench"), size, today)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sh, today
+}
+
 func repackAt() int {
 	if os.Getenv("MEMD_BENCH_NOREPACK") != "" {
 		return -1
@@ -77,16 +76,7 @@ func repackAt() int {
 func BenchmarkGitCLI(b *testing.B) {
 	for _, size := range []int{100, 100000} {
 		b.Run(fmt.Sprintf("shard=%d", size), func(b *testing.B) {
-			s, err := gitstore.Open(b.TempDir(), gitstore.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			today := time.Now()
-			sh, err := writebench.Prefill(s, memd.ProjectShard("bench"), size, today)
-			if err != nil {
-				b.Fatal(err)
-			}
+			sh, today := prefilled(b, gitstore.Options{}, size)
 			path, err := sh.FileFor(memd.TierLog, memd.DateOf(today))
 			if err != nil {
 				b.Fatal(err)
