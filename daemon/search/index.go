@@ -110,7 +110,8 @@ type Engine struct {
 	// keepWords keeps a large shard's words for the substring fallback
 	// (see KeepWords).
 	keepWords bool
-	entries   entries // by value, in pages (see entries)
+	building  sync.WaitGroup // the builds of words under way (WaitWords)
+	entries   entries        // by value, in pages (see entries)
 	// The files facts are in, and the chats they were learned in, each
 	// named once; chat 0 is none.
 	fileNames, chatNames names
@@ -230,6 +231,12 @@ func (x *Engine) KeepWords() {
 	defer x.mu.Unlock()
 	x.keepWords = true
 }
+
+// WaitWords waits for the builds of shards' words under way: a benchmark
+// of searches times them against the words, not the texts read while the
+// words are built. It is for a caller that starts no search meanwhile (a
+// search may start a build).
+func (x *Engine) WaitWords() { x.building.Wait() }
 
 // New returns an empty index.
 func New() *Engine {

@@ -226,7 +226,9 @@ func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []
 func (x *Engine) buildSurfaceLater(p *part) {
 	if p.surface.building.CompareAndSwap(false, true) {
 		drops, epoch := p.surface.drops.Load(), x.epoch
+		x.building.Add(1)
 		go surfaceBuild(func() {
+			defer x.building.Done()
 			defer p.surface.building.Store(false)
 			x.buildSurface(p, drops, epoch)
 		})
