@@ -88,7 +88,7 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 	needles := words[:min(len(words), maxNeedles)]
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
-		var sure [][]uint64
+		sure := make([][]uint64, len(needles)) // none certain: every candidate is read
 		if x.keepWords && len(part.entries) >= minPrefiltered && !part.surface.unsure.Load() {
 			if surf := part.surface.words.Load(); surf == nil {
 				x.buildSurfaceLater(part)
@@ -103,7 +103,7 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 				continue
 			}
 			for j, n := range needles {
-				if sure != nil && isSet(sure[j], i) || x.holds(i, n) {
+				if isSet(sure[j], i) || x.holds(i, n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++

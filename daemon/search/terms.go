@@ -68,7 +68,7 @@ func (d *termDict) get(t string) (termRef, bool) {
 func (d *termDict) add(t string, r termRef, slot int, tag uint32) string {
 	k := int32(len(d.names))
 	name := d.text.put(t)
-	for int(name.block) >= len(d.spans) {
+	if int(name.block) == len(d.spans) { // a block put opened for it
 		d.spans = append(d.spans, termSpan{first: k})
 	}
 	d.spans[name.block].last = k
