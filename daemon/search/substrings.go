@@ -31,11 +31,19 @@ import (
 // snapshot's are used only when made by the same analysis for as many
 // facts.)
 
-// minPrefiltered is the part size from which its words are looked
-// through first, in an engine that keeps them (KeepWords): below it,
-// reading every text costs a millisecond or less, and the part keeps no
-// surface words.
-var minPrefiltered = 20000
+// minPrefiltered is how many facts a fallback reads, in the parts it
+// searches, from which their words are looked through first, in an engine
+// that keeps them (KeepWords): below it, reading every text costs a
+// millisecond or less. A part that large on its own has its words built
+// as soon as it is read at a commit; smaller ones (an agent's own shard,
+// its user's and its projects', 10,000 facts each) when a fallback first
+// searches them, so that memory goes to the parts searched this way.
+// Parts under minSurfaced facts are always read whole: their texts cost
+// less than their words would.
+var (
+	minPrefiltered = 20000
+	minSurfaced    = 1000
+)
 
 // surface holds a part's surface words, each word as a term of a
 // dictionary whose refs are the numbers of its term in the part's
@@ -86,16 +94,20 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 	}
 	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
 	needles := words[:min(len(words), maxNeedles)]
+	searched := 0
+	for _, part := range st.parts {
+		searched += len(part.entries)
+	}
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
-		sure := make([][]uint64, len(needles)) // none certain: every candidate is read
-		if x.keepWords && len(part.entries) >= minPrefiltered && !part.surface.unsure.Load() {
+		sure := make([]entrySet, len(needles)) // none certain: every candidate is read
+		if x.keepWords && searched >= minPrefiltered && len(part.entries) >= minSurfaced && !part.surface.unsure.Load() {
 			if surf := part.surface.words.Load(); surf == nil {
 				x.buildSurfaceLater(part)
 			} else if held, certain, some := x.mayHold(part, surf, needles); !some {
 				continue // no word of the part holds one
-			} else if held != nil {
-				entries, sure = marked(held), certain // a part's entries rise: the same order
+			} else if held.bits != nil {
+				entries, sure = held.each(), certain // a part's entries rise: the same order
 			}
 		}
 		for i := range entries {
@@ -103,7 +115,7 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 				continue
 			}
 			for j, n := range needles {
-				if isSet(sure[j], i) || x.holds(i, n) {
+				if sure[j].has(i) || x.holds(i, n) {
 					sc.add(i, 1)
 					if p := sc.explain(i); p != nil {
 						p.Substring++
@@ -124,16 +136,38 @@ func (x *Engine) holds(i int32, n string) bool {
 	return strings.Contains(x.folded[i], n)
 }
 
-// isSet tells whether entry i's bit is set; a nil set has none.
-func isSet(set []uint64, i int32) bool { return set != nil && set[i>>6]&(1<<(i&63)) != 0 }
+// entrySet is a set of a part's entries, a bit each from the part's
+// first: a part of ten thousand facts in an index of a million needs
+// bits for its own entries alone. The zero set is empty.
+type entrySet struct {
+	base int32 // the entry of bit 0, a multiple of 64
+	bits []uint64
+}
 
-// marked yields the entries whose bits are set, rising.
-func marked(set []uint64) iter.Seq[int32] {
+// newEntrySet makes an empty set with room for part p's entries.
+func newEntrySet(p *part) entrySet {
+	first, last := p.entries[0], p.entries[len(p.entries)-1]
+	base := first &^ 63
+	return entrySet{base: base, bits: make([]uint64, (last-base)/64+1)}
+}
+
+func (s entrySet) add(i int32) {
+	i -= s.base
+	s.bits[i>>6] |= 1 << (i & 63)
+}
+
+func (s entrySet) has(i int32) bool {
+	i -= s.base
+	return s.bits != nil && s.bits[i>>6]&(1<<(i&63)) != 0
+}
+
+// each yields the entries of the set, rising.
+func (s entrySet) each() iter.Seq[int32] {
 	return func(yield func(int32) bool) {
-		for w, word := range set {
+		for w, word := range s.bits {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
-				if !yield(int32(w<<6 | b)) {
+				if !yield(s.base + int32(w<<6|b)) {
 					return
 				}
 				word &^= 1 << b
@@ -149,14 +183,13 @@ func marked(set []uint64) iter.Seq[int32] {
 // posting: when the postings marked outnumber a quarter of the part's
 // entries (a piece such as "ing"), it gives up, with nothing marked, for
 // the texts to be read.
-func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []uint64, sure [][]uint64, some bool) {
+func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held entrySet, sure []entrySet, some bool) {
 	budget := len(p.entries) / 4
-	sets := (x.entries.len() + 63) / 64
 	postingsOf := func(k int32) []posting {
 		var one [1]posting
 		return p.listOf(p.terms.refs[k], &one)
 	}
-	sure = make([][]uint64, len(needles))
+	sure = make([]entrySet, len(needles))
 	// mark marks the facts holding term k, and in sure[j] too unless j is
 	// -1; false once the budget is spent.
 	mark := func(k int32, j int) bool {
@@ -164,21 +197,21 @@ func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []
 		if budget -= len(ps); budget < 0 {
 			return false
 		}
-		if held == nil {
-			held = make([]uint64, sets)
+		if held.bits == nil {
+			held = newEntrySet(p)
 		}
-		var certain []uint64
+		var certain entrySet
 		if j >= 0 {
-			if sure[j] == nil {
-				sure[j] = make([]uint64, sets)
+			if sure[j].bits == nil {
+				sure[j] = newEntrySet(p)
 			}
 			certain = sure[j]
 		}
 		for _, q := range ps {
 			i := q.doc()
-			held[i>>6] |= 1 << (i & 63)
-			if certain != nil {
-				certain[i>>6] |= 1 << (i & 63)
+			held.add(i)
+			if certain.bits != nil {
+				certain.add(i)
 			}
 		}
 		return true
@@ -197,7 +230,7 @@ func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []
 			bySurface[t]++
 			return pending <= budget
 		}) {
-			return nil, nil, true
+			return entrySet{}, nil, true
 		}
 		if !p.terms.eachContaining(n, func(k int32) bool {
 			certainOf := -1
@@ -207,15 +240,15 @@ func (x *Engine) mayHold(p *part, surf *surfaceWords, needles []string) (held []
 			delete(bySurface, k)
 			return mark(k, certainOf)
 		}) {
-			return nil, nil, true
+			return entrySet{}, nil, true
 		}
 		for k := range bySurface {
 			if !mark(k, -1) {
-				return nil, nil, true
+				return entrySet{}, nil, true
 			}
 		}
 	}
-	return held, sure, held != nil
+	return held, sure, held.bits != nil
 }
 
 // buildSurfaceLater builds a part's surface words in the background,

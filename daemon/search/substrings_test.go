@@ -171,18 +171,18 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 		t.Fatal("the part's words were not built")
 	}
 	if held, _, some := x.mayHold(p, surf, []string{"zorblax"}); some {
-		t.Errorf("zorblax: held %v, want none", held)
+		t.Errorf("zorblax: held %v, want none", held.bits)
 	}
 	for _, c := range []struct {
 		needle string
 		sure   bool // its facts' texts need no reading
 	}{{"bernetes", false}, {"unning", false}, {"kube", true}} {
 		held, sure, some := x.mayHold(p, surf, []string{c.needle})
-		if !some || held == nil {
-			t.Errorf("%q: held %v, %v; want a fact", c.needle, held, some)
+		if !some || held.bits == nil {
+			t.Errorf("%q: held %v, %v; want a fact", c.needle, held.bits, some)
 		}
-		if (sure[0] != nil) != c.sure {
-			t.Errorf("%q: sure of %v, want %v", c.needle, sure[0], c.sure)
+		if (sure[0].bits != nil) != c.sure {
+			t.Errorf("%q: sure of %v, want %v", c.needle, sure[0].bits, c.sure)
 		}
 	}
 	// Searches start building a part's words, several at once, while
@@ -199,6 +199,77 @@ func TestSubstrings_LooksThroughWords(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Parts each too small to have their words built when read, but searched
+// together in more facts than reading them all would cost (an agent's
+// own shard, its user's and its projects'), have their words built by
+// the first fallback over them, and are then looked through: with the
+// same answer as reading every text, for parts whose entries start far
+// from the index's first and interleave with each other's. A part
+// searched alone, or a very small one, is still read whole.
+func TestSubstrings_SmallPartsSearchedTogether(t *testing.T) {
+	oldPrefiltered, oldSurfaced := minPrefiltered, minSurfaced
+	t.Cleanup(func() { minPrefiltered, minSurfaced = oldPrefiltered, oldSurfaced })
+	minPrefiltered, minSurfaced = 2500, 500
+
+	vocab := strings.Fields("Kubernetes running happy happiness services deployed Lisbon café budgets emailing nodes")
+	rng := rand.New(rand.NewPCG(3, 5))
+	text := func(n int) string {
+		// A word of the vocabulary in a fact in 12: few enough to be
+		// looked through within mayHold's budget.
+		return fmt.Sprintf("%s other n%d", vocab[rng.IntN(len(vocab))], n)
+	}
+	first, tiny := memd.ProjectShard("first"), memd.ProjectShard("tiny")
+	together := []memd.ShardID{memd.AgentShard("own"), memd.UserShard("pat"), memd.ProjectShard("alpha")}
+	x := New()
+	x.KeepWords()
+	var docs []Doc
+	for n := range 1000 {
+		docs = append(docs, novemberDoc(first, text(n)))
+	}
+	x.PutAll(docs)
+	for n := range 1000 {
+		for _, s := range together {
+			x.Put(novemberDoc(s, text(n)))
+		}
+	}
+	for n := range 100 {
+		x.Put(novemberDoc(tiny, text(n)))
+	}
+	partOf := func(s memd.ShardID) *part { return x.parts[x.shardNum[s]] }
+
+	x.Search(Query{Text: "bernetes", Shards: together[:1], K: 5})
+	x.WaitWords()
+	if partOf(together[0]).surface.words.Load() != nil {
+		t.Fatal("a part of 1,000 facts searched alone had its words built")
+	}
+	all := append(slices.Clone(together), tiny)
+	x.Search(Query{Text: "bernetes", Shards: all, K: 5})
+	x.WaitWords()
+	for _, s := range together {
+		if partOf(s).surface.words.Load() == nil {
+			t.Errorf("%s: searched with others in 3,100 facts, its words were not built", s)
+		}
+	}
+	for _, s := range []memd.ShardID{tiny, first} {
+		if partOf(s).surface.words.Load() != nil {
+			t.Errorf("%s: words built, though too small or never searched", s)
+		}
+	}
+	for _, n := range []string{"kube", "bernetes", "ppi", "unning", "appines", "afé", "isbo", "zorblax", "n99"} {
+		q := Query{Text: n, Shards: all, K: 40, Literal: true}
+		got := x.Search(q)
+		minPrefiltered = 1 << 30
+		want := x.Search(q)
+		minPrefiltered = 2500
+		if len(want.Hits) == 0 && n != "zorblax" {
+			t.Fatalf("%q: no hit when every text is read", n)
+		}
+		if !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+			t.Errorf("%q: looked through words first:\n%v\nevery text read:\n%v", n, texts(got.Hits), texts(want.Hits))
+		}
+	}
 }
 
 // buildNow builds a part's words as a search would ask for them.
@@ -300,9 +371,9 @@ func TestSubstrings_AfterAFailedReplace(t *testing.T) {
 // prefilterEvery has the fallback look through the words of every part,
 // however small, for the test (which may set minPrefiltered again).
 func prefilterEvery(t *testing.T) {
-	old := minPrefiltered
-	t.Cleanup(func() { minPrefiltered = old })
-	minPrefiltered = 0
+	old, oldSurfaced := minPrefiltered, minSurfaced
+	t.Cleanup(func() { minPrefiltered, minSurfaced = old, oldSurfaced })
+	minPrefiltered, minSurfaced = 0, 0
 }
 
 // The live index builds a large shard's words once the shard is read at a
