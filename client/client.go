@@ -117,31 +117,42 @@ func (c *Client) Remember(ctx context.Context, req memd.RememberRequest) (memd.R
 	if !req.Date.IsZero() {
 		body["date"] = req.Date
 	}
-	if src := sourceBody(req.Source); src != nil {
+	err := c.add(ctx, req.Shard, "/facts", body, req.Source, req.Create, &out)
+	return out, err
+}
+
+// add posts body to one of a shard's collections, with the write's source
+// and whether the shard may be created.
+func (c *Client) add(ctx context.Context, shard memd.ShardID, collection string, body map[string]any, src memd.Source, create bool, out any) error {
+	if !src.IsZero() {
 		body["source"] = src
 	}
-	if req.Create {
+	if create {
 		body["create"] = true
 	}
-	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/facts", nil, body, &out)
-	return out, err
+	return c.Do(ctx, http.MethodPost, shardPath(shard)+collection, nil, body, out)
 }
 
 // Forget implements memd.Service.
 func (c *Client) Forget(ctx context.Context, req memd.ForgetRequest) (memd.ForgetResult, error) {
 	var out memd.ForgetResult
-	q := url.Values{}
-	for _, m := range req.Source.Messages {
+	err := c.Do(ctx, http.MethodDelete, shardPath(req.Shard)+"/facts/"+url.PathEscape(req.ID), sourceQuery(url.Values{}, req.Source), nil, &out)
+	return out, err
+}
+
+// sourceQuery adds a write's source to the query of a DELETE, which has
+// no body, and returns q.
+func sourceQuery(q url.Values, src memd.Source) url.Values {
+	for _, m := range src.Messages {
 		q.Add("message", m)
 	}
-	if req.Source.Chat != "" {
-		q.Set("chat", req.Source.Chat)
+	if src.Chat != "" {
+		q.Set("chat", src.Chat)
 	}
-	if req.Source.ChatKind != "" {
-		q.Set("chat_kind", string(req.Source.ChatKind))
+	if src.ChatKind != "" {
+		q.Set("chat_kind", string(src.ChatKind))
 	}
-	err := c.Do(ctx, http.MethodDelete, shardPath(req.Shard)+"/facts/"+url.PathEscape(req.ID), q, nil, &out)
-	return out, err
+	return q
 }
 
 // EditFact implements memd.Service.

@@ -58,13 +58,7 @@ func (c *Client) ReadNote(ctx context.Context, shard memd.ShardID, path, at stri
 func (c *Client) CreateNote(ctx context.Context, req memd.CreateNoteRequest) (memd.NoteResult, error) {
 	var out memd.NoteResult
 	body := map[string]any{"path": req.Path, "text": req.Text}
-	if src := sourceBody(req.Source); src != nil {
-		body["source"] = src
-	}
-	if req.Create {
-		body["create"] = true
-	}
-	err := c.Do(ctx, http.MethodPost, shardPath(req.Shard)+"/notes", nil, body, &out)
+	err := c.add(ctx, req.Shard, "/notes", body, req.Source, req.Create, &out)
 	return out, err
 }
 
@@ -92,18 +86,9 @@ func (c *Client) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (me
 	if req.ExpectedRevision != "" {
 		q.Set("expectedRevision", req.ExpectedRevision)
 	}
-	for _, m := range req.Source.Messages {
-		q.Add("message", m)
-	}
-	if req.Source.Chat != "" {
-		q.Set("chat", req.Source.Chat)
-	}
-	if req.Source.ChatKind != "" {
-		q.Set("chat_kind", string(req.Source.ChatKind))
-	}
 	p, err := notePath(req.Shard, req.Path)
 	if err == nil {
-		err = c.Do(ctx, http.MethodDelete, p, q, nil, &out)
+		err = c.Do(ctx, http.MethodDelete, p, sourceQuery(q, req.Source), nil, &out)
 	}
 	return out, err
 }
