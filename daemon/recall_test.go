@@ -77,6 +77,30 @@ func TestRecall_ShortTokensInflectionsAndProvenance(t *testing.T) {
 	wantCode(t, err, memd.EFORBIDDEN)
 }
 
+// A recall's answer, larger than the server's write buffer, goes out
+// whole with its length, not in chunks as it is encoded.
+func TestRecall_AnswerSentWhole(t *testing.T) {
+	e := start(t)
+	alice := e.agent(t, "alice")
+	for n := range 30 {
+		remember(t, alice, "agent/alice", fmt.Sprintf("Reviewed the Lisbon venue contract, clause %d, with the legal team", n), memd.TierLog, memd.Source{})
+	}
+	req, _ := http.NewRequest("GET", e.d.URL()+"/v1/recall?k=30&q=Lisbon+venue+contract", nil)
+	req.Header.Set("Authorization", "Bearer "+alice.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(body) <= 4096 {
+		t.Fatalf("recall: %d, %d bytes, %v; want an answer over 4 KB", resp.StatusCode, len(body), err)
+	}
+	if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+		t.Errorf("an answer of %d bytes came with length %d, in %v", len(body), resp.ContentLength, resp.TransferEncoding)
+	}
+}
+
 // A line deleted or edited with the git CLI is what the next call reads.
 func TestRecall_FollowsGitEdits(t *testing.T) {
 	e := start(t)

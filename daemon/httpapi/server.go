@@ -374,13 +374,22 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, StatusOf(body.Error.Code), body)
 }
 
+// writeJSON answers with v as JSON, whole and with its length: a recall's
+// answer outgrows the server's buffer, and written as it was encoded it
+// went out in chunks, a system call each.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, "encode the answer: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	w.Write(body.Bytes())
 }
 
 // decode reads one JSON value into v: at most MaxBody bytes of valid UTF-8,
