@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -185,14 +183,7 @@ func TestContext_SinceAStamp(t *testing.T) {
 
 	// Over plain HTTP, as an agent appends it to its conversation.
 	v := url.Values{"since": {before.Stamp}, "projects": {"apollo"}}
-	req, _ := http.NewRequest("GET", e.d.URL()+"/v1/context?"+v.Encode(), nil)
-	req.Header.Set("Authorization", "Bearer "+alice.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := getAs(t, e, alice.Token, "/v1/context?"+v.Encode())
 	if resp.StatusCode != 200 {
 		t.Fatalf("since: %d %s", resp.StatusCode, body)
 	}
