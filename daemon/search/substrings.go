@@ -272,7 +272,7 @@ func (x *Engine) buildSurfaceLater(p *part) {
 // a writer has gone first.
 var surfaceBuild = func(build func()) { build() }
 
-// buildSurface reads the texts of a part's facts, a chunk per hold of the
+// buildSurface reads the texts of a part's live facts, a chunk per hold of the
 // index's read lock, and keeps their surface words once it has read them
 // all. Facts are only ever appended to a part, so those put meanwhile are
 // read in a later chunk; a part whose dictionary changed (a drop) or that
@@ -306,6 +306,11 @@ func (b *surfaceBuilder) chunk() bool {
 	}
 	end := min(len(p.entries), b.done+surfaceChunk)
 	for _, i := range p.entries[b.done:end] {
+		if !x.alive[i] {
+			// Searched for no one; and one put by a replace that failed
+			// half way has no terms, and would give the build up.
+			continue
+		}
 		var folded []byte
 		folded, b.buf = x.foldedText(i, b.buf)
 		if !addSurface(b.words, &p.terms, string(folded)) {

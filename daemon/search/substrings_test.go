@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,8 +258,9 @@ func TestSubstrings_SmallPartsSearchedTogether(t *testing.T) {
 			t.Errorf("%s: words built, though too small or never searched", s)
 		}
 	}
-	for _, n := range []string{"kube", "bernetes", "ppi", "unning", "appines", "afé", "isbo", "zorblax", "n99"} {
-		q := Query{Text: n, Shards: all, K: 40, Literal: true}
+	// Every hit compared, of every shard, for pieces alone and together.
+	for _, n := range []string{"kube", "bernetes", "ppi", "unning", "appines", "afé", "isbo", "zorblax", "kube ppi", "bernetes isbo", "kube afé", "unning appines zorblax"} {
+		q := Query{Text: n, Shards: all, K: 5000, Literal: true}
 		got := x.Search(q)
 		minPrefiltered = 1 << 30
 		want := x.Search(q)
@@ -365,6 +367,64 @@ func TestSubstrings_AfterAFailedReplace(t *testing.T) {
 	minPrefiltered = 0
 	if got := x.Search(q); !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) || len(got.Hits) == 0 {
 		t.Errorf("replaced again: %v, every text read: %v", texts(got.Hits), texts(want.Hits))
+	}
+}
+
+// A replace that failed half way leaves facts put without their terms,
+// dead once the shard is replaced whole, until the index is compacted.
+// The part's words are built past them, once, and not read again by
+// every later fallback.
+func TestSubstrings_BuiltPastFactsWithoutTerms(t *testing.T) {
+	prefilterEvery(t)
+	oldBuild := surfaceBuild
+	t.Cleanup(func() { surfaceBuild = oldBuild })
+	var builds atomic.Int32
+	surfaceBuild = func(build func()) {
+		builds.Add(1)
+		build()
+	}
+	shard := memd.ProjectShard("subs")
+	facts := func(format string) []Doc {
+		var ds []Doc
+		for n := range 300 {
+			ds = append(ds, novemberDoc(shard, fmt.Sprintf(format, n)))
+		}
+		return ds
+	}
+	x := New()
+	x.KeepWords()
+	x.PutAll(facts("Kubernetes node %d patched"))
+	var order []Doc
+	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
+	for i := range order { // words the part's dictionary lacks
+		order[i].Text = fmt.Sprintf("Zeppelins moored %d", i)
+		order[i].ID = memd.FactID(order[i].Text)
+	}
+	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings[:len(postings)-2]}, len(order), func(put func([]Doc)) error {
+		put(order)
+		return nil
+	}); err == nil {
+		t.Fatal("a replace with its lists cut short: no error")
+	}
+	epoch := x.epoch
+	x.Apply(Update{Shard: shard, Head: "h3", Replace: true, Put: facts("Kubernetes node %d patched again")})
+	if x.epoch != epoch {
+		t.Fatal("the replace compacted the index: no dead facts are left to build past")
+	}
+	builds.Store(0)
+	q := Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 500}
+	for range 3 {
+		x.Search(q)
+		x.WaitWords()
+	}
+	if n, words := builds.Load(), x.parts[x.shardNum[shard]].surface.words.Load(); n != 1 || words == nil {
+		t.Errorf("three fallbacks started %d builds of the words, and kept them: %v; want one build, kept", n, words != nil)
+	}
+	got := x.Search(q)
+	minPrefiltered = 1 << 30
+	want := x.Search(q)
+	if len(got.Hits) != 300 || !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+		t.Errorf("looked through words: %d hits; every text read: %d", len(got.Hits), len(want.Hits))
 	}
 }
 
