@@ -11,7 +11,7 @@ import (
 
 // The substring fallback. A query word no fact holds whole ("lisb", a
 // typo, a piece of a code) is looked for inside the facts' words. In a
-// small part every text is read; in a large one that costs tens of
+// small search every text is read; in a large one that costs tens of
 // milliseconds (a million texts), so the words that could hold it are
 // found first, and only the facts holding those are read.
 //
