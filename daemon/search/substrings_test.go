@@ -338,18 +338,8 @@ func TestSubstrings_AfterAFailedReplace(t *testing.T) {
 	x.KeepWords()
 	x.PutAll(docs)
 	buildNow(x, x.parts[x.shardNum[shard]])
-	var order []Doc
-	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
-	for i := range order { // the same words: their terms are in the dictionary
-		order[i].Text += " again"
-		order[i].ID = memd.FactID(order[i].Text)
-	}
-	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings[:len(postings)-2]}, len(order), func(put func([]Doc)) error {
-		put(order)
-		return nil
-	}); err == nil {
-		t.Fatal("a replace with its lists cut short: no error")
-	}
+	// The same words: their terms are in the dictionary.
+	order := failReplace(t, x, shard, func(_ int, text string) string { return text + " again" })
 	q := Query{Text: "bernetes", Shards: []memd.ShardID{shard}, K: 5}
 	minPrefiltered = 1 << 30
 	want := x.Search(q)
@@ -394,18 +384,8 @@ func TestSubstrings_BuiltPastFactsWithoutTerms(t *testing.T) {
 	x := New()
 	x.KeepWords()
 	x.PutAll(facts("Kubernetes node %d patched"))
-	var order []Doc
-	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
-	for i := range order { // words the part's dictionary lacks
-		order[i].Text = fmt.Sprintf("Zeppelins moored %d", i)
-		order[i].ID = memd.FactID(order[i].Text)
-	}
-	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings[:len(postings)-2]}, len(order), func(put func([]Doc)) error {
-		put(order)
-		return nil
-	}); err == nil {
-		t.Fatal("a replace with its lists cut short: no error")
-	}
+	// Words the part's dictionary lacks.
+	failReplace(t, x, shard, func(i int, _ string) string { return fmt.Sprintf("Zeppelins moored %d", i) })
 	epoch := x.epoch
 	x.Apply(Update{Shard: shard, Head: "h3", Replace: true, Put: facts("Kubernetes node %d patched again")})
 	if x.epoch != epoch {
@@ -426,6 +406,26 @@ func TestSubstrings_BuiltPastFactsWithoutTerms(t *testing.T) {
 	if len(got.Hits) != 300 || !slices.EqualFunc(got.Hits, want.Hits, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
 		t.Errorf("looked through words: %d hits; every text read: %d", len(got.Hits), len(want.Hits))
 	}
+}
+
+// failReplace replaces a shard from its own snapshot, each fact's text
+// changed by text, with the snapshot's lists cut short: the replace fails
+// half way, its facts put without their terms. It returns the facts put.
+func failReplace(t *testing.T, x *Engine, shard memd.ShardID, text func(i int, text string) string) []Doc {
+	t.Helper()
+	var order []Doc
+	postings := string(x.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
+	for i := range order {
+		order[i].Text = text(i, order[i].Text)
+		order[i].ID = memd.FactID(order[i].Text)
+	}
+	if _, err := x.ReplaceInParts(Update{Shard: shard, Head: "h2", Postings: postings[:len(postings)-2]}, len(order), func(put func([]Doc)) error {
+		put(order)
+		return nil
+	}); err == nil {
+		t.Fatal("a replace with its lists cut short: no error")
+	}
+	return order
 }
 
 // prefilterEvery has the fallback look through the words of every part,
