@@ -94,14 +94,11 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 	}
 	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
 	needles := words[:min(len(words), maxNeedles)]
-	searched := 0
-	for _, part := range st.parts {
-		searched += len(part.entries)
-	}
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
 		sure := make([]entrySet, len(needles)) // none certain: every candidate is read
-		if x.keepWords && searched >= minPrefiltered && len(part.entries) >= minSurfaced && !part.surface.unsure.Load() {
+		// st.live: the texts reading every one would read.
+		if x.keepWords && st.live >= minPrefiltered && len(part.entries) >= minSurfaced && !part.surface.unsure.Load() {
 			if surf := part.surface.words.Load(); surf == nil {
 				x.buildSurfaceLater(part)
 			} else if held, certain, some := x.mayHold(part, surf, needles); !some {
