@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // A hit's explained parts add up to its score, and name the fact it
@@ -183,7 +184,7 @@ func TestContext_SinceAStamp(t *testing.T) {
 
 	// Over plain HTTP, as an agent appends it to its conversation.
 	v := url.Values{"since": {before.Stamp}, "projects": {"apollo"}}
-	resp, body := getAs(t, e, alice.Token, "/v1/context?"+v.Encode())
+	resp, body := memdtest.Get(t, e.d.URL(), alice.Token, "/v1/context?"+v.Encode())
 	if resp.StatusCode != 200 {
 		t.Fatalf("since: %d %s", resp.StatusCode, body)
 	}

@@ -46,24 +46,6 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(memdtest.Git(t, dir, args...))
 }
 
-// getAs sends a GET with a token over plain HTTP, as an agent's own code
-// would, and returns the response and its body.
-func getAs(t *testing.T, e *env, token, path string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", e.d.URL()+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	return resp, body
-}
-
 func TestRecall_ShortTokensInflectionsAndProvenance(t *testing.T) {
 	e := start(t)
 	alice := e.agent(t, "alice")
@@ -103,7 +85,7 @@ func TestRecall_AnswerSentWhole(t *testing.T) {
 	for n := range 30 {
 		remember(t, alice, "agent/alice", fmt.Sprintf("Reviewed the Lisbon venue contract, clause %d, with the legal team", n), memd.TierLog, memd.Source{})
 	}
-	resp, body := getAs(t, e, alice.Token, "/v1/recall?k=30&q=Lisbon+venue+contract")
+	resp, body := memdtest.Get(t, e.d.URL(), alice.Token, "/v1/recall?k=30&q=Lisbon+venue+contract")
 	if resp.StatusCode != http.StatusOK || len(body) <= 4096 {
 		t.Fatalf("recall: %d, %d bytes; want an answer over 4 KB", resp.StatusCode, len(body))
 	}
@@ -437,7 +419,7 @@ func TestRecall_SaysWhatItLeftOut(t *testing.T) {
 	}
 	// The Markdown section, for a prompt, says it in a header.
 	token, _ := auth.ReadAdminToken(e.dir)
-	resp, _ := getAs(t, e, token, "/v1/context?agent=alice&user=pat")
+	resp, _ := memdtest.Get(t, e.d.URL(), token, "/v1/context?agent=alice&user=pat")
 	if h := resp.Header.Get("Memd-Skipped"); h != "user/pat; rule=user-memory-direct-chat" {
 		t.Errorf("Memd-Skipped: %q", h)
 	}

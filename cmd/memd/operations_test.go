@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/client"
+	"github.com/memd/memd/internal/memdtest"
 	"github.com/memd/memd/internal/scriptedmodel"
 )
 
@@ -62,17 +62,8 @@ func TestOperations_HealthLogsMetrics(t *testing.T) {
 	go io.Copy(io.Discard, out)
 
 	get := func(path, token string) (int, string) {
-		req, _ := http.NewRequest("GET", url+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		resp, body := memdtest.Get(t, url, token, path)
+		return resp.StatusCode, string(body)
 	}
 	if code, body := get("/healthz", ""); code != 200 || !strings.Contains(body, `"ok"`) {
 		t.Errorf("/healthz: %d %s", code, body)

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,4 +195,28 @@ func Main(m *testing.M, bin *string) {
 	}
 	IsolateEnv()
 	os.Exit(m.Run())
+}
+
+// Get sends a GET to base+path over plain HTTP, as an agent's own code or
+// a monitor would, with the token when there is one, and returns the
+// response and its body.
+func Get(t testing.TB, base, token, path string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp, body
 }
