@@ -71,10 +71,11 @@ func (q *queryTerms) scoreRelated() {
 				// A fact first reached here becomes a candidate now, at
 				// the place it would take when its gain is added.
 				k := sc.add(i, 0)
-				if sc.gain[k] == 0 {
+				g := sc.gainOf(k)
+				if *g == 0 {
 					sc.gained = append(sc.gained, int32(k)) // in the order first reached, for stable ties
 				}
-				sc.gain[k] += q.bm25(r.idf, tf, i)
+				*g += q.bm25(r.idf, tf, i)
 			})
 		}
 		limit := relatedCap * q.idf(t)

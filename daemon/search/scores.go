@@ -1,7 +1,6 @@
 package search
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/memd/memd"
@@ -31,21 +30,19 @@ func putScores(sc *scores) {
 
 // scores holds the candidates of a search, compactly: the entries touched,
 // in the order first scored, with each one's score and the query terms it
-// holds (bit j: term j), and a dense array leading from an entry to its
+// holds (bit j: term j), and dense arrays leading from an entry to its
 // place. The passes over the candidates (the strongest, the cut, collect)
 // read the compact arrays in order; only scoring a posting looks an entry
-// up, in an array of four bytes a fact.
+// up.
 type scores struct {
-	// slot holds, by entry, its place in touched plus one, stamped with
-	// the search it is of (the bits above shift): clearing the candidates
-	// moves to the next stamp instead of writing to every place a search
-	// touched, a tenth of a large search. The array is wiped only when
-	// the stamps run out; in an index too large for stamps (stamp 0),
-	// each place is cleared.
+	// member marks the candidates, a bit an entry; slot holds, by entry,
+	// a candidate's place in touched, and is read only where member has
+	// its bit. Most postings a search scores are of facts not yet
+	// candidates: the bits (128 KB at a million entries) answer that from
+	// the processor's cache, where slot, 32 times larger, was read from
+	// memory at each posting (a fifth of a large search).
+	member  []uint64
 	slot    []uint32
-	shift   uint
-	stamp   uint32
-	cur     uint32 // stamp<<shift
 	touched []int32
 	v       []float64                  // by place
 	terms   []uint64                   // by place
@@ -58,7 +55,8 @@ type scores struct {
 	inTop []uint64    // lendContext's marks of the candidates, a bit each
 	near  []neighbour // the strongest candidates' neighbours
 	// gain holds what a query term's relatives add to each candidate
-	// before the cap, by place, for the places in gained (scoreRelated).
+	// before the cap, by place, for the places in gained (scoreRelated);
+	// it reaches as far as a place gained (gainOf), not every candidate.
 	gain   []float64
 	gained []int32
 	// skipped marks the entries holding a relative that scoreRelated
@@ -84,17 +82,24 @@ type scores struct {
 // place. After scoreRelated, addLate adds instead. (add is kept small
 // enough to be inlined where postings are scored.)
 func (s *scores) add(i int32, v float64) int {
-	k := (s.slot[i] ^ s.cur) - 1 // as in place
-	if k >= uint32(len(s.touched)) {
-		k = uint32(len(s.touched))
-		s.slot[i] = s.cur | (k + 1)
+	if m, bit := &s.member[i>>6], uint64(1)<<(i&63); *m&bit == 0 {
+		*m |= bit
+		s.slot[i] = uint32(len(s.touched))
 		s.touched = append(s.touched, i)
 		s.v = append(s.v, 0)
 		s.terms = append(s.terms, 0)
-		s.gain = append(s.gain, 0)
 	}
+	k := s.slot[i]
 	s.v[k] += v
 	return int(k)
+}
+
+// gainOf returns where the gain of the candidate at place k is held.
+func (s *scores) gainOf(k int) *float64 {
+	for len(s.gain) <= k {
+		s.gain = append(s.gain, 0)
+	}
+	return &s.gain[k]
 }
 
 // addLate adds as add does, after scoreRelated: once it narrowed the
@@ -150,35 +155,19 @@ func (s *scores) placeOf(j int) int {
 }
 
 // place is candidate i's place, -1 if i is no candidate.
-//
-// A place of this search's stamp gives back its place plus one; one of
-// another stamp, or none, gives a number of at least 1<<shift, past
-// every place.
 func (s *scores) place(i int32) int32 {
-	if k := (s.slot[i] ^ s.cur) - 1; k < uint32(len(s.touched)) {
-		return int32(k)
+	if s.member[i>>6]&(1<<(i&63)) == 0 {
+		return -1
 	}
-	return -1
+	return int32(s.slot[i])
 }
 
 // size makes room for n entries, with no candidate.
 func (s *scores) size(n int) {
 	n += n / 4
 	s.slot, s.loan, s.skipped = make([]uint32, n), make([]int32, n), nil
-	// Places up to n, and the stamp in the bits left: 2,047 searches
-	// between wipes at a million entries. Past 13 million, too few
-	// searches would share a wipe of the whole array, and each place is
-	// cleared (stamp 0).
-	s.shift = uint(bits.Len(uint(n)))
-	s.stamp = 1
-	if s.shift > maxPlaceBits {
-		s.stamp = 0
-	}
-	s.cur = s.stamp << s.shift
+	s.member = make([]uint64, (n+63)/64)
 }
-
-// maxPlaceBits leaves at least 255 stamps between wipes.
-const maxPlaceBits = 24
 
 // value is entry i's score, 0 if it is no candidate.
 func (s *scores) value(i int32) float64 {
@@ -203,18 +192,14 @@ func (s *scores) clear() {
 		s.above[i>>6] = 0
 	}
 	s.live, s.sorted, s.narrowed = s.live[:0], 0, false
-	switch {
-	case s.stamp == 0:
+	// A word a candidate, or all the words at once when that is fewer
+	// (slot is left as it is: member says what of it holds).
+	if len(s.touched) > len(s.member)/8 {
+		clear(s.member)
+	} else {
 		for _, i := range s.touched {
-			s.slot[i] = 0
+			s.member[i>>6] = 0
 		}
-	case len(s.touched) > 0:
-		s.stamp++
-		if s.stamp == 1<<(32-s.shift) {
-			clear(s.slot)
-			s.stamp = 1
-		}
-		s.cur = s.stamp << s.shift
 	}
 	s.touched, s.v, s.terms, s.gain = s.touched[:0], s.v[:0], s.terms[:0], s.gain[:0]
 }

@@ -1,0 +1,60 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+)
+
+// Candidates of one search are gone in the next, whether a search's
+// marks are cleared one by one (few candidates for the entries) or all at
+// once. Each candidate is alone in its word of marks (64 entries).
+func TestScores_CandidatesGoneInTheNextSearch(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	x := New()
+	var docs []Doc
+	for n := range 640 {
+		text := fmt.Sprintf("Xylophone %d tuned", n)
+		switch n % 64 {
+		case 0:
+			text = fmt.Sprintf("Alice booked flight %d to Lisbon", n)
+		case 32:
+			text = fmt.Sprintf("The budget of quarter %d is approved", n)
+		}
+		d := novemberDoc(shard, text)
+		d.File = fmt.Sprintf("notes-%d.md", n) // no neighbours to lend to
+		docs = append(docs, d)
+	}
+	x.PutAll(docs)
+	ids := func(sc *scores, text string) []string {
+		hits, _ := x.search(sc, Query{Text: text, Shards: []memd.ShardID{shard}, K: 50, Now: time.Now()}, nil)
+		var out []string
+		for _, h := range hits {
+			out = append(out, fmt.Sprintf("%s %.9f", h.ID, h.Score))
+		}
+		return out
+	}
+	fresh := func(text string) []string { return ids(new(scores), text) }
+	flights, budget := fresh("flight Lisbon"), fresh("budget approved")
+	if len(flights) == 0 || slices.Equal(flights, budget) {
+		t.Fatalf("fresh searches found %v and %v: nothing to tell apart", flights, budget)
+	}
+	for name, room := range map[string]int{"all at once": int(x.entries.len()), "one by one": 200000} {
+		sc := new(scores)
+		sc.size(room)
+		for range 3 {
+			if got := ids(sc, "budget approved"); !slices.Equal(got, budget) {
+				t.Fatalf("cleared %s: budget search found %v, want %v", name, got, budget)
+			}
+			if got := ids(sc, "flight Lisbon"); !slices.Equal(got, flights) {
+				t.Fatalf("cleared %s: flight search found %v, want %v", name, got, flights)
+			}
+		}
+		if slices.ContainsFunc(sc.member, func(w uint64) bool { return w != 0 }) {
+			t.Errorf("cleared %s: candidates still marked after the search", name)
+		}
+	}
+}
