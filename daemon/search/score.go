@@ -111,7 +111,7 @@ func (q *queryTerms) score(t string) {
 		q.weights = append(q.weights, q.idf(t))
 		q.bits[t] = bit
 	}
-	q.x.scoreTerm(q.sc, q.st, t, q.idf(t), q.norm, bit, q.ok)
+	q.x.scoreTerm(q.sc, q.st, t, q.idf(t), q.norm, bit)
 	if len(t) < prefixLen {
 		return
 	}
@@ -126,7 +126,7 @@ func (q *queryTerms) score(t string) {
 	// In the order of the words, whatever shard holds them first.
 	slices.Sort(others)
 	for _, other := range others {
-		q.x.scoreTerm(q.sc, q.st, other, prefixShare*q.idf(other), q.norm, bit, q.ok)
+		q.x.scoreTerm(q.sc, q.st, other, prefixShare*q.idf(other), q.norm, bit)
 	}
 }
 
@@ -137,7 +137,7 @@ func (q *queryTerms) eachPosting(t string, fn func(i int32, tf float64)) {
 		var one [1]posting
 		all := part.noneDead()
 		for _, p := range part.postings(t, &one) {
-			if i := p.doc(); all || q.ok(i) {
+			if i := p.doc(); all || q.x.alive[i] {
 				fn(i, float64(p.tf()))
 			}
 		}
@@ -177,15 +177,15 @@ func held(lists [][]posting) int {
 func (q *queryTerms) freqIn(t string, lists [][]posting) int {
 	n, seen := q.freqs[t]
 	if !seen {
-		n = docFreq(lists, q.st, q.ok)
+		n = docFreq(lists, q.st, q.x.alive)
 		q.freqs[t] = n
 	}
 	return n
 }
 
 // docFreq counts the live facts of the shards searched that hold a term,
-// given its lists.
-func docFreq(lists [][]posting, st stats, ok func(int32) bool) int {
+// given its lists and which entries are alive.
+func docFreq(lists [][]posting, st stats, alive []bool) int {
 	n := 0
 	for k, ps := range lists {
 		if st.parts[k].noneDead() {
@@ -193,7 +193,7 @@ func docFreq(lists [][]posting, st stats, ok func(int32) bool) int {
 			continue
 		}
 		for _, p := range ps {
-			if ok(p.doc()) {
+			if alive[p.doc()] {
 				n++
 			}
 		}
@@ -207,7 +207,12 @@ func idfOf(n int, st stats) float64 {
 	return math.Log(1 + (float64(st.live)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
-func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit uint64, ok func(int32) bool) {
+// scoreTerm adds a term's BM25 to the live facts of the shards searched
+// holding it. A part's postings are all of its own shard, which is
+// searched, so only whether a fact is live is asked: one read of an array
+// as long as the index for each posting, where asking for its shard too
+// made two.
+func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bit uint64) {
 	if idf == 0 {
 		return
 	}
@@ -216,7 +221,7 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 		all := part.noneDead() // every posting is of a fact searched
 		for _, p := range part.postings(t, &one) {
 			i := p.doc()
-			if !all && !ok(i) {
+			if !all && !x.alive[i] {
 				continue
 			}
 			tf := float64(p.tf())
