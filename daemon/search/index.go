@@ -124,6 +124,12 @@ type Engine struct {
 	shardOf []uint32
 	lengths []uint16 // terms in the fact, up to maxLength: half the memory a search reads most
 	days    []int32
+	// newest holds, for each run of 64 entries, the newest day among
+	// them: a bound that lets a chooser turn away a tied candidate older
+	// than its bar without reading the candidate's own day. Among
+	// thousands of ties (a one-word query over facts of one length),
+	// those reads, each in another cache line, were a fifth of a search.
+	newest  []int32
 	offsets []int32
 	idKeys  []uint64 // the first eight bytes of each ID, to order ties cheaply
 	tier    []uint8  // into tiers
@@ -258,7 +264,7 @@ func (x *Engine) reset() {
 	x.chatNames.of("") // chat 0 is none
 	x.lastOrigin = ref{}
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
-	x.lengths, x.days, x.offsets = nil, nil, nil
+	x.lengths, x.days, x.newest, x.offsets = nil, nil, nil, nil
 	x.tiers, x.factors, x.logs = nil, nil, nil
 	x.folded = make(map[int32]string)
 	x.noteOf = make(map[int32]string)

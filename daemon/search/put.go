@@ -44,6 +44,7 @@ func (x *Engine) PutAll(docs []Doc) {
 func (x *Engine) reserve(n int) {
 	x.alive, x.shardOf = slices.Grow(x.alive, n), slices.Grow(x.shardOf, n)
 	x.lengths, x.days = slices.Grow(x.lengths, n), slices.Grow(x.days, n)
+	x.newest = slices.Grow(x.newest, n/newestRun+1)
 	x.offsets, x.idKeys, x.tier = slices.Grow(x.offsets, n), slices.Grow(x.idKeys, n), slices.Grow(x.tier, n)
 }
 
@@ -226,6 +227,7 @@ func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	length := uint16(min(a.length, maxLength))
 	x.lengths = append(x.lengths, length)
 	x.days = append(x.days, int32(days))
+	x.noteNewest(i, int32(days))
 	x.offsets = append(x.offsets, int32(d.Offset))
 	x.idKeys = append(x.idKeys, idKey(d.ID))
 	x.tier = append(x.tier, tier)
