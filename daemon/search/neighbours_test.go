@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -95,5 +96,62 @@ func TestConversationNeighbours_PutOutOfOrder(t *testing.T) {
 				t.Errorf("chat %q, fact %d: neighbours %v, want %v", chat, n, got, want)
 			}
 		}
+	}
+}
+
+// A fact's place in its file is found by its number, without reading
+// the offsets of others, both as a first start numbers a shard's facts
+// (its files read in order) and as a restart does (its snapshot read,
+// highest ranked first: see before).
+func TestIndexOf_FileFoundByNumberAtFirstStartAndRestart(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	var docs []Doc
+	for day := 1; day <= 4; day++ {
+		date := memd.DateOf(time.Date(2026, 11, day, 0, 0, 0, 0, time.UTC))
+		for n := range 30 {
+			text := fmt.Sprintf("fact %d of November %d", n, day)
+			docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: date, Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: len(docs) * 40})
+		}
+	}
+	first := New()
+	first.PutAll(docs)
+	var snapshot []Doc
+	first.Walk(shard, false, func(d Doc) bool {
+		snapshot = append(snapshot, d)
+		return true
+	})
+	restarted := New()
+	restarted.PutAll(snapshot)
+
+	for name, x := range map[string]*Engine{"first start": first, "restart": restarted} {
+		for _, d := range docs {
+			i, ok := x.lookup(shard, d.ID)
+			if !ok {
+				t.Fatalf("%s: %q not indexed", name, d.Text)
+			}
+			list := x.files[x.shardFileOf(i)]
+			at := indexOf(list, i, func() int {
+				t.Fatalf("%s: %q searched for by offset in a list of numbers %v", name, d.Text, list[:min(len(list), 8)])
+				return -1
+			})
+			if at < 0 || list[at] != i {
+				t.Fatalf("%s: %q found at %d", name, d.Text, at)
+			}
+		}
+	}
+}
+
+// indexOf still finds an entry where the list's order and the numbers'
+// part (a fact put again takes a new number), by the list's own order.
+func TestIndexOf_WhereTheOrdersPart(t *testing.T) {
+	list := []int32{10, 11, 40, 12, 13}
+	for at, i := range list {
+		got := indexOf(list, i, func() int { return slices.Index(list, i) })
+		if got != at {
+			t.Errorf("entry %d found at %d, want %d", i, got, at)
+		}
+	}
+	if got := indexOf(list, 99, func() int { return len(list) }); got != -1 {
+		t.Errorf("an entry not listed found at %d", got)
 	}
 }
