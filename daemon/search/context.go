@@ -161,13 +161,14 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 }
 
 // indexOf returns where entry i is in a conversation's list, -1 if it is
-// not. The lists are in the conversation's order, which is nearly always
-// that of the entries' numbers too, or its reverse: facts are numbered as
-// they are read, a file or a chat in order at a first start, newest first
-// from a snapshot (see before). A search by number reads one array, where
-// one in the list's order reads an entry's offset or time at each step.
-// Where the two orders part, search, the search in the list's order,
-// finds it.
+// not. The lists are in the conversation's order, which is mostly that
+// of the entries' numbers too, or its reverse: facts are numbered as they
+// are read, a file or a chat in order at a first start, newest first from
+// a snapshot (see before). A search by number reads one array, where one
+// in the list's order reads an entry's offset or time at each step. Where
+// the two orders part (a fact put again takes a new number; a log's notes
+// and episodes rank apart from its other lines), search, the search in
+// the list's order, finds it.
 func indexOf(list []int32, i int32, search func() int) int {
 	if n := len(list); n > 1 && list[0] > list[n-1] {
 		if at, found := slices.BinarySearchFunc(list, i, func(e, i int32) int { return cmp.Compare(i, e) }); found {

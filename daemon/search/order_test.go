@@ -102,3 +102,57 @@ func TestSearch_HitsTheSameInAnyIndexOrder(t *testing.T) {
 		t.Errorf("%d differences", bad)
 	}
 }
+
+// A shard's facts walk in one order whatever order they were indexed in,
+// ties of one day split over two files included (memd starts a day's
+// file when the month's grows large): by file, and in one file the later
+// line first. An order that went by line within a file and by ID across
+// files ran in circles, and sorting left such a day in any order.
+func TestWalk_TiesTheSameInAnyIndexOrder(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	day := memd.DateOf(time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC))
+	var docs []Doc
+	offsets := map[string]int{}
+	for n := range 600 {
+		file := []string{"log/2026-11.md", "log/2026-11/14.md"}[n%2]
+		text := fmt.Sprintf("Checked backup %d", n)
+		docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: day, Tier: memd.TierLog, Text: text, File: file}, Offset: offsets[file]})
+		offsets[file] += 40
+	}
+	walk := func(x *Engine) []string {
+		var out []string
+		x.Walk(shard, false, func(d Doc) bool {
+			out = append(out, fmt.Sprintf("%s@%d", d.File, d.Offset))
+			return true
+		})
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var want []string
+	for _, order := range []string{"in order", "backwards", "shuffled", "one by one"} {
+		in := slices.Clone(docs)
+		switch order {
+		case "backwards":
+			slices.Reverse(in)
+		case "shuffled":
+			rng.Shuffle(len(in), func(a, b int) { in[a], in[b] = in[b], in[a] })
+		}
+		x := New()
+		if order == "one by one" {
+			for _, d := range in {
+				x.Put(d)
+			}
+		} else {
+			x.PutAll(in)
+		}
+		got := walk(x)
+		if want == nil {
+			want = got
+			if first, last := want[0], want[len(want)-1]; first != "log/2026-11.md@11960" || last != "log/2026-11/14.md@0" {
+				t.Fatalf("walked from %s to %s, want from the month's last line to the day file's first", first, last)
+			}
+		} else if !slices.Equal(got, want) {
+			t.Fatalf("indexed %s: walked %v…, want %v…", order, got[:6], want[:6])
+		}
+	}
+}

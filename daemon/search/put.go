@@ -357,14 +357,15 @@ func (x *part) addPostings(i int32, ts []string) {
 	}
 }
 
-// before orders facts by rank, then date, newest first, then, in one
-// file, the later line first (memd appends: the later written), then ID.
+// before orders facts by rank, then date, newest first, then by file,
+// and in one file the later line first (memd appends: the later
+// written), then ID.
 //
 // A snapshot lists a shard's facts in this order and a restart numbers
-// them so: a file's facts then run backwards by number as they run
-// forwards by line, and finding a fact's neighbours in its file is a
-// search of one array by number (see indexOf), not of each candidate's
-// offset, a read in another part of memory at each step.
+// them so: the facts of a file of one tier then run backwards by number
+// as they run forwards by line, and finding a fact's neighbours in its
+// file is a search of one array by number (see indexOf), not of each
+// candidate's offset, a read in another part of memory at each step.
 func (x *Engine) before(a, b int32) bool {
 	if ra, rb := x.rankOf(a), x.rankOf(b); ra != rb {
 		return ra > rb
@@ -375,7 +376,12 @@ func (x *Engine) before(a, b int32) bool {
 	if sa, sb := x.shardOf[a], x.shardOf[b]; sa != sb {
 		return x.shardOrder[sa] < x.shardOrder[sb]
 	}
-	if oa, ob := x.offsets[a], x.offsets[b]; oa != ob && x.entries.at(a).file == x.entries.at(b).file {
+	// By the files' names, not their numbers, which differ between a
+	// first start and a restart.
+	if fa, fb := x.entries.at(a).file, x.entries.at(b).file; fa != fb {
+		return x.fileNames.list[fa] < x.fileNames.list[fb]
+	}
+	if oa, ob := x.offsets[a], x.offsets[b]; oa != ob {
 		return oa > ob
 	}
 	return x.compareIDs(a, b) < 0

@@ -38,7 +38,7 @@ type scores struct {
 	// member marks the candidates, a bit an entry; slot holds, by entry,
 	// a candidate's place in touched, and is read only where member has
 	// its bit. Most postings a search scores are of facts not yet
-	// candidates: the bits (128 KB at a million entries) answer that from
+	// candidates: the bits (156 KB at a million entries) answer that from
 	// the processor's cache, where slot, 32 times larger, was read from
 	// memory at each posting (a fifth of a large search).
 	member  []uint64
@@ -192,8 +192,10 @@ func (s *scores) clear() {
 		s.above[i>>6] = 0
 	}
 	s.live, s.sorted, s.narrowed = s.live[:0], 0, false
-	// A word a candidate, or all the words at once when that is fewer
-	// (slot is left as it is: member says what of it holds).
+	// A word a candidate, or, past one candidate for eight words (where
+	// clearing the whole array sequentially costs less than a write to
+	// each), all at once. slot is left as it is: member says what of it
+	// holds.
 	if len(s.touched) > len(s.member)/8 {
 		clear(s.member)
 	} else {

@@ -11,7 +11,8 @@ import (
 
 // Candidates of one search are gone in the next, whether a search's
 // marks are cleared one by one (few candidates for the entries) or all at
-// once. Each candidate is alone in its word of marks (64 entries).
+// once. Each candidate of a search is alone in its word of marks (64
+// entries).
 func TestScores_CandidatesGoneInTheNextSearch(t *testing.T) {
 	shard := memd.AgentShard("alice")
 	x := New()
