@@ -204,7 +204,7 @@ func (c *chooser) consider(i int32, v float64) {
 const newestRun = 64
 
 // noteNewest records entry i's day in its run's newest day.
-func (x *Engine) noteNewest(i int32, days int32) {
+func (x *Engine) noteNewest(i, days int32) {
 	if r := int(i / newestRun); r < len(x.newest) {
 		x.newest[r] = max(x.newest[r], days)
 	} else {

@@ -128,7 +128,8 @@ type Engine struct {
 	// them: a bound that lets a chooser turn away a tied candidate older
 	// than its bar without reading the candidate's own day. Among
 	// thousands of ties (a one-word query over facts of one length),
-	// those reads, each in another cache line, were a fifth of a search.
+	// those reads, each in another cache line, were a fifth to a third
+	// of such a search.
 	newest  []int32
 	offsets []int32
 	idKeys  []uint64 // the first eight bytes of each ID, to order ties cheaply

@@ -40,7 +40,7 @@ type scores struct {
 	// its bit. Most postings a search scores are of facts not yet
 	// candidates: the bits (156 KB at a million entries) answer that from
 	// the processor's cache, where slot, 32 times larger, was read from
-	// memory at each posting (a fifth of a large search).
+	// memory at each posting.
 	member  []uint64
 	slot    []uint32
 	touched []int32
