@@ -56,7 +56,7 @@ func (x *Engine) boostNamedShards(sc *scores, content []string, allowed map[memd
 
 // scoreDates favours facts dated within or near the spans the query names:
 // they join the candidates, and matching ones weigh more.
-func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int32) bool) {
+func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan) {
 	if len(spans) == 0 {
 		return
 	}
@@ -70,7 +70,7 @@ func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan, ok func(int3
 			w := 1 / (1 + float64(dist))
 			for _, part := range st.parts {
 				for _, i := range part.dates[d] {
-					if ok(i) {
+					if x.alive[i] { // a part's facts are of a shard searched
 						sc.add(i, 0.5*best*w)
 						if e := sc.explain(i); e != nil {
 							e.Date += 0.5 * best * w

@@ -113,6 +113,9 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 		sc.size(int(x.entries.len()))
 	}
 	sc.parts = parts
+	// A part's facts are all of its shard, searched, so the passes over
+	// parts ask only whether a fact is live; ok is for facts reached
+	// otherwise (a candidate's neighbours).
 	ok := func(i int32) bool { return x.alive[i] && allowedNum[x.shardOf[i]] }
 
 	qt := x.queryTerms(sc, content, st, ok)
@@ -122,12 +125,12 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	if len(sc.touched) == 0 && len(spans) == 0 {
 		// Parts of words before words of like meaning: "kube" is more
 		// likely the start of "kubecorp" than anything a thesaurus knows.
-		x.scoreSubstrings(sc, st, qt.unknown, ok)
+		x.scoreSubstrings(sc, st, qt.unknown)
 		if len(sc.touched) == 0 {
 			qt.scoreCommon()
 		}
 	}
-	x.scoreDates(sc, st, spans, ok)
+	x.scoreDates(sc, st, spans)
 	if len(spans) == 0 && !q.Literal {
 		// A query naming a date asks what happened then; its other words
 		// ("happened", "did") have relatives in most facts.

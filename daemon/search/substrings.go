@@ -79,7 +79,7 @@ const surfaceChunk = 4096
 // such as "lisb" or a product code, when no whole word matched. It looks
 // only for the words no fact holds whole: a word every fact holds, left
 // unscored as uninformative, would otherwise match every fact here.
-func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func(int32) bool) {
+func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string) {
 	// Each needle costs a pass over every fact: a query repeating one word
 	// two hundred times, or naming two hundred, would cost seconds. The
 	// few longest distinct words say the most.
@@ -108,7 +108,7 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string, ok func
 			}
 		}
 		for i := range entries {
-			if !ok(i) {
+			if !x.alive[i] { // a part's facts are of a shard searched
 				continue
 			}
 			for j, n := range needles {
