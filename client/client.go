@@ -124,9 +124,7 @@ func (c *Client) Remember(ctx context.Context, req memd.RememberRequest) (memd.R
 // add posts body to one of a shard's collections, with the write's source
 // and whether the shard may be created.
 func (c *Client) add(ctx context.Context, shard memd.ShardID, collection string, body map[string]any, src memd.Source, create bool, out any) error {
-	if !src.IsZero() {
-		body["source"] = src
-	}
+	withSource(body, src)
 	if create {
 		body["create"] = true
 	}
@@ -159,9 +157,7 @@ func sourceQuery(q url.Values, src memd.Source) url.Values {
 func (c *Client) EditFact(ctx context.Context, req memd.EditFactRequest) (memd.EditFactResult, error) {
 	var out memd.EditFactResult
 	body := map[string]any{"text": req.Text}
-	if src := sourceBody(req.Source); src != nil {
-		body["source"] = src
-	}
+	withSource(body, req.Source)
 	err := c.Do(ctx, http.MethodPatch, shardPath(req.Shard)+"/facts/"+url.PathEscape(req.ID), nil, body, &out)
 	return out, err
 }

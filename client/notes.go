@@ -23,12 +23,11 @@ func notePath(s memd.ShardID, path string) (string, error) {
 	return shardPath(s) + "/notes/" + strings.Join(segs, "/"), nil
 }
 
-// sourceBody is a write's source, or nil when it holds nothing.
-func sourceBody(src memd.Source) any {
-	if src.IsZero() {
-		return nil
+// withSource puts a write's source in its body, when it holds any.
+func withSource(body map[string]any, src memd.Source) {
+	if !src.IsZero() {
+		body["source"] = src
 	}
-	return src
 }
 
 // ListNotes implements memd.Service.
@@ -69,9 +68,7 @@ func (c *Client) EditNote(ctx context.Context, req memd.EditNoteRequest) (memd.N
 	if req.ExpectedRevision != "" {
 		body["expectedRevision"] = req.ExpectedRevision
 	}
-	if src := sourceBody(req.Source); src != nil {
-		body["source"] = src
-	}
+	withSource(body, req.Source)
 	p, err := notePath(req.Shard, req.Path)
 	if err == nil {
 		err = c.Do(ctx, http.MethodPost, p+":edit", nil, body, &out)
