@@ -3,6 +3,7 @@ package search
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // analysed is a fact's text prepared for the index: its folded text (only
@@ -38,14 +39,15 @@ func foldedOnly(docs []Doc, lengths []int) []analysed {
 	return out
 }
 
-// foldedText returns entry i's folded words joined by single spaces,
-// folded into buf when not kept; it returns buf for reuse.
-func (x *Engine) foldedText(i int32, buf []byte) (folded, reuse []byte) {
+// foldedString returns entry i's folded words joined by single spaces:
+// the one kept, or folded into buf and valid until buf is used again
+// (clone what is kept). It returns buf for reuse.
+func (x *Engine) foldedString(i int32, buf []byte) (string, []byte) {
 	if x.entries.at(i).foldKept {
-		return []byte(x.folded[i]), buf
+		return x.folded[i], buf
 	}
 	buf = foldASCII(buf[:0], x.textOf(i))
-	return buf, buf
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), buf
 }
 
 // analyzeAll analyses many facts, spread over the processors.

@@ -1,10 +1,10 @@
 package search
 
 import (
-	"bytes"
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/memd/memd"
 )
@@ -86,16 +86,15 @@ func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan) {
 // order. A fact holding the phrase holds the terms of its inner words
 // (each has a bit of all), so the others are not read.
 func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64) {
-	want := []byte(phrase)
 	var buf []byte
 	for _, i := range top {
 		k := sc.place(i) // a candidate: top holds only those
 		if sc.terms[k]&all != all {
 			continue
 		}
-		var folded []byte
-		folded, buf = x.foldedText(i, buf)
-		if bytes.Contains(folded, want) {
+		var folded string
+		folded, buf = x.foldedString(i, buf)
+		if strings.Contains(folded, phrase) {
 			more := sc.v[k] * phraseBoost
 			sc.v[k] += more
 			if e := sc.explain(i); e != nil {

@@ -3,6 +3,7 @@ package search
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search/thesaurus"
@@ -204,10 +205,10 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 			continue // related already, or holding no relative
 		}
 		seen[j] = true
-		var folded []byte
-		folded, buf = x.foldedText(j, buf)
+		var folded string
+		folded, buf = x.foldedString(j, buf)
 		clear(tfs)
-		for _, t := range terms(string(folded)) {
+		for _, t := range terms(strings.Clone(folded)) { // the map keeps pieces of it
 			tfs[t]++
 		}
 		for n, t := range q.scored {

@@ -94,6 +94,13 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string) {
 	}
 	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
 	needles := words[:min(len(words), maxNeedles)]
+	// One or two needles are looked for in each text as it is, in any
+	// case; more in the text folded once for all of them, which costs a
+	// copy but lets each be found at the speed of a plain search: eight
+	// pieces such as "ing ion ent" took half a second over a million
+	// facts, 0.19 s folded once.
+	foldOnce := len(needles) > 2
+	var buf []byte
 	for _, part := range st.parts {
 		entries := slices.Values(part.entries)
 		sure := make([]entrySet, len(needles)) // none certain: every candidate is read
@@ -111,12 +118,28 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string) {
 			if !x.alive[i] { // a part's facts are of a shard searched
 				continue
 			}
+			var text string
+			folded := false
 			for j, n := range needles {
-				if sure[j].has(i) || x.holds(i, n) {
-					sc.add(i, 1)
-					if p := sc.explain(i); p != nil {
-						p.Substring++
+				if !sure[j].has(i) {
+					var held bool
+					switch {
+					case !foldOnce:
+						held = x.holds(i, n)
+					case !folded:
+						text, buf = x.foldedString(i, buf)
+						folded = true
+						fallthrough
+					default:
+						held = strings.Contains(text, n)
 					}
+					if !held {
+						continue
+					}
+				}
+				sc.add(i, 1)
+				if p := sc.explain(i); p != nil {
+					p.Substring++
 				}
 			}
 		}
@@ -308,9 +331,9 @@ func (b *surfaceBuilder) chunk() bool {
 			// half way has no terms, and would give the build up.
 			continue
 		}
-		var folded []byte
-		folded, b.buf = x.foldedText(i, b.buf)
-		if !addSurface(b.words, &p.terms, string(folded)) {
+		var folded string
+		folded, b.buf = x.foldedString(i, b.buf)
+		if !addSurface(b.words, &p.terms, strings.Clone(folded)) { // the words keep pieces of it
 			return false
 		}
 	}

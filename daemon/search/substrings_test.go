@@ -467,3 +467,40 @@ func TestSubstrings_WordsBuiltWhenRead(t *testing.T) {
 		t.Error("an engine made for one view began building words")
 	}
 }
+
+// Texts are read alike for one or two needles (each found in the text as
+// it is, in any case) and for more (found in the text folded once): each
+// fact gains one for each piece its folded words hold, ASCII or not.
+func TestSubstrings_TextsReadAlikeForFewAndManyPieces(t *testing.T) {
+	shard := memd.AgentShard("alice")
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	texts := []string{
+		"Zebrafishing in LISBON", "Überweisungen für KUBERNETES-Cluster", "kubernetes ops (lisbon)",
+		"ZebraFish tank, Lisbon office", "Paid the Überweisung", "isbon? no: LisBon!", "nothing here at all",
+		"K8s: KuBeRnEtEs; zebrafishing", "e-bra fish", "Inrnetes", "Lisbo",
+	}
+	x := New()
+	for n, text := range texts {
+		x.Put(Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: memd.DateOf(now), Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: n * 60})
+	}
+	for _, q := range []string{"ebrafi", "ebrafi isbo", "ebrafi isbo berweis", "ebrafi isbo berweis rnete bernet"} {
+		needles := strings.Fields(q)
+		res := x.Search(Query{Text: q, Shards: []memd.ShardID{shard}, K: 50, Now: now, Explain: true, Literal: true})
+		got := map[string]float64{}
+		for _, h := range res.Hits {
+			got[h.Text] = h.Explain.Substring
+		}
+		for _, text := range texts {
+			folded, _ := analyze(text)
+			want := 0.0
+			for _, n := range needles {
+				if strings.Contains(folded, n) {
+					want++
+				}
+			}
+			if got[text] != want {
+				t.Errorf("%q: %q gained %v, want one for each piece its words hold: %v", q, text, got[text], want)
+			}
+		}
+	}
+}
