@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/memd/memd"
 )
@@ -86,15 +85,12 @@ func (x *Engine) scoreDates(sc *scores, st stats, spans []dateSpan) {
 // order. A fact holding the phrase holds the terms of its inner words
 // (each has a bit of all), so the others are not read.
 func (x *Engine) boostPhrase(sc *scores, phrase string, top []int32, all uint64) {
-	var buf []byte
 	for _, i := range top {
 		k := sc.place(i) // a candidate: top holds only those
 		if sc.terms[k]&all != all {
 			continue
 		}
-		var folded string
-		folded, buf = x.foldedString(i, buf)
-		if strings.Contains(folded, phrase) {
+		if x.holds(i, phrase) {
 			more := sc.v[k] * phraseBoost
 			sc.v[k] += more
 			if e := sc.explain(i); e != nil {

@@ -146,9 +146,9 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string) {
 	}
 }
 
-// holds tells whether entry i's text holds needle n, one word: in an
-// ASCII text it is found as in the text's folded words, without folding
-// them.
+// holds tells whether entry i's folded words hold n, a folded word or
+// words joined by single spaces: in an ASCII text it is found as in the
+// text's folded words, without folding them.
 func (x *Engine) holds(i int32, n string) bool {
 	if e := x.entries.at(i); !e.foldKept {
 		return containsFold(x.texts.get(e.text), n)

@@ -164,9 +164,11 @@ func isASCII(s string) bool {
 	return true
 }
 
-// containsFold reports whether the ASCII text s holds the word n (folded:
-// lower case letters and digits) in any case: whether s's folded words
-// hold it, since a run of letters and digits cannot span a separator.
+// containsFold reports whether the folded words of the ASCII text s,
+// joined by single spaces, hold n: a folded word (lower case letters and
+// digits), or several joined by single spaces. s is read as it is: a run
+// of letters and digits cannot span a separator, and a run of separators
+// folds to one space.
 func containsFold(s, n string) bool {
 	if n == "" {
 		return true
@@ -178,6 +180,8 @@ func containsFold(s, n string) bool {
 	if 'a' <= first && first <= 'z' {
 		upper = first - 'a' + 'A'
 	}
+	// Folding never lengthens a text: a match starts at least len(n)
+	// bytes before its end.
 	for i := 0; i+len(n) <= len(s); i++ {
 		rest := s[i : len(s)-len(n)+1]
 		j := strings.IndexByte(rest, first)
@@ -190,25 +194,40 @@ func containsFold(s, n string) bool {
 			return false
 		}
 		i += j
-		if equalFolded(s[i:i+len(n)], n) {
+		if startsFolded(s[i:], n) {
 			return true
 		}
 	}
 	return false
 }
 
-// equalFolded reports whether a equals the lower-case n but for case.
-func equalFolded(a, n string) bool {
-	for k := 0; k < len(n); k++ {
-		c := a[k]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+// startsFolded reports whether the folded words of s, which starts with a
+// letter or digit, start with n.
+func startsFolded(s, n string) bool {
+	j, gap := 0, false
+	for k := 0; k < len(s); k++ {
+		c := asciiFolds[s[k]]
+		if c == 0 {
+			gap = true
+			continue
 		}
-		if c != n[k] {
+		if gap {
+			if n[j] != ' ' {
+				return false
+			}
+			if j++; j == len(n) {
+				return true
+			}
+			gap = false
+		}
+		if n[j] != c {
 			return false
 		}
+		if j++; j == len(n) {
+			return true
+		}
 	}
-	return true
+	return false
 }
 
 // foldASCII appends to buf the folded words of an ASCII text joined by
