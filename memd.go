@@ -470,12 +470,14 @@ type MeaningStatus struct {
 
 // Status describes the running service.
 type Status struct {
-	Version  string        `json:"version"`
-	Started  time.Time     `json:"started"`
-	DataDir  string        `json:"data_dir,omitempty"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+	DataDir string    `json:"data_dir,omitempty"`
+	// Shards and Facts count, for an agent, the shards it may read in the
+	// chat it declares; Agents, the admin's alone, counts agents.
 	Shards   int           `json:"shards"`
 	Facts    int           `json:"facts"`
-	Agents   int           `json:"agents"`
+	Agents   int           `json:"agents,omitempty"`
 	Caller   string        `json:"caller"`
 	Learning LearnerStatus `json:"learning"`
 	// Meaning is how far recall by meaning is; nil without an embeddings
@@ -600,6 +602,15 @@ type ScopedReader interface {
 	RecallIn(ctx context.Context, scopes Scopes, q RecallQuery) (RecallResult, error)
 	ContextIn(ctx context.Context, scopes Scopes, q ContextQuery) (MemoryContext, error)
 	SubscribeAs(ctx context.Context, f Following, q FeedQuery) (Subscription, error)
+	StatusFor(ctx context.Context, v Viewer) (Status, error)
+}
+
+// Viewer is an agent a status is for: it counts the shards the agent may
+// read and the agent's own exchanges, and leaves out what only the admin
+// sees (the data directory, agents, remotes, proposals, synthesis).
+type Viewer struct {
+	Reads func(ShardID) bool
+	Agent string
 }
 
 // GitRepo is a shard opened for a git client by Service.Git.

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/memd/memd"
 )
@@ -81,11 +82,27 @@ func (s *Service) ready() (bool, []string) {
 
 // Status describes the running service.
 func (s *Service) Status(ctx context.Context) (memd.Status, error) {
+	return s.status(ctx, nil)
+}
+
+// StatusFor describes the service as an agent may see it (see memd.Viewer).
+func (s *Service) StatusFor(ctx context.Context, v memd.Viewer) (memd.Status, error) {
+	if v.Reads == nil || v.Agent == "" {
+		return memd.Status{}, memd.Errorf(memd.EINVALID, "a status for an agent names the agent and what it may read")
+	}
+	return s.status(ctx, &v)
+}
+
+// status describes the service: to the admin (v nil), all of it.
+func (s *Service) status(ctx context.Context, v *memd.Viewer) (memd.Status, error) {
 	// What the index holds so far, without waiting for it to read the
 	// shards it has not: a status answers at once, even just after a start.
 	shards, err := s.Store.Shards()
 	if err != nil {
 		return memd.Status{}, err
+	}
+	if v != nil {
+		shards = slices.DeleteFunc(shards, func(id memd.ShardID) bool { return !v.Reads(id) })
 	}
 	st := memd.Status{
 		Indexing:    s.Index.Backlog(),
@@ -93,25 +110,24 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 		Version:     memd.Version,
 		Started:     s.Started,
 		Shards:      len(shards),
-		Agents:      len(s.Registry.List()),
+		Facts:       s.Index.Facts(shards...),
 		Caller:      callerOf(ctx).Name(),
 		Learning:    memd.LearnerStatus{Enabled: false, Reason: "no model endpoint configured (memd serve --model-url)"},
 	}
 	if s.meaning != nil {
-		v := s.meaning.status()
-		st.Meaning = &v
+		m := s.meaning.status()
+		st.Meaning = &m
 	}
 	if s.Learner != nil {
-		pending, failed, err := s.Learner.Counts()
-		if err != nil {
-			return memd.Status{}, err
-		}
-		st.Learning = memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName(), Pending: pending, Failed: failed}
-		if st.Learning.Synthesis, err = s.Learner.SynthesisStatus(); err != nil {
+		if st.Learning, err = s.learnerStatus(v); err != nil {
 			return memd.Status{}, err
 		}
 	}
-	st.DataDir = s.Store.Dir() // the admin's alone: see access.Guard
+	if v != nil {
+		return st, nil
+	}
+	st.Agents = len(s.Registry.List())
+	st.DataDir = s.Store.Dir()
 	if s.Syncer != nil {
 		if st.Remotes, st.RemoteErrors, err = s.Syncer.Summary(); err != nil {
 			return memd.Status{}, err
@@ -120,8 +136,33 @@ func (s *Service) Status(ctx context.Context) (memd.Status, error) {
 	if st.Review, err = s.reviewStatus(); err != nil {
 		return memd.Status{}, err
 	}
-	st.Facts = s.Index.Facts(shards...)
 	return st, nil
+}
+
+// learnerStatus says how learning is doing: for an agent (v), with its
+// own exchanges counted, and without synthesis's counts over the store.
+func (s *Service) learnerStatus(v *memd.Viewer) (memd.LearnerStatus, error) {
+	ls := memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName()}
+	var err error
+	if v == nil {
+		if ls.Pending, ls.Failed, err = s.Learner.Counts(); err != nil {
+			return ls, err
+		}
+		ls.Synthesis, err = s.Learner.SynthesisStatus()
+		return ls, err
+	}
+	for state, n := range map[string]*int{memd.ExchangePending: &ls.Pending, memd.ExchangeFailed: &ls.Failed} {
+		all, err := s.Learner.Status(state)
+		if err != nil {
+			return ls, err
+		}
+		for _, ex := range all {
+			if ex.Agent == v.Agent {
+				*n++
+			}
+		}
+	}
+	return ls, nil
 }
 
 // Remotes describes the remote of each shard that has one.

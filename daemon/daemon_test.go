@@ -187,12 +187,19 @@ func TestDaemon_AccessRules(t *testing.T) {
 	// Agents cannot manage agents.
 	_, err = alice.AddAgent(ctx, "mallory", nil)
 	wantCode(t, err, memd.EFORBIDDEN)
-	// Nor see where the data lives, or how remotes fare.
-	if st, err := alice.Status(ctx); err != nil || st.DataDir != "" {
-		t.Errorf("alice's status names the data directory %q (%v)", st.DataDir, err)
+	// Nor see where the data lives, how remotes fare, or how large the
+	// rest of the store is: a status counts what the agent may read in the
+	// chat it declares, as listing shards does.
+	if st, err := alice.Status(ctx); err != nil || st.DataDir != "" || st.Agents != 0 || st.Shards != 2 || st.Facts != 2 {
+		t.Errorf("alice's status in a group chat: %d shards, %d facts, %d agents, data directory %q (%v); want 2 shards, 2 facts and neither", st.Shards, st.Facts, st.Agents, st.DataDir, err)
 	}
-	if st, err := e.admin.Status(ctx); err != nil || st.DataDir == "" {
-		t.Errorf("the admin's status names no data directory (%v)", err)
+	alice.ChatKind = memd.ChatDirect
+	if st, err := alice.Status(ctx); err != nil || st.Shards != 3 || st.Facts != 3 {
+		t.Errorf("alice's status in a direct chat: %d shards, %d facts (%v); want 3 and 3", st.Shards, st.Facts, err)
+	}
+	alice.ChatKind = ""
+	if st, err := e.admin.Status(ctx); err != nil || st.DataDir == "" || st.Agents != 2 || st.Shards != 4 || st.Facts != 3 {
+		t.Errorf("the admin's status: %d shards, %d facts, %d agents, data directory %q (%v); want 4, 3, 2 and one", st.Shards, st.Facts, st.Agents, st.DataDir, err)
 	}
 	// Nor see or sync remotes, even of their own shard.
 	_, err = alice.Remotes(ctx)

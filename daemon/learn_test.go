@@ -306,6 +306,13 @@ func TestLearn_RetriesFailuresAndManualRetry(t *testing.T) {
 	if status.Learning.Failed != 1 || !status.Learning.Enabled || status.Learning.Model != "scripted-model" {
 		t.Errorf("status: %+v", status.Learning)
 	}
+	// An agent's status counts its own exchanges alone.
+	if status, _ := alice.Status(ctx); status.Learning.Failed != 1 || status.Learning.Model != "scripted-model" {
+		t.Errorf("alice's status: %+v", status.Learning)
+	}
+	if status, _ := e.agent(t, "bob").Status(ctx); status.Learning.Failed != 0 || !status.Learning.Enabled {
+		t.Errorf("bob's status counts alice's failed exchange: %+v", status.Learning)
+	}
 	list, _ := alice.Exchanges(ctx, memd.ExchangeFailed)
 	if len(list) != 1 || list[0].ID != st.ID || list[0].Attempts != 5 {
 		t.Errorf("failed exchanges: %+v", list)

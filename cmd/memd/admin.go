@@ -164,7 +164,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if st.DataDir != "" {
 		fmt.Fprintf(e.stdout, "  data:     %s\n", st.DataDir)
 	}
-	fmt.Fprintf(e.stdout, "  shards:   %d with %d facts\n  agents:   %d\n  you are:  %s\n", st.Shards, st.Facts, st.Agents, st.Caller)
+	fmt.Fprintf(e.stdout, "  shards:   %d with %d facts\n", st.Shards, st.Facts)
+	if st.DataDir != "" { // the admin's view
+		fmt.Fprintf(e.stdout, "  agents:   %d\n", st.Agents)
+	}
+	fmt.Fprintf(e.stdout, "  you are:  %s\n", st.Caller)
 	learning := fmt.Sprintf("on, %s; %d pending, %d failed", st.Learning.Model, st.Learning.Pending, st.Learning.Failed)
 	if !st.Learning.Enabled {
 		learning = "off (" + st.Learning.Reason + ")"

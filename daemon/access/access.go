@@ -510,12 +510,13 @@ func (g *guard) Status(ctx context.Context) (memd.Status, error) {
 	if err != nil {
 		return memd.Status{}, err
 	}
-	st, err := g.inner.Status(ctx)
-	if !c.Admin {
-		// Where the data lives and how its remotes fare are the admin's.
-		st.DataDir, st.Remotes, st.RemoteErrors = "", 0, 0
+	if c.Admin {
+		return g.inner.Status(ctx)
 	}
-	return st, err
+	// An agent's status counts what it may read in the chat it declares,
+	// as listing shards shows it; the size of the rest of the store is the
+	// admin's.
+	return g.inner.StatusFor(ctx, memd.Viewer{Reads: func(s memd.ShardID) bool { return g.rules.Check(c, "read", s) == nil }, Agent: c.Agent})
 }
 
 func (g *guard) Remotes(ctx context.Context) ([]memd.RemoteStatus, error) {
