@@ -85,3 +85,26 @@ func TestStem_SameWhateverTheCacheHolds(t *testing.T) {
 		t.Errorf("the cache holds %d of %d words after %d were stemmed", held, len(stemSlots), len(words))
 	}
 }
+
+// BenchmarkContainsFold times finding a phrase in facts' texts as they
+// stand, as the phrase boost does for each strong candidate: among them a
+// text full of the phrase's first letter in lower case and none in upper,
+// where each try used to search the rest of the text for the capital.
+//
+//	go test -run X -bench ContainsFold ./daemon/search
+func BenchmarkContainsFold(b *testing.B) {
+	texts := []string{
+		"Yara documented the billing service in London, ref 26174",
+		"Marta approved the Q3 budget for the travel policy after the design review was rejected twice",
+		strings.Repeat("the test that the team ran at the start of it, ", 8),
+	}
+	for _, phrase := range []string{"billing service", "travel policy", "the team wrote"} {
+		b.Run(phrase, func(b *testing.B) {
+			for range b.N {
+				for _, s := range texts {
+					containsFold(s, phrase)
+				}
+			}
+		})
+	}
+}

@@ -180,25 +180,39 @@ func containsFold(s, n string) bool {
 	if 'a' <= first && first <= 'z' {
 		upper = first - 'a' + 'A'
 	}
-	// Folding never lengthens a text: a match starts at least len(n)
-	// bytes before its end.
-	for i := 0; i+len(n) <= len(s); i++ {
-		rest := s[i : len(s)-len(n)+1]
-		j := strings.IndexByte(rest, first)
-		if upper != first {
-			if k := strings.IndexByte(rest, upper); k >= 0 && (j < 0 || k < j) {
-				j = k
-			}
+	// Folding never lengthens a text: a match starts before end. Where the
+	// next first letter and the next capital are is searched again only
+	// once passed: a text holding many of one and none of the other would
+	// otherwise be read to its end at each try.
+	end := len(s) - len(n) + 1
+	lower, capital := -1, -1
+	if upper == first {
+		capital = end
+	}
+	for i := 0; i < end; i++ {
+		if lower < i {
+			lower = indexFrom(s[:end], i, first)
 		}
-		if j < 0 {
+		if capital < i {
+			capital = indexFrom(s[:end], i, upper)
+		}
+		if i = min(lower, capital); i == end {
 			return false
 		}
-		i += j
 		if startsFolded(s[i:], n) {
 			return true
 		}
 	}
 	return false
+}
+
+// indexFrom returns where byte c is first in s from i on, len(s) if
+// nowhere.
+func indexFrom(s string, i int, c byte) int {
+	if j := strings.IndexByte(s[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(s)
 }
 
 // startsFolded reports whether the folded words of s, which starts with a
