@@ -474,10 +474,10 @@ type Status struct {
 	Started time.Time `json:"started"`
 	DataDir string    `json:"data_dir,omitempty"`
 	// Shards and Facts count, for an agent, the shards it may read in the
-	// chat it declares; Agents, the admin's alone, counts agents.
+	// chat it declares; Agents counts agents for the admin, 0 for an agent.
 	Shards   int           `json:"shards"`
 	Facts    int           `json:"facts"`
-	Agents   int           `json:"agents,omitempty"`
+	Agents   int           `json:"agents"`
 	Caller   string        `json:"caller"`
 	Learning LearnerStatus `json:"learning"`
 	// Meaning is how far recall by meaning is; nil without an embeddings

@@ -116,6 +116,11 @@ func (s *Service) status(ctx context.Context, v *memd.Viewer) (memd.Status, erro
 	}
 	if s.meaning != nil {
 		m := s.meaning.status()
+		if v != nil {
+			// How far it is, but not the store's counts, nor errors that
+			// name the data directory or the endpoint.
+			m = memd.MeaningStatus{Model: m.Model, Ready: m.Ready, Reading: m.Reading, Unreadable: m.Unreadable}
+		}
 		st.Meaning = &m
 	}
 	if s.Learner != nil {
@@ -143,26 +148,16 @@ func (s *Service) status(ctx context.Context, v *memd.Viewer) (memd.Status, erro
 // own exchanges counted, and without synthesis's counts over the store.
 func (s *Service) learnerStatus(v *memd.Viewer) (memd.LearnerStatus, error) {
 	ls := memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName()}
+	agent := ""
+	if v != nil {
+		agent = v.Agent
+	}
 	var err error
-	if v == nil {
-		if ls.Pending, ls.Failed, err = s.Learner.Counts(); err != nil {
-			return ls, err
-		}
-		ls.Synthesis, err = s.Learner.SynthesisStatus()
+	if ls.Pending, ls.Failed, err = s.Learner.Counts(agent); err != nil || v != nil {
 		return ls, err
 	}
-	for state, n := range map[string]*int{memd.ExchangePending: &ls.Pending, memd.ExchangeFailed: &ls.Failed} {
-		all, err := s.Learner.Status(state)
-		if err != nil {
-			return ls, err
-		}
-		for _, ex := range all {
-			if ex.Agent == v.Agent {
-				*n++
-			}
-		}
-	}
-	return ls, nil
+	ls.Synthesis, err = s.Learner.SynthesisStatus()
+	return ls, err
 }
 
 // Remotes describes the remote of each shard that has one.

@@ -163,6 +163,12 @@ func TestRecall_ByWordsUntilTheVectorsAreReady(t *testing.T) {
 	if st.Ready || st.Pending != len(meaningFacts) || !strings.Contains(st.LastError, "503") {
 		t.Errorf("status while failing: %+v", st)
 	}
+	// An agent is told how far recall by meaning is, not the store's
+	// counts nor an error that names the endpoint.
+	if mine, err := e.alice.Status(ctx); err != nil || mine.Meaning == nil || mine.Meaning.Model != "concepts" || mine.Meaning.Ready ||
+		mine.Meaning.Pending != 0 || mine.Meaning.Failures != 0 || mine.Meaning.LastError != "" {
+		t.Errorf("alice's status while failing: %+v, %v", mine.Meaning, err)
+	}
 	res, err := e.alice.Recall(ctx, memd.RecallQuery{Q: "flight Lisbon"})
 	if err != nil {
 		t.Fatal(err)

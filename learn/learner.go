@@ -732,11 +732,19 @@ func (l *Learner) Status(state string) ([]memd.ExchangeStatus, error) {
 	return out, err
 }
 
-// Counts returns how many jobs are pending and failed.
-func (l *Learner) Counts() (pending, failed int, err error) {
+// Counts returns how many jobs are pending and failed: an agent's, or
+// with agent "" all of them. Only a job's agent is read, not the whole
+// job: an agent's status asks on each call of a client that names no
+// shard, while the queue may hold thousands.
+func (l *Learner) Counts(agent string) (pending, failed int, err error) {
 	err = l.db.View(func(tx *buntdb.Tx) error {
 		for state, n := range map[string]*int{memd.ExchangePending: &pending, memd.ExchangeFailed: &failed} {
-			if err := tx.AscendEqual(stateIndex, stateDoc(state), func(_, _ string) bool { *n++; return true }); err != nil {
+			if err := tx.AscendEqual(stateIndex, stateDoc(state), func(_, v string) bool {
+				if agent == "" || gjson.Get(v, "agent").String() == agent {
+					*n++
+				}
+				return true
+			}); err != nil {
 				return err
 			}
 		}

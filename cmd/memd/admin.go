@@ -186,7 +186,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	case m != nil && m.Reading:
 		meaning = m.Model + ", reading the vectors from disk (recall by words alone until then)"
 	case m != nil && m.Unreadable:
-		meaning = fmt.Sprintf("%s: %s (recall by words alone until memd restarts)", m.Model, m.LastError)
+		why := m.LastError
+		if why == "" { // an agent's view: the error is the admin's
+			why = "the vectors could not be read"
+		}
+		meaning = fmt.Sprintf("%s: %s (recall by words alone until memd restarts)", m.Model, why)
+	case m != nil && st.DataDir == "": // an agent's view: no counts of the store
+		meaning = m.Model
+		if !m.Ready {
+			meaning += " (recall by words alone until the facts are embedded)"
+		}
 	case m != nil:
 		meaning = fmt.Sprintf("%s, %d facts embedded, %d to go", m.Model, m.Vectors, m.Pending)
 		if m.Refused > 0 {
