@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,8 +35,25 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := c.Status(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "memd mcp: %s (serving anyway; tools fail until it is reachable)\n", memd.ErrorMessage(err))
 	}
+	// The token names one caller for as long as this runs: its own shard
+	// is asked for once it is known, not at each tool call.
+	var (
+		mu  sync.Mutex // tools may be called at once
+		own memd.ShardID
+	)
 	srv := mcpserver.New(c, mcpserver.Options{
-		Own:      func(ctx context.Context) (memd.ShardID, error) { return shardOrOwn(ctx, c, "") },
+		Own: func(ctx context.Context) (memd.ShardID, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if own.IsZero() {
+				id, err := shardOrOwn(ctx, c, "")
+				if err != nil {
+					return id, err
+				}
+				own = id
+			}
+			return own, nil
+		},
 		ChatKind: ck,
 	})
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,7 +69,13 @@ func TestMCP_EveryToolOverBothTransports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			asked := statusCalls(t, s.url)
 			testEveryTool(t, ctx, cs, agent)
+			// memd mcp asks for its caller's own shard once, not at each
+			// call of a tool without a shard.
+			if n := statusCalls(t, s.url) - asked; transport == "stdio" && n > 1 {
+				t.Errorf("memd mcp asked for the status %d times", n)
+			}
 			// memd mcp exits cleanly (a race-built one stops with an error
 			// on a race).
 			if err := cs.Close(); err != nil {
@@ -74,6 +83,23 @@ func TestMCP_EveryToolOverBothTransports(t *testing.T) {
 			}
 		})
 	}
+}
+
+// statusCalls is how many status requests memd answered, by its metrics.
+func statusCalls(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`memd_http_request_seconds_count\{route="GET /v1/status",status="200"\} (\d+)`).FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }
 
 func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (string, map[string]any) {
