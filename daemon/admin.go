@@ -71,7 +71,7 @@ func (s *Service) RemoveAgent(ctx context.Context, name string) error {
 // every shard since the start, and the learner, when on, is running.
 func (s *Service) ready() (bool, []string) {
 	waiting := []string{}
-	if n := s.Index.Backlog(); n > 0 {
+	if n := s.Index.Backlog(nil); n > 0 {
 		waiting = append(waiting, fmt.Sprintf("the index is reading %d shard(s)", n))
 	}
 	if s.Learner != nil && !s.Learner.Running() {
@@ -101,12 +101,14 @@ func (s *Service) status(ctx context.Context, v *memd.Viewer) (memd.Status, erro
 	if err != nil {
 		return memd.Status{}, err
 	}
+	var reads func(memd.ShardID) bool // the admin's: all
 	if v != nil {
+		reads = v.Reads
 		shards = slices.DeleteFunc(shards, func(id memd.ShardID) bool { return !v.Reads(id) })
 	}
 	st := memd.Status{
-		Indexing:    s.Index.Backlog(),
-		Attributing: s.Index.Attributing(),
+		Indexing:    s.Index.Backlog(reads),
+		Attributing: s.Index.Attributing(reads),
 		Version:     memd.Version,
 		Started:     s.Started,
 		Shards:      len(shards),

@@ -23,10 +23,10 @@ func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 		return
 	}
 	x.bg.Add(1)
-	x.attributing.Add(1)
+	x.mark(x.attributing, id, 1)
 	go func() {
 		defer x.bg.Done()
-		defer x.attributing.Add(-1)
+		defer x.mark(x.attributing, id, -1)
 		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
 			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
 		}

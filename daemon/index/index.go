@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/buntdb"
@@ -63,10 +62,11 @@ type Index struct {
 	saverDone chan struct{}
 
 	bg sync.WaitGroup // background attribution
-	// backlog counts the shards the background pass of ReadAll has yet
-	// to bring up to date; attributing, those whose facts are being
-	// attributed to their commits in the background.
-	backlog, attributing atomic.Int64
+	// backlog holds the shards the background pass of ReadAll has yet to
+	// bring up to date; attributing, those whose facts are being
+	// attributed to their commits in the background (how many times over).
+	progressMu           sync.Mutex
+	backlog, attributing map[memd.ShardID]int
 	ctx                  context.Context
 	cancel               context.CancelFunc
 
@@ -97,7 +97,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		dir:   strings.TrimSuffix(path, filepath.Ext(path)) + ".shards",
 		heads: make(map[memd.ShardID]gitstore.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
-		saveCost:  make(map[memd.ShardID]time.Duration),
+		saveCost: make(map[memd.ShardID]time.Duration), backlog: make(map[memd.ShardID]int), attributing: make(map[memd.ShardID]int),
 		saverDone: make(chan struct{}), followUpTo: followUpTo, readBatch: 20000,
 		toFollow: make(map[memd.ShardID]bool), followWake: make(chan struct{}, 1), followerDone: make(chan struct{})}
 	x.search.KeepWords()
@@ -168,13 +168,40 @@ func (x *Index) isUnread(id memd.ShardID) bool {
 }
 
 // Backlog returns how many shards the background pass started by ReadAll
-// has yet to bring up to date; 0 once it is done.
-func (x *Index) Backlog() int { return int(x.backlog.Load()) }
+// has yet to bring up to date, of those counted says (nil: all); 0 once
+// it is done.
+func (x *Index) Backlog(counted func(memd.ShardID) bool) int {
+	return x.progress(x.backlog, counted)
+}
 
 // Attributing counts the shards whose facts are being attributed to their
 // commits in the background (read from HEAD: until then their hits name
-// no commit).
-func (x *Index) Attributing() int { return int(x.attributing.Load()) }
+// no commit), of those counted says (nil: all).
+func (x *Index) Attributing(counted func(memd.ShardID) bool) int {
+	return x.progress(x.attributing, counted)
+}
+
+// progress counts the shards of set that counted says (nil: all).
+func (x *Index) progress(set map[memd.ShardID]int, counted func(memd.ShardID) bool) int {
+	x.progressMu.Lock()
+	defer x.progressMu.Unlock()
+	n := 0
+	for id := range set {
+		if counted == nil || counted(id) {
+			n++
+		}
+	}
+	return n
+}
+
+// mark adds one to a shard's count in set (by -1: takes one off).
+func (x *Index) mark(set map[memd.ShardID]int, id memd.ShardID, by int) {
+	x.progressMu.Lock()
+	defer x.progressMu.Unlock()
+	if set[id] += by; set[id] <= 0 {
+		delete(set, id)
+	}
+}
 
 // Facts returns how many facts of the given shards are indexed.
 func (x *Index) Facts(ids ...memd.ShardID) int { return x.search.Facts(ids...) }

@@ -162,7 +162,9 @@ func (x *Index) ReadAll() {
 		x.log.Warn("listing shards to index", "err", err)
 		return
 	}
-	x.backlog.Store(int64(len(ids)))
+	for _, id := range ids {
+		x.mark(x.backlog, id, 1)
+	}
 	x.bg.Add(1)
 	go func() {
 		defer x.bg.Done()
@@ -177,7 +179,7 @@ func (x *Index) ReadAll() {
 			if err := x.CatchUp(id); err != nil {
 				x.log.Warn("bringing the index up to date", "shard", id, "err", err)
 			}
-			x.backlog.Add(-1)
+			x.mark(x.backlog, id, -1)
 		}
 		// Reading leaves as much garbage as the index holds; hand its
 		// pages back now rather than keep them resident.

@@ -439,7 +439,7 @@ func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
 		t.Fatalf("read from HEAD: %d facts, followed: %d, want 21 each", len(read), len(followed))
 	}
 	x.bg.Wait() // the attribution
-	if n := x.Attributing(); n != 0 {
+	if n := x.Attributing(nil); n != 0 {
 		t.Errorf("%d shards still attributing once attributed", n)
 	}
 	x.Engine().Walk(id, false, func(d search.Doc) bool { read[d.Text] = d; return true })
@@ -982,5 +982,34 @@ func forget(t *testing.T, sh *gitstore.Shard, text string) {
 	edit := gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID(text)}}
 	if _, err := sh.Apply(gitstore.Change{Author: gitstore.Committer(), Message: m, Edits: []gitstore.Edit{edit}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// How far the background reading is after a start is told of the shards
+// asked about: an agent's status counts its own, the admin's all.
+func TestIndex_BacklogCountsTheShardsAskedAbout(t *testing.T) {
+	data := t.TempDir()
+	store := openStoreAt(t, data)
+	for _, id := range []memd.ShardID{memd.AgentShard("alice"), memd.AgentShard("bob"), memd.ProjectShard("apollo")} {
+		sh, err := store.CreateShard(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		learn(t, sh, "m1", "Booked a flight to Lisbon")
+	}
+	x, err := Open(filepath.Join(data, "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	x.cancel() // the background pass stops before it reads a shard
+	x.ReadAll()
+	x.bg.Wait()
+	alices := func(id memd.ShardID) bool { return id == memd.AgentShard("alice") || id == memd.ProjectShard("apollo") }
+	if all, hers := x.Backlog(nil), x.Backlog(alices); all != 3 || hers != 2 {
+		t.Errorf("shards left to read: %d in all and %d of alice's, want 3 and 2", all, hers)
+	}
+	if none := x.Backlog(func(memd.ShardID) bool { return false }); none != 0 {
+		t.Errorf("%d shards left to read of none asked about", none)
 	}
 }
