@@ -16,7 +16,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -181,13 +183,19 @@ func (x *Index) Attributing(counted func(memd.ShardID) bool) int {
 	return x.progress(x.attributing, counted)
 }
 
-// progress counts the shards of set that counted says (nil: all).
+// progress counts the shards of set that counted says (nil: all), asked
+// outside the lock: counted may take locks of its own (the access rules
+// read the registry).
 func (x *Index) progress(set map[memd.ShardID]int, counted func(memd.ShardID) bool) int {
 	x.progressMu.Lock()
-	defer x.progressMu.Unlock()
+	ids := slices.Collect(maps.Keys(set))
+	x.progressMu.Unlock()
+	if counted == nil {
+		return len(ids)
+	}
 	n := 0
-	for id := range set {
-		if counted == nil || counted(id) {
+	for _, id := range ids {
+		if counted(id) {
 			n++
 		}
 	}
