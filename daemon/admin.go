@@ -155,10 +155,12 @@ func (s *Service) learnerStatus(v *memd.Viewer) (memd.LearnerStatus, error) {
 		agent = v.Agent
 	}
 	var err error
-	if ls.Pending, ls.Failed, err = s.Learner.Counts(agent); err != nil || v != nil {
+	if ls.Pending, ls.Failed, err = s.Learner.Counts(agent); err != nil {
 		return ls, err
 	}
-	ls.Synthesis, err = s.Learner.SynthesisStatus()
+	if v == nil {
+		ls.Synthesis, err = s.Learner.SynthesisStatus()
+	}
 	return ls, err
 }
 

@@ -121,21 +121,20 @@ func (x *Engine) scoreSubstrings(sc *scores, st stats, content []string) {
 			var text string
 			folded := false
 			for j, n := range needles {
-				if !sure[j].has(i) {
-					var held bool
-					switch {
-					case !foldOnce:
-						held = x.holds(i, n)
-					case !folded:
+				held := sure[j].has(i)
+				switch {
+				case held:
+				case !foldOnce:
+					held = x.holds(i, n)
+				default:
+					if !folded {
 						text, buf = x.foldedString(i, buf)
 						folded = true
-						fallthrough
-					default:
-						held = strings.Contains(text, n)
 					}
-					if !held {
-						continue
-					}
+					held = strings.Contains(text, n)
+				}
+				if !held {
+					continue
 				}
 				sc.add(i, 1)
 				if p := sc.explain(i); p != nil {
