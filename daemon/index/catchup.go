@@ -33,6 +33,11 @@ func (x *Index) CatchUp(ids ...memd.ShardID) error {
 		if err := x.catchUp(sh, true); err != nil {
 			return fmt.Errorf("index %s: %w", id, err)
 		}
+		// Read now, whoever asked first: a recall reads its caller's
+		// shards before the background pass reaches them.
+		x.progressMu.Lock()
+		delete(x.backlog, id)
+		x.progressMu.Unlock()
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ type Index struct {
 
 	bg sync.WaitGroup // background attribution
 	// backlog holds the shards the background pass of ReadAll has yet to
-	// bring up to date; attributing, those whose facts are being
+	// bring up to date (and no CatchUp has); attributing, those whose facts are being
 	// attributed to their commits in the background (how many times over).
 	progressMu           sync.Mutex
 	backlog, attributing map[memd.ShardID]int
@@ -170,8 +170,8 @@ func (x *Index) isUnread(id memd.ShardID) bool {
 }
 
 // Backlog returns how many shards the background pass started by ReadAll
-// has yet to bring up to date, of those counted says (nil: all); 0 once
-// it is done.
+// has yet to bring up to date and nothing else has, of those counted
+// says (nil: all); 0 once it is done.
 func (x *Index) Backlog(counted func(memd.ShardID) bool) int {
 	return x.progress(x.backlog, counted)
 }

@@ -1012,4 +1012,11 @@ func TestIndex_BacklogCountsTheShardsAskedAbout(t *testing.T) {
 	if none := x.Backlog(func(memd.ShardID) bool { return false }); none != 0 {
 		t.Errorf("%d shards left to read of none asked about", none)
 	}
+	// A recall reads its caller's shards first: they are read then.
+	if err := x.CatchUp(memd.AgentShard("alice")); err != nil {
+		t.Fatal(err)
+	}
+	if all, hers := x.Backlog(nil), x.Backlog(alices); all != 2 || hers != 1 {
+		t.Errorf("once alice's own shard is read: %d in all and %d of alice's left, want 2 and 1", all, hers)
+	}
 }
