@@ -524,3 +524,28 @@ func TestDaemon_ShardListingCountsFactsAtHead(t *testing.T) {
 		t.Errorf("status: %+v, %v; want 3 facts, nothing left to index", st, err)
 	}
 }
+
+// A status just after a write counts it, as a listing does: the index
+// follows memd's commits a moment later, and a status must not lag them.
+func TestDaemon_StatusCountsWhatWasJustWritten(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	for n := 1; n <= 3; n++ {
+		remember(t, alice, "agent/alice", fmt.Sprintf("Fact number %d about Lisbon", n), memd.TierLog, memd.Source{})
+		if st, err := e.admin.Status(ctx); err != nil || st.Facts != n {
+			t.Fatalf("admin's status after %d remembers: %d facts, %v", n, st.Facts, err)
+		}
+		if st, err := alice.Status(ctx); err != nil || st.Facts != n {
+			t.Fatalf("alice's status after %d remembers: %d facts, %v", n, st.Facts, err)
+		}
+	}
+	dir := e.d.Store.ShardDir(shard(t, "agent/alice"))
+	profile := filepath.Join(dir, "profile.md")
+	os.WriteFile(profile, []byte("- (2026-01-02) Has a dog\n"), 0o644)
+	gitIn(t, dir, "add", "profile.md")
+	gitIn(t, dir, "commit", "-qm", "a dog")
+	if st, err := alice.Status(ctx); err != nil || st.Facts != 4 {
+		t.Errorf("alice's status after a person's commit: %d facts, %v", st.Facts, err)
+	}
+}

@@ -164,7 +164,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if st.DataDir != "" {
 		fmt.Fprintf(e.stdout, "  data:     %s\n", st.DataDir)
 	}
-	fmt.Fprintf(e.stdout, "  shards:   %d with %d facts\n", st.Shards, st.Facts)
+	facts := "facts"
+	if st.Facts == 1 {
+		facts = "fact"
+	}
+	fmt.Fprintf(e.stdout, "  shards:   %d with %d %s\n", st.Shards, st.Facts, facts)
 	if st.DataDir != "" { // the admin's view
 		fmt.Fprintf(e.stdout, "  agents:   %d\n", st.Agents)
 	}
@@ -181,6 +185,26 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if r := st.Review; r != nil {
 		fmt.Fprintf(e.stdout, "  review:   %d proposals waiting (memd review list), %d accepted since the start, %d rejected\n", r.Pending, r.Accepted, r.Rejected)
 	}
+	fmt.Fprintf(e.stdout, "  recall by meaning: %s\n", meaningLine(st))
+	if st.Indexing > 0 {
+		fmt.Fprintf(e.stdout, "  index:    reading %d shards in the background\n", st.Indexing)
+	}
+	if st.Attributing > 0 {
+		fmt.Fprintf(e.stdout, "  index:    attributing the facts of %d shards to their commits in the background (their hits name no commit until then)\n", st.Attributing)
+	}
+	if st.Remotes > 0 {
+		health := "in step"
+		if st.RemoteErrors > 0 {
+			health = fmt.Sprintf("%d failing (memd remote shows why)", st.RemoteErrors)
+		}
+		fmt.Fprintf(e.stdout, "  remotes:  %d shards, %s\n", st.Remotes, health)
+	}
+	return nil
+}
+
+// meaningLine says how recall by meaning is doing; to an agent (a status
+// without the data directory), without the store's counts.
+func meaningLine(st memd.Status) string {
 	meaning := "off (recall by words alone; --embed-url turns it on)"
 	switch m := st.Meaning; {
 	case m != nil && m.Reading:
@@ -208,19 +232,5 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			meaning += fmt.Sprintf("; %d requests failed, the last: %s", m.Failures, m.LastError)
 		}
 	}
-	fmt.Fprintf(e.stdout, "  recall by meaning: %s\n", meaning)
-	if st.Indexing > 0 {
-		fmt.Fprintf(e.stdout, "  index:    reading %d shards in the background\n", st.Indexing)
-	}
-	if st.Attributing > 0 {
-		fmt.Fprintf(e.stdout, "  index:    attributing the facts of %d shards to their commits in the background (their hits name no commit until then)\n", st.Attributing)
-	}
-	if st.Remotes > 0 {
-		health := "in step"
-		if st.RemoteErrors > 0 {
-			health = fmt.Sprintf("%d failing (memd remote shows why)", st.RemoteErrors)
-		}
-		fmt.Fprintf(e.stdout, "  remotes:  %d shards, %s\n", st.Remotes, health)
-	}
-	return nil
+	return meaning
 }

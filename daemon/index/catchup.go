@@ -42,6 +42,16 @@ func (x *Index) CatchUp(ids ...memd.ShardID) error {
 	return nil
 }
 
+// CatchUpRead brings to their HEADs the shards of ids already read since
+// the start, and leaves the others to the background pass: a status
+// counts the facts just written without waiting for a first read.
+func (x *Index) CatchUpRead(ids ...memd.ShardID) error {
+	x.progressMu.Lock()
+	read := slices.DeleteFunc(slices.Clone(ids), func(id memd.ShardID) bool { return x.backlog[id] > 0 })
+	x.progressMu.Unlock()
+	return x.CatchUp(read...)
+}
+
 // CatchUpAll brings every shard of the store up to date.
 func (x *Index) CatchUpAll() error {
 	ids, err := x.store.Shards()
