@@ -193,6 +193,19 @@ type RecallResult struct {
 	ReadAt
 }
 
+// NothingFound says that a recall found nothing, naming the shards it
+// searched when they are few: a mistyped agent or project shows.
+func (r RecallResult) NothingFound() string {
+	if n := len(r.Searched); n == 0 || n > 5 {
+		return fmt.Sprintf("nothing found in %d shards", n)
+	}
+	names := make([]string, len(r.Searched))
+	for i, s := range r.Searched {
+		names[i] = s.String()
+	}
+	return "nothing found in " + strings.Join(names, ", ")
+}
+
 // ReadAt names the commit each shard of an answer was read at (a shard
 // with no commit yet is absent), and the same as one stamp naming every
 // shard read, "none" for one without a commit: the answer is reproduced

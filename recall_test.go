@@ -85,3 +85,25 @@ func TestAgreedChatKind(t *testing.T) {
 		}
 	}
 }
+
+// An empty answer names the shards searched, when few: an agent or project
+// name mistyped shows in it.
+func TestRecallResult_NothingFound(t *testing.T) {
+	many := make([]memd.ShardID, 6)
+	for i := range many {
+		many[i] = memd.ProjectShard(fmt.Sprintf("p%d", i))
+	}
+	for _, c := range []struct {
+		searched []memd.ShardID
+		want     string
+	}{
+		{nil, "nothing found in 0 shards"},
+		{[]memd.ShardID{memd.AgentShard("nobdy")}, "nothing found in agent/nobdy"},
+		{[]memd.ShardID{memd.AgentShard("alice"), memd.UserShard("pat")}, "nothing found in agent/alice, user/pat"},
+		{many, "nothing found in 6 shards"},
+	} {
+		if got := (memd.RecallResult{Searched: c.searched}).NothingFound(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.searched, got, c.want)
+		}
+	}
+}

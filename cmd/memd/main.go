@@ -86,6 +86,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
+		if strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(stderr, "memd: %s is a flag: flags follow the command (memd COMMAND [flags], e.g. memd status %s)\n", args[0], args[0])
+			return 2
+		}
 		fmt.Fprintf(stderr, "memd: unknown command %q\nRun 'memd help' for the commands.\n", args[0])
 		return 2
 	}

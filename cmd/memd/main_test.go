@@ -254,6 +254,7 @@ func TestCLI_Errors(t *testing.T) {
 		{nil, []string{"remember", "--shard", "agent/bob", strings.Repeat("x", 501)}, "the limit is 500"},
 		{nil, []string{"remember", "x"}, "--shard is required"},
 		{nil, []string{"nonsense"}, "unknown command"},
+		{nil, []string{"--token", "x", "status"}, "flags follow the command"},
 	}
 	for _, c := range cases {
 		out, err := s.memd(c.env, c.args...)

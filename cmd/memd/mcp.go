@@ -33,7 +33,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	// The daemon may start after the MCP client; until then tools say so.
 	if _, err := c.Status(ctx); err != nil {
-		fmt.Fprintf(e.stderr, "memd mcp: %s (serving anyway; tools fail until it is reachable)\n", memd.ErrorMessage(err))
+		until := "until it is reachable"
+		if memd.ErrorCode(err) == memd.EUNAUTHORIZED {
+			until = "until MEMD_TOKEN holds a token memd issued (memd agent add)"
+		}
+		fmt.Fprintf(e.stderr, "memd mcp: %s (serving anyway; tools fail %s)\n", memd.ErrorMessage(err), until)
 	}
 	// The token names one caller for as long as this runs: its own shard
 	// is asked for once it is known, not at each tool call.

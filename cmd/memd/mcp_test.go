@@ -341,3 +341,13 @@ func TestMCP_HTTPNeedsAToken(t *testing.T) {
 		t.Errorf("status %d, want 401", resp.StatusCode)
 	}
 }
+
+// memd mcp started with a token memd never issued says so, rather than
+// waiting for a daemon that is running.
+func TestMCP_StdioWithAnUnknownToken(t *testing.T) {
+	s := serve(t)
+	out, err := s.memd([]string{"MEMD_TOKEN=memd_wrong"}, "mcp")
+	if err != nil || !strings.Contains(out, "unknown token") || !strings.Contains(out, "MEMD_TOKEN holds a token memd issued") {
+		t.Errorf("memd mcp with a wrong token: %v, %q", err, out)
+	}
+}

@@ -55,7 +55,7 @@ func runRecall(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "recall %s\n", res.ByWordsAlone)
 	}
 	if len(res.Hits) == 0 {
-		fmt.Fprintf(e.stdout, "nothing found in %d shard(s)\n", len(res.Searched))
+		fmt.Fprintln(e.stdout, res.NothingFound())
 		return nil
 	}
 	for _, h := range res.Hits {

@@ -108,7 +108,7 @@ func (t *tools) recall(ctx context.Context, in RecallInput) (_ string, out memd.
 	}
 	var b strings.Builder
 	if len(res.Hits) == 0 {
-		fmt.Fprintf(&b, "nothing found in %d shard(s)\n", len(res.Searched))
+		b.WriteString(res.NothingFound() + "\n")
 	}
 	for _, h := range res.Hits {
 		if h.Note != "" {
