@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,13 +59,10 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		},
 		ChatKind: ck,
 	})
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	stdio := newAnsweredFirst(e.stdin, e.stdout)
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdio, Writer: stdio})
 	if ctx.Err() != nil {
 		return nil // interrupted
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

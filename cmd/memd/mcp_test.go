@@ -351,3 +351,41 @@ func TestMCP_StdioWithAnUnknownToken(t *testing.T) {
 		t.Errorf("memd mcp with a wrong token: %v, %q", err, out)
 	}
 }
+
+// A client that writes its requests and closes memd mcp's input, as a
+// script piping them in does, gets every answer, and its remember is made.
+func TestMCP_StdioAnswersRequestsPipedIn(t *testing.T) {
+	s := serve(t)
+	token := agentToken(t, s, "piper")
+	requests := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"remember","arguments":{"text":"Piped in from a script"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(memdBin, "mcp")
+	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN="+token, "MEMD_ADDR="+s.url)
+	cmd.Stdin = strings.NewReader(requests)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.Error != nil {
+			t.Errorf("answer %q", line)
+		}
+		ids = append(ids, string(m.ID))
+	}
+	if !slices.Equal(ids, []string{"1", "2", `"three"`}) {
+		t.Errorf("answered %v, want 1, 2 and \"three\"", ids)
+	}
+	if facts := s.must("facts", "--shard", "agent/piper"); !strings.Contains(facts, "Piped in from a script") {
+		t.Errorf("the remember piped in was not made: %s", facts)
+	}
+}
