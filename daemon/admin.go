@@ -106,12 +106,12 @@ func (s *Service) status(ctx context.Context, v *memd.Viewer) (memd.Status, erro
 		reads = v.Reads
 		shards = slices.DeleteFunc(shards, func(id memd.ShardID) bool { return !v.Reads(id) })
 	}
-	// The shards read since the start are brought up to date, so that a
-	// status just after a remember counts the fact (the index follows
-	// memd's own commits a moment later); the others are not waited for.
-	// A shard that cannot be read is counted as the index holds it: a
-	// status is what someone asks when something is wrong.
-	if err := s.Index.CatchUpRead(shards...); err != nil {
+	// The shards the index holds are brought up to date, so that a status
+	// just after a remember counts the fact (the index follows memd's own
+	// commits a moment later); the others are not waited for. A shard that
+	// cannot be read is counted as the index holds it: a status is what
+	// someone asks when something is wrong.
+	if err := s.Index.CatchUpHeld(shards...); err != nil {
 		s.Logger.Warn("status: bringing the index up to date", "err", err)
 	}
 	st := memd.Status{

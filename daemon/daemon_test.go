@@ -542,10 +542,33 @@ func TestDaemon_StatusCountsWhatWasJustWritten(t *testing.T) {
 	}
 	dir := e.d.Store.ShardDir(shard(t, "agent/alice"))
 	profile := filepath.Join(dir, "profile.md")
-	os.WriteFile(profile, []byte("- (2026-01-02) Has a dog\n"), 0o644)
+	if err := os.WriteFile(profile, []byte("- (2026-01-02) Has a dog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	gitIn(t, dir, "add", "profile.md")
 	gitIn(t, dir, "commit", "-qm", "a dog")
 	if st, err := alice.Status(ctx); err != nil || st.Facts != 4 {
 		t.Errorf("alice's status after a person's commit: %d facts, %v", st.Facts, err)
+	}
+}
+
+// A shard the index cannot bring up to date does not keep a status from
+// counting what was just written to the others.
+func TestDaemon_StatusCountsPastABrokenShard(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	aaron, alice := e.agent(t, "aaron"), e.agent(t, "alice")
+	remember(t, aaron, "agent/aaron", "Takes the night train", memd.TierLog, memd.Source{})
+	if st, err := e.admin.Status(ctx); err != nil || st.Facts != 1 {
+		t.Fatalf("status: %d facts, %v", st.Facts, err)
+	}
+	// aaron's branch now names a commit its repository does not hold.
+	ref := filepath.Join(e.d.Store.ShardDir(shard(t, "agent/aaron")), ".git", "refs", "heads", "main")
+	if err := os.WriteFile(ref, []byte(strings.Repeat("ab", 20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	remember(t, alice, "agent/alice", "Lives in Lisbon", memd.TierLog, memd.Source{})
+	if st, err := e.admin.Status(ctx); err != nil || st.Facts != 2 {
+		t.Errorf("status with aaron's shard broken: %d facts, %v; want alice's fact counted", st.Facts, err)
 	}
 }

@@ -70,6 +70,20 @@ type env struct {
 	getenv         func(string) string
 }
 
+// flagFirst says that flags follow the command, for a command line that
+// starts with one: named by its name alone, never its value (a token).
+func flagFirst(args []string) string {
+	flag, _, _ := strings.Cut(args[0], "=")
+	command := "COMMAND"
+	for _, a := range args[1:] {
+		if _, ok := commands()[a]; ok {
+			command = a
+			break
+		}
+	}
+	return fmt.Sprintf("memd: %s is a flag: flags follow the command (memd %s %s …)", flag, command, flag)
+}
+
 // errUsage marks a command line that could not be parsed; the message has
 // been printed already.
 var errUsage = errors.New("usage")
@@ -77,7 +91,7 @@ var errUsage = errors.New("usage")
 // Run runs memd with args and returns the exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		usage(stdout)
 		return 0
 	}
@@ -86,8 +100,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		if strings.HasPrefix(args[0], "-") {
-			fmt.Fprintf(stderr, "memd: %s is a flag: flags follow the command (memd COMMAND [flags], e.g. memd status %s)\n", args[0], args[0])
+		if strings.HasPrefix(args[0], "-") && args[0] != "-" {
+			fmt.Fprintln(stderr, flagFirst(args))
 			return 2
 		}
 		fmt.Fprintf(stderr, "memd: unknown command %q\nRun 'memd help' for the commands.\n", args[0])

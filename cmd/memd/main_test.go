@@ -254,13 +254,18 @@ func TestCLI_Errors(t *testing.T) {
 		{nil, []string{"remember", "--shard", "agent/bob", strings.Repeat("x", 501)}, "the limit is 500"},
 		{nil, []string{"remember", "x"}, "--shard is required"},
 		{nil, []string{"nonsense"}, "unknown command"},
-		{nil, []string{"--token", "x", "status"}, "flags follow the command"},
+		{nil, []string{"--token", "x", "recall", "q"}, "flags follow the command (memd recall --token …)"},
+		{nil, []string{"--token=memd_secret", "status"}, "(memd status --token …)"},
 	}
 	for _, c := range cases {
 		out, err := s.memd(c.env, c.args...)
 		if err == nil || !strings.Contains(out, c.want) {
 			t.Errorf("memd %s: err %v, output %q; want an error containing %q", strings.Join(c.args, " "), err, out, c.want)
 		}
+	}
+	// A flag given first is named, never its value: it may be a token.
+	if out, _ := s.memd(nil, "--token=memd_secret", "status"); strings.Contains(out, "memd_secret") {
+		t.Errorf("a flag before the command was echoed with its value: %q", out)
 	}
 	// With --json, an error is a JSON object on stdout, as the API's.
 	out, err := s.memd(nil, "remember", "--json", "--shard", "agent/bbo", "a typo")

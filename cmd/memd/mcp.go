@@ -59,7 +59,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		},
 		ChatKind: ck,
 	})
-	stdio := newAnsweredFirst(e.stdin, e.stdout)
+	stdio := newAnsweredFirst(ctx, e.stdin, e.stdout)
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdio, Writer: stdio})
 	if ctx.Err() != nil {
 		return nil // interrupted

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,27 +13,32 @@ import (
 // answeredFirst is memd mcp's standard input and output for the MCP
 // server: the end of the input reaches the server only once every request
 // read before it has been answered, or drainLimit has passed without an
-// answer. The server cancels what is in flight when its input ends, so a
-// client that writes its requests and closes its input (a script piping
-// them in) would get no answers, and a remember could be cut off halfway.
+// answer, or memd mcp is stopped. The server cancels what is in flight
+// when its input ends, so a client that writes its requests and closes
+// its input (a script piping them in) would get no answers, and a
+// remember could be cut off halfway. Messages are read one a line.
 type answeredFirst struct {
-	in  io.Reader
-	out io.Writer
+	ctx   context.Context
+	in    io.Reader
+	out   io.Writer
+	limit time.Duration // drainLimit
 
-	mu       sync.Mutex
-	answered *sync.Cond
-	open     map[string]bool // requests read and not yet answered, by ID
-	partIn   []byte          // a line read in part
-	partOut  []byte          // a line written in part
+	mu         sync.Mutex
+	answered   *sync.Cond      // an answer was written, the limit passed, or ctx is done
+	open       map[string]bool // requests read and not yet answered, by ID
+	lastAnswer time.Time       // when the last answer was written, or the input ended
+	partIn     []byte          // a line read in part
+	partOut    []byte          // a line written in part
+	ended      bool            // the input ended: the next Read says so
 }
 
 // drainLimit is how long the end of the input waits for an answer before
-// it is passed on: a request the server never answers (one cancelled, or
-// too malformed to carry an ID it can echo) must not keep memd mcp running.
-var drainLimit = 30 * time.Second
+// it is passed on: a request the server never answers (one too malformed
+// to carry an ID it can echo) must not keep memd mcp running.
+const drainLimit = 30 * time.Second
 
-func newAnsweredFirst(in io.Reader, out io.Writer) *answeredFirst {
-	a := &answeredFirst{in: in, out: out, open: make(map[string]bool)}
+func newAnsweredFirst(ctx context.Context, in io.Reader, out io.Writer) *answeredFirst {
+	a := &answeredFirst{ctx: ctx, in: in, out: out, limit: drainLimit, open: make(map[string]bool)}
 	a.answered = sync.NewCond(&a.mu)
 	return a
 }
@@ -40,10 +46,23 @@ func newAnsweredFirst(in io.Reader, out io.Writer) *answeredFirst {
 // Read passes the input on, noting the requests in it; at its end, it
 // waits for their answers first.
 func (a *answeredFirst) Read(p []byte) (int, error) {
+	if a.ended {
+		a.drain()
+		return 0, io.EOF
+	}
 	n, err := a.in.Read(p)
 	a.mu.Lock()
 	a.partIn = eachLine(append(a.partIn, p[:n]...), a.noteRequest)
+	if err == io.EOF {
+		// A last line without its line end is a message too.
+		a.partIn = eachLine(append(a.partIn, '\n'), a.noteRequest)
+	}
 	a.mu.Unlock()
+	if err == io.EOF && n > 0 {
+		// What came with the end reaches the server first, and is waited for.
+		a.ended = true
+		return n, nil
+	}
 	if err == io.EOF {
 		a.drain()
 	}
@@ -63,23 +82,30 @@ func (a *answeredFirst) Write(p []byte) (int, error) {
 // Close closes nothing: standard output stays memd's own.
 func (a *answeredFirst) Close() error { return nil }
 
-// drain waits until every request read is answered, or drainLimit passes
-// without an answer.
+// drain waits until every request read is answered, a.limit passes
+// without an answer, or the context is done.
 func (a *answeredFirst) drain() {
+	// Each wakes the wait below; under the lock, a wake-up never falls
+	// between the wait's checks and its sleep.
+	wake := func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.answered.Broadcast()
+	}
+	stop := context.AfterFunc(a.ctx, wake)
+	defer stop()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for len(a.open) > 0 {
-		before := len(a.open)
-		timer := time.AfterFunc(drainLimit, func() {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			a.open = map[string]bool{}
-			a.answered.Broadcast()
-		})
-		for len(a.open) == before && before > 0 {
-			a.answered.Wait()
+	a.lastAnswer = time.Now()
+	timer := time.AfterFunc(a.limit, wake)
+	defer timer.Stop()
+	for len(a.open) > 0 && a.ctx.Err() == nil {
+		left := a.limit - time.Since(a.lastAnswer)
+		if left <= 0 {
+			return
 		}
-		timer.Stop()
+		timer.Reset(left)
+		a.answered.Wait()
 	}
 }
 
@@ -92,28 +118,44 @@ type message struct {
 	} `json:"params"`
 }
 
-// noteRequest notes a request of the client's (a message with a method
-// and an ID), and forgets one the client cancelled: it is not answered.
-func (a *answeredFirst) noteRequest(line []byte) {
+// messages decodes a line: one message, or a batch of them.
+func messages(line []byte) []message {
+	var batch []message
+	if line[0] == '[' {
+		if json.Unmarshal(line, &batch) != nil {
+			return nil
+		}
+		return batch
+	}
 	var m message
-	if json.Unmarshal(line, &m) != nil || m.Method == "" {
-		return
+	if json.Unmarshal(line, &m) != nil {
+		return nil
 	}
-	if m.Method == "notifications/cancelled" {
-		delete(a.open, idKey(m.Params.RequestID))
-		return
-	}
-	if id := idKey(m.ID); id != "" {
-		a.open[id] = true
+	return []message{m}
+}
+
+// noteRequest notes the requests of the client's (messages with a method
+// and an ID) in a line, and forgets those the client cancelled: they are
+// not answered.
+func (a *answeredFirst) noteRequest(line []byte) {
+	for _, m := range messages(line) {
+		switch id := idKey(m.ID); {
+		case m.Method == "notifications/cancelled":
+			delete(a.open, idKey(m.Params.RequestID))
+		case m.Method != "" && id != "":
+			a.open[id] = true
+		}
 	}
 }
 
-// noteAnswer forgets the request an answer of the server's (a message
-// with an ID and no method) answers.
+// noteAnswer forgets the requests the server's answers (messages with an
+// ID and no method) in a line answer.
 func (a *answeredFirst) noteAnswer(line []byte) {
-	var m message
-	if json.Unmarshal(line, &m) == nil && m.Method == "" {
-		delete(a.open, idKey(m.ID))
+	for _, m := range messages(line) {
+		if m.Method == "" {
+			delete(a.open, idKey(m.ID))
+			a.lastAnswer = time.Now()
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"maps"
 	"slices"
@@ -10,52 +11,116 @@ import (
 	"time"
 )
 
+// pending lists the requests a's end of input waits for.
+func (a *answeredFirst) pending() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Sorted(maps.Keys(a.open))
+}
+
+// readEnd reads a's end of input in the background; failSafe bounds a
+// wait that should end, so that a broken drain fails rather than hangs.
+func readEnd(a *answeredFirst) <-chan error {
+	ended := make(chan error, 1)
+	go func() {
+		_, err := a.Read(make([]byte, 64))
+		ended <- err
+	}()
+	return ended
+}
+
+const failSafe = 10 * time.Second
+
+func wantEnd(t *testing.T, ended <-chan error) {
+	t.Helper()
+	select {
+	case err := <-ended:
+		if err != io.EOF {
+			t.Fatalf("the input ended with %v, want EOF", err)
+		}
+	case <-time.After(failSafe):
+		t.Fatal("the input did not end")
+	}
+}
+
 // The end of the input waits for the answers of the requests read before
 // it, and only for those: not for a notification, nor for a request the
-// client cancelled; and not forever for one never answered.
+// client cancelled; IDs match as JSON values; answers may come in pieces.
 func TestAnsweredFirst_EndWaitsForAnswers(t *testing.T) {
-	old := drainLimit
-	t.Cleanup(func() { drainLimit = old })
-	drainLimit = time.Minute
 	requests := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":"two","method":"tools/call"}`,
+		`[{"jsonrpc":"2.0","id":"two","method":"tools/call"},{"jsonrpc":"2.0","id":4,"method":"ping"}]`,
 		`{"jsonrpc":"2.0","id":3.0,"method":"tools/call"}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call"}`,
 	}, "\n") + "\n"
 	var out bytes.Buffer
-	a := newAnsweredFirst(strings.NewReader(requests), &out)
-	buf := make([]byte, 4096)
-	if n, err := a.Read(buf); n != len(requests) || err != nil {
+	a := newAnsweredFirst(context.Background(), strings.NewReader(requests), &out)
+	if n, err := a.Read(make([]byte, 4096)); n != len(requests) || err != nil {
 		t.Fatalf("read %d bytes of %d, %v", n, len(requests), err)
 	}
-	if got := slices.Sorted(maps.Keys(a.open)); !slices.Equal(got, []string{"float64:1", "string:two"}) {
-		t.Fatalf("waiting for the answers to %q", got)
+	ended := readEnd(a)
+	steps := []struct {
+		written string
+		pending []string
+	}{
+		{"", []string{"float64:1", "float64:4", "float64:5", "string:two"}},
+		{`{"jsonrpc":"2.0","id":1,"res`, []string{"float64:1", "float64:4", "float64:5", "string:two"}},
+		{"ult\":{}}\n" + `{"jsonrpc":"2.0","id":9,"method":"ping"}` + "\n", []string{"float64:4", "float64:5", "string:two"}},
+		{`{"jsonrpc":"2.0","id":5.0,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":"two","error":{"code":-1}}` + "\n", []string{"float64:4"}},
 	}
-	ended := make(chan error, 1)
-	go func() {
-		_, err := a.Read(buf) // the end of the input
-		ended <- err
-	}()
-	// Answers written in pieces, the server's ping to the client between.
-	for _, piece := range []string{`{"jsonrpc":"2.0","id":1,"res`, "ult\":{}}\n", `{"jsonrpc":"2.0","id":9,"method":"ping"}` + "\n"} {
-		a.Write([]byte(piece))
-		select {
-		case <-ended:
-			t.Fatalf("the input ended after %q, before request two was answered", out.String())
-		default:
+	for _, s := range steps {
+		a.Write([]byte(s.written))
+		if got := a.pending(); !slices.Equal(got, s.pending) {
+			t.Fatalf("after writing %q, waiting for %q, want %q", s.written, got, s.pending)
 		}
 	}
-	a.Write([]byte(`{"jsonrpc":"2.0","id":"two","result":{}}` + "\n"))
-	if err := <-ended; err != io.EOF {
-		t.Fatalf("the input ended with %v", err)
-	}
+	a.Write([]byte(`[{"jsonrpc":"2.0","id":4,"result":{}}]` + "\n"))
+	wantEnd(t, ended)
+}
 
-	// A request never answered holds the end back for drainLimit only.
-	drainLimit = 10 * time.Millisecond
-	a = newAnsweredFirst(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"), io.Discard)
-	if _, err := io.ReadAll(a); err != nil {
-		t.Fatal(err)
+// A request never answered holds the end back for drainLimit only, and
+// not at all once memd mcp is stopped.
+func TestAnsweredFirst_EndIsNotHeldForever(t *testing.T) {
+	unanswered := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n"
+
+	a := newAnsweredFirst(context.Background(), strings.NewReader(unanswered), io.Discard)
+	a.limit = 20 * time.Millisecond
+	a.Read(make([]byte, 4096))
+	wantEnd(t, readEnd(a))
+
+	ctx, stop := context.WithCancel(context.Background())
+	a = newAnsweredFirst(ctx, strings.NewReader(unanswered), io.Discard)
+	a.limit = time.Hour
+	a.Read(make([]byte, 4096))
+	ended := readEnd(a)
+	stop()
+	wantEnd(t, ended)
+}
+
+// A reader that returns its last bytes with the end has them passed on
+// first, and their requests waited for: a last one without its line end
+// too.
+func TestAnsweredFirst_DataWithTheEnd(t *testing.T) {
+	a := newAnsweredFirst(context.Background(), &lastWithEOF{s: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, io.Discard)
+	buf := make([]byte, 4096)
+	if n, err := a.Read(buf); n == 0 || err != nil {
+		t.Fatalf("read %d bytes, %v; want the bytes, and the end at the next read", n, err)
 	}
+	if got := a.pending(); !slices.Equal(got, []string{"float64:1"}) {
+		t.Fatalf("waiting for %q", got)
+	}
+	ended := readEnd(a)
+	a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	wantEnd(t, ended)
+}
+
+// lastWithEOF returns all it holds with io.EOF, as io.Reader allows.
+type lastWithEOF struct{ s string }
+
+func (r *lastWithEOF) Read(p []byte) (int, error) {
+	n := copy(p, r.s)
+	r.s = r.s[n:]
+	return n, io.EOF
 }

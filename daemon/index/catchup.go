@@ -42,14 +42,42 @@ func (x *Index) CatchUp(ids ...memd.ShardID) error {
 	return nil
 }
 
-// CatchUpRead brings to their HEADs the shards of ids already read since
-// the start, and leaves the others to the background pass: a status
-// counts the facts just written without waiting for a first read.
-func (x *Index) CatchUpRead(ids ...memd.ShardID) error {
+// CatchUpHeld brings up to date, without chasing writes that come
+// meanwhile, the shards of ids the index holds at a commit or that memd
+// committed to since the follower last ran: a status counts a fact just
+// written, or a person's commit, without waiting for the follower. The
+// others are left to the background pass, to a recall or to the follower:
+// a shard the pass has yet to read, or a large repository a person copied
+// in, would take seconds. A shard that fails does not stop the others.
+func (x *Index) CatchUpHeld(ids ...memd.ShardID) error {
+	var errs []error
+	for _, id := range ids {
+		if !x.held(id) {
+			continue
+		}
+		sh, err := x.store.Shard(id)
+		if memd.ErrorCode(err) == memd.ENOTFOUND {
+			continue
+		}
+		if err == nil {
+			err = x.catchUp(sh, false)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("index %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// held reports whether the index holds a shard as read at a commit, or
+// memd committed to it since the follower last ran.
+func (x *Index) held(id memd.ShardID) bool {
 	x.progressMu.Lock()
-	read := slices.DeleteFunc(slices.Clone(ids), func(id memd.ShardID) bool { return x.backlog[id] > 0 })
+	reading := x.backlog[id] > 0
 	x.progressMu.Unlock()
-	return x.CatchUp(read...)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return !reading && !x.unread[id] && (!x.heads[id].IsZero() || x.toFollow[id])
 }
 
 // CatchUpAll brings every shard of the store up to date.
