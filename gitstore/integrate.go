@@ -100,11 +100,9 @@ func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, 
 	if err != nil {
 		return in, err
 	}
-	// The working tree and index memd keeps hold regular files: a symlink,
-	// an executable or a submodule would be written as something else.
-	if path, mode, err := (&trees{db: sh.db}).irregular(st.root, tc.tree); err != nil || path != "" {
+	if path, what, err := (&trees{db: sh.db}).unfit(st.root, tc.tree); err != nil || path != "" {
 		if err == nil {
-			err = memd.Errorf(memd.EINVALID, "%s in commit %s is %s; memd shards hold regular files only", path, short(theirs), modeName(mode))
+			err = memd.Errorf(memd.EINVALID, "%s in commit %s is %s; memd shards hold regular files of facts and notes only", path, short(theirs), what)
 		}
 		return in, err
 	}

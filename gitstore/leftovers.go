@@ -88,7 +88,8 @@ func (sh *Shard) rollForward(lock string) error {
 
 // removeTempFiles removes the files memd writes a working file's next
 // version to before renaming it (see replaceWorking): one left by a
-// crash is nobody's, and a person's git add -A would commit it.
+// crash is nobody's, and a person's git add -A would commit it. A file
+// main's commit holds is somebody's, whatever its name.
 func (sh *Shard) removeTempFiles() {
 	filepath.WalkDir(sh.dir, func(path string, d fs.DirEntry, err error) error {
 		switch {
@@ -96,13 +97,35 @@ func (sh *Shard) removeTempFiles() {
 			return nil
 		case d.IsDir() && path == sh.gitDir:
 			return filepath.SkipDir
-		case !d.IsDir() && strings.HasPrefix(d.Name(), worktreeTempPrefix):
+		case !d.IsDir() && strings.HasPrefix(d.Name(), worktreeTempPrefix) && !sh.mayBeTracked(path):
 			if os.Remove(path) == nil {
 				sh.store.log.Warn("removed a file memd was writing when it stopped", "shard", sh.id, "file", path)
 			}
 		}
 		return nil
 	})
+}
+
+// mayBeTracked reports whether a working-tree file is in main's commit,
+// or might be: one that cannot be looked up is kept.
+func (sh *Shard) mayBeTracked(path string) bool {
+	rel, err := filepath.Rel(sh.dir, path)
+	if err != nil {
+		return true
+	}
+	head, err := readRef(sh.gitDir, mainRef)
+	if err != nil {
+		return true
+	}
+	if head.IsZero() {
+		return false
+	}
+	c, err := sh.readCommit(head)
+	if err != nil {
+		return true
+	}
+	_, found, err := (&trees{db: sh.db}).lookup(c.tree, filepath.ToSlash(rel))
+	return found || err != nil
 }
 
 // ownLock reports whether the lock on main, holding lock, is memd's: it

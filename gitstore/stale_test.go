@@ -190,3 +190,35 @@ func TestStore_FinishesACommitItStoppedInTheMiddleOf(t *testing.T) {
 		t.Errorf("facts: %v", got)
 	}
 }
+
+// A file of main's commit is kept at a start whatever its name, though it
+// is named as memd's temporary files are: a person committed it, and its
+// removal would leave git status dirty and the next git commit -a
+// deleting it. An untracked one beside it is a leftover, and goes.
+func TestStore_StartKeepsTrackedFilesNamedAsTemporary(t *testing.T) {
+	dir, s, sh := stoppableShard(t)
+	shardDir := sh.Dir()
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	s.Close()
+	tracked := filepath.Join(shardDir, "log", ".memd-tmp-kept")
+	if err := os.WriteFile(tracked, []byte("a person's file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, shardDir, "add", "log/.memd-tmp-kept")
+	git(t, shardDir, "commit", "-qm", "a file with an odd name")
+	leftover := filepath.Join(shardDir, "log", ".memd-tmp-123456")
+	if err := os.WriteFile(leftover, []byte("- (2026-11-30) Half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	reopen(t, dir, s)
+	if _, err := os.Stat(tracked); err != nil {
+		t.Errorf("the committed file was removed: %v", err)
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the leftover is still there: %v", err)
+	}
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
+	}
+}

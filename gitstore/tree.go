@@ -285,19 +285,33 @@ func (t *trees) diffEntries(a, b Hash, prefix string, keep func(string) bool, fn
 	return nil
 }
 
-// irregular returns the first path that tree b adds or changes relative to
-// tree a whose entry is not a regular file, with its mode; "" when there is
-// none.
-func (t *trees) irregular(a, b Hash) (path, mode string, err error) {
+// unfit returns the first path that tree b adds or changes relative to
+// tree a that a shard cannot hold, and what it is; "" when there is none.
+// memd's working tree and index hold regular files: a symbolic link, an
+// executable or a submodule would be written as something else. A
+// .gitmodules file would be read by git fetch in every clone, memd's
+// own syncs among them, and one git cannot parse fails them all; a file
+// named as memd's temporary files are would be removed as one at a start.
+func (t *trees) unfit(a, b Hash) (path, what string, err error) {
 	err = t.diffEntries(a, b, "", everyPath, func(p string, _, to treeEntry) error {
-		if !to.hash.IsZero() && to.mode != modeFile {
-			path, mode = p, to.mode
-			return ErrStop
+		if to.hash.IsZero() {
+			return nil
 		}
-		return nil
+		name := p[strings.LastIndexByte(p, '/')+1:]
+		switch {
+		case to.mode != modeFile:
+			path, what = p, modeName(to.mode)
+		case strings.EqualFold(name, ".gitmodules"):
+			path, what = p, "a submodule list (.gitmodules)"
+		case strings.HasPrefix(name, worktreeTempPrefix):
+			path, what = p, "named as memd's temporary files are ("+worktreeTempPrefix+"*)"
+		default:
+			return nil
+		}
+		return ErrStop
 	})
 	if errors.Is(err, ErrStop) {
 		err = nil
 	}
-	return path, mode, err
+	return path, what, err
 }

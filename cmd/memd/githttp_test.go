@@ -170,6 +170,27 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	if st := git(t, shard, "status", "--porcelain"); st != "" {
 		t.Errorf("git status in the shard after the refusal:\n%s", st)
 	}
+	// So is a submodule list, which git fetch would read in every clone,
+	// and a file named as memd's temporary files are.
+	for _, c := range []struct{ path, want string }{
+		{".gitmodules", "a submodule list"},
+		{"notes/.GitModules", "a submodule list"},
+		{"log/.memd-tmp-x", "memd's temporary files"},
+	} {
+		gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(clone, c.path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(clone, c.path), []byte("garbage line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitQuiet(t, clone, "add", c.path)
+		commit("add " + c.path)
+		out, err = gitOut(clone, "push", "origin", "main")
+		if err == nil || !strings.Contains(out, c.path+" in commit") || !strings.Contains(out, c.want) {
+			t.Errorf("push of %s: %v, want a refusal naming it:\n%s", c.path, err, out)
+		}
+	}
 
 	// Notes pushed are held to the API's rules, and files to a size, read
 	// from the objects' headers: 200 MB of zeros pack into 200 KB.
