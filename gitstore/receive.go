@@ -199,6 +199,10 @@ func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 // checkFactLine explains why a line that starts like a fact is not one.
 func checkFactLine(line string) error {
 	line = strings.TrimSuffix(line, "\r")
+	if after, bom := strings.CutPrefix(line, "\ufeff"); bom && strings.HasPrefix(after, "- (") {
+		// An editor's byte-order mark would hide the fact: read as prose.
+		return fmt.Errorf("the line starts with a byte-order mark (U+FEFF) and would not be read as a fact; save the file as UTF-8 without one")
+	}
 	rest, ok := strings.CutPrefix(line, "- (")
 	if !ok {
 		return nil // a heading, prose, a blank line

@@ -208,6 +208,7 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 		{"a note with a NUL byte", "notes/nul.md", "NUL", 0, []byte("a\x00b\n")},
 		{"a note that is not UTF-8", "notes/latin.md", "UTF-8", 0, []byte("caf\xe9\n")},
 		{"a 200 MB file", "big.bin", "a pushed file may be at most", 200 << 20, nil},
+		{"a fact behind a byte-order mark", "log/2026-01.md", "byte-order mark", 0, []byte("\ufeff- (2026-01-03) Hidden by an editor\n")},
 	} {
 		gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
 		full := filepath.Join(clone, c.path)
