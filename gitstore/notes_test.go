@@ -395,3 +395,60 @@ func TestUndoNote(t *testing.T) {
 		})
 	}
 }
+
+// A person's git commit -a made while memd's last edit of a note waited
+// for the index (git held its lock) becomes the base memd merges its next
+// edit into: a line the person added at the end, and memd's own line at
+// the top, both stay. Merged from what memd last wrote instead, both
+// sides had added the person's committed line at the end, the merge
+// failed, memd's line never reached the file, and the person's next
+// commit took it away from main.
+func TestShard_APersonsCommitWhileTheIndexWaitedKeepsMemdsNextEdit(t *testing.T) {
+	s, sh := reopenable(t)()
+	defer s.Close()
+	const path = "notes/race.md"
+	if _, err := sh.Apply(noteChange(path, "note-edit: create", setNote("# Race\n\nTOP\n\nmiddle\n\n"))); err != nil {
+		t.Fatal(err)
+	}
+	below := func(line string) gitstore.NoteUpdate {
+		return func(cur []byte, _ bool) ([]byte, bool, error) {
+			return []byte(strings.Replace(string(cur), "TOP\n", "TOP\n"+line, 1)), false, nil
+		}
+	}
+	file := filepath.Join(sh.Dir(), filepath.FromSlash(path))
+	person := func(line string, commit bool) {
+		t.Helper()
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(line)
+		f.Close()
+		if commit {
+			git(t, sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "person")
+		}
+	}
+	// git holds the index while memd writes M1: the working file gets it,
+	// the index waits.
+	lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+	if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.Apply(noteChange(path, "note-edit: M1", below("M1\n"))); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(lock)
+	person("P1\n", true) // commits M1 with P1
+	person("P2\n", false)
+	if _, err := sh.Apply(noteChange(path, "note-edit: M2", below("M2\n"))); err != nil {
+		t.Fatal(err)
+	}
+	person("", true)
+	want := "# Race\n\nTOP\nM2\nM1\n\nmiddle\n\nP1\nP2\n"
+	if got := git(t, sh.Dir(), "show", "HEAD:"+path); got != want {
+		t.Errorf("the note after the person's commits:\n%s\nwant\n%s", got, want)
+	}
+	if st := git(t, sh.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q", st)
+	}
+}

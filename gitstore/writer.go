@@ -426,7 +426,20 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 	if behind == nil {
 		behind, behindNext = make(map[string]*factFile), make(map[string]*factFile)
 	}
+	dropped := make(map[string]*factFile) // from sh.worktreeAt, put back if the move is refused
 	for path, old := range touched {
+		if last, ok := behindNext[path]; ok && blobOf(last) != blobOf(old) {
+			// A commit not memd's changed the path since memd last wrote
+			// it, while it waited: a person's git commit -a, which took
+			// the working file as it was and put it in the index. The
+			// file and the index are that commit's version now, with the
+			// person's edits since: the base to merge memd's change into.
+			behind[path] = old
+			if at, ok := sh.worktreeAt[path]; ok {
+				dropped[path] = at
+				delete(sh.worktreeAt, path)
+			}
+		}
 		if _, ok := behind[path]; !ok {
 			behind[path] = old
 		}
@@ -474,6 +487,7 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 			// Nothing of this move reached the working tree: it is
 			// refused, and what waited before waits as it was.
 			sh.behind, sh.behindNext = prevBehind, prevNext
+			maps.Copy(sh.worktreeAt, dropped)
 			err = fmt.Errorf("%w: %w", errMoveRefused, err)
 		}
 		if len(sh.behind) > 0 {
