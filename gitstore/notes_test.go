@@ -452,3 +452,60 @@ func TestShard_APersonsCommitWhileTheIndexWaitedKeepsMemdsNextEdit(t *testing.T)
 		t.Errorf("git status: %q", st)
 	}
 }
+
+// A write of memd's while a person's git merge stands in conflict leaves
+// the conflicted path's index entries as git made them, one a side: the
+// person settles it with git add and commits, and memd's fact, merged
+// into the working file, is in the result. Written as one entry beside
+// the sides, the index was one git cannot use: git add refused, and git
+// merge --abort could not reset it.
+func TestShard_AWriteDuringAPersonsConflictedMerge(t *testing.T) {
+	s, sh := reopenable(t)()
+	defer s.Close()
+	dir := sh.Dir()
+	person := []string{"-c", "user.name=pat", "-c", "user.email=pat@x"}
+	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "m1")
+	git(t, dir, "checkout", "-q", "-b", "side")
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-12-01) Written on a side branch\n")
+	f.Close()
+	git(t, dir, append(person, "commit", "-qam", "side")...)
+	git(t, dir, "checkout", "-q", "main")
+	remember(t, sh, "Likes green tea", memd.TierProfile, "m2")
+	if out, err := exec.Command("git", append(append([]string{"-C", dir}, person...), "merge", "-q", "side")...).CombinedOutput(); err == nil {
+		t.Fatalf("the merge did not conflict: %s", out)
+	}
+	remember(t, sh, "Takes the night train", memd.TierProfile, "m3")
+
+	if stages := git(t, dir, "ls-files", "-s", "profile.md"); strings.Count(stages, "\n") != 3 || strings.Contains(stages, " 0\tprofile.md") {
+		t.Fatalf("the conflicted path's index entries:\n%s", stages)
+	}
+	// The person keeps both sides and commits the merge.
+	data, err := os.ReadFile(filepath.Join(dir, "profile.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if !strings.HasPrefix(line, "<<<<<<<") && !strings.HasPrefix(line, "=======") && !strings.HasPrefix(line, ">>>>>>>") {
+			kept = append(kept, line)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "profile.md"), []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "profile.md")
+	git(t, dir, append(person, "commit", "-q", "--no-edit")...)
+	head := git(t, dir, "show", "HEAD:profile.md")
+	for _, fact := range []string{"Lives in Lisbon", "Likes green tea", "Written on a side branch", "Takes the night train"} {
+		if !strings.Contains(head, fact) {
+			t.Errorf("the merge lacks %q:\n%s", fact, head)
+		}
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q", st)
+	}
+}

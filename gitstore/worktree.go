@@ -193,7 +193,12 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	}
 
 	// The index: the new blob, unless the person staged a version of their
-	// own, which then gets memd's change merged in as well.
+	// own, which then gets memd's change merged in as well. A path in
+	// conflict (the person's git merge under way) keeps its entries, one a
+	// side: the person settles it with git add.
+	if unmerged(idx, path) {
+		return nil
+	}
 	if !inStep && entry != nil && !IsFactFile(path) {
 		return nil // a version of a note the person staged stays staged
 	}
@@ -224,6 +229,13 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	sh.noteIndexed(path, newBlob)
 	fillEntryStat(entry, w, newData)
 	return nil
+}
+
+// unmerged reports whether the index holds a path in conflict: entries of
+// stages 1 to 3. (go-git's index.Merged is 1, the ancestor's stage; a
+// merged entry's stage is 0.)
+func unmerged(idx *index.Index, path string) bool {
+	return slices.ContainsFunc(idx.Entries, func(e *index.Entry) bool { return e.Name == path && e.Stage != 0 })
 }
 
 // fillEntryStat records in an index entry naming blob the stat data of the
