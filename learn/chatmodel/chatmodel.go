@@ -44,7 +44,7 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 		Model:       m.cfg.Model,
 		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage(user)},
 		Temperature: openai.Float(0),
-		MaxTokens:   openai.Int(1024),
+		MaxTokens:   openai.Int(maxTokens),
 	})
 	if err != nil {
 		var apiErr *openai.Error
@@ -60,8 +60,23 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 	if len(resp.Choices) == 0 {
 		return "", fmt.Errorf("model %s answered with no choices", m.cfg.Model)
 	}
-	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
+	choice := resp.Choices[0]
+	answer := strings.TrimSpace(choice.Message.Content)
+	switch {
+	case choice.FinishReason == "length":
+		// Its last line may be a fact cut in half: none of it is taken.
+		return "", fmt.Errorf("model %s's answer was cut off at its limit of %d tokens", m.cfg.Model, maxTokens)
+	case answer == "":
+		// Asked to say NONE when there is nothing: an empty answer is a
+		// model or a server at fault, not an exchange without facts.
+		return "", fmt.Errorf("model %s answered nothing (finish reason %q)", m.cfg.Model, choice.FinishReason)
+	}
+	return answer, nil
 }
+
+// maxTokens bounds an answer: 10 facts and 5 removals of at most 500
+// characters each fit.
+const maxTokens = 1024
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when
 // there is none, and at most an hour.

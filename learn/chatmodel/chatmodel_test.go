@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,37 @@ func TestComplete_BusyWithRetryAfter(t *testing.T) {
 	status, after = http.StatusBadRequest, ""
 	if _, err = m.Complete(context.Background(), "s", "u"); err == nil || errors.As(err, &busy) {
 		t.Errorf("400: %v", err)
+	}
+}
+
+// An answer cut off at the token limit, or an empty one, is an error the
+// learner retries and then shows, not an answer: a cut line would be
+// committed as a fact, and nothing would read as an exchange without one.
+func TestComplete_CutOrEmptyAnswersAreErrors(t *testing.T) {
+	answer := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	m := New(learn.ModelConfig{BaseURL: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second})
+	reply := func(content, finish string) string {
+		return `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":` + content + `},"finish_reason":"` + finish + `"}]}`
+	}
+	for _, c := range []struct {
+		answer, want string
+	}{
+		{reply(`"profile: Likes tea\nprofile: The on-call rotation is handed over at"`, "length"), "cut off"},
+		{reply(`null`, "stop"), "answered nothing"},
+		{reply(`"  "`, "stop"), "answered nothing"},
+	} {
+		answer = c.answer
+		if got, err := m.Complete(context.Background(), "s", "u"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %q, %v; want an error saying %q", c.answer, got, err, c.want)
+		}
+	}
+	answer = reply(`"NONE"`, "stop")
+	if got, err := m.Complete(context.Background(), "s", "u"); err != nil || got != "NONE" {
+		t.Errorf("a whole answer: %q, %v", got, err)
 	}
 }
