@@ -133,8 +133,13 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		}
 		present = append(present, cur)
 	}
-	if len(present) == 0 {
+	switch {
+	case len(present) == 0:
 		return s.madeBefore(agent, sh, c)
+	case len(present) < len(c.Facts):
+		// A change is one commit: made before, none of its facts would be
+		// left. Some gone means a person forgot or edited them since.
+		return "", fmt.Errorf("%w: %d of its %d facts are gone", learn.ErrChangedSince, len(c.Facts)-len(present), len(c.Facts))
 	}
 	var msgs []string
 	var sources []memd.Source // what to record the commit as learned from, chat by chat

@@ -234,6 +234,39 @@ func TestSynthesis_RefusedWhenSavedOnPurposeMeanwhile(t *testing.T) {
 	}
 }
 
+// A merge one of whose facts a person forgets while the approving call is
+// out is not made with the other: its new text would bring the forgotten
+// fact's words back.
+func TestSynthesis_RefusedWhenAFactIsForgottenMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+	alice := e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	code, door := memd.FactID("The office door code is 4321"), memd.FactID("The office door is the blue one")
+	m.Script(synthesisModel(func(user string) string {
+		if strings.Contains(user, "door") {
+			return "profile: The office door code is 4321\nprofile: The office door is the blue one"
+		}
+		return "NONE"
+	}, func(scriptedmodel.Request) string {
+		return "merge: " + code + ", " + door + " => The office door is the blue one, code 4321 | evidence: c1-m0"
+	}, func(scriptedmodel.Request) string {
+		if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: code}); err != nil {
+			t.Error(err)
+		}
+		return "1: approve"
+	}))
+	learnFrom(t, e, feed, "c1", "The office door is the blue one; its code is 4321.")
+	st := synthesize(t, e, feed)
+	if o := st.Synthesis; o.Applied != 0 || o.Refused != 1 || len(st.Commits) != 0 || !strings.Contains(o.Changes[0].Reason, "forgotten or edited") {
+		t.Errorf("outcome: %+v", o)
+	}
+	if got := sortedFactTexts(t, e, s); !slices.Equal(got, []string{"The office door is the blue one"}) {
+		t.Errorf("facts: %q", got)
+	}
+}
+
 // With a threshold, a pass runs by itself once that many exchanges are
 // learned, and reads them as its evidence.
 func TestSynthesis_RunsAfterEveryNExchanges(t *testing.T) {

@@ -46,6 +46,12 @@ const (
 // touch a fact synthesis may not change.
 var ErrProtected = errors.New("the fact was written on purpose; synthesis may not change it")
 
+// ErrChangedSince is what SynthesisMemory returns for a change some of
+// whose facts are gone since the pass read them (a person forgot or edited
+// one): made with the rest, a merge would bring a forgotten fact's words
+// back.
+var ErrChangedSince = errors.New("a fact the change names was forgotten or edited since the pass read it")
+
 // SynthesisPrompt is the Prompt trailer of synthesis changes: the hash of
 // the proposing and approving prompts and of the code that reads them.
 var SynthesisPrompt = synthesisHash()
@@ -381,7 +387,7 @@ func (l *Learner) applySynthesis(ctx context.Context, j *job) ([]string, error) 
 		prov := memd.Provenance{LearnedBy: memd.LearnedSynthesis, Model: j.Plan.Model, Prompt: j.Plan.Prompt,
 			ApprovedBy: j.Plan.Approver, Evidence: c.Evidence}
 		commit, err := l.cfg.Synthesis.Memory.ApplySynthesis(ctx, j.Agent, *c, prov)
-		if errors.Is(err, ErrProtected) {
+		if errors.Is(err, ErrProtected) || errors.Is(err, ErrChangedSince) {
 			c.Verdict, c.Reason = VerdictRefused, err.Error()
 			if err := l.save(j); err != nil {
 				return nil, err

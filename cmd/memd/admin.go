@@ -179,7 +179,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "  learning: %s\n", learning)
 	if sy := st.Learning.Synthesis; sy != nil {
-		fmt.Fprintf(e.stdout, "  synthesis: on, approved by %s; %d changes applied, %d refused (facts written on purpose), %d rejected by the approver\n",
+		fmt.Fprintf(e.stdout, "  synthesis: on, approved by %s; %d changes applied, %d refused (facts written on purpose, or changed since), %d rejected by the approver\n",
 			sy.Approver, sy.Applied, sy.Refused, sy.Rejected)
 	}
 	if r := st.Review; r != nil {

@@ -56,7 +56,7 @@ func runSynthesize(ctx context.Context, e *env, args []string) error {
 	if o == nil {
 		o = &memd.SynthesisOutcome{}
 	}
-	fmt.Fprintf(e.stdout, "synthesis pass %s over %s: %d exchange(s) of evidence, %d change(s) proposed: %d applied, %d rejected by the approver, %d refused (facts written on purpose), %d line(s) ignored\n",
+	fmt.Fprintf(e.stdout, "synthesis pass %s over %s: %d exchange(s) of evidence, %d change(s) proposed: %d applied, %d rejected by the approver, %d refused (facts written on purpose, or changed since), %d line(s) ignored\n",
 		st.ID, memd.AgentShard(st.Agent), o.Evidence, o.Proposed, o.Applied, o.Rejected, o.Refused, o.Ignored)
 	for _, ch := range o.Changes {
 		line := fmt.Sprintf("  %-8s %-7s %s", ch.Verdict, ch.Op, strings.Join(ch.Facts, ", "))

@@ -68,7 +68,7 @@ func New(subscribers func() int, version, goVersion string) *Metrics {
 		LearnerFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_learner_failures_total",
 			Help: "Exchanges the learner gave up on after its retries."}),
 		Synthesis: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_synthesis_changes_total",
-			Help: "Changes synthesis passes proposed, by what became of them: applied, refused (they touched a fact written on purpose) or rejected (by the approving model)."}, []string{"result"}),
+			Help: "Changes synthesis passes proposed, by what became of them: applied, refused (they touched a fact written on purpose, or one forgotten or edited since the pass read it) or rejected (by the approving model)."}, []string{"result"}),
 		Requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memd_http_request_seconds",
 			Help: "API requests answered, by route and status, and how long they took (the feed's: until its websocket was set up).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route", "status"}),
 		ModelCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memd_model_call_seconds",
