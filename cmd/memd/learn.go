@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -99,23 +100,47 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		in = f
 	}
+	// Every line is read and decoded before any is handed in: a file with a
+	// bad line hands in nothing, rather than the lines before it again at
+	// each run after a fix.
+	type numbered struct {
+		line int
+		ex   memd.Exchange
+	}
+	var exchanges []numbered
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	n, skipped := 0, 0
-	handed := []memd.ExchangeStatus{}
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
+	sc.Buffer(make([]byte, 1<<20), maxExchangeLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
 		var ex memd.Exchange
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ex); err != nil {
-			return fmt.Errorf("%s line %d: %v", pos[0], line, err)
+			return fmt.Errorf("%s line %d: %v (nothing was handed in)", pos[0], line, err)
 		}
-		st, err := c.Learn(ctx, ex)
+		exchanges = append(exchanges, numbered{line, ex})
+	}
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%s line %d: longer than %d MiB, the most an exchange may be (nothing was handed in)", pos[0], line+1, maxExchangeLine>>20)
+	} else if err != nil {
+		return err
+	}
+	n, skipped := 0, 0
+	handed := []memd.ExchangeStatus{}
+	for _, x := range exchanges {
+		st, err := c.Learn(ctx, x.ex)
 		if err != nil {
-			return fmt.Errorf("%s line %d: %w", pos[0], line, err)
+			// A new error, of the daemon's code: the CLI prints a daemon
+			// error's message alone, and this one must name the line.
+			done := "nothing was handed in"
+			if n > 0 {
+				done = fmt.Sprintf("the %d exchange(s) before it were handed in: once it is fixed, hand in the lines from %d on", n, x.line)
+			}
+			return memd.Errorf(memd.ErrorCode(err), "%s line %d: %s (%s)", pos[0], x.line, memd.ErrorMessage(err), done)
 		}
 		n++
 		if st.State == memd.ExchangeSkipped {
@@ -123,15 +148,16 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 		}
 		handed = append(handed, st)
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
 	if cf.json {
 		return printJSON(e, map[string]any{"handed": n, "skipped": skipped, "exchanges": handed})
 	}
 	fmt.Fprintf(e.stdout, "handed %d exchanges to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, skipped)
 	return nil
 }
+
+// maxExchangeLine is the longest line memd learn reads: the API takes no
+// larger body (1 MiB).
+const maxExchangeLine = 1 << 20
 
 func runStats(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "stats", "[flags]", "Show, per model, prompt and agent, the facts learned and how many people undid (reverted, forgotten or edited) within 7 and 30 days. Admins only; computed from commit trailers.")

@@ -250,6 +250,25 @@ func TestCLI_Review(t *testing.T) {
 	if out := s.must("learn", "--json", file); json.Unmarshal([]byte(out), &handed) != nil || handed.Handed != 1 || handed.Skipped != 1 || len(handed.Exchanges) != 1 {
 		t.Errorf("memd learn --json: %q", out)
 	}
+	// A file with a line that does not decode hands in nothing; one whose
+	// line the daemon refuses says which lines before it went in.
+	skippedNow := func() int {
+		list, err := c.Exchanges(context.Background(), memd.ExchangeSkipped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	before := skippedNow()
+	smallTalk := `{"agent":"bob","chat":"c3","chat_kind":"direct","messages":[{"id":"c3-m0","role":"user","text":"ok"}]}`
+	os.WriteFile(file, []byte(smallTalk+"\n{bad json\n"), 0o644)
+	if out, err := s.memd(nil, "learn", file); err == nil || !strings.Contains(out, "line 2") || !strings.Contains(out, "nothing was handed in") || skippedNow() != before {
+		t.Errorf("memd learn of a file with a bad line: %v, %q; %d exchanges skipped, %d before", err, out, skippedNow(), before)
+	}
+	os.WriteFile(file, []byte(smallTalk+"\n"+strings.Replace(smallTalk, `"bob"`, `"nobody"`, 1)+"\n"), 0o644)
+	if out, err := s.memd(nil, "learn", file); err == nil || !strings.Contains(out, "line 2") || !strings.Contains(out, "the 1 exchange(s) before it were handed in") || skippedNow() != before+1 {
+		t.Errorf("memd learn of a file with an unknown agent on line 2: %v, %q", err, out)
+	}
 	list, err := c.Proposals(context.Background(), memd.AgentShard("bob"))
 	if err != nil || len(list) != 2 {
 		t.Fatalf("proposals: %+v, %v", list, err)
