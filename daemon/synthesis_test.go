@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 	"github.com/memd/memd/internal/scriptedmodel"
 	"github.com/memd/memd/learn"
@@ -196,74 +197,57 @@ func TestSynthesis_OnlyWhatAModelWroteChanges(t *testing.T) {
 	}
 }
 
-// The rule is checked again when a change is applied: a learned fact that
-// the agent saves again on purpose while the approving call is out is not
-// merged, though both models said yes.
-func TestSynthesis_RefusedWhenSavedOnPurposeMeanwhile(t *testing.T) {
+// The rules are checked again when a change is applied, while the
+// approving call is out: a merge is not made, though both models said yes,
+// when the agent saves one of its learned facts again on purpose, or a
+// person forgets one (made with the other, its new text would bring the
+// forgotten fact's words back).
+func TestSynthesis_RefusedWhenAFactChangesMeanwhile(t *testing.T) {
 	ctx := context.Background()
-	m := newModelServer(t, nil)
-	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
-	alice := e.agent(t, "alice")
 	s := memd.AgentShard("alice")
-	tea, coffee := memd.FactID("Pat drinks tea"), memd.FactID("Pat drinks coffee")
-	m.Script(synthesisModel(func(user string) string {
-		if strings.Contains(user, "I prefer tea") {
-			return "profile: Pat drinks tea\nprofile: Pat drinks coffee"
-		}
-		return "NONE"
-	}, func(scriptedmodel.Request) string {
-		return "merge: " + tea + ", " + coffee + " => Pat drinks tea and coffee | evidence: c1-m0"
-	}, func(scriptedmodel.Request) string {
-		if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: tea}); err != nil {
-			t.Error(err)
-		}
-		remember(t, alice, "agent/alice", "Pat drinks tea", memd.TierProfile, memd.Source{})
-		return "1: approve"
-	}))
-	learnFrom(t, e, feed, "c1", "I prefer tea, and coffee after lunch.")
-	st := synthesize(t, e, feed)
-	if o := st.Synthesis; o.Applied != 0 || o.Refused != 1 || len(st.Commits) != 0 || !strings.Contains(o.Changes[0].Reason, "explicit") {
-		t.Errorf("outcome: %+v", o)
-	}
-	list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "Pat drinks"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Facts) != 2 {
-		t.Errorf("facts: %+v", list.Facts)
-	}
-}
-
-// A merge one of whose facts a person forgets while the approving call is
-// out is not made with the other: its new text would bring the forgotten
-// fact's words back.
-func TestSynthesis_RefusedWhenAFactIsForgottenMeanwhile(t *testing.T) {
-	ctx := context.Background()
-	m := newModelServer(t, nil)
-	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	code, door := memd.FactID("The office door code is 4321"), memd.FactID("The office door is the blue one")
-	m.Script(synthesisModel(func(user string) string {
-		if strings.Contains(user, "door") {
-			return "profile: The office door code is 4321\nprofile: The office door is the blue one"
-		}
-		return "NONE"
-	}, func(scriptedmodel.Request) string {
-		return "merge: " + code + ", " + door + " => The office door is the blue one, code 4321 | evidence: c1-m0"
-	}, func(scriptedmodel.Request) string {
-		if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: code}); err != nil {
-			t.Error(err)
-		}
-		return "1: approve"
-	}))
-	learnFrom(t, e, feed, "c1", "The office door is the blue one; its code is 4321.")
-	st := synthesize(t, e, feed)
-	if o := st.Synthesis; o.Applied != 0 || o.Refused != 1 || len(st.Commits) != 0 || !strings.Contains(o.Changes[0].Reason, "forgotten or edited") {
-		t.Errorf("outcome: %+v", o)
-	}
-	if got := sortedFactTexts(t, e, s); !slices.Equal(got, []string{"The office door is the blue one"}) {
-		t.Errorf("facts: %q", got)
+	tea, coffee := "Pat drinks tea", "Pat drinks coffee"
+	for _, c := range []struct {
+		name      string
+		meanwhile func(alice *client.Client)
+		reason    string
+		left      []string
+	}{
+		{"saved on purpose", func(alice *client.Client) {
+			if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: memd.FactID(tea)}); err != nil {
+				t.Error(err)
+			}
+			remember(t, alice, "agent/alice", tea, memd.TierProfile, memd.Source{})
+		}, "explicit", []string{coffee, tea}},
+		{"forgotten", func(alice *client.Client) {
+			if _, err := alice.Forget(ctx, memd.ForgetRequest{Shard: s, ID: memd.FactID(tea)}); err != nil {
+				t.Error(err)
+			}
+		}, "forgotten or edited", []string{coffee}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newModelServer(t, nil)
+			e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+			alice := e.agent(t, "alice")
+			m.Script(synthesisModel(func(user string) string {
+				if strings.Contains(user, "I prefer tea") {
+					return "profile: " + tea + "\nprofile: " + coffee
+				}
+				return "NONE"
+			}, func(scriptedmodel.Request) string {
+				return "merge: " + memd.FactID(tea) + ", " + memd.FactID(coffee) + " => Pat drinks tea and coffee | evidence: c1-m0"
+			}, func(scriptedmodel.Request) string {
+				c.meanwhile(alice)
+				return "1: approve"
+			}))
+			learnFrom(t, e, feed, "c1", "I prefer tea, and coffee after lunch.")
+			st := synthesize(t, e, feed)
+			if o := st.Synthesis; o.Applied != 0 || o.Refused != 1 || len(st.Commits) != 0 || !strings.Contains(o.Changes[0].Reason, c.reason) {
+				t.Errorf("outcome: %+v", o)
+			}
+			if got := sortedFactTexts(t, e, s); !slices.Equal(got, c.left) {
+				t.Errorf("facts: %q, want %q", got, c.left)
+			}
+		})
 	}
 }
 
