@@ -112,13 +112,15 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		return "", err
 	}
 	var present []memd.Fact
+	var gone []string
 	for _, f := range c.Facts {
 		cur, ok, err := holds(f.ID)
 		if err != nil {
 			return "", err
 		}
 		if !ok {
-			continue // applied before, or removed since
+			gone = append(gone, f.ID) // applied before, or removed since
+			continue
 		}
 		o, err := s.lineOrigin(sh, f.ID)
 		if err != nil {
@@ -133,13 +135,11 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		}
 		present = append(present, cur)
 	}
-	switch {
-	case len(present) == 0:
+	if len(present) == 0 {
 		return s.madeBefore(agent, sh, c)
-	case len(present) < len(c.Facts):
-		// A change is one commit: made before, none of its facts would be
-		// left. Some gone means a person forgot or edited them since.
-		return "", fmt.Errorf("%w: %d of its %d facts are gone", learn.ErrChangedSince, len(c.Facts)-len(present), len(c.Facts))
+	}
+	if err := goneFromMain(sh, gone); err != nil {
+		return "", err
 	}
 	var msgs []string
 	var sources []memd.Source // what to record the commit as learned from, chat by chat
@@ -198,6 +198,23 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 		s.cite(memd.Caller{Agent: agent}, res.Commit.String(), src)
 	}
 	return res.Commit.String(), nil
+}
+
+// goneFromMain says whether facts a change names and the shard no longer
+// holds where the change is made are gone from main too. A change is one
+// commit: made before, none of its facts would be left; some gone from
+// main means a person forgot or edited them since the pass read main
+// (learn.ErrChangedSince). Gone from the proposals alone, an earlier
+// proposal changed them, and the change is made on top of it.
+func goneFromMain(sh *gitstore.Shard, gone []string) error {
+	for _, id := range gone {
+		if _, err := sh.Fact(id); memd.ErrorCode(err) == memd.ENOTFOUND {
+			return fmt.Errorf("%w: fact %s is gone", learn.ErrChangedSince, id)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // madeBefore returns the commit that already made a merge or rewrite whose
