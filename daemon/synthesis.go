@@ -200,11 +200,11 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 	return res.Commit.String(), nil
 }
 
-// goneFromMain says whether facts a change names and the shard no longer
-// holds where the change is made are gone from main too. A change is one
-// commit: made before, none of its facts would be left; some gone from
-// main means a person forgot or edited them since the pass read main
-// (learn.ErrChangedSince). Gone from the proposals alone, an earlier
+// goneFromMain returns learn.ErrChangedSince when a fact of gone (those a
+// change names and the shard no longer holds where the change is made) is
+// gone from main too. A change is one commit: made before, none of its
+// facts would be left; some gone from main means a person forgot or edited
+// them since the pass read main. Gone from the proposals alone, an earlier
 // proposal changed them, and the change is made on top of it.
 func goneFromMain(sh *gitstore.Shard, gone []string) error {
 	for _, id := range gone {
