@@ -21,7 +21,7 @@ type answeredFirst struct {
 	ctx   context.Context
 	in    io.Reader
 	out   io.Writer
-	limit time.Duration // drainLimit
+	limit time.Duration // how long the end waits after the last answer: drainLimit
 
 	mu         sync.Mutex
 	answered   *sync.Cond      // an answer was written, the limit passed, or ctx is done

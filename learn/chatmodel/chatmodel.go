@@ -74,8 +74,11 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 	return answer, nil
 }
 
-// maxTokens bounds an answer: 10 facts and 5 removals of at most 500
-// characters each fit.
+// maxTokens bounds an answer: about 4,000 characters, room for the 10
+// facts and 5 removals of an exchange at the lengths facts have (a fact
+// may be 500 characters; 15 that long would be cut off, and the call
+// fail). Not more: some servers refuse a request whose prompt and answer
+// together exceed the model's context.
 const maxTokens = 1024
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when
