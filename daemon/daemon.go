@@ -344,6 +344,7 @@ func openLearner(cfg Config, svc *Service, kept *transcript.Store, h *feed.Hub, 
 		Synthesis: syn,
 		Model:     timed(chatmodel.New(*cfg.Model), m), Memory: learnerMemory{svc}, RetryBase: cfg.LearnRetryBase, Workers: cmp.Or(cfg.ModelCalls, 4),
 		Now: cfg.Now, Logger: cfg.Logger, Keep: kept.Keep,
+		Registered: func(agent string) bool { _, ok := svc.Registry.Agent(agent); return ok },
 		Hooks: learn.Hooks{
 			Queue: func(n int) { m.LearnerQueue.Set(float64(n)) },
 			Done: func(st memd.ExchangeStatus) {

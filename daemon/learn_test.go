@@ -426,3 +426,50 @@ func TestLearn_CapsModelCallsAtOnce(t *testing.T) {
 		t.Errorf("%d model calls were out at once, want at most (and, with five waiting, exactly) 2", most)
 	}
 }
+
+// An exchange queued for an agent removed before it was learned fails,
+// without a model call and without a commit to the removed agent's shard.
+func TestLearn_AnAgentRemovedWhileItsExchangeWaits(t *testing.T) {
+	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	m := newModelServer(t, func(r modelRequest) (int, string) {
+		arrived <- struct{}{}
+		<-release
+		return http.StatusOK, "log: The budget is 500k"
+	})
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.ModelCalls = 1 })
+	ctx := context.Background()
+	e.agent(t, "busy")
+	e.agent(t, "gone")
+	if _, err := e.admin.Learn(ctx, exchange("busy", "c-busy", memd.ChatDirect, "pat", "Please remember the budget is 500k", "Noted.")); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived // the one model call allowed is out: gone's exchange waits
+	st, err := e.admin.Learn(ctx, exchange("gone", "c-gone", memd.ChatDirect, "pat", "Please remember the door code is 4321", "Noted."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.admin.RemoveAgent(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	failed := waitFor(t, feed, "gone's exchange failing", func(ev memd.FeedEvent) bool { return ev.Type == memd.EventLearnerFailed })
+	if failed.Exchange != st.ID || !strings.Contains(failed.Error, "removed") {
+		t.Errorf("failure event: %+v", failed)
+	}
+	for _, r := range m.Asked() {
+		if strings.Contains(r.User, "door code") {
+			t.Error("the model was asked about the removed agent's exchange")
+		}
+	}
+	facts, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("gone")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(facts.Facts) != 0 {
+		t.Errorf("the removed agent's shard holds %+v", facts.Facts)
+	}
+	list, _ := e.admin.Exchanges(ctx, memd.ExchangeFailed)
+	if len(list) != 1 || list[0].ID != st.ID {
+		t.Errorf("failed exchanges: %+v", list)
+	}
+}

@@ -64,6 +64,10 @@ type Config struct {
 	// queued, so a reviewer can read what a fact was learned from; an
 	// error refuses the exchange.
 	Keep func(ex memd.Exchange) error
+	// Registered, when set, says whether an agent still exists: the jobs
+	// of one removed after they were queued fail without a model call and
+	// write nothing to its shard.
+	Registered func(agent string) bool
 }
 
 // Learner learns from exchanges, durably, in order per agent.
@@ -496,6 +500,10 @@ func (l *Learner) work(ctx context.Context, j *job) {
 		l.failed(j, errors.New("synthesis is off: start memd serve with --synthesis to run this pass"))
 		return
 	}
+	if l.cfg.Registered != nil && !l.cfg.Registered(j.Agent) {
+		l.giveUp(j, fmt.Errorf("agent %s was removed after this was queued; nothing was learned", j.Agent))
+		return
+	}
 	if j.Plan == nil {
 		p, err := l.ask(ctx, j)
 		if err != nil {
@@ -643,6 +651,13 @@ func (l *Learner) apply(ctx context.Context, j *job) ([]string, error) {
 	return commits, nil
 }
 
+// giveUp fails a job for good, without the tries left: what failed would
+// fail again.
+func (l *Learner) giveUp(j *job, err error) {
+	j.Attempts = max(j.Attempts, l.cfg.Retries-1)
+	l.failed(j, err)
+}
+
 // failed records a failed try: retried later with backoff, or, after the
 // last try, failed for good and reported.
 func (l *Learner) failed(j *job, err error) {
@@ -650,7 +665,7 @@ func (l *Learner) failed(j *job, err error) {
 	j.Error = err.Error()
 	if j.Attempts >= l.cfg.Retries {
 		j.State, j.NextTry = memd.ExchangeFailed, time.Time{}
-		l.cfg.Logger.Warn("learner: giving up on a job; retry it with memd learn --retry", "job", j.id(), "agent", j.Agent, "err", err)
+		l.cfg.Logger.Warn("learner: giving up on a job", "job", j.id(), "agent", j.Agent, "err", err)
 	} else {
 		wait := l.cfg.RetryBase << (j.Attempts - 1)
 		// A model that says when to come back is not asked before then.
