@@ -97,41 +97,14 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 			if to.IsZero() {
 				return nil
 			}
-			if !IsFactFile(path) {
-				obj, err := sh.db.Get(to)
-				if err != nil {
-					return err
-				}
-				if err := memd.CheckNoteText(string(obj.Data)); err != nil {
-					return memd.Errorf(memd.ErrorCode(err), "%s in commit %s: %s", path, short(c.Hash), memd.ErrorMessage(err))
-				}
+			line, err := sh.checkPushedFile(path, from, to)
+			switch {
+			case err == nil:
 				return nil
+			case line > 0:
+				return memd.Errorf(memd.ErrorCode(err), "%s line %d in commit %s: %s", path, line, short(c.Hash), memd.ErrorMessage(err))
 			}
-			var old []byte
-			if !from.IsZero() {
-				obj, err := sh.db.Get(from)
-				if err != nil {
-					return err
-				}
-				old = obj.Data
-			}
-			obj, err := sh.db.Get(to)
-			if err != nil {
-				return err
-			}
-			had := make(map[string]bool)
-			for line := range strings.SplitSeq(string(old), "\n") {
-				had[line] = true
-			}
-			for i, line := range strings.Split(string(obj.Data), "\n") {
-				if had[line] {
-					continue
-				}
-				if err := checkFactLine(line); err != nil {
-					return memd.Errorf(memd.EINVALID, "%s line %d in commit %s: %v", path, i+1, short(c.Hash), err)
-				}
-			}
-			return nil
+			return memd.Errorf(memd.ErrorCode(err), "%s in commit %s: %s", path, short(c.Hash), memd.ErrorMessage(err))
 		})
 		if err != nil {
 			return err
@@ -140,9 +113,84 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 	return nil
 }
 
-// keepPushedPaths selects what a push is checked for: fact files and notes.
+// keepPushedPaths selects what a push is checked for: profile.md and what
+// is under log/ and notes/, where memd reads facts and notes.
 func keepPushedPaths(path string) bool {
-	return keepFactPaths(path) || keepNotePaths(path)
+	return path == ProfileFile || strings.HasPrefix(path, LogDir+"/") || strings.HasPrefix(path, NotesDir+"/")
+}
+
+// checkPushedFile checks one file a pushed commit adds (from is zero) or
+// changes: a note must pass the API's rules, and every line it adds to a
+// fact file must be a well-formed fact. A file memd would not read where
+// it looks for its own, a Markdown file under notes/ that is not named as
+// a note or fact lines in a file under log/ not named as a fact file,
+// would be silently ignored, so it is refused, named with what to do. The
+// line refused is returned with the error (0 for the whole file).
+func (sh *Shard) checkPushedFile(path string, from, to Hash) (line int, err error) {
+	if IsNoteFile(path) {
+		obj, err := sh.db.Get(to)
+		if err != nil {
+			return 0, err
+		}
+		return 0, memd.CheckNoteText(string(obj.Data))
+	}
+	if strings.HasPrefix(path, NotesDir+"/") {
+		if !from.IsZero() || !strings.HasSuffix(strings.ToLower(path), ".md") {
+			return 0, nil // not a note, and not meant as a new one
+		}
+		name := strings.TrimPrefix(path, NotesDir+"/")
+		return 0, memd.Errorf(memd.EINVALID, "memd would not read it as a note (%s); rename it", memd.ErrorMessage(memd.ValidateNotePath(name)))
+	}
+	added, err := sh.addedLines(from, to)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range added {
+		if !IsFactFile(path) {
+			if strings.HasPrefix(l.text, "- (") {
+				return l.number, memd.Errorf(memd.EINVALID, "a fact line, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md; move it to one of them", ProfileFile, LogDir, LogDir)
+			}
+			continue
+		}
+		if err := checkFactLine(l.text); err != nil {
+			return l.number, memd.Errorf(memd.EINVALID, "%v", err)
+		}
+	}
+	return 0, nil
+}
+
+// numberedLine is a line of a file and its number, from 1.
+type numberedLine struct {
+	number int
+	text   string
+}
+
+// addedLines returns the lines of blob to that blob from (zero for none)
+// lacks.
+func (sh *Shard) addedLines(from, to Hash) ([]numberedLine, error) {
+	var old []byte
+	if !from.IsZero() {
+		obj, err := sh.db.Get(from)
+		if err != nil {
+			return nil, err
+		}
+		old = obj.Data
+	}
+	obj, err := sh.db.Get(to)
+	if err != nil {
+		return nil, err
+	}
+	had := make(map[string]bool)
+	for line := range strings.SplitSeq(string(old), "\n") {
+		had[line] = true
+	}
+	var added []numberedLine
+	for i, line := range strings.Split(string(obj.Data), "\n") {
+		if !had[line] {
+			added = append(added, numberedLine{i + 1, line})
+		}
+	}
+	return added, nil
 }
 
 // maxPushedBlob is the largest file a push may bring. A month's log of a

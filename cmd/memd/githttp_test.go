@@ -209,6 +209,9 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 		{"a note that is not UTF-8", "notes/latin.md", "UTF-8", 0, []byte("caf\xe9\n")},
 		{"a 200 MB file", "big.bin", "a pushed file may be at most", 200 << 20, nil},
 		{"a fact behind a byte-order mark", "log/2026-01.md", "byte-order mark", 0, []byte("\ufeff- (2026-01-03) Hidden by an editor\n")},
+		// Files memd would ignore where it looks for its own.
+		{"a note named as memd reads none", "notes/Trip Plan.md", "notes/Trip Plan.md in commit", 0, []byte("# Trip\n")},
+		{"facts in a log file named as memd reads none", "log/2026-01-05.md", "log/2026-01-05.md line 2 in commit", 0, []byte("# Monday\n- (2026-01-05) Lost in a misnamed file\n")},
 	} {
 		gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
 		full := filepath.Join(clone, c.path)
@@ -233,6 +236,19 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	}
 	if after := packs(); !slices.Equal(after, packsBefore) {
 		t.Errorf("refused pushes left files in objects/pack: %v, before %v", after, packsBefore)
+	}
+	// What is not meant as a fact or a note is a person's to keep there.
+	gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
+	for path, text := range map[string]string{"notes/diagram.png": "\x89PNG", "log/README.md": "Monthly logs, one file each.\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(clone, path)), 0o755)
+		if err := os.WriteFile(filepath.Join(clone, path), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitQuiet(t, clone, "add", path)
+	}
+	commit("a picture and a readme")
+	if out, err := gitOut(clone, "push", "origin", "main"); err != nil {
+		t.Errorf("push of files memd does not read: %v\n%s", err, out)
 	}
 	peak := peakRSS(t, s.cmd.Process.Pid)
 	t.Logf("memd serve peaked at %d MB", peak>>20)
