@@ -285,3 +285,42 @@ func TestShard_APersonsFileKeepsTheFolderName(t *testing.T) {
 		t.Errorf("git status:\n%s", st)
 	}
 }
+
+// A file a person saved with CRLF line ends keeps them through memd's
+// appends, rewrites and removals, and its facts stay facts.
+func TestShard_LinesEndAsAPersonsFileDoes(t *testing.T) {
+	sh := createShard(t, openStore(t), "agent/alice")
+	dir := sh.Dir()
+	text := "# Profile\r\n- (2026-11-01) Lives in Lisbon\r\n- (2026-11-01) Likes tea\r\n"
+	if err := os.WriteFile(filepath.Join(dir, "profile.md"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "profile.md")
+	git(t, dir, "commit", "-qm", "saved on Windows")
+	d, _ := memd.ParseDate("2026-11-02")
+	for _, e := range []gitstore.Edit{
+		{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Works at Acme", Date: d, Tier: memd.TierProfile}},
+		{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: memd.FactID("Likes tea")}, With: memd.Fact{Text: "Likes green tea"}},
+		{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID("Lives in Lisbon")}},
+		{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Speaks Portuguese", Date: d, Tier: memd.TierProfile}},
+	} {
+		if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "edit\n", Edits: []gitstore.Edit{e}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "# Profile\r\n- (2026-11-01) Likes green tea\r\n- (2026-11-02) Works at Acme\r\n- (2026-11-02) Speaks Portuguese\r\n"
+	if got := git(t, dir, "show", "HEAD:profile.md"); got != want {
+		t.Errorf("profile.md at HEAD:\n%q\nwant\n%q", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "profile.md")); string(b) != want {
+		t.Errorf("the working file:\n%q", b)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status:\n%s", st)
+	}
+	for _, text := range []string{"Likes green tea", "Works at Acme", "Speaks Portuguese"} {
+		if f, err := sh.Fact(memd.FactID(text)); err != nil || f.Text != text {
+			t.Errorf("fact %q: %+v, %v", text, f, err)
+		}
+	}
+}

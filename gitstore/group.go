@@ -477,22 +477,25 @@ func (g *group) planFile(path string, p *pendingFile) (plannedFile, error) {
 	} else {
 		base = []byte(header(path))
 	}
+	// Lines memd writes end as the file's do: a person's editor that saved
+	// it with CRLF line ends finds them all alike.
+	end := lineEnd(base)
 	var edits []odb.Edit
 	for _, r := range p.removes {
 		edits = append(edits, odb.Edit{Pos: r[0], Del: r[1] - r[0]})
 	}
 	for _, r := range p.replaces {
-		edits = append(edits, odb.Edit{Pos: r.start, Del: r.end - r.start, Ins: r.line})
+		edits = append(edits, odb.Edit{Pos: r.start, Del: r.end - r.start, Ins: endedWith(r.line, end)})
 	}
 	slices.SortStableFunc(edits, func(a, b odb.Edit) int { return a.Pos - b.Pos })
 	edits = slices.CompactFunc(edits, func(a, b odb.Edit) bool { return a.Pos == b.Pos }) // the same line named twice
 	var ins []byte
 	if len(p.added) > 0 {
 		if len(base) > 0 && base[len(base)-1] != '\n' {
-			ins = append(ins, '\n')
+			ins = append(ins, end...)
 		}
 		for _, f := range p.added {
-			ins = append(ins, FormatLine(f)...)
+			ins = append(ins, endedWith([]byte(FormatLine(f)), end)...)
 		}
 		edits = append(edits, odb.Edit{Pos: len(base), Ins: ins})
 	}
@@ -509,13 +512,13 @@ func (g *group) planFile(path string, p *pendingFile) (plannedFile, error) {
 		// Appends only: earlier lines keep their offsets.
 		next.facts = old.facts
 		at := len(base)
-		if len(ins) > 0 && ins[0] == '\n' {
-			at++
+		if len(base) > 0 && base[len(base)-1] != '\n' {
+			at += len(end)
 		}
 		for _, f := range p.added {
-			line := FormatLine(f)
-			next.facts = append(next.facts, lineFact{Fact: f, start: at, end: at + len(line)})
-			at += len(line)
+			n := len(FormatLine(f)) - 1 + len(end)
+			next.facts = append(next.facts, lineFact{Fact: f, start: at, end: at + n})
+			at += n
 		}
 	} else {
 		next.facts = parseFactFile(path, data)
@@ -524,6 +527,23 @@ func (g *group) planFile(path string, p *pendingFile) (plannedFile, error) {
 	delete(g.read, path)
 	g.files[path] = fileAt{size: len(data)} // its blob once hashed (build)
 	return plannedFile{old: old, next: next, edits: edits, base: len(base)}, nil
+}
+
+// lineEnd returns how a file's lines end: "\r\n" when its first line ends
+// so, else "\n".
+func lineEnd(data []byte) string {
+	if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// endedWith returns a line (ending in "\n") ending with end instead.
+func endedWith(line []byte, end string) []byte {
+	if end == "\n" {
+		return line
+	}
+	return append(slices.Clone(line[:len(line)-1]), end...)
 }
 
 // build hashes the planned file versions in parallel, then writes blobs,
