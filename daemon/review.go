@@ -625,9 +625,10 @@ func (s *Service) rebuildProposals(sh *gitstore.Shard, list []gitstore.Commit, d
 
 // synthesisStale says why a synthesis proposal cannot be made again on
 // main as it is now ("" when it can): a fact it changes is held on purpose
-// there now, or the fact a merge or rewrite takes the place of is gone
-// (edited or removed on main since), which would leave only its removals.
-// added holds the facts the proposals before it add.
+// there now, or one it rewrites, merges or removes is gone (edited or
+// removed on main since). Made again, a merge would bring a forgotten
+// fact's words back, and a rewrite would leave only its removals. added
+// holds the facts the proposals before it add.
 func (s *Service) synthesisStale(sh *gitstore.Shard, c gitstore.Commit, added map[string]bool) (string, error) {
 	p := provenance.Parse(c.Message)
 	if p.LearnedBy != memd.LearnedSynthesis {
@@ -638,9 +639,16 @@ func (s *Service) synthesisStale(sh *gitstore.Shard, c gitstore.Commit, added ma
 	} else if err != nil {
 		return "", err
 	}
-	if p.Op == memd.OpEdit && p.Replaces != "" && !added[p.Replaces] {
-		if _, err := sh.Fact(p.Replaces); memd.ErrorCode(err) == memd.ENOTFOUND {
-			return "fact " + p.Replaces + ", which it rewrites, is no longer in main", nil
+	d, err := sh.Diff(c)
+	if err != nil {
+		return "", err
+	}
+	for _, ch := range d.Facts {
+		if ch.Op != "-" || added[ch.Fact.ID] {
+			continue
+		}
+		if _, err := sh.Fact(ch.Fact.ID); memd.ErrorCode(err) == memd.ENOTFOUND {
+			return "fact " + ch.Fact.ID + ", which it changes, is no longer in main", nil
 		} else if err != nil {
 			return "", err
 		}

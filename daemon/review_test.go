@@ -364,3 +364,53 @@ func TestReview_NewShardAndResets(t *testing.T) {
 		t.Errorf("proposals after a person's reset: %+v, %v", list, err)
 	}
 }
+
+// A merge proposal one of whose facts a person forgets on main before the
+// review is dropped, not accepted: its merged text would bring the
+// forgotten words back.
+func TestReview_MergeOfAFactForgottenSince(t *testing.T) {
+	for _, which := range []string{"first", "second"} {
+		t.Run(which, func(t *testing.T) { testReviewMergeOfAFactForgottenSince(t, which == "first") })
+	}
+}
+
+func testReviewMergeOfAFactForgottenSince(t *testing.T, first bool) {
+	ctx := context.Background()
+	m := newModelServer(t, nil)
+	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Synthesis = &daemon.SynthesisConfig{} })
+	code, door := memd.FactID("The office door code is 4321"), memd.FactID("The office door is the blue one")
+	forgotten, kept := door, "The office door code is 4321"
+	if first {
+		forgotten, kept = code, "The office door is the blue one"
+	}
+	m.Script(synthesisModel(func(string) string {
+		return "profile: The office door code is 4321\nprofile: The office door is the blue one"
+	},
+		func(scriptedmodel.Request) string {
+			return "merge: " + code + ", " + door + " => The office door is the blue one, code 4321"
+		},
+		func(scriptedmodel.Request) string { return "1: approve" }))
+	e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	learnFrom(t, e, feed, "c1", "The door.")
+	if _, err := e.admin.SetReview(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	synthesize(t, e, feed)
+	if list, _ := e.admin.Proposals(ctx, s); len(list) != 1 {
+		t.Fatalf("proposals: %+v, want the merge", list)
+	}
+	if _, err := e.admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: forgotten}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, All: true})
+	if err != nil && memd.ErrorCode(err) != memd.ECONFLICT || len(res.Reviewed) != 0 {
+		t.Errorf("accepting the merge of a forgotten fact: %+v, %v", res, err)
+	}
+	if texts := sortedFactTexts(t, e, s); !slices.Equal(texts, []string{kept}) {
+		t.Errorf("facts after the review: %q, want %q", texts, kept)
+	}
+	if list, _ := e.admin.Proposals(ctx, s); len(list) != 0 {
+		t.Errorf("the merge is still proposed: %+v", list)
+	}
+}
