@@ -81,6 +81,10 @@ type ExchangeStatus struct {
 	Reason   string    `json:"reason,omitempty"` // why it was skipped
 	Accepted time.Time `json:"accepted"`
 	Commits  []string  `json:"commits,omitempty"`
+	// NextTry is when a pending exchange is tried next, when that is
+	// later than now: after a failed try, or when the model asked to be
+	// left alone (Retry-After).
+	NextTry time.Time `json:"next_try,omitzero"`
 	// Ignored counts the lines of the model's answer that were not used:
 	// malformed, over a limit, or not allowed (a removal of a fact it was
 	// not shown, a fact about a person from a group chat).

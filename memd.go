@@ -506,6 +506,10 @@ type LearnerStatus struct {
 	Model   string `json:"model,omitempty"`
 	Pending int    `json:"pending"`
 	Failed  int    `json:"failed"`
+	// QuietUntil is when the model, busy, asked to be called again
+	// (Retry-After on a 429 or 503), when that is later than now: no
+	// model call is made before.
+	QuietUntil time.Time `json:"quiet_until,omitzero"`
 	// Synthesis is set when synthesis passes are on.
 	Synthesis *SynthesisStatus `json:"synthesis,omitempty"`
 }

@@ -157,7 +157,7 @@ func (s *Service) status(ctx context.Context, v *memd.Viewer) (memd.Status, erro
 // learnerStatus says how learning is doing: for an agent (v), with its
 // own exchanges counted, and without synthesis's counts over the store.
 func (s *Service) learnerStatus(v *memd.Viewer) (memd.LearnerStatus, error) {
-	ls := memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName()}
+	ls := memd.LearnerStatus{Enabled: true, Model: s.Learner.ModelName(), QuietUntil: s.Learner.QuietUntil()}
 	agent := ""
 	if v != nil {
 		agent = v.Agent

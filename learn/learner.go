@@ -740,11 +740,33 @@ func (l *Learner) finish(j *job) error {
 // Status lists jobs in a state ("" for all kept).
 func (l *Learner) Status(state string) ([]memd.ExchangeStatus, error) {
 	jobs, err := l.jobs(state)
+	quiet := l.QuietUntil()
 	out := make([]memd.ExchangeStatus, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, j.status())
+		st := j.status()
+		if st.State == memd.ExchangePending {
+			next := j.NextTry
+			if quiet.After(next) {
+				next = quiet
+			}
+			if next.After(l.cfg.Now()) {
+				st.NextTry = next
+			}
+		}
+		out = append(out, st)
 	}
 	return out, err
+}
+
+// QuietUntil returns when a busy model asked to be called again, or zero
+// when that time has passed.
+func (l *Learner) QuietUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.quiet.After(l.cfg.Now()) {
+		return l.quiet
+	}
+	return time.Time{}
 }
 
 // Counts returns how many jobs are pending and failed: an agent's, or

@@ -221,4 +221,26 @@ func TestFailed_HonoursRetryAfter(t *testing.T) {
 	if want := now.Add(2 * time.Second); !j.NextTry.Equal(want) {
 		t.Errorf("next try after a plain failure at %s, want %s", j.NextTry, want)
 	}
+	// Those waiting are told when: bob's job, never tried, waits for the
+	// model too.
+	bob := &job{Seq: 2, Kind: kindExchange, Agent: "bob", State: memd.ExchangePending}
+	if err := l.save(bob); err != nil {
+		t.Fatal(err)
+	}
+	if q := l.QuietUntil(); !q.Equal(now.Add(20 * time.Second)) {
+		t.Errorf("quiet until %s", q)
+	}
+	list, err := l.Status(memd.ExchangePending)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("pending: %+v, %v", list, err)
+	}
+	for _, st := range list {
+		if !st.NextTry.Equal(now.Add(20 * time.Second)) {
+			t.Errorf("%s (%s) is tried next at %s, want when the model asked", st.ID, st.Agent, st.NextTry)
+		}
+	}
+	now = now.Add(time.Minute)
+	if list, _ := l.Status(memd.ExchangePending); !list[0].NextTry.IsZero() || !l.QuietUntil().IsZero() {
+		t.Errorf("a minute later: next try %s, quiet until %s", list[0].NextTry, l.QuietUntil())
+	}
 }

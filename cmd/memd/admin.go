@@ -176,6 +176,8 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	learning := fmt.Sprintf("on, %s; %d pending, %d failed", st.Learning.Model, st.Learning.Pending, st.Learning.Failed)
 	if !st.Learning.Enabled {
 		learning = "off (" + st.Learning.Reason + ")"
+	} else if q := st.Learning.QuietUntil; !q.IsZero() {
+		learning += "; the model asked for no calls until " + q.Local().Format(time.DateTime)
 	}
 	fmt.Fprintf(e.stdout, "  learning: %s\n", learning)
 	if sy := st.Learning.Synthesis; sy != nil {

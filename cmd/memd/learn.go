@@ -45,9 +45,13 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		return printList(e, cf.json, list, listing[memd.ExchangeStatus]{
-			key: "exchanges", empty: fmt.Sprintf("no %s exchanges", state), header: "ID\tAGENT\tKIND\tTRIES\tACCEPTED\tERROR",
+			key: "exchanges", empty: fmt.Sprintf("no %s exchanges", state), header: "ID\tAGENT\tKIND\tTRIES\tACCEPTED\tNEXT TRY\tERROR",
 			row: func(st memd.ExchangeStatus) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", st.ID, st.Agent, st.Kind, st.Attempts, st.Accepted.Local().Format(time.DateTime), st.Error)
+				next := "-"
+				if !st.NextTry.IsZero() {
+					next = st.NextTry.Local().Format(time.DateTime)
+				}
+				return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s\t%s", st.ID, st.Agent, st.Kind, st.Attempts, st.Accepted.Local().Format(time.DateTime), next, st.Error)
 			},
 		})
 	case *purge != "":
@@ -151,7 +155,11 @@ func runLearn(ctx context.Context, e *env, args []string) error {
 	if cf.json {
 		return printJSON(e, map[string]any{"handed": n, "skipped": skipped, "exchanges": handed})
 	}
-	fmt.Fprintf(e.stdout, "handed %d exchanges to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, skipped)
+	noun := "exchanges"
+	if n == 1 {
+		noun = "exchange"
+	}
+	fmt.Fprintf(e.stdout, "handed %d %s to the learner (%d skipped: small talk, or not a direct or group chat)\n", n, noun, skipped)
 	return nil
 }
 
