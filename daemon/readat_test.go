@@ -215,3 +215,23 @@ func TestContext_SinceAStamp(t *testing.T) {
 	_, err = alice.Context(ctx, memd.ContextQuery{Since: before.Stamp, At: "2026-01-01"})
 	wantCode(t, err, memd.EINVALID)
 }
+
+// A stamp naming the caller's own shard at a commit of another shard is
+// refused, and shows nothing of it, even once memd has read that commit
+// for its own shard's reader.
+func TestContext_AStampCannotBorrowAnotherShardsCommit(t *testing.T) {
+	e := start(t)
+	alice, bob := e.agent(t, "alice"), e.agent(t, "bob")
+	ctx := context.Background()
+	remember(t, alice, "agent/alice", "Alice likes tea", memd.TierProfile, memd.Source{})
+	res := remember(t, bob, "agent/bob", "Bob's launch code is BANANA42", memd.TierProfile, memd.Source{})
+	// bob reads his shard at that commit: memd reads its objects.
+	if _, err := bob.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("bob"), At: res.Commit}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := alice.Context(ctx, memd.ContextQuery{Since: "agent/alice@" + res.Commit})
+	if err == nil || strings.Contains(got.Markdown, "BANANA42") {
+		t.Fatalf("alice's context since bob's commit: %v\n%s", err, got.Markdown)
+	}
+	wantCode(t, err, memd.ENOTFOUND)
+}

@@ -11,8 +11,9 @@ import (
 // they were put.
 func TestCache_DropUnused(t *testing.T) {
 	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	c := NewCache(1 << 20)
-	c.now = func() time.Time { return clock }
+	cache := NewCache(1 << 20)
+	cache.now = func() time.Time { return clock }
+	c := scope{cache, 1}
 	obj := func(s string) Object { return Object{Type: plumbing.BlobObject, Data: []byte(s)} }
 	a, b, d := NewHash("aa"), NewHash("bb"), NewHash("dd")
 	c.put(a, obj("first"))
@@ -22,17 +23,32 @@ func TestCache_DropUnused(t *testing.T) {
 	if _, ok := c.get(a); !ok {
 		t.Fatal("a is not cached")
 	}
-	c.DropUnused(clock) // b alone was not used in the last minute
+	cache.DropUnused(clock) // b alone was not used in the last minute
 	for id, want := range map[Hash]bool{a: true, b: false, d: true} {
 		if _, ok := c.get(id); ok != want {
 			t.Errorf("after DropUnused, %s cached = %v, want %v", id, ok, want)
 		}
 	}
-	if want := len("first") + len("third") + 2*64; c.Size() != want {
-		t.Errorf("size %d, want %d", c.Size(), want)
+	if want := len("first") + len("third") + 2*64; cache.Size() != want {
+		t.Errorf("size %d, want %d", cache.Size(), want)
 	}
-	c.DropUnused(clock.Add(time.Second))
-	if c.Size() != 0 || c.order.Len() != 0 || len(c.items) != 0 {
-		t.Errorf("a cache unused since the time still holds %d bytes, %d objects", c.Size(), len(c.items))
+	cache.DropUnused(clock.Add(time.Second))
+	if cache.Size() != 0 || cache.order.Len() != 0 || len(cache.items) != 0 {
+		t.Errorf("a cache unused since the time still holds %d bytes, %d objects", cache.Size(), len(cache.items))
+	}
+}
+
+// One repository is never served another's objects from the cache they
+// share.
+func TestCache_EachRepositoryItsOwnObjects(t *testing.T) {
+	cache := NewCache(1 << 20)
+	bob, alice := scope{cache, 1}, scope{cache, 2}
+	id := NewHash("bb")
+	bob.put(id, Object{Type: plumbing.CommitObject, Data: []byte("bob's commit")})
+	if _, ok := alice.get(id); ok {
+		t.Error("alice's repository is served bob's commit")
+	}
+	if _, ok := bob.get(id); !ok {
+		t.Error("bob's commit is not cached for bob")
 	}
 }

@@ -32,7 +32,7 @@ type Object struct {
 // commit, git gc) are noticed when an object is not found where it was.
 type DB struct {
 	dir   string // .git/objects
-	cache *Cache
+	cache scope
 	sync  bool
 
 	mu    sync.RWMutex
@@ -43,7 +43,7 @@ type DB struct {
 // may be shared between databases; sync makes written packs durable with
 // fsync before they are used.
 func Open(dir string, cache *Cache, sync bool) (*DB, error) {
-	db := &DB{dir: dir, cache: cache, sync: sync}
+	db := &DB{dir: dir, cache: scope{cache, repos.Add(1)}, sync: sync}
 	if err := db.rescan(); err != nil {
 		return nil, err
 	}

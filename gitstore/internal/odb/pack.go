@@ -28,7 +28,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) 
 
 // read returns the object at off, resolving deltas. base looks up objects a
 // REF_DELTA names, which may live anywhere in the repository.
-func (p *pack) read(off int64, cache *Cache, base func(Hash) (Object, error)) (Object, error) {
+func (p *pack) read(off int64, cache scope, base func(Hash) (Object, error)) (Object, error) {
 	h, err := p.idx.FindHash(off)
 	id := Hash(h)
 	if err == nil {
@@ -44,7 +44,7 @@ func (p *pack) read(off int64, cache *Cache, base func(Hash) (Object, error)) (O
 	return p.readFrom(f, off, id, cache, base)
 }
 
-func (p *pack) readFrom(f *os.File, off int64, id Hash, cache *Cache, base func(Hash) (Object, error)) (Object, error) {
+func (p *pack) readFrom(f *os.File, off int64, id Hash, cache scope, base func(Hash) (Object, error)) (Object, error) {
 	r := readers.Get().(*bufio.Reader)
 	defer readers.Put(r)
 	r.Reset(io.NewSectionReader(f, off, 1<<62))
