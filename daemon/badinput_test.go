@@ -118,6 +118,8 @@ func TestBadInput(t *testing.T) {
 		// Revert.
 		{"revert a commit and a message", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "abc", "message": "m"}`, "", memd.EINVALID},
 		{"revert nothing", "POST", "/v1/revert", `{}`, "", memd.EINVALID},
+		{"revert a date", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "2026-12-05"}`, "", memd.EINVALID},
+		{"revert a branch name", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "main"}`, "", memd.EINVALID},
 		{"revert an unknown commit", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "0123456789abcdef0123456789abcdef01234567"}`, "", memd.ENOTFOUND},
 		{"revert a commit that is not hex", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "HEAD~1"}`, "", memd.EINVALID},
 		{"revert an unknown message", "POST", "/v1/revert", `{"message": "never-sent"}`, "", memd.ENOTFOUND},
@@ -126,6 +128,8 @@ func TestBadInput(t *testing.T) {
 		{"agent named with a path", "POST", "/v1/agents", `{"name": "../x"}`, "", memd.EINVALID},
 		{"agent named in capitals", "POST", "/v1/agents", `{"name": "Alice"}`, "", memd.EINVALID},
 		{"agent added twice", "POST", "/v1/agents", `{"name": "alice"}`, "", memd.ECONFLICT},
+		{"agent named as the admin", "POST", "/v1/agents", `{"name": "admin"}`, "", memd.EINVALID},
+		{"agent named as memd", "POST", "/v1/agents", `{"name": "memd"}`, "", memd.EINVALID},
 		{"agent adding an agent", "POST", "/v1/agents", `{"name": "mallory"}`, "alice", memd.EFORBIDDEN},
 		{"agent listing agents", "GET", "/v1/agents", "", "alice", memd.EFORBIDDEN},
 		{"remove an unknown agent", "DELETE", "/v1/agents/nobody", "", "", memd.ENOTFOUND},

@@ -139,7 +139,7 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 		if err != nil {
 			return memd.RevertResult{}, err
 		}
-		h, err := resolve(sh, req.Commit)
+		h, err := sh.ResolveCommit(req.Commit)
 		if err != nil {
 			return memd.RevertResult{}, err
 		}

@@ -210,7 +210,7 @@ func (s *Service) resolveIn(id memd.ShardID, commit string) (gitstore.Hash, erro
 			return h, nil
 		}
 	}
-	return sh.Resolve(commit)
+	return sh.ResolveCommit(commit)
 }
 
 // pointInTime turns at (a date, or a commit in one of the shards) into a

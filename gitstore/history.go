@@ -473,16 +473,31 @@ func (sh *Shard) ResolveTime(t time.Time) (Hash, error) {
 // UTC). ENOTFOUND when nothing matches; a date before the first commit
 // resolves to the zero hash (the empty shard).
 func (sh *Shard) Resolve(rev string) (Hash, error) {
-	head, err := sh.Head()
-	if err != nil {
-		return Hash{}, err
-	}
 	if d, err := memd.ParseDate(rev); err == nil {
 		return sh.ResolveTime(d.Time().AddDate(0, 0, 1).Add(-time.Nanosecond))
 	}
-	rev = strings.ToLower(rev)
-	if len(rev) < 4 || len(rev) > 40 || strings.Trim(rev, "0123456789abcdef") != "" {
+	if !isHex(rev) {
 		return Hash{}, memd.Errorf(memd.EINVALID, "%q is neither a commit hash nor a date (YYYY-MM-DD)", rev)
+	}
+	return sh.ResolveCommit(rev)
+}
+
+// isHex says whether rev may be a commit hash or a prefix of one.
+func isHex(rev string) bool {
+	return len(rev) >= 4 && len(rev) <= 40 && strings.Trim(strings.ToLower(rev), "0123456789abcdef") == ""
+}
+
+// ResolveCommit names a commit on main by its full hash or a unique prefix
+// of at least four hex digits, never by a date: what is done to the commit
+// named (a revert) must be done to the one its caller meant.
+func (sh *Shard) ResolveCommit(rev string) (Hash, error) {
+	if !isHex(rev) {
+		return Hash{}, memd.Errorf(memd.EINVALID, "%q is not a commit hash (4 to 40 hex digits)", rev)
+	}
+	rev = strings.ToLower(rev)
+	head, err := sh.Head()
+	if err != nil {
+		return Hash{}, err
 	}
 	var matches []Hash
 	err = sh.Walk(head, func(c Commit) error {

@@ -125,10 +125,18 @@ func (r *Registry) Authenticate(token string) (memd.Caller, error) {
 	return memd.Caller{}, memd.Errorf(memd.EUNAUTHORIZED, "unknown token")
 }
 
+// reserved are the names an agent may not take: the authors of the
+// admin's commits and of memd's own, which an agent of the name would
+// pass for (and share the admin's kept chat texts, filed by author).
+var reserved = map[string]bool{"admin": true, "memd": true}
+
 // Add registers an agent and returns it with its new token.
 func (r *Registry) Add(name string, projects []string) (memd.NewAgent, error) {
 	if err := memd.ValidateName(name); err != nil {
 		return memd.NewAgent{}, err
+	}
+	if reserved[name] {
+		return memd.NewAgent{}, memd.Errorf(memd.EINVALID, "agent name %s is memd's own: commits and kept chat texts name the admin and memd so; choose another", name)
 	}
 	projects = slices.Clone(projects)
 	for _, p := range projects {
