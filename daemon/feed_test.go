@@ -354,6 +354,16 @@ func TestFeed_RemovedAgentIsCutOff(t *testing.T) {
 	if memd.ErrorCode(sub.Err()) != memd.EUNAUTHORIZED && !strings.Contains(fmt.Sprint(sub.Err()), "removed") {
 		t.Errorf("cut off with %v", sub.Err())
 	}
+	// A subscription carol's token opened just before the removal, which
+	// registers only after it (a long replay in between), is refused too.
+	late, err := e.d.Service.SubscribeAs(ctx, memd.Following{Agent: "carol", Wants: func(memd.ShardID) bool { return true }}, memd.FeedQuery{})
+	if err == nil {
+		late.Close()
+	}
+	wantCode(t, err, memd.EUNAUTHORIZED)
+	if n := e.d.Service.Feed.Subscribers(); n != 1 {
+		t.Errorf("%d subscribers, want the admin's alone", n)
+	}
 }
 
 // Removing an agent ends its MCP session at once: memd's MCP endpoint keeps

@@ -34,6 +34,14 @@ func (s *Service) SubscribeAs(ctx context.Context, f memd.Following, q memd.Feed
 	if err != nil {
 		return nil, err
 	}
+	// Removing an agent cuts the subscribers registered by then; one that
+	// registers after was authenticated before, and is cut here. Checked
+	// once registered, so that the removal is seen by one side or the
+	// other whatever the order.
+	if _, ok := s.Registry.Agent(f.Agent); f.Agent != "" && !ok {
+		s.Feed.Unsubscribe(sub)
+		return nil, feed.ErrAgentRemoved
+	}
 	return &subscription{Subscriber: sub, hub: s.Feed}, nil
 }
 
