@@ -335,3 +335,67 @@ func TestGitPush_ToATyposShardMakesNone(t *testing.T) {
 		t.Errorf("the shard agent/alcie was made: %v", err)
 	}
 }
+
+// A remote's history is checked commit by commit, as a push's is: what a
+// push would be refused for is not taken from a fetch because a later
+// commit removed it, and git's own object checks refuse what would break
+// every clone.
+func TestRemote_FetchedHistoryIsCheckedAsAPushIs(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, want string
+		add        func(t *testing.T, clone string)
+	}{
+		{"a fact line with no such date", "not a calendar date", func(t *testing.T, clone string) {
+			f, err := os.OpenFile(filepath.Join(clone, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("- (2026-02-30) Never was\n")
+			f.Close()
+		}},
+		{"a symbolic link", "a symbolic link", func(t *testing.T, clone string) {
+			if err := os.Symlink("/etc/passwd", filepath.Join(clone, "me.md")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a submodule list git refuses", "gitmodules", func(t *testing.T, clone string) {
+			gm := "[submodule \"x\"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/pwned\n"
+			if err := os.WriteFile(filepath.Join(clone, ".gitmodules"), []byte(gm), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			remotes := t.TempDir()
+			e := startWithRemote(t, filepath.Join(remotes, "{shard}.git"))
+			e.agent(t, "alice")
+			s := memd.AgentShard("alice")
+			remember(t, e.admin, "agent/alice", "Lives in Lisbon", memd.TierProfile, memd.Source{})
+			if _, err := e.admin.SyncRemotes(ctx, []memd.ShardID{s}); err != nil {
+				t.Fatal(err)
+			}
+			dir := e.d.Store.ShardDir(s)
+			head := gitIn(t, dir, "rev-parse", "HEAD")
+			clone := filepath.Join(t.TempDir(), "clone")
+			gitIn(t, remotes, "clone", "-q", filepath.Join(remotes, "agent", "alice.git"), clone)
+			c.add(t, clone)
+			gitIn(t, clone, "add", "-A")
+			gitIn(t, clone, "commit", "-qm", "bad")
+			// The next commit takes it back out: only history holds it.
+			gitIn(t, clone, "revert", "--no-edit", "HEAD")
+			gitIn(t, clone, "push", "-q", "origin", "main")
+
+			list, err := e.admin.SyncRemotes(ctx, []memd.ShardID{s})
+			if err == nil && (len(list) != 1 || !strings.Contains(list[0].Error, c.want)) {
+				t.Errorf("sync took %s: %+v", c.name, list)
+			} else if err != nil && !strings.Contains(err.Error(), c.want) {
+				t.Errorf("sync refused it with %v, want it named (%q)", err, c.want)
+			}
+			if now := gitIn(t, dir, "rev-parse", "HEAD"); now != head {
+				t.Errorf("main moved to %s", now)
+			}
+			gitIn(t, dir, "fsck", "--strict", "--no-progress")
+		})
+	}
+}

@@ -68,14 +68,16 @@ func firstLine(s string, err error) string {
 	return strings.TrimPrefix(line, "fatal: ")
 }
 
-// CheckPushed checks the commits theirs has and main lacks, as a push must
-// pass before memd integrates it: every fact line they add to a fact file is
-// well formed. A line that starts like a fact ("- (") but is not one, or
-// one whose text memd would refuse, is an error naming the file, the line
-// and why, and the commit.
+// CheckPushed checks the commits theirs has and main lacks, as a push or a
+// fetch must pass before memd integrates it: each commit holds only what a
+// shard may (no link, executable or submodule, even one a later commit
+// removes: main would hold it in its history), and every fact line they
+// add to a fact file is well formed. A line that starts like a fact ("- (")
+// but is not one, or one whose text memd would refuse, is an error naming
+// the file, the line and why, and the commit.
 func (sh *Shard) CheckPushed(theirs Hash) error {
 	head, err := sh.Head()
-	if err != nil {
+	if err != nil || theirs == head {
 		return err
 	}
 	// Sizes first, from the objects' headers: a blob is read whole below,
@@ -91,6 +93,12 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 	for _, c := range commits {
 		parentTree, err := sh.parentTree(c)
 		if err != nil {
+			return err
+		}
+		if path, what, err := t.unfit(parentTree, c.Tree); err != nil || path != "" {
+			if err == nil {
+				err = memd.Errorf(memd.EINVALID, "%s in commit %s is %s; memd shards hold regular files of facts and notes only", path, short(c.Hash), what)
+			}
 			return err
 		}
 		err = t.diffFiles(parentTree, c.Tree, "", keepPushedPaths, func(path string, from, to Hash) error {
