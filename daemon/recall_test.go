@@ -428,3 +428,85 @@ func TestRecall_SaysWhatItLeftOut(t *testing.T) {
 		t.Errorf("in a direct chat: skipped %+v, %v", res.Skipped, err)
 	}
 }
+
+// A person who rewrites main's history (an amended commit) gets hits that
+// name the commits main holds, before and after a restart, even once git
+// has dropped the commits rewritten away.
+func TestIndex_AHistoryRewrittenByHandIsAttributedAgain(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	d, admin := serveAt(t, dir)
+	s := shard(t, "agent/alice")
+	if _, err := admin.AddAgent(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	remember(t, admin, "agent/alice", "Fact alpha", memd.TierProfile, memd.Source{Messages: []string{"h1"}})
+	remember(t, admin, "agent/alice", "Fact beta", memd.TierProfile, memd.Source{Messages: []string{"h2"}})
+	if res, err := admin.Recall(ctx, memd.RecallQuery{Q: "beta", Agent: "alice"}); err != nil || len(res.Hits) == 0 {
+		t.Fatalf("recall: %+v, %v", res, err)
+	}
+	repo := d.Store.ShardDir(s)
+	msg := strings.ReplaceAll(gitIn(t, repo, "log", "-1", "--format=%B"), "Source-Message: h2", "Source-Message: h2-corrected")
+	gitIn(t, repo, "commit", "-q", "--amend", "-m", msg)
+	head, source := gitIn(t, repo, "rev-parse", "HEAD"), "h2-corrected"
+	check := func(when string) {
+		t.Helper()
+		res, err := admin.Recall(ctx, memd.RecallQuery{Q: "beta", Agent: "alice"})
+		if err != nil || len(res.Hits) == 0 {
+			t.Fatalf("%s: recall %+v, %v", when, res, err)
+		}
+		if h := res.Hits[0]; h.Commit != head || !slices.Equal(h.SourceMessages, []string{source}) {
+			t.Errorf("%s: the hit names commit %.12s from %v, want %.12s from %s", when, h.Commit, h.SourceMessages, head, source)
+		}
+		facts, err := admin.Facts(ctx, memd.FactsQuery{Shard: s, Origins: true})
+		if err != nil {
+			t.Fatalf("%s: facts with origins: %v", when, err)
+		}
+		for _, f := range facts.Facts {
+			if f.Text == "Fact beta" && (f.Origin == nil || f.Origin.Commit != head) {
+				t.Errorf("%s: beta's origin %+v", when, f.Origin)
+			}
+		}
+	}
+	// Attribution runs in the background after a rewrite: wait for it.
+	waitAttributed(t, admin, s)
+	check("after the amend")
+	d.Shutdown(ctx)
+	gitIn(t, repo, "reflog", "expire", "--expire=now", "--all")
+	gitIn(t, repo, "gc", "-q", "--prune=now")
+	d, admin = serveAt(t, dir)
+	waitAttributed(t, admin, s)
+	check("after a gc and a restart")
+
+	// Rewritten while memd was stopped, the commit the index was saved at
+	// gone too.
+	d.Shutdown(ctx)
+	msg = strings.ReplaceAll(msg, "Source-Message: h2-corrected", "Source-Message: h2-again")
+	gitIn(t, repo, "commit", "-q", "--amend", "-m", msg)
+	head, source = gitIn(t, repo, "rev-parse", "HEAD"), "h2-again"
+	gitIn(t, repo, "reflog", "expire", "--expire=now", "--all")
+	gitIn(t, repo, "gc", "-q", "--prune=now")
+	d, admin = serveAt(t, dir)
+	defer d.Shutdown(ctx)
+	waitAttributed(t, admin, s)
+	check("rewritten while stopped")
+}
+
+// waitAttributed waits until the status says no shard of s's is being
+// attributed to its commits.
+func waitAttributed(t *testing.T, c *client.Client, s memd.ShardID) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		st, err := c.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Attributing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is still being attributed", s)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the status of background work
+	}
+}

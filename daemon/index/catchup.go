@@ -128,7 +128,7 @@ func (x *Index) catchUp(sh *gitstore.Shard, chase bool) error {
 	}
 	switch {
 	case head.IsZero():
-		err = x.replaceShard(sh, nil, head)
+		err = x.replaceShard(sh, nil, head, nil)
 	case large:
 		full = true
 		if err = x.readHeadInParts(sh, head); err == nil {
@@ -149,7 +149,7 @@ func (x *Index) catchUp(sh *gitstore.Shard, chase bool) error {
 		}
 		if errors.Is(err, errUnknownBase) || errors.Is(err, errHeadMoved) {
 			full = true
-			err = x.rebuildShard(sh, parsed)
+			err = x.rebuildShard(sh, parsed, indexed)
 		}
 	}
 	if err == nil && indexed.IsZero() && !parsed {
@@ -430,6 +430,9 @@ func newWalk() *walk {
 func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
 	commits, reached, err := sh.Range(from, to, maxWalk)
 	if err != nil && !errors.Is(err, gitstore.ErrTooFar) {
+		if _, rerr := sh.ReadCommit(from); rerr != nil {
+			return errUnknownBase // git dropped it: a person rewrote history
+		}
 		return err
 	}
 	if !reached {
@@ -560,27 +563,53 @@ func (x *Index) apply(sh *gitstore.Shard, put []search.Doc, del []string, moved 
 
 // rebuildShard indexes a shard afresh from HEAD, then attributes each fact
 // to the commit that introduced it by walking history in the background.
-// keep keeps the files it parses, for a writer that had them.
-func (x *Index) rebuildShard(sh *gitstore.Shard, keep bool) error {
-	head, err := x.readHead(sh, keep)
+// keep keeps the files it parses, for a writer that had them. A fact keeps
+// the commit the index named for it at indexed unless a person rewrote
+// that commit away (an amend, a rebase, a reset): then it is attributed
+// again, to what main holds.
+func (x *Index) rebuildShard(sh *gitstore.Shard, keep bool, indexed gitstore.Hash) error {
+	gone, err := rewrittenAway(sh, indexed)
 	if err != nil {
+		return err
+	}
+	lines, head, err := sh.Lines()
+	if err != nil {
+		return err
+	}
+	if !keep {
+		sh.Release() // read for the index, not to be written
+	}
+	if err := x.replaceShard(sh, lines, head, gone); err != nil {
 		return err
 	}
 	x.attributeLater(sh.ID(), head)
 	return nil
 }
 
-// readHead indexes a shard afresh from HEAD, which it returns. Unless
-// keep, it gives up the files it parsed before it builds the index.
-func (x *Index) readHead(sh *gitstore.Shard, keep bool) (gitstore.Hash, error) {
-	lines, head, err := sh.Lines()
+// rewrittenAway returns which commits main no longer holds of those that
+// led to indexed: none when indexed is an ancestor of HEAD, those a
+// rewrite replaced otherwise, and every one when that cannot be told (git
+// dropped indexed, or the rewrite went back further than a walk goes).
+func rewrittenAway(sh *gitstore.Shard, indexed gitstore.Hash) (func(commit string) bool, error) {
+	if indexed.IsZero() {
+		return nil, nil
+	}
+	head, err := sh.Head()
 	if err != nil {
-		return head, err
+		return nil, err
 	}
-	if !keep {
-		sh.Release() // read for the index, not to be written
+	gone, _, err := sh.Range(head, indexed, maxWalk)
+	if err != nil {
+		return func(string) bool { return true }, nil
 	}
-	return head, x.replaceShard(sh, lines, head)
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	set := make(map[string]bool, len(gone))
+	for _, c := range gone {
+		set[c.Hash.String()] = true
+	}
+	return func(commit string) bool { return set[commit] }, nil
 }
 
 // readAt records that a shard was read afresh at head, with its notes
@@ -607,8 +636,9 @@ func headNotes(sh *gitstore.Shard, head gitstore.Hash) (map[string]*noteRecord, 
 }
 
 // replaceShard replaces everything indexed for a shard with lines and the
-// notes at head.
-func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head gitstore.Hash) error {
+// notes at head. A fact indexed with the same text keeps the commit it was
+// attributed to, unless gone says main no longer holds that commit.
+func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head gitstore.Hash, gone func(commit string) bool) error {
 	id := sh.ID()
 	notes, err := headNotes(sh, head)
 	if err != nil {
@@ -617,7 +647,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head git
 	docs := make([]search.Doc, len(lines))
 	for i, l := range lines {
 		docs[i] = docOf(l)
-		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text {
+		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text && (gone == nil || !gone(old.Commit)) {
 			docs[i].Commit, docs[i].Messages, docs[i].Chat, docs[i].When = old.Commit, old.Messages, old.Chat, old.When
 		}
 	}
