@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -156,5 +158,65 @@ func TestPoisoningDrill(t *testing.T) {
 		if !replay[id] {
 			t.Errorf("fact %s is in HEAD but not in the replay", id)
 		}
+	}
+}
+
+// A revert of a commit that wrote a fact the shard already held, or that
+// another line holds too, takes back that commit's line alone: the fact
+// stays, as it would in the history replayed without the commit.
+func TestRevert_AFactWrittenAgainStays(t *testing.T) {
+	ctx := context.Background()
+	e := start(t)
+	s := shard(t, "agent/carol")
+	e.agent(t, "carol")
+	res := remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	dir := e.d.Store.ShardDir(s)
+	write := func(path, line, msg string) string {
+		t.Helper()
+		full := filepath.Join(dir, path)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		f, err := os.OpenFile(full, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(line)
+		f.Close()
+		gitIn(t, dir, "add", path)
+		gitIn(t, dir, "commit", "-qm", msg)
+		return gitIn(t, dir, "rev-parse", "HEAD")
+	}
+	facts := func() []memd.Fact {
+		t.Helper()
+		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list.Facts
+	}
+	for _, c := range []struct{ name, path, line string }{
+		{"the same file, another date", "profile.md", "- (2026-12-01) Allergic to peanuts\n"},
+		{"the same file and date", "profile.md", "- (" + res.Fact.Date.String() + ") Allergic to peanuts\n"},
+		{"another file", "log/2026-11.md", "- (2026-11-20) Allergic to peanuts\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := gitIn(t, dir, "show", "HEAD:profile.md")
+			again := write(c.path, c.line, "noted the allergy again")
+			if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: again}); err != nil {
+				t.Fatal(err)
+			}
+			if got := facts(); len(got) != 1 || got[0].Text != "Allergic to peanuts" {
+				t.Errorf("facts after the revert: %+v", got)
+			}
+			if got := gitIn(t, dir, "show", "HEAD:profile.md"); got != before {
+				t.Errorf("profile.md after the revert:\n%s\nwant\n%s", got, before)
+			}
+		})
+	}
+	// With the other lines gone, a revert of the first takes the fact.
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: res.Commit}); err != nil {
+		t.Fatal(err)
+	}
+	if got := facts(); len(got) != 0 {
+		t.Errorf("facts after reverting the first: %+v", got)
 	}
 }

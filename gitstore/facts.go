@@ -172,6 +172,36 @@ func (sh *Shard) Fact(id string) (memd.Fact, error) {
 	return f, nil
 }
 
+// FactLines returns every line of a fact at HEAD, in the order of its
+// files: more than one when a person or a merge wrote it again.
+func (sh *Shard) FactLines(id string) ([]memd.Fact, error) {
+	if _, err := sh.refresh(); err != nil {
+		return nil, err
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	st, err := sh.lockedState()
+	if err != nil || st == nil {
+		return nil, err
+	}
+	var out []memd.Fact
+	for _, path := range st.where.get(id) {
+		ff, err := sh.file(st, path)
+		if err != nil {
+			return nil, err
+		}
+		if ff == nil {
+			continue
+		}
+		for _, lf := range ff.linesOf(id) {
+			f := lf.Fact
+			f.Shard = sh.id
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
 // Line is a fact at HEAD with the byte offset of its line in its file.
 type Line struct {
 	memd.Fact

@@ -323,6 +323,10 @@ func (g *group) add(c Change) (*Result, error) {
 				}
 			}
 			g.setOver(f.ID, nil)
+		case RemoveLine:
+			if err := g.removeLine(e.Fact, pend, res, i, added, edited); err != nil {
+				return nil, err
+			}
 		case ReplaceFact:
 			old, ok, err := g.held(e.Fact.ID, added, edited)
 			if err != nil {
@@ -427,6 +431,49 @@ func (g *group) add(c Change) (*Result, error) {
 	}
 	g.plans = append(g.plans, pl)
 	return res, nil
+}
+
+// removeLine plans the removal of one line of fact f.ID: the last of its
+// file's lines dated f.Date that no edit of the change rewrote. The fact
+// is gone once no line holds it.
+func (g *group) removeLine(f memd.Fact, pend func(string) *pendingFile, res *Result, i int, added, edited map[string]memd.Fact) error {
+	ff, err := g.file(f.File)
+	if err != nil || ff == nil || !slices.Contains(g.where(f.ID), f.File) {
+		return err
+	}
+	p := pend(f.File)
+	var left []lineFact // its lines in the file, but those the change rewrote or removed
+	for _, lf := range ff.linesOf(f.ID) {
+		if !p.edited[lf.start] {
+			left = append(left, lf)
+		}
+	}
+	at := -1
+	for j, lf := range left {
+		if lf.Date == f.Date {
+			at = j
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	lf := left[at]
+	p.remove(lf.start, lf.end)
+	removed := lf.Fact
+	removed.Shard = g.sh.id
+	res.Facts[i] = removed
+	res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: removed})
+	if len(left) > 1 {
+		return nil // the file still holds it
+	}
+	paths := slices.DeleteFunc(slices.Clone(g.where(f.ID)), func(path string) bool { return path == f.File })
+	if len(paths) == 0 {
+		delete(added, f.ID)
+		delete(edited, f.ID)
+		paths = nil
+	}
+	g.setOver(f.ID, paths)
+	return nil
 }
 
 // fileFor picks the file a new fact goes in; a split month's facts stay in

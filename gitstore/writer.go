@@ -44,11 +44,16 @@ const (
 	// ReplaceFact rewrites a fact's text where its line stands, keeping its
 	// date and tier (and removes any other line of it).
 	ReplaceFact
+	// RemoveLine removes one line of a fact: the last in Fact.File dated
+	// Fact.Date. The fact stays while another line holds it: a revert of a
+	// commit that wrote the fact again takes back that line alone.
+	RemoveLine
 )
 
 // Edit is one change to one fact. For AddFact, Fact carries the text, date
 // and tier (and optionally the file, to restore a line where it was); for
-// RemoveFact, only the ID; for ReplaceFact, the ID, and With the new text.
+// RemoveFact, only the ID; for RemoveLine, the ID, file and date; for
+// ReplaceFact, the ID, and With the new text.
 type Edit struct {
 	Op   EditOp
 	Fact memd.Fact
@@ -206,6 +211,13 @@ func validateChange(c *Change) error {
 		case RemoveFact:
 			if !memd.ValidFactID(e.Fact.ID) {
 				return memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", e.Fact.ID)
+			}
+		case RemoveLine:
+			if !memd.ValidFactID(e.Fact.ID) {
+				return memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", e.Fact.ID)
+			}
+			if !IsFactFile(e.Fact.File) || e.Fact.Date.IsZero() {
+				return memd.Errorf(memd.EINVALID, "a line to remove needs its fact file and date")
 			}
 		case ReplaceFact:
 			if !memd.ValidFactID(e.Fact.ID) {

@@ -90,7 +90,11 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 	var ids []string
 	for _, ch := range d.Facts {
 		if ch.Op == "+" {
-			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: ch.Fact.ID}})
+			e, err := takeBack(sh, ch.Fact)
+			if err != nil {
+				return out, err
+			}
+			edits = append(edits, e)
 			ids = appendID(ids, ch.Fact.ID)
 		}
 	}
@@ -123,6 +127,22 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 		out.Changes = res.Changes
 	}
 	return out, nil
+}
+
+// takeBack is the edit that takes back a line a commit added: the fact,
+// unless another line holds it too (a person or another daemon wrote it
+// again), when that line alone goes and the fact stays, as it would in
+// the history replayed without the commit.
+func takeBack(sh *gitstore.Shard, added memd.Fact) (gitstore.Edit, error) {
+	lines, err := sh.FactLines(added.ID)
+	if err != nil {
+		return gitstore.Edit{}, err
+	}
+	its := slices.ContainsFunc(lines, func(f memd.Fact) bool { return f.File == added.File && f.Date == added.Date })
+	if len(lines) > 1 && its {
+		return gitstore.Edit{Op: gitstore.RemoveLine, Fact: memd.Fact{ID: added.ID, File: added.File, Date: added.Date}}, nil
+	}
+	return gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: added.ID}}, nil
 }
 
 // revertNote undoes the change commit c made to a note, when it changed
@@ -211,6 +231,7 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[git
 	if len(pending) == 0 {
 		return out, nil
 	}
+	rv := newReverts(sh)
 	err := sh.Walk(head, func(c gitstore.Commit) error {
 		// Each commit of hs counts as a later one for those older.
 		delete(pending, c.Hash)
@@ -218,6 +239,13 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[git
 			return gitstore.ErrStop
 		}
 		p := Parse(c.Message)
+		// A later commit a standing revert undid changed nothing again.
+		if err := rv.see(c, p); err != nil {
+			return err
+		}
+		if undone, err := rv.undone(c); err != nil || undone {
+			return err
+		}
 		byMemd := madeByMemd(c, p)
 		if p.Op == memd.OpRevert && byMemd {
 			return nil
