@@ -160,7 +160,7 @@ func (sh *Shard) checkPushedFile(path string, from, to Hash) (line int, err erro
 			}
 			continue
 		}
-		if err := checkFactLine(l.text); err != nil {
+		if err := CheckFactLine(l.text); err != nil {
 			return l.number, memd.Errorf(memd.EINVALID, "%v", err)
 		}
 	}
@@ -252,8 +252,9 @@ func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 	return nil
 }
 
-// checkFactLine explains why a line that starts like a fact is not one.
-func checkFactLine(line string) error {
+// CheckFactLine explains why a line that starts like a fact is not one
+// (nil for a fact, and for a line that does not start like one).
+func CheckFactLine(line string) error {
 	line = strings.TrimSuffix(line, "\r")
 	if after, bom := strings.CutPrefix(line, "\ufeff"); bom && strings.HasPrefix(after, "- (") {
 		// An editor's byte-order mark would hide the fact: read as prose.

@@ -9,7 +9,8 @@
 //	projects/<slug>/memory/by-agent/<bot>/      -> project/<slug>
 //
 // The shared scopes keep one folder per writing bot; they merge into one
-// shard, and where bots hold the same fact the newest date wins. A fact the
+// shard, and where bots hold the same fact the newest date wins (lasting if
+// any holds it in its profile). A fact the
 // shard already holds is left as it is, so importing twice changes nothing.
 package importer
 
@@ -86,9 +87,16 @@ func read(dir, user string) (map[memd.ShardID][]fact, *Report, error) {
 			found[id] = make(map[string]fact)
 		}
 		for _, f := range facts {
-			if old, ok := found[id][f.ID]; !ok || old.Date.Before(f.Date) {
-				found[id][f.ID] = f
+			old, ok := found[id][f.ID]
+			if ok && !old.Date.Before(f.Date) {
+				f, old = old, f
 			}
+			// A fact one bot holds as lasting stays lasting, whatever
+			// another logged of it later.
+			if ok && old.Tier == memd.TierProfile {
+				f.Tier = memd.TierProfile
+			}
+			found[id][f.ID] = f
 		}
 		return nil
 	}
@@ -195,9 +203,17 @@ func readScope(dir, root, bot string, rep *Report) ([]fact, error) {
 			continue
 		}
 		profile := filepath.Base(rel) == gitstore.ProfileFile
-		for n, line := range strings.Split(string(data), "\n") {
+		// An editor's byte-order mark at the start would hide the first
+		// fact; a file saved so is read as its author meant it.
+		text := strings.TrimPrefix(string(data), "\ufeff")
+		for n, line := range strings.Split(text, "\n") {
 			f, ok := gitstore.ParseLine(line)
 			if !ok {
+				// A line that starts like a fact but is not one is said,
+				// not passed over as prose.
+				if err := gitstore.CheckFactLine(line); err != nil {
+					rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s:%d: %s", rel, n+1, memd.ErrorMessage(err)))
+				}
 				continue
 			}
 			text, err := memd.CleanFactText(f.Text)
