@@ -1,6 +1,8 @@
 package gitstore_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -189,5 +191,46 @@ func TestShard_IntegrateNotesLineByLine(t *testing.T) {
 	}
 	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
 		t.Fatalf("git status after merge:\n%s", st)
+	}
+}
+
+// A fetched change to a fact file's other lines (a heading reworded) reaches
+// the working file a person is editing, beside their uncommitted line:
+// git status then shows only the person's edit, and their commit -a keeps
+// the fetched change.
+func TestShard_IntegrateReachesAWorkingFileBeingEdited(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	remember(t, a, "Lives in Lisbon", memd.TierProfile, "m1")
+	integrate(t, b, a)
+	// On a, a person rewords the file's heading and commits.
+	profile := filepath.Join(a.Dir(), "profile.md")
+	data, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(data), "\n")
+	if err := os.WriteFile(profile, []byte("# What x keeps for good\n"+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, a.Dir(), "commit", "-qam", "a better heading")
+	if first == "# What x keeps for good" {
+		t.Fatal("the heading did not change")
+	}
+	// On b, a person has a line of their own, not committed.
+	mine := filepath.Join(b.Dir(), "profile.md")
+	f, err := os.OpenFile(mine, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-11-02) Has a cat\n")
+	f.Close()
+	integrate(t, b, a)
+	got, _ := os.ReadFile(mine)
+	if !strings.HasPrefix(string(got), "# What x keeps for good\n") || !strings.HasSuffix(string(got), "- (2026-11-02) Has a cat\n") {
+		t.Errorf("the working file:\n%s", got)
+	}
+	if diff := git(t, b.Dir(), "diff", "HEAD"); strings.Contains(diff, "\n-#") || strings.Contains(diff, "\n+#") || !strings.Contains(diff, "+- (2026-11-02) Has a cat") {
+		t.Errorf("git diff HEAD shows more than the person's line:\n%s", diff)
 	}
 }

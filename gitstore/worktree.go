@@ -275,7 +275,14 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 		return newData, false // memd's own append, cut short
 	case IsFactFile(path):
 		// Uncommitted edits: keep them, and apply memd's change on top.
-		return mergeFactLines(path, oldData, newData, cur), false
+		// Fact by fact, so that both adding lines at the end is no
+		// conflict; line by line where that gives the same facts, so that
+		// a change to other lines (a heading a fetch reworded) is kept too.
+		byFacts := mergeFactLines(path, oldData, newData, cur)
+		if merged, conflict, err := mergeLines(cur, oldData, newData, "memd"); err == nil && !conflict && sameFactLines(path, merged, byFacts) {
+			return merged, false
+		}
+		return byFacts, false
 	}
 	merged, conflict, err := mergeLines(cur, oldData, newData, "memd")
 	if err != nil || conflict {
@@ -339,6 +346,13 @@ func mergeFactLines(path string, base, ours, theirs []byte) []byte {
 		}
 	}
 	return out
+}
+
+// sameFactLines says whether two versions of a fact file hold the same
+// fact lines, in the same order.
+func sameFactLines(path string, a, b []byte) bool {
+	la, lb := parseFactFile(path, a), parseFactFile(path, b)
+	return slices.EqualFunc(la, lb, func(x, y lineFact) bool { return x.Fact == y.Fact })
 }
 
 func factIDs(path string, data []byte) map[string]bool {
