@@ -64,6 +64,9 @@ func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, 
 	// Filtered in place: a shard's facts are listed whole (a million of
 	// them take 150 MB), and a second list of them would double that.
 	out := memd.FactList{Shard: q.Shard, Commit: commit, Facts: facts[:0]}
+	if out.Facts == nil {
+		out.Facts = []memd.Fact{} // a list, never null, even at a date before the first commit
+	}
 	for _, f := range facts {
 		if q.Tier != "" && f.Tier != q.Tier ||
 			!q.From.IsZero() && f.Date.Before(q.From) ||

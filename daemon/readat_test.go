@@ -235,3 +235,15 @@ func TestContext_AStampCannotBorrowAnotherShardsCommit(t *testing.T) {
 	}
 	wantCode(t, err, memd.ENOTFOUND)
 }
+
+// Facts at a date before a shard's first commit are an empty list, not
+// null.
+func TestFacts_AtADateBeforeTheFirstCommit(t *testing.T) {
+	e := start(t)
+	e.agent(t, "alice")
+	remember(t, e.admin, "agent/alice", "Alice likes tea", memd.TierProfile, memd.Source{})
+	resp, body := memdtest.Get(t, e.d.URL(), e.admin.Token, "/v1/shards/agent/alice/facts?at=2001-01-01")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"facts":[]`) {
+		t.Errorf("facts at 2001-01-01: %d %s", resp.StatusCode, body)
+	}
+}
