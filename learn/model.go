@@ -30,4 +30,13 @@ type ModelConfig struct {
 	APIKey  string // may be empty for local servers
 	Model   string
 	Timeout time.Duration // per call; 60s when zero
+	// MaxTokens bounds an answer; DefaultMaxTokens when zero.
+	MaxTokens int
 }
+
+// DefaultMaxTokens bounds an answer: about 4,000 characters, room for the
+// 10 facts and 5 removals of an exchange at the lengths facts have (a
+// fact may be 500 characters; 15 that long would be cut off, and the call
+// fail). Not more by default: some servers refuse a request whose prompt
+// and answer together exceed the model's context.
+const DefaultMaxTokens = 1024

@@ -51,6 +51,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	modelKey := fs.String("model-key", e.getenv("MEMD_MODEL_KEY"), "API key of the model endpoint (env MEMD_MODEL_KEY)")
 	modelCalls := fs.Int("model-calls", envInt(e, "MEMD_MODEL_CALLS", 4), "at most this many model calls at once (env MEMD_MODEL_CALLS)")
 	modelTimeout := fs.Duration("model-timeout", envDuration(e, "MEMD_MODEL_TIMEOUT", 60*time.Second), "time limit of one model call (env MEMD_MODEL_TIMEOUT)")
+	modelMaxTokens := fs.Int("model-max-tokens", envInt(e, "MEMD_MODEL_MAX_TOKENS", learn.DefaultMaxTokens), "the longest answer asked of the model, in tokens; an answer cut off there fails, its last line could be half a fact (env MEMD_MODEL_MAX_TOKENS)")
 	remoteURL := fs.String("remote", e.getenv("MEMD_REMOTE"), "git remote of every shard, with {shard} or {kind} and {name} in it, e.g. /srv/memory/{shard}.git or git://host/{shard}.git; a remote named memd in a shard's own git config wins (env MEMD_REMOTE)")
 	fetchEvery := fs.Duration("fetch-every", envDuration(e, "MEMD_FETCH_EVERY", time.Minute), "how often shards with a remote are fetched and merged; 0 fetches only on command (memd remote sync) and before a rejected push is retried (env MEMD_FETCH_EVERY)")
 	pushDelay := fs.Duration("push-delay", envDuration(e, "MEMD_PUSH_DELAY", time.Second), "how long a commit waits for others to share its push (env MEMD_PUSH_DELAY)")
@@ -111,7 +112,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		cfg.Embeddings = &vectors.Config{BaseURL: *embedURL, Model: *embedModel, APIKey: *embedKey, Weight: *embedWeight}
 	}
 	if *modelURL != "" {
-		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout}
+		cfg.Model = &learn.ModelConfig{BaseURL: *modelURL, Model: *model, APIKey: *modelKey, Timeout: *modelTimeout, MaxTokens: *modelMaxTokens}
+	}
+	if *modelMaxTokens < 64 {
+		return memd.Errorf(memd.EINVALID, "--model-max-tokens must be 64 or more: the answer holds lines of facts")
 	}
 	if *modelCalls < 1 {
 		return memd.Errorf(memd.EINVALID, "--model-calls must be 1 or more")

@@ -23,6 +23,9 @@ func New(cfg learn.ModelConfig) learn.Model {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 60 * time.Second
 	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = learn.DefaultMaxTokens
+	}
 	c := openai.NewClient(
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
@@ -44,7 +47,7 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 		Model:       m.cfg.Model,
 		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage(user)},
 		Temperature: openai.Float(0),
-		MaxTokens:   openai.Int(maxTokens),
+		MaxTokens:   openai.Int(int64(m.cfg.MaxTokens)),
 	})
 	if err != nil {
 		var apiErr *openai.Error
@@ -65,7 +68,7 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 	switch {
 	case choice.FinishReason == "length":
 		// Its last line may be a fact cut in half: none of it is taken.
-		return "", fmt.Errorf("model %s's answer was cut off at its limit of %d tokens", m.cfg.Model, maxTokens)
+		return "", fmt.Errorf("model %s's answer was cut off at its limit of %d tokens (raise it with --model-max-tokens)", m.cfg.Model, m.cfg.MaxTokens)
 	case answer == "":
 		// Asked to say NONE when there is nothing: an empty answer is a
 		// model or a server at fault, not an exchange without facts.
@@ -73,13 +76,6 @@ func (m *chatModel) Complete(ctx context.Context, system, user string) (string, 
 	}
 	return answer, nil
 }
-
-// maxTokens bounds an answer: about 4,000 characters, room for the 10
-// facts and 5 removals of an exchange at the lengths facts have (a fact
-// may be 500 characters; 15 that long would be cut off, and the call
-// fail). Not more: some servers refuse a request whose prompt and answer
-// together exceed the model's context.
-const maxTokens = 1024
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when
 // there is none, and at most an hour.

@@ -2,7 +2,9 @@ package chatmodel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,5 +72,34 @@ func TestComplete_CutOrEmptyAnswersAreErrors(t *testing.T) {
 	answer = reply(`"NONE"`, "stop")
 	if got, err := m.Complete(context.Background(), "s", "u"); err != nil || got != "NONE" {
 		t.Errorf("a whole answer: %q, %v", got, err)
+	}
+}
+
+// The longest answer asked for is the one configured, 1024 tokens by
+// default, and an answer cut off there says how to ask for more.
+func TestComplete_AsksForTheConfiguredLongestAnswer(t *testing.T) {
+	var asked []int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			MaxTokens int64 `json:"max_tokens"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		asked = append(asked, req.MaxTokens)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"profile: Likes"},"finish_reason":"length"}]}`))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		set  int
+		want int64
+	}{{0, 1024}, {4096, 4096}} {
+		m := New(learn.ModelConfig{BaseURL: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second, MaxTokens: c.set})
+		_, err := m.Complete(context.Background(), "s", "u")
+		if got := asked[len(asked)-1]; got != c.want {
+			t.Errorf("MaxTokens %d: asked for %d tokens, want %d", c.set, got, c.want)
+		}
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d tokens", c.want)) || !strings.Contains(err.Error(), "--model-max-tokens") {
+			t.Errorf("MaxTokens %d: %v", c.set, err)
+		}
 	}
 }
