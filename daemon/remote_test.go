@@ -336,17 +336,18 @@ func TestGitPush_ToATyposShardMakesNone(t *testing.T) {
 	}
 }
 
-// A remote's history is checked commit by commit, as a push's is: what a
-// push would be refused for is not taken from a fetch because a later
-// commit removed it, and git's own object checks refuse what would break
-// every clone.
-func TestRemote_FetchedHistoryIsCheckedAsAPushIs(t *testing.T) {
+// What git's own object checks refuse (a .gitmodules that would break
+// every clone's fetch) is not taken from a remote, even when a later
+// commit removed it. What another daemon's people committed there is
+// taken, as that daemon took it, so that the two keep syncing: a line
+// with no such date, a link later removed, a file memd does not read.
+func TestRemote_FetchedHistoryIsTakenUnlessGitRefusesIt(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
-		name, want string
+		name, want string // want: the refusal; "" for taken
 		add        func(t *testing.T, clone string)
 	}{
-		{"a fact line with no such date", "not a calendar date", func(t *testing.T, clone string) {
+		{"a fact line with no such date", "", func(t *testing.T, clone string) {
 			f, err := os.OpenFile(filepath.Join(clone, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -354,7 +355,15 @@ func TestRemote_FetchedHistoryIsCheckedAsAPushIs(t *testing.T) {
 			f.WriteString("- (2026-02-30) Never was\n")
 			f.Close()
 		}},
-		{"a symbolic link", "a symbolic link", func(t *testing.T, clone string) {
+		{"a note named as memd reads none", "", func(t *testing.T, clone string) {
+			if err := os.MkdirAll(filepath.Join(clone, "notes"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(clone, "notes", "README.md"), []byte("# Notes\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symbolic link", "", func(t *testing.T, clone string) {
 			if err := os.Symlink("/etc/passwd", filepath.Join(clone, "me.md")); err != nil {
 				t.Fatal(err)
 			}
@@ -386,16 +395,27 @@ func TestRemote_FetchedHistoryIsCheckedAsAPushIs(t *testing.T) {
 			gitIn(t, clone, "revert", "--no-edit", "HEAD")
 			gitIn(t, clone, "push", "-q", "origin", "main")
 
+			remote := gitIn(t, clone, "rev-parse", "HEAD")
 			list, err := e.admin.SyncRemotes(ctx, []memd.ShardID{s})
-			if err == nil && (len(list) != 1 || !strings.Contains(list[0].Error, c.want)) {
-				t.Errorf("sync took %s: %+v", c.name, list)
-			} else if err != nil && !strings.Contains(err.Error(), c.want) {
-				t.Errorf("sync refused it with %v, want it named (%q)", err, c.want)
-			}
-			if now := gitIn(t, dir, "rev-parse", "HEAD"); now != head {
-				t.Errorf("main moved to %s", now)
+			now := gitIn(t, dir, "rev-parse", "HEAD")
+			if c.want == "" {
+				if err != nil || now != remote {
+					t.Errorf("sync of %s: main at %.12s, want the remote's %.12s: %v %+v", c.name, now, remote, err, list)
+				}
+			} else {
+				if err == nil && (len(list) != 1 || !strings.Contains(list[0].Error, c.want)) {
+					t.Errorf("sync took %s: %+v", c.name, list)
+				} else if err != nil && !strings.Contains(err.Error(), c.want) {
+					t.Errorf("sync refused it with %v, want it named (%q)", err, c.want)
+				}
+				if now != head {
+					t.Errorf("main moved to %s", now)
+				}
 			}
 			gitIn(t, dir, "fsck", "--strict", "--no-progress")
+			if st := gitIn(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status:\n%s", st)
+			}
 		})
 	}
 }

@@ -68,13 +68,13 @@ func firstLine(s string, err error) string {
 	return strings.TrimPrefix(line, "fatal: ")
 }
 
-// CheckPushed checks the commits theirs has and main lacks, as a push or a
-// fetch must pass before memd integrates it: each commit holds only what a
-// shard may (no link, executable or submodule, even one a later commit
-// removes: main would hold it in its history), and every fact line they
-// add to a fact file is well formed. A line that starts like a fact ("- (")
-// but is not one, or one whose text memd would refuse, is an error naming
-// the file, the line and why, and the commit.
+// CheckPushed checks the commits theirs has and main lacks, as a push must
+// pass before memd integrates it: every note they change passes the API's
+// rules and every fact line they add to a fact file is well formed, commit
+// by commit. A line that starts like a fact ("- (") but is not one, or one
+// whose text memd would refuse, is an error naming the file, the line and
+// why, and the commit. What theirs holds that memd would silently ignore
+// where it looks for its own is refused too (see checkIgnored).
 func (sh *Shard) CheckPushed(theirs Hash) error {
 	head, err := sh.Head()
 	if err != nil || theirs == head {
@@ -95,12 +95,6 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 		if err != nil {
 			return err
 		}
-		if path, what, err := t.unfit(parentTree, c.Tree); err != nil || path != "" {
-			if err == nil {
-				err = memd.Errorf(memd.EINVALID, "%s in commit %s is %s; memd shards hold regular files of facts and notes only", path, short(c.Hash), what)
-			}
-			return err
-		}
 		err = t.diffFiles(parentTree, c.Tree, "", keepPushedPaths, func(path string, from, to Hash) error {
 			if to.IsZero() {
 				return nil
@@ -118,7 +112,7 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 			return err
 		}
 	}
-	return nil
+	return sh.checkIgnored(head, theirs)
 }
 
 // keepPushedPaths selects what a push is checked for: profile.md and what
@@ -129,42 +123,74 @@ func keepPushedPaths(path string) bool {
 
 // checkPushedFile checks one file a pushed commit adds (from is zero) or
 // changes: a note must pass the API's rules, and every line it adds to a
-// fact file must be a well-formed fact. A file memd would not read where
-// it looks for its own, a Markdown file under notes/ that is not named as
-// a note or fact lines in a file under log/ not named as a fact file,
-// would be silently ignored, so it is refused, named with what to do. The
-// line refused is returned with the error (0 for the whole file).
+// fact file must be a well-formed fact. The line refused is returned with
+// the error (0 for the whole file).
 func (sh *Shard) checkPushedFile(path string, from, to Hash) (line int, err error) {
-	if IsNoteFile(path) {
+	switch {
+	case IsNoteFile(path):
 		obj, err := sh.db.Get(to)
 		if err != nil {
 			return 0, err
 		}
 		return 0, memd.CheckNoteText(string(obj.Data))
-	}
-	if strings.HasPrefix(path, NotesDir+"/") {
-		if !from.IsZero() || !strings.HasSuffix(strings.ToLower(path), ".md") {
-			return 0, nil // not a note, and not meant as a new one
+	case IsFactFile(path):
+		added, err := sh.addedLines(from, to)
+		if err != nil {
+			return 0, err
 		}
-		name := strings.TrimPrefix(path, NotesDir+"/")
-		return 0, memd.Errorf(memd.EINVALID, "memd would not read it as a note (%s); rename it", memd.ErrorMessage(memd.ValidateNotePath(name)))
-	}
-	added, err := sh.addedLines(from, to)
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range added {
-		if !IsFactFile(path) {
-			if strings.HasPrefix(l.text, "- (") {
-				return l.number, memd.Errorf(memd.EINVALID, "a fact line, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md; move it to one of them", ProfileFile, LogDir, LogDir)
+		for _, l := range added {
+			if err := CheckFactLine(l.text); err != nil {
+				return l.number, memd.Errorf(memd.EINVALID, "%v", err)
 			}
-			continue
-		}
-		if err := CheckFactLine(l.text); err != nil {
-			return l.number, memd.Errorf(memd.EINVALID, "%v", err)
 		}
 	}
 	return 0, nil
+}
+
+// checkIgnored refuses what theirs adds, against head, that memd would
+// silently ignore where it looks for its own: a Markdown file under notes/
+// not named as a note, and fact lines in a file under log/ not named as a
+// fact file. Their final state alone counts, so that a commit renaming
+// the file is what the refusal asks for; a file main holds already is
+// not refused again.
+func (sh *Shard) checkIgnored(head, theirs Hash) error {
+	var headTree Hash
+	if !head.IsZero() {
+		c, err := sh.readCommit(head)
+		if err != nil {
+			return err
+		}
+		headTree = c.tree
+	}
+	tc, err := sh.readCommit(theirs)
+	if err != nil {
+		return err
+	}
+	keep := func(path string) bool {
+		return strings.HasPrefix(path, LogDir+"/") || strings.HasPrefix(path, NotesDir+"/")
+	}
+	return (&trees{db: sh.db}).diffFiles(headTree, tc.tree, "", keep, func(path string, from, to Hash) error {
+		switch {
+		case to.IsZero() || IsNoteFile(path) || IsFactFile(path):
+			return nil
+		case strings.HasPrefix(path, NotesDir+"/"):
+			if !from.IsZero() || !strings.HasSuffix(strings.ToLower(path), ".md") {
+				return nil // not a note, and not meant as a new one
+			}
+			name := strings.TrimPrefix(path, NotesDir+"/")
+			return memd.Errorf(memd.EINVALID, "%s: memd would not read it as a note (%s); rename it", path, memd.ErrorMessage(memd.ValidateNotePath(name)))
+		}
+		added, err := sh.addedLines(from, to)
+		if err != nil {
+			return err
+		}
+		for _, l := range added {
+			if _, ok := ParseLine(l.text); ok {
+				return memd.Errorf(memd.EINVALID, "%s line %d: a fact, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md; move it to one of them", path, l.number, ProfileFile, LogDir, LogDir)
+			}
+		}
+		return nil
+	})
 }
 
 // numberedLine is a line of a file and its number, from 1.

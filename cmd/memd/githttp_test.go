@@ -210,8 +210,8 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 		{"a 200 MB file", "big.bin", "a pushed file may be at most", 200 << 20, nil},
 		{"a fact behind a byte-order mark", "log/2026-01.md", "byte-order mark", 0, []byte("\ufeff- (2026-01-03) Hidden by an editor\n")},
 		// Files memd would ignore where it looks for its own.
-		{"a note named as memd reads none", "notes/Trip Plan.md", "notes/Trip Plan.md in commit", 0, []byte("# Trip\n")},
-		{"facts in a log file named as memd reads none", "log/2026-01-05.md", "log/2026-01-05.md line 2 in commit", 0, []byte("# Monday\n- (2026-01-05) Lost in a misnamed file\n")},
+		{"a note named as memd reads none", "notes/Trip Plan.md", "notes/Trip Plan.md: memd would not read it as a note", 0, []byte("# Trip\n")},
+		{"facts in a log file named as memd reads none", "log/2026-01-05.md", "log/2026-01-05.md line 2: a fact", 0, []byte("# Monday\n- (2026-01-05) Lost in a misnamed file\n")},
 	} {
 		gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
 		full := filepath.Join(clone, c.path)
@@ -237,9 +237,16 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 	if after := packs(); !slices.Equal(after, packsBefore) {
 		t.Errorf("refused pushes left files in objects/pack: %v, before %v", after, packsBefore)
 	}
-	// What is not meant as a fact or a note is a person's to keep there.
+	// What is not meant as a fact or a note is a person's to keep there,
+	// and so is a misnamed note renamed before the push.
 	gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
-	for path, text := range map[string]string{"notes/diagram.png": "\x89PNG", "log/README.md": "Monthly logs, one file each.\n"} {
+	os.MkdirAll(filepath.Join(clone, "notes"), 0o755)
+	os.WriteFile(filepath.Join(clone, "notes", "Trip Plan.md"), []byte("# Trip\n"), 0o644)
+	gitQuiet(t, clone, "add", "notes")
+	commit("a note misnamed")
+	gitQuiet(t, clone, "mv", "notes/Trip Plan.md", "notes/trip-plan.md")
+	commit("the note renamed")
+	for path, text := range map[string]string{"notes/diagram.png": "\x89PNG", "log/README.md": "Monthly logs, one file each.\n- (optional) a chart of the month\n"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(clone, path)), 0o755)
 		if err := os.WriteFile(filepath.Join(clone, path), []byte(text), 0o644); err != nil {
 			t.Fatal(err)

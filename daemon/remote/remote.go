@@ -487,9 +487,6 @@ func (s *Syncer) fetch(ctx context.Context, sh *gitstore.Shard, ss *shardSync, u
 		return s.failed(ss, "fetch", err)
 	}
 	s.cfg.Hooks.Fetched(true)
-	if err := sh.CheckPushed(theirs); err != nil {
-		return s.failed(ss, "integrate", err)
-	}
 	in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: Redact(u)})
 	if err != nil {
 		return s.failed(ss, "integrate", err)
