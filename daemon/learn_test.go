@@ -456,8 +456,32 @@ func TestLearn_AnAgentRemovedWhileItsExchangeWaits(t *testing.T) {
 	if failed.Exchange != st.ID || !strings.Contains(failed.Error, "removed") {
 		t.Errorf("failure event: %+v", failed)
 	}
+	// Removed while the model was answering for it: nothing is written
+	// either.
+	release2 := make(chan struct{})
+	m.Script(func(r modelRequest) (int, string) {
+		arrived <- struct{}{}
+		<-release2
+		return http.StatusOK, "log: The door code is 1234"
+	})
+	e.agent(t, "late")
+	if _, err := e.admin.Learn(ctx, exchange("late", "c-late", memd.ChatDirect, "pat", "Please remember the door code is 1234", "Noted.")); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	if err := e.admin.RemoveAgent(ctx, "late"); err != nil {
+		t.Fatal(err)
+	}
+	close(release2)
+	failed = waitFor(t, feed, "late's exchange failing", func(ev memd.FeedEvent) bool { return ev.Type == memd.EventLearnerFailed })
+	if !strings.Contains(failed.Error, "removed") {
+		t.Errorf("failure event: %+v", failed)
+	}
+	if facts, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("late")}); err != nil || len(facts.Facts) != 0 {
+		t.Errorf("late's shard holds %+v (%v)", facts.Facts, err)
+	}
 	for _, r := range m.Asked() {
-		if strings.Contains(r.User, "door code") {
+		if strings.Contains(r.User, "door code is 4321") {
 			t.Error("the model was asked about the removed agent's exchange")
 		}
 	}
@@ -469,7 +493,7 @@ func TestLearn_AnAgentRemovedWhileItsExchangeWaits(t *testing.T) {
 		t.Errorf("the removed agent's shard holds %+v", facts.Facts)
 	}
 	list, _ := e.admin.Exchanges(ctx, memd.ExchangeFailed)
-	if len(list) != 1 || list[0].ID != st.ID {
+	if len(list) != 2 || list[0].ID != st.ID {
 		t.Errorf("failed exchanges: %+v", list)
 	}
 }

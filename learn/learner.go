@@ -501,7 +501,7 @@ func (l *Learner) work(ctx context.Context, j *job) {
 		return
 	}
 	if l.cfg.Registered != nil && !l.cfg.Registered(j.Agent) {
-		l.giveUp(j, fmt.Errorf("agent %s was removed after this was queued; nothing was learned", j.Agent))
+		l.giveUp(j, fmt.Errorf("agent %s was removed before this was learned; nothing was written", j.Agent))
 		return
 	}
 	if j.Plan == nil {
@@ -518,6 +518,11 @@ func (l *Learner) work(ctx context.Context, j *job) {
 			l.cfg.Logger.Error("learner: storing the model's answer", "job", j.id(), "err", err)
 			return
 		}
+	}
+	// The model call may have taken long enough for the agent to go.
+	if l.cfg.Registered != nil && !l.cfg.Registered(j.Agent) {
+		l.giveUp(j, fmt.Errorf("agent %s was removed before this was learned; nothing was written", j.Agent))
+		return
 	}
 	var commits []string
 	var err error

@@ -104,7 +104,7 @@ func runAgentReview(ctx context.Context, e *env, args []string) error {
 }
 
 func runAgentRemove(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "agent remove", "[flags] NAME", "Remove an agent: its token stops working, and exchanges of it still queued fail unlearned. Its shard and history stay.")
+	fs := newFlags(e, "agent remove", "[flags] NAME", "Remove an agent: its token stops working, and its exchanges still queued, or out with the model, fail unwritten. Its shard and history stay.")
 	var cf clientFlags
 	cf.register(fs, e)
 	pos, c, err := cf.connect(fs, args, 1, "the agent's name")
