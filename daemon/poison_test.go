@@ -212,6 +212,31 @@ func TestRevert_AFactWrittenAgainStays(t *testing.T) {
 			}
 		})
 	}
+	// A commit that rewrote the fact's line where it stood (its date) is
+	// undone whole, though another file holds the fact too: the line goes
+	// back as it was.
+	logged := write("log/2026-11.md", "- (2026-11-20) Allergic to peanuts\n", "noted it in the log")
+	before := gitIn(t, dir, "show", "HEAD:profile.md")
+	redated := strings.Replace(before, "- ("+res.Fact.Date.String()+") Allergic", "- (2026-01-01) Allergic", 1)
+	if err := os.WriteFile(filepath.Join(dir, "profile.md"), []byte(redated), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "commit", "-qam", "the allergy is older")
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: gitIn(t, dir, "rev-parse", "HEAD")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitIn(t, dir, "show", "HEAD:profile.md"); !strings.Contains(got, "- ("+res.Fact.Date.String()+") Allergic to peanuts") {
+		t.Errorf("profile.md after reverting the new date:\n%s", got)
+	}
+	if got := gitIn(t, dir, "show", "HEAD:log/2026-11.md"); !strings.Contains(got, "- (2026-11-20) Allergic to peanuts") {
+		t.Errorf("the log's line went with the revert of the new date:\n%s", got)
+	}
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: logged}); err != nil {
+		t.Fatal(err)
+	}
+	if got := facts(); len(got) != 1 || got[0].Tier != memd.TierProfile || got[0].Date != res.Fact.Date {
+		t.Errorf("facts after reverting the log's line: %+v", got)
+	}
 	// With the other lines gone, a revert of the first takes the fact.
 	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: res.Commit}); err != nil {
 		t.Fatal(err)

@@ -327,6 +327,21 @@ func (g *group) add(c Change) (*Result, error) {
 			if err := g.removeLine(e.Fact, pend, res, i, added, edited); err != nil {
 				return nil, err
 			}
+		case RestoreLine:
+			f := e.Fact
+			f.Shard = g.sh.id
+			res.Facts[i] = f
+			where := g.where(f.ID)
+			if slices.Contains(where, f.File) || slices.ContainsFunc(pend(f.File).added, func(a memd.Fact) bool { return a.ID == f.ID }) {
+				continue // the file holds it
+			}
+			p := pend(f.File)
+			p.added = append(p.added, f)
+			if _, held := added[f.ID]; !held {
+				added[f.ID] = f
+			}
+			g.setOver(f.ID, append(slices.Clone(where), f.File))
+			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
 		case ReplaceFact:
 			old, ok, err := g.held(e.Fact.ID, added, edited)
 			if err != nil {

@@ -48,6 +48,10 @@ const (
 	// Fact.Date. The fact stays while another line holds it: a revert of a
 	// commit that wrote the fact again takes back that line alone.
 	RemoveLine
+	// RestoreLine puts a fact's line back in Fact.File unless that file
+	// holds the fact: a revert restores the line a commit removed even
+	// where another file holds the fact too.
+	RestoreLine
 )
 
 // Edit is one change to one fact. For AddFact, Fact carries the text, date
@@ -211,6 +215,21 @@ func validateChange(c *Change) error {
 		case RemoveFact:
 			if !memd.ValidFactID(e.Fact.ID) {
 				return memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", e.Fact.ID)
+			}
+		case RestoreLine:
+			if e.Fact.File == "" || !IsFactFile(e.Fact.File) {
+				return memd.Errorf(memd.EINVALID, "a line to restore needs its fact file")
+			}
+			text, err := memd.CleanFactText(e.Fact.Text)
+			if err != nil {
+				return err
+			}
+			e.Fact.Text, e.Fact.ID = text, memd.FactID(text)
+			if e.Fact.Date.IsZero() {
+				return memd.Errorf(memd.EINVALID, "a fact needs a date")
+			}
+			if e.Fact.Tier, err = memd.ParseTier(string(e.Fact.Tier)); err != nil {
+				return err
 			}
 		case RemoveLine:
 			if !memd.ValidFactID(e.Fact.ID) {

@@ -98,9 +98,15 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 			ids = appendID(ids, ch.Fact.ID)
 		}
 	}
+	// A line it removed goes back in its file, even where another file
+	// holds the fact too, as in the history replayed without the commit.
 	for _, ch := range d.Facts {
 		if ch.Op == "-" {
-			edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: ch.Fact})
+			op := gitstore.AddFact
+			if ch.Fact.File != "" {
+				op = gitstore.RestoreLine
+			}
+			edits = append(edits, gitstore.Edit{Op: op, Fact: ch.Fact})
 			ids = appendID(ids, ch.Fact.ID)
 		}
 	}
