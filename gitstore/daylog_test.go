@@ -324,3 +324,27 @@ func TestShard_LinesEndAsAPersonsFileDoes(t *testing.T) {
 		}
 	}
 }
+
+// A person appending to a CRLF file, without a final line end as some
+// editors save, gets memd's next fact after a CRLF too.
+func TestShard_LinesEndAsAPersonsFileDoesWhileTheyEditIt(t *testing.T) {
+	sh := createShard(t, openStore(t), "agent/alice")
+	dir := sh.Dir()
+	if err := os.WriteFile(filepath.Join(dir, "profile.md"), []byte("# Profile\r\n- (2026-11-01) Lives in Lisbon\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "add", "profile.md")
+	git(t, dir, "commit", "-qm", "saved on Windows")
+	if err := os.WriteFile(filepath.Join(dir, "profile.md"), []byte("# Profile\r\n- (2026-11-01) Lives in Lisbon\r\n- (2026-11-03) Has a cat"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := memd.ParseDate("2026-11-02")
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "remember\n",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Speaks Portuguese", Date: d, Tier: memd.TierProfile}}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "profile.md"))
+	if want := "# Profile\r\n- (2026-11-01) Lives in Lisbon\r\n- (2026-11-03) Has a cat\r\n- (2026-11-02) Speaks Portuguese\r\n"; string(got) != want {
+		t.Errorf("the working file:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -199,6 +199,14 @@ func TestShard_IntegrateNotesLineByLine(t *testing.T) {
 // git status then shows only the person's edit, and their commit -a keeps
 // the fetched change.
 func TestShard_IntegrateReachesAWorkingFileBeingEdited(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		t.Run(map[bool]string{false: "edited", true: "edited and staged"}[staged], func(t *testing.T) {
+			testIntegrateReachesAWorkingFile(t, staged)
+		})
+	}
+}
+
+func testIntegrateReachesAWorkingFile(t *testing.T, staged bool) {
 	a := createShard(t, openStore(t), "agent/x")
 	b := createShard(t, openStore(t), "agent/x")
 	remember(t, a, "Lives in Lisbon", memd.TierProfile, "m1")
@@ -225,12 +233,18 @@ func TestShard_IntegrateReachesAWorkingFileBeingEdited(t *testing.T) {
 	}
 	f.WriteString("- (2026-11-02) Has a cat\n")
 	f.Close()
+	if staged {
+		git(t, b.Dir(), "add", "profile.md")
+	}
 	integrate(t, b, a)
 	got, _ := os.ReadFile(mine)
 	if !strings.HasPrefix(string(got), "# What x keeps for good\n") || !strings.HasSuffix(string(got), "- (2026-11-02) Has a cat\n") {
 		t.Errorf("the working file:\n%s", got)
 	}
-	if diff := git(t, b.Dir(), "diff", "HEAD"); strings.Contains(diff, "\n-#") || strings.Contains(diff, "\n+#") || !strings.Contains(diff, "+- (2026-11-02) Has a cat") {
-		t.Errorf("git diff HEAD shows more than the person's line:\n%s", diff)
+	for _, args := range [][]string{{"diff", "HEAD"}, {"diff", "--cached", "HEAD"}} {
+		diff := git(t, b.Dir(), args...)
+		if strings.Contains(diff, "\n-#") || strings.Contains(diff, "\n+#") || staged != strings.Contains(diff, "+- (2026-11-02) Has a cat") && args[1] == "--cached" {
+			t.Errorf("git %s shows more than the person's line:\n%s", strings.Join(args, " "), diff)
+		}
 	}
 }

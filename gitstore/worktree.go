@@ -207,7 +207,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 		if err != nil {
 			return fmt.Errorf("read staged %s: %w", path, err)
 		}
-		merged := mergeFactLines(path, oldData, newData, staged.Data)
+		merged := mergeFactFile(path, oldData, newData, staged.Data)
 		if !bytes.Equal(merged, newData) {
 			h, err := sh.db.WriteLoose(plumbing.BlobObject, merged)
 			if err != nil {
@@ -275,14 +275,7 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 		return newData, false // memd's own append, cut short
 	case IsFactFile(path):
 		// Uncommitted edits: keep them, and apply memd's change on top.
-		// Fact by fact, so that both adding lines at the end is no
-		// conflict; line by line where that gives the same facts, so that
-		// a change to other lines (a heading a fetch reworded) is kept too.
-		byFacts := mergeFactLines(path, oldData, newData, cur)
-		if merged, conflict, err := mergeLines(cur, oldData, newData, "memd"); err == nil && !conflict && sameFactLines(path, merged, byFacts) {
-			return merged, false
-		}
-		return byFacts, false
+		return mergeFactFile(path, oldData, newData, cur), false
 	}
 	merged, conflict, err := mergeLines(cur, oldData, newData, "memd")
 	if err != nil || conflict {
@@ -315,6 +308,19 @@ func (sh *Shard) wasIndexed(path string, blob Hash) bool {
 // while memd writes it.
 const worktreeTempPrefix = ".memd-tmp-"
 
+// mergeFactFile applies memd's change of a fact file from base to ours onto
+// a person's version of it, theirs (the working file, or what they
+// staged). Fact by fact, so that both adding lines at the end is no
+// conflict; line by line where that gives the same fact lines, so that a
+// change to its other lines (a heading a fetch reworded) is kept too.
+func mergeFactFile(path string, base, ours, theirs []byte) []byte {
+	byFacts := mergeFactLines(path, base, ours, theirs)
+	if merged, conflict, err := mergeLines(theirs, base, ours, "memd"); err == nil && !conflict && sameFactLines(path, merged, byFacts) {
+		return merged
+	}
+	return byFacts
+}
+
 // mergeFactLines applies the fact-level change from base to ours onto
 // theirs: lines of facts ours removed are dropped from theirs, and facts ours
 // added are appended when theirs lacks them. Every other line of theirs is
@@ -333,15 +339,16 @@ func mergeFactLines(path string, base, ours, theirs []byte) []byte {
 		}
 	}
 	out = append(out, theirs[at:]...)
-	// Append added facts.
+	// Append added facts, after a line end as the person's file has them.
+	end := lineEnd(theirs)
 	for _, lf := range parseFactFile(path, ours) {
 		if !inBase[lf.ID] && !inTheirs[lf.ID] {
 			if len(out) > 0 && out[len(out)-1] != '\n' {
-				out = append(out, '\n')
+				out = append(out, end...)
 			}
 			out = append(out, ours[lf.start:lf.end]...)
 			if out[len(out)-1] != '\n' {
-				out = append(out, '\n')
+				out = append(out, end...)
 			}
 		}
 	}
