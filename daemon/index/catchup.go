@@ -147,9 +147,14 @@ func (x *Index) catchUp(sh *gitstore.Shard, chase bool) error {
 		if !chase && errors.Is(err, errHeadMoved) {
 			return nil // left as it was, consistent, for the next catch-up
 		}
-		if errors.Is(err, errUnknownBase) || errors.Is(err, errHeadMoved) {
+		switch {
+		case errors.Is(err, errUnknownBase):
+			// History rewritten: the commits it replaced name nothing.
 			full = true
 			err = x.rebuildShard(sh, parsed, indexed)
+		case errors.Is(err, errTooFar) || errors.Is(err, errHeadMoved):
+			full = true
+			err = x.rebuildShard(sh, parsed, gitstore.Hash{})
 		}
 	}
 	if err == nil && indexed.IsZero() && !parsed {
@@ -316,6 +321,7 @@ var testHookBeforeLookup func()
 
 var (
 	errUnknownBase = errors.New("indexed commit is not an ancestor of HEAD")
+	errTooFar      = errors.New("HEAD is too many commits past the indexed commit to follow")
 	errHeadMoved   = errors.New("HEAD moved during the catch-up")
 )
 
@@ -429,13 +435,15 @@ func newWalk() *walk {
 // add walks the commits from..to, which are newer than any walked before.
 func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
 	commits, reached, err := sh.Range(from, to, maxWalk)
-	if err != nil && !errors.Is(err, gitstore.ErrTooFar) {
+	switch {
+	case errors.Is(err, gitstore.ErrTooFar):
+		return errTooFar
+	case err != nil:
 		if _, rerr := sh.ReadCommit(from); rerr != nil {
 			return errUnknownBase // git dropped it: a person rewrote history
 		}
 		return err
-	}
-	if !reached {
+	case !reached:
 		return errUnknownBase
 	}
 	w.last = make(map[string]bool)
