@@ -245,3 +245,31 @@ func TestRevert_AFactWrittenAgainStays(t *testing.T) {
 		t.Errorf("facts after reverting the first: %+v", got)
 	}
 }
+
+// After a revert of a commit that wrote a fact again, the fact's trace
+// names the commit that first taught it, not the one reverted.
+func TestTrace_AfterARevertOfAFactWrittenAgain(t *testing.T) {
+	ctx := context.Background()
+	e := start(t)
+	s := shard(t, "agent/carol")
+	e.agent(t, "carol")
+	res := remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	dir := e.d.Store.ShardDir(s)
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-12-01) Allergic to peanuts\n")
+	f.Close()
+	gitIn(t, dir, "commit", "-qam", "noted the allergy again")
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: gitIn(t, dir, "rev-parse", "HEAD")}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := e.admin.Trace(ctx, s, res.Fact.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Introduced == nil || tr.Introduced.Hash != res.Commit || !slices.Equal(tr.Introduced.Provenance.SourceMessages, []string{"m1"}) {
+		t.Errorf("trace names %+v, want %s from m1", tr.Introduced, res.Commit)
+	}
+}

@@ -59,7 +59,8 @@ func touches(c gitstore.Commit, p memd.Provenance, id string) bool {
 
 // Trace returns the provenance of a fact: every commit that changed it,
 // newest first, down to the commit that introduced it as it stands (or, for
-// a fact no longer present, as it last stood). It is what git blame does for
+// a fact no longer present, as it last stood); a commit a standing revert
+// undid introduced nothing. It is what git blame does for
 // one line, returned as data. Where that commit is an edit, the walk goes on
 // with the fact it replaced, and where it is a revert that put the fact
 // back, with the same fact, down to where the first version was learned.
@@ -78,8 +79,12 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	want := id       // the version being followed
 	var chain []int  // indexes into History of each version's introduction
 	introduced := -1 // index into History of what git blame names
+	rv := newReverts(sh)
 	err = sh.Walk(head, func(c gitstore.Commit) error {
 		p := Parse(c.Message)
+		if err := rv.see(c, p); err != nil {
+			return err
+		}
 		if !touches(c, p, want) {
 			return nil
 		}
@@ -102,6 +107,11 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 		tr.History = append(tr.History, Describe(sh.ID(), c, d))
 		if !tr.Present && tr.Fact.ID == "" {
 			tr.Fact = factIn(mine, want)
+		}
+		// A line a standing revert took back introduced nothing that
+		// stands: the fact is held by an older line.
+		if undone, err := rv.undone(c); err != nil || undone {
+			return err
 		}
 		if !added {
 			return nil
