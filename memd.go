@@ -401,6 +401,11 @@ type RevertRequest struct {
 	Shards []ShardID `json:"shards,omitempty"`
 	// DryRun lists what the revert would change, and commits nothing.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Confirmed, with Message or Messages, lists the commits a dry run
+	// said it would revert, as the caller confirmed them: the revert is
+	// refused (conflict) if it would now revert others, a commit citing
+	// the messages made since the preview among them.
+	Confirmed []string `json:"confirmed,omitempty"`
 }
 
 // Revert is one commit undone.

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -132,6 +133,11 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 			}
 			shards = append(shards, sh)
 		}
+		if req.Confirmed != nil && !req.DryRun {
+			if err := stillAsConfirmed(r, shards, msgs, req.Chat, req.Confirmed); err != nil {
+				return memd.RevertResult{}, err
+			}
+		}
 		reverts, err := r.RevertMessages(shards, msgs, req.Chat)
 		return memd.RevertResult{Reverts: reverts}, err
 	case req.Commit != "":
@@ -150,4 +156,27 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 		return memd.RevertResult{Reverts: []memd.Revert{rv}}, nil
 	}
 	return memd.RevertResult{}, memd.Errorf(memd.EINVALID, "name a commit (with its shard) or a source message to revert")
+}
+
+// stillAsConfirmed refuses a revert by message whose dry run, now, would
+// revert other commits than those the caller confirmed: a commit citing
+// the messages made since the preview would be undone unseen.
+func stillAsConfirmed(r provenance.Reverter, shards []*gitstore.Shard, msgs []string, chat string, confirmed []string) error {
+	r.DryRun = true
+	now, err := r.RevertMessages(shards, msgs, chat)
+	if err != nil {
+		return err
+	}
+	var would []string
+	for _, rv := range now {
+		if len(rv.Changes) > 0 || len(rv.Notes) > 0 {
+			would = append(would, rv.Reverted)
+		}
+	}
+	slices.Sort(would)
+	want := slices.Sorted(slices.Values(confirmed))
+	if !slices.Equal(would, slices.Compact(want)) {
+		return memd.Errorf(memd.ECONFLICT, "what reverting %s changes is no longer what was confirmed (%d commit(s) now, %d then): preview it again", strings.Join(msgs, ", "), len(would), len(slices.Compact(want)))
+	}
+	return nil
 }

@@ -273,3 +273,70 @@ func TestTrace_AfterARevertOfAFactWrittenAgain(t *testing.T) {
 		t.Errorf("trace names %+v, want %s from m1", tr.Introduced, res.Commit)
 	}
 }
+
+// A revert by message confirmed from a preview is refused when a commit
+// citing the message came since: nothing unseen is undone.
+func TestRevert_ByMessageAsConfirmed(t *testing.T) {
+	ctx := context.Background()
+	e := start(t)
+	e.agent(t, "alice", "apollo")
+	src := memd.Source{Messages: []string{"msg_77"}, Chat: "chat_9"}
+	remember(t, e.admin, "agent/alice", "Prefers aisle seats", memd.TierProfile, src)
+	req := memd.RevertRequest{Message: "msg_77", Chat: "chat_9"}
+	dry := req
+	dry.DryRun = true
+	preview, err := e.admin.Revert(ctx, dry)
+	if err != nil || len(preview.Reverts) != 1 {
+		t.Fatalf("preview: %+v, %v", preview, err)
+	}
+	req.Confirmed = []string{preview.Reverts[0].Reverted}
+	remember(t, e.admin, "project/apollo", "Apollo launch moved to May", memd.TierLog, src)
+	_, err = e.admin.Revert(ctx, req)
+	wantCode(t, err, memd.ECONFLICT)
+	for _, s := range []string{"agent/alice", "project/apollo"} {
+		if list, _ := e.admin.Facts(ctx, memd.FactsQuery{Shard: shard(t, s)}); len(list.Facts) != 1 {
+			t.Errorf("%s after the refused revert: %+v", s, list.Facts)
+		}
+	}
+	preview, err = e.admin.Revert(ctx, dry)
+	if err != nil || len(preview.Reverts) != 2 {
+		t.Fatalf("preview again: %+v, %v", preview, err)
+	}
+	req.Confirmed = []string{preview.Reverts[0].Reverted, preview.Reverts[1].Reverted}
+	if res, err := e.admin.Revert(ctx, req); err != nil || len(res.Reverts) != 2 {
+		t.Errorf("revert as confirmed: %+v, %v", res, err)
+	}
+}
+
+// A fact a person wrote by hand with bytes memd would not write (not
+// UTF-8, a NUL) can still be forgotten.
+func TestForget_AHandWrittenLineOfBadBytes(t *testing.T) {
+	ctx := context.Background()
+	e := start(t)
+	s := shard(t, "agent/carol")
+	e.agent(t, "carol")
+	remember(t, e.admin, "agent/carol", "Likes tea", memd.TierProfile, memd.Source{})
+	dir := e.d.Store.ShardDir(s)
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-12-01) Odd \xff\xfe bytes\n- (2026-12-01) A NUL \x00 here\n")
+	f.Close()
+	gitIn(t, dir, "commit", "-qam", "pasted from somewhere")
+	list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s})
+	if err != nil || len(list.Facts) != 3 {
+		t.Fatalf("facts: %+v, %v", list.Facts, err)
+	}
+	for _, f := range list.Facts {
+		if f.Text == "Likes tea" {
+			continue
+		}
+		if _, err := e.admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: f.ID}); err != nil {
+			t.Errorf("forget %q: %v", f.Text, err)
+		}
+	}
+	if list, _ := e.admin.Facts(ctx, memd.FactsQuery{Shard: s}); len(list.Facts) != 1 {
+		t.Errorf("facts after forgetting: %+v", list.Facts)
+	}
+}

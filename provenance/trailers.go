@@ -116,6 +116,14 @@ func unquotePath(v string) string {
 
 // Subject returns a commit subject: "<op>: <text cut to ~72 characters>".
 func Subject(op, text string) string {
+	// A person's line may hold what a commit message may not (bytes that
+	// are not UTF-8, a NUL): its forget or edit is still a commit.
+	text = strings.Map(func(r rune) rune {
+		if r == 0 || unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(text, "\uFFFD"))
 	text = strings.Join(strings.Fields(text), " ")
 	if r := []rune(text); len(r) > maxSubject {
 		text = strings.TrimSpace(string(r[:maxSubject-1])) + "…"
