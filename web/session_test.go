@@ -7,6 +7,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/memd/memd"
 )
 
 // noRedirect is a client that shows redirects instead of following them.
@@ -80,6 +85,14 @@ func TestSignIn(t *testing.T) {
 	if got := write("same-origin"); got != http.StatusCreated {
 		t.Errorf("a write from the UI: %d, want 201", got)
 	}
+	// The live feed another tab opened with the session ends when it
+	// signs out: nothing written after reaches it.
+	ws, _, err := websocket.DefaultDialer.Dial(strings.Replace(base, "http://", "ws://", 1)+"/v1/feed",
+		http.Header{"Cookie": {cookie[0].Name + "=" + cookie[0].Value}, "Origin": {base}, "Sec-Fetch-Site": {"same-origin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
 	req, _ := http.NewRequest("POST", base+"/logout", nil)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(cookie[0])
@@ -87,5 +100,12 @@ func TestSignIn(t *testing.T) {
 	resp.Body.Close()
 	if got := write("same-origin"); got != http.StatusUnauthorized {
 		t.Errorf("a write after signing out: %d, want 401", got)
+	}
+	if _, err := admin.Remember(context.Background(), memd.RememberRequest{Shard: memd.AgentShard("alice"), Text: "The vault code is 4711"}); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, msg, err := ws.ReadMessage(); err == nil || !strings.Contains(err.Error(), "signed out") {
+		t.Errorf("the feed after signing out: %s, %v", msg, err)
 	}
 }

@@ -33,14 +33,21 @@ const (
 // out. Only admins sign in.
 type Sessions struct {
 	mu       sync.Mutex
-	sessions map[string]time.Time // id -> expiry
+	sessions map[string]*session
 	links    map[string]time.Time // one-time login code -> expiry
 	now      func() time.Time
 }
 
+// session is a signed-in browser: until when, and closed when it ends, so
+// that what it has open (the live feed) ends with it.
+type session struct {
+	expires time.Time
+	ended   chan struct{}
+}
+
 // NewSessions returns an empty set of sessions.
 func NewSessions() *Sessions {
-	return &Sessions{sessions: make(map[string]time.Time), links: make(map[string]time.Time), now: time.Now}
+	return &Sessions{sessions: make(map[string]*session), links: make(map[string]time.Time), now: time.Now}
 }
 
 func randomID() string {
@@ -73,19 +80,23 @@ func (s *Sessions) start() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	for k, exp := range s.sessions {
-		if now.After(exp) {
+	for k, ss := range s.sessions {
+		if now.After(ss.expires) {
+			close(ss.ended)
 			delete(s.sessions, k)
 		}
 	}
-	s.sessions[id] = now.Add(sessionIdle)
+	s.sessions[id] = &session{expires: now.Add(sessionIdle), ended: make(chan struct{})}
 	return id
 }
 
 func (s *Sessions) end(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.sessions, id)
+	if ss, ok := s.sessions[id]; ok {
+		close(ss.ended)
+		delete(s.sessions, id)
+	}
 }
 
 // Session reports whether a request carries a live session cookie, and
@@ -97,12 +108,28 @@ func (s *Sessions) Session(r *http.Request) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.sessions[c.Value]
-	if !ok || s.now().After(exp) {
+	ss, ok := s.sessions[c.Value]
+	if !ok || s.now().After(ss.expires) {
 		return false
 	}
-	s.sessions[c.Value] = s.now().Add(sessionIdle)
+	ss.expires = s.now().Add(sessionIdle)
 	return true
+}
+
+// Ended returns a channel closed when the session of a request ends: it
+// signs out (in any tab), or is found expired. A request without a live
+// session gets one closed already.
+func (s *Sessions) Ended(r *http.Request) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, err := r.Cookie(CookieName); err == nil {
+		if ss, ok := s.sessions[c.Value]; ok && !s.now().After(ss.expires) {
+			return ss.ended
+		}
+	}
+	ended := make(chan struct{})
+	close(ended)
+	return ended
 }
 
 // Authenticator checks a token, as the API does.

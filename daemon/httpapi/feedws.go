@@ -47,12 +47,18 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 	if tc, ok := conn.UnderlyingConn().(*net.TCPConn); ok {
 		tc.SetWriteBuffer(sendBuffer)
 	}
-	go s.stream(conn, sub)
+	// A browser's feed ends when its session does: signing out in another
+	// tab stops what this one streams.
+	var signedOut <-chan struct{}
+	if r.Header.Get("Authorization") == "" && s.Sessions != nil {
+		signedOut = s.Sessions.Ended(r)
+	}
+	go s.stream(conn, sub, signedOut)
 	return nil
 }
 
 // stream writes a subscription's events to a websocket until either ends.
-func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription) {
+func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <-chan struct{}) {
 	defer conn.Close()
 	defer sub.Close()
 	gone := make(chan struct{})
@@ -93,6 +99,9 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription) {
 				return
 			}
 		case <-gone:
+			return
+		case <-signedOut:
+			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "signed out"), time.Now().Add(writeWait))
 			return
 		case <-sub.Done():
 			// Send what is still buffered, then say why the feed ends.

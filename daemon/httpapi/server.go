@@ -41,7 +41,10 @@ type Server struct {
 
 	// Sessions, when set, lets a signed-in browser (the web UI) call the
 	// API as the admin with its session cookie instead of a token.
-	Sessions interface{ Session(*http.Request) bool }
+	Sessions interface {
+		Session(*http.Request) bool
+		Ended(*http.Request) <-chan struct{} // closed when the request's session ends
+	}
 	// Ready, when set, says whether memd is ready to answer (/readyz),
 	// and if not, why.
 	Ready func() (ok bool, waiting []string)
