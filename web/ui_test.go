@@ -231,6 +231,28 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 		t.Errorf("newest commit in history: %q", first)
 	}
 
+	// A revert of an exchange undoes what its preview showed, or nothing:
+	// a fact learned from the message meanwhile is not undone unseen.
+	miso := memd.FactID("Has a cat named Miso")
+	run(b, t, "preview reverting an exchange",
+		chromedp.Navigate(base+"/#/fact/agent/alice/"+miso),
+		chromedp.WaitVisible(css(`#revert-exchange`)),
+		chromedp.Click(css(`#revert-exchange`)),
+		chromedp.WaitVisible(css(`#revert-preview`)))
+	if _, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Is vegetarian",
+		Source: memd.Source{Messages: []string{"msg_3"}, Chat: "chat_9", ChatKind: memd.ChatDirect}}); err != nil {
+		t.Fatal(err)
+	}
+	run(b, t, "confirm it after the exchange taught more",
+		chromedp.Click(css(`#confirm-ok`)),
+		chromedp.WaitVisible(xpath(`//p[@role="alert"][contains(., "preview it again")]`)))
+	if list, _ := admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "vegetarian"}); len(list.Facts) != 1 {
+		t.Errorf("the fact learned since the preview: %+v", list.Facts)
+	}
+	if list, _ := admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "Miso"}); len(list.Facts) != 1 {
+		t.Errorf("the fact previewed: %+v", list.Facts)
+	}
+
 	run(b, t, "edit the note",
 		chromedp.Navigate(base+"/#/note/agent/alice/runbook.md"),
 		chromedp.WaitVisible(css(`#note-rendered strong`)),

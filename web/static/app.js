@@ -39,10 +39,14 @@ async function api(method, path, body) {
     opts.headers['Content-Type'] = 'application/json';
     opts.body = JSON.stringify(body);
   }
+  const gen = routeGen;
   const resp = await fetch(path, opts);
+  // What a page asked for after the person moved to another page is
+  // dropped: shown, it would replace the page they are on.
+  if (gen !== routeGen && method === 'GET') return new Promise(() => {});
   if (resp.status === 401) {
-    location.href = '/login';
-    throw new APIError('unauthorized', 'signed out');
+    // Not sent to the sign-in page: what the person typed here stays.
+    throw new APIError('unauthorized', 'You are signed out. Sign in again (in another tab, to keep what you typed here), then try again.');
   }
   const data = resp.headers.get('Content-Type')?.includes('json') ? await resp.json() : null;
   if (!resp.ok) {
@@ -53,8 +57,11 @@ async function api(method, path, body) {
 }
 
 const enc = encodeURIComponent;
-const shardPath = (s) => '/v1/shards/' + s.split('/').map(enc).join('/');
-const notePath = (s, p) => shardPath(s) + '/notes/' + p.split('/').map(enc).join('/');
+// A path segment "." or ".." is sent as such, not as a step up that the
+// browser would take (#/note/agent/alice/../../bob/... naming bob's note).
+const seg = (x) => (x === '.' || x === '..' ? x.replaceAll('.', '%2E') : enc(x));
+const shardPath = (s) => '/v1/shards/' + s.split('/').map(seg).join('/');
+const notePath = (s, p) => shardPath(s) + '/notes/' + p.split('/').map(seg).join('/');
 const short = (hash) => (hash || '').slice(0, 12);
 const when = (t) => t ? new Date(t).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) : '';
 
@@ -75,6 +82,7 @@ function errorBox(err) {
 function errorPage(err) {
   return [h('h1', {}, 'This page could not load'), errorBox(err),
     h('p', { class: 'actions', id: 'error-back' },
+      err.code === 'unauthorized' ? h('a', { href: '/login', target: '_blank' }, 'Sign in') : null,
       h('button', { onclick: () => history.back() }, '← Back'),
       h('a', { href: '#/' }, 'Shards'), h('a', { href: '#/search' }, 'Search'),
       h('button', { onclick: () => route() }, 'Try again'))];
@@ -123,7 +131,7 @@ function connectFeed() {
   const ws = new WebSocket(url);
   const state = document.getElementById('feed-state');
   feed.ws = ws;
-  ws.onopen = () => { state.textContent = '● live'; state.classList.add('on'); feed.retry = 1000; };
+  ws.onopen = () => { state.textContent = '● live'; state.classList.add('on'); feed.retry = 1000; feed.signedOut = false; };
   ws.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     if (ev.type === 'commit') feed.last[ev.shard] = ev.commit;
@@ -131,8 +139,10 @@ function connectFeed() {
     feed.events.length = Math.min(feed.events.length, 200);
     for (const fn of feed.listeners) fn(ev);
   };
-  ws.onclose = () => {
-    state.textContent = '○ reconnecting';
+  ws.onclose = (e) => {
+    // Tried again all the same: signing in in another tab brings it back.
+    feed.signedOut = feed.signedOut || e.reason === 'signed out';
+    state.textContent = feed.signedOut ? '○ signed out' : '○ reconnecting';
     state.classList.remove('on');
     setTimeout(connectFeed, feed.retry);
     feed.retry = Math.min(feed.retry * 2, 15000);
@@ -148,8 +158,10 @@ function listen(fn) {
 // ---- routing ----
 
 let pageCleanups = [];
+let routeGen = 0; // counts the pages shown, so that a late answer for one left is dropped
 
 async function route() {
+  routeGen++;
   for (const f of pageCleanups) f();
   pageCleanups = [];
   const [path, query] = location.hash.slice(1).split('?');
@@ -236,7 +248,7 @@ function pager(offset, size, total, go) {
   const last = Math.min(offset + size, total);
   return h('div', { class: 'pager' },
     h('button', { class: 'prev', disabled: offset === 0, onclick: () => go(Math.max(0, offset - size)) }, '← Previous'),
-    h('span', { class: 'muted' }, total === 0 ? 'nothing' : `${offset + 1}–${last} of ${total}`),
+    h('span', { class: 'muted' }, total === 0 ? 'nothing' : offset >= total ? `past the last of ${total}` : `${offset + 1}–${last} of ${total}`),
     h('button', { class: 'next', disabled: last >= total, onclick: () => go(offset + size) }, 'Next →'));
 }
 
@@ -445,8 +457,13 @@ async function revert(req, title) {
         notes.map((n) => [h('div', { class: 'muted' }, n.shard), h('div', { class: 'change' }, '~ note ' + n.note + ', as it was before')]), refused)];
   const any = changes.length + notes.length > 0;
   if (!await confirmDialog(title + '?', body, any ? 'Revert' : 'OK') || !any) return;
+  // A revert by message undoes exactly what was shown: memd refuses it if
+  // a commit citing the messages came since.
+  const confirmed = req.messages
+    ? { ...req, confirmed: preview.reverts.filter((r) => r.changes.length || (r.notes || []).length).map((r) => r.reverted) }
+    : req;
   try {
-    const res = await api('POST', '/v1/revert', req);
+    const res = await api('POST', '/v1/revert', confirmed);
     const made = res.reverts.filter((r) => r.commit);
     toast(`Reverted: ${made.length} commit(s)`);
     route();
@@ -671,6 +688,11 @@ async function rendered(text) {
   if (!resp.ok) throw new APIError('internal', 'could not render the note: ' + resp.status);
   const box = h('div', { class: 'markdown', id: 'note-rendered' });
   box.innerHTML = await resp.text(); // sanitised by memd (goldmark and bluemonday)
+  // An image on another site would learn who reads the note, and when (the
+  // page's policy blocks loading it): a link to it instead.
+  for (const img of box.querySelectorAll('img')) {
+    img.replaceWith(h('a', { href: img.getAttribute('src'), target: '_blank', rel: 'noopener noreferrer', class: 'image-link' }, '[image: ' + (img.getAttribute('alt') || img.getAttribute('src')) + ']'));
+  }
   return box;
 }
 
@@ -832,8 +854,19 @@ function noteEdits(before, after) {
 // and one to the same lines refuses the save rather than being overwritten.
 async function saveNote(shard, path, note, text) {
   if (note.text === '') {
+    // An empty note has no line to anchor an edit to: it is written anew.
+    // Nothing changed is no commit; what the note could not hold is
+    // refused before the empty note goes, and put back if writing it
+    // anew fails all the same.
+    if (text === '') return {};
+    if (new TextEncoder().encode(text).length > 256 * 1024) throw new APIError('too_large', 'a note holds at most 256 KiB');
     await api('DELETE', notePath(shard, path) + '?expectedRevision=' + note.revision);
-    return api('POST', shardPath(shard) + '/notes', { path, text });
+    try {
+      return await api('POST', shardPath(shard) + '/notes', { path, text });
+    } catch (err) {
+      await api('POST', shardPath(shard) + '/notes', { path, text: '' }).catch(() => {});
+      throw err;
+    }
   }
   const edits = noteEdits(note.text, text);
   if (edits.length === 0) return {};
