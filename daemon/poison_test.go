@@ -166,25 +166,9 @@ func TestPoisoningDrill(t *testing.T) {
 // stays, as it would in the history replayed without the commit.
 func TestRevert_AFactWrittenAgainStays(t *testing.T) {
 	ctx := context.Background()
-	e := start(t)
-	s := shard(t, "agent/carol")
-	e.agent(t, "carol")
-	res := remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	e, s, res := startWithAnAllergy(t)
 	dir := e.d.Store.ShardDir(s)
-	write := func(path, line, msg string) string {
-		t.Helper()
-		full := filepath.Join(dir, path)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		f, err := os.OpenFile(full, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString(line)
-		f.Close()
-		gitIn(t, dir, "add", path)
-		gitIn(t, dir, "commit", "-qm", msg)
-		return gitIn(t, dir, "rev-parse", "HEAD")
-	}
+	write := func(path, line, msg string) string { return commitLines(t, dir, path, line, msg) }
 	facts := func() []memd.Fact {
 		t.Helper()
 		list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s})
@@ -250,19 +234,9 @@ func TestRevert_AFactWrittenAgainStays(t *testing.T) {
 // names the commit that first taught it, not the one reverted.
 func TestTrace_AfterARevertOfAFactWrittenAgain(t *testing.T) {
 	ctx := context.Background()
-	e := start(t)
-	s := shard(t, "agent/carol")
-	e.agent(t, "carol")
-	res := remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
-	dir := e.d.Store.ShardDir(s)
-	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("- (2026-12-01) Allergic to peanuts\n")
-	f.Close()
-	gitIn(t, dir, "commit", "-qam", "noted the allergy again")
-	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: gitIn(t, dir, "rev-parse", "HEAD")}); err != nil {
+	e, s, res := startWithAnAllergy(t)
+	again := commitLines(t, e.d.Store.ShardDir(s), "profile.md", "- (2026-12-01) Allergic to peanuts\n", "noted the allergy again")
+	if _, err := e.admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: again}); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := e.admin.Trace(ctx, s, res.Fact.ID)
@@ -316,14 +290,7 @@ func TestForget_AHandWrittenLineOfBadBytes(t *testing.T) {
 	s := shard(t, "agent/carol")
 	e.agent(t, "carol")
 	remember(t, e.admin, "agent/carol", "Likes tea", memd.TierProfile, memd.Source{})
-	dir := e.d.Store.ShardDir(s)
-	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("- (2026-12-01) Odd \xff\xfe bytes\n- (2026-12-01) A NUL \x00 here\n")
-	f.Close()
-	gitIn(t, dir, "commit", "-qam", "pasted from somewhere")
+	commitLines(t, e.d.Store.ShardDir(s), "profile.md", "- (2026-12-01) Odd \xff\xfe bytes\n- (2026-12-01) A NUL \x00 here\n", "pasted from somewhere")
 	list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s})
 	if err != nil || len(list.Facts) != 3 {
 		t.Fatalf("facts: %+v, %v", list.Facts, err)
@@ -339,4 +306,33 @@ func TestForget_AHandWrittenLineOfBadBytes(t *testing.T) {
 	if list, _ := e.admin.Facts(ctx, memd.FactsQuery{Shard: s}); len(list.Facts) != 1 {
 		t.Errorf("facts after forgetting: %+v", list.Facts)
 	}
+}
+
+// commitLines appends lines to a file of a shard's working tree and commits
+// them with git, as a person would; it returns the commit.
+func commitLines(t *testing.T, dir, path, lines, msg string) string {
+	t.Helper()
+	full := filepath.Join(dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(full, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(lines)
+	f.Close()
+	gitIn(t, dir, "add", path)
+	gitIn(t, dir, "commit", "-qm", msg)
+	return gitIn(t, dir, "rev-parse", "HEAD")
+}
+
+// startWithAnAllergy starts a daemon with agent carol, whose shard holds
+// one fact, learned from message m1.
+func startWithAnAllergy(t *testing.T) (*env, memd.ShardID, memd.RememberResult) {
+	t.Helper()
+	e := start(t)
+	e.agent(t, "carol")
+	res := remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	return e, memd.AgentShard("carol"), res
 }

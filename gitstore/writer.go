@@ -194,41 +194,18 @@ func validateChange(c *Change) error {
 		e := &c.Edits[i]
 		switch e.Op {
 		case AddFact:
-			text, err := memd.CleanFactText(e.Fact.Text)
-			if err != nil {
+			if err := checkNewLine(&e.Fact); err != nil {
 				return err
-			}
-			e.Fact.Text, e.Fact.ID = text, memd.FactID(text)
-			if e.Fact.Date.IsZero() {
-				return memd.Errorf(memd.EINVALID, "a fact needs a date")
-			}
-			tier, err := memd.ParseTier(string(e.Fact.Tier))
-			if err != nil {
-				return err
-			}
-			e.Fact.Tier = tier
-			// An empty File is chosen when the change is planned: where a
-			// log fact goes depends on the files at that moment.
-			if e.Fact.File != "" && !IsFactFile(e.Fact.File) {
-				return memd.Errorf(memd.EINVALID, "%q is not a fact file", e.Fact.File)
 			}
 		case RemoveFact:
 			if !memd.ValidFactID(e.Fact.ID) {
 				return memd.Errorf(memd.EINVALID, "fact ID %q: want 12 lowercase hex digits", e.Fact.ID)
 			}
 		case RestoreLine:
-			if e.Fact.File == "" || !IsFactFile(e.Fact.File) {
+			if e.Fact.File == "" {
 				return memd.Errorf(memd.EINVALID, "a line to restore needs its fact file")
 			}
-			text, err := memd.CleanFactText(e.Fact.Text)
-			if err != nil {
-				return err
-			}
-			e.Fact.Text, e.Fact.ID = text, memd.FactID(text)
-			if e.Fact.Date.IsZero() {
-				return memd.Errorf(memd.EINVALID, "a fact needs a date")
-			}
-			if e.Fact.Tier, err = memd.ParseTier(string(e.Fact.Tier)); err != nil {
+			if err := checkNewLine(&e.Fact); err != nil {
 				return err
 			}
 		case RemoveLine:
@@ -598,3 +575,25 @@ func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 // starts "DIRC"). It stays there until memd drops the lock: the new index
 // is written to a file of its own and renamed over .git/index.
 const indexLockMarker = "memd\n"
+
+// checkNewLine checks, and cleans, a fact about to be written as a line:
+// its text, date, tier and, when named, its file. An empty File is chosen
+// when the change is planned: where a log fact goes depends on the files
+// at that moment.
+func checkNewLine(f *memd.Fact) error {
+	text, err := memd.CleanFactText(f.Text)
+	if err != nil {
+		return err
+	}
+	f.Text, f.ID = text, memd.FactID(text)
+	if f.Date.IsZero() {
+		return memd.Errorf(memd.EINVALID, "a fact needs a date")
+	}
+	if f.Tier, err = memd.ParseTier(string(f.Tier)); err != nil {
+		return err
+	}
+	if f.File != "" && !IsFactFile(f.File) {
+		return memd.Errorf(memd.EINVALID, "%q is not a fact file", f.File)
+	}
+	return nil
+}
