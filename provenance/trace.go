@@ -60,7 +60,7 @@ func touches(c gitstore.Commit, p memd.Provenance, id string) bool {
 // Trace returns the provenance of a fact: every commit that changed it,
 // newest first, down to the commit that introduced it as it stands (or, for
 // a fact no longer present, as it last stood); a commit a standing revert
-// undid introduced nothing. It is what git blame does for
+// undid introduced nothing of a fact present. It is what git blame does for
 // one line, returned as data. Where that commit is an edit, the walk goes on
 // with the fact it replaced, and where it is a revert that put the fact
 // back, with the same fact, down to where the first version was learned.
@@ -109,9 +109,12 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 			tr.Fact = factIn(mine, want)
 		}
 		// A line a standing revert took back introduced nothing that
-		// stands: the fact is held by an older line.
-		if undone, err := rv.undone(c); err != nil || undone {
-			return err
+		// stands: a fact present is held by an older line. (A fact gone
+		// is traced as it last stood, reverted or not.)
+		if tr.Present {
+			if undone, err := rv.undone(c); err != nil || undone {
+				return err
+			}
 		}
 		if !added {
 			return nil
