@@ -336,3 +336,83 @@ func startWithAnAllergy(t *testing.T) (*env, memd.ShardID, memd.RememberResult) 
 	res := remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
 	return e, memd.AgentShard("carol"), res
 }
+
+// A revert's dry run lists what the revert then does, line by line, where
+// a fact has more than one line.
+func TestRevert_DryRunIsWhatTheRevertDoes(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, dir string, d memd.Date) // a person's commits; the last is reverted
+		want  string                                      // profile.md's fact lines after the revert
+	}{
+		{"a line dropped while a log holds the fact", func(t *testing.T, dir string, d memd.Date) {
+			commitLines(t, dir, "log/2026-11.md", "- (2026-11-20) Allergic to peanuts\n", "noted it in the log")
+			rewrite(t, dir, "profile.md", "- ("+d.String()+") Allergic to peanuts\n", "")
+		}, "- (D) Allergic to peanuts\n"},
+		{"a line redated beside another of the fact", func(t *testing.T, dir string, d memd.Date) {
+			commitLines(t, dir, "profile.md", "- (2026-11-20) Allergic to peanuts\n", "noted it again")
+			rewrite(t, dir, "profile.md", "- ("+d.String()+") Allergic", "- (2026-01-01) Allergic")
+		}, "- (D) Allergic to peanuts\n- (2026-11-20) Allergic to peanuts\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, s, res := startWithAnAllergy(t)
+			dir := e.d.Store.ShardDir(s)
+			c.setup(t, dir, res.Fact.Date)
+			req := memd.RevertRequest{Shard: s, Commit: gitIn(t, dir, "rev-parse", "HEAD")}
+			dry := req
+			dry.DryRun = true
+			preview, err := e.admin.Revert(ctx, dry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, err := e.admin.Revert(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := func(r memd.RevertResult) string {
+				var out []string
+				for _, rv := range r.Reverts {
+					for _, ch := range rv.Changes {
+						out = append(out, ch.Op+ch.Fact.Date.String()+" "+ch.Fact.File)
+					}
+				}
+				return strings.Join(out, ", ")
+			}
+			if lines(preview) != lines(done) || lines(done) == "" {
+				t.Errorf("dry run %q, revert %q", lines(preview), lines(done))
+			}
+			var facts []string
+			for _, l := range strings.SplitAfter(gitIn(t, dir, "show", "HEAD:profile.md")+"\n", "\n") {
+				if strings.HasPrefix(l, "- (") {
+					facts = append(facts, l)
+				}
+			}
+			// A line put back goes at the end of its file.
+			slices.Sort(facts)
+			want := strings.SplitAfter(strings.ReplaceAll(c.want, "D", res.Fact.Date.String()), "\n")
+			slices.Sort(want)
+			if got, want := strings.Join(facts, ""), strings.Join(want, ""); got != want {
+				t.Errorf("profile.md's facts after the revert:\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// rewrite replaces old with new in a file of a shard's working tree (or
+// drops the line old when new is "") and commits it with git.
+func rewrite(t *testing.T, dir, path, old, new string) {
+	t.Helper()
+	full := filepath.Join(dir, path)
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s holds no %q", path, old)
+	}
+	if err := os.WriteFile(full, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "commit", "-qam", "changed by hand")
+}

@@ -331,16 +331,22 @@ func (g *group) add(c Change) (*Result, error) {
 			f := e.Fact
 			f.Shard = g.sh.id
 			res.Facts[i] = f
-			where := g.where(f.ID)
-			if slices.Contains(where, f.File) || slices.ContainsFunc(pend(f.File).added, func(a memd.Fact) bool { return a.ID == f.ID }) {
-				continue // the file holds it
+			holds, err := g.holdsLine(f, pend(f.File))
+			if err != nil {
+				return nil, err
+			}
+			if holds {
+				continue
 			}
 			p := pend(f.File)
 			p.added = append(p.added, f)
 			if _, held := added[f.ID]; !held {
 				added[f.ID] = f
 			}
-			g.setOver(f.ID, append(slices.Clone(where), f.File))
+			where := g.where(f.ID)
+			if !slices.Contains(where, f.File) {
+				g.setOver(f.ID, append(slices.Clone(where), f.File))
+			}
 			res.Changes = append(res.Changes, memd.FactChange{Op: "+", Fact: f})
 		case ReplaceFact:
 			old, ok, err := g.held(e.Fact.ID, added, edited)
@@ -446,6 +452,23 @@ func (g *group) add(c Change) (*Result, error) {
 	}
 	g.plans = append(g.plans, pl)
 	return res, nil
+}
+
+// holdsLine says whether f's file holds a line of it of f's date, one the
+// change has not rewritten or removed, or is to (p is the file's pending
+// change).
+func (g *group) holdsLine(f memd.Fact, p *pendingFile) (bool, error) {
+	if slices.ContainsFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID && a.Date == f.Date }) {
+		return true, nil
+	}
+	if !slices.Contains(g.where(f.ID), f.File) {
+		return false, nil
+	}
+	ff, err := g.file(f.File)
+	if err != nil || ff == nil {
+		return false, err
+	}
+	return slices.ContainsFunc(ff.linesOf(f.ID), func(lf lineFact) bool { return !p.edited[lf.start] && lf.Date == f.Date }), nil
 }
 
 // removeLine plans the removal of one line of fact f.ID: the last of its

@@ -291,14 +291,16 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[git
 	return out, err
 }
 
-// preview is a shard's facts as a dry run of several reverts leaves
+// preview is a shard's fact lines as a dry run of several reverts leaves
 // them: what each would change is reckoned on what the ones before it
 // changed, as the real reverts would find it.
-type preview map[string]*memd.Fact // by ID; nil: absent
+type preview map[string][]memd.Fact // a fact's lines, by ID
 
 // wouldChange is what undoing fact changes would do on HEAD (as p says it
-// stands, when given): remove the added facts still there, restore the
-// removed ones now absent.
+// stands, when given), line by line as Revert does it (takeBack, then
+// gitstore.RestoreLine): take back the lines added, the fact's every line
+// unless another holds it, and put back the lines removed that their file
+// lacks.
 func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]memd.FactChange, error) {
 	out := []memd.FactChange{}
 	if p == nil {
@@ -310,36 +312,41 @@ func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]me
 	changes = slices.Clone(changes)
 	slices.SortStableFunc(changes, func(a, b memd.FactChange) int { return strings.Compare(a.Op, b.Op) }) // "+" sorts before "-"
 	for _, ch := range changes {
-		f, present, err := factNow(sh, ch.Fact.ID, p)
+		lines, err := linesNow(sh, ch.Fact.ID, p)
 		if err != nil {
 			return nil, err
 		}
+		same := func(f memd.Fact) bool { return f.File == ch.Fact.File && f.Date == ch.Fact.Date }
+		at := -1 // the last line like the changed one, as RemoveLine takes
+		for i, f := range lines {
+			if same(f) {
+				at = i
+			}
+		}
 		switch {
-		case ch.Op == "+" && present:
-			out = append(out, memd.FactChange{Op: "-", Fact: f})
-			p[f.ID] = nil
-		case ch.Op == "-" && !present:
+		case ch.Op == "+" && len(lines) > 1 && at >= 0:
+			out = append(out, memd.FactChange{Op: "-", Fact: lines[at]})
+			p[ch.Fact.ID] = slices.Delete(slices.Clone(lines), at, at+1)
+		case ch.Op == "+":
+			for _, f := range lines {
+				out = append(out, memd.FactChange{Op: "-", Fact: f})
+			}
+			p[ch.Fact.ID] = []memd.Fact{}
+		case ch.Fact.File != "" && at < 0, ch.Fact.File == "" && len(lines) == 0:
 			restored := ch.Fact
 			out = append(out, memd.FactChange{Op: "+", Fact: restored})
-			p[restored.ID] = &restored
+			p[restored.ID] = append(slices.Clone(lines), restored)
 		}
 	}
 	return out, nil
 }
 
-// factNow is a fact as a preview has it, or as HEAD has it.
-func factNow(sh *gitstore.Shard, id string, p preview) (memd.Fact, bool, error) {
-	if f, ok := p[id]; ok {
-		if f == nil {
-			return memd.Fact{}, false, nil
-		}
-		return *f, true, nil
+// linesNow is a fact's lines as a preview has them, or as HEAD has them.
+func linesNow(sh *gitstore.Shard, id string, p preview) ([]memd.Fact, error) {
+	if lines, ok := p[id]; ok {
+		return lines, nil
 	}
-	f, err := sh.Fact(id)
-	if err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
-		return f, false, err
-	}
-	return f, err == nil, nil
+	return sh.FactLines(id)
 }
 
 func appendID(ids []string, id string) []string {
