@@ -118,7 +118,7 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 		if err := provenance.CheckSource(memd.Source{Messages: msgs, Chat: req.Chat}); err != nil {
 			return memd.RevertResult{}, err
 		}
-		ids := req.Shards
+		ids := slices.Compact(slices.SortedFunc(slices.Values(req.Shards), func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) }))
 		if len(ids) == 0 {
 			var err error
 			if ids, err = s.Store.Shards(); err != nil {
@@ -174,9 +174,10 @@ func stillAsConfirmed(r provenance.Reverter, shards []*gitstore.Shard, msgs []st
 		}
 	}
 	slices.Sort(would)
-	want := slices.Sorted(slices.Values(confirmed))
-	if !slices.Equal(would, slices.Compact(want)) {
-		return memd.Errorf(memd.ECONFLICT, "what reverting %s changes is no longer what was confirmed (%d commit(s) now, %d then): preview it again", strings.Join(msgs, ", "), len(would), len(slices.Compact(want)))
+	would = slices.Compact(would)
+	want := slices.Compact(slices.Sorted(slices.Values(confirmed)))
+	if !slices.Equal(would, want) {
+		return memd.Errorf(memd.ECONFLICT, "what reverting %s changes is no longer what was confirmed (%d commit(s) now, %d then): preview it again", strings.Join(msgs, ", "), len(would), len(want))
 	}
 	return nil
 }

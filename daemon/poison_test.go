@@ -280,6 +280,18 @@ func TestRevert_ByMessageAsConfirmed(t *testing.T) {
 	if res, err := e.admin.Revert(ctx, req); err != nil || len(res.Reverts) != 2 {
 		t.Errorf("revert as confirmed: %+v, %v", res, err)
 	}
+	// A shard named twice is one shard, and a commit confirmed twice one
+	// commit.
+	remember(t, e.admin, "agent/alice", "Likes window seats", memd.TierProfile, memd.Source{Messages: []string{"msg_88"}})
+	twice := memd.RevertRequest{Message: "msg_88", Shards: []memd.ShardID{memd.AgentShard("alice"), memd.AgentShard("alice")}, DryRun: true}
+	preview, err = e.admin.Revert(ctx, twice)
+	if err != nil || len(preview.Reverts) != 1 {
+		t.Fatalf("preview naming a shard twice: %+v, %v", preview, err)
+	}
+	twice.DryRun, twice.Confirmed = false, []string{preview.Reverts[0].Reverted, preview.Reverts[0].Reverted}
+	if res, err := e.admin.Revert(ctx, twice); err != nil || len(res.Reverts) != 1 {
+		t.Errorf("revert naming a shard twice: %+v, %v", res, err)
+	}
 }
 
 // A fact a person wrote by hand with bytes memd would not write (not
