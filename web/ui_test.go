@@ -253,6 +253,10 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 		t.Errorf("the fact previewed: %+v", list.Facts)
 	}
 
+	run(b, t, "a page address that steps up a folder names nothing",
+		chromedp.Navigate(base+"/#/note/agent/alice/../../bob/notes/runbook.md"),
+		chromedp.WaitVisible(css(`#error-back`)))
+
 	run(b, t, "edit the note",
 		chromedp.Navigate(base+"/#/note/agent/alice/runbook.md"),
 		chromedp.WaitVisible(css(`#note-rendered strong`)),

@@ -57,11 +57,8 @@ async function api(method, path, body) {
 }
 
 const enc = encodeURIComponent;
-// A path segment "." or ".." is sent as such, not as a step up that the
-// browser would take (#/note/agent/alice/../../bob/... naming bob's note).
-const seg = (x) => (x === '.' || x === '..' ? x.replaceAll('.', '%2E') : enc(x));
-const shardPath = (s) => '/v1/shards/' + s.split('/').map(seg).join('/');
-const notePath = (s, p) => shardPath(s) + '/notes/' + p.split('/').map(seg).join('/');
+const shardPath = (s) => '/v1/shards/' + s.split('/').map(enc).join('/');
+const notePath = (s, p) => shardPath(s) + '/notes/' + p.split('/').map(enc).join('/');
 const short = (hash) => (hash || '').slice(0, 12);
 const when = (t) => t ? new Date(t).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }) : '';
 
@@ -168,6 +165,11 @@ async function route() {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   const params = new URLSearchParams(query || '');
   show(h('p', { class: 'muted' }, 'Loading…'));
+  // The browser would take "." and ".." (even written %2E) as steps up:
+  // #/note/agent/alice/../../bob/... would show bob's note as alice's.
+  if (parts.some((p) => p === '.' || p === '..')) {
+    return show(...errorPage({ code: 'invalid', message: 'a page address names no "." or ".." folder' }));
+  }
   try {
     switch (parts[0]) {
       case undefined: return await shardsPage();
@@ -703,11 +705,13 @@ function diffBlock(diff) {
 }
 
 async function notePage(shard, path) {
+  const gen = routeGen;
   const [note, history] = await Promise.all([api('GET', notePath(shard, path)), api('GET', notePath(shard, path) + ':history?limit=20')]);
   const versions = history.versions || [];
   const last = versions[0];
   const out = h('div');
   const body = await rendered(note.text);
+  if (gen !== routeGen) return; // the person moved on while it rendered
   const edit = () => {
     const text = h('textarea', { id: 'note-text', 'aria-label': 'Note text' });
     text.value = note.text;
