@@ -348,3 +348,25 @@ func TestShard_LinesEndAsAPersonsFileDoesWhileTheyEditIt(t *testing.T) {
 		t.Errorf("the working file:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// A person who saved memd's LF file with CRLF line ends, not committed yet,
+// gets memd's next fact with a CRLF too.
+func TestShard_LinesEndAsAWorkingFileSavedOtherwise(t *testing.T) {
+	sh := createShard(t, openStore(t), "agent/alice")
+	dir := sh.Dir()
+	rememberOn(t, sh, "2026-11-01", "Booked a flight")
+	path := filepath.Join(dir, "log", "2026-11.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := strings.ReplaceAll(string(b), "\n", "\r\n") + "- (2026-11-03) Packed a bag\r\n"
+	if err := os.WriteFile(path, []byte(crlf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rememberOn(t, sh, "2026-11-02", "Checked in")
+	got, _ := os.ReadFile(path)
+	if want := crlf + "- (2026-11-02) Checked in\r\n"; string(got) != want {
+		t.Errorf("the working file:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -346,10 +346,8 @@ func mergeFactLines(path string, base, ours, theirs []byte) []byte {
 			if len(out) > 0 && out[len(out)-1] != '\n' {
 				out = append(out, end...)
 			}
-			out = append(out, ours[lf.start:lf.end]...)
-			if out[len(out)-1] != '\n' {
-				out = append(out, end...)
-			}
+			line := bytes.TrimRight(ours[lf.start:lf.end], "\r\n")
+			out = append(append(out, line...), end...)
 		}
 	}
 	return out
