@@ -36,6 +36,7 @@ type Sessions struct {
 	sessions map[string]*session
 	links    map[string]time.Time // one-time login code -> expiry
 	now      func() time.Time
+	idle     time.Duration // how long a session lasts unused
 }
 
 // session is a signed-in browser: until when, and closed when it ends, so
@@ -43,11 +44,12 @@ type Sessions struct {
 type session struct {
 	expires time.Time
 	ended   chan struct{}
+	timer   *time.Timer // ends it once idle past expires, though nothing asks
 }
 
 // NewSessions returns an empty set of sessions.
 func NewSessions() *Sessions {
-	return &Sessions{sessions: make(map[string]*session), links: make(map[string]time.Time), now: time.Now}
+	return &Sessions{sessions: make(map[string]*session), links: make(map[string]time.Time), now: time.Now, idle: sessionIdle}
 }
 
 func randomID() string {
@@ -79,21 +81,38 @@ func (s *Sessions) start() string {
 	id := randomID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	for k, ss := range s.sessions {
-		if now.After(ss.expires) {
-			close(ss.ended)
-			delete(s.sessions, k)
-		}
-	}
-	s.sessions[id] = &session{expires: now.Add(sessionIdle), ended: make(chan struct{})}
+	ss := &session{expires: s.now().Add(s.idle), ended: make(chan struct{})}
+	ss.timer = time.AfterFunc(s.idle, func() { s.expire(id) })
+	s.sessions[id] = ss
 	return id
+}
+
+// expire ends a session idle past its time (a feed left open renews
+// nothing), or waits again for the time its use moved it to.
+func (s *Sessions) expire(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[id]
+	if !ok {
+		return
+	}
+	if left := ss.expires.Sub(s.now()); left > 0 {
+		ss.timer.Reset(left)
+		return
+	}
+	s.endLocked(id)
 }
 
 func (s *Sessions) end(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.endLocked(id)
+}
+
+// endLocked ends a session, closing what it has open; s.mu is held.
+func (s *Sessions) endLocked(id string) {
 	if ss, ok := s.sessions[id]; ok {
+		ss.timer.Stop()
 		close(ss.ended)
 		delete(s.sessions, id)
 	}
@@ -112,13 +131,13 @@ func (s *Sessions) Session(r *http.Request) bool {
 	if !ok || s.now().After(ss.expires) {
 		return false
 	}
-	ss.expires = s.now().Add(sessionIdle)
+	ss.expires = s.now().Add(s.idle)
 	return true
 }
 
 // Ended returns a channel closed when the session of a request ends: it
-// signs out (in any tab), or is found expired. A request without a live
-// session gets one closed already.
+// signs out (in any tab), or stays idle past its time. A request without a
+// live session gets one closed already.
 func (s *Sessions) Ended(r *http.Request) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
