@@ -3,6 +3,8 @@ package gitstore
 import (
 	"container/heap"
 	"errors"
+	"fmt"
+	"os/exec"
 	"slices"
 	"time"
 )
@@ -257,4 +259,20 @@ func (sh *Shard) mergeBase(newer []Commit) (Hash, error) {
 		}
 	}
 	return newest, nil
+}
+
+// IsAncestor reports whether commit a is an ancestor of commit b (or b
+// itself), asking git, whose walk reads a long history far faster than
+// Range: for when Range went past its limit. A commit the shard does not
+// hold is an error.
+func (sh *Shard) IsAncestor(a, b Hash) (bool, error) {
+	err := exec.Command("git", "-C", sh.dir, "merge-base", "--is-ancestor", a.String(), b.String()).Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return false, nil
+	}
+	return false, fmt.Errorf("shard %s: is %s an ancestor of %s: %w", sh.id, short(a), short(b), err)
 }

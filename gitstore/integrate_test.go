@@ -248,3 +248,25 @@ func testIntegrateReachesAWorkingFile(t *testing.T, staged bool) {
 		}
 	}
 }
+
+// IsAncestor tells an ancestor from a commit rewritten away, as git does.
+func TestShard_IsAncestor(t *testing.T) {
+	sh := createShard(t, openStore(t), "agent/x")
+	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "m1")
+	first, _ := sh.Head()
+	remember(t, sh, "Prefers tea", memd.TierProfile, "m2")
+	second, _ := sh.Head()
+	git(t, sh.Dir(), "commit", "-q", "--amend", "-m", "reworded")
+	amended := gitstore.NewHash(strings.TrimSpace(git(t, sh.Dir(), "rev-parse", "HEAD")))
+	for _, c := range []struct {
+		a, b gitstore.Hash
+		want bool
+	}{{first, second, true}, {second, second, true}, {second, first, false}, {second, amended, false}, {first, amended, true}} {
+		if got, err := sh.IsAncestor(c.a, c.b); err != nil || got != c.want {
+			t.Errorf("IsAncestor(%.7s, %.7s) = %v, %v; want %v", c.a, c.b, got, err, c.want)
+		}
+	}
+	if _, err := sh.IsAncestor(gitstore.NewHash(strings.Repeat("ab", 20)), second); err == nil {
+		t.Error("a commit the shard lacks is no error")
+	}
+}

@@ -437,6 +437,10 @@ func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
 	commits, reached, err := sh.Range(from, to, maxWalk)
 	switch {
 	case errors.Is(err, gitstore.ErrTooFar):
+		// Far behind, or rewritten: a rewrite's commits name nothing.
+		if ok, aerr := sh.IsAncestor(from, to); aerr != nil || !ok {
+			return errUnknownBase
+		}
 		return errTooFar
 	case err != nil:
 		if _, rerr := sh.ReadCommit(from); rerr != nil {
