@@ -230,6 +230,15 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 	if first := textOf(b, t, `#history .commit`); !strings.Contains(first, "revert: remember: Works at Acme") {
 		t.Errorf("newest commit in history: %q", first)
 	}
+	// A commit landing while the person types a filter does not wipe it.
+	run(b, t, "type a filter", chromedp.SendKeys(css(`#log-message`), "msg_"))
+	if _, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Takes the train on Mondays"}); err != nil {
+		t.Fatal(err)
+	}
+	run(b, t, "memory changes while the person types", chromedp.WaitVisible(css(`#changed-since`)))
+	if v, err := chromedp.Run(b, chromedp.Evaluate[string](`document.getElementById('log-message').value`)); err != nil || v != "msg_" {
+		t.Errorf("the filter being typed is %q after a commit (%v)", v, err)
+	}
 
 	// A revert of an exchange undoes what its preview showed, or nothing:
 	// a fact learned from the message meanwhile is not undone unseen.
@@ -281,6 +290,22 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 	}
 	run(b, t, "a fact written through the API appears without a reload",
 		chromedp.WaitVisible(css(fmt.Sprintf(`#facts tr[data-id="%s"]`, res.Fact.ID))))
+
+	// A fact forgotten by mistake comes back from its page.
+	austin := memd.FactID("Lives in Austin")
+	if _, err := admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: austin}); err != nil {
+		t.Fatal(err)
+	}
+	run(b, t, "bring a forgotten fact back",
+		chromedp.Navigate(base+"/#/fact/agent/alice/"+austin),
+		chromedp.WaitVisible(css(`#bring-back`)),
+		chromedp.Click(css(`#bring-back`)),
+		chromedp.WaitVisible(css(`#revert-preview`)),
+		chromedp.Click(css(`#confirm-ok`)),
+		chromedp.WaitVisible(xpath(`//p[contains(., "in memory") and not(contains(., "no longer"))]`)))
+	if list, _ := admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "Austin"}); len(list.Facts) != 1 {
+		t.Errorf("the fact brought back: %+v", list.Facts)
+	}
 
 	run(b, t, "the live and learner pages",
 		chromedp.Navigate(base+"/#/live"),

@@ -146,6 +146,18 @@ function connectFeed() {
   };
 }
 
+// redraw draws the page again for what changed, unless the person is busy
+// with it (typing in a field, a choice changed, trailers opened): then it
+// says memory changed, and draws again when asked.
+function redraw() {
+  const busy = view.querySelector('details[open]') || [...view.querySelectorAll('input, textarea, select')].some((el) =>
+    el === document.activeElement || (el.tagName === 'SELECT' ? [...el.options].some((o) => o.selected !== o.defaultSelected) : el.value !== el.defaultValue));
+  if (!busy) return route();
+  if (!document.getElementById('changed-since')) {
+    view.prepend(h('p', { id: 'changed-since', class: 'muted', role: 'status' }, 'Memory changed since this page was drawn. ', h('button', { onclick: () => route() }, 'Show it')));
+  }
+}
+
 // listen registers a feed listener for the current page only.
 function listen(fn) {
   feed.listeners.add(fn);
@@ -211,7 +223,7 @@ async function shardsPage() {
     h('h2', {}, 'All memory over time'),
     await growthChart(''),
   );
-  listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'commit')) route(); }, 2000));
+  listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'commit')) redraw(); }, 2000));
 }
 
 function tabs(shard, active) {
@@ -366,12 +378,18 @@ async function factPage(shard, id) {
   // Only what something is left to undo gets a button. Asking walks the
   // shards' history, so the page is drawn first and the buttons follow.
   const routed = location.hash;
+  // A fact gone can come back: the commit that took it is undone.
+  const took = !tr.present ? (tr.history || []).find((hc) => (hc.changes || []).some((ch) => ch.op === '-' && ch.fact.id === f.id)) : null;
   const offer = async () => {
-    const [commitLeft, exchangeLeft] = await Promise.all([
+    const [commitLeft, exchangeLeft, backLeft] = await Promise.all([
       c ? undoable({ shard, commit: c.commit }) : 0,
       messages.length ? undoable({ messages, chat: exchangeChat }) : 0,
+      took ? undoable({ shard, commit: took.commit }) : 0,
     ]);
     if (location.hash !== routed) return; // the person moved on
+    if (backLeft) {
+      actions.append(h('button', { id: 'bring-back', onclick: () => revert({ shard, commit: took.commit }, `Bring it back: revert commit ${short(took.commit)} (${took.subject})`) }, 'Bring it back'));
+    }
     if (commitLeft) {
       actions.append(h('button', { id: 'revert-commit', onclick: () => revert({ shard, commit: c.commit }, `Revert commit ${short(c.commit)}`) }, 'Revert its commit'));
     }
@@ -513,7 +531,7 @@ async function historyTab(shard, head, params) {
     h('div', { id: 'history' }, shown.map((c) => commitBlock(shard, c))), shown.length > 10 ? nav.cloneNode(true) : null);
   for (const b of view.querySelectorAll('.pager .prev')) b.onclick = () => go(Math.max(0, offset - historyPage));
   for (const b of view.querySelectorAll('.pager .next')) b.onclick = () => go(offset + historyPage);
-  if (offset === 0) listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'commit' && ev.shard === shard)) route(); }, 1000));
+  if (offset === 0) listen(debounced((evs) => { if (evs.some((ev) => ev.type === 'commit' && ev.shard === shard)) redraw(); }, 1000));
 }
 
 // growthChart draws how memory grew (one shard, or all with shard ''):
