@@ -230,7 +230,12 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 	if first := textOf(b, t, `#history .commit`); !strings.Contains(first, "revert: remember: Works at Acme") {
 		t.Errorf("newest commit in history: %q", first)
 	}
-	// A commit landing while the person types a filter does not wipe it.
+	// A commit lands: the history shows it, and one landing while the
+	// person types a filter does not wipe what they type.
+	if _, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Cycles to work"}); err != nil {
+		t.Fatal(err)
+	}
+	run(b, t, "the history follows memory", chromedp.WaitVisible(xpath(`//div[@id="history"]//span[contains(., "Cycles to work")]`)))
 	run(b, t, "type a filter", chromedp.SendKeys(css(`#log-message`), "msg_"))
 	if _, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Takes the train on Mondays"}); err != nil {
 		t.Fatal(err)

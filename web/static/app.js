@@ -151,7 +151,7 @@ function connectFeed() {
 // says memory changed, and draws again when asked.
 function redraw() {
   const busy = view.querySelector('details[open]') || [...view.querySelectorAll('input, textarea, select')].some((el) =>
-    el === document.activeElement || (el.tagName === 'SELECT' ? [...el.options].some((o) => o.selected !== o.defaultSelected) : el.value !== el.defaultValue));
+    el === document.activeElement || (el.tagName === 'SELECT' ? el.selectedIndex !== Math.max(0, [...el.options].findIndex((o) => o.defaultSelected)) : el.value !== el.defaultValue));
   if (!busy) return route();
   if (!document.getElementById('changed-since')) {
     view.prepend(h('p', { id: 'changed-since', class: 'muted', role: 'status' }, 'Memory changed since this page was drawn. ', h('button', { onclick: () => route() }, 'Show it')));
