@@ -296,6 +296,22 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 	run(b, t, "a fact written through the API appears without a reload",
 		chromedp.WaitVisible(css(fmt.Sprintf(`#facts tr[data-id="%s"]`, res.Fact.ID))))
 
+	// An edit from a page drawn before someone else edited the fact says
+	// so, and keeps the text typed.
+	cat := memd.FactID("Has a cat named Miso")
+	run(b, t, "open a fact to edit it",
+		chromedp.Navigate(base+"/#/fact/agent/alice/"+cat),
+		chromedp.WaitVisible(css(`#edit-fact`)),
+		chromedp.Click(css(`#edit-fact`)),
+		chromedp.WaitVisible(css(`#edit-text`)))
+	if _, err := admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: cat, Text: "Has a cat named Miso, and a dog"}); err != nil {
+		t.Fatal(err)
+	}
+	run(b, t, "save over an edit made meanwhile",
+		chromedp.SetValue(css(`#edit-text`), "Has two cats"),
+		chromedp.Click(css(`#edit-save`)),
+		chromedp.WaitVisible(xpath(`//p[@role="alert"][contains(., "edited or forgotten since")]`)))
+
 	// A fact forgotten by mistake comes back from its page.
 	austin := memd.FactID("Lives in Austin")
 	if _, err := admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: austin}); err != nil {

@@ -438,7 +438,7 @@ function editFact(shard, f, out) {
       toast(res.commit ? `Saved as commit ${short(res.commit)}` : 'No change');
       location.hash = `#/fact/${shard}/${res.fact.id}`;
     } catch (err) {
-      out.append(errorBox(err));
+      out.append(errorBox(staleFact(err, true)));
     }
   });
   out.replaceChildren(form);
@@ -453,8 +453,16 @@ async function forgetFact(shard, f) {
     toast(`Forgotten in commit ${short(res.commit)}`);
     route();
   } catch (err) {
-    view.prepend(errorBox(err));
+    view.prepend(errorBox(staleFact(err)));
   }
+}
+
+// staleFact says, for a fact no longer in memory as the page shows it,
+// why: someone edited or forgot it since the page was drawn.
+function staleFact(err, typed) {
+  if (err.code !== 'not_found') return err;
+  return new APIError(err.code, 'This fact is no longer in memory as this page shows it: it was edited or forgotten since ' +
+    '(in another tab, by an agent, or with git). Reload the page to see it as it is' + (typed ? '; your text is still in the box.' : '.'));
 }
 
 // revert previews what undoing a commit (or a message) changes, asks, and
