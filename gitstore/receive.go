@@ -115,10 +115,10 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 	return sh.checkIgnored(head, theirs)
 }
 
-// keepPushedPaths selects what a push is checked for: profile.md and what
-// is under log/ and notes/, where memd reads facts and notes.
+// keepPushedPaths selects what a push's commits are checked for: fact
+// files and notes.
 func keepPushedPaths(path string) bool {
-	return path == ProfileFile || strings.HasPrefix(path, LogDir+"/") || strings.HasPrefix(path, NotesDir+"/")
+	return keepFactPaths(path) || keepNotePaths(path)
 }
 
 // checkPushedFile checks one file a pushed commit adds (from is zero) or

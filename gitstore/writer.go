@@ -49,15 +49,16 @@ const (
 	// commit that wrote the fact again takes back that line alone.
 	RemoveLine
 	// RestoreLine puts a fact's line back in Fact.File unless that file
-	// holds the fact: a revert restores the line a commit removed even
-	// where another file holds the fact too.
+	// holds a line of it of Fact.Date: a revert restores the line a commit
+	// removed even where another line holds the fact too.
 	RestoreLine
 )
 
 // Edit is one change to one fact. For AddFact, Fact carries the text, date
 // and tier (and optionally the file, to restore a line where it was); for
 // RemoveFact, only the ID; for RemoveLine, the ID, file and date; for
-// ReplaceFact, the ID, and With the new text.
+// RestoreLine, the whole fact with its file; for ReplaceFact, the ID, and
+// With the new text.
 type Edit struct {
 	Op   EditOp
 	Fact memd.Fact

@@ -500,8 +500,7 @@ func (l *Learner) work(ctx context.Context, j *job) {
 		l.failed(j, errors.New("synthesis is off: start memd serve with --synthesis to run this pass"))
 		return
 	}
-	if l.cfg.Registered != nil && !l.cfg.Registered(j.Agent) {
-		l.giveUp(j, fmt.Errorf("agent %s was removed before this was learned; nothing was written", j.Agent))
+	if l.gone(j) {
 		return
 	}
 	if j.Plan == nil {
@@ -520,8 +519,7 @@ func (l *Learner) work(ctx context.Context, j *job) {
 		}
 	}
 	// The model call may have taken long enough for the agent to go.
-	if l.cfg.Registered != nil && !l.cfg.Registered(j.Agent) {
-		l.giveUp(j, fmt.Errorf("agent %s was removed before this was learned; nothing was written", j.Agent))
+	if l.gone(j) {
 		return
 	}
 	var commits []string
@@ -654,6 +652,16 @@ func (l *Learner) apply(ctx context.Context, j *job) ([]string, error) {
 		}
 	}
 	return commits, nil
+}
+
+// gone fails a job of an agent removed since it was queued, and says so:
+// nothing of it is to be written to the agent's shard.
+func (l *Learner) gone(j *job) bool {
+	if l.cfg.Registered == nil || l.cfg.Registered(j.Agent) {
+		return false
+	}
+	l.giveUp(j, fmt.Errorf("agent %s was removed before this was learned; nothing was written", j.Agent))
+	return true
 }
 
 // giveUp fails a job for good, without the tries left: what failed would

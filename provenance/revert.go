@@ -144,11 +144,22 @@ func takeBack(sh *gitstore.Shard, added memd.Fact) (gitstore.Edit, error) {
 	if err != nil {
 		return gitstore.Edit{}, err
 	}
-	its := slices.ContainsFunc(lines, func(f memd.Fact) bool { return f.File == added.File && f.Date == added.Date })
-	if len(lines) > 1 && its {
+	if len(lines) > 1 && lastLike(lines, added) >= 0 {
 		return gitstore.Edit{Op: gitstore.RemoveLine, Fact: memd.Fact{ID: added.ID, File: added.File, Date: added.Date}}, nil
 	}
 	return gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: added.ID}}, nil
+}
+
+// lastLike returns the index of the last of a fact's lines in f's file
+// dated f's date, the one gitstore.RemoveLine takes; -1 when there is none.
+func lastLike(lines []memd.Fact, f memd.Fact) int {
+	at := -1
+	for i, l := range lines {
+		if l.File == f.File && l.Date == f.Date {
+			at = i
+		}
+	}
+	return at
 }
 
 // revertNote undoes the change commit c made to a note, when it changed
@@ -316,13 +327,7 @@ func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]me
 		if err != nil {
 			return nil, err
 		}
-		same := func(f memd.Fact) bool { return f.File == ch.Fact.File && f.Date == ch.Fact.Date }
-		at := -1 // the last line like the changed one, as RemoveLine takes
-		for i, f := range lines {
-			if same(f) {
-				at = i
-			}
-		}
+		at := lastLike(lines, ch.Fact)
 		switch {
 		case ch.Op == "+" && len(lines) > 1 && at >= 0:
 			out = append(out, memd.FactChange{Op: "-", Fact: lines[at]})
