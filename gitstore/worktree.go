@@ -315,6 +315,11 @@ const worktreeTempPrefix = ".memd-tmp-"
 // change to its other lines (a heading a fetch reworded) is kept too.
 func mergeFactFile(path string, base, ours, theirs []byte) []byte {
 	byFacts := mergeFactLines(path, base, ours, theirs)
+	// memd's own writes change fact lines alone: the line merge, a git
+	// process with three files, is for a change that came from elsewhere.
+	if bytes.Equal(otherLines(path, base), otherLines(path, ours)) {
+		return byFacts
+	}
 	if merged, conflict, err := mergeLines(theirs, base, ours, "memd"); err == nil && !conflict && sameFactLines(path, merged, byFacts) {
 		return merged
 	}
@@ -351,6 +356,17 @@ func mergeFactLines(path string, base, ours, theirs []byte) []byte {
 		}
 	}
 	return out
+}
+
+// otherLines returns a fact file's lines but its facts.
+func otherLines(path string, data []byte) []byte {
+	var out []byte
+	at := 0
+	for _, lf := range parseFactFile(path, data) {
+		out = append(out, data[at:lf.start]...)
+		at = lf.end
+	}
+	return append(out, data[at:]...)
 }
 
 // sameFactLines says whether two versions of a fact file hold the same
