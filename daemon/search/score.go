@@ -219,7 +219,14 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 	for _, part := range st.parts {
 		var one [1]posting
 		all := part.noneDead() // every posting is of a fact searched
-		for _, p := range part.postings(t, &one) {
+		ps := part.postings(t, &one)
+		if all && len(sc.touched) == 0 && sc.parts == nil {
+			sc.fill(ps, func(i int32, tf float64) float64 {
+				return idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
+			}, bit)
+			continue
+		}
+		for _, p := range ps {
 			i := p.doc()
 			if !all && !x.alive[i] {
 				continue

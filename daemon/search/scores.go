@@ -94,6 +94,24 @@ func (s *scores) add(i int32, v float64) int {
 	return int(k)
 }
 
+// fill makes candidates of the entries of a list, when there are none
+// yet: each its place in order, with no look-up and no append.
+func (s *scores) fill(ps []posting, score func(i int32, tf float64) float64, bit uint64) {
+	n := len(ps)
+	s.touched = slices.Grow(s.touched, n)[:n]
+	s.v = slices.Grow(s.v, n)[:n]
+	s.terms = slices.Grow(s.terms, n)[:n]
+	touched, v, terms, member, slot := s.touched, s.v, s.terms, s.member, s.slot
+	for k, p := range ps {
+		i := p.doc()
+		member[i>>6] |= 1 << (i & 63)
+		slot[i] = uint32(k)
+		touched[k] = i
+		v[k] = score(i, float64(p.tf()))
+		terms[k] = bit
+	}
+}
+
 // gainOf returns where the gain of the candidate at place k is held.
 func (s *scores) gainOf(k int) *float64 {
 	for len(s.gain) <= k {

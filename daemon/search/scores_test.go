@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,41 @@ func TestScores_CandidatesGoneInTheNextSearch(t *testing.T) {
 		}
 		if slices.ContainsFunc(sc.member, func(w uint64) bool { return w != 0 }) {
 			t.Errorf("cleared %s: candidates still marked after the search", name)
+		}
+	}
+}
+
+// The first term of a search fills the candidates in one pass; any later
+// one adds to them posting by posting, as explaining a search does for
+// every term. Both give the same hits with the same scores to the bit,
+// with removed facts among the postings and several shards searched.
+func TestScores_FilledAsAdded(t *testing.T) {
+	alice, pat := memd.AgentShard("alice"), memd.UserShard("pat")
+	x := New()
+	var docs []Doc
+	for n := range 900 {
+		shard := alice
+		if n%3 == 0 {
+			shard = pat
+		}
+		text := fmt.Sprintf("Fact %d: the %s budget for %s", n, []string{"travel", "hardware", "hiring"}[n%3], []string{"Lisbon", "Porto", "Oslo", "Tokyo"}[n%4]) +
+			strings.Repeat(" and more", n%7) // of several lengths
+		d := novemberDoc(shard, text)
+		d.File = fmt.Sprintf("log/f%d.md", n%5)
+		d.Offset = n * 40
+		docs = append(docs, d)
+	}
+	x.PutAll(docs)
+	x.Apply(Update{Shard: alice, Delete: []string{docs[1].ID, docs[2].ID}}) // alice's part now has dead postings
+	for _, q := range []string{"budget", "hiring budget Tokyo", "travel Lisbon", "Fact 42"} {
+		for _, shards := range [][]memd.ShardID{{pat}, {alice}, {alice, pat}} {
+			query := Query{Text: q, Shards: shards, K: 40, Now: time.Now()}
+			filled := x.Search(query).Hits
+			query.Explain = true
+			added := x.Search(query).Hits
+			if len(filled) == 0 || !slices.EqualFunc(filled, added, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+				t.Errorf("%q over %v: filled\n%v\nadded\n%v", q, shards, texts(filled), texts(added))
+			}
 		}
 	}
 }
