@@ -512,3 +512,74 @@ func waitAttributed(t *testing.T, c *client.Client, s memd.ShardID) {
 		time.Sleep(5 * time.Millisecond) // polling the status of background work
 	}
 }
+
+// After a revert, or a person, takes back a line of a fact another line
+// still holds, recall and the fact's origin name the commit that wrote the
+// line that stands, with its messages, as trace and git blame do: not the
+// commit taking the line back, which wrote no line of the fact, nor the
+// one it undid. So it is while memd runs and after the index is rebuilt
+// from history.
+func TestRecall_AfterARevertOfAFactWrittenAgain(t *testing.T) {
+	for _, c := range []struct {
+		name, path, line string
+		byHand           bool // a person deletes the line, where memd reverts its commit
+	}{
+		{"another file", "log/2026-11.md", "- (2026-11-20) Allergic to peanuts\n", false},
+		{"the same file, another date", "profile.md", "- (2026-12-01) Allergic to peanuts\n", false},
+		{"deleted by hand", "log/2026-11.md", "- (2026-11-20) Allergic to peanuts\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ctx := t.TempDir(), context.Background()
+			d, admin := serveAt(t, dir)
+			s := shard(t, "agent/carol")
+			if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
+				t.Fatal(err)
+			}
+			first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+			again := commitLines(t, d.Store.ShardDir(s), c.path, c.line, "noted the allergy again")
+			check := func(when string) {
+				t.Helper()
+				if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
+					t.Fatal(err)
+				}
+				waitAttributed(t, admin, s)
+				res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
+				if err != nil || len(res.Hits) != 1 {
+					t.Fatalf("%s: recall %+v, %v", when, res, err)
+				}
+				if h := res.Hits[0]; h.Commit != first.Commit || !slices.Equal(h.SourceMessages, []string{"m1"}) {
+					t.Errorf("%s: the hit names commit %.12s from %v, want %.12s from m1", when, h.Commit, h.SourceMessages, first.Commit)
+				}
+				facts, err := admin.Facts(ctx, memd.FactsQuery{Shard: s, Origins: true})
+				if err != nil || len(facts.Facts) != 1 {
+					t.Fatalf("%s: facts with origins %+v, %v", when, facts, err)
+				}
+				if o := facts.Facts[0].Origin; o == nil || o.Commit != first.Commit {
+					t.Errorf("%s: the fact's origin is %+v, want %.12s", when, o, first.Commit)
+				}
+				if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != first.Commit {
+					t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, first.Commit)
+				}
+			}
+			if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
+				t.Fatal(err) // the index reads the commit writing the fact again
+			}
+			if c.byHand {
+				rewrite(t, d.Store.ShardDir(s), c.path, c.line, "")
+			} else if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: again}); err != nil {
+				t.Fatal(err)
+			}
+			check("while memd runs")
+			d.Shutdown(ctx)
+			if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(dir, "index.shards")); err != nil {
+				t.Fatal(err)
+			}
+			d, admin = serveAt(t, dir)
+			defer d.Shutdown(ctx)
+			check("rebuilt from history")
+		})
+	}
+}

@@ -188,7 +188,7 @@ func TestAddedFacts_AreTheDiffsAdditions(t *testing.T) {
 				want = append(want, ch.Fact.ID)
 			}
 		}
-		if err := sh.AddedFacts(c, func(id string) error { got = append(got, id); return nil }); err != nil {
+		if err := sh.AddedFacts(c, func(f memd.Fact) error { got = append(got, f.ID); return nil }); err != nil {
 			return err
 		}
 		slices.Sort(want)

@@ -274,14 +274,14 @@ func (sh *Shard) versions(path string, a, b Hash) (old, cur []byte, err error) {
 	return old, cur, nil
 }
 
-// AddedFacts calls fn with the ID of each fact line a commit added against
+// AddedFacts calls fn with each fact line a commit added against
 // its first parent: the "+" of its Diff, read a file at a time, so that a
 // commit adding a million facts (an import) is never held whole.
-func (sh *Shard) AddedFacts(c Commit, fn func(id string) error) error {
+func (sh *Shard) AddedFacts(c Commit, fn func(memd.Fact) error) error {
 	if d, ok := sh.store.diffs.get(commitKey{sh.id, c.Hash}); ok {
 		for _, ch := range d.Facts {
 			if ch.Op == "+" {
-				if err := fn(ch.Fact.ID); err != nil {
+				if err := fn(ch.Fact); err != nil {
 					return err
 				}
 			}
@@ -306,7 +306,7 @@ func (sh *Shard) AddedFacts(c Commit, fn func(id string) error) error {
 		before, after := appendChangedFacts(nil, nil, path, old, cur)
 		for _, ch := range diffFacts(sh.id, before, after) {
 			if ch.Op == "+" {
-				if err := fn(ch.Fact.ID); err != nil {
+				if err := fn(ch.Fact); err != nil {
 					return err
 				}
 			}

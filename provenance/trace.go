@@ -72,6 +72,18 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	} else if memd.ErrorCode(err) != memd.ENOTFOUND {
 		return tr, err
 	}
+	var standing []memd.Fact // the lines of a fact present
+	if tr.Present {
+		var err error
+		if standing, err = sh.FactLines(id); err != nil {
+			return tr, err
+		}
+	}
+	// A line added counts where it stands: one a person deleted since
+	// introduced nothing of a fact present.
+	stands := func(f memd.Fact) bool {
+		return f.ID != id || !tr.Present || slices.ContainsFunc(standing, func(l memd.Fact) bool { return l.File == f.File && l.Date == f.Date })
+	}
 	head, err := sh.Head()
 	if err != nil {
 		return tr, err
@@ -97,7 +109,7 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 		for _, ch := range d.Facts {
 			if ch.Fact.ID == want || p.Op == memd.OpEdit && ch.Fact.ID == p.Replaces {
 				mine = append(mine, ch)
-				added = added || ch.Op == "+" && ch.Fact.ID == want
+				added = added || ch.Op == "+" && ch.Fact.ID == want && stands(ch.Fact)
 			}
 		}
 		if len(mine) == 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
 )
 
 // At returns a search engine over shards as they were at heads (a shard
@@ -60,13 +61,13 @@ func attributeAt(ctx context.Context, sh *gitstore.Shard, h gitstore.Hash, docs 
 	if len(which) == 0 {
 		return nil
 	}
-	want := make(map[string]bool, len(which))
+	want := make(map[string]memd.Fact, len(which))
 	byID := make(map[string]int, len(which))
 	for _, i := range which {
-		want[docs[i].ID] = true
+		want[docs[i].ID] = docs[i].Fact
 		byID[docs[i].ID] = i
 	}
-	return Introductions(ctx, sh, h, want, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
+	return provenance.Introductions(ctx, sh, h, want, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
 		d := &docs[byID[id]]
 		d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
 		return nil

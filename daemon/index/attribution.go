@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
+	"slices"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
@@ -45,19 +46,15 @@ func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 // progress, when given, is told how many commits have been read.
 func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, progress func(int)) error {
 	id := sh.ID()
-	want := make(map[string]bool)
-	x.search.Walk(id, true, func(d search.Doc) bool {
-		if d.Commit == "" {
-			want[d.ID] = true
-		}
-		return true
-	})
-	x.search.Walk(id, false, func(d search.Doc) bool {
-		if d.Commit == "" {
-			want[d.ID] = true
-		}
-		return true
-	})
+	want := make(map[string]memd.Fact)
+	for _, profile := range []bool{true, false} {
+		x.search.Walk(id, profile, func(d search.Doc) bool {
+			if d.Commit == "" {
+				want[d.ID] = d.Fact
+			}
+			return true
+		})
+	}
 	if len(want) == 0 {
 		return nil
 	}
@@ -85,7 +82,7 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore
 	// The facts of one commit share its name.
 	var last gitstore.Hash
 	var name string
-	err := Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
+	err := provenance.Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
 		if d, ok := x.search.Get(id, fid); ok {
 			if c.Hash != last {
 				last, name = c.Hash, c.Hash.String()
@@ -100,53 +97,6 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore
 	})
 	if ferr := flush(); err == nil {
 		err = ferr
-	}
-	return err
-}
-
-// Introductions walks a shard's history from head, newest first, and calls
-// fn for each fact of want with the newest commit that touched it (memd's
-// commits name their facts in trailers; others are diffed), removing it
-// from want, until none is left. progress, when given, is told how many
-// commits have been read.
-func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, progress func(int),
-	fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
-	n := 0
-	err := sh.Walk(head, func(c gitstore.Commit) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if n++; progress != nil && n%1000 == 0 {
-			progress(n)
-		}
-		p := provenance.Parse(c.Message)
-		introduced := func(fid string) error {
-			if !want[fid] {
-				return nil
-			}
-			delete(want, fid)
-			return fn(fid, c, p)
-		}
-		var err error
-		if byTrailers(c, p, false) {
-			for _, fid := range p.FactIDs {
-				if err = introduced(fid); err != nil {
-					break
-				}
-			}
-		} else {
-			err = sh.AddedFacts(c, introduced)
-		}
-		if err != nil {
-			return err
-		}
-		if len(want) == 0 {
-			return gitstore.ErrStop
-		}
-		return nil
-	})
-	if progress != nil {
-		progress(n)
 	}
 	return err
 }
@@ -173,26 +123,36 @@ func (x *Index) AttributeAll(ctx context.Context, progress func(stage string, do
 }
 
 // changedFacts returns the IDs of the facts commit c (whose trailers are p)
-// added and removed: as the trailers of memd's own commits name them, and
-// as the diff of any other commit, memd's merges among them, shows them.
-func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance) ([]string, error) {
-	if byTrailers(c, p, true) {
-		return p.FactIDs, nil
+// added and removed, as the trailers of memd's own commits name them and
+// as the diff of any other commit, memd's merges and reverts among them,
+// shows them; and the lines it wrote of each, by fact: nil where trailers
+// name the facts, taken as writing their lines (a forget writes none).
+func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance) (ids []string, wrote map[string][]memd.Fact, err error) {
+	if c.ByMemd() && p.Op != "" && p.Op != memd.OpMerge && p.Op != memd.OpRevert {
+		if p.Op == memd.OpForget {
+			wrote = map[string][]memd.Fact{}
+		}
+		return p.FactIDs, wrote, nil
 	}
 	d, err := sh.Diff(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ids := make([]string, len(d.Facts))
+	ids, wrote = make([]string, len(d.Facts)), make(map[string][]memd.Fact)
 	for i, ch := range d.Facts {
-		ids[i] = ch.Fact.ID
+		ids[i] = ch.Fact.ID // a fact redated comes twice
+		if ch.Op == "+" {
+			wrote[ch.Fact.ID] = append(wrote[ch.Fact.ID], ch.Fact)
+		}
 	}
-	return ids, nil
+	return ids, wrote, nil
 }
 
-// byTrailers tells whether a commit's trailers name the facts it changed:
-// memd's own commits do, but for its merges, which name none, when
-// mergesByDiff.
-func byTrailers(c gitstore.Commit, p memd.Provenance, mergesByDiff bool) bool {
-	return c.ByMemd() && p.Op != "" && (p.Op != memd.OpMerge || !mergesByDiff)
+// wroteLine tells whether a commit that wrote lines of a fact (nil: named
+// it in its trailers) wrote the line l, its file and date.
+func wroteLine(wrote map[string][]memd.Fact, l memd.Fact) bool {
+	if wrote == nil {
+		return true
+	}
+	return slices.ContainsFunc(wrote[l.ID], func(f memd.Fact) bool { return f.File == l.File && f.Date == l.Date })
 }

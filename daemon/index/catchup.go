@@ -386,6 +386,7 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 	var put []search.Doc
 	var del []string
 	moved := make(map[string]bool) // files whose later lines moved up
+	unknown := false
 	for _, fid := range w.order {
 		l, ok := found[fid]
 		if !ok {
@@ -395,12 +396,24 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 			del = append(del, fid)
 			continue
 		}
-		t := w.by(fid)
 		d := docOf(l)
-		d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
+		if t := w.by(fid); wroteLine(t.wrote, l.Fact) {
+			d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
+		} else {
+			// The newest commit touching the fact wrote no line of it
+			// that stands (it took a copy away): attribution finds the
+			// one that did in history.
+			unknown = true
+		}
 		put = append(put, d)
 	}
-	return x.apply(sh, put, del, moved, notes, head)
+	if err := x.apply(sh, put, del, moved, notes, head); err != nil {
+		return err
+	}
+	if unknown {
+		x.attributeLater(sh.ID(), head)
+	}
+	return nil
 }
 
 // maxRounds bounds the rounds follow reads commits that landed during the
@@ -426,6 +439,7 @@ type touch struct {
 	messages []string
 	chat     string
 	when     int64
+	wrote    map[string][]memd.Fact // the lines it wrote (see changedFacts)
 }
 
 func newWalk() *walk {
@@ -456,7 +470,7 @@ func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := commits[i]
 		p := provenance.Parse(c.Message)
-		ids, err := changedFacts(sh, c, p)
+		ids, wrote, err := changedFacts(sh, c, p)
 		if err != nil {
 			return err
 		}
@@ -471,7 +485,7 @@ func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
 			}
 			seen[fid] = true
 			if by == nil {
-				by = &touch{commit: c.Hash.String(), when: c.Time.Unix()}
+				by = &touch{commit: c.Hash.String(), when: c.Time.Unix(), wrote: wrote}
 				if len(c.Parents) <= 1 {
 					by.messages, by.chat = p.SourceMessages, p.SourceChat
 				}

@@ -1,0 +1,122 @@
+package provenance
+
+import (
+	"context"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// Introductions walks a shard's history from head, newest first, and calls
+// fn for each fact of want, given as a line of it head holds, with the
+// commit that wrote that line, what git blame names and Trace calls
+// Introduced: the newest commit that added the line (its file and date),
+// but for commits a standing revert undid. A commit that only took a line
+// of the fact away (a forget, a revert of a commit that wrote the fact
+// again, a person deleting a copy), or wrote a line that is gone since,
+// wrote nothing that stands. memd's commits name their facts in trailers,
+// taken as writing the line; its reverts, which may add or take away, and
+// others' commits are read for the lines they added. Each fact found
+// leaves want, and the walk ends when none is left. A fact whose line no
+// commit is found to have written (a history pushed with claims its
+// changes do not bear out) is given the newest commit that touched it, so
+// that every fact is attributed. progress, when given, is told how many
+// commits have been read.
+func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]memd.Fact, progress func(int),
+	fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
+	type touch struct {
+		c gitstore.Commit
+		p memd.Provenance
+	}
+	touched := make(map[string]touch) // facts of want a commit touched but wrote no standing line of
+	rv := newReverts(sh)
+	n := 0
+	err := sh.Walk(head, func(c gitstore.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if n++; progress != nil && n%1000 == 0 {
+			progress(n)
+		}
+		p := Parse(c.Message)
+		if err := rv.see(c, p); err != nil {
+			return err
+		}
+		undone, err := rv.undone(c)
+		if err != nil {
+			return err
+		}
+		// wrote is a line c added of fact id, nil where its trailers
+		// name the fact.
+		introduced := func(id string, wrote *memd.Fact) error {
+			line, ok := want[id]
+			if !ok {
+				return nil
+			}
+			if undone || wrote != nil && (wrote.File != line.File || wrote.Date != line.Date) {
+				if _, ok := touched[id]; !ok {
+					touched[id] = touch{c, p}
+				}
+				return nil
+			}
+			delete(want, id)
+			delete(touched, id)
+			return fn(id, c, p)
+		}
+		switch {
+		case !madeByMemd(c, p):
+			// What it added, a file at a time: an import of a million
+			// facts is never held whole.
+			return stopWhenDone(want, sh.AddedFacts(c, func(f memd.Fact) error { return introduced(f.ID, &f) }))
+		case p.Op == memd.OpRevert:
+			d, err := sh.Diff(c)
+			if err != nil {
+				return err
+			}
+			for _, ch := range d.Facts {
+				if ch.Op == "+" {
+					err = introduced(ch.Fact.ID, &ch.Fact)
+				} else if _, ok := want[ch.Fact.ID]; ok {
+					err = introduced(ch.Fact.ID, &memd.Fact{}) // no line that stands
+				}
+				if err != nil {
+					return err
+				}
+			}
+		case p.Op == memd.OpForget:
+			for _, id := range p.FactIDs {
+				if err := introduced(id, &memd.Fact{}); err != nil {
+					return err
+				}
+			}
+		case p.Op != memd.OpMerge: // a merge's trailers name no fact: its commits are walked
+			for _, id := range p.FactIDs {
+				if err := introduced(id, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return stopWhenDone(want, nil)
+	})
+	if progress != nil {
+		progress(n)
+	}
+	if err != nil {
+		return err
+	}
+	for id, t := range touched {
+		delete(want, id)
+		if err := fn(id, t.c, t.p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopWhenDone ends a walk once want is empty, or with err.
+func stopWhenDone(want map[string]memd.Fact, err error) error {
+	if err == nil && len(want) == 0 {
+		return gitstore.ErrStop
+	}
+	return err
+}
