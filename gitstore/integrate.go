@@ -242,7 +242,7 @@ func keepOnce(st *state, b *odb.Builder, finals map[string]*factFile) {
 			return false
 		}
 		if merged[path] == nil {
-			merged[path] = factIDs(path, final.data)
+			merged[path] = factIDs(parseFactFile(path, final.data))
 		}
 		return merged[path][id]
 	}
@@ -421,7 +421,7 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		return
 	}
 	if IsFactFile(path) {
-		out := mergeFactLines(path, b, t, o)
+		out := splitThree(path, [3][]byte{b, t, o}, nil).mergeFactLines()
 		if ours.IsZero() && len(parseFactFile(path, out)) > 0 {
 			out = append([]byte(header(path)), out...) // we had removed the file
 		}

@@ -84,7 +84,7 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, erro
 				return err
 			}
 		}
-		inWorking := factIDs(path, working)
+		inWorking := factIDs(parseFactFile(path, working))
 		for _, lf := range was.facts {
 			if inWorking[lf.ID] && !slices.ContainsFunc(now.facts, func(n lineFact) bool { return n.ID == lf.ID }) {
 				f := lf.Fact

@@ -1,11 +1,13 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -466,4 +468,75 @@ func TestShard_AnUnwritableWorkingFileDoesNotStopWrites(t *testing.T) {
 			t.Fatalf("write to another month: %v", err)
 		}
 	}
+}
+
+// Three versions of a fact file parsed with the lines they share read once
+// give each version's lines as parsing it whole does: the same facts at
+// the same places, whatever the versions share (nothing, all, a piece of
+// a line, a last line with no line end, CRLF). Their fact-level merge,
+// which reads the middles alone, is the merge of the whole files.
+func FuzzSplitThree(f *testing.F) {
+	base := "# Profile\n- (2026-11-01) Lives in Lisbon\n\n- (2026-11-02) Has a dog\r\n- (2026-11-03) Likes tea"
+	f.Add([]byte(base), []byte("- (2026-12-01) New\n"), []byte("x"), uint16(0), uint16(200), uint16(3))
+	f.Add([]byte(base), []byte(""), []byte("- (2026-12-02) Other\n"), uint16(40), uint16(40), uint16(0))
+	f.Add([]byte(base), []byte("\n"), []byte("ives"), uint16(12), uint16(13), uint16(70))
+	f.Add([]byte(base), []byte("- (2026-11-01) Lives in Lisbon\n"), []byte("- (2026-11-03) Likes tea\n"), uint16(100), uint16(10), uint16(500))
+	// ours drops a copy of a fact the shared lines hold; theirs puts a line beside it.
+	dup := "- (2026-11-01) A\n- (2026-11-02) B\n- (2026-11-01) A\n- (2026-11-03) C\n"
+	f.Add([]byte(dup), []byte(""), []byte("x\n"), uint16(34), uint16(34), uint16(2129))
+	// ours writes again a fact the shared lines hold.
+	f.Add([]byte("- (2026-11-01) A\n- (2026-11-02) B\n"), []byte("- (2026-11-01) A\n"), []byte("x\n"), uint16(34), uint16(34), uint16(1664))
+	f.Fuzz(func(t *testing.T, base, a, b []byte, at, bt, cut uint16) {
+		// Each of the others puts a piece in, the second in place of
+		// some of base's bytes.
+		replace := func(s, piece []byte, at uint16, n int) []byte {
+			i := int(at) % (len(s) + 1)
+			j := min(len(s), i+n)
+			return append(append(append([]byte{}, s[:i]...), piece...), s[j:]...)
+		}
+		third := replace(base, b, bt, 0)
+		vs := [3][]byte{base, replace(base, a, at, int(cut%64)), third[:int(cut)%(len(third)+1)]} // the third cut short
+		for _, baseFacts := range [][]lineFact{nil, parseFactFile("profile.md", base)} {
+			three := splitThree("profile.md", vs, baseFacts)
+			for k, v := range vs {
+				got, want := three.lines(k), parseFactFile("profile.md", v)
+				if !slices.EqualFunc(got, want, func(x, y lineFact) bool { return x == y }) {
+					t.Fatalf("version %d, %q:\nparsed with the others %+v\nparsed whole %+v", k, v, got, want)
+				}
+			}
+			if got, want := three.mergeFactLines(), mergeWholeFacts("profile.md", vs); !bytes.Equal(got, want) {
+				t.Fatalf("merged %q:\n%q\nmerged whole:\n%q", vs, got, want)
+			}
+		}
+	})
+}
+
+// mergeWholeFacts is the fact-level merge of base, ours and theirs as its
+// rule states it, each version read whole.
+func mergeWholeFacts(path string, vs [3][]byte) []byte {
+	var in [3]map[string]bool
+	var lines [3][]lineFact
+	for k, v := range vs {
+		lines[k] = parseFactFile(path, v)
+		in[k] = factIDs(lines[k])
+	}
+	ours, theirs := vs[1], vs[2]
+	var out []byte
+	at := 0
+	for _, lf := range lines[2] {
+		if in[0][lf.ID] && !in[1][lf.ID] {
+			out = append(out, theirs[at:lf.start]...)
+			at = lf.end
+		}
+	}
+	out = append(out, theirs[at:]...)
+	for _, lf := range lines[1] {
+		if !in[0][lf.ID] && !in[2][lf.ID] {
+			if len(out) > 0 && out[len(out)-1] != '\n' {
+				out = append(out, lineEnd(theirs)...)
+			}
+			out = append(append(out, bytes.TrimRight(ours[lf.start:lf.end], "\r\n")...), lineEnd(theirs)...)
+		}
+	}
+	return out
 }

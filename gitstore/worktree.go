@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -207,7 +208,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 		if err != nil {
 			return fmt.Errorf("read staged %s: %w", path, err)
 		}
-		merged := mergeFactFile(path, oldData, newData, staged.Data)
+		merged := mergeFactFile(path, oldData, newData, staged.Data, factsOf(old))
 		if !bytes.Equal(merged, newData) {
 			h, err := sh.db.WriteLoose(plumbing.BlobObject, merged)
 			if err != nil {
@@ -275,7 +276,7 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 		return newData, false // memd's own append, cut short
 	case IsFactFile(path):
 		// Uncommitted edits: keep them, and apply memd's change on top.
-		return mergeFactFile(path, oldData, newData, cur), false
+		return mergeFactFile(path, oldData, newData, cur, factsOf(old)), false
 	}
 	merged, conflict, err := mergeLines(cur, oldData, newData, "memd")
 	if err != nil || conflict {
@@ -313,11 +314,13 @@ const worktreeTempPrefix = ".memd-tmp-"
 // staged). Fact by fact, so that both adding lines at the end is no
 // conflict; line by line where that gives the same fact lines, so that a
 // change to its other lines (a heading a fetch reworded) is kept too.
-func mergeFactFile(path string, base, ours, theirs []byte) []byte {
-	byFacts := mergeFactLines(path, base, ours, theirs)
+// baseFacts, when known, are base's fact lines.
+func mergeFactFile(path string, base, ours, theirs []byte, baseFacts []lineFact) []byte {
+	t := splitThree(path, [3][]byte{base, ours, theirs}, baseFacts)
+	byFacts := t.mergeFactLines()
 	// memd's own writes change fact lines alone: the line merge, a git
 	// process with three files, is for a change that came from elsewhere.
-	if bytes.Equal(otherLines(path, base), otherLines(path, ours)) {
+	if bytes.Equal(otherLines(t.middle(0), t.mid[0], t.head), otherLines(t.middle(1), t.mid[1], t.head)) {
 		return byFacts
 	}
 	if merged, conflict, err := mergeLines(theirs, base, ours, "memd"); err == nil && !conflict && sameFactLines(path, merged, byFacts) {
@@ -326,19 +329,119 @@ func mergeFactFile(path string, base, ours, theirs []byte) []byte {
 	return byFacts
 }
 
+// threeFiles is three versions of a fact file, base, ours and theirs: the
+// whole lines all three share at their start (head bytes) and end (tail
+// bytes), and the fact lines of each one's middle. A person editing a
+// large profile while memd writes to it has memd merge every write into
+// their copy; parsing each version whole, a hash of every line, made those
+// writes ten times slower.
+type threeFiles struct {
+	vs         [3][]byte
+	head, tail int
+	// shared holds the fact lines of the shared start, then of the shared
+	// end at their places in base.
+	shared []lineFact
+	mid    [3][]lineFact // at their places in their version
+}
+
+// splitThree parses three versions of a fact file, base's shared lines
+// taken from baseFacts when given.
+func splitThree(path string, vs [3][]byte, baseFacts []lineFact) threeFiles {
+	t := threeFiles{vs: vs}
+	t.head, t.tail = sharedLines(vs)
+	base := vs[0]
+	from := len(base) - t.tail
+	if baseFacts == nil {
+		t.shared = parseFactFile(path, base[:t.head])
+		t.shared = appendShifted(t.shared, appendFactLines(nil, path, base[from:]), from)
+	} else {
+		// A line ends at or before head, or starts at or after it.
+		h := sort.Search(len(baseFacts), func(i int) bool { return baseFacts[i].start >= t.head })
+		e := sort.Search(len(baseFacts), func(i int) bool { return baseFacts[i].start >= from })
+		t.shared = append(slices.Clip(baseFacts[:h]), baseFacts[e:]...)
+	}
+	for k, v := range vs {
+		t.mid[k] = appendShifted(nil, appendFactLines(nil, path, v[t.head:len(v)-t.tail]), t.head)
+	}
+	return t
+}
+
+// factsOf returns a file's fact lines if they were parsed, else nil.
+func factsOf(f *factFile) []lineFact {
+	if f == nil {
+		return nil
+	}
+	return f.facts
+}
+
+// middle is version k's bytes between the shared start and end.
+func (t threeFiles) middle(k int) []byte { return t.vs[k][t.head : len(t.vs[k])-t.tail] }
+
+// lines returns every fact line of version k, at its place.
+func (t threeFiles) lines(k int) []lineFact {
+	v := t.vs[k]
+	h := sort.Search(len(t.shared), func(i int) bool { return t.shared[i].start >= t.head })
+	out := append(slices.Clone(t.shared[:h]), t.mid[k]...)
+	return appendShifted(out, t.shared[h:], len(v)-len(t.vs[0])) // base's end, moved to v's
+}
+
+// appendShifted appends to out the lines of a piece of a file moved by
+// shift bytes.
+func appendShifted(out, piece []lineFact, shift int) []lineFact {
+	for _, lf := range piece {
+		lf.start, lf.end = lf.start+shift, lf.end+shift
+		out = append(out, lf)
+	}
+	return out
+}
+
+// sharedLines returns how many bytes, whole lines, three versions of a
+// file share at their start, and then at their end.
+func sharedLines(vs [3][]byte) (head, tail int) {
+	a, b, c := vs[0], vs[1], vs[2]
+	n := min(len(a), len(b), len(c))
+	head = min(commonPrefix(a[:n], b[:n]), commonPrefix(a[:n], c[:n]))
+	if head < len(a) || head < len(b) || head < len(c) {
+		head = bytes.LastIndexByte(a[:head], '\n') + 1 // back to a line start
+	}
+	tail = min(commonSuffix(a[head:], b[head:]), commonSuffix(a[head:], c[head:]))
+	// Forward to a line start inside the common tail.
+	if i := bytes.IndexByte(a[len(a)-tail:], '\n'); tail > 0 && i >= 0 && i+1 <= tail {
+		tail -= i + 1
+	} else {
+		tail = 0
+	}
+	return head, tail
+}
+
 // mergeFactLines applies the fact-level change from base to ours onto
-// theirs: lines of facts ours removed are dropped from theirs, and facts ours
-// added are appended when theirs lacks them. Every other line of theirs is
-// kept as the person wrote it.
-func mergeFactLines(path string, base, ours, theirs []byte) []byte {
-	inBase := factIDs(path, base)
-	inOurs := factIDs(path, ours)
-	inTheirs := factIDs(path, theirs)
+// theirs: lines of facts ours removed are dropped from theirs, and facts
+// ours added are appended when theirs lacks them. Every other line of
+// theirs is kept as the person wrote it. A fact of the shared lines is in
+// all three, so it is neither dropped nor added: only the middles are
+// read, and the shared lines only for the facts of the middles.
+func (t threeFiles) mergeFactLines() []byte {
+	var in [3]map[string]bool
+	inMiddles := make(map[string]bool)
+	for k := range in {
+		in[k] = factIDs(t.mid[k])
+		for id := range in[k] {
+			inMiddles[id] = true
+		}
+	}
+	shared := make(map[string]bool)
+	for _, lf := range t.shared {
+		if inMiddles[lf.ID] {
+			shared[lf.ID] = true
+		}
+	}
+	inBase, inOurs, inTheirs := in[0], in[1], in[2]
+	ours, theirs := t.vs[1], t.vs[2]
 	var out []byte
 	// Drop removed fact lines from theirs.
 	at := 0
-	for _, lf := range parseFactFile(path, theirs) {
-		if inBase[lf.ID] && !inOurs[lf.ID] {
+	for _, lf := range t.mid[2] {
+		if !shared[lf.ID] && inBase[lf.ID] && !inOurs[lf.ID] {
 			out = append(out, theirs[at:lf.start]...)
 			at = lf.end
 		}
@@ -346,8 +449,8 @@ func mergeFactLines(path string, base, ours, theirs []byte) []byte {
 	out = append(out, theirs[at:]...)
 	// Append added facts, after a line end as the person's file has them.
 	end := lineEnd(theirs)
-	for _, lf := range parseFactFile(path, ours) {
-		if !inBase[lf.ID] && !inTheirs[lf.ID] {
+	for _, lf := range t.mid[1] {
+		if !shared[lf.ID] && !inBase[lf.ID] && !inTheirs[lf.ID] {
 			if len(out) > 0 && out[len(out)-1] != '\n' {
 				out = append(out, end...)
 			}
@@ -358,15 +461,16 @@ func mergeFactLines(path string, base, ours, theirs []byte) []byte {
 	return out
 }
 
-// otherLines returns a fact file's lines but its facts.
-func otherLines(path string, data []byte) []byte {
+// otherLines returns a piece of a fact file but its fact lines, given
+// those at their places in the file, where the piece starts at byte from.
+func otherLines(piece []byte, facts []lineFact, from int) []byte {
 	var out []byte
 	at := 0
-	for _, lf := range parseFactFile(path, data) {
-		out = append(out, data[at:lf.start]...)
-		at = lf.end
+	for _, lf := range facts {
+		out = append(out, piece[at:lf.start-from]...)
+		at = lf.end - from
 	}
-	return append(out, data[at:]...)
+	return append(out, piece[at:]...)
 }
 
 // sameFactLines says whether two versions of a fact file hold the same
@@ -376,9 +480,9 @@ func sameFactLines(path string, a, b []byte) bool {
 	return slices.EqualFunc(la, lb, func(x, y lineFact) bool { return x.Fact == y.Fact })
 }
 
-func factIDs(path string, data []byte) map[string]bool {
-	ids := make(map[string]bool)
-	for _, lf := range parseFactFile(path, data) {
+func factIDs(facts []lineFact) map[string]bool {
+	ids := make(map[string]bool, len(facts))
+	for _, lf := range facts {
 		ids[lf.ID] = true
 	}
 	return ids
