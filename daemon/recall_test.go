@@ -583,3 +583,72 @@ func TestRecall_AfterARevertOfAFactWrittenAgain(t *testing.T) {
 		})
 	}
 }
+
+// A fact held by two lines is attributed to the commit that wrote the
+// line memd holds of it, the newest (the first in file order, profile.md
+// first, of two at one date), by recall, its origin, recall at a commit and
+// trace alike, while memd runs and after the index is rebuilt.
+func TestOrigin_TwoCopiesOfAFactAgreeEverywhere(t *testing.T) {
+	for _, c := range []struct {
+		name, path, date string
+		persons          bool // the person's line is the one held
+	}{
+		{"an older copy", "log/2026-01.md", "2026-01-10", false},
+		{"a copy of the same date in a log", "log/2026-12.md", "", false},
+		{"a newer copy", "log/2026-12.md", "2026-12-20", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ctx := t.TempDir(), context.Background()
+			d, admin := serveAt(t, dir)
+			s := shard(t, "agent/carol")
+			if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
+				t.Fatal(err)
+			}
+			first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+			date := c.date
+			if date == "" {
+				date = first.Fact.Date.String()
+			}
+			repo := d.Store.ShardDir(s)
+			copied := commitLines(t, repo, c.path, "- ("+date+") Allergic to peanuts\n", "noted the allergy again")
+			want := first.Commit
+			if c.persons {
+				want = copied
+			}
+			check := func(when string) {
+				t.Helper()
+				if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
+					t.Fatal(err)
+				}
+				waitAttributed(t, admin, s)
+				for _, at := range []string{"", gitIn(t, repo, "rev-parse", "HEAD")} {
+					res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol", At: at})
+					if err != nil || len(res.Hits) != 1 {
+						t.Fatalf("%s: recall at %q: %+v, %v", when, at, res, err)
+					}
+					if h := res.Hits[0]; h.Commit != want {
+						t.Errorf("%s: recall at %q names %.12s (%s), want %.12s", when, at, h.Commit, h.File, want)
+					}
+				}
+				facts, err := admin.Facts(ctx, memd.FactsQuery{Shard: s, Origins: true})
+				if err != nil || len(facts.Facts) != 1 || facts.Facts[0].Origin == nil || facts.Facts[0].Origin.Commit != want {
+					t.Errorf("%s: facts with origins %+v, %v, want %.12s", when, facts.Facts, err, want)
+				}
+				if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != want {
+					t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, want)
+				}
+			}
+			check("while memd runs")
+			d.Shutdown(ctx)
+			if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(dir, "index.shards")); err != nil {
+				t.Fatal(err)
+			}
+			d, admin = serveAt(t, dir)
+			defer d.Shutdown(ctx)
+			check("rebuilt from history")
+		})
+	}
+}

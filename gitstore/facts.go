@@ -185,7 +185,7 @@ func (sh *Shard) FactLines(id string) ([]memd.Fact, error) {
 		return nil, err
 	}
 	var out []memd.Fact
-	for _, path := range st.where.get(id) {
+	for _, path := range slices.SortedFunc(slices.Values(st.where.get(id)), comparePaths) {
 		ff, err := sh.file(st, path)
 		if err != nil {
 			return nil, err
@@ -357,7 +357,9 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 		}
 	}
 	found := make(map[string]Line)
-	for p := range paths {
+	// In the order of the paths, so that of two lines at one date the
+	// first, as Lines gives them, is the one found.
+	for _, p := range slices.SortedFunc(maps.Keys(paths), comparePaths) {
 		ff, err := sh.fileSeen(st, &seen, p)
 		if err != nil {
 			return nil, Hash{}, err

@@ -72,17 +72,26 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	} else if memd.ErrorCode(err) != memd.ENOTFOUND {
 		return tr, err
 	}
-	var standing []memd.Fact // the lines of a fact present
+	// A fact present is traced from the line the index holds of it, the
+	// newest (the first of those at one date): a commit that added
+	// another line, or one deleted since, introduced nothing of it.
+	var held memd.Fact
 	if tr.Present {
-		var err error
-		if standing, err = sh.FactLines(id); err != nil {
+		lines, err := sh.FactLines(id)
+		if err != nil {
 			return tr, err
 		}
+		for _, l := range lines {
+			if held.ID == "" || held.Date.Before(l.Date) {
+				held = l
+			}
+		}
+		if held.ID != "" {
+			tr.Fact = held
+		}
 	}
-	// A line added counts where it stands: one a person deleted since
-	// introduced nothing of a fact present.
 	stands := func(f memd.Fact) bool {
-		return f.ID != id || !tr.Present || slices.ContainsFunc(standing, func(l memd.Fact) bool { return l.File == f.File && l.Date == f.Date })
+		return f.ID != id || !tr.Present || f.File == held.File && f.Date == held.Date
 	}
 	head, err := sh.Head()
 	if err != nil {

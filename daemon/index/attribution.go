@@ -17,19 +17,41 @@ import (
 
 // attributeLater attributes a shard's facts to their commits in the
 // background.
+// One walk runs for a shard at a time: a call while one runs has it walk
+// again once done, for the facts left unattributed meanwhile, from the
+// newest head asked for.
 func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 	sh, err := x.store.Shard(id)
 	if err != nil {
 		x.log.Warn("attributing facts to commits", "shard", id, "err", err)
 		return
 	}
+	x.progressMu.Lock()
+	if _, running := x.walkAgain[id]; running {
+		x.walkAgain[id] = head
+		x.progressMu.Unlock()
+		return
+	}
+	x.walkAgain[id] = gitstore.Hash{}
+	x.progressMu.Unlock()
 	x.bg.Add(1)
 	x.mark(x.attributing, id, 1)
 	go func() {
 		defer x.bg.Done()
 		defer x.mark(x.attributing, id, -1)
-		if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
-			x.log.Warn("attributing facts to commits", "shard", id, "err", err)
+		for {
+			if err := x.attribute(x.ctx, sh, head, nil); err != nil && !errors.Is(err, context.Canceled) {
+				x.log.Warn("attributing facts to commits", "shard", id, "err", err)
+			}
+			x.progressMu.Lock()
+			again := x.walkAgain[id]
+			if again.IsZero() || x.ctx.Err() != nil {
+				delete(x.walkAgain, id)
+				x.progressMu.Unlock()
+				break
+			}
+			x.walkAgain[id], head = gitstore.Hash{}, again
+			x.progressMu.Unlock()
 		}
 		if x.search.Facts(id) > x.followUpTo {
 			// A large shard's attribution leaves hundreds of megabytes of

@@ -399,11 +399,13 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 		d := docOf(l)
 		if t := w.by(fid); wroteLine(t.wrote, l.Fact) {
 			d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
-		} else {
+		} else if old, ok := x.search.Get(sh.ID(), fid); ok && old.Commit != "" && old.Text == l.Text && old.File == l.File && old.Date == l.Date {
 			// The newest commit touching the fact wrote no line of it
-			// that stands (it took a copy away): attribution finds the
-			// one that did in history.
-			unknown = true
+			// (it took a copy away), and the line held is as it was:
+			// so is the commit that wrote it.
+			d.Commit, d.Messages, d.Chat, d.When = old.Commit, old.Messages, old.Chat, old.When
+		} else {
+			unknown = true // attribution finds the commit that wrote it in history
 		}
 		put = append(put, d)
 	}

@@ -69,8 +69,11 @@ type Index struct {
 	// attributed to their commits in the background (how many times over).
 	progressMu           sync.Mutex
 	backlog, attributing map[memd.ShardID]int
-	ctx                  context.Context
-	cancel               context.CancelFunc
+	// walkAgain holds the shards whose attribution walk runs, and the
+	// head to walk again from once it ends (zero: none).
+	walkAgain map[memd.ShardID]gitstore.Hash
+	ctx       context.Context
+	cancel    context.CancelFunc
 
 	// toFollow holds the shards memd committed to since the follower
 	// last caught them up (guarded by mu); followWake wakes it.
@@ -99,7 +102,7 @@ func Open(path string, store *gitstore.Store, log *slog.Logger) (*Index, error) 
 		dir:   strings.TrimSuffix(path, filepath.Ext(path)) + ".shards",
 		heads: make(map[memd.ShardID]gitstore.Hash), notes: make(map[memd.ShardID]map[string]*noteRecord),
 		dirty: make(map[memd.ShardID]time.Time), locks: make(map[memd.ShardID]*sync.Mutex), unread: make(map[memd.ShardID]bool),
-		saveCost: make(map[memd.ShardID]time.Duration), backlog: make(map[memd.ShardID]int), attributing: make(map[memd.ShardID]int),
+		saveCost: make(map[memd.ShardID]time.Duration), backlog: make(map[memd.ShardID]int), attributing: make(map[memd.ShardID]int), walkAgain: make(map[memd.ShardID]gitstore.Hash),
 		saverDone: make(chan struct{}), followUpTo: followUpTo, readBatch: 20000,
 		toFollow: make(map[memd.ShardID]bool), followWake: make(chan struct{}, 1), followerDone: make(chan struct{})}
 	x.search.KeepWords()
