@@ -8,8 +8,8 @@ import (
 )
 
 // Introductions walks a shard's history from head, newest first, and calls
-// fn for each fact of want, given as a line of it head holds, with the
-// commit that wrote that line, what git blame names and Trace calls
+// fn for each fact of want with the commit that wrote the line of it held
+// says head holds (its file and date), what git blame names and Trace calls
 // Introduced: the newest commit that added the line (its file and date),
 // but for commits a standing revert undid. A commit that only took a line
 // of the fact away (a forget, a revert of a commit that wrote the fact
@@ -22,8 +22,8 @@ import (
 // changes do not bear out) is given the newest commit that touched it, so
 // that every fact is attributed. progress, when given, is told how many
 // commits have been read.
-func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]memd.Fact, progress func(int),
-	fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
+func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, held func(id string) (file string, date memd.Date),
+	progress func(int), fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
 	type touch struct {
 		c gitstore.Commit
 		p memd.Provenance
@@ -49,11 +49,10 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 		// wrote is a line c added of fact id, nil where its trailers
 		// name the fact.
 		introduced := func(id string, wrote *memd.Fact) error {
-			line, ok := want[id]
-			if !ok {
+			if !want[id] {
 				return nil
 			}
-			if undone || wrote != nil && (wrote.File != line.File || wrote.Date != line.Date) {
+			if undone || wrote != nil && !wroteHeld(wrote, id, held) {
 				if _, ok := touched[id]; !ok {
 					touched[id] = touch{c, p}
 				}
@@ -76,7 +75,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 			for _, ch := range d.Facts {
 				if ch.Op == "+" {
 					err = introduced(ch.Fact.ID, &ch.Fact)
-				} else if _, ok := want[ch.Fact.ID]; ok {
+				} else if want[ch.Fact.ID] {
 					err = introduced(ch.Fact.ID, &memd.Fact{}) // no line that stands
 				}
 				if err != nil {
@@ -113,8 +112,14 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 	return nil
 }
 
+// wroteHeld tells whether a line written is the line of fact id held names.
+func wroteHeld(wrote *memd.Fact, id string, held func(id string) (string, memd.Date)) bool {
+	file, date := held(id)
+	return wrote.File == file && wrote.Date == date
+}
+
 // stopWhenDone ends a walk once want is empty, or with err.
-func stopWhenDone(want map[string]memd.Fact, err error) error {
+func stopWhenDone(want map[string]bool, err error) error {
 	if err == nil && len(want) == 0 {
 		return gitstore.ErrStop
 	}

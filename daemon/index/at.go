@@ -62,13 +62,14 @@ func attributeAt(ctx context.Context, sh *gitstore.Shard, h gitstore.Hash, docs 
 	if len(which) == 0 {
 		return nil
 	}
-	want := make(map[string]memd.Fact, len(which))
+	want := make(map[string]bool, len(which))
 	byID := make(map[string]int, len(which))
 	for _, i := range which {
-		want[docs[i].ID] = docs[i].Fact
+		want[docs[i].ID] = true
 		byID[docs[i].ID] = i
 	}
-	return provenance.Introductions(ctx, sh, h, want, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
+	held := func(id string) (string, memd.Date) { return docs[byID[id]].File, docs[byID[id]].Date }
+	return provenance.Introductions(ctx, sh, h, want, held, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
 		d := &docs[byID[id]]
 		d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
 		return nil

@@ -68,14 +68,20 @@ func (x *Index) attributeLater(id memd.ShardID, head gitstore.Hash) {
 // progress, when given, is told how many commits have been read.
 func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, progress func(int)) error {
 	id := sh.ID()
-	want := make(map[string]memd.Fact)
+	want := make(map[string]bool)
 	for _, profile := range []bool{true, false} {
 		x.search.Walk(id, profile, func(d search.Doc) bool {
 			if d.Commit == "" {
-				want[d.ID] = d.Fact
+				want[d.ID] = true
 			}
 			return true
 		})
+	}
+	// The line indexed, looked up when a commit wrote one of the fact:
+	// kept for each of a million facts wanted, it took 100 MB.
+	held := func(fid string) (string, memd.Date) {
+		d, _ := x.search.Get(id, fid)
+		return d.File, d.Date
 	}
 	if len(want) == 0 {
 		return nil
@@ -104,7 +110,7 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore
 	// The facts of one commit share its name.
 	var last gitstore.Hash
 	var name string
-	err := provenance.Introductions(ctx, sh, head, want, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
+	err := provenance.Introductions(ctx, sh, head, want, held, progress, func(fid string, c gitstore.Commit, p memd.Provenance) error {
 		if d, ok := x.search.Get(id, fid); ok {
 			if c.Hash != last {
 				last, name = c.Hash, c.Hash.String()
