@@ -652,3 +652,46 @@ func TestOrigin_TwoCopiesOfAFactAgreeEverywhere(t *testing.T) {
 		})
 	}
 }
+
+// A person who amends a commit so that it also deletes the copy of a fact
+// memd held leaves the fact attributed to the commit that wrote the line
+// that stands, as a rebuild and trace have it.
+func TestOrigin_AfterAnAmendDeletesTheCopyHeld(t *testing.T) {
+	dir, ctx := t.TempDir(), context.Background()
+	d, admin := serveAt(t, dir)
+	defer func() { d.Shutdown(ctx) }()
+	s := shard(t, "agent/carol")
+	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	repo := d.Store.ShardDir(s)
+	origin := func() string {
+		t.Helper()
+		if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
+			t.Fatal(err)
+		}
+		waitAttributed(t, admin, s)
+		res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
+		if err != nil || len(res.Hits) != 1 {
+			t.Fatalf("recall: %+v, %v", res, err)
+		}
+		return res.Hits[0].Commit
+	}
+	newer := commitLines(t, repo, "log/2026-12.md", "- (2026-12-20) Allergic to peanuts\n", "noted the allergy again")
+	if got := origin(); got != newer {
+		t.Fatalf("with a newer copy the origin is %.12s, want %.12s", got, newer)
+	}
+	commitLines(t, repo, "notes.txt", "unrelated\n", "an unrelated change")
+	origin()
+	if err := os.Remove(filepath.Join(repo, "log", "2026-12.md")); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "commit", "-q", "-a", "--amend", "-m", "an unrelated change, and the copy gone")
+	if got := origin(); got != first.Commit {
+		t.Errorf("after the amend the origin is %.12s, want %.12s", got, first.Commit)
+	}
+	if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != first.Commit {
+		t.Errorf("the trace names %+v, %v, want %.12s", tr.Introduced, err, first.Commit)
+	}
+}

@@ -664,8 +664,9 @@ func headNotes(sh *gitstore.Shard, head gitstore.Hash) (map[string]*noteRecord, 
 }
 
 // replaceShard replaces everything indexed for a shard with lines and the
-// notes at head. A fact indexed with the same text keeps the commit it was
-// attributed to, unless gone says main no longer holds that commit.
+// notes at head. A fact indexed at the same line (text, file and date)
+// keeps the commit it was attributed to, unless gone says main no longer
+// holds that commit.
 func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head gitstore.Hash, gone func(commit string) bool) error {
 	id := sh.ID()
 	notes, err := headNotes(sh, head)
@@ -675,7 +676,7 @@ func (x *Index) replaceShard(sh *gitstore.Shard, lines []gitstore.Line, head git
 	docs := make([]search.Doc, len(lines))
 	for i, l := range lines {
 		docs[i] = docOf(l)
-		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text && (gone == nil || !gone(old.Commit)) {
+		if old, ok := x.search.Get(id, l.ID); ok && old.Text == l.Text && old.File == l.File && old.Date == l.Date && (gone == nil || !gone(old.Commit)) {
 			docs[i].Commit, docs[i].Messages, docs[i].Chat, docs[i].When = old.Commit, old.Messages, old.Chat, old.When
 		}
 	}
