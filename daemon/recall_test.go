@@ -695,3 +695,57 @@ func TestOrigin_AfterAnAmendDeletesTheCopyHeld(t *testing.T) {
 		t.Errorf("the trace names %+v, %v, want %.12s", tr.Introduced, err, first.Commit)
 	}
 }
+
+// A fact memd forgot that a person then wrote again in two places, one of
+// which came with another fact memd reverted, is attributed to the commit
+// that wrote the line held, not to the forgotten commit nor to the
+// reverted commit's other fact's undoing: live, rebuilt and by trace.
+func TestOrigin_AForgottenFactWrittenAgainByAPerson(t *testing.T) {
+	dir, ctx := t.TempDir(), context.Background()
+	d, admin := serveAt(t, dir)
+	s := shard(t, "agent/carol")
+	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	if _, err := admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: first.Fact.ID}); err != nil {
+		t.Fatal(err)
+	}
+	repo := d.Store.ShardDir(s)
+	both := commitLines(t, repo, "log/2026-12.md", "- (2026-12-03) Allergic to peanuts\n- (2026-12-03) Plays the oboe\n", "two facts")
+	commitLines(t, repo, "log/2026-11.md", "- (2026-11-10) Allergic to peanuts\n", "an older copy")
+	if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: both}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
+			t.Fatal(err)
+		}
+		waitAttributed(t, admin, s)
+		res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
+		if err != nil || len(res.Hits) != 1 {
+			t.Fatalf("%s: recall %+v, %v", when, res, err)
+		}
+		if h := res.Hits[0]; h.Commit != both || h.File != "log/2026-12.md" {
+			t.Errorf("%s: the hit is %s, from %.12s, want log/2026-12.md from %.12s", when, h.File, h.Commit, both)
+		}
+		if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != both {
+			t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, both)
+		}
+	}
+	check("while memd runs")
+	d.Shutdown(ctx)
+	if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "index.shards")); err != nil {
+		t.Fatal(err)
+	}
+	d, admin = serveAt(t, dir)
+	defer d.Shutdown(ctx)
+	check("rebuilt from history")
+}

@@ -29,6 +29,10 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 		p memd.Provenance
 	}
 	touched := make(map[string]touch) // facts of want a commit touched but wrote no standing line of
+	// removed holds the facts of want whose held line a newer commit took
+	// away (a forget takes every line): an older commit's line of it is
+	// not the one that stands, which a newer commit wrote.
+	removed := make(map[string]bool)
 	rv := newReverts(sh)
 	n := 0
 	err := sh.Walk(head, func(c gitstore.Commit) error {
@@ -42,7 +46,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 		if err := rv.see(c, p); err != nil {
 			return err
 		}
-		undone, err := rv.undone(c)
+		undone, err := rv.undoneFacts(c)
 		if err != nil {
 			return err
 		}
@@ -52,7 +56,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 			if !want[id] {
 				return nil
 			}
-			if undone || wrote != nil && !wroteHeld(wrote, id, held) {
+			if undone[id] || removed[id] || wrote != nil && !wroteHeld(wrote, id, held) {
 				if _, ok := touched[id]; !ok {
 					touched[id] = touch{c, p}
 				}
@@ -82,10 +86,18 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 					return err
 				}
 			}
+			for _, ch := range d.Facts {
+				if ch.Op == "-" && want[ch.Fact.ID] && wroteHeld(&ch.Fact, ch.Fact.ID, held) {
+					removed[ch.Fact.ID] = true
+				}
+			}
 		case p.Op == memd.OpForget:
 			for _, id := range p.FactIDs {
 				if err := introduced(id, &memd.Fact{}); err != nil {
 					return err
+				}
+				if want[id] {
+					removed[id] = true
 				}
 			}
 		case p.Op != memd.OpMerge: // a merge's trailers name no fact: its commits are walked

@@ -398,6 +398,32 @@ func (rv *reverts) undone(c gitstore.Commit) (bool, error) {
 	return undoes(rv.sh, r, c)
 }
 
+// undoneFacts returns the facts whose change in c a standing revert
+// undid, none if no revert stands for c.
+func (rv *reverts) undoneFacts(c gitstore.Commit) (map[string]bool, error) {
+	r, ok := rv.by[c.Hash.String()]
+	if !ok {
+		return nil, nil
+	}
+	dr, err := rv.sh.Diff(r)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := rv.sh.Diff(c)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool)
+	for _, x := range dc.Facts {
+		for _, y := range dr.Facts {
+			if x.Fact.ID == y.Fact.ID && x.Op != y.Op {
+				ids[x.Fact.ID] = true
+			}
+		}
+	}
+	return ids, nil
+}
+
 // undoes reports whether commit r undoes one of c's fact changes: removes
 // a fact c added, or adds one c removed.
 func undoes(sh *gitstore.Shard, r, c gitstore.Commit) (bool, error) {

@@ -133,7 +133,7 @@ func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 		// stands: a fact present is held by an older line. (A fact gone
 		// is traced as it last stood, reverted or not.)
 		if tr.Present {
-			if undone, err := rv.undone(c); err != nil || undone {
+			if undone, err := rv.undoneFacts(c); err != nil || undone[want] {
 				return err
 			}
 		}
