@@ -419,3 +419,61 @@ func TestRemote_FetchedHistoryIsTakenUnlessGitRefusesIt(t *testing.T) {
 		})
 	}
 }
+
+// Two daemons learn the same fact apart, one as lasting, one in its log
+// from another message. The merge keeps one line of it; each daemon's
+// recall names the commit that wrote that line, and trace agrees.
+func TestRemote_AFactLearnedOnBothSidesNamesTheLineKept(t *testing.T) {
+	ctx := context.Background()
+	template := filepath.Join(t.TempDir(), "{kind}", "{name}.git")
+	a, b := startWithRemote(t, template), startWithRemote(t, template)
+	alice := shard(t, "agent/alice")
+	for _, e := range []*env{a, b} {
+		e.agent(t, "alice")
+	}
+	if _, err := a.admin.Remember(ctx, memd.RememberRequest{Shard: alice, Text: "Started the shard"}); err != nil {
+		t.Fatal(err)
+	}
+	syncAll(t, a, b)
+	learned := map[*env]memd.RememberResult{}
+	for _, c := range []struct {
+		e    *env
+		tier memd.Tier
+		msg  string
+	}{{a, memd.TierProfile, "msg-a"}, {b, memd.TierLog, "msg-b"}} {
+		res, err := c.e.admin.Remember(ctx, memd.RememberRequest{Shard: alice, Text: "Allergic to peanuts", Tier: c.tier, Source: memd.Source{Messages: []string{c.msg}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		learned[c.e] = res
+	}
+	syncAll(t, a, b)
+	for name, e := range map[string]*env{"a": a, "b": b} {
+		lines, err := e.d.Store.Shard(alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := lines.Fact(learned[a].Fact.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := learned[a]
+		if held.Tier == memd.TierLog {
+			want = learned[b]
+		}
+		if _, err := e.admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		waitAttributed(t, e.admin, alice)
+		res, err := e.admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "alice"})
+		if err != nil || len(res.Hits) == 0 || res.Hits[0].ID != want.Fact.ID {
+			t.Fatalf("%s: recall %+v, %v", name, res, err)
+		}
+		if h := res.Hits[0]; h.Commit != want.Commit || h.Tier != held.Tier {
+			t.Errorf("%s: the hit is %s from %.12s %v, want %s from %.12s", name, h.Tier, h.Commit, h.SourceMessages, held.Tier, want.Commit)
+		}
+		if tr, err := e.admin.Trace(ctx, alice, want.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != want.Commit {
+			t.Errorf("%s: the trace names %+v, %v, want %.12s", name, tr.Introduced, err, want.Commit)
+		}
+	}
+}

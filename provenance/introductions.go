@@ -9,7 +9,7 @@ import (
 
 // Introductions walks a shard's history from head, newest first, and calls
 // fn for each fact of want with the commit that wrote the line of it held
-// says head holds (its file and date), what git blame names and Trace calls
+// says head holds (its file, date and tier), what git blame names and Trace calls
 // Introduced: the newest commit that added the line (its file and date),
 // but for commits a standing revert undid. A commit that only took a line
 // of the fact away (a forget, a revert of a commit that wrote the fact
@@ -22,7 +22,7 @@ import (
 // changes do not bear out) is given the newest commit that touched it, so
 // that every fact is attributed. progress, when given, is told how many
 // commits have been read.
-func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, held func(id string) (file string, date memd.Date),
+func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, held func(id string) memd.Fact,
 	progress func(int), fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
 	type touch struct {
 		c gitstore.Commit
@@ -102,7 +102,13 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 			}
 		case p.Op != memd.OpMerge: // a merge's trailers name no fact: its commits are walked
 			for _, id := range p.FactIDs {
-				if err := introduced(id, nil); err != nil {
+				var err error
+				if mayHaveWritten(p, id, held) {
+					err = introduced(id, nil)
+				} else {
+					err = introduced(id, &memd.Fact{}) // another line
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -125,9 +131,17 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 }
 
 // wroteHeld tells whether a line written is the line of fact id held names.
-func wroteHeld(wrote *memd.Fact, id string, held func(id string) (string, memd.Date)) bool {
-	file, date := held(id)
-	return wrote.File == file && wrote.Date == date
+func wroteHeld(wrote *memd.Fact, id string, held func(id string) memd.Fact) bool {
+	h := held(id)
+	return wrote.File == h.File && wrote.Date == h.Date
+}
+
+// mayHaveWritten tells whether a memd commit writing one fact, in the tier
+// its trailers name, may have written the line of it held: a commit
+// writing the fact in another tier wrote another line (one a merge
+// dropped, one moved since).
+func mayHaveWritten(p memd.Provenance, id string, held func(id string) memd.Fact) bool {
+	return p.Tier == "" || len(p.FactIDs) != 1 || held(id).Tier == p.Tier
 }
 
 // stopWhenDone ends a walk once want is empty, or with err.

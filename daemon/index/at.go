@@ -68,7 +68,7 @@ func attributeAt(ctx context.Context, sh *gitstore.Shard, h gitstore.Hash, docs 
 		want[docs[i].ID] = true
 		byID[docs[i].ID] = i
 	}
-	held := func(id string) (string, memd.Date) { return docs[byID[id]].File, docs[byID[id]].Date }
+	held := func(id string) memd.Fact { return docs[byID[id]].Fact }
 	return provenance.Introductions(ctx, sh, h, want, held, nil, func(id string, c gitstore.Commit, p memd.Provenance) error {
 		d := &docs[byID[id]]
 		d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()

@@ -79,9 +79,9 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore
 	}
 	// The line indexed, looked up when a commit wrote one of the fact:
 	// kept for each of a million facts wanted, it took 100 MB.
-	held := func(fid string) (string, memd.Date) {
+	held := func(fid string) memd.Fact {
 		d, _ := x.search.Get(id, fid)
-		return d.File, d.Date
+		return d.Fact
 	}
 	if len(want) == 0 {
 		return nil
@@ -154,11 +154,17 @@ func (x *Index) AttributeAll(ctx context.Context, progress func(stage string, do
 // added and removed, as the trailers of memd's own commits name them and
 // as the diff of any other commit, memd's merges and reverts among them,
 // shows them; and the lines it wrote of each, by fact: nil where trailers
-// name the facts, taken as writing their lines (a forget writes none).
+// name the facts, taken as writing their lines (a forget writes none; a
+// commit of one fact, a line of the tier they name).
 func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance) (ids []string, wrote map[string][]memd.Fact, err error) {
 	if c.ByMemd() && p.Op != "" && p.Op != memd.OpMerge && p.Op != memd.OpRevert {
 		if p.Op == memd.OpForget {
 			wrote = map[string][]memd.Fact{}
+		} else if p.Tier != "" && len(p.FactIDs) == 1 {
+			// Its fact's line, in the tier its trailers name: a line
+			// of another tier held (ours, where a merge dropped a
+			// remote's copy) is not its.
+			wrote = map[string][]memd.Fact{p.FactIDs[0]: {{Tier: p.Tier}}}
 		}
 		return p.FactIDs, wrote, nil
 	}
@@ -177,10 +183,16 @@ func changedFacts(sh *gitstore.Shard, c gitstore.Commit, p memd.Provenance) (ids
 }
 
 // wroteLine tells whether a commit that wrote lines of a fact (nil: named
-// it in its trailers) wrote the line l, its file and date.
+// it in its trailers) wrote the line l, its file and date (a line known
+// by its tier alone: its tier).
 func wroteLine(wrote map[string][]memd.Fact, l memd.Fact) bool {
 	if wrote == nil {
 		return true
 	}
-	return slices.ContainsFunc(wrote[l.ID], func(f memd.Fact) bool { return f.File == l.File && f.Date == l.Date })
+	return slices.ContainsFunc(wrote[l.ID], func(f memd.Fact) bool {
+		if f.File == "" {
+			return f.Tier == l.Tier
+		}
+		return f.File == l.File && f.Date == l.Date
+	})
 }
