@@ -428,3 +428,27 @@ func rewrite(t *testing.T, dir, path, old, new string) {
 	}
 	gitIn(t, dir, "commit", "-qam", "changed by hand")
 }
+
+// A fact on a last line with no line end, forgotten after memd appended a
+// fact below it, goes with its line end: no blank line is left.
+func TestForget_TheLineAFileEndedWithout(t *testing.T) {
+	ctx := context.Background()
+	e := start(t)
+	e.agent(t, "carol")
+	s := memd.AgentShard("carol")
+	remember(t, e.admin, "agent/carol", "Starts the shard", memd.TierProfile, memd.Source{})
+	dir := e.d.Store.ShardDir(s)
+	before := gitIn(t, dir, "show", "HEAD:profile.md") + "\n- (2026-11-02) Plays the oboe" // no line end
+	if err := os.WriteFile(filepath.Join(dir, "profile.md"), []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "commit", "-qam", "a fact by hand, no line end")
+	remember(t, e.admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{})
+	if _, err := e.admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: memd.FactID("Plays the oboe")}); err != nil {
+		t.Fatal(err)
+	}
+	got := gitIn(t, dir, "show", "HEAD:profile.md")
+	if want := strings.TrimSuffix(before, "- (2026-11-02) Plays the oboe"); strings.Contains(got, "oboe") || !strings.HasPrefix(got, want) || strings.Count(got, "\n\n") != strings.Count(want, "\n\n") {
+		t.Errorf("profile.md after the forget:\n%q\nwant it to start with\n%q and no new blank line", got, want)
+	}
+}

@@ -599,6 +599,12 @@ func (g *group) planFile(path string, p *pendingFile) (plannedFile, error) {
 		at := len(base)
 		if len(base) > 0 && base[len(base)-1] != '\n' {
 			at += len(end)
+			if n := len(old.facts); n > 0 && old.facts[n-1].end == len(base) {
+				// The last line gains the line end put after it (a
+				// copy: old's lines are read by others).
+				next.facts = slices.Clone(old.facts)
+				next.facts[n-1].end += len(end)
+			}
 		}
 		for _, f := range p.added {
 			n := len(FormatLine(f)) - 1 + len(end)
