@@ -540,3 +540,34 @@ func mergeWholeFacts(path string, vs [3][]byte) []byte {
 	}
 	return out
 }
+
+// memd's edit of a fact, merged into a person's uncommitted edit of the
+// same file, rewrites the line where it stands, as it does at HEAD, and
+// keeps the person's edit. Where the two touch the same or adjacent
+// lines (a conflict to git), the edit goes by facts: both stay, memd's
+// line at the end.
+func TestMergeFactFile_AnEditStaysWhereTheLineStood(t *testing.T) {
+	const (
+		base = "# Profile\n\n- (2026-11-01) Lives in Lisbon\n- (2026-11-05) Reads a lot\n- (2026-11-02) Has a dog\n- (2026-11-03) Likes tea\n"
+		ours = "# Profile\n\n- (2026-11-01) Lives in Lisbon\n- (2026-11-05) Reads a lot\n- (2026-11-02) Has two dogs\n- (2026-11-03) Likes tea\n"
+	)
+	for _, c := range []struct{ name, theirs, want string }{
+		{"the heading reworded", strings.Replace(base, "# Profile", "# Profile of Carol", 1),
+			strings.Replace(ours, "# Profile", "# Profile of Carol", 1)},
+		{"a fact added at the end", base + "- (2026-11-04) Plays the oboe\n", ours + "- (2026-11-04) Plays the oboe\n"},
+		{"a fact two lines above rewritten", strings.Replace(base, "Lives in Lisbon", "Lives in Porto", 1),
+			strings.Replace(ours, "Lives in Lisbon", "Lives in Porto", 1)},
+		{"the line below rewritten", strings.Replace(base, "Likes tea", "Likes green tea", 1),
+			strings.Replace(strings.Replace(base, "Likes tea", "Likes green tea", 1), "- (2026-11-02) Has a dog\n", "", 1) + "- (2026-11-02) Has two dogs\n"},
+		{"the same line rewritten", strings.Replace(base, "Has a dog", "Has a cat", 1),
+			strings.Replace(base, "Has a dog", "Has a cat", 1) + "- (2026-11-02) Has two dogs\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, baseFacts := range [][]lineFact{nil, parseFactFile(ProfileFile, []byte(base))} {
+				if got := mergeFactFile(ProfileFile, []byte(base), []byte(ours), []byte(c.theirs), baseFacts); string(got) != c.want {
+					t.Errorf("merged:\n%s\nwant:\n%s", got, c.want)
+				}
+			}
+		})
+	}
+}

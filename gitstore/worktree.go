@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/memd/memd"
 )
 
 // syncWorktree writes the files memd changed into the working tree and
@@ -318,15 +321,26 @@ const worktreeTempPrefix = ".memd-tmp-"
 func mergeFactFile(path string, base, ours, theirs []byte, baseFacts []lineFact) []byte {
 	t := splitThree(path, [3][]byte{base, ours, theirs}, baseFacts)
 	byFacts := t.mergeFactLines()
-	// memd's own writes change fact lines alone: the line merge, a git
-	// process with three files, is for a change that came from elsewhere.
-	if bytes.Equal(otherLines(t.middle(0), t.mid[0], t.head), otherLines(t.middle(1), t.mid[1], t.head)) {
+	// memd's own appends and removals change fact lines alone: the line
+	// merge, a git process with three files, is for a change that came
+	// from elsewhere, and for a line rewritten where it stands (an edit,
+	// which by facts would go to the end of the person's file).
+	if !t.rewrites() && bytes.Equal(otherLines(t.middle(0), t.mid[0], t.head), otherLines(t.middle(1), t.mid[1], t.head)) {
 		return byFacts
 	}
-	if merged, conflict, err := mergeLines(theirs, base, ours, "memd"); err == nil && !conflict && sameFactLines(path, merged, byFacts) {
+	if merged, conflict, err := mergeLines(theirs, base, ours, "memd"); err == nil && !conflict && sameFacts(path, merged, byFacts) {
 		return merged
 	}
 	return byFacts
+}
+
+// rewrites tells whether ours both removes a fact of base and adds one:
+// a line rewritten, or one put in place of another.
+func (t threeFiles) rewrites() bool {
+	inBase, inOurs := factIDs(t.mid[0]), factIDs(t.mid[1])
+	removes := slices.ContainsFunc(t.mid[0], func(lf lineFact) bool { return !inOurs[lf.ID] })
+	adds := slices.ContainsFunc(t.mid[1], func(lf lineFact) bool { return !inBase[lf.ID] })
+	return removes && adds
 }
 
 // threeFiles is three versions of a fact file, base, ours and theirs: the
@@ -473,11 +487,19 @@ func otherLines(piece []byte, facts []lineFact, from int) []byte {
 	return append(out, piece[at:]...)
 }
 
-// sameFactLines says whether two versions of a fact file hold the same
-// fact lines, in the same order.
-func sameFactLines(path string, a, b []byte) bool {
-	la, lb := parseFactFile(path, a), parseFactFile(path, b)
-	return slices.EqualFunc(la, lb, func(x, y lineFact) bool { return x.Fact == y.Fact })
+// sameFacts says whether two versions of a fact file hold the same fact
+// lines, each as many times, in any order.
+func sameFacts(path string, a, b []byte) bool {
+	count := make(map[memd.Fact]int)
+	for _, lf := range parseFactFile(path, a) {
+		count[lf.Fact]++
+	}
+	for _, lf := range parseFactFile(path, b) {
+		if count[lf.Fact]--; count[lf.Fact] < 0 {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(slices.Collect(maps.Values(count)), func(n int) bool { return n != 0 })
 }
 
 func factIDs(facts []lineFact) map[string]bool {
