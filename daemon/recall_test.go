@@ -749,3 +749,73 @@ func TestOrigin_AForgottenFactWrittenAgainByAPerson(t *testing.T) {
 	defer d.Shutdown(ctx)
 	check("rebuilt from history")
 }
+
+// originOf returns the commit and file of the one hit a recall for q
+// finds, at a commit or live, once the shard is attributed.
+func originOf(t *testing.T, admin *client.Client, s memd.ShardID, q, at string) (commit, file string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := admin.Recall(ctx, memd.RecallQuery{Q: q, Agent: s.Name}); err != nil {
+		t.Fatal(err)
+	}
+	waitAttributed(t, admin, s)
+	res, err := admin.Recall(ctx, memd.RecallQuery{Q: q, Agent: s.Name, At: at})
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("recall %q at %q: %+v, %v", q, at, res, err)
+	}
+	return res.Hits[0].Commit, res.Hits[0].File
+}
+
+// A person pastes a fact's line again, same file and date; memd reverts
+// that. The line left was written by the remember, which recall names,
+// live and rebuilt, as trace does.
+func TestOrigin_RevertOfAPastedCopy(t *testing.T) {
+	dir, ctx := t.TempDir(), context.Background()
+	d, admin := serveAt(t, dir)
+	s := shard(t, "agent/carol")
+	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	pasted := commitLines(t, d.Store.ShardDir(s), "profile.md", "- ("+first.Fact.Date.String()+") Allergic to peanuts\n", "pasted twice")
+	originOf(t, admin, s, "peanuts", "")
+	if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: pasted}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := originOf(t, admin, s, "peanuts", ""); got != first.Commit {
+		t.Errorf("while memd runs the origin is %.12s, want %.12s (pasted %.12s)", got, first.Commit, pasted)
+	}
+	if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != first.Commit {
+		t.Errorf("the trace names %+v, %v", tr.Introduced, err)
+	}
+	d.Shutdown(ctx)
+	os.Remove(filepath.Join(dir, daemon.IndexFile))
+	os.RemoveAll(filepath.Join(dir, "index.shards"))
+	d, admin = serveAt(t, dir)
+	defer d.Shutdown(ctx)
+	if got, _ := originOf(t, admin, s, "peanuts", ""); got != first.Commit {
+		t.Errorf("rebuilt, the origin is %.12s, want %.12s", got, first.Commit)
+	}
+}
+
+// Recall at a commit names the commit that wrote the line it shows, not
+// the live origin of another line of the fact at that date.
+func TestOrigin_AtACommitNamesItsOwnLinesWriter(t *testing.T) {
+	dir, ctx := t.TempDir(), context.Background()
+	d, admin := serveAt(t, dir)
+	defer func() { d.Shutdown(ctx) }()
+	s := shard(t, "agent/carol")
+	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	repo, date := d.Store.ShardDir(s), first.Fact.Date.String()
+	copied := commitLines(t, repo, "log/"+date[:7]+".md", "- ("+date+") Allergic to peanuts\n", "a copy, same date")
+	rewrite(t, repo, "profile.md", "- ("+date+") Allergic to peanuts\n", "")
+	if got, file := originOf(t, admin, s, "peanuts", ""); got != copied {
+		t.Errorf("live, the hit is %s from %.12s, want the copy's %.12s", file, got, copied)
+	}
+	if got, file := originOf(t, admin, s, "peanuts", copied); got != first.Commit || file != "profile.md" {
+		t.Errorf("at %.12s, the hit is %s from %.12s, want profile.md from %.12s", copied, file, got, first.Commit)
+	}
+}

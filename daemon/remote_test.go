@@ -425,8 +425,10 @@ func TestRemote_FetchedHistoryIsTakenUnlessGitRefusesIt(t *testing.T) {
 // recall names the commit that wrote that line, and trace agrees.
 func TestRemote_AFactLearnedOnBothSidesNamesTheLineKept(t *testing.T) {
 	ctx := context.Background()
+	// Synced only when told, so that the two learn the fact apart.
 	template := filepath.Join(t.TempDir(), "{kind}", "{name}.git")
-	a, b := startWithRemote(t, template), startWithRemote(t, template)
+	only := remote.Config{Template: template, PushDelay: time.Hour, FetchEvery: -1}
+	a, b := startQuiet(t, daemon.Config{Remote: only}), startQuiet(t, daemon.Config{Remote: only})
 	alice := shard(t, "agent/alice")
 	for _, e := range []*env{a, b} {
 		e.agent(t, "alice")

@@ -29,9 +29,10 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 		p memd.Provenance
 	}
 	touched := make(map[string]touch) // facts of want a commit touched but wrote no standing line of
-	// removed holds the facts of want whose held line a newer commit took
-	// away (a forget takes every line): an older commit's line of it is
-	// not the one that stands, which a newer commit wrote.
+	// removed holds the facts of want a newer commit forgot, every line of
+	// them: an older commit's line of it is not the one that stands,
+	// which a newer commit wrote. (A revert's removal of the held line
+	// says nothing: a copy of it at the same place may stand.)
 	removed := make(map[string]bool)
 	rv := newReverts(sh)
 	n := 0
@@ -84,11 +85,6 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 				}
 				if err != nil {
 					return err
-				}
-			}
-			for _, ch := range d.Facts {
-				if ch.Op == "-" && want[ch.Fact.ID] && wroteHeld(&ch.Fact, ch.Fact.ID, held) {
-					removed[ch.Fact.ID] = true
 				}
 			}
 		case p.Op == memd.OpForget:

@@ -38,7 +38,7 @@ func (x *Index) At(ctx context.Context, shards []memd.ShardID, heads map[memd.Sh
 		var unknown []int
 		for i, l := range lines {
 			docs[i] = docOf(l)
-			if cur, ok := x.search.Get(id, l.ID); ok && cur.Text == l.Text && cur.Date == l.Date && cur.Commit != "" && cur.When <= c.Time.Unix() {
+			if cur, ok := x.search.Get(id, l.ID); ok && cur.Text == l.Text && cur.File == l.File && cur.Date == l.Date && cur.Commit != "" && cur.When <= c.Time.Unix() {
 				docs[i].Commit, docs[i].Messages, docs[i].Chat, docs[i].When = cur.Commit, cur.Messages, cur.Chat, cur.When
 			} else {
 				unknown = append(unknown, i)

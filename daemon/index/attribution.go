@@ -96,7 +96,7 @@ func (x *Index) attribute(ctx context.Context, sh *gitstore.Shard, head gitstore
 		defer x.lock(id)()
 		for _, d := range batch {
 			cur, ok := x.search.Get(id, d.ID)
-			if !ok || cur.Commit != "" || cur.Text != d.Text || cur.Date != d.Date {
+			if !ok || cur.Commit != "" || cur.Text != d.Text || cur.File != d.File || cur.Date != d.Date {
 				continue
 			}
 			x.search.SetProvenance(id, d.ID, d.Commit, d.Messages, d.Chat, d.When)

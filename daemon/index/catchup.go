@@ -399,10 +399,11 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 		d := docOf(l)
 		if t := w.by(fid); wroteLine(t.wrote, l.Fact) {
 			d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
-		} else if old, ok := x.search.Get(sh.ID(), fid); ok && old.Commit != "" && old.Text == l.Text && old.File == l.File && old.Date == l.Date {
+		} else if old, ok := x.search.Get(sh.ID(), fid); ok && old.Commit != "" && old.Commit != t.reverts && old.Text == l.Text && old.File == l.File && old.Date == l.Date {
 			// The newest commit touching the fact wrote no line of it
 			// (it took a copy away), and the line held is as it was:
-			// so is the commit that wrote it.
+			// so is the commit that wrote it, unless that is the commit
+			// the newest reverted (its copy gone, another stands).
 			d.Commit, d.Messages, d.Chat, d.When = old.Commit, old.Messages, old.Chat, old.When
 		} else {
 			unknown = true // attribution finds the commit that wrote it in history
@@ -442,6 +443,7 @@ type touch struct {
 	chat     string
 	when     int64
 	wrote    map[string][]memd.Fact // the lines it wrote (see changedFacts)
+	reverts  string                 // the commit it reverts, if a revert
 }
 
 func newWalk() *walk {
@@ -487,7 +489,7 @@ func (w *walk) add(sh *gitstore.Shard, from, to gitstore.Hash) error {
 			}
 			seen[fid] = true
 			if by == nil {
-				by = &touch{commit: c.Hash.String(), when: c.Time.Unix(), wrote: wrote}
+				by = &touch{commit: c.Hash.String(), when: c.Time.Unix(), wrote: wrote, reverts: p.Reverts}
 				if len(c.Parents) <= 1 {
 					by.messages, by.chat = p.SourceMessages, p.SourceChat
 				}
