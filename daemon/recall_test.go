@@ -513,6 +513,36 @@ func waitAttributed(t *testing.T, c *client.Client, s memd.ShardID) {
 	}
 }
 
+// allergyServed starts memd on a new data directory with carol's shard
+// holding one fact, remembered from message m1.
+func allergyServed(t *testing.T) (dir string, d *daemon.Daemon, admin *client.Client, first memd.RememberResult) {
+	t.Helper()
+	dir = t.TempDir()
+	d, admin = serveAt(t, dir)
+	if _, err := admin.AddAgent(context.Background(), "carol", nil); err != nil {
+		t.Fatal(err)
+	}
+	first = remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	return dir, d, admin, first
+}
+
+// wantOrigin checks that recall, facts?origins and trace all name commit
+// want as the origin of the fact first remembered, the one recall finds.
+func wantOrigin(t *testing.T, admin *client.Client, first memd.RememberResult, want, when string) {
+	t.Helper()
+	ctx, s := context.Background(), first.Fact.Shard
+	if got, file := originOf(t, admin, s, "peanuts", ""); got != want {
+		t.Errorf("%s: the hit, in %s, names %.12s, want %.12s", when, file, got, want)
+	}
+	facts, err := admin.Facts(ctx, memd.FactsQuery{Shard: s, Origins: true})
+	if err != nil || len(facts.Facts) != 1 || facts.Facts[0].Origin == nil || facts.Facts[0].Origin.Commit != want {
+		t.Errorf("%s: facts with origins %+v, %v, want %.12s", when, facts.Facts, err, want)
+	}
+	if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != want {
+		t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, want)
+	}
+}
+
 // After a revert, or a person, takes back a line of a fact another line
 // still holds, recall and the fact's origin name the commit that wrote the
 // line that stands, with its messages, as trace and git blame do: not the
@@ -529,57 +559,23 @@ func TestRecall_AfterARevertOfAFactWrittenAgain(t *testing.T) {
 		{"deleted by hand", "log/2026-11.md", "- (2026-11-20) Allergic to peanuts\n", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir, ctx := t.TempDir(), context.Background()
-			d, admin := serveAt(t, dir)
-			s := shard(t, "agent/carol")
-			if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
-				t.Fatal(err)
-			}
-			first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+			dir, d, admin, first := allergyServed(t)
+			ctx, s := context.Background(), first.Fact.Shard
 			again := commitLines(t, d.Store.ShardDir(s), c.path, c.line, "noted the allergy again")
-			check := func(when string) {
-				t.Helper()
-				if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
-					t.Fatal(err)
-				}
-				waitAttributed(t, admin, s)
-				res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
-				if err != nil || len(res.Hits) != 1 {
-					t.Fatalf("%s: recall %+v, %v", when, res, err)
-				}
-				if h := res.Hits[0]; h.Commit != first.Commit || !slices.Equal(h.SourceMessages, []string{"m1"}) {
-					t.Errorf("%s: the hit names commit %.12s from %v, want %.12s from m1", when, h.Commit, h.SourceMessages, first.Commit)
-				}
-				facts, err := admin.Facts(ctx, memd.FactsQuery{Shard: s, Origins: true})
-				if err != nil || len(facts.Facts) != 1 {
-					t.Fatalf("%s: facts with origins %+v, %v", when, facts, err)
-				}
-				if o := facts.Facts[0].Origin; o == nil || o.Commit != first.Commit {
-					t.Errorf("%s: the fact's origin is %+v, want %.12s", when, o, first.Commit)
-				}
-				if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != first.Commit {
-					t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, first.Commit)
-				}
-			}
-			if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
-				t.Fatal(err) // the index reads the commit writing the fact again
-			}
+			originOf(t, admin, s, "peanuts", "") // the index reads the commit writing the fact again
 			if c.byHand {
 				rewrite(t, d.Store.ShardDir(s), c.path, c.line, "")
 			} else if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: again}); err != nil {
 				t.Fatal(err)
 			}
-			check("while memd runs")
-			d.Shutdown(ctx)
-			if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
-				t.Fatal(err)
+			wantOrigin(t, admin, first, first.Commit, "while memd runs")
+			res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
+			if err != nil || len(res.Hits) != 1 || !slices.Equal(res.Hits[0].SourceMessages, []string{"m1"}) {
+				t.Errorf("the hit's messages: %+v, %v", res.Hits, err)
 			}
-			if err := os.RemoveAll(filepath.Join(dir, "index.shards")); err != nil {
-				t.Fatal(err)
-			}
-			d, admin = serveAt(t, dir)
+			d, admin = rebuiltIndex(t, d, dir)
 			defer d.Shutdown(ctx)
-			check("rebuilt from history")
+			wantOrigin(t, admin, first, first.Commit, "rebuilt from history")
 		})
 	}
 }
@@ -598,13 +594,8 @@ func TestOrigin_TwoCopiesOfAFactAgreeEverywhere(t *testing.T) {
 		{"a newer copy", "log/2026-12.md", "2026-12-20", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir, ctx := t.TempDir(), context.Background()
-			d, admin := serveAt(t, dir)
-			s := shard(t, "agent/carol")
-			if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
-				t.Fatal(err)
-			}
-			first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+			dir, d, admin, first := allergyServed(t)
+			s := first.Fact.Shard
 			date := c.date
 			if date == "" {
 				date = first.Fact.Date.String()
@@ -617,37 +608,14 @@ func TestOrigin_TwoCopiesOfAFactAgreeEverywhere(t *testing.T) {
 			}
 			check := func(when string) {
 				t.Helper()
-				if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
-					t.Fatal(err)
-				}
-				waitAttributed(t, admin, s)
-				for _, at := range []string{"", gitIn(t, repo, "rev-parse", "HEAD")} {
-					res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol", At: at})
-					if err != nil || len(res.Hits) != 1 {
-						t.Fatalf("%s: recall at %q: %+v, %v", when, at, res, err)
-					}
-					if h := res.Hits[0]; h.Commit != want {
-						t.Errorf("%s: recall at %q names %.12s (%s), want %.12s", when, at, h.Commit, h.File, want)
-					}
-				}
-				facts, err := admin.Facts(ctx, memd.FactsQuery{Shard: s, Origins: true})
-				if err != nil || len(facts.Facts) != 1 || facts.Facts[0].Origin == nil || facts.Facts[0].Origin.Commit != want {
-					t.Errorf("%s: facts with origins %+v, %v, want %.12s", when, facts.Facts, err, want)
-				}
-				if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != want {
-					t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, want)
+				wantOrigin(t, admin, first, want, when)
+				if got, file := originOf(t, admin, s, "peanuts", copied); got != want {
+					t.Errorf("%s: recall at HEAD names %.12s (%s), want %.12s", when, got, file, want)
 				}
 			}
 			check("while memd runs")
-			d.Shutdown(ctx)
-			if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.RemoveAll(filepath.Join(dir, "index.shards")); err != nil {
-				t.Fatal(err)
-			}
-			d, admin = serveAt(t, dir)
-			defer d.Shutdown(ctx)
+			d, admin = rebuiltIndex(t, d, dir)
+			defer d.Shutdown(context.Background())
 			check("rebuilt from history")
 		})
 	}
@@ -657,43 +625,21 @@ func TestOrigin_TwoCopiesOfAFactAgreeEverywhere(t *testing.T) {
 // memd held leaves the fact attributed to the commit that wrote the line
 // that stands, as a rebuild and trace have it.
 func TestOrigin_AfterAnAmendDeletesTheCopyHeld(t *testing.T) {
-	dir, ctx := t.TempDir(), context.Background()
-	d, admin := serveAt(t, dir)
-	defer func() { d.Shutdown(ctx) }()
-	s := shard(t, "agent/carol")
-	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
-		t.Fatal(err)
-	}
-	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	_, d, admin, first := allergyServed(t)
+	defer func() { d.Shutdown(context.Background()) }()
+	s := first.Fact.Shard
 	repo := d.Store.ShardDir(s)
-	origin := func() string {
-		t.Helper()
-		if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
-			t.Fatal(err)
-		}
-		waitAttributed(t, admin, s)
-		res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
-		if err != nil || len(res.Hits) != 1 {
-			t.Fatalf("recall: %+v, %v", res, err)
-		}
-		return res.Hits[0].Commit
-	}
 	newer := commitLines(t, repo, "log/2026-12.md", "- (2026-12-20) Allergic to peanuts\n", "noted the allergy again")
-	if got := origin(); got != newer {
+	if got, _ := originOf(t, admin, s, "peanuts", ""); got != newer {
 		t.Fatalf("with a newer copy the origin is %.12s, want %.12s", got, newer)
 	}
 	commitLines(t, repo, "notes.txt", "unrelated\n", "an unrelated change")
-	origin()
+	originOf(t, admin, s, "peanuts", "")
 	if err := os.Remove(filepath.Join(repo, "log", "2026-12.md")); err != nil {
 		t.Fatal(err)
 	}
 	gitIn(t, repo, "commit", "-q", "-a", "--amend", "-m", "an unrelated change, and the copy gone")
-	if got := origin(); got != first.Commit {
-		t.Errorf("after the amend the origin is %.12s, want %.12s", got, first.Commit)
-	}
-	if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != first.Commit {
-		t.Errorf("the trace names %+v, %v, want %.12s", tr.Introduced, err, first.Commit)
-	}
+	wantOrigin(t, admin, first, first.Commit, "after the amend")
 }
 
 // A fact memd forgot that a person then wrote again in two places, one of
@@ -701,13 +647,8 @@ func TestOrigin_AfterAnAmendDeletesTheCopyHeld(t *testing.T) {
 // that wrote the line held, not to the forgotten commit nor to the
 // reverted commit's other fact's undoing: live, rebuilt and by trace.
 func TestOrigin_AForgottenFactWrittenAgainByAPerson(t *testing.T) {
-	dir, ctx := t.TempDir(), context.Background()
-	d, admin := serveAt(t, dir)
-	s := shard(t, "agent/carol")
-	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
-		t.Fatal(err)
-	}
-	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	dir, d, admin, first := allergyServed(t)
+	ctx, s := context.Background(), first.Fact.Shard
 	if _, err := admin.Forget(ctx, memd.ForgetRequest{Shard: s, ID: first.Fact.ID}); err != nil {
 		t.Fatal(err)
 	}
@@ -720,34 +661,24 @@ func TestOrigin_AForgottenFactWrittenAgainByAPerson(t *testing.T) {
 	if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: both}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(when string) {
-		t.Helper()
-		if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
-			t.Fatal(err)
-		}
-		waitAttributed(t, admin, s)
-		res, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"})
-		if err != nil || len(res.Hits) != 1 {
-			t.Fatalf("%s: recall %+v, %v", when, res, err)
-		}
-		if h := res.Hits[0]; h.Commit != both || h.File != "log/2026-12.md" {
-			t.Errorf("%s: the hit is %s, from %.12s, want log/2026-12.md from %.12s", when, h.File, h.Commit, both)
-		}
-		if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != both {
-			t.Errorf("%s: the trace names %+v, %v, want %.12s", when, tr.Introduced, err, both)
-		}
-	}
-	check("while memd runs")
-	d.Shutdown(ctx)
+	wantOrigin(t, admin, first, both, "while memd runs")
+	d, admin = rebuiltIndex(t, d, dir)
+	defer d.Shutdown(ctx)
+	wantOrigin(t, admin, first, both, "rebuilt from history")
+}
+
+// rebuiltIndex stops d, deletes its index and snapshots, and starts a
+// daemon on dir again, which reads every shard afresh.
+func rebuiltIndex(t *testing.T, d *daemon.Daemon, dir string) (*daemon.Daemon, *client.Client) {
+	t.Helper()
+	d.Shutdown(context.Background())
 	if err := os.Remove(filepath.Join(dir, daemon.IndexFile)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "index.shards")); err != nil {
 		t.Fatal(err)
 	}
-	d, admin = serveAt(t, dir)
-	defer d.Shutdown(ctx)
-	check("rebuilt from history")
+	return serveAt(t, dir)
 }
 
 // originOf returns the commit and file of the one hit a recall for q
@@ -770,51 +701,29 @@ func originOf(t *testing.T, admin *client.Client, s memd.ShardID, q, at string) 
 // that. The line left was written by the remember, which recall names,
 // live and rebuilt, as trace does.
 func TestOrigin_RevertOfAPastedCopy(t *testing.T) {
-	dir, ctx := t.TempDir(), context.Background()
-	d, admin := serveAt(t, dir)
-	s := shard(t, "agent/carol")
-	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
-		t.Fatal(err)
-	}
-	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	dir, d, admin, first := allergyServed(t)
+	ctx, s := context.Background(), first.Fact.Shard
 	pasted := commitLines(t, d.Store.ShardDir(s), "profile.md", "- ("+first.Fact.Date.String()+") Allergic to peanuts\n", "pasted twice")
 	originOf(t, admin, s, "peanuts", "")
 	if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: pasted}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := originOf(t, admin, s, "peanuts", ""); got != first.Commit {
-		t.Errorf("while memd runs the origin is %.12s, want %.12s (pasted %.12s)", got, first.Commit, pasted)
-	}
-	if tr, err := admin.Trace(ctx, s, first.Fact.ID); err != nil || tr.Introduced == nil || tr.Introduced.Hash != first.Commit {
-		t.Errorf("the trace names %+v, %v", tr.Introduced, err)
-	}
-	d.Shutdown(ctx)
-	os.Remove(filepath.Join(dir, daemon.IndexFile))
-	os.RemoveAll(filepath.Join(dir, "index.shards"))
-	d, admin = serveAt(t, dir)
+	wantOrigin(t, admin, first, first.Commit, "while memd runs")
+	d, admin = rebuiltIndex(t, d, dir)
 	defer d.Shutdown(ctx)
-	if got, _ := originOf(t, admin, s, "peanuts", ""); got != first.Commit {
-		t.Errorf("rebuilt, the origin is %.12s, want %.12s", got, first.Commit)
-	}
+	wantOrigin(t, admin, first, first.Commit, "rebuilt from history")
 }
 
 // Recall at a commit names the commit that wrote the line it shows, not
 // the live origin of another line of the fact at that date.
 func TestOrigin_AtACommitNamesItsOwnLinesWriter(t *testing.T) {
-	dir, ctx := t.TempDir(), context.Background()
-	d, admin := serveAt(t, dir)
-	defer func() { d.Shutdown(ctx) }()
-	s := shard(t, "agent/carol")
-	if _, err := admin.AddAgent(ctx, "carol", nil); err != nil {
-		t.Fatal(err)
-	}
-	first := remember(t, admin, "agent/carol", "Allergic to peanuts", memd.TierProfile, memd.Source{Messages: []string{"m1"}})
+	_, d, admin, first := allergyServed(t)
+	defer func() { d.Shutdown(context.Background()) }()
+	s := first.Fact.Shard
 	repo, date := d.Store.ShardDir(s), first.Fact.Date.String()
 	copied := commitLines(t, repo, "log/"+date[:7]+".md", "- ("+date+") Allergic to peanuts\n", "a copy, same date")
 	rewrite(t, repo, "profile.md", "- ("+date+") Allergic to peanuts\n", "")
-	if got, file := originOf(t, admin, s, "peanuts", ""); got != copied {
-		t.Errorf("live, the hit is %s from %.12s, want the copy's %.12s", file, got, copied)
-	}
+	wantOrigin(t, admin, first, copied, "live")
 	if got, file := originOf(t, admin, s, "peanuts", copied); got != first.Commit || file != "profile.md" {
 		t.Errorf("at %.12s, the hit is %s from %.12s, want profile.md from %.12s", copied, file, got, first.Commit)
 	}
