@@ -8,20 +8,21 @@ import (
 )
 
 // Introductions walks a shard's history from head, newest first, and calls
-// fn for each fact of want with the commit that wrote the line of it held
-// says head holds (its file, date and tier), what git blame names and Trace calls
-// Introduced: the newest commit that added the line (its file and date),
-// but for commits a standing revert undid. A commit that only took a line
-// of the fact away (a forget, a revert of a commit that wrote the fact
-// again, a person deleting a copy), or wrote a line that is gone since,
-// wrote nothing that stands. memd's commits name their facts in trailers,
-// taken as writing the line; its reverts, which may add or take away, and
-// others' commits are read for the lines they added. Each fact found
-// leaves want, and the walk ends when none is left. A fact whose line no
-// commit is found to have written (a history pushed with claims its
-// changes do not bear out) is given the newest commit that touched it, so
-// that every fact is attributed. progress, when given, is told how many
-// commits have been read.
+// fn for each fact of want with the commit that wrote the line of it that
+// held names (the line head holds: its file, date and tier). That is what
+// git blame names and Trace calls Introduced: the newest commit that added
+// that line, but for one whose change of the fact a standing revert undid.
+// A commit that only took a line of the fact away (a revert of a commit
+// that wrote it again, a person deleting a copy), or wrote another line of
+// it, wrote nothing that stands; nor did one older than a forget of it.
+// memd's commits name their facts in trailers, taken as writing the line
+// (of the tier they name, for a commit of one fact); its reverts, which may
+// add or take away, and others' commits are read for the lines they added.
+// Each fact found leaves want, and the walk ends when none is left. A fact
+// whose line no commit is found to have written (a history pushed with
+// claims its changes do not bear out) is given the newest commit that
+// touched it, so that every fact is attributed. progress, when given, is
+// told how many commits have been read.
 func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, held func(id string) memd.Fact,
 	progress func(int), fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
 	type touch struct {
