@@ -221,21 +221,27 @@ func (sh *Shard) Lines() ([]Line, Hash, error) {
 	if err != nil {
 		return nil, Hash{}, err
 	}
+	return heldLines(sh.id, files), st.head, nil
+}
+
+// heldLines returns the line of each fact of files the index holds: the
+// newest, the first of those at one date in path order.
+func heldLines(id memd.ShardID, files map[string]*factFile) []Line {
 	var out []Line
 	seen := make(map[string]int)
 	for _, path := range slices.SortedFunc(mapKeys(files), comparePaths) {
 		for _, lf := range files[path].facts {
 			if i, dup := seen[lf.ID]; dup {
 				if out[i].Date.Before(lf.Date) {
-					out[i] = lineOf(sh.id, lf)
+					out[i] = lineOf(id, lf)
 				}
 				continue
 			}
 			seen[lf.ID] = len(out)
-			out = append(out, lineOf(sh.id, lf))
+			out = append(out, lineOf(id, lf))
 		}
 	}
-	return out, st.head, nil
+	return out
 }
 
 // MoreFactLines tells whether the fact files at commit h hold more than n

@@ -415,19 +415,14 @@ func (sh *Shard) FactsAt(h Hash) ([]memd.Fact, error) {
 	return collectFacts(sh.id, files), nil
 }
 
-// LinesAt returns the facts as they were at a commit, with their offsets.
+// LinesAt returns the facts as they were at a commit, with their offsets:
+// one line of each, as Lines gives them.
 func (sh *Shard) LinesAt(h Hash) ([]Line, error) {
 	files, err := sh.filesAt(h)
 	if err != nil {
 		return nil, err
 	}
-	var out []Line
-	for _, path := range slices.SortedFunc(mapKeys(files), comparePaths) {
-		for _, lf := range files[path].facts {
-			out = append(out, lineOf(sh.id, lf))
-		}
-	}
-	return out, nil
+	return heldLines(sh.id, files), nil
 }
 
 func (sh *Shard) filesAt(h Hash) (map[string]*factFile, error) {

@@ -33,7 +33,6 @@ func (x *Index) At(ctx context.Context, shards []memd.ShardID, heads map[memd.Sh
 		if err != nil {
 			return nil, err
 		}
-		lines = heldLines(lines)
 		docs := make([]search.Doc, len(lines))
 		var unknown []int
 		for i, l := range lines {
@@ -74,22 +73,4 @@ func attributeAt(ctx context.Context, sh *gitstore.Shard, h gitstore.Hash, docs 
 		d.Commit, d.Messages, d.Chat, d.When = c.Hash.String(), p.SourceMessages, p.SourceChat, c.Time.Unix()
 		return nil
 	})
-}
-
-// heldLines keeps of each fact the line the live index holds: the newest,
-// the first of those at one date.
-func heldLines(lines []gitstore.Line) []gitstore.Line {
-	at := make(map[string]int, len(lines))
-	out := lines[:0:0]
-	for _, l := range lines {
-		k, seen := at[l.ID]
-		switch {
-		case !seen:
-			at[l.ID] = len(out)
-			out = append(out, l)
-		case out[k].Date.Before(l.Date):
-			out[k] = l
-		}
-	}
-	return out
 }
