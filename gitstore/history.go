@@ -338,14 +338,18 @@ func changedRange(a, b []byte) (p, endA, endB int) {
 	if p < len(a) || p < len(b) {
 		p = bytes.LastIndexByte(a[:p], '\n') + 1 // back to a line start
 	}
-	s := commonSuffix(a[p:], b[p:])
-	// Forward to a line start inside the common tail.
-	if i := bytes.IndexByte(a[len(a)-s:], '\n'); s > 0 && i >= 0 && i+1 <= s {
-		s -= i + 1
-	} else {
-		s = 0
-	}
+	s := wholeLinesOfTail(a, commonSuffix(a[p:], b[p:]))
 	return p, len(a) - s, len(b) - s
+}
+
+// wholeLinesOfTail returns how much of the last n bytes of a, shared with
+// another version, are whole lines: the tail from the line start after
+// its first line end.
+func wholeLinesOfTail(a []byte, n int) int {
+	if i := bytes.IndexByte(a[len(a)-n:], '\n'); n > 0 && i >= 0 && i+1 <= n {
+		return n - (i + 1)
+	}
+	return 0
 }
 
 // commonPrefix returns how many leading bytes a and b (of equal length)

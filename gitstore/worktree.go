@@ -418,14 +418,7 @@ func sharedLines(vs [3][]byte) (head, tail int) {
 	if head < len(a) || head < len(b) || head < len(c) {
 		head = bytes.LastIndexByte(a[:head], '\n') + 1 // back to a line start
 	}
-	tail = min(commonSuffix(a[head:], b[head:]), commonSuffix(a[head:], c[head:]))
-	// Forward to a line start inside the common tail.
-	if i := bytes.IndexByte(a[len(a)-tail:], '\n'); tail > 0 && i >= 0 && i+1 <= tail {
-		tail -= i + 1
-	} else {
-		tail = 0
-	}
-	return head, tail
+	return head, wholeLinesOfTail(a, min(commonSuffix(a[head:], b[head:]), commonSuffix(a[head:], c[head:])))
 }
 
 // mergeFactLines applies the fact-level change from base to ours onto
