@@ -145,6 +145,16 @@ func evalInt(ctx context.Context, t testing.TB, expr string) int {
 	return n
 }
 
+// clickOnFactPage opens the page of alice's fact id and clicks one of its
+// buttons.
+func clickOnFactPage(base, id, button string) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "/#/fact/agent/alice/" + id),
+		chromedp.WaitVisible(css(button)),
+		chromedp.Click(css(button)),
+	}
+}
+
 func run(ctx context.Context, t testing.TB, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
@@ -249,10 +259,7 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 	// a fact learned from the message meanwhile is not undone unseen.
 	miso := memd.FactID("Has a cat named Miso")
 	run(b, t, "preview reverting an exchange",
-		chromedp.Navigate(base+"/#/fact/agent/alice/"+miso),
-		chromedp.WaitVisible(css(`#revert-exchange`)),
-		chromedp.Click(css(`#revert-exchange`)),
-		chromedp.WaitVisible(css(`#revert-preview`)))
+		append(clickOnFactPage(base, miso, `#revert-exchange`), chromedp.WaitVisible(css(`#revert-preview`)))...)
 	if _, err := admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: "Is vegetarian",
 		Source: memd.Source{Messages: []string{"msg_3"}, Chat: "chat_9", ChatKind: memd.ChatDirect}}); err != nil {
 		t.Fatal(err)
@@ -298,13 +305,9 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 
 	// An edit from a page drawn before someone else edited the fact says
 	// so, and keeps the text typed.
-	cat := memd.FactID("Has a cat named Miso")
 	run(b, t, "open a fact to edit it",
-		chromedp.Navigate(base+"/#/fact/agent/alice/"+cat),
-		chromedp.WaitVisible(css(`#edit-fact`)),
-		chromedp.Click(css(`#edit-fact`)),
-		chromedp.WaitVisible(css(`#edit-text`)))
-	if _, err := admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: cat, Text: "Has a cat named Miso, and a dog"}); err != nil {
+		append(clickOnFactPage(base, miso, `#edit-fact`), chromedp.WaitVisible(css(`#edit-text`)))...)
+	if _, err := admin.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: miso, Text: "Has a cat named Miso, and a dog"}); err != nil {
 		t.Fatal(err)
 	}
 	run(b, t, "save over an edit made meanwhile",
@@ -318,12 +321,10 @@ func TestUI_ReviewAndFixMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(b, t, "bring a forgotten fact back",
-		chromedp.Navigate(base+"/#/fact/agent/alice/"+austin),
-		chromedp.WaitVisible(css(`#bring-back`)),
-		chromedp.Click(css(`#bring-back`)),
-		chromedp.WaitVisible(css(`#revert-preview`)),
-		chromedp.Click(css(`#confirm-ok`)),
-		chromedp.WaitVisible(xpath(`//p[contains(., "in memory") and not(contains(., "no longer"))]`)))
+		append(clickOnFactPage(base, austin, `#bring-back`),
+			chromedp.WaitVisible(css(`#revert-preview`)),
+			chromedp.Click(css(`#confirm-ok`)),
+			chromedp.WaitVisible(xpath(`//p[contains(., "in memory") and not(contains(., "no longer"))]`)))...)
 	if list, _ := admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: "Austin"}); len(list.Facts) != 1 {
 		t.Errorf("the fact brought back: %+v", list.Facts)
 	}
