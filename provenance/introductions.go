@@ -25,17 +25,8 @@ import (
 // told how many commits have been read.
 func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, want map[string]bool, held func(id string) memd.Fact,
 	progress func(int), fn func(id string, c gitstore.Commit, p memd.Provenance) error) error {
-	type touch struct {
-		c gitstore.Commit
-		p memd.Provenance
-	}
-	touched := make(map[string]touch) // facts of want a commit touched but wrote no standing line of
-	// removed holds the facts of want a newer commit forgot, every line of
-	// them: an older commit's line of it is not the one that stands,
-	// which a newer commit wrote. (A revert's removal of the held line
-	// says nothing: a copy of it at the same place may stand.)
-	removed := make(map[string]bool)
-	rv := newReverts(sh)
+	w := &introductions{sh: sh, want: want, held: held, fn: fn,
+		touched: make(map[string]step), removed: make(map[string]bool), rv: newReverts(sh)}
 	n := 0
 	err := sh.Walk(head, func(c gitstore.Commit) error {
 		if err := ctx.Err(); err != nil {
@@ -44,73 +35,7 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 		if n++; progress != nil && n%1000 == 0 {
 			progress(n)
 		}
-		p := Parse(c.Message)
-		if err := rv.see(c, p); err != nil {
-			return err
-		}
-		undone, err := rv.undoneFacts(c)
-		if err != nil {
-			return err
-		}
-		// wrote is a line c added of fact id, nil where its trailers
-		// name the fact.
-		introduced := func(id string, wrote *memd.Fact) error {
-			if !want[id] {
-				return nil
-			}
-			if undone[id] || removed[id] || wrote != nil && !wroteHeld(wrote, id, held) {
-				if _, ok := touched[id]; !ok {
-					touched[id] = touch{c, p}
-				}
-				return nil
-			}
-			delete(want, id)
-			delete(touched, id)
-			return fn(id, c, p)
-		}
-		switch {
-		case !madeByMemd(c, p):
-			// What it added, a file at a time: an import of a million
-			// facts is never held whole.
-			return stopWhenDone(want, sh.AddedFacts(c, func(f memd.Fact) error { return introduced(f.ID, &f) }))
-		case p.Op == memd.OpRevert:
-			d, err := sh.Diff(c)
-			if err != nil {
-				return err
-			}
-			for _, ch := range d.Facts {
-				if ch.Op == "+" {
-					err = introduced(ch.Fact.ID, &ch.Fact)
-				} else if want[ch.Fact.ID] {
-					err = introduced(ch.Fact.ID, &memd.Fact{}) // no line that stands
-				}
-				if err != nil {
-					return err
-				}
-			}
-		case p.Op == memd.OpForget:
-			for _, id := range p.FactIDs {
-				if err := introduced(id, &memd.Fact{}); err != nil {
-					return err
-				}
-				if want[id] {
-					removed[id] = true
-				}
-			}
-		case p.Op != memd.OpMerge: // a merge's trailers name no fact: its commits are walked
-			for _, id := range p.FactIDs {
-				var err error
-				if mayHaveWritten(p, id, held) {
-					err = introduced(id, nil)
-				} else {
-					err = introduced(id, &memd.Fact{}) // another line
-				}
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return stopWhenDone(want, nil)
+		return w.read(c)
 	})
 	if progress != nil {
 		progress(n)
@@ -118,13 +43,119 @@ func Introductions(ctx context.Context, sh *gitstore.Shard, head gitstore.Hash, 
 	if err != nil {
 		return err
 	}
-	for id, t := range touched {
+	for id, t := range w.touched {
 		delete(want, id)
 		if err := fn(id, t.c, t.p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// introductions is one walk of Introductions.
+type introductions struct {
+	sh   *gitstore.Shard
+	want map[string]bool
+	held func(id string) memd.Fact
+	fn   func(id string, c gitstore.Commit, p memd.Provenance) error
+	// touched holds the facts of want a commit touched but wrote no
+	// standing line of: the newest such commit, for a fact no commit is
+	// found to have written.
+	touched map[string]step
+	// removed holds the facts of want a newer commit forgot, every line of
+	// them: an older commit's line of it is not the one that stands,
+	// which a newer commit wrote. (A revert's removal of the held line
+	// says nothing: a copy of it at the same place may stand.)
+	removed map[string]bool
+	rv      *reverts
+}
+
+// step is a commit of the walk: its trailers, and the facts whose change
+// in it a standing revert undid.
+type step struct {
+	c      gitstore.Commit
+	p      memd.Provenance
+	undone map[string]bool
+}
+
+// read credits the facts of want whose held line commit c wrote, and
+// ends the walk once none is left.
+func (w *introductions) read(c gitstore.Commit) error {
+	p := Parse(c.Message)
+	if err := w.rv.see(c, p); err != nil {
+		return err
+	}
+	undone, err := w.rv.undoneFacts(c)
+	if err != nil {
+		return err
+	}
+	at := step{c, p, undone}
+	switch {
+	case !madeByMemd(c, p):
+		// What it added, a file at a time: an import of a million
+		// facts is never held whole.
+		return stopWhenDone(w.want, w.sh.AddedFacts(c, func(f memd.Fact) error { return w.introduced(at, f.ID, &f) }))
+	case p.Op == memd.OpRevert:
+		err = w.readRevert(at)
+	case p.Op == memd.OpForget:
+		for _, id := range p.FactIDs {
+			if err = w.introduced(at, id, &memd.Fact{}); err != nil {
+				break
+			}
+			if w.want[id] {
+				w.removed[id] = true
+			}
+		}
+	case p.Op != memd.OpMerge: // a merge's trailers name no fact: its commits are walked
+		for _, id := range p.FactIDs {
+			wrote := &memd.Fact{} // another line
+			if mayHaveWritten(p, id, w.held) {
+				wrote = nil
+			}
+			if err = w.introduced(at, id, wrote); err != nil {
+				break
+			}
+		}
+	}
+	return stopWhenDone(w.want, err)
+}
+
+// readRevert credits the lines a revert added back; one it took away of
+// a fact of want stands no more.
+func (w *introductions) readRevert(at step) error {
+	d, err := w.sh.Diff(at.c)
+	if err != nil {
+		return err
+	}
+	for _, ch := range d.Facts {
+		if ch.Op == "+" {
+			err = w.introduced(at, ch.Fact.ID, &ch.Fact)
+		} else if w.want[ch.Fact.ID] {
+			err = w.introduced(at, ch.Fact.ID, &memd.Fact{}) // no line that stands
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// introduced credits the commit of at with fact id, if it is of want and
+// the commit wrote its held line: wrote is a line the commit added of it,
+// nil where its trailers name the fact.
+func (w *introductions) introduced(at step, id string, wrote *memd.Fact) error {
+	if !w.want[id] {
+		return nil
+	}
+	if at.undone[id] || w.removed[id] || wrote != nil && !wroteHeld(wrote, id, w.held) {
+		if _, ok := w.touched[id]; !ok {
+			w.touched[id] = step{c: at.c, p: at.p}
+		}
+		return nil
+	}
+	delete(w.want, id)
+	delete(w.touched, id)
+	return w.fn(id, at.c, at.p)
 }
 
 // wroteHeld tells whether a line written is the line of fact id held names.
