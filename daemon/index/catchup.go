@@ -342,42 +342,9 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 	if err := w.add(sh, indexed, head); err != nil {
 		return err
 	}
-	ids := w.order
-	found := make(map[string]gitstore.Line, len(ids))
-	for rounds := 0; ; rounds++ {
-		if testHookBeforeLookup != nil {
-			testHookBeforeLookup()
-		}
-		read, at, err := sh.Lookup(ids)
-		if err != nil {
-			return err
-		}
-		for _, fid := range ids {
-			if l, ok := read[fid]; ok {
-				found[fid] = l
-			} else {
-				delete(found, fid)
-			}
-		}
-		if at == head {
-			break
-		}
-		// What was read is at a newer commit than the walk reached:
-		// follow the commits up to it, and read what they touched there
-		// or later. Each round reads only what the last one's commits
-		// touched.
-		if rounds == maxRounds {
-			return errHeadMoved
-		}
-		batch := len(w.order)
-		if err := w.add(sh, head, at); errors.Is(err, errUnknownBase) {
-			// HEAD went back or elsewhere (a reset, an amend): followed
-			// again from indexed, it may still descend from it.
-			return errHeadMoved
-		} else if err != nil {
-			return err
-		}
-		ids, head = w.touchedLast(batch), at
+	found, head, err := readTouched(sh, w, head)
+	if err != nil {
+		return err
 	}
 	notes, err := w.notesAt(sh, head)
 	if err != nil {
@@ -396,18 +363,8 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 			del = append(del, fid)
 			continue
 		}
-		d := docOf(l)
-		if t := w.by(fid); wroteLine(t.wrote, l.Fact) {
-			d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
-		} else if old, ok := x.search.Get(sh.ID(), fid); ok && old.Commit != "" && old.Commit != t.reverts && old.Text == l.Text && old.File == l.File && old.Date == l.Date {
-			// The newest commit touching the fact wrote no line of it
-			// (it took a copy away), and the line held is as it was:
-			// so is the commit that wrote it, unless that is the commit
-			// the newest reverted (its copy gone, another stands).
-			d.Commit, d.Messages, d.Chat, d.When = old.Commit, old.Messages, old.Chat, old.When
-		} else {
-			unknown = true // attribution finds the commit that wrote it in history
-		}
+		d, known := x.attributed(sh.ID(), fid, w.by(fid), l)
+		unknown = unknown || !known
 		put = append(put, d)
 	}
 	if err := x.apply(sh, put, del, moved, notes, head); err != nil {
@@ -417,6 +374,71 @@ func (x *Index) follow(sh *gitstore.Shard, indexed, head gitstore.Hash) error {
 		x.attributeLater(sh.ID(), head)
 	}
 	return nil
+}
+
+// readTouched reads the facts the walk touched at head. Commits that
+// land meanwhile are followed in turn, and the facts they touched read
+// again, until a read finds HEAD where the walk ended. It returns the
+// lines found, by fact, and the commit they were read at.
+func readTouched(sh *gitstore.Shard, w *walk, head gitstore.Hash) (map[string]gitstore.Line, gitstore.Hash, error) {
+	ids := w.order
+	found := make(map[string]gitstore.Line, len(ids))
+	for rounds := 0; ; rounds++ {
+		if testHookBeforeLookup != nil {
+			testHookBeforeLookup()
+		}
+		read, at, err := sh.Lookup(ids)
+		if err != nil {
+			return nil, head, err
+		}
+		for _, fid := range ids {
+			if l, ok := read[fid]; ok {
+				found[fid] = l
+			} else {
+				delete(found, fid)
+			}
+		}
+		if at == head {
+			return found, head, nil
+		}
+		// What was read is at a newer commit than the walk reached:
+		// follow the commits up to it, and read what they touched there
+		// or later. Each round reads only what the last one's commits
+		// touched.
+		if rounds == maxRounds {
+			return nil, head, errHeadMoved
+		}
+		batch := len(w.order)
+		if err := w.add(sh, head, at); errors.Is(err, errUnknownBase) {
+			// HEAD went back or elsewhere (a reset, an amend): followed
+			// again from indexed, it may still descend from it.
+			return nil, head, errHeadMoved
+		} else if err != nil {
+			return nil, head, err
+		}
+		ids, head = w.touchedLast(batch), at
+	}
+}
+
+// attributed is fact fid, of line l, with the commit that wrote it where
+// known: the newest commit that touched it, t, where t wrote the line;
+// else the commit held, where the line held is as it was. known is false
+// where neither tells, for attribution to find in history.
+func (x *Index) attributed(shard memd.ShardID, fid string, t *touch, l gitstore.Line) (d search.Doc, known bool) {
+	d = docOf(l)
+	if wroteLine(t.wrote, l.Fact) {
+		d.Commit, d.Messages, d.Chat, d.When = t.commit, t.messages, t.chat, t.when
+		return d, true
+	}
+	if old, ok := x.search.Get(shard, fid); ok && old.Commit != "" && old.Commit != t.reverts && old.Text == l.Text && old.File == l.File && old.Date == l.Date {
+		// The newest commit touching the fact wrote no line of it (it
+		// took a copy away), and the line held is as it was: so is the
+		// commit that wrote it, unless that is the commit the newest
+		// reverted (its copy gone, another stands).
+		d.Commit, d.Messages, d.Chat, d.When = old.Commit, old.Messages, old.Chat, old.When
+		return d, true
+	}
+	return d, false
 }
 
 // maxRounds bounds the rounds follow reads commits that landed during the
