@@ -3,8 +3,13 @@ package gitstore
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/memd/memd"
 )
@@ -138,6 +143,9 @@ func (g *group) addNote(c Change) (*Result, error) {
 	if _, seen := g.noteTouched[path]; !seen {
 		g.noteTouched[path] = cur
 	}
+	if err := g.sh.refuseOverPersonsEdit(path, g.noteTouched[path], next, remove); err != nil {
+		return nil, err
+	}
 	pn := plannedNote{path: path}
 	if !remove {
 		pn.next = &factFile{path: path, data: next}
@@ -246,4 +254,70 @@ func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// refuseOverPersonsEdit refuses memd's change of a note, from base (the
+// note at the commit the change builds on; nil: none) to next (remove:
+// deleted), where a person has changed the note and not committed it (its
+// working file, or a version they staged) and memd's change cannot be
+// merged into theirs: their next commit would take memd's change away. So
+// git refuses a merge over local changes. A change apart from theirs is
+// merged into their versions when it is written (mergeWorking). The
+// caller holds sh.mu.
+func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte, remove bool) error {
+	name := strings.TrimPrefix(path, NotesDir+"/")
+	takes := func(theirs []byte, against *factFile, where string) error {
+		if remove {
+			return memd.Errorf(memd.ECONFLICT, "note %s has changes a person has not committed (%s); not deleted under them", name, where)
+		}
+		_, ok, err := mergeNote(theirs, against, next)
+		if err != nil {
+			return fmt.Errorf("merge note %s: %w", name, err)
+		}
+		if !ok {
+			return memd.Errorf(memd.ECONFLICT, "note %s: a person has changed the same lines and not committed them (%s); try again once they commit or discard their edit", name, where)
+		}
+		return nil
+	}
+	// The working file, against what memd last brought it to.
+	fileBase := sh.workingBase(path, base)
+	cur, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR): // a folder the change replaces
+	case err != nil:
+		return fmt.Errorf("read note %s: %w", name, err)
+	case fileBase == nil || !bytes.Equal(cur, fileBase.data):
+		if err := takes(cur, fileBase, "in the working tree"); err != nil {
+			return err
+		}
+	}
+	// A version staged: one memd did not put there.
+	idx, err := sh.readIndex()
+	if err != nil {
+		return err
+	}
+	if unmerged(idx, path) {
+		return memd.Errorf(memd.ECONFLICT, "note %s is in conflict in a person's git merge; try again once they settle it", name)
+	}
+	entry, err := idx.Entry(path)
+	if err != nil || base != nil && Hash(entry.Hash) == base.blob || sh.wasIndexed(path, Hash(entry.Hash)) {
+		return nil
+	}
+	staged, err := sh.db.Get(Hash(entry.Hash))
+	if err != nil {
+		return fmt.Errorf("read staged note %s: %w", name, err)
+	}
+	return takes(staged.Data, base, "staged")
+}
+
+// workingBase is the version memd last brought path's working file to,
+// given base, the path's version at the commit a change builds on: the
+// version the file went ahead of the index at, unless a commit not
+// memd's changed the path since memd wrote that (see syncIndex).
+func (sh *Shard) workingBase(path string, base *factFile) *factFile {
+	at, ahead := sh.worktreeAt[path]
+	if last, ok := sh.behindNext[path]; !ahead || ok && blobOf(last) != blobOf(base) {
+		return base
+	}
+	return at
 }

@@ -120,23 +120,80 @@ func TestShard_NoteUpdatesInOneGroup(t *testing.T) {
 	}
 }
 
-// A note a person is editing keeps their edits; memd's commit still lands.
+// A note a person is editing keeps their edits, and memd's change is
+// merged into them where the two are apart: both add lines at the end
+// (memd's first, as HEAD holds them), or change other lines. The
+// person's next commit, of the working file (commit -a) or of what they
+// staged, then keeps memd's change. Where the two change the same lines,
+// memd refuses its change: the person's commit would take it away.
 func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
-	s := openStore(t)
-	sh := createShard(t, s, "agent/alice")
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("v1\n"))); err != nil {
-		t.Fatal(err)
+	const start = "# Plan\nbuy milk\ncall Bob\nbook flights\n"
+	replace := func(old, new string) gitstore.NoteUpdate {
+		return func(cur []byte, _ bool) ([]byte, bool, error) {
+			return []byte(strings.Replace(string(cur), old, new, 1)), false, nil
+		}
 	}
-	file := filepath.Join(sh.Dir(), "notes", "plan.md")
-	os.WriteFile(file, []byte("v1\nmy draft\n"), 0o644)
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("agent line\n"))); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(file); string(b) != "v1\nmy draft\n" {
-		t.Errorf("the person's draft: %q", b)
-	}
-	if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != "v1\nagent line\n" {
-		t.Errorf("HEAD: %q", got)
+	for _, tc := range []struct {
+		name          string
+		person        string // the person's version of the note
+		stage         bool   // git add, then git commit; else git commit -a
+		memd          gitstore.NoteUpdate
+		refused       bool
+		file, settled string // the working file after memd's change, and HEAD after the person's commit
+	}{
+		{name: "both add at the end", person: start + "my draft\n", memd: appendNote("agent line\n"),
+			file: start + "agent line\nmy draft\n", settled: start + "agent line\nmy draft\n"},
+		{name: "other lines", person: strings.Replace(start, "buy milk", "buy oat milk", 1), memd: replace("book flights", "book trains"),
+			file: "# Plan\nbuy oat milk\ncall Bob\nbook trains\n", settled: "# Plan\nbuy oat milk\ncall Bob\nbook trains\n"},
+		{name: "other lines, staged", person: strings.Replace(start, "buy milk", "buy oat milk", 1), stage: true, memd: replace("book flights", "book trains"),
+			file: "# Plan\nbuy oat milk\ncall Bob\nbook trains\n", settled: "# Plan\nbuy oat milk\ncall Bob\nbook trains\n"},
+		{name: "the same line", person: strings.Replace(start, "call Bob", "call Bob at 5", 1), memd: replace("call Bob", "email Bob"), refused: true,
+			file: strings.Replace(start, "call Bob", "call Bob at 5", 1), settled: strings.Replace(start, "call Bob", "call Bob at 5", 1)},
+		{name: "the same line, staged", person: strings.Replace(start, "call Bob", "call Bob at 5", 1), stage: true, memd: replace("call Bob", "email Bob"), refused: true,
+			file: strings.Replace(start, "call Bob", "call Bob at 5", 1), settled: strings.Replace(start, "call Bob", "call Bob at 5", 1)},
+		{name: "a line the person added where memd adds", person: strings.Replace(start, "call Bob\n", "call Bob\nwater plants\n", 1), memd: replace("call Bob\n", "call Bob\nfeed cat\n"), refused: true,
+			file: strings.Replace(start, "call Bob\n", "call Bob\nwater plants\n", 1), settled: strings.Replace(start, "call Bob\n", "call Bob\nwater plants\n", 1)},
+		{name: "memd deletes it", person: start + "my draft\n", memd: func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }, refused: true,
+			file: start + "my draft\n", settled: start + "my draft\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/alice")
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(sh.Dir(), "notes", "plan.md")
+			if err := os.WriteFile(file, []byte(tc.person), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.stage {
+				git(t, sh.Dir(), "add", "notes/plan.md")
+			}
+			before := git(t, sh.Dir(), "rev-parse", "HEAD")
+			_, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", tc.memd))
+			switch {
+			case tc.refused && memd.ErrorCode(err) != memd.ECONFLICT:
+				t.Fatalf("memd's change over the person's: %v, want a conflict", err)
+			case tc.refused && git(t, sh.Dir(), "rev-parse", "HEAD") != before:
+				t.Errorf("refused, yet main moved")
+			case !tc.refused && err != nil:
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(file); string(b) != tc.file {
+				t.Errorf("working file:\n%s\nwant\n%s", b, tc.file)
+			}
+			if tc.stage {
+				git(t, sh.Dir(), "commit", "-q", "-m", "my plan")
+			} else {
+				git(t, sh.Dir(), "commit", "-q", "-a", "-m", "my plan")
+			}
+			if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != tc.settled {
+				t.Errorf("HEAD after the person's commit:\n%s\nwant\n%s", got, tc.settled)
+			}
+			if st := git(t, sh.Dir(), "status", "--porcelain"); st != "" {
+				t.Errorf("git status after the person's commit: %s", st)
+			}
+		})
 	}
 }
 

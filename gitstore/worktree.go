@@ -204,7 +204,9 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 		return nil
 	}
 	if !inStep && entry != nil && !IsFactFile(path) {
-		return nil // a version of a note the person staged stays staged
+		// A version of a note the person staged stays staged, with memd's
+		// change merged in where the two are apart.
+		return sh.mergeStagedNote(entry, path, old, next)
 	}
 	if !inStep && entry != nil {
 		staged, err := sh.db.Get(Hash(entry.Hash))
@@ -232,6 +234,29 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	entry.Hash, entry.Mode, entry.Stage = plumbing.Hash(newBlob), filemode.Regular, 0
 	sh.noteIndexed(path, newBlob)
 	fillEntryStat(entry, w, newData)
+	return nil
+}
+
+// mergeStagedNote merges memd's change of a note from old to next into
+// the version a person staged, entry's; where the two overlap, or memd
+// removed the note, the staged version stays as it is.
+func (sh *Shard) mergeStagedNote(entry *index.Entry, path string, old, next *factFile) error {
+	if next == nil {
+		return nil
+	}
+	staged, err := sh.db.Get(Hash(entry.Hash))
+	if err != nil {
+		return fmt.Errorf("read staged %s: %w", path, err)
+	}
+	merged, ok, err := mergeNote(staged.Data, old, next.data)
+	if err != nil || !ok || bytes.Equal(merged, staged.Data) {
+		return nil
+	}
+	h, err := sh.db.WriteLoose(plumbing.BlobObject, merged)
+	if err != nil {
+		return err
+	}
+	entry.Hash, entry.Size, entry.ModifiedAt = plumbing.Hash(h), 0, time.Time{} // git reads the file again
 	return nil
 }
 
@@ -281,12 +306,34 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 		// Uncommitted edits: keep them, and apply memd's change on top.
 		return mergeFactFile(path, oldData, newData, cur, factsOf(old)), false
 	}
-	merged, conflict, err := mergeLines(cur, oldData, newData, "memd")
-	if err != nil || conflict {
-		return cur, false // the person's edit and memd's overlap: theirs to settle
+	merged, ok, err := mergeNote(cur, old, newData)
+	if err != nil || !ok {
+		// The person's edit and memd's overlap: theirs to settle. (memd
+		// refuses such a change of its own, see refuseOverPersonsEdit;
+		// this is a commit made elsewhere, or an edit made meanwhile.)
+		return cur, false
 	}
 	return merged, false
 }
+
+// mergeNote merges memd's change of a note from old (nil: it had none)
+// to next into a person's version of it, theirs: where both added lines
+// at the end, memd's lines first, as HEAD holds them; otherwise git's
+// line merge. ok is false where the two changed the same lines.
+func mergeNote(theirs []byte, old *factFile, next []byte) (merged []byte, ok bool, err error) {
+	if old != nil && endsLine(old.data) && endsLine(next) && bytes.HasPrefix(theirs, old.data) && bytes.HasPrefix(next, old.data) {
+		return append(slices.Clip(next), theirs[len(old.data):]...), true, nil
+	}
+	var oldData []byte
+	if old != nil {
+		oldData = old.data
+	}
+	merged, conflict, err := mergeLines(theirs, oldData, next, "memd")
+	return merged, err == nil && !conflict, err
+}
+
+// endsLine reports whether text is empty or ends its last line.
+func endsLine(text []byte) bool { return len(text) == 0 || text[len(text)-1] == '\n' }
 
 // indexedKept is how many of the blobs memd put in the index (or the
 // working tree) are remembered per path: more than git can write back
