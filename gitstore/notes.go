@@ -140,12 +140,16 @@ func (g *group) addNote(c Change) (*Result, error) {
 		res.Note = NoteState{Data: data, Exists: true}
 		return res, nil // nothing changes
 	}
-	if _, seen := g.noteTouched[path]; !seen {
-		g.noteTouched[path] = cur
+	// Checked before the path counts as touched: a change refused leaves
+	// the group as it found it.
+	base, seen := g.noteTouched[path]
+	if !seen {
+		base = cur
 	}
-	if err := g.sh.refuseOverPersonsEdit(path, g.noteTouched[path], next, remove); err != nil {
+	if err := g.sh.refuseOverPersonsEdit(path, base, next, remove); err != nil {
 		return nil, err
 	}
+	g.noteTouched[path] = base
 	pn := plannedNote{path: path}
 	if !remove {
 		pn.next = &factFile{path: path, data: next}
@@ -291,7 +295,8 @@ func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte,
 			return err
 		}
 	}
-	// A version staged: one memd did not put there.
+	// A version staged: one memd did not put there, against the version
+	// the index is at (behind main while git held its lock).
 	idx, err := sh.readIndex()
 	if err != nil {
 		return err
@@ -300,14 +305,21 @@ func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte,
 		return memd.Errorf(memd.ECONFLICT, "note %s is in conflict in a person's git merge; try again once they settle it", name)
 	}
 	entry, err := idx.Entry(path)
-	if err != nil || base != nil && Hash(entry.Hash) == base.blob || sh.wasIndexed(path, Hash(entry.Hash)) {
+	if err != nil {
+		return nil
+	}
+	indexBase := base
+	if at, ok := sh.behind[path]; ok {
+		indexBase = at
+	}
+	if h := Hash(entry.Hash); h == blobOf(base) || h == blobOf(indexBase) || sh.wasIndexed(path, h) {
 		return nil
 	}
 	staged, err := sh.db.Get(Hash(entry.Hash))
 	if err != nil {
 		return fmt.Errorf("read staged note %s: %w", name, err)
 	}
-	return takes(staged.Data, base, "staged")
+	return takes(staged.Data, indexBase, "staged")
 }
 
 // workingBase is the version memd last brought path's working file to,

@@ -2,12 +2,14 @@ package gitstore_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -194,6 +196,99 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 				t.Errorf("git status after the person's commit: %s", st)
 			}
 		})
+	}
+}
+
+// A note change refused over a person's edit, in a group whose other
+// changes commit, leaves the note as it was: in the index, in the working
+// tree and, after the person's commit, at HEAD. Refused once, it counted
+// as a change to the note with no new version: a deletion.
+func TestShard_ANoteChangeRefusedInAGroup(t *testing.T) {
+	const start = "# Plan\nbuy milk\ncall Bob\n"
+	const theirs = "# Plan\nbuy milk\ncall Bob at 5\n"
+	for _, staged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("staged %v", staged), func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/alice")
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(sh.Dir(), "notes", "plan.md")
+			if err := os.WriteFile(file, []byte(theirs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wantStatus := " M notes/plan.md\n"
+			if staged {
+				git(t, sh.Dir(), "add", "notes/plan.md")
+				os.WriteFile(file, []byte(start), 0o644) // as git restore --worktree leaves it
+				wantStatus = "MM notes/plan.md\n"
+			}
+			errs := sh.ApplyTogether(
+				noteChange("notes/plan.md", "note-edit: agent", func(cur []byte, _ bool) ([]byte, bool, error) {
+					return []byte(strings.Replace(string(cur), "call Bob", "email Bob", 1)), false, nil
+				}),
+				noteChange("notes/other.md", "note-edit: other", setNote("other\n")))
+			if memd.ErrorCode(errs[0]) != memd.ECONFLICT || errs[1] != nil {
+				t.Fatalf("the note change: %v, the other: %v", errs[0], errs[1])
+			}
+			if st := git(t, sh.Dir(), "status", "--porcelain"); st != wantStatus {
+				t.Errorf("git status:\n%swant\n%s", st, wantStatus)
+			}
+			if b, err := os.ReadFile(file); err != nil || staged && string(b) != start || !staged && string(b) != theirs {
+				t.Errorf("working file: %q, %v", b, err)
+			}
+			if staged {
+				git(t, sh.Dir(), "commit", "-q", "-m", "my plan")
+			} else {
+				git(t, sh.Dir(), "commit", "-q", "-a", "-m", "my plan")
+			}
+			if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != theirs {
+				t.Errorf("the note after the person's commit: %q, want %q", got, theirs)
+			}
+		})
+	}
+}
+
+// While git holds the index's lock, memd's note changes reach the working
+// file and the index waits at the version before them: that version is
+// not one a person staged, and memd's next change is not refused for it.
+// Once the index catches up after the person committed memd's lines with
+// their own, neither the index nor the file has memd's lines twice.
+func TestShard_NoteChangesWhileTheIndexWaits(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
+	file := filepath.Join(sh.Dir(), "notes", "plan.md")
+	os.WriteFile(file, []byte("# Plan\nv1\n"), 0o644)
+	git(t, sh.Dir(), "add", "notes/plan.md")
+	git(t, sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qm", "my note")
+	lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+	if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"a\n", "b\n"} {
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: "+line, appendNote(line))); err != nil {
+			t.Fatalf("appending %q while the index waits: %v", line, err)
+		}
+	}
+	os.Remove(lock)
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("my line\n")
+	f.Close()
+	git(t, sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@x", "commit", "-qam", "mine")
+	sh.SyncWorktree(time.Second)
+	const want = "# Plan\nv1\na\nb\nmy line\n"
+	if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != want {
+		t.Errorf("HEAD:\n%s\nwant\n%s", got, want)
+	}
+	if st := git(t, sh.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q\nstaged:\n%s", st, git(t, sh.Dir(), "show", ":notes/plan.md"))
+	}
+	if b, _ := os.ReadFile(file); string(b) != want {
+		t.Errorf("working file:\n%s", b)
 	}
 }
 

@@ -318,10 +318,15 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 
 // mergeNote merges memd's change of a note from old (nil: it had none)
 // to next into a person's version of it, theirs: where both added lines
-// at the end, memd's lines first, as HEAD holds them; otherwise git's
-// line merge. ok is false where the two changed the same lines.
+// at the end, memd's lines first, as HEAD holds them, and once; otherwise
+// git's line merge. ok is false where the two changed the same lines.
 func mergeNote(theirs []byte, old *factFile, next []byte) (merged []byte, ok bool, err error) {
 	if old != nil && endsLine(old.data) && endsLine(next) && bytes.HasPrefix(theirs, old.data) && bytes.HasPrefix(next, old.data) {
+		if bytes.HasPrefix(theirs, next) {
+			// Theirs holds memd's lines already: a person's commit of the
+			// file memd wrote, read by a catch-up of the index.
+			return theirs, true, nil
+		}
 		return append(slices.Clip(next), theirs[len(old.data):]...), true, nil
 	}
 	var oldData []byte

@@ -1,0 +1,22 @@
+package gitstore
+
+// ApplyTogether commits changes in one group, as the writer does with
+// changes queued while it was busy, and returns each one's error.
+func (sh *Shard) ApplyTogether(cs ...Change) []error {
+	errs := make([]error, len(cs))
+	var batch []*request
+	for i := range cs {
+		if errs[i] = validateChange(&cs[i]); errs[i] == nil {
+			batch = append(batch, &request{change: cs[i], done: make(chan struct{})})
+		}
+	}
+	sh.commitGroup(batch)
+	k := 0
+	for i := range cs {
+		if errs[i] == nil {
+			errs[i] = batch[k].err
+			k++
+		}
+	}
+	return errs
+}
