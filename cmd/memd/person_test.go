@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -132,4 +133,118 @@ func TestPerson_EditsWhileMemdWrites(t *testing.T) {
 	}
 	t.Logf("person and memd for %ds: %d lines appended by hand (%d lost), %d git commits by the person, %d facts acknowledged by memd (%d lost)",
 		*personSeconds, len(hand), lost, commits, len(acked), missing)
+}
+
+// A person appends lines to a note by hand and runs git status and git
+// commit -am in a loop, leaving some lines uncommitted a while, while two
+// agents add a line after the last line of the note as they read it
+// (through the API): both add at the end. Nothing either wrote is lost:
+// every line the person appended reaches HEAD, and so does every line
+// memd acknowledged (memd's first, as main holds them). memd refuses a
+// change (conflict) where the person's uncommitted edit touches the same
+// lines, so that their next commit takes nothing of memd's away.
+func TestPerson_EditsANoteWhileMemdWrites(t *testing.T) {
+	s := serve(t)
+	token, err := os.ReadFile(filepath.Join(s.data, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(s.url, strings.TrimSpace(string(token)))
+	ctx := context.Background()
+	if _, err := c.AddAgent(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	shard := memd.AgentShard("alice")
+	const path = "journal.md"
+	if _, err := c.CreateNote(ctx, memd.CreateNoteRequest{Shard: shard, Path: path, Text: "# Journal\n\nstart\n"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(s.data, "shards", "agent", "alice")
+	file := filepath.Join(dir, "notes", path)
+
+	deadline := time.Now().Add(time.Duration(*personSeconds) * time.Second)
+	var mu sync.Mutex
+	var acked []string
+	refused := 0
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				n, err := c.ReadNote(ctx, shard, path, "")
+				if err != nil {
+					t.Errorf("read: %v", err)
+					return
+				}
+				lines := strings.Split(strings.TrimSuffix(n.Text, "\n"), "\n")
+				line := fmt.Sprintf("agent %d line %d", w, i)
+				_, err = c.EditNote(ctx, memd.EditNoteRequest{Shard: shard, Path: path, ExpectedRevision: n.Revision,
+					Edits: []memd.NoteEdit{{Op: memd.NoteInsertAfter, Anchor: "\n" + lines[len(lines)-1] + "\n", Text: line + "\n"}}})
+				mu.Lock()
+				switch memd.ErrorCode(err) {
+				case "":
+					acked = append(acked, line)
+				case memd.ECONFLICT:
+					refused++
+				case memd.EREVISION: // the other agent's line came first
+				default:
+					t.Errorf("edit: %v", err)
+				}
+				mu.Unlock()
+				time.Sleep(40 * time.Millisecond) // an agent's pace, not a synchronisation
+			}
+		}()
+	}
+	commit := func(msg string) bool {
+		cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "gc.auto=0", "commit", "-qam", msg)
+		cmd.Dir = dir
+		return cmd.Run() == nil // refused while memd holds a lock: the person tries again
+	}
+	var hand []string
+	commits := 0
+	for i := 0; time.Now().Before(deadline); i++ {
+		line := fmt.Sprintf("by hand %d", i)
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = fmt.Fprintf(f, "%s\n", line)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hand = append(hand, line)
+		exec.Command("git", "-C", dir, "status", "--porcelain").Run()
+		if i%4 == 3 {
+			for try := 0; try < 3; try++ {
+				if commit(fmt.Sprintf("hand %d", i)) {
+					commits++
+					break
+				}
+			}
+		}
+	}
+	wg.Wait()
+	for try := 0; try < 50 && strings.TrimSpace(git(t, dir, "status", "--porcelain")) != ""; try++ {
+		commit("hand, last")
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after the person's last commit:\n%s", st)
+	}
+	head := git(t, dir, "show", "HEAD:notes/"+path)
+	lost := 0
+	for _, line := range append(slices.Clone(hand), acked...) {
+		if n := strings.Count(head, "\n"+line+"\n"); n != 1 {
+			lost++
+			if lost <= 5 {
+				t.Errorf("%q is in HEAD %d times", line, n)
+			}
+		}
+	}
+	if len(acked) == 0 {
+		t.Error("memd acknowledged no change")
+	}
+	t.Logf("person and memd for %ds: %d lines by hand, %d by memd acknowledged, %d refused, %d lost; %d commits by the person",
+		*personSeconds, len(hand), len(acked), refused, lost, commits)
 }
