@@ -287,6 +287,8 @@ func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte,
 	fileBase := sh.workingBase(path, base)
 	cur, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && fileBase != nil:
+		return memd.Errorf(memd.ECONFLICT, "note %s was deleted by a person and the deletion not committed; try again once they commit or restore it", name)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR): // a folder the change replaces
 	case err != nil:
 		return fmt.Errorf("read note %s: %w", name, err)
@@ -304,13 +306,16 @@ func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte,
 	if unmerged(idx, path) {
 		return memd.Errorf(memd.ECONFLICT, "note %s is in conflict in a person's git merge; try again once they settle it", name)
 	}
-	entry, err := idx.Entry(path)
-	if err != nil {
-		return nil
-	}
 	indexBase := base
 	if at, ok := sh.behind[path]; ok {
 		indexBase = at
+	}
+	entry, err := idx.Entry(path)
+	if err != nil {
+		if indexBase != nil {
+			return memd.Errorf(memd.ECONFLICT, "note %s was removed from git's index by a person (git rm) and the removal not committed; try again once they commit or restore it", name)
+		}
+		return nil
 	}
 	if h := Hash(entry.Hash); h == blobOf(base) || h == blobOf(indexBase) || sh.wasIndexed(path, h) {
 		return nil

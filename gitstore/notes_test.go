@@ -292,6 +292,86 @@ func TestShard_NoteChangesWhileTheIndexWaits(t *testing.T) {
 	}
 }
 
+// A person's save of a note after memd checked it, and before memd wrote
+// its change, is seen before any file of the move is written: the move is
+// built again, and the change refused, the others of its group made.
+func TestShard_ANoteSavedOverBetweenCheckAndWrite(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	const start = "# Plan\nbuy milk\ncall Bob\n"
+	const theirs = "# Plan\nbuy milk\ncall Bob at 5\n"
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(sh.Dir(), "notes", "plan.md")
+	errs := sh.ApplyTogether(
+		noteChange("notes/plan.md", "note-edit: agent", func(cur []byte, _ bool) ([]byte, bool, error) {
+			return []byte(strings.Replace(string(cur), "call Bob", "email Bob", 1)), false, nil
+		}),
+		noteChange("notes/other.md", "note-edit: other", func([]byte, bool) ([]byte, bool, error) {
+			// The person's editor saves while the group is built.
+			if err := os.WriteFile(file, []byte(theirs), 0o644); err != nil {
+				return nil, false, err
+			}
+			return []byte("other\n"), false, nil
+		}))
+	if memd.ErrorCode(errs[0]) != memd.ECONFLICT || errs[1] != nil {
+		t.Fatalf("the note change: %v, the other: %v", errs[0], errs[1])
+	}
+	git(t, sh.Dir(), "commit", "-q", "-a", "-m", "mine")
+	if got := git(t, sh.Dir(), "show", "HEAD:notes/plan.md"); got != theirs {
+		t.Errorf("the note after the person's commit: %q", got)
+	}
+	if got := git(t, sh.Dir(), "show", "HEAD:notes/other.md"); got != "other\n" {
+		t.Errorf("the other note: %q", got)
+	}
+}
+
+// A person who deleted a note and has not committed the deletion (rm, or
+// git rm) keeps it deleted: memd refuses to change the note under them.
+// The working file and the version staged take the same merge of memd's
+// change where the person staged the start of memd's own addition.
+func TestShard_ANoteAPersonDeletedOrStaged(t *testing.T) {
+	for _, how := range [][]string{{"rm"}, {"git", "rm", "-q"}, {"git", "rm", "-q", "--cached"}} {
+		t.Run(strings.Join(how, " "), func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/alice")
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
+				t.Fatal(err)
+			}
+			if how[0] == "rm" {
+				os.Remove(filepath.Join(sh.Dir(), "notes", "plan.md"))
+			} else {
+				git(t, sh.Dir(), append(how[1:], "notes/plan.md")...)
+			}
+			status := git(t, sh.Dir(), "status", "--porcelain")
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("x\n"))); memd.ErrorCode(err) != memd.ECONFLICT {
+				t.Errorf("a change of the note the person deleted: %v", err)
+			}
+			if st := git(t, sh.Dir(), "status", "--porcelain"); st != status {
+				t.Errorf("git status %q, was %q", st, status)
+			}
+		})
+	}
+	t.Run("staged the start of memd's addition", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(sh.Dir(), "notes", "plan.md")
+		os.WriteFile(file, []byte("# Plan\n- call Bob\n"), 0o644)
+		git(t, sh.Dir(), "add", "notes/plan.md")
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("- call Bob\n- book flights\n"))); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := os.ReadFile(file)
+		if staged := git(t, sh.Dir(), "show", ":notes/plan.md"); string(w) != staged || staged != "# Plan\n- call Bob\n- book flights\n" {
+			t.Errorf("working file %q, staged %q", w, staged)
+		}
+	})
+}
+
 // reopenable returns a function that opens a store in a directory of the
 // test's, as memd's start does, and its shard agent/alice (made the first
 // time); the caller closes the store.

@@ -61,6 +61,10 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		}
 	}
 	order = append(order, removalsFirst(rest)...)
+	if path, err := sh.noteSavedOver(move, touched, files); err != nil {
+		lock.release() // the move may be refused yet
+		return nil, &worktreeError{path: path, err: err}
+	}
 	var done []string
 	var failed error
 	for _, path := range order {
@@ -102,6 +106,32 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		delete(sh.worktreeAt, path)
 	}
 	return done, failed
+}
+
+// noteSavedOver checks the notes of a move once more before any file of
+// it is written: a person's save since memd checked them (see
+// refuseOverPersonsEdit) that memd's change cannot be merged into refuses
+// the move (errKeptChanging), to be built again without that change.
+// Kept as it is, the file would take memd's change away at the person's
+// next commit.
+func (sh *Shard) noteSavedOver(move, touched, files map[string]*factFile) (string, error) {
+	for _, path := range slices.Sorted(mapKeys(move)) {
+		if IsFactFile(path) {
+			continue
+		}
+		fileOld, ahead := sh.worktreeAt[path]
+		if !ahead {
+			fileOld = touched[path]
+		}
+		cur, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
+		if err != nil {
+			continue // none, or a folder: nothing of the person's to keep
+		}
+		if _, _, kept := mergeWorkingFile(path, fileOld, files[path], cur, true); kept {
+			return path, fmt.Errorf("%s: %w", path, errKeptChanging)
+		}
+	}
+	return "", nil
 }
 
 func boolInt(b bool) int {
@@ -284,6 +314,13 @@ func fillEntryStat(entry *index.Entry, w workWrite, blob []byte) {
 // otherwise the person's edits with memd's change merged in, or, where it
 // cannot be merged, the person's file as it is.
 func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (data []byte, remove bool) {
+	data, remove, _ = mergeWorkingFile(path, old, next, cur, exists)
+	return data, remove
+}
+
+// mergeWorkingFile is mergeWorking, and kept says the person's file was
+// kept as it is, memd's change of a note left out where the two overlap.
+func mergeWorkingFile(path string, old, next *factFile, cur []byte, exists bool) (data []byte, remove, kept bool) {
 	var oldData, newData []byte
 	if old != nil {
 		oldData = old.data
@@ -293,27 +330,27 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 	}
 	switch {
 	case !exists:
-		return newData, next == nil // new, or taken away by the person: memd's version
+		return newData, next == nil, false // new, or taken away by the person: memd's version
 	case bytes.Equal(cur, newData) && next != nil:
-		return cur, false
+		return cur, false, false
 	case bytes.Equal(cur, oldData) && old != nil:
-		return newData, next == nil
+		return newData, next == nil, false
 	case next == nil:
-		return cur, false // removed at HEAD, but the person is editing it
+		return cur, false, false // removed at HEAD, but the person is editing it
 	case old != nil && len(cur) > len(oldData) && bytes.HasPrefix(cur, oldData) && bytes.HasPrefix(newData, cur):
-		return newData, false // memd's own append, cut short
+		return newData, false, false // memd's own append, cut short
 	case IsFactFile(path):
 		// Uncommitted edits: keep them, and apply memd's change on top.
-		return mergeFactFile(path, oldData, newData, cur, factsOf(old)), false
+		return mergeFactFile(path, oldData, newData, cur, factsOf(old)), false, false
 	}
 	merged, ok, err := mergeNote(cur, old, newData)
 	if err != nil || !ok {
 		// The person's edit and memd's overlap: theirs to settle. (memd
-		// refuses such a change of its own, see refuseOverPersonsEdit;
-		// this is a commit made elsewhere, or an edit made meanwhile.)
-		return cur, false
+		// refuses such a change of its own, see refuseOverPersonsEdit and
+		// noteSavedOver; this is a commit made elsewhere.)
+		return cur, false, true
 	}
-	return merged, false
+	return merged, false, false
 }
 
 // mergeNote merges memd's change of a note from old (nil: it had none)
@@ -322,6 +359,9 @@ func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (da
 // git's line merge. ok is false where the two changed the same lines.
 func mergeNote(theirs []byte, old *factFile, next []byte) (merged []byte, ok bool, err error) {
 	if old != nil && endsLine(old.data) && endsLine(next) && bytes.HasPrefix(theirs, old.data) && bytes.HasPrefix(next, old.data) {
+		if bytes.HasPrefix(next, theirs) {
+			return next, true, nil // what they added starts memd's addition
+		}
 		if bytes.HasPrefix(theirs, next) {
 			// Theirs holds memd's lines already: a person's commit of the
 			// file memd wrote, read by a catch-up of the index.
