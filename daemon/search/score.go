@@ -233,12 +233,7 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 			}
 			tf := float64(p.tf())
 			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
-			k, ok := sc.filledPlace(i)
-			if !ok {
-				k = sc.memberPlace(i)
-			}
-			sc.v[k] += v
-			sc.terms[k] |= bit
+			sc.terms[sc.add(i, v)] |= bit
 			if e := sc.explain(i); e != nil {
 				e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})
 			}

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/memd/memd"
@@ -36,19 +35,12 @@ func putScores(sc *scores) {
 // read the compact arrays in order; only scoring a posting looks an entry
 // up.
 type scores struct {
-	// filled marks the candidates fill made, a bit an entry, and ranks
-	// holds, for each word of filled that has a bit, how many bits the
-	// words before it hold: fill made them in rising order of entry, so
-	// a filled candidate's place is its rank among the bits. The bits
-	// (156 KB at a million entries) and ranks (78 KB) stay in the
-	// processor's cache, where writing slot, 32 times larger, for each of
-	// a long first list cost half the fill.
-	filled []uint64
-	ranks  []uint32
-	// member marks the candidates add made, a bit an entry; slot holds,
-	// by entry, such a candidate's place in touched, and is read only
-	// where member has its bit. Most postings a search scores are of
-	// facts not yet candidates: the bits answer that from the cache.
+	// member marks the candidates, a bit an entry; slot holds, by entry,
+	// a candidate's place in touched, and is read only where member has
+	// its bit. Most postings a search scores are of facts not yet
+	// candidates: the bits (156 KB at a million entries) answer that from
+	// the processor's cache, where slot, 32 times larger, was read from
+	// memory at each posting.
 	member  []uint64
 	slot    []uint32
 	touched []int32
@@ -87,27 +79,9 @@ type scores struct {
 }
 
 // add adds v to entry i's score, making it a candidate, and returns its
-// place. After scoreRelated, addLate adds instead. (scoreTerm, where most
-// postings are scored, writes its two steps out, each inlined.)
+// place. After scoreRelated, addLate adds instead. (add is kept small
+// enough to be inlined where postings are scored.)
 func (s *scores) add(i int32, v float64) int {
-	k, ok := s.filledPlace(i)
-	if !ok {
-		k = s.memberPlace(i)
-	}
-	s.v[k] += v
-	return int(k)
-}
-
-// filledPlace returns the place of entry i, if fill made it a candidate.
-func (s *scores) filledPlace(i int32) (uint32, bool) {
-	w, bit := i>>6, uint64(1)<<(i&63)
-	f := s.filled[w]
-	return s.ranks[w] + uint32(bits.OnesCount64(f&(bit-1))), f&bit != 0
-}
-
-// memberPlace returns the place of entry i, not filled, making it a
-// candidate if it is none.
-func (s *scores) memberPlace(i int32) uint32 {
 	if m, bit := &s.member[i>>6], uint64(1)<<(i&63); *m&bit == 0 {
 		*m |= bit
 		s.slot[i] = uint32(len(s.touched))
@@ -115,7 +89,9 @@ func (s *scores) memberPlace(i int32) uint32 {
 		s.v = append(s.v, 0)
 		s.terms = append(s.terms, 0)
 	}
-	return s.slot[i]
+	k := s.slot[i]
+	s.v[k] += v
+	return int(k)
 }
 
 // fill makes candidates of the entries of a list, when there are none
@@ -125,30 +101,14 @@ func (s *scores) fill(ps []posting, score func(i int32, tf float64) float64, bit
 	s.touched = slices.Grow(s.touched, n)[:n]
 	s.v = slices.Grow(s.v, n)[:n]
 	s.terms = slices.Grow(s.terms, n)[:n]
-	touched, v, terms, filled, ranks := s.touched, s.v, s.terms, s.filled, s.ranks
-	rising, prev := true, int32(-1)
+	touched, v, terms, member, slot := s.touched, s.v, s.terms, s.member, s.slot
 	for k, p := range ps {
 		i := p.doc()
-		w, b := i>>6, uint64(1)<<(i&63)
-		// The bits below i in its word are the candidates of that word
-		// made before it; rising, the word's rank is what precedes them.
-		ranks[w] = uint32(k - bits.OnesCount64(filled[w]&(b-1)))
-		filled[w] |= b
-		rising = rising && i > prev
-		prev = i
+		member[i>>6] |= 1 << (i & 63)
+		slot[i] = uint32(k)
 		touched[k] = i
 		v[k] = score(i, float64(p.tf()))
 		terms[k] = bit
-	}
-	if !rising {
-		// Ranks hold only where places rise with entries; a list out of
-		// order is made candidates one by one.
-		clear(filled)
-		s.touched, s.v, s.terms = touched[:0], v[:0], terms[:0]
-		for _, p := range ps {
-			i := p.doc()
-			s.terms[s.add(i, score(i, float64(p.tf())))] |= bit
-		}
 	}
 }
 
@@ -214,9 +174,6 @@ func (s *scores) placeOf(j int) int {
 
 // place is candidate i's place, -1 if i is no candidate.
 func (s *scores) place(i int32) int32 {
-	if k, ok := s.filledPlace(i); ok {
-		return int32(k)
-	}
 	if s.member[i>>6]&(1<<(i&63)) == 0 {
 		return -1
 	}
@@ -228,7 +185,6 @@ func (s *scores) size(n int) {
 	n += n / 4
 	s.slot, s.loan, s.skipped = make([]uint32, n), make([]int32, n), nil
 	s.member = make([]uint64, (n+63)/64)
-	s.filled, s.ranks = make([]uint64, len(s.member)), make([]uint32, len(s.member))
 }
 
 // value is entry i's score, 0 if it is no candidate.
@@ -260,10 +216,9 @@ func (s *scores) clear() {
 	// holds.
 	if len(s.touched) > len(s.member)/8 {
 		clear(s.member)
-		clear(s.filled)
 	} else {
 		for _, i := range s.touched {
-			s.member[i>>6], s.filled[i>>6] = 0, 0
+			s.member[i>>6] = 0
 		}
 	}
 	s.touched, s.v, s.terms, s.gain = s.touched[:0], s.v[:0], s.terms[:0], s.gain[:0]

@@ -55,8 +55,7 @@ func TestScores_CandidatesGoneInTheNextSearch(t *testing.T) {
 				t.Fatalf("cleared %s: flight search found %v, want %v", name, got, flights)
 			}
 		}
-		marked := func(w uint64) bool { return w != 0 }
-		if slices.ContainsFunc(sc.member, marked) || slices.ContainsFunc(sc.filled, marked) {
+		if slices.ContainsFunc(sc.member, func(w uint64) bool { return w != 0 }) {
 			t.Errorf("cleared %s: candidates still marked after the search", name)
 		}
 	}
@@ -92,50 +91,6 @@ func TestScores_FilledAsAdded(t *testing.T) {
 			added := x.Search(query).Hits
 			if len(filled) == 0 || !slices.EqualFunc(filled, added, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
 				t.Errorf("%q over %v: filled\n%v\nadded\n%v", q, shards, texts(filled), texts(added))
-			}
-		}
-	}
-}
-
-// A list filled gives each entry the place it was filled at, whether its
-// entries rise (the places are counted from the marks) or not (they are
-// added one by one), and adding to a filled entry adds to that place.
-func TestScores_FilledPlaces(t *testing.T) {
-	for name, docs := range map[string][]int32{
-		"rising":       {3, 5, 63, 64, 65, 130, 700, 701},
-		"out of order": {64, 3, 700, 5, 130, 63},
-	} {
-		sc := new(scores)
-		sc.size(1000)
-		ps := make([]posting, len(docs))
-		for k, i := range docs {
-			ps[k] = newPosting(i, 1)
-		}
-		sc.fill(ps, func(i int32, _ float64) float64 { return float64(i) }, 1)
-		if len(sc.touched) != len(docs) {
-			t.Fatalf("%s: %d candidates, want %d", name, len(sc.touched), len(docs))
-		}
-		for _, i := range docs {
-			k := sc.place(i)
-			if k < 0 || sc.touched[k] != i || sc.v[k] != float64(i) || sc.terms[k] != 1 {
-				t.Errorf("%s: entry %d at place %d (of %v)", name, i, k, sc.touched)
-			}
-		}
-		for _, i := range []int32{0, 4, 62, 66, 699, 999} {
-			if k := sc.place(i); k >= 0 {
-				t.Errorf("%s: entry %d, never filled, at place %d", name, i, k)
-			}
-		}
-		if k := sc.add(130, 0.5); sc.touched[k] != 130 || sc.v[k] != 130.5 {
-			t.Errorf("%s: adding to entry 130 reached place %d, %v", name, k, sc.v[k])
-		}
-		if k := sc.add(4, 2); k != len(docs) || sc.place(4) != int32(k) || sc.value(4) != 2 {
-			t.Errorf("%s: a new candidate took place %d, want %d", name, k, len(docs))
-		}
-		sc.clear()
-		for _, i := range append(docs, 4) {
-			if k := sc.place(i); k >= 0 {
-				t.Errorf("%s: entry %d still at place %d after clear", name, i, k)
 			}
 		}
 	}
