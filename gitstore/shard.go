@@ -63,6 +63,9 @@ type Shard struct {
 	// memd brought the working file to (nil: removed): the base to merge
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
+	// ownNotes holds, while memd's own commits move main, the notes they
+	// change (see noteSavedOver).
+	ownNotes   map[string]*factFile
 	written    *writtenIndex // .git/index as memd last wrote it
 	indexed    map[string][]Hash
 	indexLate  bool

@@ -108,15 +108,15 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	return done, failed
 }
 
-// noteSavedOver checks the notes of a move once more before any file of
-// it is written: a person's save since memd checked them (see
-// refuseOverPersonsEdit) that memd's change cannot be merged into refuses
-// the move (errKeptChanging), to be built again without that change.
-// Kept as it is, the file would take memd's change away at the person's
-// next commit.
+// noteSavedOver checks the notes memd's own commits change (sh.ownNotes)
+// once more before any file of the move is written: a person's save since
+// memd checked them (see refuseOverPersonsEdit) that memd's change cannot
+// be merged into refuses the move (errKeptChanging), to be built again
+// without that change. Kept as it is, the file would take memd's change
+// away at the person's next commit.
 func (sh *Shard) noteSavedOver(move, touched, files map[string]*factFile) (string, error) {
 	for _, path := range slices.Sorted(mapKeys(move)) {
-		if IsFactFile(path) {
+		if _, own := sh.ownNotes[path]; !own {
 			continue
 		}
 		fileOld, ahead := sh.worktreeAt[path]
