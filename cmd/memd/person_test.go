@@ -17,7 +17,7 @@ import (
 	"github.com/memd/memd/client"
 )
 
-var personSeconds = flag.Int("person.seconds", 8, "how long TestPerson_EditsWhileMemdWrites runs")
+var personSeconds = flag.Int("person.seconds", 8, "how long each TestPerson test runs")
 
 // A person appends fact lines to the month's log by hand and runs git
 // status and git commit -am in a loop, while two agents write facts to the
@@ -25,83 +25,43 @@ var personSeconds = flag.Int("person.seconds", 8, "how long TestPerson_EditsWhil
 // line the person appended reaches HEAD (with their last commit), and so
 // does every fact memd acknowledged. `-person.seconds 60` runs it longer.
 func TestPerson_EditsWhileMemdWrites(t *testing.T) {
-	s := serve(t)
-	token, err := os.ReadFile(filepath.Join(s.data, "admin.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.New(s.url, strings.TrimSpace(string(token)))
+	c, dir := asAlice(t)
 	ctx := context.Background()
-	if _, err := c.AddAgent(ctx, "alice", nil); err != nil {
-		t.Fatal(err)
-	}
 	shard := memd.AgentShard("alice")
 	first, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: "The first fact", Tier: memd.TierLog})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(s.data, "shards", "agent", "alice")
 	logFile := filepath.Join(dir, filepath.FromSlash(first.Fact.File))
 	day := first.Fact.Date.String()
 
 	deadline := time.Now().Add(time.Duration(*personSeconds) * time.Second)
 	var mu sync.Mutex
 	var acked []string
-	var wg sync.WaitGroup
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; time.Now().Before(deadline); i++ {
-				text := fmt.Sprintf("Agent writer %d fact %d", w, i)
-				if _, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: text, Tier: memd.TierLog}); err != nil {
-					t.Errorf("remember: %v", err)
-					return
-				}
-				mu.Lock()
-				acked = append(acked, text)
-				mu.Unlock()
-				time.Sleep(40 * time.Millisecond) // an agent's pace, not a synchronisation
-			}
-		}()
-	}
-	commit := func(msg string) bool {
-		cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "gc.auto=0", "commit", "-qam", msg)
-		cmd.Dir = dir
-		return cmd.Run() == nil // refused while memd holds a lock: the person tries again
-	}
+	agentsDone := twoAgents(deadline, func(w, i int) bool {
+		text := fmt.Sprintf("Agent writer %d fact %d", w, i)
+		if _, err := c.Remember(ctx, memd.RememberRequest{Shard: shard, Text: text, Tier: memd.TierLog}); err != nil {
+			t.Errorf("remember: %v", err)
+			return false
+		}
+		mu.Lock()
+		acked = append(acked, text)
+		mu.Unlock()
+		return true
+	})
 	var hand []string
 	commits := 0
 	for i := 0; time.Now().Before(deadline); i++ {
 		line := fmt.Sprintf("Appended by hand %d", i)
-		f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = fmt.Fprintf(f, "- (%s) %s\n", day, line)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		appendByHand(t, logFile, fmt.Sprintf("- (%s) %s", day, line))
 		hand = append(hand, line)
 		exec.Command("git", "-C", dir, "status", "--porcelain").Run()
-		for try := 0; try < 3; try++ {
-			if commit(fmt.Sprintf("hand %d", i)) {
-				commits++
-				break
-			}
-		}
-	}
-	wg.Wait()
-	// The person's last commit, once memd is quiet.
-	for try := 0; try < 50 && strings.TrimSpace(git(t, dir, "status", "--porcelain")) != ""; try++ {
-		if commit("hand, last") {
+		if commitAsPerson(dir, fmt.Sprintf("hand %d", i)) {
 			commits++
 		}
 	}
-	if st := git(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("git status after the person's last commit:\n%s", st)
-	}
+	agentsDone()
+	commitTheRest(t, dir)
 	head := git(t, dir, "show", "HEAD:"+first.Fact.File)
 	working, _ := os.ReadFile(logFile)
 	lost := 0
@@ -144,94 +104,57 @@ func TestPerson_EditsWhileMemdWrites(t *testing.T) {
 // change (conflict) where the person's uncommitted edit touches the same
 // lines, so that their next commit takes nothing of memd's away.
 func TestPerson_EditsANoteWhileMemdWrites(t *testing.T) {
-	s := serve(t)
-	token, err := os.ReadFile(filepath.Join(s.data, "admin.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.New(s.url, strings.TrimSpace(string(token)))
+	c, dir := asAlice(t)
 	ctx := context.Background()
-	if _, err := c.AddAgent(ctx, "alice", nil); err != nil {
-		t.Fatal(err)
-	}
 	shard := memd.AgentShard("alice")
 	const path = "journal.md"
 	if _, err := c.CreateNote(ctx, memd.CreateNoteRequest{Shard: shard, Path: path, Text: "# Journal\n\nstart\n"}); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(s.data, "shards", "agent", "alice")
 	file := filepath.Join(dir, "notes", path)
 
 	deadline := time.Now().Add(time.Duration(*personSeconds) * time.Second)
 	var mu sync.Mutex
 	var acked []string
 	refused := 0
-	var wg sync.WaitGroup
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; time.Now().Before(deadline); i++ {
-				n, err := c.ReadNote(ctx, shard, path, "")
-				if err != nil {
-					t.Errorf("read: %v", err)
-					return
-				}
-				lines := strings.Split(strings.TrimSuffix(n.Text, "\n"), "\n")
-				line := fmt.Sprintf("agent %d line %d", w, i)
-				_, err = c.EditNote(ctx, memd.EditNoteRequest{Shard: shard, Path: path, ExpectedRevision: n.Revision,
-					Edits: []memd.NoteEdit{{Op: memd.NoteInsertAfter, Anchor: "\n" + lines[len(lines)-1] + "\n", Text: line + "\n"}}})
-				mu.Lock()
-				switch memd.ErrorCode(err) {
-				case "":
-					acked = append(acked, line)
-				case memd.ECONFLICT:
-					refused++
-				case memd.EREVISION: // the other agent's line came first
-				default:
-					t.Errorf("edit: %v", err)
-				}
-				mu.Unlock()
-				time.Sleep(40 * time.Millisecond) // an agent's pace, not a synchronisation
-			}
-		}()
-	}
-	commit := func(msg string) bool {
-		cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "gc.auto=0", "commit", "-qam", msg)
-		cmd.Dir = dir
-		return cmd.Run() == nil // refused while memd holds a lock: the person tries again
-	}
+	agentsDone := twoAgents(deadline, func(w, i int) bool {
+		n, err := c.ReadNote(ctx, shard, path, "")
+		if err != nil {
+			t.Errorf("read: %v", err)
+			return false
+		}
+		lines := strings.Split(strings.TrimSuffix(n.Text, "\n"), "\n")
+		line := fmt.Sprintf("agent %d line %d", w, i)
+		_, err = c.EditNote(ctx, memd.EditNoteRequest{Shard: shard, Path: path, ExpectedRevision: n.Revision,
+			Edits: []memd.NoteEdit{{Op: memd.NoteInsertAfter, Anchor: "\n" + lines[len(lines)-1] + "\n", Text: line + "\n"}}})
+		mu.Lock()
+		defer mu.Unlock()
+		switch memd.ErrorCode(err) {
+		case "":
+			acked = append(acked, line)
+		case memd.ECONFLICT:
+			refused++
+		case memd.EREVISION: // the other agent's line came first
+		default:
+			t.Errorf("edit: %v", err)
+		}
+		return true
+	})
 	var hand []string
 	commits := 0
 	for i := 0; time.Now().Before(deadline); i++ {
 		line := fmt.Sprintf("by hand %d", i)
-		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = fmt.Fprintf(f, "%s\n", line)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		appendByHand(t, file, line)
 		hand = append(hand, line)
 		exec.Command("git", "-C", dir, "status", "--porcelain").Run()
 		if i%4 == 3 {
-			for try := 0; try < 3; try++ {
-				if commit(fmt.Sprintf("hand %d", i)) {
-					commits++
-					break
-				}
+			if commitAsPerson(dir, fmt.Sprintf("hand %d", i)) {
+				commits++
 			}
 		}
 	}
-	wg.Wait()
-	for try := 0; try < 50 && strings.TrimSpace(git(t, dir, "status", "--porcelain")) != ""; try++ {
-		commit("hand, last")
-	}
-	if st := git(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("git status after the person's last commit:\n%s", st)
-	}
+	agentsDone()
+	commitTheRest(t, dir)
 	head := git(t, dir, "show", "HEAD:notes/"+path)
 	lost := 0
 	for _, line := range append(slices.Clone(hand), acked...) {
@@ -247,4 +170,77 @@ func TestPerson_EditsANoteWhileMemdWrites(t *testing.T) {
 	}
 	t.Logf("person and memd for %ds: %d lines by hand, %d by memd acknowledged, %d refused, %d lost; %d commits by the person",
 		*personSeconds, len(hand), len(acked), refused, lost, commits)
+}
+
+// asAlice serves memd with an agent alice, and returns a client as the
+// admin and the directory of alice's shard.
+func asAlice(t *testing.T) (*client.Client, string) {
+	t.Helper()
+	s := serve(t)
+	token, err := os.ReadFile(filepath.Join(s.data, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(s.url, strings.TrimSpace(string(token)))
+	if _, err := c.AddAgent(context.Background(), "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	return c, filepath.Join(s.data, "shards", "agent", "alice")
+}
+
+// commitAsPerson runs git commit -am in dir as a person, again while git
+// refuses (memd holds a lock), three times at most; false when it made no
+// commit.
+func commitAsPerson(dir, msg string) bool {
+	for range 3 {
+		cmd := exec.Command("git", "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "gc.auto=0", "commit", "-qam", msg)
+		cmd.Dir = dir
+		if cmd.Run() == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// appendByHand appends a line to a file, as a person's echo >> does.
+func appendByHand(t *testing.T, file, line string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintln(f, line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commitTheRest makes the person's last commit once memd is quiet, and
+// checks it leaves git status clean.
+func commitTheRest(t *testing.T, dir string) {
+	t.Helper()
+	for try := 0; try < 50 && strings.TrimSpace(git(t, dir, "status", "--porcelain")) != ""; try++ {
+		commitAsPerson(dir, "hand, last")
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after the person's last commit:\n%s", st)
+	}
+}
+
+// twoAgents runs two agents until deadline, each calling write with its
+// number and its count of writes, at an agent's pace, until write returns
+// false. It returns a function that waits for both to end.
+func twoAgents(deadline time.Time, write func(w, i int) bool) (wait func()) {
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline) && write(w, i); i++ {
+				time.Sleep(40 * time.Millisecond) // an agent's pace, not a synchronisation
+			}
+		})
+	}
+	return wg.Wait
 }
