@@ -104,6 +104,7 @@ type plannedNote struct {
 func (g *group) addNote(c Change) (*Result, error) {
 	path := c.Note.Path
 	cur, exists := g.notes[path], false
+	folder := false // a folder of the note's name at the base: the group may replace it
 	if _, touched := g.notes[path]; touched {
 		exists = cur != nil
 	} else {
@@ -111,6 +112,7 @@ func (g *group) addNote(c Change) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		folder = found && e.isDir()
 		if found && !e.isDir() {
 			obj, err := g.sh.db.Get(e.hash)
 			if err != nil {
@@ -146,7 +148,12 @@ func (g *group) addNote(c Change) (*Result, error) {
 	if !seen {
 		base = cur
 	}
-	if err := g.sh.refuseOverPersonsEdit(path, base, next, remove); err != nil {
+	indexAt := base
+	if at, ok := g.sh.behind[path]; ok {
+		indexAt = at
+	}
+	bases := noteBases{head: base, file: g.sh.workingBase(path, base), index: indexAt, folder: folder}
+	if err := g.sh.refuseOverPersonsEdit(path, bases, next, remove); err != nil {
 		return nil, err
 	}
 	g.noteTouched[path] = base
@@ -260,15 +267,24 @@ func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
 	return out, err
 }
 
-// refuseOverPersonsEdit refuses memd's change of a note, from base (the
-// note at the commit the change builds on; nil: none) to next (remove:
-// deleted), where a person has changed the note and not committed it (its
-// working file, or a version they staged) and memd's change cannot be
-// merged into theirs: their next commit would take memd's change away. So
-// git refuses a merge over local changes. A change apart from theirs is
-// merged into their versions when it is written (mergeWorking). The
-// caller holds sh.mu.
-func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte, remove bool) error {
+// noteBases are the versions of a note a person's are compared with: at
+// the commit memd's change builds on (head), the one memd last brought
+// the working file to (file), and the one the index is at (index); nil
+// where there was none. folder says a folder of the note's name stood at
+// that commit.
+type noteBases struct {
+	head, file, index *factFile
+	folder            bool
+}
+
+// refuseOverPersonsEdit refuses memd's change of a note to next (remove:
+// deleted) where a person has changed the note and not committed it (its
+// working file, or a version they staged), or deleted it, and memd's
+// change cannot be merged into theirs: their next commit would take
+// memd's change away. So git refuses a merge over local changes. A change
+// apart from theirs is merged into their versions when it is written
+// (mergeWorking). The caller holds sh.mu.
+func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, remove bool) error {
 	name := strings.TrimPrefix(path, NotesDir+"/")
 	takes := func(theirs []byte, against *factFile, where string) error {
 		if remove {
@@ -283,22 +299,24 @@ func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte,
 		}
 		return nil
 	}
-	// The working file, against what memd last brought it to.
-	fileBase := sh.workingBase(path, base)
 	cur, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && fileBase != nil:
-		return memd.Errorf(memd.ECONFLICT, "note %s was deleted by a person and the deletion not committed; try again once they commit or restore it", name)
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR): // a folder the change replaces
+	case errors.Is(err, syscall.EISDIR):
+		if !at.folder {
+			return memd.Errorf(memd.ECONFLICT, "a folder a person made stands at note %s; try again once they move it", name)
+		}
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR): // no file there
+		if at.file != nil {
+			return memd.Errorf(memd.ECONFLICT, "note %s was deleted by a person and the deletion not committed; try again once they commit or restore it", name)
+		}
 	case err != nil:
 		return fmt.Errorf("read note %s: %w", name, err)
-	case fileBase == nil || !bytes.Equal(cur, fileBase.data):
-		if err := takes(cur, fileBase, "in the working tree"); err != nil {
+	case at.file == nil || !sameText(cur, at.file.data):
+		if err := takes(cur, at.file, "in the working tree"); err != nil {
 			return err
 		}
 	}
-	// A version staged: one memd did not put there, against the version
-	// the index is at (behind main while git held its lock).
+	// A version staged: one memd did not put there.
 	idx, err := sh.readIndex()
 	if err != nil {
 		return err
@@ -306,25 +324,27 @@ func (sh *Shard) refuseOverPersonsEdit(path string, base *factFile, next []byte,
 	if unmerged(idx, path) {
 		return memd.Errorf(memd.ECONFLICT, "note %s is in conflict in a person's git merge; try again once they settle it", name)
 	}
-	indexBase := base
-	if at, ok := sh.behind[path]; ok {
-		indexBase = at
-	}
 	entry, err := idx.Entry(path)
 	if err != nil {
-		if indexBase != nil {
+		if at.index != nil {
 			return memd.Errorf(memd.ECONFLICT, "note %s was removed from git's index by a person (git rm) and the removal not committed; try again once they commit or restore it", name)
 		}
 		return nil
 	}
-	if h := Hash(entry.Hash); h == blobOf(base) || h == blobOf(indexBase) || sh.wasIndexed(path, h) {
+	if h := Hash(entry.Hash); h == blobOf(at.head) || h == blobOf(at.index) || sh.wasIndexed(path, h) {
 		return nil
 	}
 	staged, err := sh.db.Get(Hash(entry.Hash))
 	if err != nil {
 		return fmt.Errorf("read staged note %s: %w", name, err)
 	}
-	return takes(staged.Data, indexBase, "staged")
+	return takes(staged.Data, at.index, "staged")
+}
+
+// sameText reports whether a working file holds text, or text with CRLF
+// line ends, as git writes it with core.autocrlf or eol=crlf.
+func sameText(file, text []byte) bool {
+	return bytes.Equal(file, text) || bytes.Contains(file, []byte("\r\n")) && bytes.Equal(bytes.ReplaceAll(file, []byte("\r\n"), []byte("\n")), text)
 }
 
 // workingBase is the version memd last brought path's working file to,

@@ -372,6 +372,145 @@ func TestShard_ANoteAPersonDeletedOrStaged(t *testing.T) {
 	})
 }
 
+// Cases no person's edit is in, or one memd must not write over, that
+// the refusal of a note change over a person's edit once got wrong.
+func TestShard_NoteChangesAndThePersonsTree(t *testing.T) {
+	d, _ := memd.ParseDate("2026-11-03")
+	fact := gitstore.Change{Author: alice, Message: "remember: Likes tea", Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Likes tea", Date: d, Tier: memd.TierLog}}}}
+	del := func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }
+
+	t.Run("a note and a folder of its name swap in one group", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		if _, err := sh.Apply(noteChange("notes/trip.md", "note-edit: create", setNote("Lisbon\n"))); err != nil {
+			t.Fatal(err)
+		}
+		for i, err := range sh.ApplyTogether(noteChange("notes/trip.md", "note-edit: delete", del),
+			noteChange("notes/trip.md/day-one.md", "note-edit: create", setNote("Lisbon\n")), fact) {
+			if err != nil {
+				t.Errorf("change %d: %v", i, err)
+			}
+		}
+	})
+	for _, how := range []string{"core.autocrlf", ".gitattributes"} {
+		t.Run("checked out with CRLF by "+how, func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/alice")
+			if how == "core.autocrlf" {
+				git(t, sh.Dir(), "config", "core.autocrlf", "true")
+			} else {
+				os.WriteFile(filepath.Join(sh.Dir(), ".gitattributes"), []byte("* text=auto eol=crlf\n"), 0o644)
+			}
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\nbuy milk\n"))); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(sh.Dir(), "notes", "plan.md"))
+			git(t, sh.Dir(), "checkout", "--", "notes/plan.md")
+			if st := git(t, sh.Dir(), "status", "--porcelain", "notes"); st != "" {
+				t.Fatalf("git status after the checkout: %q", st)
+			}
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("call Bob\n"))); err != nil {
+				t.Fatalf("a change with no person's edit: %v", err)
+			}
+			if st := git(t, sh.Dir(), "status", "--porcelain", "notes"); st != "" {
+				t.Errorf("git status: %q", st)
+			}
+		})
+	}
+	t.Run("a folder a person made where memd creates a note", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		draft := filepath.Join(sh.Dir(), "notes", "x.md", "draft.md")
+		os.MkdirAll(filepath.Dir(draft), 0o755)
+		os.WriteFile(draft, []byte("mine\n"), 0o644)
+		if _, err := sh.Apply(noteChange("notes/x.md", "note-edit: create", setNote("memd\n"))); memd.ErrorCode(err) != memd.ECONFLICT {
+			t.Errorf("creating a note over a person's folder: %v", err)
+		}
+		if b, _ := os.ReadFile(draft); string(b) != "mine\n" {
+			t.Errorf("the person's draft: %q", b)
+		}
+	})
+	for _, how := range []string{"git add", "git rm"} {
+		t.Run(how+" between memd's check and its write", func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/alice")
+			const start = "# Plan\nbuy milk\ncall Bob\n"
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(sh.Dir(), "notes", "plan.md")
+			var status string
+			errs := sh.ApplyTogether(
+				noteChange("notes/plan.md", "note-edit: agent", func(cur []byte, _ bool) ([]byte, bool, error) {
+					return []byte(strings.Replace(string(cur), "call Bob", "email Bob", 1)), false, nil
+				}),
+				noteChange("notes/other.md", "note-edit: other", func([]byte, bool) ([]byte, bool, error) {
+					if status == "" { // the person, once, while the group is built
+						if how == "git add" {
+							os.WriteFile(file, []byte("# Plan\nbuy milk\ncall Bob at 5\n"), 0o644)
+							git(t, sh.Dir(), "add", "notes/plan.md")
+							os.WriteFile(file, []byte(start), 0o644)
+						} else {
+							git(t, sh.Dir(), "rm", "-q", "notes/plan.md")
+						}
+						status = git(t, sh.Dir(), "status", "--porcelain", "notes/plan.md")
+					}
+					return []byte("other\n"), false, nil
+				}))
+			if memd.ErrorCode(errs[0]) != memd.ECONFLICT || errs[1] != nil {
+				t.Fatalf("the note change: %v, the other: %v", errs[0], errs[1])
+			}
+			if st := git(t, sh.Dir(), "status", "--porcelain", "notes/plan.md"); st != status {
+				t.Errorf("git status %q, the person left it %q", st, status)
+			}
+		})
+	}
+	t.Run("staged from a working file ahead of the index", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		file := filepath.Join(sh.Dir(), "notes", "plan.md")
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
+			t.Fatal(err)
+		}
+		lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+		os.WriteFile(lock, []byte("DIRC"), 0o644)
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a1", appendNote("a1\n"))); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(lock)
+		appendToFile(t, file, "draft\n")
+		git(t, sh.Dir(), "add", "notes/plan.md") // before memd's index caught up
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a2", appendNote("a2\n"))); err != nil {
+			t.Fatal(err)
+		}
+		const want = "# Plan\na1\na2\ndraft\n"
+		if w, staged := readFile(t, file), git(t, sh.Dir(), "show", ":notes/plan.md"); w != want || staged != want {
+			t.Errorf("working file %q, staged %q, want %q", w, staged, want)
+		}
+	})
+}
+
+func appendToFile(t *testing.T, file, text string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // reopenable returns a function that opens a store in a directory of the
 // test's, as memd's start does, and its shard agent/alice (made the first
 // time); the caller closes the store.

@@ -123,11 +123,12 @@ func (sh *Shard) noteSavedOver(move, touched, files map[string]*factFile) (strin
 		if !ahead {
 			fileOld = touched[path]
 		}
-		cur, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
-		if err != nil {
-			continue // none, or a folder: nothing of the person's to keep
+		var next []byte
+		if files[path] != nil {
+			next = files[path].data
 		}
-		if _, _, kept := mergeWorkingFile(path, fileOld, files[path], cur, true); kept {
+		at := noteBases{head: touched[path], file: fileOld, index: touched[path], folder: true}
+		if err := sh.refuseOverPersonsEdit(path, at, next, files[path] == nil); memd.ErrorCode(err) == memd.ECONFLICT {
 			return path, fmt.Errorf("%s: %w", path, errKeptChanging)
 		}
 	}
@@ -333,8 +334,8 @@ func mergeWorkingFile(path string, old, next *factFile, cur []byte, exists bool)
 		return newData, next == nil, false // new, or taken away by the person: memd's version
 	case bytes.Equal(cur, newData) && next != nil:
 		return cur, false, false
-	case bytes.Equal(cur, oldData) && old != nil:
-		return newData, next == nil, false
+	case old != nil && sameText(cur, oldData):
+		return newData, next == nil, false // as memd left it (git may have made its line ends CRLF)
 	case next == nil:
 		return cur, false, false // removed at HEAD, but the person is editing it
 	case old != nil && len(cur) > len(oldData) && bytes.HasPrefix(cur, oldData) && bytes.HasPrefix(newData, cur):
@@ -359,15 +360,11 @@ func mergeWorkingFile(path string, old, next *factFile, cur []byte, exists bool)
 // git's line merge. ok is false where the two changed the same lines.
 func mergeNote(theirs []byte, old *factFile, next []byte) (merged []byte, ok bool, err error) {
 	if old != nil && endsLine(old.data) && endsLine(next) && bytes.HasPrefix(theirs, old.data) && bytes.HasPrefix(next, old.data) {
-		if bytes.HasPrefix(next, theirs) {
-			return next, true, nil // what they added starts memd's addition
-		}
-		if bytes.HasPrefix(theirs, next) {
-			// Theirs holds memd's lines already: a person's commit of the
-			// file memd wrote, read by a catch-up of the index.
-			return theirs, true, nil
-		}
-		return append(slices.Clip(next), theirs[len(old.data):]...), true, nil
+		// Both added lines at the end: the lines both start with once
+		// (memd's own, in a version of the file the person's came from),
+		// then memd's others, then theirs.
+		shared := len(old.data) + sameStart(theirs[len(old.data):], next[len(old.data):])
+		return append(slices.Clip(next), theirs[shared:]...), true, nil
 	}
 	var oldData []byte
 	if old != nil {
@@ -375,6 +372,18 @@ func mergeNote(theirs []byte, old *factFile, next []byte) (merged []byte, ok boo
 	}
 	merged, conflict, err := mergeLines(theirs, oldData, next, "memd")
 	return merged, err == nil && !conflict, err
+}
+
+// sameStart is how long the whole lines a and b both start with are.
+func sameStart(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n == len(a) && (n == 0 || a[n-1] == '\n') || n == len(b) && (n == 0 || b[n-1] == '\n') {
+		return n // one is a start of the other, ending a line
+	}
+	return bytes.LastIndexByte(a[:n], '\n') + 1
 }
 
 // endsLine reports whether text is empty or ends its last line.
