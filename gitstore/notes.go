@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,7 +105,6 @@ type plannedNote struct {
 func (g *group) addNote(c Change) (*Result, error) {
 	path := c.Note.Path
 	cur, exists := g.notes[path], false
-	folder := false // a folder of the note's name at the base: the group may replace it
 	if _, touched := g.notes[path]; touched {
 		exists = cur != nil
 	} else {
@@ -112,7 +112,6 @@ func (g *group) addNote(c Change) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		folder = found && e.isDir()
 		if found && !e.isDir() {
 			obj, err := g.sh.db.Get(e.hash)
 			if err != nil {
@@ -152,7 +151,11 @@ func (g *group) addNote(c Change) (*Result, error) {
 	if at, ok := g.sh.behind[path]; ok {
 		indexAt = at
 	}
-	bases := noteBases{head: base, file: g.sh.workingBase(path, base), index: indexAt, folder: folder}
+	tracked := func(p string) bool {
+		e, found, err := g.trees.lookup(g.base.root, p)
+		return err == nil && found && !e.isDir()
+	}
+	bases := noteBases{head: base, file: g.sh.workingBase(path, base), index: indexAt, tracked: tracked}
 	if err := g.sh.refuseOverPersonsEdit(path, bases, next, remove); err != nil {
 		return nil, err
 	}
@@ -270,11 +273,13 @@ func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
 // noteBases are the versions of a note a person's are compared with: at
 // the commit memd's change builds on (head), the one memd last brought
 // the working file to (file), and the one the index is at (index); nil
-// where there was none. folder says a folder of the note's name stood at
-// that commit.
+// where there was none.
 type noteBases struct {
 	head, file, index *factFile
-	folder            bool
+	// tracked, when known, says whether a path held a file at that
+	// commit: a file or folder in the note's way is a person's unless it
+	// was (the group may take it away).
+	tracked func(path string) bool
 }
 
 // refuseOverPersonsEdit refuses memd's change of a note to next (remove:
@@ -301,17 +306,17 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 	}
 	cur, err := os.ReadFile(filepath.Join(sh.dir, filepath.FromSlash(path)))
 	switch {
-	case errors.Is(err, syscall.EISDIR):
-		if !at.folder {
-			return memd.Errorf(memd.ECONFLICT, "a folder a person made stands at note %s; try again once they move it", name)
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
+		if sh.personsInTheWay(path, at.tracked) {
+			return memd.Errorf(memd.ECONFLICT, "a file or folder a person made stands in the way of note %s; try again once they move it", name)
 		}
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR): // no file there
+	case errors.Is(err, fs.ErrNotExist):
 		if at.file != nil {
 			return memd.Errorf(memd.ECONFLICT, "note %s was deleted by a person and the deletion not committed; try again once they commit or restore it", name)
 		}
 	case err != nil:
 		return fmt.Errorf("read note %s: %w", name, err)
-	case at.file == nil || !sameText(cur, at.file.data):
+	case at.file == nil || !bytes.Equal(cur, at.file.data) && !sh.lineEndsOnly(path, cur, at.file.data):
 		if err := takes(cur, at.file, "in the working tree"); err != nil {
 			return err
 		}
@@ -338,13 +343,51 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 	if err != nil {
 		return fmt.Errorf("read staged note %s: %w", name, err)
 	}
-	return takes(staged.Data, at.index, "staged")
+	return takes(staged.Data, at.file, "staged") // staged from the working file
 }
 
-// sameText reports whether a working file holds text, or text with CRLF
-// line ends, as git writes it with core.autocrlf or eol=crlf.
-func sameText(file, text []byte) bool {
-	return bytes.Equal(file, text) || bytes.Contains(file, []byte("\r\n")) && bytes.Equal(bytes.ReplaceAll(file, []byte("\r\n"), []byte("\n")), text)
+// lineEndsOnly reports whether a working file differs from text only by
+// CRLF line ends that git writes there (core.autocrlf, or an eol=crlf
+// attribute): no edit of a person's.
+func (sh *Shard) lineEndsOnly(path string, file, text []byte) bool {
+	if !bytes.Contains(file, []byte("\r\n")) || !bytes.Equal(bytes.ReplaceAll(file, []byte("\r\n"), []byte("\n")), text) {
+		return false
+	}
+	attr, _ := exec.Command("git", "-C", sh.dir, "check-attr", "eol", "--", path).Output()
+	if bytes.HasSuffix(bytes.TrimSpace(attr), []byte(": eol: crlf")) {
+		return true
+	}
+	auto, _ := exec.Command("git", "-C", sh.dir, "config", "--get", "core.autocrlf").Output()
+	return string(bytes.TrimSpace(auto)) == "true"
+}
+
+// personsInTheWay reports whether the working tree holds, where a note is
+// to be written, a folder or a file (in place of a folder above it) with
+// a file that tracked says was not at the base commit. Without tracked,
+// nothing is taken for a person's.
+func (sh *Shard) personsInTheWay(path string, tracked func(string) bool) bool {
+	if tracked == nil {
+		return false
+	}
+	full := filepath.Join(sh.dir, filepath.FromSlash(path))
+	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+		untracked := false
+		filepath.WalkDir(full, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(sh.dir, p)
+				untracked = untracked || !tracked(filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		return untracked
+	}
+	for p := filepath.Dir(full); len(p) > len(sh.dir); p = filepath.Dir(p) {
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(sh.dir, p)
+			return !tracked(filepath.ToSlash(rel))
+		}
+	}
+	return false
 }
 
 // workingBase is the version memd last brought path's working file to,

@@ -490,6 +490,75 @@ func TestShard_NoteChangesAndThePersonsTree(t *testing.T) {
 	})
 }
 
+// More cases where a note change meets a person's tree: what stands in
+// the note's way, a version staged from a working file ahead of the index
+// with the person's line above memd's, and CRLF line ends git did not
+// write (a person's edit, then).
+func TestShard_NoteChangesAndThePersonsTreeMore(t *testing.T) {
+	del := func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }
+	t.Run("a person's file where the note's folder goes", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
+		os.WriteFile(filepath.Join(sh.Dir(), "notes", "proj"), []byte("scratch\n"), 0o644)
+		if _, err := sh.Apply(noteChange("notes/proj/plan.md", "note-edit: create", setNote("memd\n"))); memd.ErrorCode(err) != memd.ECONFLICT {
+			t.Errorf("creating a note under a person's file: %v", err)
+		}
+	})
+	t.Run("a person's file in the folder a note replaces", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		if _, err := sh.Apply(noteChange("notes/trip.md/day-one.md", "note-edit: create", setNote("Lisbon\n"))); err != nil {
+			t.Fatal(err)
+		}
+		scratch := filepath.Join(sh.Dir(), "notes", "trip.md", "scratch.txt")
+		os.WriteFile(scratch, []byte("mine\n"), 0o644)
+		errs := sh.ApplyTogether(noteChange("notes/trip.md/day-one.md", "note-edit: delete", del),
+			noteChange("notes/trip.md", "note-edit: create", setNote("Lisbon\n")))
+		if errs[0] != nil || memd.ErrorCode(errs[1]) != memd.ECONFLICT {
+			t.Errorf("the delete: %v, the note over the person's folder: %v", errs[0], errs[1])
+		}
+		if got := readFile(t, scratch); got != "mine\n" {
+			t.Errorf("the person's file: %q", got)
+		}
+	})
+	t.Run("staged with the person's line above memd's, the index behind", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		file := filepath.Join(sh.Dir(), "notes", "plan.md")
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
+			t.Fatal(err)
+		}
+		lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+		os.WriteFile(lock, []byte("DIRC"), 0o644)
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a1", appendNote("a1\n"))); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(lock)
+		os.WriteFile(file, []byte("# Plan\ndraft\na1\n"), 0o644)
+		git(t, sh.Dir(), "add", "notes/plan.md")
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a2", appendNote("a2\n"))); err != nil {
+			t.Fatal(err)
+		}
+		const want = "# Plan\ndraft\na1\na2\n"
+		if w, staged := readFile(t, file), git(t, sh.Dir(), "show", ":notes/plan.md"); w != want || staged != want {
+			t.Errorf("working file %q, staged %q, want %q", w, staged, want)
+		}
+	})
+	t.Run("CRLF line ends a person wrote", func(t *testing.T) {
+		s := openStore(t)
+		sh := createShard(t, s, "agent/alice")
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\nbuy milk\n"))); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(sh.Dir(), "notes", "plan.md")
+		os.WriteFile(file, []byte("# Plan\r\nbuy milk\r\n"), 0o644)
+		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("a2\n"))); err == nil && !strings.Contains(readFile(t, file), "\r\n") {
+			t.Errorf("the person's line ends are gone: %q", readFile(t, file))
+		}
+	})
+}
+
 func appendToFile(t *testing.T, file, text string) {
 	t.Helper()
 	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)

@@ -127,7 +127,7 @@ func (sh *Shard) noteSavedOver(move, touched, files map[string]*factFile) (strin
 		if files[path] != nil {
 			next = files[path].data
 		}
-		at := noteBases{head: touched[path], file: fileOld, index: touched[path], folder: true}
+		at := noteBases{head: touched[path], file: fileOld, index: touched[path]}
 		if err := sh.refuseOverPersonsEdit(path, at, next, files[path] == nil); memd.ErrorCode(err) == memd.ECONFLICT {
 			return path, fmt.Errorf("%s: %w", path, errKeptChanging)
 		}
@@ -220,6 +220,9 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	if !appended {
 		var err error
 		w, err = rewriteWorking(full, func(cur []byte, exists bool) ([]byte, bool) {
+			if exists && fileOld != nil && !IsFactFile(path) && sh.lineEndsOnly(path, cur, fileOld.data) {
+				cur = fileOld.data // the person's git wrote it with CRLF: no edit of theirs
+			}
 			return mergeWorking(path, fileOld, next, cur, exists)
 		})
 		if err != nil {
@@ -237,7 +240,8 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	if !inStep && entry != nil && !IsFactFile(path) {
 		// A version of a note the person staged stays staged, with memd's
 		// change merged in where the two are apart.
-		return sh.mergeStagedNote(entry, path, old, next)
+		// Against the version of the working file they staged from.
+		return sh.mergeStagedNote(entry, path, fileOld, next)
 	}
 	if !inStep && entry != nil {
 		staged, err := sh.db.Get(Hash(entry.Hash))
@@ -334,8 +338,8 @@ func mergeWorkingFile(path string, old, next *factFile, cur []byte, exists bool)
 		return newData, next == nil, false // new, or taken away by the person: memd's version
 	case bytes.Equal(cur, newData) && next != nil:
 		return cur, false, false
-	case old != nil && sameText(cur, oldData):
-		return newData, next == nil, false // as memd left it (git may have made its line ends CRLF)
+	case bytes.Equal(cur, oldData) && old != nil:
+		return newData, next == nil, false
 	case next == nil:
 		return cur, false, false // removed at HEAD, but the person is editing it
 	case old != nil && len(cur) > len(oldData) && bytes.HasPrefix(cur, oldData) && bytes.HasPrefix(newData, cur):
