@@ -12,7 +12,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
 )
 
 // IsNoteFile reports whether a path of a shard is a note.
@@ -151,11 +154,7 @@ func (g *group) addNote(c Change) (*Result, error) {
 	if at, ok := g.sh.behind[path]; ok {
 		indexAt = at
 	}
-	tracked := func(p string) bool {
-		e, found, err := g.trees.lookup(g.base.root, p)
-		return err == nil && found && !e.isDir()
-	}
-	bases := noteBases{head: base, file: g.sh.workingBase(path, base), index: indexAt, tracked: tracked}
+	bases := noteBases{head: base, file: g.sh.workingBase(path, base), index: indexAt, tracked: g.tracked}
 	if err := g.sh.refuseOverPersonsEdit(path, bases, next, remove); err != nil {
 		return nil, err
 	}
@@ -270,6 +269,13 @@ func (sh *Shard) ChangedNotes(c Commit) ([]string, error) {
 	return out, err
 }
 
+// tracked reports whether path held a file at the commit the group
+// builds on.
+func (g *group) tracked(path string) bool {
+	e, found, err := g.trees.lookup(g.base.root, path)
+	return err == nil && found && !e.isDir()
+}
+
 // noteBases are the versions of a note a person's are compared with: at
 // the commit memd's change builds on (head), the one memd last brought
 // the working file to (file), and the one the index is at (index); nil
@@ -314,6 +320,9 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 		if at.file != nil {
 			return memd.Errorf(memd.ECONFLICT, "note %s was deleted by a person and the deletion not committed; try again once they commit or restore it", name)
 		}
+		if sh.personsInTheWay(path, at.tracked) {
+			return memd.Errorf(memd.ECONFLICT, "a link a person made stands in the way of note %s; try again once they move it", name)
+		}
 	case err != nil:
 		return fmt.Errorf("read note %s: %w", name, err)
 	case at.file == nil || !bytes.Equal(cur, at.file.data) && !sh.lineEndsOnly(path, cur, at.file.data):
@@ -343,22 +352,19 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 	if err != nil {
 		return fmt.Errorf("read staged note %s: %w", name, err)
 	}
-	return takes(staged.Data, at.file, "staged") // staged from the working file
+	return takes(staged.Data, stagedFrom(staged.Data, at.index, at.file), "staged")
 }
 
 // lineEndsOnly reports whether a working file differs from text only by
-// CRLF line ends that git writes there (core.autocrlf, or an eol=crlf
-// attribute): no edit of a person's.
+// CRLF line ends that git writes there and takes away again (core.autocrlf,
+// core.eol, text and eol attributes): no edit of a person's. git itself
+// says, by the blob it would make of the file.
 func (sh *Shard) lineEndsOnly(path string, file, text []byte) bool {
 	if !bytes.Contains(file, []byte("\r\n")) || !bytes.Equal(bytes.ReplaceAll(file, []byte("\r\n"), []byte("\n")), text) {
 		return false
 	}
-	attr, _ := exec.Command("git", "-C", sh.dir, "check-attr", "eol", "--", path).Output()
-	if bytes.HasSuffix(bytes.TrimSpace(attr), []byte(": eol: crlf")) {
-		return true
-	}
-	auto, _ := exec.Command("git", "-C", sh.dir, "config", "--get", "core.autocrlf").Output()
-	return string(bytes.TrimSpace(auto)) == "true"
+	out, err := exec.Command("git", "-C", sh.dir, "hash-object", "--", path).Output()
+	return err == nil && string(bytes.TrimSpace(out)) == odb.HashObject(plumbing.BlobObject, text).String()
 }
 
 // personsInTheWay reports whether the working tree holds, where a note is
@@ -370,19 +376,34 @@ func (sh *Shard) personsInTheWay(path string, tracked func(string) bool) bool {
 		return false
 	}
 	full := filepath.Join(sh.dir, filepath.FromSlash(path))
-	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+	fi, err := os.Lstat(full)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return true // memd writes no file through a link
+	case err == nil && fi.IsDir():
 		untracked := false
 		filepath.WalkDir(full, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				rel, _ := filepath.Rel(sh.dir, p)
-				untracked = untracked || !tracked(filepath.ToSlash(rel))
+			if err != nil {
+				return nil
 			}
+			if d.IsDir() {
+				// An empty folder is no tracked file's.
+				entries, _ := os.ReadDir(p)
+				untracked = untracked || len(entries) == 0
+				return nil
+			}
+			rel, _ := filepath.Rel(sh.dir, p)
+			untracked = untracked || !tracked(filepath.ToSlash(rel))
 			return nil
 		})
 		return untracked
 	}
 	for p := filepath.Dir(full); len(p) > len(sh.dir); p = filepath.Dir(p) {
-		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+		fi, err := os.Lstat(p)
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return true // a link in place of a folder: memd's file would land elsewhere
+		}
+		if err == nil && !fi.IsDir() {
 			rel, _ := filepath.Rel(sh.dir, p)
 			return !tracked(filepath.ToSlash(rel))
 		}

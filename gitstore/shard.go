@@ -64,8 +64,10 @@ type Shard struct {
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
 	// ownNotes holds, while memd's own commits move main, the notes they
-	// change (see noteSavedOver).
+	// change, and ownTracked the files of the commit they build on (see
+	// noteSavedOver).
 	ownNotes   map[string]*factFile
+	ownTracked func(path string) bool
 	written    *writtenIndex // .git/index as memd last wrote it
 	indexed    map[string][]Hash
 	indexLate  bool

@@ -127,7 +127,7 @@ func (sh *Shard) noteSavedOver(move, touched, files map[string]*factFile) (strin
 		if files[path] != nil {
 			next = files[path].data
 		}
-		at := noteBases{head: touched[path], file: fileOld, index: touched[path]}
+		at := noteBases{head: touched[path], file: fileOld, index: touched[path], tracked: sh.ownTracked}
 		if err := sh.refuseOverPersonsEdit(path, at, next, files[path] == nil); memd.ErrorCode(err) == memd.ECONFLICT {
 			return path, fmt.Errorf("%s: %w", path, errKeptChanging)
 		}
@@ -240,8 +240,7 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	if !inStep && entry != nil && !IsFactFile(path) {
 		// A version of a note the person staged stays staged, with memd's
 		// change merged in where the two are apart.
-		// Against the version of the working file they staged from.
-		return sh.mergeStagedNote(entry, path, fileOld, next)
+		return sh.mergeStagedNote(entry, path, old, fileOld, next)
 	}
 	if !inStep && entry != nil {
 		staged, err := sh.db.Get(Hash(entry.Hash))
@@ -272,10 +271,12 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	return nil
 }
 
-// mergeStagedNote merges memd's change of a note from old to next into
-// the version a person staged, entry's; where the two overlap, or memd
-// removed the note, the staged version stays as it is.
-func (sh *Shard) mergeStagedNote(entry *index.Entry, path string, old, next *factFile) error {
+// mergeStagedNote merges memd's change of a note into the version a
+// person staged, entry's, from the version it was staged from (see
+// stagedFrom): old, the index's, or fileOld, the working file's. Where
+// the two overlap, or memd removed the note, the staged version stays as
+// it is.
+func (sh *Shard) mergeStagedNote(entry *index.Entry, path string, old, fileOld, next *factFile) error {
 	if next == nil {
 		return nil
 	}
@@ -283,7 +284,7 @@ func (sh *Shard) mergeStagedNote(entry *index.Entry, path string, old, next *fac
 	if err != nil {
 		return fmt.Errorf("read staged %s: %w", path, err)
 	}
-	merged, ok, err := mergeNote(staged.Data, old, next.data)
+	merged, ok, err := mergeNote(staged.Data, stagedFrom(staged.Data, old, fileOld), next.data)
 	if err != nil || !ok || bytes.Equal(merged, staged.Data) {
 		return nil
 	}
@@ -293,6 +294,42 @@ func (sh *Shard) mergeStagedNote(entry *index.Entry, path string, old, next *fac
 	}
 	entry.Hash, entry.Size, entry.ModifiedAt = plumbing.Hash(h), 0, time.Time{} // git reads the file again
 	return nil
+}
+
+// stagedFrom is the version a person's staged copy of a note was made
+// from: the working file's (fileOld), where it went ahead of the index
+// and the copy holds what memd wrote there; else the index's (old).
+func stagedFrom(staged []byte, old, fileOld *factFile) *factFile {
+	if fileOld == nil || fileOld == old || blobOf(fileOld) == blobOf(old) && !blobOf(old).IsZero() {
+		return old
+	}
+	var oldData []byte
+	if old != nil {
+		oldData = old.data
+	}
+	// It holds the lines memd added in the working file, or merging the
+	// working file's change in leaves it as it is.
+	if added, ok := bytes.CutPrefix(fileOld.data, oldData); ok && bytes.HasPrefix(staged, oldData) && holdsLines(staged[len(oldData):], added) {
+		return fileOld
+	}
+	if m, conflict, err := mergeLines(staged, oldData, fileOld.data, "memd"); err == nil && !conflict && bytes.Equal(m, staged) {
+		return fileOld
+	}
+	return old
+}
+
+// holdsLines reports whether text holds each line of lines, as many times.
+func holdsLines(text, lines []byte) bool {
+	have := make(map[string]int)
+	for line := range bytes.Lines(text) {
+		have[string(line)]++
+	}
+	for line := range bytes.Lines(lines) {
+		if have[string(line)]--; have[string(line)] < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // unmerged reports whether the index holds a path in conflict: entries of

@@ -339,8 +339,8 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 	touched, next := g.worktreeChanges()
 	// The notes memd checked against a person's edits are checked again
 	// before the working tree is written; a fetch's or a push's are not.
-	sh.ownNotes = g.noteTouched
-	defer func() { sh.ownNotes = nil }()
+	sh.ownNotes, sh.ownTracked = g.noteTouched, g.tracked
+	defer func() { sh.ownNotes, sh.ownTracked = nil, nil }()
 	if err := sh.advance(st.head, g.head, sp.Files(), touched, next); err != nil {
 		return err
 	}
