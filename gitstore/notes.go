@@ -330,7 +330,11 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 			return err
 		}
 	}
-	// A version staged: one memd did not put there.
+	// A version staged: one memd did not put there. (No index at all is
+	// no person's removal: git reset makes it again, and so does a start.)
+	if _, err := os.Stat(filepath.Join(sh.gitDir, "index")); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	idx, err := sh.readIndex()
 	if err != nil {
 		return err

@@ -176,3 +176,17 @@ func TestShard_StagedBeforeTheIndexWaited(t *testing.T) {
 		t.Errorf("memd's a1 lost at the person's git commit: HEAD %q", got)
 	}
 }
+
+// With no .git/index at all (gone while memd runs), a note change is no
+// change over a person's removal of the note from the index.
+func TestShard_ANoteChangeWithNoIndex(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("a\n"))); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(sh.Dir(), ".git", "index"))
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: append", appendNote("b\n"))); err != nil {
+		t.Errorf("a change with no index: %v", err)
+	}
+}

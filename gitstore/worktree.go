@@ -40,6 +40,11 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		lock.release()
 		return nil, err
 	}
+	// Before the index memd last wrote is forgotten: the check reads it.
+	if path, err := sh.noteSavedOver(move, touched, files); err != nil {
+		lock.release() // the move may be refused yet
+		return nil, &worktreeError{path: path, err: err}
+	}
 	// Changed below: what memd wrote is known again once it is written.
 	sh.written = nil
 	if sh.worktreeAt == nil {
@@ -61,10 +66,6 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		}
 	}
 	order = append(order, removalsFirst(rest)...)
-	if path, err := sh.noteSavedOver(move, touched, files); err != nil {
-		lock.release() // the move may be refused yet
-		return nil, &worktreeError{path: path, err: err}
-	}
 	var done []string
 	var failed error
 	for _, path := range order {
