@@ -466,18 +466,7 @@ func TestShard_NoteChangesAndThePersonsTree(t *testing.T) {
 		})
 	}
 	t.Run("staged from a working file ahead of the index", func(t *testing.T) {
-		s := openStore(t)
-		sh := createShard(t, s, "agent/alice")
-		file := filepath.Join(sh.Dir(), "notes", "plan.md")
-		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
-			t.Fatal(err)
-		}
-		lock := filepath.Join(sh.Dir(), ".git", "index.lock")
-		os.WriteFile(lock, []byte("DIRC"), 0o644)
-		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a1", appendNote("a1\n"))); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(lock)
+		sh, file := a1WhileTheIndexWaits(t)
 		appendToFile(t, file, "draft\n")
 		git(t, sh.Dir(), "add", "notes/plan.md") // before memd's index caught up
 		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a2", appendNote("a2\n"))); err != nil {
@@ -523,18 +512,7 @@ func TestShard_NoteChangesAndThePersonsTreeMore(t *testing.T) {
 		}
 	})
 	t.Run("staged with the person's line above memd's, the index behind", func(t *testing.T) {
-		s := openStore(t)
-		sh := createShard(t, s, "agent/alice")
-		file := filepath.Join(sh.Dir(), "notes", "plan.md")
-		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
-			t.Fatal(err)
-		}
-		lock := filepath.Join(sh.Dir(), ".git", "index.lock")
-		os.WriteFile(lock, []byte("DIRC"), 0o644)
-		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a1", appendNote("a1\n"))); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(lock)
+		sh, file := a1WhileTheIndexWaits(t)
 		os.WriteFile(file, []byte("# Plan\ndraft\na1\n"), 0o644)
 		git(t, sh.Dir(), "add", "notes/plan.md")
 		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a2", appendNote("a2\n"))); err != nil {
@@ -557,6 +535,27 @@ func TestShard_NoteChangesAndThePersonsTreeMore(t *testing.T) {
 			t.Errorf("the person's line ends are gone: %q", readFile(t, file))
 		}
 	})
+}
+
+// a1WhileTheIndexWaits makes notes/plan.md, then appends a1 to it while
+// git holds the index's lock, so that the working file goes ahead of the
+// index; it returns the shard and the note's working file.
+func a1WhileTheIndexWaits(t *testing.T) (*gitstore.Shard, string) {
+	t.Helper()
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+	if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a1", appendNote("a1\n"))); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(lock)
+	return sh, filepath.Join(sh.Dir(), "notes", "plan.md")
 }
 
 func appendToFile(t *testing.T, file, text string) {
