@@ -98,8 +98,11 @@ func TestUI_ReviewProposalsAndSynthesis(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLearned(t, feed, st.ID)
+	// The page may be drawn again as the synthesis's commits reach it:
+	// wait for the versions drawn last, the merge approved by the model.
 	run(b, t, "the merged fact's page", chromedp.Navigate(base+"/#/fact/agent/alice/"+memd.FactID("Drinks tea, green mostly")),
 		chromedp.WaitVisible(css(`#chain .evidence`)),
+		chromedp.WaitVisible(xpath(`//*[@id="chain"][contains(., "approved by model-a")]`)),
 		screenshot(out, "synthesis-fact-1280"))
 	if c := textOf(b, t, `#chain`); !strings.Contains(c, "Evidence: "+tea+", "+green+", c2-m0") || !strings.Contains(c, "approved by model-a") || !strings.Contains(c, "synthesis") {
 		t.Errorf("the merged fact's versions: %q", c)
