@@ -357,13 +357,6 @@ func fillEntryStat(entry *index.Entry, w workWrite, blob []byte) {
 // otherwise the person's edits with memd's change merged in, or, where it
 // cannot be merged, the person's file as it is.
 func mergeWorking(path string, old, next *factFile, cur []byte, exists bool) (data []byte, remove bool) {
-	data, remove, _ = mergeWorkingFile(path, old, next, cur, exists)
-	return data, remove
-}
-
-// mergeWorkingFile is mergeWorking, and kept says the person's file was
-// kept as it is, memd's change of a note left out where the two overlap.
-func mergeWorkingFile(path string, old, next *factFile, cur []byte, exists bool) (data []byte, remove, kept bool) {
 	var oldData, newData []byte
 	if old != nil {
 		oldData = old.data
@@ -373,27 +366,27 @@ func mergeWorkingFile(path string, old, next *factFile, cur []byte, exists bool)
 	}
 	switch {
 	case !exists:
-		return newData, next == nil, false // new, or taken away by the person: memd's version
+		return newData, next == nil // new, or taken away by the person: memd's version
 	case bytes.Equal(cur, newData) && next != nil:
-		return cur, false, false
+		return cur, false
 	case bytes.Equal(cur, oldData) && old != nil:
-		return newData, next == nil, false
+		return newData, next == nil
 	case next == nil:
-		return cur, false, false // removed at HEAD, but the person is editing it
+		return cur, false // removed at HEAD, but the person is editing it
 	case old != nil && len(cur) > len(oldData) && bytes.HasPrefix(cur, oldData) && bytes.HasPrefix(newData, cur):
-		return newData, false, false // memd's own append, cut short
+		return newData, false // memd's own append, cut short
 	case IsFactFile(path):
 		// Uncommitted edits: keep them, and apply memd's change on top.
-		return mergeFactFile(path, oldData, newData, cur, factsOf(old)), false, false
+		return mergeFactFile(path, oldData, newData, cur, factsOf(old)), false
 	}
 	merged, ok, err := mergeNote(cur, old, newData)
 	if err != nil || !ok {
 		// The person's edit and memd's overlap: theirs to settle. (memd
 		// refuses such a change of its own, see refuseOverPersonsEdit and
 		// noteSavedOver; this is a commit made elsewhere.)
-		return cur, false, true
+		return cur, false
 	}
-	return merged, false, false
+	return merged, false
 }
 
 // mergeNote merges memd's change of a note from old (nil: it had none)
