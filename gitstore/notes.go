@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore/internal/odb"
@@ -339,11 +340,19 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 	if err != nil {
 		return err
 	}
-	if unmerged(idx, path) {
-		return memd.Errorf(memd.ECONFLICT, "note %s is in conflict in a person's git merge; try again once they settle it", name)
+	// One pass over the index's entries for both questions: it has no map,
+	// and this runs twice for each note change.
+	var entry *index.Entry
+	for _, e := range idx.Entries {
+		switch {
+		case e.Name != path:
+		case e.Stage != 0:
+			return memd.Errorf(memd.ECONFLICT, "note %s is in conflict in a person's git merge; try again once they settle it", name)
+		default:
+			entry = e
+		}
 	}
-	entry, err := idx.Entry(path)
-	if err != nil {
+	if entry == nil {
 		if at.index != nil {
 			return memd.Errorf(memd.ECONFLICT, "note %s was removed from git's index by a person (git rm) and the removal not committed; try again once they commit or restore it", name)
 		}
