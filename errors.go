@@ -3,6 +3,7 @@ package memd
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // Error codes. Every surface (HTTP, MCP, CLI) maps these in one table each.
@@ -48,8 +49,9 @@ func Forbidden(rule, format string, args ...any) *Error {
 	return &Error{Code: EFORBIDDEN, Rule: rule, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
-// for any other error, and "" for nil.
+// ErrorCode returns the code of the first *Error in err's chain; for any
+// other error EUNAVAILABLE if the disk is full (DiskFull), else EINTERNAL;
+// and "" for nil.
 func ErrorCode(err error) string {
 	if err == nil {
 		return ""
@@ -58,18 +60,36 @@ func ErrorCode(err error) string {
 	if errors.As(err, &e) {
 		return e.Code
 	}
+	if DiskFull(err) {
+		return EUNAVAILABLE
+	}
 	return EINTERNAL
 }
 
 // ErrorMessage returns the message a caller should see: the *Error's message
-// for memd errors, and a generic text for internal ones, whose details
-// belong in the log rather than in a response.
+// for memd errors, what to do for a full disk, and a generic text for
+// internal ones, whose details belong in the log rather than in a response.
 func ErrorMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Message
 	}
+	if DiskFull(err) {
+		return diskFullMessage
+	}
 	return "internal error"
+}
+
+// diskFullMessage is what a caller is told when a write failed for want of
+// room. A write that fails so moves no branch: nothing of it was kept.
+const diskFullMessage = "the disk holding memd's data is full (no space left on device, or a quota reached): " +
+	"this was not written; try again once there is room"
+
+// DiskFull reports whether err is a write that failed for want of room on
+// the disk or under a quota: the caller can act on it (free room, retry),
+// unlike an internal error, and the operator needs its details in the log.
+func DiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // ErrorRule returns the access rule named by err, if any.

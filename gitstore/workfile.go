@@ -180,7 +180,7 @@ func appendInPlace(full string, before os.FileInfo, cur, add []byte) (w workWrit
 			return w, true, nil
 		}
 	}
-	if _, err := f.Write(add); err != nil {
+	if err := appendWhole(f, int64(len(now)), add); err != nil {
 		return w, false, fmt.Errorf("append to %s: %w", filepath.Base(full), err)
 	}
 	after, err := f.Stat()
@@ -197,6 +197,21 @@ func appendInPlace(full string, before os.FileInfo, cur, add []byte) (w workWrit
 		return workWrite{data: data}, false, err
 	}
 	return workWrite{data: whole, stat: after}, false, nil
+}
+
+// appendWhole appends add to f, opened for appending and size bytes long
+// before. A write cut short (a full disk) is taken back: half a line of
+// memd's would read as a fact, and a person's git commit -a would keep it.
+// Only if nobody else wrote to the file meanwhile; then it stays, and the
+// next write completes the line (mergeWorking).
+func appendWhole(f *os.File, size int64, add []byte) error {
+	n, err := f.Write(add)
+	if err != nil && n > 0 {
+		if st, serr := f.Stat(); serr == nil && st.Size() == size+int64(n) {
+			f.Truncate(size)
+		}
+	}
+	return err
 }
 
 // grownByLines returns what the open file f holds if that is cur with

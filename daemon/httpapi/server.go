@@ -135,7 +135,7 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			err = h(w, r)
 		}
 		if err != nil {
-			if memd.ErrorCode(err) == memd.EINTERNAL {
+			if memd.ErrorCode(err) == memd.EINTERNAL || memd.DiskFull(err) {
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
 			writeError(w, err)

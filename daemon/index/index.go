@@ -124,11 +124,13 @@ func (x *Index) Close() error {
 	<-x.followerDone
 	x.bg.Wait()
 	<-x.saverDone
-	err := x.saveDirty(true)
-	if cerr := x.db.Close(); err == nil {
-		err = cerr
+	if err := x.saveDirty(true); err != nil {
+		// A snapshot only spares the next start reading the shards from
+		// git again: one not written (a full disk) loses nothing, and a
+		// stop that otherwise went well is not a failed one.
+		x.log.Warn("writing index snapshots at shutdown; the next start reads those shards from git", "err", err)
 	}
-	return err
+	return x.db.Close()
 }
 
 // Engine returns the in-memory search engine over the indexed facts.

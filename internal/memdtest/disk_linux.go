@@ -1,0 +1,59 @@
+package memdtest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// SmallDisk mounts a file system of size bytes (tmpfs) on a new folder and
+// returns the folder, unmounted when the test ends: a disk that fills up.
+// Mounting needs root's capabilities, which CI's machine and this one have;
+// where they are missing the test is skipped, saying why.
+func SmallDisk(t testing.TB, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("a small disk needs a tmpfs mount, which this process may not make: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount the small disk: %v", err)
+		}
+	})
+	return dir
+}
+
+// FillDisk writes a file in dir until the disk holding it has no room
+// left, and returns a function that removes the file again.
+func FillDisk(t testing.TB, dir string) (free func()) {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill the disk: %v", err)
+			}
+			break
+		}
+	}
+	// Small writes, until not one byte more fits.
+	for {
+		if _, err := f.Write(chunk[:1]); err != nil {
+			break
+		}
+	}
+	return func() {
+		if err := os.Remove(path); err != nil {
+			t.Errorf("free the disk: %v", err)
+		}
+	}
+}
