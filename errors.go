@@ -81,9 +81,10 @@ func ErrorMessage(err error) string {
 }
 
 // diskFullMessage is what a caller is told when a write failed for want of
-// room. A write that fails so moves no branch: nothing of it was kept.
+// room. It does not say what was kept: a single write moves no branch, but
+// one of several steps may fail after others went through.
 const diskFullMessage = "the disk holding memd's data is full (no space left on device, or a quota reached): " +
-	"this was not written; try again once there is room"
+	"free room, then try again"
 
 // DiskFull reports whether err is a write that failed for want of room on
 // the disk or under a quota: the caller can act on it (free room, retry),

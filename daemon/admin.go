@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -46,6 +47,11 @@ func (s *Service) AddAgent(ctx context.Context, name string, projects []string) 
 		return memd.NewAgent{}, err
 	}
 	if _, err := s.Store.CreateShard(memd.AgentShard(name)); err != nil {
+		// Not an agent without a shard, with a token nobody was shown:
+		// adding it again (once the disk has room, say) must work.
+		if rerr := s.Registry.Remove(name); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("and the agent stays registered: %w", rerr))
+		}
 		return memd.NewAgent{}, fmt.Errorf("create shard of agent %s: %w", name, err)
 	}
 	return a, nil

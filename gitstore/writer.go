@@ -528,25 +528,32 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 // unavailableIfRefused says a refused move as the caller should hear it:
 // nothing happened, and trying again will do.
 func unavailableIfRefused(err error) error {
-	if we, ok := errors.AsType[*worktreeError](err); ok && errors.Is(err, errMoveRefused) {
+	we, ok := errors.AsType[*worktreeError](err)
+	switch {
+	case !ok || !errors.Is(err, errMoveRefused):
+		return err
+	case memd.DiskFull(err):
+		return &memd.Error{Code: memd.EUNAVAILABLE, Err: err,
+			Message: fmt.Sprintf("the disk holding memd's data is full: there was no room to write %s; nothing was committed, try again once there is room", we.path)}
+	default:
 		return memd.Errorf(memd.EUNAVAILABLE, "a person kept changing %s while memd wrote it; nothing was committed, try again", we.path)
 	}
-	return err
 }
 
 // errMoveRefused is a move of main refused because a person kept changing
-// a working file it would have written first. main must not move past what
-// the working files show: a person's git commit -a would build on the new
-// main from files that lack its change, and commit the change away. The
-// move is refused only while nothing of it reached the working tree;
-// otherwise main moves, and the file catches up a moment later.
+// a working file it would have written first, or the disk had no room for
+// it. main must not move past what the working files show: a person's git
+// commit -a would build on the new main from files that lack its change,
+// and commit the change away. The move is refused only while nothing of
+// it reached the working tree; otherwise main moves, and the file catches
+// up a moment later.
 var errMoveRefused = errors.New("move of main refused")
 
 // refusesMove reports whether err, from writing the working files of a move
 // touching touched, refuses the move (see errMoveRefused).
 func refusesMove(err error, touched map[string]*factFile) bool {
 	we, ok := errors.AsType[*worktreeError](err)
-	if !ok || !errors.Is(err, errKeptChanging) {
+	if !ok || !errors.Is(err, errKeptChanging) && !memd.DiskFull(err) {
 		return false
 	}
 	if _, ok := touched[we.path]; !ok {

@@ -80,7 +80,8 @@ type Learner struct {
 	mu   sync.Mutex
 	busy map[string]bool // agents being learned from
 	// quiet is when a busy model asked to be left alone until (its
-	// Retry-After): no job of any agent calls it before.
+	// Retry-After), or until when a full disk pauses learning: no job of
+	// any agent starts before.
 	quiet   time.Time
 	wake    chan struct{}
 	running sync.WaitGroup
@@ -515,6 +516,7 @@ func (l *Learner) work(ctx context.Context, j *job) {
 		j.Plan = p
 		if err := l.save(j); err != nil {
 			l.cfg.Logger.Error("learner: storing the model's answer", "job", j.id(), "err", err)
+			l.pauseIfFull(err) // or the model is asked again at once
 			return
 		}
 	}
@@ -539,6 +541,7 @@ func (l *Learner) work(ctx context.Context, j *job) {
 	j.Commits, j.State, j.Error, j.NextTry = commits, memd.ExchangeDone, "", time.Time{}
 	if err := l.finish(j); err != nil {
 		l.cfg.Logger.Error("learner: marking a job done", "job", j.id(), "err", err)
+		l.pauseIfFull(err)
 		return
 	}
 	if l.cfg.Hooks.Done != nil {
@@ -674,13 +677,17 @@ func (l *Learner) giveUp(j *job, err error) {
 // failed records a failed try: retried later with backoff, or, after the
 // last try, failed for good and reported.
 func (l *Learner) failed(j *job, err error) {
-	j.Attempts++
+	// A full disk is no fault of the job's: it waits for room, however
+	// long, rather than use up its tries and need a person's retry.
+	if !memd.DiskFull(err) {
+		j.Attempts++
+	}
 	j.Error = err.Error()
 	if j.Attempts >= l.cfg.Retries {
 		j.State, j.NextTry = memd.ExchangeFailed, time.Time{}
 		l.cfg.Logger.Warn("learner: giving up on a job", "job", j.id(), "agent", j.Agent, "err", err)
 	} else {
-		wait := l.cfg.RetryBase << (j.Attempts - 1)
+		wait := l.cfg.RetryBase << max(j.Attempts-1, 0)
 		// A model that says when to come back is not asked before then.
 		var busy *Busy
 		if errors.As(err, &busy) && busy.After > 0 {
@@ -694,13 +701,33 @@ func (l *Learner) failed(j *job, err error) {
 		j.NextTry = l.cfg.Now().Add(wait)
 		l.cfg.Logger.Info("learner: will retry", "job", j.id(), "attempt", j.Attempts, "err", err)
 	}
+	l.pauseIfFull(err)
 	if serr := l.save(j); serr != nil {
 		l.cfg.Logger.Error("learner: storing a failure", "job", j.id(), "err", serr)
+		l.pauseIfFull(serr)
 		return
 	}
 	if j.State == memd.ExchangeFailed && l.cfg.Hooks.Failed != nil {
 		l.cfg.Hooks.Failed(j.status())
 	}
+}
+
+// fullDiskPause is how long learning pauses, in units of RetryBase, when
+// a write found the disk full: every job would meet the same wall, and
+// one whose answer could not be stored would ask the model again at once.
+const fullDiskPause = 16
+
+// pauseIfFull pauses every job for a while if err is a full disk.
+func (l *Learner) pauseIfFull(err error) {
+	if !memd.DiskFull(err) {
+		return
+	}
+	until := l.cfg.Now().Add(min(l.cfg.RetryBase*fullDiskPause, time.Minute))
+	l.mu.Lock()
+	if until.After(l.quiet) {
+		l.quiet = until
+	}
+	l.mu.Unlock()
 }
 
 func (l *Learner) save(j *job) error {
@@ -771,8 +798,8 @@ func (l *Learner) Status(state string) ([]memd.ExchangeStatus, error) {
 	return out, err
 }
 
-// QuietUntil returns when a busy model asked to be called again, or zero
-// when that time has passed.
+// QuietUntil returns when a busy model asked to be called again, or when
+// learning paused for a full disk resumes; zero when that time has passed.
 func (l *Learner) QuietUntil() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()

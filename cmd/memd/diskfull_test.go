@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,4 +82,100 @@ func TestServe_ADiskThatFillsUp(t *testing.T) {
 	if st := git(t, shard, "status", "--porcelain"); st != "" {
 		t.Errorf("git status after the disk filled and emptied:\n%s", st)
 	}
+}
+
+// A large file changed a little: memd's pack holds the change, but the
+// working file is written whole again. On a disk with room for the first
+// and not the second, the write is refused (503) and main stays: had main
+// moved, a person's next git commit, made from the working tree and index
+// that lack the change, would have taken it back. With room again the
+// same write goes through.
+func TestServe_AWriteWhoseWorkingFileFindsNoRoom(t *testing.T) {
+	home := memdtest.SmallDisk(t, "8m")
+	s := serveAt(t, home, "127.0.0.1:0")
+	s.must("agent", "add", "alice")
+	s.must("remember", "--shard", "agent/alice", "Booked a flight to Lisbon")
+	shard := filepath.Join(s.data, "shards", "agent", "alice")
+	token, err := os.ReadFile(filepath.Join(s.data, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// A long profile and a long note, committed by a person.
+	long := func(line string) string { return strings.Repeat(line, (240<<10)/len(line)) }
+	prof, _ := os.ReadFile(filepath.Join(shard, "profile.md"))
+	os.WriteFile(filepath.Join(shard, "profile.md"), append(prof, long("- (2026-11-03) Likes one more city on the long list\n")...), 0o644)
+	os.MkdirAll(filepath.Join(shard, "notes"), 0o755)
+	os.WriteFile(filepath.Join(shard, "notes", "big.md"), []byte("# Big\n\n"+long("- check the deploy runbook before shipping\n")), 0o644)
+	git(t, shard, "add", "-A")
+	git(t, shard, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qm", "long files")
+	var list struct{ Facts []struct{ ID, Text string } }
+	_, out := call(http.MethodGet, "/v1/shards/agent/alice/facts?q=Lisbon", "")
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Facts) != 1 {
+		t.Fatalf("the fact to forget: %v %s", err, out)
+	}
+	writes := []struct{ name, method, path, body string }{
+		{"forget", http.MethodDelete, "/v1/shards/agent/alice/facts/" + list.Facts[0].ID, ""},
+		{"note edit", http.MethodPost, "/v1/shards/agent/alice/notes/big.md:edit", `{"edits":[{"op":"insert_after","anchor":"# Big\n","text":"Edited by memd.\n"}]}`},
+	}
+	for _, w := range writes {
+		head := git(t, shard, "rev-parse", "HEAD")
+		free := memdtest.LeaveFree(t, home, 360<<10) // room for the pack, not the file again
+		status, body := call(w.method, w.path, w.body)
+		if status != http.StatusServiceUnavailable || !strings.Contains(body, "disk holding memd's data is full") {
+			t.Errorf("%s whose working file finds no room: %d %s, want 503 saying the disk is full", w.name, status, body)
+		}
+		if now := git(t, shard, "rev-parse", "HEAD"); now != head {
+			t.Errorf("%s refused for want of room moved main: %s", w.name, git(t, shard, "log", "-2", "--format=%an %s"))
+		}
+		if st := git(t, shard, "status", "--porcelain"); st != "" {
+			t.Errorf("git status after %s was refused: %q", w.name, st)
+		}
+		free()
+		if status, body := call(w.method, w.path, w.body); status != http.StatusOK {
+			t.Errorf("%s again with room: %d %s", w.name, status, body)
+		}
+		if st := git(t, shard, "status", "--porcelain"); st != "" {
+			t.Errorf("git status after %s with room: %q", w.name, st)
+		}
+	}
+}
+
+// An agent whose shard finds no room is not registered: adding it again
+// with more room works, and gives its token.
+func TestServe_AgentAddOnAFullDisk(t *testing.T) {
+	home := memdtest.SmallDisk(t, "8m")
+	s := serveAt(t, home, "127.0.0.1:0")
+	s.must("agent", "add", "bob")
+	refused := 0
+	for _, room := range []int64{4 << 10, 8 << 10, 12 << 10, 16 << 10, 64 << 10} {
+		free := memdtest.LeaveFree(t, home, room)
+		out, err := s.memd(nil, "agent", "add", "alice")
+		free()
+		if err == nil {
+			if refused == 0 {
+				t.Fatal("agent add never found the disk full; the test shows nothing")
+			}
+			if !strings.Contains(out, "token") {
+				t.Errorf("agent add with %d bytes free, after %d refused: %s", room, refused, out)
+			}
+			return
+		}
+		refused++
+		if !strings.Contains(out, "disk holding memd's data is full") {
+			t.Errorf("agent add with %d bytes free: %v\n%s", room, err, out)
+		}
+	}
+	t.Errorf("agent add refused %d times, the last with 64 KiB free: %s", refused, s.must("agent", "list"))
 }

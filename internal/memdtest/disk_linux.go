@@ -57,3 +57,30 @@ func FillDisk(t testing.TB, dir string) (free func()) {
 		}
 	}
 }
+
+// LeaveFree fills the disk holding dir until about free bytes are left,
+// and returns a function that frees it again.
+func LeaveFree(t testing.TB, dir string, free int64) func() {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "filler-to-leave-free")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	for left := int64(st.Bavail)*st.Bsize - free; left > 0; left -= int64(len(chunk)) {
+		if _, err := f.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
+			t.Fatalf("fill the disk: %v", err)
+		}
+	}
+	return func() {
+		if err := os.Remove(path); err != nil {
+			t.Errorf("free the disk: %v", err)
+		}
+	}
+}
