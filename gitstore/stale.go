@@ -260,13 +260,12 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		data := d.data
 		set := func([]byte, bool) ([]byte, bool, error) { return data, false, nil }
 		if _, err := g.add(Change{Author: Committer(), Message: msgf(d.dropper, nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
-			if memd.ErrorCode(err) != memd.ECONFLICT {
-				return st, err
-			}
-			// A person is editing the note: restoring it over their edit
-			// would take theirs away, and refusing the group would keep
-			// the facts out too. memd's version stays in history.
-			sh.store.log.Warn("a git commit made from a stale index took back a note memd had written; a person is editing it, so it is not restored",
+			// A person is editing the note (conflict), or it could not be
+			// checked: restoring it over their edit would take theirs
+			// away, and failing the group would keep the facts out too.
+			// A note refused leaves the group as it was; memd's version
+			// stays in history.
+			sh.store.log.Warn("a git commit made from a stale index took back a note memd had written; it is not restored",
 				"shard", sh.id, "commit", short(d.dropper.Hash), "note", path, "memd's version", short(d.dropper.Hash)+"^:"+path, "reason", err)
 			continue
 		}

@@ -224,42 +224,49 @@ func TestStore_StartKeepsTrackedFilesNamedAsTemporary(t *testing.T) {
 }
 
 // A person's commit from a stale index dropped memd's facts and its note
-// change, and the person is editing that note's same lines, uncommitted.
-// The note cannot be restored over their edit; the facts are restored
-// anyway, at once and not only at the next start.
+// change, and the person is editing that note's same lines, uncommitted:
+// the note cannot be restored over their edit (a conflict), nor checked
+// against a version git takes for binary (a NUL pasted in). The facts are
+// restored anyway, at once and not only at the next start.
 func TestShard_RestoresFactsWhenTheNoteDroppedWithThemIsBeingEdited(t *testing.T) {
-	open := reopenable(t)
-	s, sh := open()
-	defer func() { s.Close() }()
-	dir := sh.Dir()
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("a\nb\nc\n"))); err != nil {
-		t.Fatal(err)
-	}
-	index := filepath.Join(dir, ".git", "index")
-	stale := filepath.Join(t.TempDir(), "index")
-	copyFile(t, index, stale)
-	remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: edit", setNote("a\nB by memd\nc\n"))); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, stale, index)
-	persons := "a\nb by pat\nc\n"
-	os.WriteFile(filepath.Join(dir, "notes", "plan.md"), []byte(persons), 0o644)
-	git(t, dir, "commit", "-qm", "from a stale index", "--allow-empty")
-	if show := git(t, dir, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(show, "log/") {
-		t.Fatalf("the person's commit kept the fact's file; this test shows nothing:\n%s", show)
-	}
+	for name, persons := range map[string]string{
+		"the same lines":     "a\nb by pat\nc\n",
+		"a byte of a binary": "a\nb by pat \x00\nc\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			open := reopenable(t)
+			s, sh := open()
+			defer func() { s.Close() }()
+			dir := sh.Dir()
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("a\nb\nc\n"))); err != nil {
+				t.Fatal(err)
+			}
+			index := filepath.Join(dir, ".git", "index")
+			stale := filepath.Join(t.TempDir(), "index")
+			copyFile(t, index, stale)
+			remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
+			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: edit", setNote("a\nB by memd\nc\n"))); err != nil {
+				t.Fatal(err)
+			}
+			copyFile(t, stale, index)
+			os.WriteFile(filepath.Join(dir, "notes", "plan.md"), []byte(persons), 0o644)
+			git(t, dir, "commit", "-qm", "from a stale index", "--allow-empty")
+			if show := git(t, dir, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(show, "log/") {
+				t.Fatalf("the person's commit kept the fact's file; this test shows nothing:\n%s", show)
+			}
 
-	if err := sh.Refresh(); err != nil {
-		t.Fatal(err)
-	}
-	if got := texts(t, sh); !slices.Equal(got, []string{"Packed a raincoat"}) {
-		t.Errorf("facts after the person's commit: %v, want the raincoat back", got)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "notes", "plan.md")); string(b) != persons {
-		t.Errorf("the person's uncommitted note: %q, want %q", b, persons)
-	}
-	if data, _, _, _ := sh.Note(gitstore.Hash{}, "notes/plan.md"); string(data) != "a\nb\nc\n" {
-		t.Errorf("the note on main: %q, want it as the person's commit left it", data)
+			if err := sh.Refresh(); err != nil {
+				t.Fatal(err)
+			}
+			if got := texts(t, sh); !slices.Equal(got, []string{"Packed a raincoat"}) {
+				t.Errorf("facts after the person's commit: %v, want the raincoat back", got)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "notes", "plan.md")); string(b) != persons {
+				t.Errorf("the person's uncommitted note: %q, want %q", b, persons)
+			}
+			if data, _, _, _ := sh.Note(gitstore.Hash{}, "notes/plan.md"); string(data) != "a\nb\nc\n" {
+				t.Errorf("the note on main: %q, want it as the person's commit left it", data)
+			}
+		})
 	}
 }
