@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -88,10 +91,34 @@ func (sh *Shard) repack() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// One thread: the other processor keeps serving writes.
+	before := gitTempPacks(sh.gitDir)
 	cmd := exec.CommandContext(ctx, "git", "-C", sh.dir, "-c", "pack.threads=1", "repack", "-d", "-q", "--geometric=2")
 	if out, err := cmd.CombinedOutput(); err != nil {
+		// git leaves the pack it was writing when it fails (a full disk),
+		// holding what room there was, and prunes it only weeks later.
+		// Those that appeared meanwhile are this repack's (a git command
+		// of a person's writing one at this moment would fail too, and
+		// can run again).
+		for name := range gitTempPacks(sh.gitDir) {
+			if !before[name] {
+				os.Remove(filepath.Join(sh.gitDir, "objects", "pack", name))
+			}
+		}
 		return fmt.Errorf("git repack: %w: %s", err, bytes.TrimSpace(out))
 	}
 	sh.store.log.Debug("repacked shard", "shard", sh.id, "took", time.Since(start))
 	return nil
+}
+
+// gitTempPacks lists the files git writes a pack or its index into before
+// it names them (tmp_pack_*, tmp_idx_*, tmp_rev_*).
+func gitTempPacks(gitDir string) map[string]bool {
+	names := make(map[string]bool)
+	entries, _ := os.ReadDir(filepath.Join(gitDir, "objects", "pack"))
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_") || strings.HasPrefix(n, "tmp_rev_") {
+			names[n] = true
+		}
+	}
+	return names
 }
