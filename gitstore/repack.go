@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"time"
 )
 
@@ -91,18 +91,14 @@ func (sh *Shard) repack() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// One thread: the other processor keeps serving writes.
-	before := gitTempPacks(sh.gitDir)
 	cmd := exec.CommandContext(ctx, "git", "-C", sh.dir, "-c", "pack.threads=1", "repack", "-d", "-q", "--geometric=2")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		// git leaves the pack it was writing when it fails (a full disk),
-		// holding what room there was, and prunes it only weeks later.
-		// Those that appeared meanwhile are this repack's (a git command
-		// of a person's writing one at this moment would fail too, and
-		// can run again).
-		for name := range gitTempPacks(sh.gitDir) {
-			if !before[name] {
-				os.Remove(filepath.Join(sh.gitDir, "objects", "pack", name))
-			}
+		// holding what room there was, and prunes it only weeks later. It
+		// names the file; only that one goes, not one a person's git
+		// fetch may be writing at this moment.
+		if name := leftTempPack(out); name != "" {
+			os.Remove(filepath.Join(sh.gitDir, "objects", "pack", name))
 		}
 		return fmt.Errorf("git repack: %w: %s", err, bytes.TrimSpace(out))
 	}
@@ -110,15 +106,15 @@ func (sh *Shard) repack() error {
 	return nil
 }
 
-// gitTempPacks lists the files git writes a pack or its index into before
-// it names them (tmp_pack_*, tmp_idx_*, tmp_rev_*).
-func gitTempPacks(gitDir string) map[string]bool {
-	names := make(map[string]bool)
-	entries, _ := os.ReadDir(filepath.Join(gitDir, "objects", "pack"))
-	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_") || strings.HasPrefix(n, "tmp_rev_") {
-			names[n] = true
-		}
+// leftTempPack returns the name of the temporary pack file git's message
+// says it failed to write ("sha1 file '.git/objects/pack/tmp_pack_x'
+// write error"), or "".
+func leftTempPack(out []byte) string {
+	m := tempPackInMessage.FindSubmatch(out)
+	if m == nil {
+		return ""
 	}
-	return names
+	return string(m[1])
 }
+
+var tempPackInMessage = regexp.MustCompile(`'(?:[^']*/)?objects/pack/(tmp_(?:pack|idx|rev)_[A-Za-z0-9]+)'`)

@@ -607,3 +607,73 @@ func TestRewriteWorking_AnAppendThatRunsOutOfRoomLeavesNothing(t *testing.T) {
 		t.Errorf("with room again the file ends %q", got[max(0, len(got)-80):])
 	}
 }
+
+// A move is refused for a full disk only while nothing of it reached the
+// working tree. Here the working file of a fact file the person has
+// staged a version of already holds memd's forget when the disk fills:
+// the blob merging it into the staged version finds no room. Refused, the
+// person's git commit -a would have taken a forget memd said it had not
+// made; instead the move goes ahead, and the index catches up later.
+func TestShard_ARefusalForAFullDiskAfterTheWorkingFileWasWritten(t *testing.T) {
+	disk := memdtest.SmallDisk(t, "8m")
+	s, err := Open(filepath.Join(disk, "data"), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sid, _ := memd.ParseShardID("agent/alice")
+	sh, err := s.CreateShard(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := memd.ParseDate("2026-11-03")
+	who := Signature{Name: "alice", Email: "alice@agents.memd"}
+	res, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{
+		{Op: AddFact, Fact: memd.Fact{Text: "Lives in Austin", Date: d, Tier: memd.TierProfile}},
+		{Op: AddFact, Fact: memd.Fact{Text: "Works at Acme", Date: d, Tier: memd.TierProfile}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	austin := res.Facts[0].ID
+	// The person adds a fact by hand and stages it (git add), uncommitted.
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, _ := os.ReadFile(profile)
+	os.WriteFile(profile, append(b, "- (2026-11-04) Has a cat\n"...), 0o644)
+	memdtest.Git(t, sh.Dir(), "add", "profile.md")
+	head := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
+
+	// The disk fills the moment memd's working file is in place.
+	var free func()
+	t.Cleanup(func() {
+		setHook(&testHookAfterRename, nil)
+		if free != nil {
+			free()
+		}
+	})
+	setHook(&testHookAfterRename, func(string) {
+		if free == nil {
+			free = memdtest.FillDisk(t, disk)
+		}
+	})
+	_, err = sh.Apply(Change{Author: who, Message: "forget", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: austin}}}})
+	setHook(&testHookAfterRename, nil)
+	if free == nil {
+		t.Fatalf("the working file was never replaced; the test shows nothing (err %v)", err)
+	}
+	// What the caller was told holds once the person commits with git:
+	// a forget refused leaves the fact, one acknowledged takes it away.
+	refused := err != nil
+	if now := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD"); (now != head) == refused {
+		t.Fatalf("the forget answered %v, and main moved: %v", err, now != head)
+	}
+	free()
+	free = nil
+	memdtest.Git(t, sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-qam", "my cat")
+	if _, ferr := sh.Fact(austin); (ferr == nil) != refused {
+		t.Errorf("the forget answered %v; after the person's git commit -a the fact is there: %v\n%s", err, ferr == nil, memdtest.Git(t, sh.Dir(), "show", "HEAD:profile.md"))
+	}
+	if show := memdtest.Git(t, sh.Dir(), "show", "HEAD:profile.md"); !strings.Contains(show, "Has a cat") {
+		t.Errorf("the person's staged line is gone:\n%s", show)
+	}
+}

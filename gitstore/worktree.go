@@ -74,8 +74,12 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 			fileOld = touched[path]
 		}
 		if err := sh.syncFile(idx, path, touched[path], fileOld, files[path]); err != nil {
-			we := &worktreeError{path: path, done: slices.Clone(done), err: err}
-			if _, ok := move[path]; ok && len(done) == 0 {
+			wrote := slices.Clone(done)
+			if _, ok := errors.AsType[*fileWrittenError](err); ok {
+				wrote = append(wrote, path)
+			}
+			we := &worktreeError{path: path, done: wrote, err: err}
+			if _, ok := move[path]; ok && len(wrote) == 0 {
 				lock.release() // the move may be refused yet
 				return nil, we
 			}
@@ -195,12 +199,12 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *factFile) error {
 	full := filepath.Join(sh.dir, filepath.FromSlash(path))
 	var oldData, newData []byte
-	var oldBlob, newBlob Hash
+	var oldBlob Hash
 	if old != nil {
 		oldData, oldBlob = old.data, old.blob
 	}
 	if next != nil {
-		newData, newBlob = next.data, next.blob
+		newData = next.data
 	}
 	entry, _ := idx.Entry(path)
 
@@ -231,10 +235,34 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 		}
 	}
 
-	// The index: the new blob, unless the person staged a version of their
-	// own, which then gets memd's change merged in as well. A path in
-	// conflict (the person's git merge under way) keeps its entries, one a
-	// side: the person settles it with git add.
+	if err := sh.stageFile(idx, path, entry, inStep, old, fileOld, next, w); err != nil {
+		// The working file holds memd's version already: this move can
+		// no longer be refused (refusesMove), only caught up with.
+		return &fileWrittenError{err}
+	}
+	return nil
+}
+
+// fileWrittenError is a failure of syncFile after it wrote the working file.
+type fileWrittenError struct{ err error }
+
+func (e *fileWrittenError) Error() string { return e.err.Error() }
+func (e *fileWrittenError) Unwrap() error { return e.err }
+
+// stageFile records in the index the version of path syncFile wrote (w):
+// the new blob, unless the person staged a version of their own, which
+// then gets memd's change merged in as well. A path in conflict (the
+// person's git merge under way) keeps its entries, one a side: the person
+// settles it with git add.
+func (sh *Shard) stageFile(idx *index.Index, path string, entry *index.Entry, inStep bool, old, fileOld, next *factFile, w workWrite) error {
+	var oldData, newData []byte
+	var newBlob Hash
+	if old != nil {
+		oldData = old.data
+	}
+	if next != nil {
+		newData, newBlob = next.data, next.blob
+	}
 	if unmerged(idx, path) {
 		return nil
 	}
