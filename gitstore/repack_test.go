@@ -15,19 +15,18 @@ import (
 	"github.com/memd/memd/internal/memdtest"
 )
 
-// memd's background repack on a disk without room for the pack it would
-// write fails, and git leaves the part it wrote behind, holding the room
-// that was left. memd takes it away: the writes that had room before the
-// repack still have it.
-func TestShard_ARepackThatFindsNoRoomGivesItBack(t *testing.T) {
-	disk := memdtest.SmallDisk(t, "8m")
+// shardToRepack returns a small disk and a shard on it holding notes that
+// neither compress nor delta, 24 packs of them: a repack's pack holds them
+// all, about 1.5 MB.
+func shardToRepack(t *testing.T) (disk string, sh *gitstore.Shard) {
+	t.Helper()
+	disk = memdtest.SmallDisk(t, "8m")
 	s, err := gitstore.Open(disk, gitstore.Options{NoSync: true, RepackAt: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	sh := createShard(t, s, "agent/alice")
-	// Notes that neither compress nor delta: a repack's pack holds them all.
+	t.Cleanup(func() { s.Close() })
+	sh = createShard(t, s, "agent/alice")
 	for i := range 24 {
 		b := make([]byte, 45<<10)
 		rand.Read(b)
@@ -35,6 +34,15 @@ func TestShard_ARepackThatFindsNoRoomGivesItBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return disk, sh
+}
+
+// memd's background repack on a disk without room for the pack it would
+// write fails, and git leaves the part it wrote behind, holding the room
+// that was left. memd takes it away: the writes that had room before the
+// repack still have it.
+func TestShard_ARepackThatFindsNoRoomGivesItBack(t *testing.T) {
+	disk, sh := shardToRepack(t)
 	free := memdtest.LeaveFree(t, disk, 512<<10) // room for writes, not the repack
 	defer free()
 	if err := sh.Repack(); err == nil {
@@ -64,20 +72,7 @@ func TestShard_AFailedRepackLeavesAPersonsFetchAlone(t *testing.T) {
 	wrap := t.TempDir()
 	os.WriteFile(filepath.Join(wrap, "git"), []byte("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = repack ] && sleep 0.5; done\nexec "+realGit+" \"$@\"\n"), 0o755)
 
-	disk := memdtest.SmallDisk(t, "8m")
-	s, err := gitstore.Open(disk, gitstore.Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sh := createShard(t, s, "agent/alice")
-	for i := range 24 {
-		b := make([]byte, 45<<10)
-		rand.Read(b)
-		if _, err := sh.Apply(noteChange(fmt.Sprintf("notes/n%02d.md", i), "note-edit: create", setNote(base64.StdEncoding.EncodeToString(b)+"\n"))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	disk, sh := shardToRepack(t)
 	// The pack the person's fetch brings: one small blob, from elsewhere.
 	other := t.TempDir()
 	memdtest.Git(t, other, "init", "-q")
