@@ -20,16 +20,21 @@ import (
 // packs are left as they are (a warning says so).
 
 // repackIdle is how long a shard must go without writes before it is
-// repacked; repackCeiling is the pack count that forces a repack anyway.
+// repacked; repackCeiling is the pack count that forces a repack anyway;
+// repackBackoff is how long background repacks pause after one failed.
+// A repack that finds no room writes until the disk is full, and a write
+// of memd's or a person's in that moment fails: on a nearly full disk,
+// one after every burst of writes would fail such writes again and again.
 const (
 	repackIdle    = time.Second
 	repackCeiling = 1024
+	repackBackoff = 10 * time.Minute
 )
 
 // maybeRepack schedules a repack after a group commit. The caller holds sh.mu.
 func (sh *Shard) maybeRepack() {
 	at := sh.store.opts.RepackAt
-	if at < 0 {
+	if at < 0 || time.Now().UnixNano() < sh.repackAfter.Load() {
 		return
 	}
 	n := sh.db.PackCount()
@@ -64,8 +69,11 @@ func (sh *Shard) startRepack() {
 	started := s.background(func() {
 		defer sh.repacking.Store(false)
 		if err := sh.repack(); err != nil {
-			s.log.Warn("background repack failed; packs accumulate until it succeeds", "shard", sh.id, "err", err)
+			sh.repackAfter.Store(time.Now().Add(repackBackoff).UnixNano())
+			s.log.Warn("background repack failed; packs accumulate until it succeeds", "shard", sh.id, "err", err, "next try", repackBackoff)
+			return
 		}
+		sh.repackAfter.Store(0)
 	})
 	if !started {
 		sh.repacking.Store(false)

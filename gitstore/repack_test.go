@@ -1,12 +1,16 @@
 package gitstore_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,12 +25,21 @@ import (
 func shardToRepack(t *testing.T) (disk string, sh *gitstore.Shard) {
 	t.Helper()
 	disk = memdtest.SmallDisk(t, "8m")
-	s, err := gitstore.Open(disk, gitstore.Options{NoSync: true, RepackAt: -1})
+	return disk, notesToRepack(t, disk, gitstore.Options{NoSync: true, RepackAt: -1})
+}
+
+// notesToRepack opens a store in dir with opts and writes shardToRepack's
+// notes into its shard agent/alice, with background repacks off; the store
+// is opened again with opts for the shard it returns.
+func notesToRepack(t *testing.T, dir string, opts gitstore.Options) *gitstore.Shard {
+	t.Helper()
+	seeding := opts
+	seeding.RepackAt = -1
+	s, err := gitstore.Open(dir, seeding)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	sh = createShard(t, s, "agent/alice")
+	sh := createShard(t, s, "agent/alice")
 	for i := range 24 {
 		b := make([]byte, 45<<10)
 		rand.Read(b)
@@ -34,8 +47,61 @@ func shardToRepack(t *testing.T) (disk string, sh *gitstore.Shard) {
 			t.Fatal(err)
 		}
 	}
-	return disk, sh
+	s.Close()
+	if s, err = gitstore.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if sh, err = s.Shard(memd.AgentShard("alice")); err != nil {
+		t.Fatal(err)
+	}
+	return sh
 }
+
+// A background repack that found no room pauses the next ones: each fills
+// the disk for a moment, and a write landing in that moment fails, though
+// there is room for it.
+func TestShard_BackgroundRepacksPauseAfterOneFindsNoRoom(t *testing.T) {
+	disk := memdtest.SmallDisk(t, "8m")
+	var failed atomic.Int32
+	log := slog.New(countingHandler{"background repack failed", &failed})
+	sh := notesToRepack(t, disk, gitstore.Options{NoSync: true, RepackAt: 2, Logger: log})
+	free := memdtest.LeaveFree(t, disk, 512<<10) // room for writes, not the repack
+	defer free()
+	write := func(i int) {
+		t.Helper()
+		if _, err := sh.Apply(noteChange(fmt.Sprintf("notes/small%d.md", i), "note-edit: create", setNote("# Small\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1) // a repack follows once the shard is idle for a second, and fails
+	for deadline := time.Now().Add(10 * time.Second); failed.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no background repack failed; the test shows nothing")
+		}
+	}
+	write(2)
+	time.Sleep(2 * time.Second) // the idle second, and the repack that would follow
+	if n := failed.Load(); n != 1 {
+		t.Errorf("%d background repacks failed for want of room, one after each write, where the first should pause them", n)
+	}
+}
+
+// countingHandler counts the log records whose message starts with msg.
+type countingHandler struct {
+	msg string
+	n   *atomic.Int32
+}
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, h.msg) {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countingHandler) WithGroup(string) slog.Handler      { return h }
 
 // memd's background repack on a disk without room for the pack it would
 // write fails, and git leaves the part it wrote behind, holding the room

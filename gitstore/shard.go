@@ -53,6 +53,9 @@ type Shard struct {
 	repacking   atomic.Bool
 	repackTimer *time.Timer // guarded by mu
 	repackMu    sync.Mutex  // held while git repack runs
+	// repackAfter is when a background repack may run again after one
+	// failed (unix nanoseconds; 0: at once).
+	repackAfter atomic.Int64
 
 	// The working tree and index, guarded by mu: paths whose index entry
 	// lags HEAD (with the version it holds), and the blobs memd recently
