@@ -20,3 +20,7 @@ func (sh *Shard) ApplyTogether(cs ...Change) []error {
 	}
 	return errs
 }
+
+// OwedRetryAfter is how long an owed restore waits on a main that has not
+// moved; tests shorten it.
+var OwedRetryAfter = &owedRetryAfter

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // refresh returns the state at the current HEAD, catching up with commits
@@ -67,7 +68,7 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st := sh.cur.Load(); st != nil && st.head == head {
+	if st := sh.cur.Load(); st != nil && st.head == head && sh.owed.Load() == nil {
 		return st, nil
 	}
 	sh.mu.Lock()
@@ -78,7 +79,7 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	if head, err = readRef(sh.gitDir, mainRef); err != nil {
 		return nil, err
 	}
-	if !need && sh.cur.Load() == nil && head == sh.seen {
+	if !need && sh.cur.Load() == nil && head == sh.seen && sh.owed.Load() == nil {
 		return nil, nil
 	}
 	return sh.catchUpSeeing(head, see)
@@ -106,20 +107,29 @@ func (sh *Shard) catchUp(head Hash) (*state, error) { return sh.catchUpSeeing(he
 // built afresh.
 func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, error) {
 	prev := sh.cur.Load()
-	if prev != nil && prev.head == head {
+	owed := sh.owed.Load()
+	if prev != nil && prev.head == head && (owed == nil || time.Now().UnixNano() < sh.owedRetry) {
+		sh.saveOwed() // before memd's own next commit, if it could not be saved
 		return prev, nil
 	}
 	base := sh.seen
 	if prev != nil {
 		base = prev.head
 	}
-	st, err := sh.loadSeeing(prev, head, see)
-	if err != nil {
-		sh.cur.Store(nil) // rebuild from scratch next time
-		return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
+	if owed != nil {
+		base = *owed // a restore that failed is tried again from where it began
 	}
-	sh.setState(st)
+	st := prev
+	if prev == nil || prev.head != head {
+		var err error
+		if st, err = sh.loadSeeing(prev, head, see); err != nil {
+			sh.cur.Store(nil) // rebuild from scratch next time
+			return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
+		}
+		sh.setState(st)
+	}
 	if base.IsZero() || base == head {
+		sh.settleOwed()
 		return st, nil
 	}
 	// Commits from outside memd may have come from a stale index.
@@ -127,8 +137,10 @@ func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, er
 		restored, err := sh.restoreDropped(base, st)
 		if !errors.Is(err, errRefMoved) || attempt == 5 {
 			if err != nil {
-				sh.store.log.Warn("restoring facts a stale index dropped", "shard", sh.id, "err", err)
+				sh.store.log.Warn("restoring facts a stale index dropped; tried again at the next write or read", "shard", sh.id, "err", err)
+				sh.oweRestore(base)
 			} else if sh.store.opts.Restore != nil && restored != nil {
+				sh.settleOwed()
 				sh.markJudged(restored.head)
 			}
 			return restored, nil

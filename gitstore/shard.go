@@ -31,6 +31,17 @@ type Shard struct {
 	// shard was opened): what a move of main made outside memd is checked
 	// from, even after the state itself was given up. Guarded by mu.
 	seen Hash
+	// owed is where a restore of what a stale index dropped began, while
+	// it failed (a full disk): the next catch-up tries it again, even if
+	// main has not moved, and a start after a stop reads it from
+	// owedName. Nil when none is owed.
+	owed atomic.Pointer[Hash]
+	// owedRetry is when an owed restore is tried again if main has not
+	// moved (Unix nanoseconds), so that a failure that lasts does not
+	// cost every write a walk of the history; owedSaved tells that owed
+	// is in owedName. Guarded by mu.
+	owedRetry int64
+	owedSaved bool
 	// proposed is the files at the tip of the branch proposed, as memd
 	// last made it, so that the next proposal on it does not read them
 	// all again. Guarded by mu; given up with cur.
@@ -147,6 +158,11 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 			root = c.tree
 			if s.opts.Restore != nil {
 				sh.seen = sh.lastJudged(main, c)
+				if owed := sh.readOwed(); !owed.IsZero() {
+					sh.seen = owed
+					sh.owed.Store(&owed)
+					sh.owedSaved = true
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memd/memd"
 )
@@ -178,6 +179,62 @@ func (sh *Shard) markJudged(head Hash) {
 	if err := os.WriteFile(path+".new", []byte(head.String()+"\n"), 0o644); err == nil {
 		os.Rename(path+".new", path)
 	}
+}
+
+// owedName is the file that names where a restore that failed began, so
+// that a start tries it again though memd committed since (lastJudged
+// would stop at memd's own commit, after the one that dropped facts).
+const owedName = "memd-restore-owed"
+
+// oweRestore records that the restore of what the commits after base
+// dropped failed, to be tried again. The caller holds sh.mu.
+func (sh *Shard) oweRestore(base Hash) {
+	sh.owedRetry = time.Now().Add(owedRetryAfter).UnixNano()
+	if owed := sh.owed.Load(); owed == nil || *owed != base {
+		sh.owed.Store(&base)
+		sh.owedSaved = false
+	}
+	sh.saveOwed()
+}
+
+// saveOwed writes the restore owed to owedName unless it is there: the
+// failure may have been a full disk, and memd's next commit of its own
+// would hide the commit that dropped facts from the next start. The
+// caller holds sh.mu.
+func (sh *Shard) saveOwed() {
+	owed := sh.owed.Load()
+	if owed == nil || sh.owedSaved {
+		return
+	}
+	path := filepath.Join(sh.gitDir, owedName)
+	if err := os.WriteFile(path+".new", []byte(owed.String()+"\n"), 0o644); err != nil {
+		os.Remove(path + ".new")
+		return
+	}
+	sh.owedSaved = os.Rename(path+".new", path) == nil
+}
+
+// owedRetryAfter is how long an owed restore waits before it is tried
+// again on a main that has not moved (a variable for tests).
+var owedRetryAfter = 2 * time.Second
+
+// settleOwed records that no restore is owed. The caller holds sh.mu.
+func (sh *Shard) settleOwed() {
+	if sh.owed.Swap(nil) != nil {
+		os.Remove(filepath.Join(sh.gitDir, owedName))
+	}
+	sh.owedSaved = false
+}
+
+// readOwed returns the commit oweRestore recorded, if memd can still read
+// it, or the zero hash.
+func (sh *Shard) readOwed() Hash {
+	b, err := os.ReadFile(filepath.Join(sh.gitDir, owedName))
+	s := strings.TrimSpace(string(b))
+	if err != nil || !IsHash(s) || !sh.db.Has(NewHash(s)) {
+		return Hash{}
+	}
+	return NewHash(s)
 }
 
 // readJudged returns the commit markJudged recorded, or the zero hash.
