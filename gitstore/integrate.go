@@ -84,6 +84,10 @@ func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, 
 	if err != nil {
 		return Integration{}, err
 	}
+	// The catch-up may have committed a restore of what a stale index
+	// dropped: theirs is judged against that, or moving main to theirs
+	// would leave it behind.
+	head = st.head
 	in := Integration{Kind: IntegrateNone, Head: head}
 	if theirs.IsZero() || theirs == head {
 		return in, nil

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // refresh returns the state at the current HEAD, catching up with commits
@@ -68,7 +67,7 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st := sh.cur.Load(); st != nil && st.head == head && sh.owed.Load() == nil {
+	if st := sh.cur.Load(); st != nil && st.head == head && !sh.owedDue() {
 		return st, nil
 	}
 	sh.mu.Lock()
@@ -79,7 +78,7 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	if head, err = readRef(sh.gitDir, mainRef); err != nil {
 		return nil, err
 	}
-	if !need && sh.cur.Load() == nil && head == sh.seen && sh.owed.Load() == nil {
+	if !need && sh.cur.Load() == nil && head == sh.seen && !sh.owedDue() {
 		return nil, nil
 	}
 	return sh.catchUpSeeing(head, see)
@@ -108,7 +107,7 @@ func (sh *Shard) catchUp(head Hash) (*state, error) { return sh.catchUpSeeing(he
 func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, error) {
 	prev := sh.cur.Load()
 	owed := sh.owed.Load()
-	if prev != nil && prev.head == head && (owed == nil || time.Now().UnixNano() < sh.owedRetry) {
+	if prev != nil && prev.head == head && !sh.owedDue() {
 		sh.saveOwed() // before memd's own next commit, if it could not be saved
 		return prev, nil
 	}

@@ -583,7 +583,11 @@ func readFile(t *testing.T, file string) string {
 // test's, as memd's start does, and its shard agent/alice (made the first
 // time); the caller closes the store.
 func reopenable(t *testing.T) func() (*gitstore.Store, *gitstore.Shard) {
-	dir := t.TempDir()
+	return reopenableAt(t, t.TempDir())
+}
+
+// reopenableAt is reopenable with the store in dir.
+func reopenableAt(t *testing.T, dir string) func() (*gitstore.Store, *gitstore.Shard) {
 	return func() (*gitstore.Store, *gitstore.Shard) {
 		t.Helper()
 		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})

@@ -38,9 +38,11 @@ type Shard struct {
 	owed atomic.Pointer[Hash]
 	// owedRetry is when an owed restore is tried again if main has not
 	// moved (Unix nanoseconds), so that a failure that lasts does not
-	// cost every write a walk of the history; owedSaved tells that owed
-	// is in owedName. Guarded by mu.
-	owedRetry int64
+	// cost every read and write a walk of the history; owedWait is the
+	// wait before it, owedSaved tells that owed is in owedName (both
+	// guarded by mu).
+	owedRetry atomic.Int64
+	owedWait  time.Duration
 	owedSaved bool
 	// proposed is the files at the tip of the branch proposed, as memd
 	// last made it, so that the next proposal on it does not read them

@@ -28,6 +28,9 @@ import (
 // staleLookback is how far back a fact file's earlier versions are looked for.
 const staleLookback = 64
 
+// ownLookback bounds the commits of any author a restore walks past.
+const ownLookback = 1 << 14
+
 // RestoreMessage formats the message of a commit restoring facts, or a
 // note (its file), that a commit built from a stale index dropped.
 type RestoreMessage func(dropper Commit, facts []memd.Fact, note string) string
@@ -189,12 +192,20 @@ const owedName = "memd-restore-owed"
 // oweRestore records that the restore of what the commits after base
 // dropped failed, to be tried again. The caller holds sh.mu.
 func (sh *Shard) oweRestore(base Hash) {
-	sh.owedRetry = time.Now().Add(owedRetryAfter).UnixNano()
+	// Each failure in a row doubles the wait, up to ten minutes: one that
+	// lasts costs a walk and a warning that often, not at every write.
+	sh.owedWait = min(max(2*sh.owedWait, owedRetryAfter), 10*time.Minute)
+	sh.owedRetry.Store(time.Now().Add(sh.owedWait).UnixNano())
 	if owed := sh.owed.Load(); owed == nil || *owed != base {
 		sh.owed.Store(&base)
 		sh.owedSaved = false
 	}
 	sh.saveOwed()
+}
+
+// owedDue reports whether a restore is owed and due to be tried again.
+func (sh *Shard) owedDue() bool {
+	return sh.owed.Load() != nil && time.Now().UnixNano() >= sh.owedRetry.Load()
 }
 
 // saveOwed writes the restore owed to owedName unless it is there: the
@@ -214,8 +225,8 @@ func (sh *Shard) saveOwed() {
 	sh.owedSaved = os.Rename(path+".new", path) == nil
 }
 
-// owedRetryAfter is how long an owed restore waits before it is tried
-// again on a main that has not moved (a variable for tests).
+// owedRetryAfter is how long an owed restore first waits before it is
+// tried again on a main that has not moved (a variable for tests).
 var owedRetryAfter = 2 * time.Second
 
 // settleOwed records that no restore is owed. The caller holds sh.mu.
@@ -223,7 +234,7 @@ func (sh *Shard) settleOwed() {
 	if sh.owed.Swap(nil) != nil {
 		os.Remove(filepath.Join(sh.gitDir, owedName))
 	}
-	sh.owedSaved = false
+	sh.owedSaved, sh.owedWait = false, 0
 }
 
 // readOwed returns the commit oweRestore recorded, if memd can still read
@@ -261,12 +272,20 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	var dropper Commit
 	var lost []memd.Fact
 	notes := map[string]droppedNote{}
-	n := 0
+	n, walked := 0, 0
 	reached := false
 	err := sh.Walk(st.head, func(c Commit) error {
 		if c.Hash == from {
 			reached = true
 			return ErrStop
+		}
+		// memd's own commits drop nothing and count only toward a bound of
+		// their own: an owed restore walks past those memd made since.
+		if walked++; walked > ownLookback {
+			return ErrStop
+		}
+		if c.ByMemd() {
+			return nil
 		}
 		if n++; n > staleLookback {
 			return ErrStop
@@ -293,6 +312,9 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		// Not reached: main was reset behind what memd last saw (a person
 		// undoing a restore, say), or moved too far to judge. Nothing is
 		// restored; the new history stands.
+		if err == nil && sh.owed.Load() != nil {
+			sh.store.log.Warn("a restore owed of what a stale index dropped is given up: main no longer leads back to where it began", "shard", sh.id, "from", short(from))
+		}
 		return st, err
 	}
 	g := newGroup(sh, st)

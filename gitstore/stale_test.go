@@ -7,11 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
-	"github.com/memd/memd/internal/memdtest"
 )
 
 func restoreMessage(dropper gitstore.Commit, facts []memd.Fact, note string) string {
@@ -271,92 +269,4 @@ func TestShard_RestoresFactsWhenTheNoteDroppedWithThemIsBeingEdited(t *testing.T
 			}
 		})
 	}
-}
-
-// A person's commit from a stale index drops memd's fact while the disk is
-// full, so memd's restore cannot be written. It is owed: tried again once
-// there is room, though main has not moved since, and though memd wrote
-// first; and at a start, if memd stopped before it could.
-func TestShard_ARestoreThatFoundNoRoomIsTriedAgain(t *testing.T) {
-	*gitstore.OwedRetryAfter = 0
-	t.Cleanup(func() { *gitstore.OwedRetryAfter = 2 * time.Second })
-	for _, when := range []string{"at the next write", "at a start", "at a start after memd wrote"} {
-		t.Run(when, func(t *testing.T) {
-			if when == "at a start after memd wrote" {
-				*gitstore.OwedRetryAfter = time.Hour // memd's write does not try it again
-				defer func() { *gitstore.OwedRetryAfter = 0 }()
-			}
-			disk := memdtest.SmallDisk(t, "8m")
-			open := func() (*gitstore.Store, *gitstore.Shard) {
-				t.Helper()
-				s, err := gitstore.Open(disk, gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
-				if err != nil {
-					t.Fatal(err)
-				}
-				sh, err := s.Shard(memd.AgentShard("alice"))
-				if err != nil {
-					sh = createShard(t, s, "agent/alice")
-				}
-				return s, sh
-			}
-			s, sh := open()
-			defer func() { s.Close() }()
-			dir := sh.Dir()
-			remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
-			index := filepath.Join(dir, ".git", "index")
-			stale := filepath.Join(t.TempDir(), "index")
-			copyFile(t, index, stale)
-			remember(t, sh, "Packed a raincoat", memd.TierLog, "m2")
-			copyFile(t, stale, index)
-			os.WriteFile(filepath.Join(dir, "todo.md"), []byte("call mum\n"), 0o644)
-			git(t, dir, "add", "todo.md")
-			git(t, dir, "commit", "-qm", "todo")
-			if show := git(t, dir, "show", "HEAD:log/2026-11.md"); strings.Contains(show, "raincoat") {
-				t.Fatalf("the person's commit did not drop the fact; this test shows nothing")
-			}
-
-			free := memdtest.FillDisk(t, disk)
-			sh.Refresh() // the restore finds no room
-			if got := texts(t, sh); slices.Contains(got, "Packed a raincoat") {
-				t.Fatalf("the restore found room on a full disk; this test shows nothing: %v", got)
-			}
-			if when == "at a start" {
-				s.Close()
-			}
-			free()
-			want := []string{"Booked a flight to Lisbon", "Packed a raincoat"}
-			if when != "at a start" {
-				remember(t, sh, "Took the night train", memd.TierLog, "m3")
-				want = append(want, "Took the night train")
-			}
-			if when == "at a start after memd wrote" {
-				s.Close()
-			}
-			if strings.HasPrefix(when, "at a start") {
-				s, sh = open()
-			}
-			if err := sh.Refresh(); err != nil {
-				t.Fatal(err)
-			}
-			if got := texts(t, sh); !slices.Equal(got, want) {
-				t.Errorf("facts once the disk has room again: %v, want %v\n%s", got, want, git(t, dir, "log", "--format=%an %s", "-4"))
-			}
-			// After a start, the line restored goes at the end of main's
-			// file, while the person's working file holds it where it was:
-			// the same lines, in another order.
-			work, _ := os.ReadFile(filepath.Join(dir, "log", "2026-11.md"))
-			head := git(t, dir, "show", "HEAD:log/2026-11.md")
-			if a, b := strings.Split(string(work), "\n"), strings.Split(head, "\n"); !sameLines(a, b) {
-				t.Errorf("the working file %q, main's %q", work, head)
-			}
-		})
-	}
-}
-
-// sameLines reports whether a and b hold the same lines, in any order.
-func sameLines(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }

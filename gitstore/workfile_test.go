@@ -677,3 +677,37 @@ func TestShard_ARefusalForAFullDiskAfterTheWorkingFileWasWritten(t *testing.T) {
 		t.Errorf("the person's staged line is gone:\n%s", show)
 	}
 }
+
+// A read of a shard whose main has not moved does not wait for the writer
+// (follow's lock-free path). With a restore owed and its retry not due, it
+// should not either: reads would queue behind every group commit for as
+// long as the disk stays full.
+func TestShard_ReadsDoNotWaitForTheWriterWhileARestoreIsOwed(t *testing.T) {
+	_, sh := aliceShard(t)
+	date, _ := memd.ParseDate("2026-11-03")
+	if _, err := sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+		Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight", Date: date, Tier: memd.TierLog}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sh.refresh(); err != nil {
+		t.Fatal(err)
+	}
+	head := sh.cur.Load().head
+	sh.mu.Lock()
+	sh.owed.Store(&head)
+	sh.owedSaved = true
+	sh.owedRetry.Store(time.Now().Add(time.Hour).UnixNano())
+	sh.mu.Unlock()
+
+	sh.mu.Lock() // a writer at work
+	done := make(chan struct{})
+	go func() { sh.refresh(); close(done) }()
+	select {
+	case <-done:
+		sh.mu.Unlock()
+	case <-time.After(300 * time.Millisecond):
+		sh.mu.Unlock()
+		<-done
+		t.Errorf("a read of an unmoved main waited for the writer's lock because a restore is owed")
+	}
+}
