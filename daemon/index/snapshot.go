@@ -692,11 +692,22 @@ func (x *Index) saveShard(id memd.ShardID) error {
 		// collected: its memory would stay that much larger.
 		debug.FreeOSMemory()
 	}
+	cost := time.Since(start)
+	if memd.DiskFull(err) {
+		// Each try writes until the disk is full, and a write of memd's or
+		// a person's landing then fails though it had room: try again in
+		// ten minutes, not ten seconds (a stop still tries).
+		cost = max(cost, fullDiskSaveWait/saveFactor)
+	}
 	x.mu.Lock()
 	if err != nil {
 		x.markDirty(id)
 	}
-	x.saveCost[id] = time.Since(start)
+	x.saveCost[id] = cost
 	x.mu.Unlock()
 	return err
 }
+
+// fullDiskSaveWait is how long a snapshot waits after one found the disk
+// full.
+const fullDiskSaveWait = 10 * time.Minute

@@ -1020,3 +1020,42 @@ func TestIndex_BacklogCountsTheShardsAskedAbout(t *testing.T) {
 		t.Errorf("once alice's own shard is read: %d in all and %d of alice's left, want 2 and 1", all, hers)
 	}
 }
+
+// A snapshot that found the disk full is not tried again ten seconds
+// later: each try writes until the disk is full, and a write landing in
+// that moment fails though it had room. It waits ten minutes; a stop
+// still tries.
+func TestIndex_ASnapshotThatFindsNoRoomWaits(t *testing.T) {
+	disk := memdtest.SmallDisk(t, "8m")
+	store := openStoreAt(t, disk)
+	defer store.Close()
+	sh, err := store.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, sh, "m1", "Booked a flight to Lisbon", "Paid the hotel")
+	x, err := Open(filepath.Join(disk, "index.db"), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.CatchUpAll(); err != nil {
+		t.Fatal(err)
+	}
+	free := memdtest.FillDisk(t, disk)
+	defer free()
+	id := memd.AgentShard("alice")
+	x.mu.Lock()
+	x.markDirty(id)
+	x.mu.Unlock()
+	if err := x.saveDirty(true); !memd.DiskFull(err) {
+		t.Fatalf("a snapshot on a full disk: %v", err)
+	}
+	// Eleven seconds later, as the saver would see it.
+	x.mu.Lock()
+	x.dirty[id] = time.Now().Add(-11 * time.Second)
+	x.mu.Unlock()
+	if err := x.saveDirty(false); err != nil {
+		t.Errorf("the snapshot was tried again eleven seconds after it found no room: %v", err)
+	}
+}
