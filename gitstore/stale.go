@@ -313,7 +313,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		// undoing a restore, say), or moved too far to judge. Nothing is
 		// restored; the new history stands.
 		if err == nil && sh.owed.Load() != nil {
-			sh.store.log.Warn("a restore owed of what a stale index dropped is given up: main no longer leads back to where it began", "shard", sh.id, "from", short(from))
+			sh.store.log.Warn("a restore owed of what a stale index dropped is given up: main no longer leads back to where it began, or too far back to judge", "shard", sh.id, "from", short(from))
 		}
 		return st, err
 	}
