@@ -447,7 +447,7 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 // mergeLines is a three-way line merge (git merge-file), with conflicts
 // kept between markers naming memd's side and from.
 func mergeLines(ours, base, theirs []byte, from string) ([]byte, bool, error) {
-	dir, err := os.MkdirTemp("", "memd-merge-")
+	dir, err := os.MkdirTemp("", mergeDirPrefix)
 	if err != nil {
 		return nil, false, err
 	}

@@ -147,3 +147,25 @@ func (sh *Shard) ownLock(lock []byte) (Hash, bool) {
 	marked, err := os.ReadFile(filepath.Join(sh.gitDir, movingMarker))
 	return h, err == nil && strings.TrimSpace(string(marked)) == s
 }
+
+// mergeDirPrefix names the folders mergeLines gives git merge-file its
+// three versions in, under the system's temporary folder.
+const mergeDirPrefix = "memd-merge-"
+
+// removeOldMergeDirs removes the merge folders under tmp older than an
+// hour: a merge takes milliseconds, and one that old was left by a memd
+// killed in the middle of it (kill -9, the kernel's OOM killer).
+func removeOldMergeDirs(tmp string, now time.Time) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), mergeDirPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(tmp, e.Name()))
+		}
+	}
+}

@@ -106,6 +106,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		shards: make(map[memd.ShardID]*Shard),
 		done:   make(chan struct{}),
 	}
+	removeOldMergeDirs(os.TempDir(), opts.Now())
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()

@@ -492,3 +492,29 @@ func TestShard_AFactWrittenTwiceKeepsItsPlaceWhenOneLineGoes(t *testing.T) {
 		t.Fatalf("forgotten, the fact is still held: %v", got)
 	}
 }
+
+// The folders git merge-file is given its versions in are left behind by
+// a memd killed in the middle of a merge; a start removes those an hour
+// old, and leaves a merge under way and anything not memd's alone.
+func TestStore_StartRemovesMergeFoldersAKillLeft(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	old, fresh, other := filepath.Join(tmp, "memd-merge-1"), filepath.Join(tmp, "memd-merge-2"), filepath.Join(tmp, "someone-else")
+	for _, dir := range []string{old, fresh, other} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "ours"), []byte("x\n"), 0o600)
+	}
+	hoursAgo := time.Now().Add(-2 * time.Hour)
+	for _, dir := range []string{old, other} {
+		os.Chtimes(dir, hoursAgo, hoursAgo)
+	}
+	s := openStore(t)
+	defer s.Close()
+	for dir, want := range map[string]bool{old: false, fresh: true, other: true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s there after a start: %v, want %v", filepath.Base(dir), err == nil, want)
+		}
+	}
+}
