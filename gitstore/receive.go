@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/memd/memd"
 )
@@ -29,10 +31,14 @@ func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
 	dir := filepath.Join(sh.gitDir, "objects", "pack")
 	before, _ := filepath.Glob(filepath.Join(dir, "*"))
 	cmd := exec.Command("git", "-C", sh.dir, "-c", "core.fsync=objects", "index-pack", "--stdin", "--strict")
-	cmd.Stdin = pack
+	in := &countingReader{r: pack}
+	cmd.Stdin = in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
+	// A pack needs at least its own size on disk: with less room left
+	// than was pushed, the push failed for want of room, not for its pack.
+	full := err != nil && roomLeft(dir) < in.n
 	after, _ := filepath.Glob(filepath.Join(dir, "*"))
 	r := &Received{sh: sh}
 	for _, f := range after {
@@ -43,9 +49,34 @@ func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
 	if err != nil {
 		r.Discard()
 		sh.repackMu.Unlock()
+		if full {
+			return nil, memd.Errorf(memd.EUNAVAILABLE, "the disk holding memd's data is full: there was no room for the %d bytes pushed; free room, then push again", in.n)
+		}
 		return nil, memd.Errorf(memd.EINVALID, "the pushed pack is not valid: %s", firstLine(stderr.String(), err))
 	}
 	return r, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// roomLeft is the room left to an unprivileged writer on the file system
+// holding dir, in bytes (as much as an int64 holds if it cannot be read).
+func roomLeft(dir string) int64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return math.MaxInt64
+	}
+	return int64(st.Bavail) * st.Bsize
 }
 
 // Discard removes the pack's files, unless they were there before.

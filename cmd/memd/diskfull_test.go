@@ -179,3 +179,38 @@ func TestServe_AgentAddOnAFullDisk(t *testing.T) {
 	}
 	t.Errorf("agent add refused %d times, the last with 64 KiB free: %s", refused, s.must("agent", "list"))
 }
+
+// A git push to memd while its disk is full is refused saying so, not
+// blamed on the pusher's pack; with room again, the same push goes in.
+func TestServe_APushToAFullDisk(t *testing.T) {
+	home := memdtest.SmallDisk(t, "8m")
+	s := serveAt(t, home, "127.0.0.1:0")
+	alice := tokenOf(t, s.must("agent", "add", "alice"))
+	s.must("remember", "--shard", "agent/alice", "Booked a flight to Lisbon")
+	base := strings.Replace(s.url, "http://", "http://alice:"+alice+"@", 1)
+	clone := filepath.Join(t.TempDir(), "alice")
+	gitQuiet(t, "", "clone", "-q", base+"/git/agent/alice.git", clone)
+	f, err := os.OpenFile(filepath.Join(clone, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-11-03) Has a cat called Miso\n")
+	f.Close()
+	gitQuiet(t, clone, "commit", "-qam", "hand edit: the cat")
+
+	free := memdtest.FillDisk(t, home)
+	out, err := gitOut(clone, "push", "origin", "main")
+	if err == nil {
+		t.Fatal("the push went in on a full disk; the test did not fill it")
+	}
+	if strings.Contains(out, "not valid") || !strings.Contains(out, "disk holding memd's data is full") {
+		t.Errorf("a push refused for want of room:\n%s", out)
+	}
+	free()
+	if out, err := gitOut(clone, "push", "origin", "main"); err != nil {
+		t.Errorf("the push again with room: %v\n%s", err, out)
+	}
+	if facts := s.must("facts", "--shard", "agent/alice"); !strings.Contains(facts, "Has a cat called Miso") {
+		t.Errorf("the pushed fact is not listed:\n%s", facts)
+	}
+}
