@@ -402,11 +402,14 @@ func (sh *Shard) personsInTheWay(path string, tracked func(string) bool) bool {
 			if d.IsDir() {
 				// An empty folder is no tracked file's.
 				entries, _ := os.ReadDir(p)
-				untracked = untracked || len(entries) == 0
-				return nil
+				untracked = len(entries) == 0
+			} else {
+				rel, _ := filepath.Rel(sh.dir, p)
+				untracked = !tracked(filepath.ToSlash(rel))
 			}
-			rel, _ := filepath.Rel(sh.dir, p)
-			untracked = untracked || !tracked(filepath.ToSlash(rel))
+			if untracked {
+				return fs.SkipAll // one is enough
+			}
 			return nil
 		})
 		return untracked

@@ -178,10 +178,27 @@ const judgedName = "memd-judged"
 // markJudged records head as checked. It is a hint: lost, a start checks
 // again the commits since memd's own last one.
 func (sh *Shard) markJudged(head Hash) {
-	path := filepath.Join(sh.gitDir, judgedName)
-	if err := os.WriteFile(path+".new", []byte(head.String()+"\n"), 0o644); err == nil {
-		os.Rename(path+".new", path)
+	writeHashFile(filepath.Join(sh.gitDir, judgedName), head)
+}
+
+// writeHashFile writes a commit's hash to path, aside and renamed in, and
+// reports whether it is there.
+func writeHashFile(path string, h Hash) bool {
+	if err := os.WriteFile(path+".new", []byte(h.String()+"\n"), 0o644); err != nil {
+		os.Remove(path + ".new")
+		return false
 	}
+	return os.Rename(path+".new", path) == nil
+}
+
+// readHashFile returns the hash a file writeHashFile wrote holds, or the
+// zero hash.
+func readHashFile(path string) Hash {
+	b, err := os.ReadFile(path)
+	if s := strings.TrimSpace(string(b)); err == nil && IsHash(s) {
+		return NewHash(s)
+	}
+	return Hash{}
 }
 
 // owedName is the file that names where a restore that failed began, so
@@ -217,12 +234,7 @@ func (sh *Shard) saveOwed() {
 	if owed == nil || sh.owedSaved {
 		return
 	}
-	path := filepath.Join(sh.gitDir, owedName)
-	if err := os.WriteFile(path+".new", []byte(owed.String()+"\n"), 0o644); err != nil {
-		os.Remove(path + ".new")
-		return
-	}
-	sh.owedSaved = os.Rename(path+".new", path) == nil
+	sh.owedSaved = writeHashFile(filepath.Join(sh.gitDir, owedName), *owed)
 }
 
 // owedRetryAfter is how long an owed restore first waits before it is
@@ -240,22 +252,14 @@ func (sh *Shard) settleOwed() {
 // readOwed returns the commit oweRestore recorded, if memd can still read
 // it, or the zero hash.
 func (sh *Shard) readOwed() Hash {
-	b, err := os.ReadFile(filepath.Join(sh.gitDir, owedName))
-	s := strings.TrimSpace(string(b))
-	if err != nil || !IsHash(s) || !sh.db.Has(NewHash(s)) {
-		return Hash{}
-	}
-	return NewHash(s)
-}
-
-// readJudged returns the commit markJudged recorded, or the zero hash.
-func (sh *Shard) readJudged() Hash {
-	b, err := os.ReadFile(filepath.Join(sh.gitDir, judgedName))
-	if s := strings.TrimSpace(string(b)); err == nil && IsHash(s) {
-		return NewHash(s)
+	if h := readHashFile(filepath.Join(sh.gitDir, owedName)); !h.IsZero() && sh.db.Has(h) {
+		return h
 	}
 	return Hash{}
 }
+
+// readJudged returns the commit markJudged recorded, or the zero hash.
+func (sh *Shard) readJudged() Hash { return readHashFile(filepath.Join(sh.gitDir, judgedName)) }
 
 // restoreDropped looks at the commits from..st.head that memd did not make
 // and, where one dropped facts or notes by committing a stale index,

@@ -692,11 +692,7 @@ func (l *Learner) failed(j *job, err error) {
 		var busy *Busy
 		if errors.As(err, &busy) && busy.After > 0 {
 			wait = max(wait, busy.After)
-			l.mu.Lock()
-			if until := l.cfg.Now().Add(busy.After); until.After(l.quiet) {
-				l.quiet = until
-			}
-			l.mu.Unlock()
+			l.quietFor(busy.After)
 		}
 		j.NextTry = l.cfg.Now().Add(wait)
 		l.cfg.Logger.Info("learner: will retry", "job", j.id(), "attempt", j.Attempts, "err", err)
@@ -722,7 +718,13 @@ func (l *Learner) pauseIfFull(err error) {
 	if !memd.DiskFull(err) {
 		return
 	}
-	until := l.cfg.Now().Add(min(l.cfg.RetryBase*fullDiskPause, time.Minute))
+	l.quietFor(min(l.cfg.RetryBase*fullDiskPause, time.Minute))
+}
+
+// quietFor keeps every job from starting for d, unless a pause already
+// lasts longer.
+func (l *Learner) quietFor(d time.Duration) {
+	until := l.cfg.Now().Add(d)
 	l.mu.Lock()
 	if until.After(l.quiet) {
 		l.quiet = until

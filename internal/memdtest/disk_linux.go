@@ -30,32 +30,7 @@ func SmallDisk(t testing.TB, size string) string {
 // left, and returns a function that removes the file again.
 func FillDisk(t testing.TB, dir string) (free func()) {
 	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill the disk: %v", err)
-			}
-			break
-		}
-	}
-	// Small writes, until not one byte more fits.
-	for {
-		if _, err := f.Write(chunk[:1]); err != nil {
-			break
-		}
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Errorf("free the disk: %v", err)
-		}
-	}
+	return fill(t, filepath.Join(dir, "filler"), -1)
 }
 
 // LeaveFree fills the disk holding dir until about free bytes are left,
@@ -66,16 +41,34 @@ func LeaveFree(t testing.TB, dir string, free int64) func() {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "filler-to-leave-free")
+	return fill(t, filepath.Join(dir, "filler-to-leave-free"), int64(st.Bavail)*st.Bsize-free)
+}
+
+// fill writes n bytes to a new file at path (n < 0: until not one byte
+// more fits), and returns a function that removes it.
+func fill(t testing.TB, path string, n int64) func() {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	chunk := make([]byte, 64<<10)
-	for left := int64(st.Bavail)*st.Bsize - free; left > 0; left -= int64(len(chunk)) {
-		if _, err := f.Write(chunk[:min(int64(len(chunk)), left)]); err != nil {
-			t.Fatalf("fill the disk: %v", err)
+	for size := len(chunk); size > 0; size /= 2 { // smaller writes as the disk fills
+		for n != 0 {
+			w := int64(size)
+			if n > 0 {
+				w = min(w, n)
+			}
+			if _, err := f.Write(chunk[:w]); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) || n > 0 {
+					t.Fatalf("fill the disk: %v", err)
+				}
+				break
+			}
+			if n > 0 {
+				n -= w
+			}
 		}
 	}
 	return func() {
