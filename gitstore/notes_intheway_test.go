@@ -102,9 +102,7 @@ func TestShard_CRLFGitWritesByEveryRule(t *testing.T) {
 			if cfg[0] == "core.eol" {
 				os.WriteFile(filepath.Join(sh.Dir(), ".gitattributes"), []byte("*.md text\n"), 0o644)
 			}
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\nbuy milk\n"))); err != nil {
-				t.Fatal(err)
-			}
+			createPlan(t, sh, "# Plan\nbuy milk\n")
 			os.Remove(filepath.Join(sh.Dir(), "notes", "plan.md"))
 			git(t, sh.Dir(), "checkout", "--", "notes/plan.md")
 			if !strings.Contains(readFile(t, filepath.Join(sh.Dir(), "notes", "plan.md")), "\r\n") {
@@ -127,10 +125,7 @@ func TestShard_CRLFAPersonWroteWhereGitLeavesLineEnds(t *testing.T) {
 	sh := createShard(t, s, "agent/alice")
 	git(t, sh.Dir(), "config", "core.autocrlf", "true")
 	os.WriteFile(filepath.Join(sh.Dir(), ".gitattributes"), []byte("*.md -text\n"), 0o644)
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\nbuy milk\n"))); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(sh.Dir(), "notes", "plan.md")
+	file := createPlan(t, sh, "# Plan\nbuy milk\n")
 	os.WriteFile(file, []byte("# Plan\r\nbuy milk\r\n"), 0o644)
 	if st := git(t, sh.Dir(), "status", "--porcelain", "notes"); st != " M notes/plan.md\n" {
 		t.Fatalf("git status: %q (the rewrite should be an edit to git)", st)
@@ -148,9 +143,7 @@ func TestShard_StagedBeforeTheIndexWaited(t *testing.T) {
 	s := openStore(t)
 	sh := createShard(t, s, "agent/alice")
 	file := filepath.Join(sh.Dir(), "notes", "plan.md")
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
-		t.Fatal(err)
-	}
+	createPlan(t, sh, "# Plan\n")
 	appendToFile(t, file, "draft\n")
 	git(t, sh.Dir(), "add", "notes/plan.md")
 	lock := filepath.Join(sh.Dir(), ".git", "index.lock")
@@ -172,9 +165,7 @@ func TestShard_StagedBeforeTheIndexWaited(t *testing.T) {
 func TestShard_ANoteChangeWithNoIndex(t *testing.T) {
 	s := openStore(t)
 	sh := createShard(t, s, "agent/alice")
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("a\n"))); err != nil {
-		t.Fatal(err)
-	}
+	createPlan(t, sh, "a\n")
 	os.Remove(filepath.Join(sh.Dir(), ".git", "index"))
 	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: append", appendNote("b\n"))); err != nil {
 		t.Errorf("a change with no index: %v", err)

@@ -28,6 +28,16 @@ func appendNote(line string) gitstore.NoteUpdate {
 	}
 }
 
+// createPlan has memd create the note notes/plan.md holding text, and
+// returns the path of its working file.
+func createPlan(t *testing.T, sh *gitstore.Shard, text string) string {
+	t.Helper()
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(text))); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(sh.Dir(), "notes", "plan.md")
+}
+
 func noteChange(path, msg string, u gitstore.NoteUpdate) gitstore.Change {
 	return gitstore.Change{Author: alice, Message: msg, Note: &gitstore.NoteChange{Path: path, Update: u}}
 }
@@ -161,10 +171,7 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openStore(t)
 			sh := createShard(t, s, "agent/alice")
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(sh.Dir(), "notes", "plan.md")
+			file := createPlan(t, sh, start)
 			if err := os.WriteFile(file, []byte(tc.person), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -210,10 +217,7 @@ func TestShard_ANoteChangeRefusedInAGroup(t *testing.T) {
 		t.Run(fmt.Sprintf("staged %v", staged), func(t *testing.T) {
 			s := openStore(t)
 			sh := createShard(t, s, "agent/alice")
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(sh.Dir(), "notes", "plan.md")
+			file := createPlan(t, sh, start)
 			if err := os.WriteFile(file, []byte(theirs), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -300,10 +304,7 @@ func TestShard_ANoteSavedOverBetweenCheckAndWrite(t *testing.T) {
 	sh := createShard(t, s, "agent/alice")
 	const start = "# Plan\nbuy milk\ncall Bob\n"
 	const theirs = "# Plan\nbuy milk\ncall Bob at 5\n"
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(sh.Dir(), "notes", "plan.md")
+	file := createPlan(t, sh, start)
 	errs := sh.ApplyTogether(
 		noteChange("notes/plan.md", "note-edit: agent", func(cur []byte, _ bool) ([]byte, bool, error) {
 			return []byte(strings.Replace(string(cur), "call Bob", "email Bob", 1)), false, nil
@@ -336,9 +337,7 @@ func TestShard_ANoteAPersonDeletedOrStaged(t *testing.T) {
 		t.Run(strings.Join(how, " "), func(t *testing.T) {
 			s := openStore(t)
 			sh := createShard(t, s, "agent/alice")
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
-				t.Fatal(err)
-			}
+			createPlan(t, sh, "# Plan\n")
 			if how[0] == "rm" {
 				os.Remove(filepath.Join(sh.Dir(), "notes", "plan.md"))
 			} else {
@@ -356,10 +355,7 @@ func TestShard_ANoteAPersonDeletedOrStaged(t *testing.T) {
 	t.Run("staged the start of memd's addition", func(t *testing.T) {
 		s := openStore(t)
 		sh := createShard(t, s, "agent/alice")
-		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(sh.Dir(), "notes", "plan.md")
+		file := createPlan(t, sh, "# Plan\n")
 		os.WriteFile(file, []byte("# Plan\n- call Bob\n"), 0o644)
 		git(t, sh.Dir(), "add", "notes/plan.md")
 		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("- call Bob\n- book flights\n"))); err != nil {
@@ -401,9 +397,7 @@ func TestShard_NoteChangesAndThePersonsTree(t *testing.T) {
 			} else {
 				os.WriteFile(filepath.Join(sh.Dir(), ".gitattributes"), []byte("* text=auto eol=crlf\n"), 0o644)
 			}
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\nbuy milk\n"))); err != nil {
-				t.Fatal(err)
-			}
+			createPlan(t, sh, "# Plan\nbuy milk\n")
 			os.Remove(filepath.Join(sh.Dir(), "notes", "plan.md"))
 			git(t, sh.Dir(), "checkout", "--", "notes/plan.md")
 			if st := git(t, sh.Dir(), "status", "--porcelain", "notes"); st != "" {
@@ -435,10 +429,7 @@ func TestShard_NoteChangesAndThePersonsTree(t *testing.T) {
 			s := openStore(t)
 			sh := createShard(t, s, "agent/alice")
 			const start = "# Plan\nbuy milk\ncall Bob\n"
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote(start))); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(sh.Dir(), "notes", "plan.md")
+			file := createPlan(t, sh, start)
 			var status string
 			errs := sh.ApplyTogether(
 				noteChange("notes/plan.md", "note-edit: agent", func(cur []byte, _ bool) ([]byte, bool, error) {
@@ -526,10 +517,7 @@ func TestShard_NoteChangesAndThePersonsTreeMore(t *testing.T) {
 	t.Run("CRLF line ends a person wrote", func(t *testing.T) {
 		s := openStore(t)
 		sh := createShard(t, s, "agent/alice")
-		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\nbuy milk\n"))); err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(sh.Dir(), "notes", "plan.md")
+		file := createPlan(t, sh, "# Plan\nbuy milk\n")
 		os.WriteFile(file, []byte("# Plan\r\nbuy milk\r\n"), 0o644)
 		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: agent", appendNote("a2\n"))); err == nil && !strings.Contains(readFile(t, file), "\r\n") {
 			t.Errorf("the person's line ends are gone: %q", readFile(t, file))
@@ -544,9 +532,7 @@ func a1WhileTheIndexWaits(t *testing.T) (*gitstore.Shard, string) {
 	t.Helper()
 	s := openStore(t)
 	sh := createShard(t, s, "agent/alice")
-	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("# Plan\n"))); err != nil {
-		t.Fatal(err)
-	}
+	createPlan(t, sh, "# Plan\n")
 	lock := filepath.Join(sh.Dir(), ".git", "index.lock")
 	if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
 		t.Fatal(err)

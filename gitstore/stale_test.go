@@ -238,9 +238,7 @@ func TestShard_RestoresFactsWhenTheNoteDroppedWithThemIsBeingEdited(t *testing.T
 			s, sh := open()
 			defer func() { s.Close() }()
 			dir := sh.Dir()
-			if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: create", setNote("a\nb\nc\n"))); err != nil {
-				t.Fatal(err)
-			}
+			createPlan(t, sh, "a\nb\nc\n")
 			index := filepath.Join(dir, ".git", "index")
 			stale := filepath.Join(t.TempDir(), "index")
 			copyFile(t, index, stale)
