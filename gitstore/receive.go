@@ -2,13 +2,14 @@ package gitstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -20,41 +21,93 @@ import (
 // rejected push discards them.
 type Received struct {
 	sh    *Shard
-	added []string // pack files index-pack created
+	added []string // the pack's files, where the pack was not there before
 }
+
+// receivePrefix names the folder in .git a push's pack is written to
+// before it joins the pack folder.
+const receivePrefix = "memd-receive-"
 
 // Receive stores the pack a git client pushed (git index-pack --strict,
 // which checks every object is well formed) and holds off repacks until
 // Close. The pack must not be thin.
+//
+// index-pack writes the pack in a folder of memd's own, and only a pack it
+// accepted moves to the pack folder: a pack that fails leaves a temporary
+// file under a name git does not say, and a person's git fetch writes its
+// own there at the same moment, which must be left alone.
 func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
 	sh.repackMu.Lock()
-	dir := filepath.Join(sh.gitDir, "objects", "pack")
-	before, _ := filepath.Glob(filepath.Join(dir, "*"))
-	cmd := exec.Command("git", "-C", sh.dir, "-c", "core.fsync=objects", "index-pack", "--stdin", "--strict")
+	r, err := sh.receive(pack)
+	if err != nil {
+		sh.repackMu.Unlock()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (sh *Shard) receive(pack io.Reader) (*Received, error) {
+	tmp, err := os.MkdirTemp(sh.gitDir, receivePrefix)
+	if err != nil {
+		return nil, fmt.Errorf("receive a push into %s: %w", sh.id, err)
+	}
+	defer os.RemoveAll(tmp)
+	incoming := filepath.Join(tmp, "incoming.pack")
+	cmd := exec.Command("git", "-C", sh.dir, "-c", "core.fsync=objects", "index-pack", "--stdin", "--strict", incoming)
 	in := &countingReader{r: pack}
 	cmd.Stdin = in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	// A pack needs at least its own size on disk: with less room left
-	// than was pushed, the push failed for want of room, not for its pack.
-	full := err != nil && roomLeft(dir) < in.n
-	after, _ := filepath.Glob(filepath.Join(dir, "*"))
-	r := &Received{sh: sh}
-	for _, f := range after {
-		if !slices.Contains(before, f) {
-			r.added = append(r.added, f) // the pack, or what a failed one left
-		}
-	}
-	if err != nil {
-		r.Discard()
-		sh.repackMu.Unlock()
-		if full {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		// A pack needs at least its own size on disk: with less room left
+		// than was pushed, the push failed for want of room, not for its
+		// pack.
+		if roomLeft(tmp) < in.n {
 			return nil, memd.Errorf(memd.EUNAVAILABLE, "the disk holding memd's data is full: there was no room for the %d bytes pushed; free room, then push again", in.n)
 		}
 		return nil, memd.Errorf(memd.EINVALID, "the pushed pack is not valid: %s", firstLine(stderr.String(), err))
 	}
-	return r, nil
+	name, ok := strings.CutPrefix(strings.TrimSpace(stdout.String()), "pack\t")
+	if !ok || !IsHash(name) {
+		return nil, fmt.Errorf("receive a push into %s: git index-pack printed %q", sh.id, stdout.String())
+	}
+	added, err := adoptPack(strings.TrimSuffix(incoming, ".pack"), filepath.Join(sh.gitDir, "objects", "pack", "pack-"+name))
+	if err != nil {
+		return nil, fmt.Errorf("receive a push into %s: %w", sh.id, err)
+	}
+	return &Received{sh: sh, added: added}, nil
+}
+
+// adoptPack moves a pack's files (from+".pack", ".rev", ".idx") to their
+// names in the pack folder (to+…), the index last: git reads a pack once its
+// index is there. A pack whose index is there already was there before,
+// and nothing is moved. It returns the files it moved in.
+func adoptPack(from, to string) ([]string, error) {
+	if _, err := os.Stat(to + ".idx"); err == nil {
+		return nil, nil
+	}
+	var added []string
+	for _, ext := range []string{".pack", ".rev", ".idx"} {
+		if _, err := os.Stat(from + ext); errors.Is(err, fs.ErrNotExist) && ext == ".rev" {
+			continue // written only where git is set to
+		}
+		if err := os.Rename(from+ext, to+ext); err != nil {
+			removeAll(added)
+			return nil, err
+		}
+		added = append(added, to+ext)
+	}
+	if err := syncDirOf(to); err != nil {
+		removeAll(added)
+		return nil, err
+	}
+	return added, nil
+}
+
+func removeAll(files []string) {
+	for _, f := range files {
+		os.Remove(f)
+	}
 }
 
 // countingReader counts the bytes read through it.
@@ -81,9 +134,7 @@ func roomLeft(dir string) int64 {
 
 // Discard removes the pack's files, unless they were there before.
 func (r *Received) Discard() {
-	for _, f := range r.added {
-		os.Remove(f)
-	}
+	removeAll(r.added)
 	r.added = nil
 }
 

@@ -1,0 +1,160 @@
+package gitstore_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
+)
+
+// packOf returns a pack of the commit HEAD of a new repository holding one
+// file, as a git client pushes it, and that commit.
+func packOf(t *testing.T, text string) (pack []byte, commit string) {
+	t.Helper()
+	other := t.TempDir()
+	memdtest.Git(t, other, "init", "-q")
+	os.WriteFile(filepath.Join(other, "x.md"), []byte(text), 0o644)
+	memdtest.Git(t, other, "add", "x.md")
+	memdtest.Git(t, other, "-c", "user.name=pat", "-c", "user.email=p@x", "commit", "-qm", "x")
+	cmd := exec.Command("git", "-C", other, "pack-objects", "--stdout", "--revs")
+	cmd.Stdin = bytes.NewBufferString("HEAD\n")
+	pack, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := memdtest.GitOut(other, "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pack, string(bytes.TrimSpace([]byte(head)))
+}
+
+// packFiles lists the files of a shard's pack folder.
+func packFiles(t *testing.T, sh *gitstore.Shard) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// whileReading calls fn once the first n bytes of r have been read, as a
+// push that is still coming in.
+type whileReading struct {
+	r    io.Reader
+	n    int
+	fn   func()
+	done bool
+}
+
+func (w *whileReading) Read(p []byte) (int, error) {
+	if !w.done && w.n <= 0 {
+		w.done = true
+		w.fn()
+	}
+	if len(p) > w.n && w.n > 0 {
+		p = p[:w.n]
+	}
+	n, err := w.r.Read(p)
+	w.n -= n
+	return n, err
+}
+
+// A push that fails removes what it wrote and nothing else: a person's git
+// fetch into the same repository writes its pack in the same folder at the
+// same moment, under a temporary name of git's, and must find it there.
+func TestShard_AFailedPushLeavesAPersonsFetchAlone(t *testing.T) {
+	_, _, sh := stoppableShard(t)
+	pack, _ := packOf(t, "pushed\n")
+	theirs := filepath.Join(sh.Dir(), ".git", "objects", "pack", "tmp_pack_person")
+	broken := append(bytes.Clone(pack[:len(pack)/2]), bytes.Repeat([]byte{0xff}, 64)...)
+	in := &whileReading{r: bytes.NewReader(broken), n: 16, fn: func() {
+		if err := os.WriteFile(theirs, []byte("the person's fetch, half way"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	_, err := sh.Receive(in)
+	if memd.ErrorCode(err) != memd.EINVALID {
+		t.Fatalf("a broken pack: %v, want %s", err, memd.EINVALID)
+	}
+	if _, err := os.Stat(theirs); err != nil {
+		t.Errorf("memd's failed push removed the pack a person's fetch was writing: %v", err)
+	}
+	for _, f := range packFiles(t, sh) {
+		if f != theirs {
+			t.Errorf("a failed push left %s", filepath.Base(f))
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(sh.Dir(), ".git"))
+	for _, e := range entries {
+		if bytes.HasPrefix([]byte(e.Name()), []byte("memd-receive")) {
+			t.Errorf("a failed push left .git/%s", e.Name())
+		}
+	}
+}
+
+// A pushed pack is kept under git's own name, its objects readable by git;
+// discarded, it is gone, and a pack that was there before stays.
+func TestShard_APushedPackIsKeptOrDiscarded(t *testing.T) {
+	_, _, sh := stoppableShard(t)
+	before := packFiles(t, sh)
+	pack, commit := packOf(t, "pushed\n")
+	r, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil || string(bytes.TrimSpace([]byte(out))) != "commit" {
+		t.Fatalf("git cat-file -t %s after the push: %q %v", commit, out, err)
+	}
+	added := len(packFiles(t, sh)) - len(before)
+	if added < 2 {
+		t.Fatalf("the push added %d files to the pack folder, want its pack and index: %v", added, packFiles(t, sh))
+	}
+	r.Discard()
+	r.Close()
+	if got := packFiles(t, sh); len(got) != len(before) {
+		t.Errorf("after a discard the pack folder holds %v, want %v", got, before)
+	}
+	if _, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err == nil {
+		t.Errorf("the discarded push's commit %s is still there", commit)
+	}
+
+	// The same pack pushed twice: the second is not the first's owner.
+	r, err = sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	again, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Discard()
+	again.Close()
+	if _, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
+		t.Errorf("discarding a push of a pack already there removed it: %v", err)
+	}
+}
+
+// A kill in the middle of a push leaves memd's folder for it behind; the
+// next start removes it.
+func TestStore_StartRemovesAPushAKillCutShort(t *testing.T) {
+	dir, s, sh := stoppableShard(t)
+	left := filepath.Join(sh.Dir(), ".git", "memd-receive-123")
+	if err := os.MkdirAll(left, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(left, "incoming.pack"), []byte("PACK"), 0o444)
+	_, sh = reopen(t, dir, s)
+	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the start left %s: %v", left, err)
+	}
+}
