@@ -441,12 +441,31 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		}
 		return o, true, nil
 	}
-	return mergeLines(o, b, t, from)
+	data, conflict, err = mergeLines(o, b, t, from)
+	if errors.Is(err, errBinary) {
+		// No lines to merge: ours stays, theirs is in history, and the
+		// conflict is named, as git merge does with a binary file.
+		return o, true, nil
+	}
+	return data, conflict, err
+}
+
+// errBinary is mergeLines' error for a version git takes for binary.
+var errBinary = errors.New("a version holds a NUL byte, which makes it binary to git: its lines cannot be merged")
+
+// binaryToGit reports whether git takes data for binary: a NUL in its
+// first 8,000 bytes.
+func binaryToGit(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
 }
 
 // mergeLines is a three-way line merge (git merge-file), with conflicts
-// kept between markers naming memd's side and from.
+// kept between markers naming memd's side and from; errBinary where a
+// version is binary to git.
 func mergeLines(ours, base, theirs []byte, from string) ([]byte, bool, error) {
+	if binaryToGit(ours) || binaryToGit(base) || binaryToGit(theirs) {
+		return nil, false, errBinary
+	}
 	dir, err := os.MkdirTemp("", mergeDirPrefix)
 	if err != nil {
 		return nil, false, err

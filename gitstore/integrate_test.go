@@ -194,6 +194,38 @@ func TestShard_IntegrateNotesLineByLine(t *testing.T) {
 	}
 }
 
+// A note both sides changed, one of them with a NUL byte in it, cannot be
+// merged line by line (git takes it for binary): the merge keeps memd's
+// version and names the note in its Conflict trailer, as for any conflict;
+// theirs stays in history. Before, the whole fetch failed, each time.
+func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	if _, err := a.Apply(noteChange("notes/plan.md", "note-edit: plan", setNote("plan v1\n"))); err != nil {
+		t.Fatal(err)
+	}
+	integrate(t, b, a)
+	if _, err := a.Apply(noteChange("notes/plan.md", "note-edit", setNote("plan v2 from a\n"))); err != nil {
+		t.Fatal(err)
+	}
+	// A person commits, in b, a version with a NUL pasted in.
+	if err := os.WriteFile(filepath.Join(b.Dir(), "notes", "plan.md"), []byte("plan v1\nfrom b\x00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, b.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-a", "-m", "plan from b")
+
+	in := integrate(t, a, b)
+	if in.Kind != gitstore.IntegrateMerge || !slices.Equal(in.Conflicts, []string{"notes/plan.md"}) {
+		t.Fatalf("%+v, want a merge reporting a conflict in notes/plan.md", in)
+	}
+	if got := git(t, a.Dir(), "show", "HEAD:notes/plan.md"); got != "plan v2 from a\n" {
+		t.Errorf("the note after the merge: %q, want memd's version", got)
+	}
+	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status after merge:\n%s", st)
+	}
+}
+
 // A fetched change to a fact file's other lines (a heading reworded) reaches
 // the working file a person is editing, beside their uncommitted line:
 // git status then shows only the person's edit, and their commit -a keeps

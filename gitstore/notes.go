@@ -187,6 +187,8 @@ func UndoNote(path string, before, after NoteState) NoteUpdate {
 		}
 		merged, conflict, err := mergeLines(cur, after.Data, before.Data, "undo")
 		switch {
+		case errors.Is(err, errBinary):
+			return nil, false, memd.Errorf(memd.ECONFLICT, "note %s holds a NUL byte, which makes it binary to git: the commit's change cannot be taken out of it line by line; edit it by hand", name)
 		case err != nil:
 			return nil, false, err
 		case conflict:
@@ -303,6 +305,9 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 			return memd.Errorf(memd.ECONFLICT, "note %s has changes a person has not committed (%s); not deleted under them", name, where)
 		}
 		_, ok, err := mergeNote(theirs, against, next)
+		if errors.Is(err, errBinary) {
+			return memd.Errorf(memd.ECONFLICT, "note %s has changes a person has not committed (%s), with a NUL byte in them: git cannot merge memd's change into a file it takes for binary; try again once they commit or discard their edit", name, where)
+		}
 		if err != nil {
 			return fmt.Errorf("merge note %s: %w", name, err)
 		}

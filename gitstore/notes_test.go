@@ -151,6 +151,7 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 		stage         bool   // git add, then git commit; else git commit -a
 		memd          gitstore.NoteUpdate
 		refused       bool
+		says          string // in the refusal's message
 		file, settled string // the working file after memd's change, and HEAD after the person's commit
 	}{
 		{name: "both add at the end", person: start + "my draft\n", memd: appendNote("agent line\n"),
@@ -165,6 +166,14 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 			file: strings.Replace(start, "call Bob", "call Bob at 5", 1), settled: strings.Replace(start, "call Bob", "call Bob at 5", 1)},
 		{name: "a line the person added where memd adds", person: strings.Replace(start, "call Bob\n", "call Bob\nwater plants\n", 1), memd: replace("call Bob\n", "call Bob\nfeed cat\n"), refused: true,
 			file: strings.Replace(start, "call Bob\n", "call Bob\nwater plants\n", 1), settled: strings.Replace(start, "call Bob\n", "call Bob\nwater plants\n", 1)},
+		// A NUL byte makes the file binary to git, whose line merge then
+		// refuses it: a conflict the person can settle, not memd's error.
+		{name: "a NUL byte in the person's version", person: strings.Replace(start, "buy milk", "buy\x00milk", 1), memd: replace("book flights", "book trains"), refused: true, says: "NUL",
+			file: strings.Replace(start, "buy milk", "buy\x00milk", 1), settled: strings.Replace(start, "buy milk", "buy\x00milk", 1)},
+		{name: "a NUL byte in the person's version, staged", person: strings.Replace(start, "buy milk", "buy\x00milk", 1), stage: true, memd: replace("book flights", "book trains"), refused: true, says: "NUL",
+			file: strings.Replace(start, "buy milk", "buy\x00milk", 1), settled: strings.Replace(start, "buy milk", "buy\x00milk", 1)},
+		{name: "a NUL byte in the person's lines at the end", person: start + "my\x00draft\n", memd: appendNote("agent line\n"),
+			file: start + "agent line\nmy\x00draft\n", settled: start + "agent line\nmy\x00draft\n"},
 		{name: "memd deletes it", person: start + "my draft\n", memd: func([]byte, bool) ([]byte, bool, error) { return nil, true, nil }, refused: true,
 			file: start + "my draft\n", settled: start + "my draft\n"},
 	} {
@@ -185,6 +194,8 @@ func TestShard_NoteBeingEditedByAPerson(t *testing.T) {
 				t.Fatalf("memd's change over the person's: %v, want a conflict", err)
 			case tc.refused && git(t, sh.Dir(), "rev-parse", "HEAD") != before:
 				t.Errorf("refused, yet main moved")
+			case tc.refused && !strings.Contains(memd.ErrorMessage(err), tc.says):
+				t.Errorf("the refusal says %q, want it to say %q", memd.ErrorMessage(err), tc.says)
 			case !tc.refused && err != nil:
 				t.Fatal(err)
 			}
@@ -808,6 +819,7 @@ func TestUndoNote(t *testing.T) {
 		{"a note the commit made", none, note(a), note(a), "", true, false},
 		{"a note the commit made, added to since", none, note(a), note(a + "Passport\n"), "", false, true},
 		{"a note the commit removed", note(a), none, none, a, false, false},
+		{"a NUL byte added elsewhere since", note(a), note(b), note(b + "Pass\x00port\n"), "", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			next, remove, err := gitstore.UndoNote("notes/plan.md", tc.before, tc.after)(tc.now.Data, tc.now.Exists)
