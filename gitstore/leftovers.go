@@ -27,7 +27,7 @@ func (sh *Shard) clearStaleLocks() (from, to Hash) {
 	os.Remove(filepath.Join(sh.gitDir, placesFile+".tmp")) // a save a kill cut short
 	if left, _ := filepath.Glob(filepath.Join(sh.gitDir, receivePrefix+"*")); len(left) > 0 {
 		for _, dir := range left {
-			os.RemoveAll(dir) // a push a kill cut short
+			sh.removeLeftPush(dir)
 		}
 		sh.store.log.Warn("removed what a push memd was receiving when it stopped had written", "shard", sh.id)
 	}

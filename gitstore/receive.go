@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,17 +21,31 @@ import (
 // checked. Its objects are inert until main comes to point at them; a
 // rejected push discards them.
 type Received struct {
-	sh    *Shard
-	added []string // the pack's files, where the pack was not there before
+	sh  *Shard
+	dir string // memd's folder for the push, removed at Close
+	// pack names the pack's files in the pack folder (their path but the
+	// extension), "" where the pack was there before; keep is its .keep.
+	pack string
+	keep bool
 }
 
 // receivePrefix names the folder in .git a push's pack is written to
-// before it joins the pack folder.
-const receivePrefix = "memd-receive-"
+// before it joins the pack folder; adoptingName, the file in it naming
+// the pack being moved in.
+const (
+	receivePrefix = "memd-receive-"
+	adoptingName  = "adopting"
+)
+
+// packExts are a pack's files as memd moves them in: the .keep first, so
+// that no repack, memd's or a person's, takes the objects before main
+// points at them (as git receive-pack keeps its own), the index last, as
+// git reads a pack once its index is there.
+var packExts = []string{".keep", ".pack", ".rev", ".idx"}
 
 // Receive stores the pack a git client pushed (git index-pack --strict,
-// which checks every object is well formed) and holds off repacks until
-// Close. The pack must not be thin.
+// which checks every object is well formed) and holds off memd's repacks
+// until Close. The pack must not be thin.
 //
 // index-pack writes the pack in a folder of memd's own, and only a pack it
 // accepted moves to the pack folder: a pack that fails leaves a temporary
@@ -46,12 +61,16 @@ func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
 	return r, nil
 }
 
-func (sh *Shard) receive(pack io.Reader) (*Received, error) {
+func (sh *Shard) receive(pack io.Reader) (r *Received, err error) {
 	tmp, err := os.MkdirTemp(sh.gitDir, receivePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("receive a push into %s: %w", sh.id, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
 	incoming := filepath.Join(tmp, "incoming.pack")
 	cmd := exec.Command("git", "-C", sh.dir, "-c", "core.fsync=objects", "index-pack", "--stdin", "--strict", incoming)
 	in := &countingReader{r: pack}
@@ -71,43 +90,88 @@ func (sh *Shard) receive(pack io.Reader) (*Received, error) {
 	if !ok || !IsHash(name) {
 		return nil, fmt.Errorf("receive a push into %s: git index-pack printed %q", sh.id, stdout.String())
 	}
-	added, err := adoptPack(strings.TrimSuffix(incoming, ".pack"), filepath.Join(sh.gitDir, "objects", "pack", "pack-"+name))
-	if err != nil {
+	r = &Received{sh: sh, dir: tmp}
+	to := filepath.Join(sh.gitDir, "objects", "pack", "pack-"+name)
+	if _, err := os.Stat(to + ".idx"); err == nil {
+		return r, nil // there before: not the push's to discard
+	}
+	if err := adoptPack(tmp, to); err != nil {
 		return nil, fmt.Errorf("receive a push into %s: %w", sh.id, err)
 	}
-	return &Received{sh: sh, added: added}, nil
+	r.pack, r.keep = to, true
+	return r, nil
 }
 
-// adoptPack moves a pack's files (from+".pack", ".rev", ".idx") to their
-// names in the pack folder (to+…), the index last: git reads a pack once its
-// index is there. A pack whose index is there already was there before,
-// and nothing is moved. It returns the files it moved in.
-func adoptPack(from, to string) ([]string, error) {
-	if _, err := os.Stat(to + ".idx"); err == nil {
-		return nil, nil
+// adoptPack moves the pack index-pack wrote in dir (incoming.*) to its
+// names in the pack folder (to+…), in packExts' order, having first noted
+// in dir which pack it moves: a start after a kill half way takes back
+// what was moved (removeLeftPush).
+func adoptPack(dir, to string) error {
+	if err := os.WriteFile(filepath.Join(dir, adoptingName), []byte(filepath.Base(to)), 0o600); err != nil {
+		return err
 	}
-	var added []string
-	for _, ext := range []string{".pack", ".rev", ".idx"} {
-		if _, err := os.Stat(from + ext); errors.Is(err, fs.ErrNotExist) && ext == ".rev" {
+	if err := os.WriteFile(filepath.Join(dir, "incoming.keep"), []byte("memd: a push being checked\n"), 0o444); err != nil {
+		return err
+	}
+	for _, ext := range packExts {
+		from := filepath.Join(dir, "incoming"+ext)
+		if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) && ext == ".rev" {
 			continue // written only where git is set to
 		}
-		if err := os.Rename(from+ext, to+ext); err != nil {
-			removeAll(added)
-			return nil, err
+		if err := os.Rename(from, to+ext); err != nil {
+			removePack(to)
+			return err
 		}
-		added = append(added, to+ext)
 	}
 	if err := syncDirOf(to); err != nil {
-		removeAll(added)
-		return nil, err
+		removePack(to)
+		return err
 	}
-	return added, nil
+	return nil
 }
 
-func removeAll(files []string) {
-	for _, f := range files {
-		os.Remove(f)
+// removePack removes a pack's files, its index first: git must not find an
+// index whose pack is gone.
+func removePack(path string) {
+	for _, ext := range slices.Backward(packExts) {
+		os.Remove(path + ext)
 	}
+}
+
+// removeLeftPush removes the folder of a push a kill cut short (a folder
+// of receivePrefix), and the pack it was moving in if its index never
+// followed. A pack whose index is there may be what main points at: only
+// its .keep goes.
+func (sh *Shard) removeLeftPush(dir string) {
+	if b, err := os.ReadFile(filepath.Join(dir, adoptingName)); err == nil {
+		name := string(b)
+		if strings.HasPrefix(name, "pack-") && IsHash(strings.TrimPrefix(name, "pack-")) {
+			path := filepath.Join(sh.gitDir, "objects", "pack", name)
+			if _, err := os.Stat(path + ".idx"); errors.Is(err, fs.ErrNotExist) {
+				removePack(path)
+			}
+			os.Remove(path + ".keep")
+		}
+	}
+	os.RemoveAll(dir)
+}
+
+// Discard removes the pack, unless it was there before.
+func (r *Received) Discard() {
+	if r.pack != "" {
+		removePack(r.pack)
+		r.pack, r.keep = "", false
+	}
+}
+
+// Close lets the objects go with the next repack once nothing points at
+// them, and memd's repacks run again.
+func (r *Received) Close() {
+	if r.keep {
+		os.Remove(r.pack + ".keep")
+	}
+	os.RemoveAll(r.dir)
+	r.sh.repackMu.Unlock()
 }
 
 // countingReader counts the bytes read through it.
@@ -131,15 +195,6 @@ func roomLeft(dir string) int64 {
 	}
 	return int64(st.Bavail) * st.Bsize
 }
-
-// Discard removes the pack's files, unless they were there before.
-func (r *Received) Discard() {
-	removeAll(r.added)
-	r.added = nil
-}
-
-// Close lets repacks run again.
-func (r *Received) Close() { r.sh.repackMu.Unlock() }
 
 func firstLine(s string, err error) string {
 	s = strings.TrimSpace(s)

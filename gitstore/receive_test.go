@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memd/memd"
@@ -156,5 +157,94 @@ func TestStore_StartRemovesAPushAKillCutShort(t *testing.T) {
 	_, sh = reopen(t, dir, s)
 	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the start left %s: %v", left, err)
+	}
+}
+
+// A git that writes reverse indexes (pack.writeReverseIndex, the default
+// from git 2.41): the .rev moves in with the pack, and a discard takes it
+// out again.
+func TestShard_APushedPackWithAReverseIndex(t *testing.T) {
+	_, _, sh := stoppableShard(t)
+	git(t, sh.Dir(), "config", "pack.writeReverseIndex", "true")
+	before := packFiles(t, sh)
+	pack, commit := packOf(t, "pushed\n")
+	r, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rev bool
+	for _, f := range packFiles(t, sh) {
+		rev = rev || strings.HasSuffix(f, ".rev")
+	}
+	if !rev {
+		t.Errorf("no .rev moved in: %v", packFiles(t, sh))
+	}
+	if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
+		t.Fatalf("cat-file: %q %v", out, err)
+	}
+	r.Discard()
+	r.Close()
+	if got := packFiles(t, sh); len(got) != len(before) {
+		t.Errorf("after a discard: %v, want %v", got, before)
+	}
+}
+
+// A kill while a pushed pack moves in, after its .pack (and .rev) but
+// before its index: the start takes them out again, as it removes memd's
+// folder for the push. Left, git ignores a pack without an index but warns
+// of it ("no corresponding .idx"), and it holds the push's room.
+func TestStore_StartRemovesAPackAKillLeftWithoutItsIndex(t *testing.T) {
+	dir, s, sh := stoppableShard(t)
+	git(t, sh.Dir(), "config", "pack.writeReverseIndex", "true")
+	before := packFiles(t, sh)
+	pack, _ := packOf(t, "pushed\n")
+	// What index-pack writes in memd's folder, as Receive runs it.
+	left := filepath.Join(sh.Dir(), ".git", "memd-receive-123")
+	if err := os.MkdirAll(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "-C", sh.Dir(), "index-pack", "--stdin", "--strict", filepath.Join(left, "incoming.pack"))
+	cmd.Stdin = bytes.NewReader(pack)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "pack-" + strings.TrimPrefix(strings.TrimSpace(string(out)), "pack\t")
+	// adoptPack's first renames, then the kill.
+	os.WriteFile(filepath.Join(left, "adopting"), []byte(name), 0o600)
+	os.WriteFile(filepath.Join(left, "incoming.keep"), nil, 0o444)
+	for _, ext := range []string{".keep", ".pack", ".rev"} {
+		if err := os.Rename(filepath.Join(left, "incoming"+ext), filepath.Join(sh.Dir(), ".git", "objects", "pack", name+ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, sh = reopen(t, dir, s)
+	if got := packFiles(t, sh); len(got) != len(before) {
+		t.Errorf("after the start the pack folder holds %v, want %v", got, before)
+	}
+	if out := git(t, sh.Dir(), "count-objects", "-v"); !strings.Contains("\n"+out, "\ngarbage: 0\n") {
+		t.Errorf("git count-objects -v after the start:\n%s", out)
+	}
+}
+
+// Between Receive and the integration that makes main point at the pushed
+// commit, the pushed objects are unreachable: a person's git repack -a -d
+// then (memd holds back only its own) would drop them, and the push fail.
+// The pack has a .keep until Close, as git receive-pack keeps its own.
+func TestShard_APersonsRepackDuringAPushKeepsThePushedObjects(t *testing.T) {
+	_, _, sh := stoppableShard(t)
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	pack, commit := packOf(t, "pushed\n")
+	r, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "repack", "-a", "-d", "-q")
+	if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
+		t.Errorf("after a person's git repack -a -d the pushed commit %s, not yet integrated, is gone: %q %v", commit, out, err)
+	}
+	r.Close()
+	if keeps, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep")); len(keeps) > 0 {
+		t.Errorf("after Close the pack folder still keeps %v", keeps)
 	}
 }
