@@ -127,6 +127,9 @@ func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, 
 	}
 	if len(m.conflicts) > 0 && opts.RefuseConflicts {
 		m.pack.Abort()
+		if len(m.binary) > 0 {
+			return in, memd.Errorf(memd.ECONFLICT, "%s changed both here and in %s, and a version holds a NUL byte, which makes it binary to git: its lines cannot be merged; fetch, merge by hand and try again", strings.Join(m.binary, ", "), opts.From)
+		}
 		return in, memd.Errorf(memd.ECONFLICT, "%s changed both here and in %s, in the same lines; fetch, merge and try again", strings.Join(m.conflicts, ", "), opts.From)
 	}
 	if err := sh.moveMain(st, m.commit, m.pack, m.touched, m.next); err != nil {
@@ -277,6 +280,7 @@ type merged struct {
 	commit    Hash
 	pack      *odb.StagedPack
 	conflicts []string
+	binary    []string // those of conflicts a version of which git takes for binary
 	// The files the merge changes against main, for the working tree: their
 	// versions in main (nil if new) and after (absent if removed).
 	touched, next map[string]*factFile
@@ -344,12 +348,15 @@ func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*me
 				}
 			}
 		} else {
-			data, conflict, err := sh.mergeFile(s.path, s.base, s.ours, s.theirs, from)
+			data, conflict, binary, err := sh.mergeFile(s.path, s.base, s.ours, s.theirs, from)
 			if err != nil {
 				return nil, err
 			}
 			if conflict {
 				m.conflicts = append(m.conflicts, s.path)
+			}
+			if binary {
+				m.binary = append(m.binary, s.path)
 			}
 			if data != nil {
 				final = &factFile{path: s.path, blob: b.Add(plumbing.BlobObject, data), data: data}
@@ -411,8 +418,9 @@ func plainMergeMessage(commits int, from string, _ Hash, _ []string) string {
 
 // mergeFile merges one file both sides changed. A fact file takes their
 // fact changes on top of ours; any other file is merged line by line by
-// git merge-file. nil data removes the file.
-func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (data []byte, conflict bool, err error) {
+// git merge-file, and one git takes for binary is kept whole both ways,
+// between conflict markers. nil data removes the file.
+func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (data []byte, conflict, binary bool, err error) {
 	read := func(h Hash) ([]byte, error) { return sh.fileBlob(path, h) }
 	var b, o, t []byte
 	if b, err = read(base); err != nil {
@@ -430,24 +438,42 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 			out = append([]byte(header(path)), out...) // we had removed the file
 		}
 		if len(out) == 0 {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
-		return out, false, nil
+		return out, false, false, nil
 	}
 	if ours.IsZero() || theirs.IsZero() {
 		// Removed on one side, changed on the other: keep the change.
 		if ours.IsZero() {
-			return t, true, nil
+			return t, true, false, nil
 		}
-		return o, true, nil
+		return o, true, false, nil
 	}
 	data, conflict, err = mergeLines(o, b, t, from)
 	if errors.Is(err, errBinary) {
-		// No lines to merge: ours stays, theirs is in history, and the
-		// conflict is named, as git merge does with a binary file.
-		return o, true, nil
+		// No lines to merge: each version whole, as one conflict, so
+		// that neither side's edit leaves the note unseen.
+		return wholeConflict(o, t, from), true, true, nil
 	}
-	return data, conflict, err
+	return data, conflict, false, err
+}
+
+// wholeConflict is a conflict of two versions of a file kept whole, with
+// git merge-file's markers: ours (memd's side) first, then theirs.
+func wholeConflict(ours, theirs []byte, from string) []byte {
+	var b bytes.Buffer
+	b.WriteString("<<<<<<< memd\n")
+	b.Write(ours)
+	if !endsLine(ours) {
+		b.WriteByte('\n')
+	}
+	b.WriteString("=======\n")
+	b.Write(theirs)
+	if !endsLine(theirs) {
+		b.WriteByte('\n')
+	}
+	b.WriteString(">>>>>>> " + from + "\n")
+	return b.Bytes()
 }
 
 // errBinary is mergeLines' error for a version git takes for binary.

@@ -195,9 +195,11 @@ func TestShard_IntegrateNotesLineByLine(t *testing.T) {
 }
 
 // A note both sides changed, one of them with a NUL byte in it, cannot be
-// merged line by line (git takes it for binary): the merge keeps memd's
-// version and names the note in its Conflict trailer, as for any conflict;
-// theirs stays in history. Before, the whole fetch failed, each time.
+// merged line by line (git takes it for binary): the merge keeps both
+// versions whole between conflict markers and names the note in its
+// Conflict trailer, as for any conflict, so that the other side's edit
+// stays in front of whoever syncs it, on both sides. Before, the whole
+// fetch failed, each time.
 func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
 	a := createShard(t, openStore(t), "agent/x")
 	b := createShard(t, openStore(t), "agent/x")
@@ -205,11 +207,12 @@ func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	integrate(t, b, a)
-	if _, err := a.Apply(noteChange("notes/plan.md", "note-edit", setNote("plan v2 from a\n"))); err != nil {
+	if _, err := a.Apply(noteChange("notes/plan.md", "note-edit", setNote("plan v1\nfrom a\n"))); err != nil {
 		t.Fatal(err)
 	}
-	// A person commits, in b, a version with a NUL pasted in.
-	if err := os.WriteFile(filepath.Join(b.Dir(), "notes", "plan.md"), []byte("plan v1\nfrom b\x00\n"), 0o644); err != nil {
+	// A person, working in b, adds a paragraph; a NUL came with a paste.
+	mine := "plan v1\nthe person's paragraph\x00\n"
+	if err := os.WriteFile(filepath.Join(b.Dir(), "notes", "plan.md"), []byte(mine), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	git(t, b.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-a", "-m", "plan from b")
@@ -218,11 +221,45 @@ func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
 	if in.Kind != gitstore.IntegrateMerge || !slices.Equal(in.Conflicts, []string{"notes/plan.md"}) {
 		t.Fatalf("%+v, want a merge reporting a conflict in notes/plan.md", in)
 	}
-	if got := git(t, a.Dir(), "show", "HEAD:notes/plan.md"); got != "plan v2 from a\n" {
-		t.Errorf("the note after the merge: %q, want memd's version", got)
+	want := "<<<<<<< memd\nplan v1\nfrom a\n=======\n" + mine + ">>>>>>> peer\n"
+	if got := git(t, a.Dir(), "show", "HEAD:notes/plan.md"); got != want {
+		t.Errorf("the note after the merge: %q, want both versions between markers: %q", got, want)
+	}
+	if c := strings.TrimSpace(git(t, a.Dir(), "log", "-1", "--format=%(trailers:key=Conflict,valueonly)")); c != "notes/plan.md" {
+		t.Errorf("Conflict trailer %q", c)
 	}
 	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
 		t.Errorf("git status after merge:\n%s", st)
+	}
+	// The person's side takes the merge: their paragraph is still there.
+	integrate(t, b, a)
+	if file, _ := os.ReadFile(filepath.Join(b.Dir(), "notes", "plan.md")); string(file) != want {
+		t.Errorf("the person's working file after syncing: %q, want %q", file, want)
+	}
+}
+
+// A push whose note cannot be merged for a NUL byte on this side is
+// refused saying so, not as a change of the same lines: the lines differ.
+func TestShard_APushRefusedForABinaryNoteSaysWhy(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	if _, err := a.Apply(noteChange("notes/plan.md", "note-edit: plan", setNote("one\ntwo\nthree\nfour\nfive\n"))); err != nil {
+		t.Fatal(err)
+	}
+	integrate(t, b, a)
+	// In a, a person commits a NUL on the first line.
+	os.WriteFile(filepath.Join(a.Dir(), "notes", "plan.md"), []byte("one\x00\ntwo\nthree\nfour\nfive\n"), 0o644)
+	git(t, a.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-a", "-m", "nul")
+	// The pusher (b) changes the last line.
+	if _, err := b.Apply(noteChange("notes/plan.md", "note-edit", setNote("one\ntwo\nthree\nfour\nFIVE\n"))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Integrate(fetchInto(t, a, b), gitstore.IntegrateOptions{From: "a push by bob", RefuseConflicts: true})
+	if memd.ErrorCode(err) != memd.ECONFLICT {
+		t.Fatalf("%v, want a conflict", err)
+	}
+	if msg := memd.ErrorMessage(err); strings.Contains(msg, "same lines") || !strings.Contains(msg, "NUL") {
+		t.Errorf("the refusal says %q: the lines differ; what stands in the way is the NUL byte", msg)
 	}
 }
 

@@ -306,7 +306,7 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 		}
 		_, ok, err := mergeNote(theirs, against, next)
 		if errors.Is(err, errBinary) {
-			return memd.Errorf(memd.ECONFLICT, "note %s has changes a person has not committed (%s), with a NUL byte in them: git cannot merge memd's change into a file it takes for binary; try again once they commit or discard their edit", name, where)
+			return memd.Errorf(memd.ECONFLICT, "note %s has changes a person has not committed (%s), and a version of it holds a NUL byte, which makes it binary to git: memd's change cannot be merged into theirs; try again once they commit or discard their edit", name, where)
 		}
 		if err != nil {
 			return fmt.Errorf("merge note %s: %w", name, err)
