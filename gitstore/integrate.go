@@ -62,7 +62,7 @@ func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, err
 	refused := 0 // moves refused because a person kept changing a working file
 	for attempt := 0; ; attempt++ {
 		in, err := sh.tryIntegrate(theirs, opts)
-		if errors.Is(err, errMoveRefused) && refused < 2 {
+		if errors.Is(err, errMoveRefused) && !memd.DiskFull(err) && refused < 2 { // see commitGroup
 			refused++
 			continue
 		}

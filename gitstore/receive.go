@@ -186,12 +186,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// roomLeft is the room left to an unprivileged writer on the file system
-// holding dir, in bytes (as much as an int64 holds if it cannot be read).
+// roomLeft is the room left to memd on the file system holding dir, in
+// bytes (as much as an int64 holds if it cannot be read): root may write
+// in the blocks a file system keeps back from others.
 func roomLeft(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return math.MaxInt64
+	}
+	if os.Geteuid() == 0 {
+		return int64(st.Bfree) * st.Bsize
 	}
 	return int64(st.Bavail) * st.Bsize
 }

@@ -711,3 +711,76 @@ func TestShard_ReadsDoNotWaitForTheWriterWhileARestoreIsOwed(t *testing.T) {
 		t.Errorf("a read of an unmoved main waited for the writer's lock because a restore is owed")
 	}
 }
+
+// A change of two files on a disk with room for its pack and its first
+// file (a line appended to a log) but not its second (a long profile,
+// written again whole for a forget) is refused before either is written:
+// main stays, and so does every working file. Gone ahead, the profile
+// would lag behind main, and a person's git commit -a would take the
+// forget back. Once there is room, the same change goes through.
+func TestShard_AChangeOfTwoFilesWhoseSecondFindsNoRoom(t *testing.T) {
+	disk := memdtest.SmallDisk(t, "8m")
+	s, err := Open(filepath.Join(disk, "data"), Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sid, _ := memd.ParseShardID("agent/alice")
+	sh, err := s.CreateShard(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := memd.ParseDate("2026-11-03")
+	who := Signature{Name: "alice", Email: "alice@agents.memd"}
+	// A long profile: 256 KB of lines alike, which a pack holds in little.
+	var edits []Edit
+	for i := range 3000 {
+		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Prefers the window seat on flight number %d of the season", i), Date: d, Tier: memd.TierProfile}})
+	}
+	res, err := sh.Apply(Change{Author: who, Message: "remember", Edits: edits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgotten := res.Facts[0].ID
+	if _, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}}); err != nil {
+		t.Fatal(err)
+	}
+	read := func() (head, log, profile string) {
+		l, _ := os.ReadFile(filepath.Join(sh.Dir(), "log", "2026-11.md"))
+		p, _ := os.ReadFile(filepath.Join(sh.Dir(), "profile.md"))
+		return memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD"), string(l), string(p)
+	}
+	head, log, profile := read()
+	if len(profile) < 200<<10 {
+		t.Fatalf("the profile holds %d bytes; the test needs a long one", len(profile))
+	}
+
+	// Room for the pack (it holds the new profile whole) and a log line,
+	// not for the profile written again beside the old.
+	free := memdtest.LeaveFree(t, disk, int64(len(profile))*8/5)
+	change := Change{Author: who, Message: "forget and remember", Edits: []Edit{
+		{Op: RemoveFact, Fact: memd.Fact{ID: forgotten}},
+		{Op: AddFact, Fact: memd.Fact{Text: "Packed a raincoat", Date: d, Tier: memd.TierLog}},
+	}}
+	_, err = sh.Apply(change)
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE || !strings.Contains(memd.ErrorMessage(err), "profile.md") {
+		t.Errorf("the change of two files on a full disk answered %v, want unavailable naming profile.md", err)
+	}
+	if h, l, p := read(); h != head || l != log || p != profile {
+		t.Errorf("refused, yet main moved (%v) or a working file changed (log %v, profile %v)", h != head, l != log, p != profile)
+	}
+	if st := memdtest.Git(t, sh.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status on the full disk:\n%s", st)
+	}
+
+	free()
+	if _, err := sh.Apply(change); err != nil {
+		t.Fatalf("with room again: %v", err)
+	}
+	if _, err := sh.Fact(forgotten); err == nil {
+		t.Errorf("the forget did not go through once there was room")
+	}
+	if st := memdtest.Git(t, sh.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("git status once there was room:\n%s", st)
+	}
+}

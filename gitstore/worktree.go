@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -43,6 +44,10 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	// Before the index memd last wrote is forgotten: the check reads it.
 	if path, err := sh.noteSavedOver(move, touched, files); err != nil {
 		lock.release() // the move may be refused yet
+		return nil, &worktreeError{path: path, err: err}
+	}
+	if path, err := sh.roomForMove(move, touched, files); err != nil {
+		lock.release() // the move is refused
 		return nil, &worktreeError{path: path, err: err}
 	}
 	// Changed below: what memd wrote is known again once it is written.
@@ -111,6 +116,49 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		delete(sh.worktreeAt, path)
 	}
 	return done, failed
+}
+
+// blockRoom is what a file written may take beyond its bytes: the rest
+// of its last block.
+const blockRoom = 4096
+
+// roomForMove refuses, before any of its files is written, a move whose
+// working files and index the disk has no room for, as far as can be told
+// beforehand: a file appended to needs its new lines, one written again
+// its whole new version beside the old, the index a new copy, each a
+// block more. Without it, a move whose first file fitted and whose second
+// did not would go ahead, the second file behind main (errMoveRefused
+// refuses only while nothing was written). It returns the first file, in
+// the order they are written, there is no room for; room taken by others
+// meanwhile is met as before, by the write that finds none.
+func (sh *Shard) roomForMove(move, touched, files map[string]*factFile) (string, error) {
+	if len(move) == 0 {
+		return "", nil
+	}
+	left, need := roomLeft(sh.dir), int64(0)
+	for _, path := range slices.Sorted(mapKeys(move)) {
+		next := files[path]
+		if next == nil {
+			continue // removed: frees room
+		}
+		old, ahead := sh.worktreeAt[path]
+		if !ahead {
+			old = touched[path]
+		}
+		n := int64(len(next.data))
+		if old != nil && bytes.HasPrefix(next.data, old.data) {
+			n -= int64(len(old.data)) // appended in place
+		}
+		if need += n + blockRoom; need > left {
+			return path, fmt.Errorf("write %s: %d bytes needed, %d left: %w", path, need, left, syscall.ENOSPC)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(sh.gitDir, "index")); err == nil {
+		if need += st.Size() + blockRoom; need > left {
+			return ".git/index", fmt.Errorf("write .git/index: %d bytes needed, %d left: %w", need, left, syscall.ENOSPC)
+		}
+	}
+	return "", nil
 }
 
 // noteSavedOver checks the notes memd's own commits change (sh.ownNotes)

@@ -243,13 +243,16 @@ func (sh *Shard) commitGroup(batch []*request) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var err error
-	refused := 0 // moves refused because a person kept changing a working file
+	// Moves refused because a person kept changing a working file are
+	// tried again at once; one refused for a full disk is not: it would
+	// find no more room, and each try leaves its pack.
+	refused := 0
 	for attempt := 0; attempt < groupAttempts; attempt++ {
 		if attempt > 5 {
 			time.Sleep(time.Duration(attempt) * time.Millisecond)
 		}
 		err = sh.tryGroup(batch)
-		if errors.Is(err, errMoveRefused) && refused < 2 {
+		if errors.Is(err, errMoveRefused) && !memd.DiskFull(err) && refused < 2 {
 			refused++
 			continue
 		}
