@@ -117,7 +117,8 @@ func TestOperations_HealthLogsMetrics(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("a log line that is not JSON: %q", line)
 		}
-		if rec["msg"] == "request" && rec["method"] == "GET" && rec["path"] == "/v1/status" && rec["status"] == float64(200) {
+		if rec["msg"] == "request" && rec["method"] == "GET" && rec["path"] == "/v1/status" && rec["status"] == float64(200) &&
+			rec["route"] == "GET /v1/status" && rec["caller"] == "admin" {
 			access = true
 		}
 	}
@@ -213,5 +214,34 @@ func TestBackupAndRestore(t *testing.T) {
 	}
 	if out := git(t, filepath.Join(data, "shards", "agent", "alice"), "fsck", "--strict"); strings.Contains(out, "error") {
 		t.Errorf("git fsck: %s", out)
+	}
+}
+
+// The start's banner says how shards with a remote are fetched: with
+// --fetch-every 0, by memd remote sync alone, not "every 0s".
+func TestServe_BannerSaysHowRemotesAreFetched(t *testing.T) {
+	for every, want := range map[string]string{"0": "fetched by memd remote sync)", "90s": "fetched every 1m30s)"} {
+		cmd := exec.Command(memdBin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--no-fsync",
+			"--remote", filepath.Join(t.TempDir(), "{kind}", "{name}.git"), "--fetch-every", every)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var remotes string
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && remotes == "" && !strings.Contains(sc.Text(), "try:") { // the banner's last line
+			if strings.Contains(sc.Text(), "remotes:") {
+				remotes = sc.Text()
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		go io.Copy(io.Discard, out)
+		cmd.Wait()
+		if !strings.HasSuffix(remotes, want) {
+			t.Errorf("--fetch-every %s: the banner says %q, want it to end %q", every, remotes, want)
+		}
 	}
 }

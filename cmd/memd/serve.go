@@ -190,7 +190,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  learning:    off (--model-url turns it on)\n")
 	}
 	if *remoteURL != "" {
-		fmt.Fprintf(e.stdout, "  remotes:     %s (pushed after commits, fetched every %s)\n", remote.Redact(*remoteURL), *fetchEvery)
+		fetched := "fetched every " + fetchEvery.String()
+		if *fetchEvery == 0 {
+			fetched = "fetched by memd remote sync"
+		}
+		fmt.Fprintf(e.stdout, "  remotes:     %s (pushed after commits, %s)\n", remote.Redact(*remoteURL), fetched)
 	}
 	// A sign-in link is the admin's for 15 minutes: shown to a person at a
 	// terminal, never written where a service's output goes (a journal).

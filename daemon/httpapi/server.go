@@ -129,8 +129,10 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 		if !ok {
 			w = &statusWriter{ResponseWriter: rw}
 		}
+		w.route = route
 		caller, err := s.authenticate(r)
 		if err == nil {
+			w.caller = caller.Name()
 			r = r.WithContext(memd.NewContext(r.Context(), caller))
 			err = h(w, r)
 		}
@@ -189,6 +191,9 @@ func takes[B, T any](call func(context.Context, B) (T, error)) func(http.Respons
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	// route and caller, for the access log: the pattern an API request
+	// matched, and who made it once known.
+	route, caller string
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -282,8 +287,8 @@ func WriteGitError(w http.ResponseWriter, err error) {
 }
 
 // ServeHTTP logs each request (the access log, at debug level: method,
-// path, status and time; never a token) and turns panics into internal
-// errors.
+// path, route, status, caller and time; never a token) and turns panics
+// into internal errors.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusWriter{ResponseWriter: w}
@@ -292,7 +297,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p)
 			writeError(rec, fmt.Errorf("panic: %v", p))
 		}
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.code(), "took", time.Since(start))
+		route := rec.route
+		if route == "" {
+			route = r.Pattern // set by the mux: pages, files, git
+		}
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "route", route, "status", rec.code(), "caller", rec.caller, "took", time.Since(start))
 	}()
 	s.mux.ServeHTTP(rec, r)
 }
