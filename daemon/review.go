@@ -121,6 +121,7 @@ func (s *Service) proposalsIn(id memd.ShardID) (*gitstore.Shard, []gitstore.Comm
 // person's git merge took into main.
 func (s *Service) refreshProposals(sh *gitstore.Shard) ([]gitstore.Commit, error) {
 	if !sh.HasProposals() {
+		s.countPending(sh) // none: the last may have gone since the count
 		return nil, nil
 	}
 	main, list, err := sh.Proposals()

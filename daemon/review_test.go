@@ -43,7 +43,7 @@ func TestReview_ProposalsWaitForAPerson(t *testing.T) {
 	e, feed := startLearningWith(t, m, func(c *daemon.Config) {})
 	m.Script(synthesisModel(func(user string) string {
 		_, ex, _ := strings.Cut(user, "\nEXCHANGE")
-		for _, w := range []string{"tea", "coffee", "juice"} {
+		for _, w := range []string{"tea", "coffee", "juice", "milk"} {
 			if strings.Contains(ex, w) {
 				return "profile: Pat drinks " + w
 			}
@@ -92,9 +92,15 @@ func TestReview_ProposalsWaitForAPerson(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("proposals: %+v, %v", list, err)
 	}
+	if m := metricsOf(t, e); !strings.Contains(m, "\nmemd_proposals_pending 1\n") {
+		t.Errorf("with one proposal waiting, /metrics has %q", metricLine(m, "memd_proposals_pending"))
+	}
 	res, err := e.admin.Review(ctx, memd.ReviewRequest{Verdict: memd.ReviewAccept, IDs: []string{list[0].ID}, Reviewer: "pat"})
 	if err != nil || len(res.Reviewed) != 1 || res.Reviewed[0].Commit == "" {
 		t.Fatalf("accept: %+v, %v", res, err)
+	}
+	if m := metricsOf(t, e); !strings.Contains(m, "\nmemd_proposals_pending 0\n") {
+		t.Errorf("with the last proposal accepted, /metrics has %q", metricLine(m, "memd_proposals_pending"))
 	}
 	h, ok := recalls(t, e, "tea", "Pat drinks tea", false)
 	if !ok || !slices.Equal(h.SourceMessages, []string{"c1-m0", "c1-m1"}) || h.Commit != res.Reviewed[0].Commit {
@@ -167,9 +173,41 @@ func TestReview_ProposalsWaitForAPerson(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// A person deletes the branch with a proposal on it: none waits.
+	learnFrom(t, e, feed, "c4", "I drink milk.")
+	if m := metricsOf(t, e); !strings.Contains(m, "\nmemd_proposals_pending 1\n") {
+		t.Errorf("with a proposal waiting again, /metrics has %q", metricLine(m, "memd_proposals_pending"))
+	}
+	gitIn(t, dir, "branch", "-q", "-D", "proposed")
+	if list, _ := e.admin.Proposals(ctx, s); len(list) != 0 {
+		t.Errorf("proposals after the branch was deleted: %+v", list)
+	}
+	if m := metricsOf(t, e); !strings.Contains(m, "\nmemd_proposals_pending 0\n") {
+		t.Errorf("with the branch deleted, /metrics has %q", metricLine(m, "memd_proposals_pending"))
+	}
 	if out := gitIn(t, dir, "fsck", "--strict"); strings.Contains(out, "error") {
 		t.Errorf("git fsck: %s", out)
 	}
+}
+
+func metricsOf(t *testing.T, e *env) string {
+	t.Helper()
+	resp, err := http.Get(e.d.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return "\n" + string(b)
+}
+
+func metricLine(metrics, name string) string {
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, name+" ") {
+			return line
+		}
+	}
+	return ""
 }
 
 // A synthesis merge proposed in review mode survives main moving under it,
