@@ -216,11 +216,23 @@ func runStats(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.1f%%\t%d\t%.1f%%\t%d/%d/%d\n", orDash(r.Model), prompt, r.Agent, r.Learned,
 			r.Within7.Total, 100*r.Within7.Rate, r.Within30.Total, 100*r.Within30.Rate, r.Within30.Reverted, r.Within30.Forgotten, r.Within30.Edited)
-		if *undone {
-			for _, f := range r.Facts {
-				fmt.Fprintf(tw, "\t\t  %s %s\t%s by %s\t%s\t\t\t\t\n", f.Shard, f.Fact, f.How, f.By, f.Subject)
-			}
+	}
+	if err := tw.Flush(); err != nil || !*undone {
+		return err
+	}
+	// The undone facts after the table, each row's under its model, prompt
+	// and agent: in the table's columns they would widen them all.
+	for _, r := range st.Rows {
+		if len(r.Facts) == 0 {
+			continue
+		}
+		fmt.Fprintf(e.stdout, "\nundone, of %s · %s · %s:\n", orDash(r.Model), orDash(r.Prompt), r.Agent)
+		for _, f := range r.Facts {
+			fmt.Fprintf(tw, "  %s %s\t%s by %s\t%s\n", f.Shard, f.Fact, f.How, f.By, f.Subject)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
 		}
 	}
-	return tw.Flush()
+	return nil
 }
