@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
 	"github.com/memd/memd/provenance"
 )
 
@@ -464,4 +465,57 @@ func rvNote(t *testing.T, c memd.Service, s memd.ShardID, seed string) (src func
 		}
 	}
 	return src, edit
+}
+
+// A note a remote's person pasted a NUL into, and alice's agent edited
+// here, is merged by a fetch as both versions between markers, the NUL
+// written as U+FFFD: a note memd's rules allow, so the agent resolves the
+// conflict through the API, quoting the note as it reads it, and edits on.
+// With the NUL kept, no edit could quote it and every other edit was
+// refused for it.
+func TestNotes_AnAgentResolvesAConflictOfANoteGitTakesForBinary(t *testing.T) {
+	e, alice, s := startAlice(t)
+	ctx := context.Background()
+	if _, err := alice.CreateNote(ctx, memd.CreateNoteRequest{Shard: s, Path: "plan.md", Text: "# Plan\n\nv1\n"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := e.d.Store.ShardDir(s)
+	remote := t.TempDir()
+	gitIn(t, remote, "clone", "-q", dir, ".")
+	if err := os.WriteFile(filepath.Join(remote, "notes", "plan.md"), []byte("# Plan\n\nv1\npasted\x00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, remote, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-a", "-m", "the remote's person")
+	if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "plan.md", Edits: []memd.NoteEdit{{Op: memd.NoteInsertAfter, Anchor: "v1\n", Text: "v2 here\n"}}}); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "fetch", "-q", remote, "+refs/heads/main:refs/remotes/peer/main")
+	sh, err := e.d.Store.Shard(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := sh.Ref("refs/remotes/peer/main")
+	if in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: "peer"}); err != nil || len(in.Conflicts) != 1 {
+		t.Fatalf("the fetch's merge: %+v, %v; want one conflict", in, err)
+	}
+	note, err := alice.ReadNote(ctx, s, "plan.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<<<<<<< memd\n# Plan\n\nv1\nv2 here\n=======\n# Plan\n\nv1\npasted\uFFFD\n>>>>>>> peer\n"; note.Text != want {
+		t.Fatalf("the note after the merge: %q, want %q", note.Text, want)
+	}
+	_, err = alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "plan.md", ExpectedRevision: note.Revision, Edits: []memd.NoteEdit{
+		{Op: memd.NoteDelete, Find: "<<<<<<< memd\n"},
+		{Op: memd.NoteDelete, Find: "=======\n# Plan\n\nv1\npasted\uFFFD\n>>>>>>> peer\n"},
+	}})
+	if err != nil {
+		t.Fatalf("the agent's resolution, quoting the note as it read it: %v", err)
+	}
+	if _, err := alice.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: "plan.md", Edits: []memd.NoteEdit{{Op: memd.NoteInsertAfter, Anchor: "v2 here\n", Text: "v3\n"}}}); err != nil {
+		t.Errorf("an edit after the resolution: %v", err)
+	}
+	if got, _ := alice.ReadNote(ctx, s, "plan.md", ""); got.Text != "# Plan\n\nv1\nv2 here\nv3\n" {
+		t.Errorf("the note: %q", got.Text)
+	}
 }

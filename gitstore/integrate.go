@@ -450,12 +450,22 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		return o, true, false, nil
 	}
 	data, conflict, err = mergeLines(o, b, t, from)
-	if errors.Is(err, errBinary) {
+	if binary = errors.Is(err, errBinary); binary {
 		// No lines to merge: each version whole, as one conflict, so
 		// that neither side's edit leaves the note unseen.
-		return wholeConflict(o, t, from), true, true, nil
+		data, conflict, err = wholeConflict(o, t, from), true, nil
 	}
-	return data, conflict, false, err
+	if err != nil || !IsNoteFile(path) || memd.CheckNoteText(string(data)) == nil {
+		return data, conflict, binary, err
+	}
+	// A note memd writes is one its rules allow, or memd could neither
+	// edit it nor push it to a peer: a NUL byte, or bytes that are not
+	// UTF-8, become U+FFFD (a change of the text, so named a conflict);
+	// where the merge is too large for a note, ours stays.
+	if data = asNoteText(data); memd.CheckNoteText(string(data)) != nil {
+		return o, true, binary, nil
+	}
+	return data, true, binary, nil
 }
 
 // wholeConflict is a conflict of two versions of a file kept whole, with
@@ -474,6 +484,12 @@ func wholeConflict(ours, theirs []byte, from string) []byte {
 	}
 	b.WriteString(">>>>>>> " + from + "\n")
 	return b.Bytes()
+}
+
+// asNoteText is data as a note may hold it: a NUL byte, and bytes that
+// are not UTF-8, each as U+FFFD.
+func asNoteText(data []byte) []byte {
+	return []byte(strings.ReplaceAll(strings.ToValidUTF8(string(data), "\uFFFD"), "\x00", "\uFFFD"))
 }
 
 // errBinary is mergeLines' error for a version git takes for binary.

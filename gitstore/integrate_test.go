@@ -198,8 +198,9 @@ func TestShard_IntegrateNotesLineByLine(t *testing.T) {
 // merged line by line (git takes it for binary): the merge keeps both
 // versions whole between conflict markers and names the note in its
 // Conflict trailer, as for any conflict, so that the other side's edit
-// stays in front of whoever syncs it, on both sides. Before, the whole
-// fetch failed, each time.
+// stays in front of whoever syncs it, on both sides. The NUL is written as
+// U+FFFD: a note memd's rules allow, which memd can edit and push to a
+// peer memd. Before, the whole fetch failed, each time.
 func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
 	a := createShard(t, openStore(t), "agent/x")
 	b := createShard(t, openStore(t), "agent/x")
@@ -221,20 +222,73 @@ func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
 	if in.Kind != gitstore.IntegrateMerge || !slices.Equal(in.Conflicts, []string{"notes/plan.md"}) {
 		t.Fatalf("%+v, want a merge reporting a conflict in notes/plan.md", in)
 	}
-	want := "<<<<<<< memd\nplan v1\nfrom a\n=======\n" + mine + ">>>>>>> peer\n"
+	want := "<<<<<<< memd\nplan v1\nfrom a\n=======\nplan v1\nthe person's paragraph\uFFFD\n>>>>>>> peer\n"
 	if got := git(t, a.Dir(), "show", "HEAD:notes/plan.md"); got != want {
 		t.Errorf("the note after the merge: %q, want both versions between markers: %q", got, want)
 	}
+
 	if c := strings.TrimSpace(git(t, a.Dir(), "log", "-1", "--format=%(trailers:key=Conflict,valueonly)")); c != "notes/plan.md" {
 		t.Errorf("Conflict trailer %q", c)
 	}
 	if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
 		t.Errorf("git status after merge:\n%s", st)
 	}
+	// b is a peer memd: a's merge, and a's commits after it, pass its
+	// rules for pushes.
+	d, _ := memd.ParseDate("2026-11-03")
+	if _, err := a.Apply(gitstore.Change{Author: alice, Message: "remember", Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CheckPushed(fetchInto(t, b, a)); err != nil {
+		t.Errorf("a peer memd refuses the merge's push: %v", err)
+	}
 	// The person's side takes the merge: their paragraph is still there.
 	integrate(t, b, a)
 	if file, _ := os.ReadFile(filepath.Join(b.Dir(), "notes", "plan.md")); string(file) != want {
 		t.Errorf("the person's working file after syncing: %q, want %q", file, want)
+	}
+}
+
+// A merged note is one memd's rules for notes allow. Where both versions
+// of a note git takes for binary would not fit in one note, the merge
+// keeps this side's; a NUL past git's first 8,000 bytes, which git merges
+// as text, is written as U+FFFD. Either way the note is named a conflict.
+func TestShard_IntegrateKeepsANoteANote(t *testing.T) {
+	long := strings.Repeat("a line of the plan, one of many\n", 150<<10/32) // 150 KiB
+	for _, tc := range []struct {
+		name, theirs string
+		want         func(ours string) string
+	}{
+		{"binary, too large twice", "pasted\x00\n" + long, func(ours string) string { return ours }},
+		{"a NUL git merges as text", long + "pasted\x00\n", func(ours string) string {
+			return long + "<<<<<<< memd\nfrom a\n=======\npasted\uFFFD\n>>>>>>> peer\n"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := createShard(t, openStore(t), "agent/x")
+			b := createShard(t, openStore(t), "agent/x")
+			if _, err := a.Apply(noteChange("notes/plan.md", "note-edit: plan", setNote(long))); err != nil {
+				t.Fatal(err)
+			}
+			integrate(t, b, a)
+			ours := long + "from a\n"
+			if _, err := a.Apply(noteChange("notes/plan.md", "note-edit", setNote(ours))); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(b.Dir(), "notes", "plan.md"), []byte(tc.theirs), 0o644)
+			git(t, b.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-a", "-m", "plan from b")
+			in := integrate(t, a, b)
+			if !slices.Equal(in.Conflicts, []string{"notes/plan.md"}) {
+				t.Fatalf("%+v, want a conflict in notes/plan.md", in)
+			}
+			got := git(t, a.Dir(), "show", "HEAD:notes/plan.md")
+			if want := tc.want(ours); got != want {
+				t.Errorf("the note after the merge (%d bytes) ends %q, want (%d bytes) ending %q", len(got), got[max(0, len(got)-60):], len(want), want[max(0, len(want)-60):])
+			}
+			if err := memd.CheckNoteText(got); err != nil {
+				t.Errorf("the merged note breaks memd's rules for notes: %v", err)
+			}
+		})
 	}
 }
 

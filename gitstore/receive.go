@@ -24,9 +24,9 @@ type Received struct {
 	sh  *Shard
 	dir string // memd's folder for the push, removed at Close
 	// pack names the pack's files in the pack folder (their path but the
-	// extension), "" where the pack was there before; keep is its .keep.
-	pack string
-	keep bool
+	// extension), "" where the pack was there before: not the push's to
+	// discard. keep is the .keep memd made for it, "" if none.
+	pack, keep string
 }
 
 // receivePrefix names the folder in .git a push's pack is written to
@@ -93,14 +93,24 @@ func (sh *Shard) receive(pack io.Reader) (r *Received, err error) {
 	r = &Received{sh: sh, dir: tmp}
 	to := filepath.Join(sh.gitDir, "objects", "pack", "pack-"+name)
 	if _, err := os.Stat(to + ".idx"); err == nil {
-		return r, nil // there before: not the push's to discard
+		// There before (the same push again, say, after a kill): not the
+		// push's to discard, but kept all the same until it is settled.
+		if f, err := os.OpenFile(to+".keep", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444); err == nil {
+			f.WriteString(keepText)
+			f.Close()
+			r.keep = to + ".keep"
+		}
+		return r, nil
 	}
 	if err := adoptPack(tmp, to); err != nil {
 		return nil, fmt.Errorf("receive a push into %s: %w", sh.id, err)
 	}
-	r.pack, r.keep = to, true
+	r.pack, r.keep = to, to+".keep"
 	return r, nil
 }
+
+// keepText is what memd writes in a pack's .keep while a push is checked.
+const keepText = "memd: a push being checked\n"
 
 // adoptPack moves the pack index-pack wrote in dir (incoming.*) to its
 // names in the pack folder (to+…), in packExts' order, having first noted
@@ -110,7 +120,7 @@ func adoptPack(dir, to string) error {
 	if err := os.WriteFile(filepath.Join(dir, adoptingName), []byte(filepath.Base(to)), 0o600); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "incoming.keep"), []byte("memd: a push being checked\n"), 0o444); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "incoming.keep"), []byte(keepText), 0o444); err != nil {
 		return err
 	}
 	for _, ext := range packExts {
@@ -159,16 +169,16 @@ func (sh *Shard) removeLeftPush(dir string) {
 // Discard removes the pack, unless it was there before.
 func (r *Received) Discard() {
 	if r.pack != "" {
-		removePack(r.pack)
-		r.pack, r.keep = "", false
+		removePack(r.pack) // its .keep too
+		r.pack, r.keep = "", ""
 	}
 }
 
 // Close lets the objects go with the next repack once nothing points at
 // them, and memd's repacks run again.
 func (r *Received) Close() {
-	if r.keep {
-		os.Remove(r.pack + ".keep")
+	if r.keep != "" {
+		os.Remove(r.keep)
 	}
 	os.RemoveAll(r.dir)
 	r.sh.repackMu.Unlock()
@@ -186,16 +196,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// roomLeft is the room left to memd on the file system holding dir, in
-// bytes (as much as an int64 holds if it cannot be read): root may write
-// in the blocks a file system keeps back from others.
+// roomLeft is the room left on the file system holding dir, in bytes (as
+// much as an int64 holds if it cannot be read): what it keeps for root
+// not counted, even for root, as some of it (ext4's own reserve) root
+// cannot write either.
 func roomLeft(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return math.MaxInt64
-	}
-	if os.Geteuid() == 0 {
-		return int64(st.Bfree) * st.Bsize
 	}
 	return int64(st.Bavail) * st.Bsize
 }

@@ -248,3 +248,30 @@ func TestShard_APersonsRepackDuringAPushKeepsThePushedObjects(t *testing.T) {
 		t.Errorf("after Close the pack folder still keeps %v", keeps)
 	}
 }
+
+// The same pack pushed again (after a kill took the first push's keep
+// away at the next start, say): it was there before, so a discard leaves
+// it, but it is kept all the same until the push is settled.
+func TestShard_APackPushedAgainIsKeptUntilSettled(t *testing.T) {
+	_, _, sh := stoppableShard(t)
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	pack, commit := packOf(t, "pushed\n")
+	r, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	again, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "repack", "-a", "-d", "-q")
+	if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
+		t.Errorf("after a person's git repack -a -d during the second push, commit %s is gone: %q %v", commit, out, err)
+	}
+	again.Discard()
+	again.Close()
+	if keeps, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep")); len(keeps) > 0 {
+		t.Errorf("after Close the pack folder still keeps %v", keeps)
+	}
+}

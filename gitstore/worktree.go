@@ -46,7 +46,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		lock.release() // the move may be refused yet
 		return nil, &worktreeError{path: path, err: err}
 	}
-	if path, err := sh.roomForMove(move, touched, files); err != nil {
+	if path, err := sh.roomForMove(move, touched, files, lock != nil); err != nil {
 		lock.release() // the move is refused
 		return nil, &worktreeError{path: path, err: err}
 	}
@@ -128,10 +128,11 @@ const blockRoom = 4096
 // its whole new version beside the old, the index a new copy, each a
 // block more. Without it, a move whose first file fitted and whose second
 // did not would go ahead, the second file behind main (errMoveRefused
-// refuses only while nothing was written). It returns the first file, in
-// the order they are written, there is no room for; room taken by others
-// meanwhile is met as before, by the write that finds none.
-func (sh *Shard) roomForMove(move, touched, files map[string]*factFile) (string, error) {
+// refuses only while nothing was written). The index counts when it is
+// written now (withIndex: memd holds its lock). It returns the first
+// file, in the order they are written, there is no room for; room taken
+// by others meanwhile is met as before, by the write that finds none.
+func (sh *Shard) roomForMove(move, touched, files map[string]*factFile, withIndex bool) (string, error) {
 	if len(move) == 0 {
 		return "", nil
 	}
@@ -153,7 +154,7 @@ func (sh *Shard) roomForMove(move, touched, files map[string]*factFile) (string,
 			return path, fmt.Errorf("write %s: %d bytes needed, %d left: %w", path, need, left, syscall.ENOSPC)
 		}
 	}
-	if st, err := os.Stat(filepath.Join(sh.gitDir, "index")); err == nil {
+	if st, err := os.Stat(filepath.Join(sh.gitDir, "index")); err == nil && withIndex {
 		if need += st.Size() + blockRoom; need > left {
 			return ".git/index", fmt.Errorf("write .git/index: %d bytes needed, %d left: %w", need, left, syscall.ENOSPC)
 		}

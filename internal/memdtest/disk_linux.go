@@ -3,6 +3,7 @@ package memdtest
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -21,6 +22,34 @@ func SmallDisk(t testing.TB, size string) string {
 	t.Cleanup(func() {
 		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
 			t.Errorf("unmount the small disk: %v", err)
+		}
+	})
+	return dir
+}
+
+// Ext4Disk mounts an ext4 file system of size bytes (an image on a loop
+// device) on a new folder and returns the folder, unmounted when the test
+// ends. It keeps no blocks for root (-m 0), but ext4 still keeps some
+// back from everyone, root too, which statfs counts as free: a disk whose
+// free room is not all room to write. Where the image cannot be made or
+// mounted, the test is skipped, saying why.
+func Ext4Disk(t testing.TB, size string) string {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "disk.img")
+	dir := t.TempDir()
+	if out, err := exec.Command("truncate", "-s", size, img).CombinedOutput(); err != nil {
+		t.Skipf("truncate: %v: %s", err, out)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-m", "0", "-b", "4096", img).CombinedOutput(); err != nil {
+		t.Skipf("an ext4 disk needs mkfs.ext4: %v: %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
+		t.Skipf("an ext4 disk needs a loop mount, which this process may not make: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		// Detached: a file memd holds open a moment longer keeps it busy.
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount the ext4 disk: %v", err)
 		}
 	})
 	return dir
