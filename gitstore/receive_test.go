@@ -3,6 +3,7 @@ package gitstore_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -230,48 +231,37 @@ func TestStore_StartRemovesAPackAKillLeftWithoutItsIndex(t *testing.T) {
 // Between Receive and the integration that makes main point at the pushed
 // commit, the pushed objects are unreachable: a person's git repack -a -d
 // then (memd holds back only its own) would drop them, and the push fail.
-// The pack has a .keep until Close, as git receive-pack keeps its own.
+// The pack has a .keep until Close, as git receive-pack keeps its own; so
+// does the same pack pushed again (after a kill took the first push's
+// keep away at the next start, say), which, there before, a discard
+// leaves.
 func TestShard_APersonsRepackDuringAPushKeepsThePushedObjects(t *testing.T) {
-	_, _, sh := stoppableShard(t)
-	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
-	pack, commit := packOf(t, "pushed\n")
-	r, err := sh.Receive(bytes.NewReader(pack))
-	if err != nil {
-		t.Fatal(err)
-	}
-	git(t, sh.Dir(), "repack", "-a", "-d", "-q")
-	if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
-		t.Errorf("after a person's git repack -a -d the pushed commit %s, not yet integrated, is gone: %q %v", commit, out, err)
-	}
-	r.Close()
-	if keeps, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep")); len(keeps) > 0 {
-		t.Errorf("after Close the pack folder still keeps %v", keeps)
-	}
-}
-
-// The same pack pushed again (after a kill took the first push's keep
-// away at the next start, say): it was there before, so a discard leaves
-// it, but it is kept all the same until the push is settled.
-func TestShard_APackPushedAgainIsKeptUntilSettled(t *testing.T) {
-	_, _, sh := stoppableShard(t)
-	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
-	pack, commit := packOf(t, "pushed\n")
-	r, err := sh.Receive(bytes.NewReader(pack))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	again, err := sh.Receive(bytes.NewReader(pack))
-	if err != nil {
-		t.Fatal(err)
-	}
-	git(t, sh.Dir(), "repack", "-a", "-d", "-q")
-	if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
-		t.Errorf("after a person's git repack -a -d during the second push, commit %s is gone: %q %v", commit, out, err)
-	}
-	again.Discard()
-	again.Close()
-	if keeps, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep")); len(keeps) > 0 {
-		t.Errorf("after Close the pack folder still keeps %v", keeps)
+	for _, again := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pushed again %v", again), func(t *testing.T) {
+			_, _, sh := stoppableShard(t)
+			remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+			pack, commit := packOf(t, "pushed\n")
+			r, err := sh.Receive(bytes.NewReader(pack))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again {
+				r.Close()
+				if r, err = sh.Receive(bytes.NewReader(pack)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			git(t, sh.Dir(), "repack", "-a", "-d", "-q")
+			if out, err := memdtest.GitOut(sh.Dir(), "cat-file", "-t", commit); err != nil {
+				t.Errorf("after a person's git repack -a -d the pushed commit %s, not yet integrated, is gone: %q %v", commit, out, err)
+			}
+			if again {
+				r.Discard()
+			}
+			r.Close()
+			if keeps, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep")); len(keeps) > 0 {
+				t.Errorf("after Close the pack folder still keeps %v", keeps)
+			}
+		})
 	}
 }

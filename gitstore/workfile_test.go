@@ -616,18 +616,7 @@ func TestRewriteWorking_AnAppendThatRunsOutOfRoomLeavesNothing(t *testing.T) {
 // made; instead the move goes ahead, and the index catches up later.
 func TestShard_ARefusalForAFullDiskAfterTheWorkingFileWasWritten(t *testing.T) {
 	disk := memdtest.SmallDisk(t, "8m")
-	s, err := Open(filepath.Join(disk, "data"), Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	sid, _ := memd.ParseShardID("agent/alice")
-	sh, err := s.CreateShard(sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := memd.ParseDate("2026-11-03")
-	who := Signature{Name: "alice", Email: "alice@agents.memd"}
+	sh, who, d := aliceOn(t, disk)
 	res, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{
 		{Op: AddFact, Fact: memd.Fact{Text: "Lives in Austin", Date: d, Tier: memd.TierProfile}},
 		{Op: AddFact, Fact: memd.Fact{Text: "Works at Acme", Date: d, Tier: memd.TierProfile}},
@@ -730,7 +719,10 @@ func TestShard_AChangeOfTwoFilesWhoseSecondFindsNoRoom(t *testing.T) {
 	}
 }
 
-func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
+// aliceOn opens a store on a disk with shard agent/alice, and returns it,
+// alice's signature and a date to write facts at.
+func aliceOn(t *testing.T, disk string) (*Shard, Signature, memd.Date) {
+	t.Helper()
 	s, err := Open(filepath.Join(disk, "data"), Options{NoSync: true, RepackAt: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -742,8 +734,12 @@ func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
 		t.Fatal(err)
 	}
 	d, _ := memd.ParseDate("2026-11-03")
-	who := Signature{Name: "alice", Email: "alice@agents.memd"}
-	// A long profile: 256 KB of lines alike, which a pack holds in little.
+	return sh, Signature{Name: "alice", Email: "alice@agents.memd"}, d
+}
+
+func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
+	sh, who, d := aliceOn(t, disk)
+	// A long profile, some 200 KB.
 	var edits []Edit
 	for i := range 3000 {
 		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Prefers the window seat on flight number %d of the season", i), Date: d, Tier: memd.TierProfile}})
