@@ -94,11 +94,18 @@ func (sh *Shard) receive(pack io.Reader) (r *Received, err error) {
 	to := filepath.Join(sh.gitDir, "objects", "pack", "pack-"+name)
 	if _, err := os.Stat(to + ".idx"); err == nil {
 		// There before (the same push again, say, after a kill): not the
-		// push's to discard, but kept all the same until it is settled.
+		// push's to discard, but kept all the same until it is settled,
+		// and named in memd's folder first, so that a start after a kill
+		// takes the .keep away again.
+		if os.WriteFile(filepath.Join(tmp, adoptingName), []byte(filepath.Base(to)), 0o600) != nil {
+			return r, nil
+		}
 		if f, err := os.OpenFile(to+".keep", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444); err == nil {
 			f.WriteString(keepText)
 			f.Close()
 			r.keep = to + ".keep"
+		} else {
+			os.Remove(filepath.Join(tmp, adoptingName)) // someone else's .keep
 		}
 		return r, nil
 	}
@@ -149,9 +156,9 @@ func removePack(path string) {
 }
 
 // removeLeftPush removes the folder of a push a kill cut short (a folder
-// of receivePrefix), and the pack it was moving in if its index never
-// followed. A pack whose index is there may be what main points at: only
-// its .keep goes.
+// of receivePrefix), and the pack it names if its index never followed.
+// A pack whose index is there may be what main points at: only the .keep
+// memd made for it goes.
 func (sh *Shard) removeLeftPush(dir string) {
 	if b, err := os.ReadFile(filepath.Join(dir, adoptingName)); err == nil {
 		name := string(b)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,5 +264,32 @@ func TestShard_APersonsRepackDuringAPushKeepsThePushedObjects(t *testing.T) {
 				t.Errorf("after Close the pack folder still keeps %v", keeps)
 			}
 		})
+	}
+}
+
+// A kill while the same pack is pushed again leaves the .keep memd made
+// for it; the next start takes it away, and leaves a .keep of another's.
+func TestStore_StartRemovesTheKeepOfAPackPushedAgain(t *testing.T) {
+	dir, s, sh := stoppableShard(t)
+	pack, _ := packOf(t, "pushed\n")
+	r, err := sh.Receive(bytes.NewReader(pack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := sh.Receive(bytes.NewReader(pack)); err != nil { // then the kill: no Close
+		t.Fatal(err)
+	}
+	keeps, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep"))
+	if len(keeps) != 1 {
+		t.Fatalf("while the push is checked, the pack folder keeps %v", keeps)
+	}
+	theirs := filepath.Join(sh.Dir(), ".git", "objects", "pack", "pack-0000000000000000000000000000000000000000.keep")
+	os.WriteFile(theirs, []byte("a person's\n"), 0o444)
+	s.Close() // no Close of the push: its folder stays, as after a kill
+	_, sh = reopen(t, dir, s)
+	left, _ := filepath.Glob(filepath.Join(sh.Dir(), ".git", "objects", "pack", "*.keep"))
+	if !slices.Equal(left, []string{theirs}) {
+		t.Errorf("after the start the pack folder keeps %v, want only %v", left, theirs)
 	}
 }
