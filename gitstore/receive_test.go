@@ -156,7 +156,7 @@ func TestStore_StartRemovesAPushAKillCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(left, "incoming.pack"), []byte("PACK"), 0o444)
-	_, sh = reopen(t, dir, s)
+	reopen(t, dir, s)
 	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the start left %s: %v", left, err)
 	}
