@@ -115,7 +115,8 @@ type Provenance struct {
 	ReviewedBy string   `json:"reviewed_by,omitempty"` // the person who accepted a proposal into main
 	Rejects    string   `json:"rejects,omitempty"`     // on a record of a rejected proposal, its commit
 	// On a merge of a remote's or a push's commits: the commit merged, and
-	// the files merged with conflict markers.
+	// the files it could not settle (kept with conflict markers, or with
+	// this side's version).
 	Merged    string   `json:"merged,omitempty"`
 	Conflicts []string `json:"conflicts,omitempty"`
 }
@@ -540,7 +541,8 @@ type RemoteStatus struct {
 	PushedAt  time.Time `json:"pushed_at,omitzero"`
 	FetchedAt time.Time `json:"fetched_at,omitzero"`
 	// Integrated is what the last fetch did: up-to-date, fast-forward or
-	// merge; Conflicts lists the files that merge kept with conflict markers.
+	// merge; Conflicts lists the files that merge could not settle (kept
+	// with conflict markers, or with this side's version).
 	Integrated string    `json:"integrated,omitempty"`
 	Conflicts  []string  `json:"conflicts,omitempty"`
 	Error      string    `json:"error,omitempty"`

@@ -21,7 +21,7 @@ type Integration struct {
 	Kind      string   // IntegrateNone, IntegrateFastForward or IntegrateMerge
 	Head      Hash     // main afterwards
 	Commits   int      // commits brought in
-	Conflicts []string // paths merged line by line with conflict markers
+	Conflicts []string // paths the merge could not settle: kept with conflict markers, or with ours
 }
 
 // Kinds of Integration.
@@ -407,7 +407,7 @@ func (sh *Shard) merge(st *state, theirs Hash, newer []Commit, from string) (*me
 
 // MergeMessage formats the message of a merge commit memd makes: commits
 // is how many commits of theirs main lacked, from where they came from,
-// and conflicts the files merged with conflict markers.
+// and conflicts the files it could not settle.
 type MergeMessage func(commits int, from string, theirs Hash, conflicts []string) string
 
 // plainMergeMessage is a merge's message when the store was given none:
@@ -418,7 +418,7 @@ func plainMergeMessage(commits int, from string, _ Hash, _ []string) string {
 
 // mergeFile merges one file both sides changed. A fact file takes their
 // fact changes on top of ours; any other file is merged line by line by
-// git merge-file, and one git takes for binary is kept whole both ways,
+// git merge-file, and a note git takes for binary is kept whole both ways,
 // between conflict markers. nil data removes the file.
 func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (data []byte, conflict, binary bool, err error) {
 	read := func(h Hash) ([]byte, error) { return sh.fileBlob(path, h) }
@@ -450,22 +450,21 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		return o, true, false, nil
 	}
 	data, conflict, err = mergeLines(o, b, t, from)
-	if binary = errors.Is(err, errBinary); binary {
-		// No lines to merge: each version whole, as one conflict, so
-		// that neither side's edit leaves the note unseen.
-		data, conflict, err = wholeConflict(o, t, from), true, nil
+	if !errors.Is(err, errBinary) {
+		return data, conflict, false, err
 	}
-	if err != nil || !IsNoteFile(path) || memd.CheckNoteText(string(data)) == nil {
-		return data, conflict, binary, err
+	// No lines to merge. A note keeps each version whole, as one
+	// conflict, so that neither side's edit leaves it unseen: written as
+	// text a note may hold (a NUL byte, or bytes that are not UTF-8, as
+	// U+FFFD), or memd could neither edit it nor push it to a peer; where
+	// both do not fit in one note, ours stays. Any other file keeps ours,
+	// as git merge does with a binary file.
+	if IsNoteFile(path) {
+		if both := wholeConflict(asNoteText(o), asNoteText(t), from); memd.CheckNoteText(string(both)) == nil {
+			return both, true, true, nil
+		}
 	}
-	// A note memd writes is one its rules allow, or memd could neither
-	// edit it nor push it to a peer: a NUL byte, or bytes that are not
-	// UTF-8, become U+FFFD (a change of the text, so named a conflict);
-	// where the merge is too large for a note, ours stays.
-	if data = asNoteText(data); memd.CheckNoteText(string(data)) != nil {
-		return o, true, binary, nil
-	}
-	return data, true, binary, nil
+	return o, true, true, nil
 }
 
 // wholeConflict is a conflict of two versions of a file kept whole, with

@@ -249,44 +249,42 @@ func TestShard_IntegrateANoteGitTakesForBinary(t *testing.T) {
 	}
 }
 
-// A merged note is one memd's rules for notes allow. Where both versions
-// of a note git takes for binary would not fit in one note, the merge
-// keeps this side's; a NUL past git's first 8,000 bytes, which git merges
-// as text, is written as U+FFFD. Either way the note is named a conflict.
-func TestShard_IntegrateKeepsANoteANote(t *testing.T) {
+// Where both versions of a note git takes for binary would not fit in one
+// note, the merge keeps this side's; a file that is not a note keeps this
+// side's too, as git merge does with a binary file, rather than both
+// between text markers (an image that is neither). Either way the file is
+// named a conflict.
+func TestShard_IntegrateABinaryFileItCannotKeepBothWays(t *testing.T) {
 	long := strings.Repeat("a line of the plan, one of many\n", 150<<10/32) // 150 KiB
+	png := func(tail string) string { return "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10" + tail }
 	for _, tc := range []struct {
-		name, theirs string
-		want         func(ours string) string
+		name, path, base, ours, theirs string
 	}{
-		{"binary, too large twice", "pasted\x00\n" + long, func(ours string) string { return ours }},
-		{"a NUL git merges as text", long + "pasted\x00\n", func(ours string) string {
-			return long + "<<<<<<< memd\nfrom a\n=======\npasted\uFFFD\n>>>>>>> peer\n"
-		}},
+		{"a note too large twice", "notes/plan.md", long, long + "from a\n", "pasted\x00\n" + long},
+		{"an image", "assets/map.png", png("v1"), png("edited in a"), png("edited in b")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := createShard(t, openStore(t), "agent/x")
 			b := createShard(t, openStore(t), "agent/x")
-			if _, err := a.Apply(noteChange("notes/plan.md", "note-edit: plan", setNote(long))); err != nil {
-				t.Fatal(err)
+			commit := func(sh *gitstore.Shard, text, msg string) {
+				t.Helper()
+				file := filepath.Join(sh.Dir(), filepath.FromSlash(tc.path))
+				os.MkdirAll(filepath.Dir(file), 0o755)
+				os.WriteFile(file, []byte(text), 0o644)
+				git(t, sh.Dir(), "add", tc.path)
+				git(t, sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-m", msg)
 			}
+			remember(t, a, "Booked a flight to Lisbon", memd.TierLog, "m1")
+			commit(a, tc.base, "base")
 			integrate(t, b, a)
-			ours := long + "from a\n"
-			if _, err := a.Apply(noteChange("notes/plan.md", "note-edit", setNote(ours))); err != nil {
-				t.Fatal(err)
-			}
-			os.WriteFile(filepath.Join(b.Dir(), "notes", "plan.md"), []byte(tc.theirs), 0o644)
-			git(t, b.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "-a", "-m", "plan from b")
+			commit(a, tc.ours, "ours")
+			commit(b, tc.theirs, "theirs")
 			in := integrate(t, a, b)
-			if !slices.Equal(in.Conflicts, []string{"notes/plan.md"}) {
-				t.Fatalf("%+v, want a conflict in notes/plan.md", in)
+			if !slices.Equal(in.Conflicts, []string{tc.path}) {
+				t.Fatalf("%+v, want a conflict in %s", in, tc.path)
 			}
-			got := git(t, a.Dir(), "show", "HEAD:notes/plan.md")
-			if want := tc.want(ours); got != want {
-				t.Errorf("the note after the merge (%d bytes) ends %q, want (%d bytes) ending %q", len(got), got[max(0, len(got)-60):], len(want), want[max(0, len(want)-60):])
-			}
-			if err := memd.CheckNoteText(got); err != nil {
-				t.Errorf("the merged note breaks memd's rules for notes: %v", err)
+			if got := git(t, a.Dir(), "show", "HEAD:"+tc.path); got != tc.ours {
+				t.Errorf("%s after the merge holds %d bytes, want this side's %d", tc.path, len(got), len(tc.ours))
 			}
 		})
 	}

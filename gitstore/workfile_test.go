@@ -791,3 +791,93 @@ func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
 		t.Errorf("git status once there was room:\n%s", st)
 	}
 }
+
+// A file a person is editing is written with memd's change merged into
+// their version, which may be much larger than memd's: the room check
+// counts the working file, so a change of two files (a log line, then a
+// profile with 600 KB of the person's prose) is refused before the log
+// line is written, not let through to find no room for the profile.
+func TestShard_RoomForAFileAPersonIsEditing(t *testing.T) {
+	disk := memdtest.SmallDisk(t, "8m")
+	sh, who, d := aliceOn(t, disk)
+	var edits []Edit
+	for i := range 3000 {
+		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Prefers the window seat on flight number %d of the season", i), Date: d, Tier: memd.TierProfile}})
+	}
+	res, err := sh.Apply(Change{Author: who, Message: "remember", Edits: edits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgotten := res.Facts[0].ID
+	if _, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}}); err != nil {
+		t.Fatal(err)
+	}
+	profilePath := filepath.Join(sh.Dir(), "profile.md")
+	committed, _ := os.ReadFile(profilePath)
+	// The person's uncommitted edit: 600 KB of prose at the end.
+	var prose strings.Builder
+	for i := 0; prose.Len() < 600<<10; i++ {
+		fmt.Fprintf(&prose, "A paragraph the person is writing by hand, number %d, about seats.\n", i)
+	}
+	if err := os.WriteFile(profilePath, append(committed, prose.String()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
+
+	free := memdtest.LeaveFree(t, disk, 500<<10)
+	defer free()
+	_, err = sh.Apply(Change{Author: who, Message: "forget and remember", Edits: []Edit{
+		{Op: RemoveFact, Fact: memd.Fact{ID: forgotten}},
+		{Op: AddFact, Fact: memd.Fact{Text: "Packed a raincoat", Date: d, Tier: memd.TierLog}},
+	}})
+	now := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
+	profile, _ := os.ReadFile(profilePath)
+	forgottenText := "flight number 0 of the season"
+	if now != head && strings.Contains(string(profile), forgottenText) {
+		t.Errorf("main moved past the forget, but profile.md's working file still holds the forgotten fact (no room for it): a person's git commit -a takes the forget back")
+	}
+	if now == head && memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("main stayed but the answer was %v", err)
+	}
+}
+
+// A fetch that adds a line to each of 300 small notes: each append goes
+// in place, into the block the note already has, so the working files
+// need next to no room, and the fetch goes through on a disk with 600 KB
+// free. Counting a block more for each file refused it.
+func TestShard_RoomForManySmallAppends(t *testing.T) {
+	disk := memdtest.SmallDisk(t, "16m")
+	sh, _, _ := aliceOn(t, disk)
+	dir := sh.Dir()
+	gitc := func(dir string, args ...string) string {
+		return memdtest.Git(t, dir, append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+	}
+	os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
+	for i := range 300 {
+		os.WriteFile(filepath.Join(dir, "notes", fmt.Sprintf("n%03d.md", i)), []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
+	}
+	gitc(dir, "add", "notes")
+	gitc(dir, "commit", "-q", "-m", "notes by hand")
+	remote := t.TempDir()
+	gitc(remote, "clone", "-q", dir, ".")
+	for i := range 300 {
+		p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, append(b, "second line\n"...), 0o644)
+	}
+	gitc(remote, "commit", "-q", "-a", "-m", "a line more in each")
+	gitc(dir, "fetch", "-q", remote, "+refs/heads/main:refs/remotes/peer/main")
+	theirs, err := sh.Ref("refs/remotes/peer/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := memdtest.LeaveFree(t, disk, 600<<10)
+	defer free()
+	in, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"})
+	if err != nil {
+		t.Errorf("a fast-forward appending one line to each of 300 notes, with 600 KB free: %v", err)
+	}
+	if in.Kind != IntegrateFastForward {
+		t.Errorf("%+v, want a fast-forward", in)
+	}
+}

@@ -118,25 +118,28 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	return done, failed
 }
 
-// blockRoom is what a file written may take beyond its bytes: the rest
-// of its last block.
-const blockRoom = 4096
+// blockSize is the block the room files take is counted in.
+const blockSize = 4096
+
+// inBlocks is n bytes rounded up to whole blocks.
+func inBlocks(n int64) int64 { return (max(n, 0) + blockSize - 1) / blockSize * blockSize }
 
 // roomForMove refuses, before any of its files is written, a move whose
 // working files and index the disk has no room for, as far as can be told
-// beforehand: a file appended to needs its new lines, one written again
-// its whole new version beside the old, the index a new copy, each a
-// block more. Without it, a move whose first file fitted and whose second
-// did not would go ahead, the second file behind main (errMoveRefused
-// refuses only while nothing was written). The index counts when it is
-// written now (withIndex: memd holds its lock). It returns the first
-// file, in the order they are written, there is no room for; room taken
-// by others meanwhile is met as before, by the write that finds none.
+// beforehand: a file appended to in place needs the blocks its new lines
+// add; one written again its whole new version beside the old (which
+// stays open a moment), grown by memd's change where a person's edit in
+// it is kept; the index a new copy when memd writes it now (withIndex).
+// Without it, a move whose first file fitted and whose second did not
+// would go ahead, the second file behind main (errMoveRefused refuses
+// only while nothing was written). It returns the first file, in the
+// order they are written, there is no room for; room taken by others
+// meanwhile is met as before, by the write that finds none.
 func (sh *Shard) roomForMove(move, touched, files map[string]*factFile, withIndex bool) (string, error) {
 	if len(move) == 0 {
 		return "", nil
 	}
-	left, need := roomLeft(sh.dir), int64(0)
+	left, need, first := roomLeft(sh.dir), int64(0), ""
 	for _, path := range slices.Sorted(mapKeys(move)) {
 		next := files[path]
 		if next == nil {
@@ -146,18 +149,30 @@ func (sh *Shard) roomForMove(move, touched, files map[string]*factFile, withInde
 		if !ahead {
 			old = touched[path]
 		}
-		n := int64(len(next.data))
-		if old != nil && bytes.HasPrefix(next.data, old.data) {
-			n -= int64(len(old.data)) // appended in place
+		size := int64(len(next.data))
+		working := int64(-1)
+		if st, err := os.Stat(filepath.Join(sh.dir, filepath.FromSlash(path))); err == nil {
+			working = st.Size()
 		}
-		if need += n + blockRoom; need > left {
-			return path, fmt.Errorf("write %s: %d bytes needed, %d left: %w", path, need, left, syscall.ENOSPC)
+		switch {
+		case old != nil && working == int64(len(old.data)) && bytes.HasPrefix(next.data, old.data):
+			need += inBlocks(size) - inBlocks(working) // appended in place
+		case old != nil && working >= 0:
+			need += inBlocks(max(size, working+size-int64(len(old.data))))
+		default:
+			need += inBlocks(size)
+		}
+		if need > left && first == "" {
+			first = path
 		}
 	}
 	if st, err := os.Stat(filepath.Join(sh.gitDir, "index")); err == nil && withIndex {
-		if need += st.Size() + blockRoom; need > left {
-			return ".git/index", fmt.Errorf("write .git/index: %d bytes needed, %d left: %w", need, left, syscall.ENOSPC)
+		if need += inBlocks(st.Size()); need > left && first == "" {
+			first = ".git/index"
 		}
+	}
+	if first != "" {
+		return first, fmt.Errorf("write %s and the commit's other files: %d bytes needed, %d left: %w", first, need, left, syscall.ENOSPC)
 	}
 	return "", nil
 }

@@ -77,7 +77,7 @@ var remoteListing = listing[memd.RemoteStatus]{
 		case r.Pending:
 			state = "push pending"
 		case len(r.Conflicts) > 0:
-			state = fmt.Sprintf("merged with conflict markers in %v", r.Conflicts)
+			state = fmt.Sprintf("merged with conflicts to settle in %v", r.Conflicts)
 		case r.Head != r.Remote:
 			state = "not pushed yet"
 		}

@@ -1006,7 +1006,7 @@ async function reviewPage() {
 function remoteState(r) {
   if (r.error) return 'error: ' + r.error;
   if (r.pending) return 'push pending';
-  if ((r.conflicts || []).length) return 'merged with conflict markers in ' + r.conflicts.join(', ');
+  if ((r.conflicts || []).length) return 'merged with conflicts to settle in ' + r.conflicts.join(', ');
   if ((r.head || '') !== (r.remote || '')) return 'not pushed yet';
   return 'in step';
 }
