@@ -46,7 +46,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		lock.release() // the move may be refused yet
 		return nil, &worktreeError{path: path, err: err}
 	}
-	if path, err := sh.roomForMove(move, touched, files, lock != nil); err != nil {
+	if path, err := sh.roomForMove(idx, move, touched, files, lock != nil); err != nil {
 		lock.release() // the move is refused
 		return nil, &worktreeError{path: path, err: err}
 	}
@@ -126,49 +126,86 @@ func inBlocks(n int64) int64 { return (max(n, 0) + blockSize - 1) / blockSize * 
 
 // roomForMove refuses, before any of its files is written, a move whose
 // working files and index the disk has no room for, as far as can be told
-// beforehand: a file appended to in place needs the blocks its new lines
-// add; one written again its whole new version beside the old (which
-// stays open a moment), grown by memd's change where a person's edit in
-// it is kept; the index a new copy when memd writes it now (withIndex).
-// Without it, a move whose first file fitted and whose second did not
-// would go ahead, the second file behind main (errMoveRefused refuses
-// only while nothing was written). It returns the first file, in the
+// beforehand. Without it, a move whose first file fitted and whose second
+// did not would go ahead, the second file behind main (errMoveRefused
+// refuses only while nothing was written). It counts, in whole blocks:
+//   - a file memd only adds lines to: the blocks they add to the working
+//     file, which keeps whatever a person wrote in it (an append in place);
+//   - a file memd writes again: its new version beside the old (which
+//     stays open a moment), grown by memd's change where a person's edit
+//     in it is kept; and a new file, its folders too;
+//   - a version a person staged: the object memd merges its change into;
+//   - the index (withIndex: memd writes it now), grown by the new paths,
+//     and the ref lock and marker the move writes;
+//
+// less the room the files it removes free (removals go first). Where it
+// cannot tell, it counts the less: a write refused that would have fitted
+// is worse than the case it guards. It returns the first file, in the
 // order they are written, there is no room for; room taken by others
 // meanwhile is met as before, by the write that finds none.
-func (sh *Shard) roomForMove(move, touched, files map[string]*factFile, withIndex bool) (string, error) {
+func (sh *Shard) roomForMove(idx *index.Index, move, touched, files map[string]*factFile, withIndex bool) (string, error) {
 	if len(move) == 0 {
 		return "", nil
 	}
-	left, need, first := roomLeft(sh.dir), int64(0), ""
-	for _, path := range slices.Sorted(mapKeys(move)) {
+	left, need, first := roomLeft(sh.dir), 2*int64(blockSize), ""
+	newFolders := make(map[string]bool)
+	indexGrows := int64(0)
+	paths := slices.Sorted(mapKeys(move))
+	for _, path := range paths {
+		if files[path] == nil {
+			if st, err := os.Lstat(filepath.Join(sh.dir, filepath.FromSlash(path))); err == nil && st.Mode().IsRegular() {
+				left += inBlocks(st.Size())
+			}
+		}
+	}
+	for _, path := range paths {
 		next := files[path]
 		if next == nil {
-			continue // removed: frees room
+			continue
 		}
 		old, ahead := sh.worktreeAt[path]
 		if !ahead {
 			old = touched[path]
 		}
-		size := int64(len(next.data))
+		size, oldSize := int64(len(next.data)), int64(0)
+		if old != nil {
+			oldSize = int64(len(old.data))
+		}
 		working := int64(-1)
-		if st, err := os.Stat(filepath.Join(sh.dir, filepath.FromSlash(path))); err == nil {
+		if st, err := os.Lstat(filepath.Join(sh.dir, filepath.FromSlash(path))); err == nil && st.Mode().IsRegular() {
 			working = st.Size()
 		}
 		switch {
-		case old != nil && working == int64(len(old.data)) && bytes.HasPrefix(next.data, old.data):
-			need += inBlocks(size) - inBlocks(working) // appended in place
-		case old != nil && working >= 0:
-			need += inBlocks(max(size, working+size-int64(len(old.data))))
+		case working < 0:
+			need += inBlocks(size)
+			for dir := filepath.Dir(filepath.FromSlash(path)); dir != "." && !newFolders[dir]; dir = filepath.Dir(dir) {
+				if _, err := os.Lstat(filepath.Join(sh.dir, dir)); err == nil {
+					break
+				}
+				newFolders[dir] = true
+				need += blockSize
+			}
+		case old != nil && bytes.HasPrefix(next.data, old.data):
+			need += inBlocks(working+size-oldSize) - inBlocks(working) // lines added
+		case working != oldSize:
+			need += inBlocks(working + size - oldSize) // into a person's edit
 		default:
 			need += inBlocks(size)
+		}
+		if idx != nil {
+			if e, err := idx.Entry(path); err != nil {
+				indexGrows += 64 + int64(len(path)) // an entry: some 62 bytes and its path
+			} else if old != nil && Hash(e.Hash) != old.blob {
+				need += inBlocks(int64(e.Size) + size - oldSize) // the person's staged version, merged
+			}
 		}
 		if need > left && first == "" {
 			first = path
 		}
 	}
 	if st, err := os.Stat(filepath.Join(sh.gitDir, "index")); err == nil && withIndex {
-		if need += inBlocks(st.Size()); need > left && first == "" {
-			first = ".git/index"
+		if need += inBlocks(st.Size() + indexGrows); need > left && first == "" {
+			first = paths[0] // and the index: a path of the move, so that it is refused
 		}
 	}
 	if first != "" {
