@@ -17,6 +17,54 @@ import (
 // one profile fact. memd writes it into the person's file as their file
 // plus one line, appended in place (a block at most): with 300 KB free the
 // remember goes through, not refused as if the disk were full.
+// asPat runs git in dir as a person, pat.
+func asPat(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	return memdtest.Git(t, dir, append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
+}
+
+// fromPeer clones the shard into a peer's repository, lets change edit
+// and commit there, and fetches the peer's main into the shard, as a
+// remote's fetch does: the commit to integrate.
+func fromPeer(t *testing.T, sh *Shard, change func(peer string)) Hash {
+	t.Helper()
+	peer := t.TempDir()
+	asPat(t, peer, "clone", "-q", sh.Dir(), ".")
+	change(peer)
+	asPat(t, sh.Dir(), "fetch", "-q", peer, "+refs/heads/main:refs/remotes/peer/main")
+	theirs, err := sh.Ref("refs/remotes/peer/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return theirs
+}
+
+// noteByHand has a person write a note and commit it with git.
+func noteByHand(t *testing.T, sh *Shard, name, text string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
+	os.WriteFile(filepath.Join(sh.Dir(), "notes", name), []byte(text), 0o644)
+	asPat(t, sh.Dir(), "add", "notes")
+	asPat(t, sh.Dir(), "commit", "-q", "-m", "a note by hand")
+}
+
+// integrateInStep integrates theirs and fails the test where main moved
+// yet git status is not clean (a person's commit would then take part of
+// the move back), or where main stayed without an error.
+func integrateInStep(t *testing.T, sh *Shard, theirs Hash) {
+	t.Helper()
+	head := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
+	in, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"})
+	now := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
+	if status := memdtest.Git(t, sh.Dir(), "status", "--porcelain"); now != head && status != "" {
+		t.Errorf("main moved to the fetch (%+v), yet the working tree and index are not in step: %d paths staged for deletion (a person's git commit removes them), %d untracked",
+			in, strings.Count("\n"+status, "\nD "), strings.Count("\n"+status, "\n??"))
+	}
+	if now == head && err == nil {
+		t.Errorf("main stayed, without an error")
+	}
+}
+
 func TestShard_RoomForAnAppendToAFileAPersonIsEditing(t *testing.T) {
 	disk := memdtest.SmallDisk(t, "8m")
 	sh, who, d := aliceOn(t, disk)
@@ -56,55 +104,26 @@ func TestShard_RoomForNewNotesInNewFolders(t *testing.T) {
 			disk := memdtest.Ext4Disk(t, "64M")
 			sh, _, _ := aliceOn(t, disk)
 			dir := sh.Dir()
-			gitc := func(dir string, args ...string) string {
-				return memdtest.Git(t, dir, append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-			}
-			os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
-			os.WriteFile(filepath.Join(dir, "notes", "start.md"), []byte("start\n"), 0o644)
-			gitc(dir, "add", "notes")
-			gitc(dir, "commit", "-q", "-m", "a note by hand")
-			remote := t.TempDir()
-			gitc(remote, "clone", "-q", dir, ".")
+			noteByHand(t, sh, "start.md", "start\n")
 			const n = 200
-			for i := range n {
-				p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
-				if own {
-					p = filepath.Join(remote, "notes", fmt.Sprintf("t%03d", i), "n.md")
+			theirs := fromPeer(t, sh, func(remote string) {
+				for i := range n {
+					p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
+					if own {
+						p = filepath.Join(remote, "notes", fmt.Sprintf("t%03d", i), "n.md")
+					}
+					os.MkdirAll(filepath.Dir(p), 0o755)
+					os.WriteFile(p, []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
 				}
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				os.WriteFile(p, []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
-			}
-			gitc(remote, "add", "notes")
-			gitc(remote, "commit", "-q", "-m", "new notes")
-			gitc(dir, "fetch", "-q", remote, "+refs/heads/main:refs/remotes/peer/main")
-			theirs, err := sh.Ref("refs/remotes/peer/main")
-			if err != nil {
-				t.Fatal(err)
-			}
-			head := memdtest.Git(t, dir, "rev-parse", "HEAD")
+				asPat(t, remote, "add", "notes")
+				asPat(t, remote, "commit", "-q", "-m", "new notes")
+			})
 			st, _ := os.Stat(filepath.Join(dir, ".git", "index"))
 			// Room for what roomForMove counts (a block a file, the index)
 			// and 200 KB more.
 			free := memdtest.LeaveFree(t, disk, n*4096+inBlocks(st.Size())+200<<10)
 			defer free()
-			in, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"})
-			now := memdtest.Git(t, dir, "rev-parse", "HEAD")
-			status := memdtest.Git(t, dir, "status", "--porcelain")
-			t.Logf("integrate: %+v, %v; main moved %v", in, err, now != head)
-			if now != head && status != "" {
-				var staged, untracked int
-				for _, l := range strings.Split(status, "\n") {
-					if strings.HasPrefix(l, "D ") {
-						staged++
-					} else if strings.HasPrefix(l, "??") {
-						untracked++
-					}
-				}
-				t.Errorf("main moved to the fetch, yet the working tree is not in step: %d notes staged for deletion (a person's git commit removes them), %d untracked paths", staged, untracked)
-			}
-			if now == head && err == nil {
-				t.Errorf("main stayed, without an error")
-			}
+			integrateInStep(t, sh, theirs)
 		})
 	}
 }
@@ -117,42 +136,21 @@ func TestShard_RoomForTheIndexAMoveGrows(t *testing.T) {
 	disk := memdtest.SmallDisk(t, "16m")
 	sh, _, _ := aliceOn(t, disk)
 	dir := sh.Dir()
-	gitc := func(dir string, args ...string) string {
-		return memdtest.Git(t, dir, append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-	}
-	os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
-	os.WriteFile(filepath.Join(dir, "notes", "start.md"), []byte("start\n"), 0o644)
-	gitc(dir, "add", "notes")
-	gitc(dir, "commit", "-q", "-m", "a note by hand")
-	remote := t.TempDir()
-	gitc(remote, "clone", "-q", dir, ".")
+	noteByHand(t, sh, "start.md", "start\n")
 	const n = 2000
-	for i := range n {
-		os.WriteFile(filepath.Join(remote, "notes", fmt.Sprintf("n%04d.md", i)), []byte(fmt.Sprintf("note %d\n", i)), 0o644)
-	}
-	gitc(remote, "add", "notes")
-	gitc(remote, "commit", "-q", "-m", "new notes")
-	gitc(dir, "fetch", "-q", remote, "+refs/heads/main:refs/remotes/peer/main")
-	theirs, err := sh.Ref("refs/remotes/peer/main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := memdtest.Git(t, dir, "rev-parse", "HEAD")
+	theirs := fromPeer(t, sh, func(remote string) {
+		for i := range n {
+			os.WriteFile(filepath.Join(remote, "notes", fmt.Sprintf("n%04d.md", i)), []byte(fmt.Sprintf("note %d\n", i)), 0o644)
+		}
+		asPat(t, remote, "add", "notes")
+		asPat(t, remote, "commit", "-q", "-m", "new notes")
+	})
 	st, _ := os.Stat(filepath.Join(dir, ".git", "index"))
 	// What the move writes before the check (about 130 bytes a file), and
 	// half the 160 KB the index grows by.
 	free := memdtest.LeaveFree(t, disk, n*4096+inBlocks(st.Size())+n*130+80<<10)
 	defer free()
-	in, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"})
-	now := memdtest.Git(t, dir, "rev-parse", "HEAD")
-	status := memdtest.Git(t, dir, "status", "--porcelain")
-	t.Logf("integrate: %+v, %v; main moved %v", in, err, now != head)
-	if now != head && status != "" {
-		t.Errorf("main moved to the fetch, yet the index lags: %d notes staged for deletion (a person's git commit removes them)", strings.Count(status, "D  notes/"))
-	}
-	if now == head && err == nil {
-		t.Errorf("main stayed, without an error")
-	}
+	integrateInStep(t, sh, theirs)
 }
 
 // A fetch that renames a 300 KB note (git mv on the peer): the old file
@@ -161,27 +159,15 @@ func TestShard_RoomForTheIndexAMoveGrows(t *testing.T) {
 func TestShard_RoomForANoteRenamed(t *testing.T) {
 	disk := memdtest.SmallDisk(t, "8m")
 	sh, _, _ := aliceOn(t, disk)
-	dir := sh.Dir()
-	gitc := func(dir string, args ...string) string {
-		return memdtest.Git(t, dir, append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-	}
 	var text strings.Builder
 	for i := 0; text.Len() < 300<<10; i++ {
 		fmt.Fprintf(&text, "Step %d of the runbook, written out at some length.\n", i)
 	}
-	os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
-	os.WriteFile(filepath.Join(dir, "notes", "runbook.md"), []byte(text.String()), 0o644)
-	gitc(dir, "add", "notes")
-	gitc(dir, "commit", "-q", "-m", "runbook by hand")
-	remote := t.TempDir()
-	gitc(remote, "clone", "-q", dir, ".")
-	gitc(remote, "mv", "notes/runbook.md", "notes/deploy-runbook.md")
-	gitc(remote, "commit", "-q", "-m", "rename")
-	gitc(dir, "fetch", "-q", remote, "+refs/heads/main:refs/remotes/peer/main")
-	theirs, err := sh.Ref("refs/remotes/peer/main")
-	if err != nil {
-		t.Fatal(err)
-	}
+	noteByHand(t, sh, "runbook.md", text.String())
+	theirs := fromPeer(t, sh, func(remote string) {
+		asPat(t, remote, "mv", "notes/runbook.md", "notes/deploy-runbook.md")
+		asPat(t, remote, "commit", "-q", "-m", "rename")
+	})
 	free := memdtest.LeaveFree(t, disk, 150<<10)
 	defer free()
 	if _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); err != nil {
@@ -204,20 +190,7 @@ func TestShard_RoomForAFileAPersonStaged(t *testing.T) {
 func aFileAPersonStaged(t *testing.T, margin int64) {
 	disk := memdtest.SmallDisk(t, "8m")
 	sh, who, d := aliceOn(t, disk)
-	var edits []Edit
-	for i := range 3000 {
-		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Prefers the window seat on flight number %d of the season", i), Date: d, Tier: memd.TierProfile}})
-	}
-	res, err := sh.Apply(Change{Author: who, Message: "remember", Edits: edits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forgotten := res.Facts[0].ID
-	res, err = sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logFact := res.Facts[0].ID
+	forgotten, logFact := longProfile(t, sh, who, d)
 	logPath := filepath.Join(sh.Dir(), "log", "2026-11.md")
 	committed, _ := os.ReadFile(logPath)
 	// The person's lines: hard to compress, as a loose object is.
@@ -248,7 +221,7 @@ func aFileAPersonStaged(t *testing.T, margin int64) {
 	// on a disk with room for what is counted alone, refused.
 	room0 := roomLeft(disk)
 	free := memdtest.LeaveFree(t, disk, counted)
-	_, err = sh.Apply(change)
+	_, err := sh.Apply(change)
 	var needed, left int64
 	if msg := fmt.Sprint(err); !strings.Contains(msg, "bytes needed") {
 		t.Fatalf("the first try: %v", err)

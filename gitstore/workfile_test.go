@@ -742,9 +742,11 @@ func aliceOn(t *testing.T, disk string) (*Shard, Signature, memd.Date) {
 	return sh, Signature{Name: "alice", Email: "alice@agents.memd"}, d
 }
 
-func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
-	sh, who, d := aliceOn(t, disk)
-	// A long profile, some 200 KB.
+// longProfile gives the shard a profile of 3,000 facts (some 200 KB) and a
+// line in the log, and returns the ID of the profile's first fact and of
+// the log's.
+func longProfile(t *testing.T, sh *Shard, who Signature, d memd.Date) (profileFact, logFact string) {
+	t.Helper()
 	var edits []Edit
 	for i := range 3000 {
 		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Prefers the window seat on flight number %d of the season", i), Date: d, Tier: memd.TierProfile}})
@@ -753,10 +755,16 @@ func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forgotten := res.Facts[0].ID
-	if _, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}}); err != nil {
+	profileFact = res.Facts[0].ID
+	if res, err = sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}}); err != nil {
 		t.Fatal(err)
 	}
+	return profileFact, res.Facts[0].ID
+}
+
+func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
+	sh, who, d := aliceOn(t, disk)
+	forgotten, _ := longProfile(t, sh, who, d)
 	read := func() (head, log, profile string) {
 		l, _ := os.ReadFile(filepath.Join(sh.Dir(), "log", "2026-11.md"))
 		p, _ := os.ReadFile(filepath.Join(sh.Dir(), "profile.md"))
@@ -774,7 +782,7 @@ func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
 		{Op: RemoveFact, Fact: memd.Fact{ID: forgotten}},
 		{Op: AddFact, Fact: memd.Fact{Text: "Packed a raincoat", Date: d, Tier: memd.TierLog}},
 	}}
-	_, err = sh.Apply(change)
+	_, err := sh.Apply(change)
 	if memd.ErrorCode(err) != memd.EUNAVAILABLE || !strings.Contains(memd.ErrorMessage(err), "profile.md") {
 		t.Errorf("the change of two files on a full disk answered %v, want unavailable naming profile.md", err)
 	}
@@ -805,18 +813,7 @@ func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
 func TestShard_RoomForAFileAPersonIsEditing(t *testing.T) {
 	disk := memdtest.SmallDisk(t, "8m")
 	sh, who, d := aliceOn(t, disk)
-	var edits []Edit
-	for i := range 3000 {
-		edits = append(edits, Edit{Op: AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Prefers the window seat on flight number %d of the season", i), Date: d, Tier: memd.TierProfile}})
-	}
-	res, err := sh.Apply(Change{Author: who, Message: "remember", Edits: edits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forgotten := res.Facts[0].ID
-	if _, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: d, Tier: memd.TierLog}}}}); err != nil {
-		t.Fatal(err)
-	}
+	forgotten, _ := longProfile(t, sh, who, d)
 	profilePath := filepath.Join(sh.Dir(), "profile.md")
 	committed, _ := os.ReadFile(profilePath)
 	// The person's uncommitted edit: 600 KB of prose at the end.
@@ -831,7 +828,7 @@ func TestShard_RoomForAFileAPersonIsEditing(t *testing.T) {
 
 	free := memdtest.LeaveFree(t, disk, 500<<10)
 	defer free()
-	_, err = sh.Apply(Change{Author: who, Message: "forget and remember", Edits: []Edit{
+	_, err := sh.Apply(Change{Author: who, Message: "forget and remember", Edits: []Edit{
 		{Op: RemoveFact, Fact: memd.Fact{ID: forgotten}},
 		{Op: AddFact, Fact: memd.Fact{Text: "Packed a raincoat", Date: d, Tier: memd.TierLog}},
 	}})
@@ -854,28 +851,20 @@ func TestShard_RoomForManySmallAppends(t *testing.T) {
 	disk := memdtest.SmallDisk(t, "16m")
 	sh, _, _ := aliceOn(t, disk)
 	dir := sh.Dir()
-	gitc := func(dir string, args ...string) string {
-		return memdtest.Git(t, dir, append([]string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}, args...)...)
-	}
 	os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
 	for i := range 300 {
 		os.WriteFile(filepath.Join(dir, "notes", fmt.Sprintf("n%03d.md", i)), []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
 	}
-	gitc(dir, "add", "notes")
-	gitc(dir, "commit", "-q", "-m", "notes by hand")
-	remote := t.TempDir()
-	gitc(remote, "clone", "-q", dir, ".")
-	for i := range 300 {
-		p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, append(b, "second line\n"...), 0o644)
-	}
-	gitc(remote, "commit", "-q", "-a", "-m", "a line more in each")
-	gitc(dir, "fetch", "-q", remote, "+refs/heads/main:refs/remotes/peer/main")
-	theirs, err := sh.Ref("refs/remotes/peer/main")
-	if err != nil {
-		t.Fatal(err)
-	}
+	asPat(t, dir, "add", "notes")
+	asPat(t, dir, "commit", "-q", "-m", "notes by hand")
+	theirs := fromPeer(t, sh, func(remote string) {
+		for i := range 300 {
+			p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append(b, "second line\n"...), 0o644)
+		}
+		asPat(t, remote, "commit", "-q", "-a", "-m", "a line more in each")
+	})
 	free := memdtest.LeaveFree(t, disk, 600<<10)
 	defer free()
 	in, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"})
