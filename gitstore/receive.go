@@ -203,16 +203,29 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// roomLeft is the room left on the file system holding dir, in bytes (as
-// much as an int64 holds if it cannot be read): what it keeps for root
-// not counted, even for root, as some of it (ext4's own reserve) root
-// cannot write either.
+// roomLeft is the room left to memd on the file system holding dir, in
+// bytes (as much as an int64 holds if it cannot be read).
 func roomLeft(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return math.MaxInt64
 	}
-	return int64(st.Bavail) * st.Bsize
+	return roomOf(&st)
+}
+
+// roomOf is the room statfs st gives memd: what it gives others, and for
+// root also what a file system keeps for root (ext4 keeps 5% by default),
+// but for ext4's own reserve, which statfs counts as free and nobody may
+// write in (2% of the disk, at most 16 MiB), and a tenth of that again
+// for what the reserve's reckoning leaves out.
+func roomOf(st *syscall.Statfs_t) int64 {
+	room := int64(st.Bavail) * st.Bsize
+	if os.Geteuid() == 0 {
+		size := int64(st.Blocks) * st.Bsize
+		own := min(size/50, 16<<20) + size/500
+		room = max(room, int64(st.Bfree)*st.Bsize-own)
+	}
+	return room
 }
 
 func firstLine(s string, err error) string {

@@ -1,9 +1,7 @@
 package gitstore
 
 import (
-	"encoding/base64"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +119,7 @@ func TestShard_RoomForNewNotesInNewFolders(t *testing.T) {
 			st, _ := os.Stat(filepath.Join(dir, ".git", "index"))
 			// Room for what roomForMove counts (a block a file, the index)
 			// and 200 KB more.
-			free := memdtest.LeaveFree(t, disk, n*4096+inBlocks(st.Size())+200<<10)
+			free := memdtest.LeaveFree(t, disk, n*4096+diskOf(disk).inBlocks(st.Size())+200<<10)
 			defer free()
 			integrateInStep(t, sh, theirs)
 		})
@@ -148,7 +146,7 @@ func TestShard_RoomForTheIndexAMoveGrows(t *testing.T) {
 	st, _ := os.Stat(filepath.Join(dir, ".git", "index"))
 	// What the move writes before the check (about 130 bytes a file), and
 	// half the 160 KB the index grows by.
-	free := memdtest.LeaveFree(t, disk, n*4096+inBlocks(st.Size())+n*130+80<<10)
+	free := memdtest.LeaveFree(t, disk, n*4096+diskOf(disk).inBlocks(st.Size())+n*130+80<<10)
 	defer free()
 	integrateInStep(t, sh, theirs)
 }
@@ -172,74 +170,5 @@ func TestShard_RoomForANoteRenamed(t *testing.T) {
 	defer free()
 	if _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); err != nil {
 		t.Errorf("a fetch renaming a 300 KB note, with 150 KB free: %v", err)
-	}
-}
-
-// A file a person has staged (git add) gets memd's change merged into
-// their staged version too, written as an object of its own: the room
-// check counts it. Here the log, which the person staged with 400 KB of
-// their own lines, takes a forget, and so does the profile after it: the
-// move is refused, not let through to find no room for the profile and
-// leave the forgotten fact in its working file.
-func TestShard_RoomForAFileAPersonStaged(t *testing.T) {
-	for _, margin := range []int64{160 << 10, 240 << 10} {
-		t.Run(fmt.Sprint(margin>>10, "K"), func(t *testing.T) { aFileAPersonStaged(t, margin) })
-	}
-}
-
-func aFileAPersonStaged(t *testing.T, margin int64) {
-	disk := memdtest.SmallDisk(t, "8m")
-	sh, who, d := aliceOn(t, disk)
-	forgotten, logFact := longProfile(t, sh, who, d)
-	logPath := filepath.Join(sh.Dir(), "log", "2026-11.md")
-	committed, _ := os.ReadFile(logPath)
-	// The person's lines: hard to compress, as a loose object is.
-	rnd := rand.New(rand.NewPCG(1, 2))
-	var mine strings.Builder
-	buf := make([]byte, 48)
-	for mine.Len() < 400<<10 {
-		for i := range buf {
-			buf[i] = byte(rnd.Uint32())
-		}
-		mine.WriteString(base64.StdEncoding.EncodeToString(buf) + "\n")
-	}
-	os.WriteFile(logPath, append(committed, mine.String()...), 0o644)
-	memdtest.Git(t, sh.Dir(), "add", "log/2026-11.md")
-	profilePath := filepath.Join(sh.Dir(), "profile.md")
-	profileBefore, _ := os.ReadFile(profilePath)
-	head := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
-
-	logNow, _ := os.Stat(logPath)
-	idx, _ := os.Stat(filepath.Join(sh.Dir(), ".git", "index"))
-	// What roomForMove counts, and 80 KB more.
-	counted := inBlocks(logNow.Size()) + inBlocks(int64(len(profileBefore))) + inBlocks(idx.Size())
-	change := Change{Author: who, Message: "forget two", Edits: []Edit{
-		{Op: RemoveFact, Fact: memd.Fact{ID: logFact}},
-		{Op: RemoveFact, Fact: memd.Fact{ID: forgotten}},
-	}}
-	// How much the commit writes before the check (its pack): a first try
-	// on a disk with room for what is counted alone, refused.
-	room0 := roomLeft(disk)
-	free := memdtest.LeaveFree(t, disk, counted)
-	_, err := sh.Apply(change)
-	var needed, left int64
-	if msg := fmt.Sprint(err); !strings.Contains(msg, "bytes needed") {
-		t.Fatalf("the first try: %v", err)
-	} else {
-		head := msg[:strings.Index(msg, " bytes needed")]
-		fmt.Sscanf(msg[strings.LastIndex(head, " ")+1:], "%d bytes needed, %d left", &needed, &left)
-	}
-	free()
-	t.Logf("room before the first try %d, after %d", room0, roomLeft(disk))
-	before := counted - left
-	t.Logf("counted %d, written before the check %d", counted, before)
-	free = memdtest.LeaveFree(t, disk, counted+margin)
-	defer free()
-	_, err = sh.Apply(change)
-	now := memdtest.Git(t, sh.Dir(), "rev-parse", "HEAD")
-	profile, _ := os.ReadFile(profilePath)
-	t.Logf("apply: %v; main moved %v", err, now != head)
-	if now != head && strings.Contains(string(profile), "flight number 0 of the season") {
-		t.Errorf("main moved past the forget, but profile.md's working file still holds the forgotten fact (no room for it): a person's git commit -a takes the forget back")
 	}
 }
