@@ -102,20 +102,8 @@ func TestShard_RoomForNewNotesInNewFolders(t *testing.T) {
 			disk := memdtest.Ext4Disk(t, "64M")
 			sh, _, _ := aliceOn(t, disk)
 			dir := sh.Dir()
-			noteByHand(t, sh, "start.md", "start\n")
 			const n = 200
-			theirs := fromPeer(t, sh, func(remote string) {
-				for i := range n {
-					p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
-					if own {
-						p = filepath.Join(remote, "notes", fmt.Sprintf("t%03d", i), "n.md")
-					}
-					os.MkdirAll(filepath.Dir(p), 0o755)
-					os.WriteFile(p, []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
-				}
-				asPat(t, remote, "add", "notes")
-				asPat(t, remote, "commit", "-q", "-m", "new notes")
-			})
+			theirs := newNotesFromPeer(t, sh, n, own)
 			st, _ := os.Stat(filepath.Join(dir, ".git", "index"))
 			// Room for what roomForMove counts (a block a file, the index)
 			// and 200 KB more.

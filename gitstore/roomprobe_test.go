@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,10 +94,6 @@ func noise(n int) string {
 	return b.String()
 }
 
-func noteSet(text string) NoteUpdate {
-	return func([]byte, bool) ([]byte, bool, error) { return []byte(text), false, nil }
-}
-
 func noteEdit(fn func(cur []byte) []byte) NoteUpdate {
 	return func(cur []byte, _ bool) ([]byte, bool, error) { return fn(cur), false, nil }
 }
@@ -108,103 +103,23 @@ func noteApply(sh *Shard, path string, u NoteUpdate) error {
 	return err
 }
 
+// stagedProse: a log a person git-added 1 MB of prose to, and a fact
+// remembered into it.
+func stagedProse(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
+	manyLogFacts(t, sh, who, d, 20)
+	p := filepath.Join(sh.Dir(), "log", "2026-11.md")
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, append(b, prose(1<<20)...), 0o644)
+	asPat(t, sh.Dir(), "add", "log/2026-11.md")
+	return func() error { return addLog(sh, who, d, "Packed a raincoat") }
+}
+
 var probeShapes = []probeShape{
 	{"logAppendSmall", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 		manyLogFacts(t, sh, who, d, 20)
 		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
 	}},
-	{"logAppendBig", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		manyLogFacts(t, sh, who, d, 10000)
-		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
-	}},
-	{"profileRemember", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		longProfile(t, sh, who, d)
-		return func() error {
-			_, err := sh.Apply(Change{Author: who, Message: "remember", Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Prefers tea", Date: d, Tier: memd.TierProfile}}}})
-			return err
-		}
-	}},
-	{"profileForget", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		p, _ := longProfile(t, sh, who, d)
-		return func() error {
-			_, err := sh.Apply(Change{Author: who, Message: "forget", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: p}}}})
-			return err
-		}
-	}},
-	{"logForgetBig", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		manyLogFacts(t, sh, who, d, 10000)
-		id := memd.FactID("Talked with the customer about ticket 5 and the seat they asked for")
-		return func() error {
-			_, err := sh.Apply(Change{Author: who, Message: "forget", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: id}}}})
-			return err
-		}
-	}},
-	{"noteCreateNewFolders", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "start.md", "start\n")
-		return func() error { return noteApply(sh, "notes/projects/alpha/q3/plan.md", noteSet("# Plan\n\nship it\n")) }
-	}},
-	{"noteAppendBig", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append(slices.Clip(cur), "One step more.\n"...) }))
-		}
-	}},
-	{"noteRewriteBig", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append([]byte("# Runbook\n"), cur...) }))
-		}
-	}},
-	{"noteDeleteBig", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", func([]byte, bool) ([]byte, bool, error) { return nil, true, nil })
-		}
-	}},
-	{"notePersonAddedAtEnd", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(100<<10))
-		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, append(b, prose(200<<10)...), 0o644)
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append([]byte("# Runbook\n"), cur...) }))
-		}
-	}},
-	{"notePersonCutDown", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, b[:len(b)-250<<10+bytes.IndexByte(b[len(b)-250<<10:], '\n')+1], 0o644)
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append([]byte("# Runbook\n"), cur...) }))
-		}
-	}},
-	{"noteCRLFAppend", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append(slices.Clip(cur), "One step more.\n"...) }))
-		}
-	}},
-	{"noteCRLFRewrite", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append([]byte("# Runbook\n"), cur...) }))
-		}
-	}},
-	{"logStagedProseAppend", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		manyLogFacts(t, sh, who, d, 20)
-		p := filepath.Join(sh.Dir(), "log", "2026-11.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, append(b, prose(1<<20)...), 0o644)
-		asPat(t, sh.Dir(), "add", "log/2026-11.md")
-		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
-	}},
+	{"logStagedProseAppend", tmpfs("16m"), stagedProse},
 	{"noteStagedEdit", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 		noteByHand(t, sh, "runbook.md", prose(100<<10))
 		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
@@ -215,26 +130,8 @@ var probeShapes = []probeShape{
 			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append([]byte("# Runbook\n"), cur...) }))
 		}
 	}},
-	{"fetch300NotesOneFolder", tmpfs("16m"), fetchNotes(300, false)},
 	{"fetch300NotesOwnFolders", tmpfs("16m"), fetchNotes(300, true)},
-	{"fetch300NotesOwnFoldersExt4", ext4("64M"), fetchNotes(300, true)},
 	{"fetch300NotesExt4_1k", ext4With("64M", "-m", "0"), fetchNotes(300, false)},
-	{"fetchRenames", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		for i := range 100 {
-			os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
-			os.WriteFile(filepath.Join(sh.Dir(), "notes", fmt.Sprintf("n%03d.md", i)), []byte(prose(10<<10)), 0o644)
-		}
-		asPat(t, sh.Dir(), "add", "notes")
-		asPat(t, sh.Dir(), "commit", "-q", "-m", "notes")
-		theirs := fromPeer(t, sh, func(peer string) {
-			os.MkdirAll(filepath.Join(peer, "notes", "archive"), 0o755)
-			for i := range 100 {
-				asPat(t, peer, "mv", fmt.Sprintf("notes/n%03d.md", i), fmt.Sprintf("notes/archive/n%03d.md", i))
-			}
-			asPat(t, peer, "commit", "-q", "-m", "archive")
-		})
-		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
-	}},
 	{"rootReserveLogAppend", ext4With("64M", "-b", "4096"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 		manyLogFacts(t, sh, who, d, 20)
 		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
@@ -243,14 +140,7 @@ var probeShapes = []probeShape{
 		manyLogFacts(t, sh, who, d, 20)
 		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
 	}},
-	{"ext4LogStagedProseAppend", ext4("64M"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		manyLogFacts(t, sh, who, d, 20)
-		p := filepath.Join(sh.Dir(), "log", "2026-11.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, append(b, prose(1<<20)...), 0o644)
-		asPat(t, sh.Dir(), "add", "log/2026-11.md")
-		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
-	}},
+	{"ext4LogStagedProseAppend", ext4("64M"), stagedProse},
 	{"logStagedSmallAppend", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 		manyLogFacts(t, sh, who, d, 2000)
 		p := filepath.Join(sh.Dir(), "log", "2026-11.md")
@@ -270,13 +160,6 @@ var probeShapes = []probeShape{
 			_, err := sh.Apply(Change{Author: who, Message: "forget", Edits: []Edit{{Op: RemoveFact, Fact: memd.Fact{ID: id}}}})
 			return err
 		}
-	}},
-	{"logPersonAppendedUnstaged", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		manyLogFacts(t, sh, who, d, 20)
-		p := filepath.Join(sh.Dir(), "log", "2026-11.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, append(b, prose(1<<20)...), 0o644)
-		return func() error { return addLog(sh, who, d, "Packed a raincoat") }
 	}},
 	{"fetchNoteConflictPersonEdit", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 		noteByHand(t, sh, "runbook.md", prose(300<<10))
@@ -304,49 +187,6 @@ var probeShapes = []probeShape{
 		os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
 		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
 	}},
-	{"fetchDeleteAndAdd", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		os.MkdirAll(filepath.Join(sh.Dir(), "notes"), 0o755)
-		for i := range 100 {
-			os.WriteFile(filepath.Join(sh.Dir(), "notes", fmt.Sprintf("n%03d.md", i)), []byte(prose(10<<10)), 0o644)
-		}
-		asPat(t, sh.Dir(), "add", "notes")
-		asPat(t, sh.Dir(), "commit", "-q", "-m", "notes")
-		theirs := fromPeer(t, sh, func(peer string) {
-			for i := range 100 {
-				os.Remove(filepath.Join(peer, "notes", fmt.Sprintf("n%03d.md", i)))
-				os.WriteFile(filepath.Join(peer, "notes", fmt.Sprintf("m%03d.md", i)), []byte(prose(12<<10)), 0o644)
-			}
-			asPat(t, peer, "add", "-A", "notes")
-			asPat(t, peer, "commit", "-q", "-m", "swap")
-		})
-		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
-	}},
-	{"fetchNoteCRLFAutocrlf", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		asPat(t, sh.Dir(), "config", "core.autocrlf", "true")
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		theirs := fromPeer(t, sh, func(peer string) {
-			p := filepath.Join(peer, "notes", "runbook.md")
-			b, _ := os.ReadFile(p)
-			b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
-			os.WriteFile(p, append([]byte("# Runbook\n"), b...), 0o644)
-			asPat(t, peer, "commit", "-q", "-a", "-m", "peer edit")
-		})
-		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
-		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
-	}},
-	{"noteCRLFAutocrlfEdit", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		asPat(t, sh.Dir(), "config", "core.autocrlf", "true")
-		noteByHand(t, sh, "runbook.md", prose(300<<10))
-		p := filepath.Join(sh.Dir(), "notes", "runbook.md")
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")), 0o644)
-		return func() error {
-			return noteApply(sh, "notes/runbook.md", noteEdit(func(cur []byte) []byte { return append([]byte("# Runbook\n"), cur...) }))
-		}
-	}},
-	{"ext4Fetch3000NotesOneFolder", ext4("64M"), fetchNotes(3000, false)},
 	{"fetchDeleteEditedAndAdd", tmpfs("8m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 		noteByHand(t, sh, "a.md", prose(300<<10))
 		theirs := fromPeer(t, sh, func(peer string) {
@@ -360,37 +200,29 @@ var probeShapes = []probeShape{
 		os.WriteFile(p, append(b, "my line\n"...), 0o644)
 		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
 	}},
-	{"fetchMergeLogAppend", tmpfs("16m"), func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		manyLogFacts(t, sh, who, d, 2000)
-		theirs := fromPeer(t, sh, func(peer string) {
-			p := filepath.Join(peer, "log", "2026-11.md")
-			b, _ := os.ReadFile(p)
-			b = append(b, "- (2026-11-03) Took the train from the peer\n"...)
-			os.WriteFile(p, b, 0o644)
-			asPat(t, peer, "commit", "-q", "-a", "-m", "peer fact")
-		})
-		if err := addLog(sh, who, d, "Packed a raincoat"); err != nil {
-			t.Fatal(err)
-		}
-		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
-	}},
 }
 
 func fetchNotes(n int, own bool) func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
 	return func(t *testing.T, sh *Shard, who Signature, d memd.Date) func() error {
-		noteByHand(t, sh, "start.md", "start\n")
-		theirs := fromPeer(t, sh, func(remote string) {
-			for i := range n {
-				p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
-				if own {
-					p = filepath.Join(remote, "notes", fmt.Sprintf("t%03d", i), "n.md")
-				}
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				os.WriteFile(p, []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
-			}
-			asPat(t, remote, "add", "notes")
-			asPat(t, remote, "commit", "-q", "-m", "new notes")
-		})
+		theirs := newNotesFromPeer(t, sh, n, own)
 		return func() error { _, err := sh.Integrate(theirs, IntegrateOptions{From: "peer"}); return err }
 	}
+}
+
+// newNotesFromPeer has a peer add n small notes, each in a folder of its
+// own with own, and returns the peer's commit, fetched into the shard.
+func newNotesFromPeer(t *testing.T, sh *Shard, n int, own bool) Hash {
+	noteByHand(t, sh, "start.md", "start\n")
+	return fromPeer(t, sh, func(remote string) {
+		for i := range n {
+			p := filepath.Join(remote, "notes", fmt.Sprintf("n%03d.md", i))
+			if own {
+				p = filepath.Join(remote, "notes", fmt.Sprintf("t%03d", i), "n.md")
+			}
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(fmt.Sprintf("# Note %d\n\nfirst line\n", i)), 0o644)
+		}
+		asPat(t, remote, "add", "notes")
+		asPat(t, remote, "commit", "-q", "-m", "new notes")
+	})
 }
