@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/memd/memd"
@@ -36,26 +34,7 @@ func ext4(size string) func(t *testing.T) string {
 // ext4With mounts an ext4 file system made with mkfs.ext4's own defaults
 // and the extra arguments (no -m 0, no -b).
 func ext4With(size string, args ...string) func(t *testing.T) string {
-	return func(t *testing.T) string {
-		t.Helper()
-		img := filepath.Join(t.TempDir(), "disk.img")
-		dir := t.TempDir()
-		if out, err := exec.Command("truncate", "-s", size, img).CombinedOutput(); err != nil {
-			t.Skipf("truncate: %v: %s", err, out)
-		}
-		if out, err := exec.Command("mkfs.ext4", append(append([]string{"-q", "-F"}, args...), img)...).CombinedOutput(); err != nil {
-			t.Skipf("mkfs.ext4: %v: %s", err, out)
-		}
-		if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
-			t.Skipf("mount: %v: %s", err, out)
-		}
-		t.Cleanup(func() {
-			if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-				t.Errorf("unmount: %v", err)
-			}
-		})
-		return dir
-	}
+	return func(t *testing.T) string { return memdtest.Ext4Disk(t, size, args...) }
 }
 
 func addLog(sh *Shard, who Signature, d memd.Date, text string) error {

@@ -29,18 +29,22 @@ func SmallDisk(t testing.TB, size string) string {
 
 // Ext4Disk mounts an ext4 file system of size bytes (an image on a loop
 // device) on a new folder and returns the folder, unmounted when the test
-// ends. It keeps no blocks for root (-m 0), but ext4 still keeps some
-// back from everyone, root too, which statfs counts as free: a disk whose
-// free room is not all room to write. Where the image cannot be made or
-// mounted, the test is skipped, saying why.
-func Ext4Disk(t testing.TB, size string) string {
+// ends. Made with mkfsArgs, or by default with no blocks kept for root
+// (-m 0) and blocks of 4 KiB; ext4 still keeps some room back from
+// everyone, root too, which statfs counts as free: a disk whose free room
+// is not all room to write. Where the image cannot be made or mounted,
+// the test is skipped, saying why.
+func Ext4Disk(t testing.TB, size string, mkfsArgs ...string) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "disk.img")
 	dir := t.TempDir()
 	if out, err := exec.Command("truncate", "-s", size, img).CombinedOutput(); err != nil {
 		t.Skipf("truncate: %v: %s", err, out)
 	}
-	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-m", "0", "-b", "4096", img).CombinedOutput(); err != nil {
+	if mkfsArgs == nil {
+		mkfsArgs = []string{"-m", "0", "-b", "4096"}
+	}
+	if out, err := exec.Command("mkfs.ext4", append(append([]string{"-q", "-F"}, mkfsArgs...), img)...).CombinedOutput(); err != nil {
 		t.Skipf("an ext4 disk needs mkfs.ext4: %v: %s", err, out)
 	}
 	if out, err := exec.Command("mount", "-o", "loop", img, dir).CombinedOutput(); err != nil {
