@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/memd/memd"
 )
@@ -97,7 +95,7 @@ func (sh *Shard) receive(pack io.Reader) (r *Received, err error) {
 		// push's to discard, but kept all the same until it is settled,
 		// and named in memd's folder first, so that a start after a kill
 		// takes the .keep away again.
-		if os.WriteFile(filepath.Join(tmp, adoptingName), []byte(filepath.Base(to)), 0o600) != nil {
+		if noteAdopting(tmp, to) != nil {
 			return r, nil
 		}
 		if f, err := os.OpenFile(to+".keep", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444); err == nil {
@@ -124,7 +122,7 @@ const keepText = "memd: a push being checked\n"
 // in dir which pack it moves: a start after a kill half way takes back
 // what was moved (removeLeftPush).
 func adoptPack(dir, to string) error {
-	if err := os.WriteFile(filepath.Join(dir, adoptingName), []byte(filepath.Base(to)), 0o600); err != nil {
+	if err := noteAdopting(dir, to); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "incoming.keep"), []byte(keepText), 0o444); err != nil {
@@ -145,6 +143,13 @@ func adoptPack(dir, to string) error {
 		return err
 	}
 	return nil
+}
+
+// noteAdopting notes in memd's folder for a push (dir) the pack whose
+// files memd is about to put in the pack folder (to+…), for
+// removeLeftPush.
+func noteAdopting(dir, to string) error {
+	return os.WriteFile(filepath.Join(dir, adoptingName), []byte(filepath.Base(to)), 0o600)
 }
 
 // removePack removes a pack's files, its index first: git must not find an
@@ -201,31 +206,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// roomLeft is the room left to memd on the file system holding dir, in
-// bytes (as much as an int64 holds if it cannot be read).
-func roomLeft(dir string) int64 {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return math.MaxInt64
-	}
-	return roomOf(&st)
-}
-
-// roomOf is the room statfs st gives memd: what it gives others, and for
-// root also what a file system keeps for root (ext4 keeps 5% by default),
-// but for ext4's own reserve, which statfs counts as free and nobody may
-// write in (2% of the disk, at most 16 MiB), and a tenth of that again
-// for what the reserve's reckoning leaves out.
-func roomOf(st *syscall.Statfs_t) int64 {
-	room := int64(st.Bavail) * st.Bsize
-	if os.Geteuid() == 0 {
-		size := int64(st.Blocks) * st.Bsize
-		own := min(size/50, 16<<20) + size/500
-		room = max(room, int64(st.Bfree)*st.Bsize-own)
-	}
-	return room
 }
 
 func firstLine(s string, err error) string {
