@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -390,4 +391,142 @@ func TestShard_IsAncestor(t *testing.T) {
 	if _, err := sh.IsAncestor(gitstore.NewHash(strings.Repeat("ab", 20)), second); err == nil {
 		t.Error("a commit the shard lacks is no error")
 	}
+}
+
+// A person on the other side writes in a fact file around its facts (a
+// line of prose, a heading reworded) while an agent here remembers into
+// the same file. The merge keeps what each side wrote: their lines join
+// ours as a line merge places them, and a line both reworded is kept
+// both ways, ours first, with the file named in Conflict. Before, the
+// merge took only their fact changes, and their prose left main without
+// a word.
+func TestShard_IntegrateKeepsAPersonsLinesInAFactFile(t *testing.T) {
+	const title = "# Profile\n"
+	cases := []struct {
+		name      string
+		theirs    func(profile string) string // the person's edit on the other side
+		ours      func(t *testing.T, a *gitstore.Shard)
+		want      []string // lines main's profile.md must hold, in this order
+		gone      []string // lines it must not hold
+		conflicts []string
+	}{
+		{
+			name:   "a line of prose below the title, a fact remembered here",
+			theirs: func(p string) string { return strings.Replace(p, title, title+"\nAsk before booking travel.\n", 1) },
+			ours:   func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
+			want:   []string{"# Profile", "Ask before booking travel.", "- (2026-11-03) Lives in Lisbon", "- (2026-11-03) Has a cat called Miso"},
+		},
+		{
+			name:   "a line of prose at the end, where a fact is appended here",
+			theirs: func(p string) string { return p + "\nSee also the travel runbook.\n" },
+			ours:   func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
+			want:   []string{"- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso", "See also the travel runbook."},
+		},
+		{
+			name:   "the title reworded, a fact forgotten here",
+			theirs: func(p string) string { return strings.Replace(p, title, "# Profile of Pat\n", 1) },
+			ours:   func(t *testing.T, a *gitstore.Shard) { forget(t, a, "Prefers tea") },
+			want:   []string{"# Profile of Pat", "- (2026-11-03) Lives in Lisbon"},
+			gone:   []string{"# Profile\n", "Prefers tea"},
+		},
+		{
+			name:   "the title reworded on both sides",
+			theirs: func(p string) string { return strings.Replace(p, title, "# Profile of Pat\n", 1) },
+			ours: func(t *testing.T, a *gitstore.Shard) {
+				reword(t, a, title, "# Pat's profile\n")
+				remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3")
+			},
+			want:      []string{"# Pat's profile", "# Profile of Pat", "- (2026-11-03) Lives in Lisbon", "- (2026-11-03) Has a cat called Miso"},
+			conflicts: []string{"profile.md"},
+		},
+		{
+			name:   "a line of prose, and the same fact remembered on both sides",
+			theirs: func(p string) string { return p + "Ask before booking travel.\n- (2026-11-03) Has a cat called Miso\n" },
+			ours:   func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
+			want:   []string{"- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso", "Ask before booking travel."},
+			gone:   []string{"Miso\n- (2026-11-03) Has a cat called Miso", "travel.\n- (2026-11-03) Has a cat called Miso"},
+		},
+		{
+			name: "a fact replaced by a line of prose, a fact appended beside it here",
+			theirs: func(p string) string {
+				return strings.Replace(p, "- (2026-11-03) Prefers tea\n", "Prefers coffee now, ask.\n", 1)
+			},
+			ours: func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
+			want: []string{"- (2026-11-03) Lives in Lisbon", "- (2026-11-03) Has a cat called Miso", "Prefers coffee now, ask."},
+			gone: []string{"Prefers tea"},
+		},
+		{
+			name: "a fact reworded where it stands, a fact remembered here",
+			theirs: func(p string) string {
+				return strings.Replace(p, "Lives in Lisbon\n", "Lives in Lisbon, near the river\n", 1)
+			},
+			ours: func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
+			want: []string{"- (2026-11-03) Lives in Lisbon, near the river", "- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso"},
+			gone: []string{"Lives in Lisbon\n"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := createShard(t, openStore(t), "agent/x")
+			b := createShard(t, openStore(t), "agent/x")
+			remember(t, a, "Lives in Lisbon", memd.TierProfile, "m1")
+			remember(t, a, "Prefers tea", memd.TierProfile, "m2")
+			integrate(t, b, a)
+
+			reword(t, b, "", "") // b's person edits by hand, below
+			path := filepath.Join(b.Dir(), "profile.md")
+			old, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(c.theirs(string(old))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			git(t, b.Dir(), "commit", "-q", "-am", "profile by hand")
+			c.ours(t, a)
+
+			in := integrate(t, a, b)
+			if in.Kind != gitstore.IntegrateMerge || !slices.Equal(in.Conflicts, c.conflicts) {
+				t.Fatalf("%+v, want a merge with conflicts %q", in, c.conflicts)
+			}
+			profile := git(t, a.Dir(), "show", "HEAD:profile.md")
+			at := 0
+			for _, line := range c.want {
+				k := strings.Index(profile[at:], line+"\n")
+				if k < 0 {
+					t.Fatalf("main's profile.md lacks %q (in this order):\n%s", line, profile)
+				}
+				at += k + len(line)
+			}
+			for _, line := range c.gone {
+				if strings.Contains(profile, line) {
+					t.Fatalf("main's profile.md still holds %q:\n%s", line, profile)
+				}
+			}
+			if st := git(t, a.Dir(), "status", "--porcelain"); st != "" {
+				t.Fatalf("git status after merge:\n%s", st)
+			}
+		})
+	}
+}
+
+// reword has a person replace text in a shard's profile.md and commit it
+// with git; with old empty, it only checks the working tree is in step.
+func reword(t *testing.T, sh *gitstore.Shard, old, new string) {
+	t.Helper()
+	if !sh.SyncWorktree(time.Second) {
+		t.Fatal("the working tree is behind main")
+	}
+	if old == "" {
+		return
+	}
+	path := filepath.Join(sh.Dir(), "profile.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-am", "profile by hand")
 }

@@ -493,13 +493,25 @@ func mergeFactFile(path string, base, ours, theirs []byte, baseFacts []lineFact)
 	// merge, a git process with three files, is for a change that came
 	// from elsewhere, and for a line rewritten where it stands (an edit,
 	// which by facts would go to the end of the person's file).
-	if !t.rewrites() && bytes.Equal(otherLines(t.middle(0), t.mid[0], t.head), otherLines(t.middle(1), t.mid[1], t.head)) {
+	if !t.changesOtherLines() {
 		return byFacts
 	}
 	if merged, conflict, err := mergeLines(theirs, base, ours, "memd"); err == nil && !conflict && sameFacts(path, merged, byFacts) {
 		return merged
 	}
 	return byFacts
+}
+
+// changesOtherLines tells whether ours changes more than which facts the
+// file holds: a line that is not a fact, or a fact rewritten where it
+// stands.
+func (t threeFiles) changesOtherLines() bool {
+	return t.rewrites() || t.changesProse()
+}
+
+// changesProse tells whether ours changes a line that is not a fact.
+func (t threeFiles) changesProse() bool {
+	return !bytes.Equal(otherLines(t.middle(0), t.mid[0], t.head), otherLines(t.middle(1), t.mid[1], t.head))
 }
 
 // rewrites tells whether ours both removes a fact of base and adds one:
