@@ -119,15 +119,7 @@ func (sh *Shard) roomForMove(idx *index.Index, move, touched, files map[string]*
 		case working < 0:
 			need += d.inBlocks(size)
 			entries += (8 + int64(len(filepath.Base(path))) + 3) &^ 3
-			for dir := filepath.Dir(filepath.FromSlash(path)); dir != "." && !newFolders[dir]; dir = filepath.Dir(dir) {
-				if _, err := os.Lstat(filepath.Join(sh.dir, dir)); err == nil {
-					break
-				}
-				newFolders[dir] = true
-				if !d.tmpfs {
-					need += d.block
-				}
-			}
+			need += sh.newFolderBlocks(d, path, newFolders)
 		case old != nil && bytes.HasPrefix(next.data, old.data):
 			need += d.inBlocks(working+size-oldSize) - d.inBlocks(working) // lines added
 		case working != oldSize && !IsFactFile(path):
@@ -159,4 +151,21 @@ func (sh *Shard) roomForMove(idx *index.Index, move, touched, files map[string]*
 		return first, fmt.Errorf("write %s and the commit's other files: %d bytes needed, %d left: %w", first, need, left, syscall.ENOSPC)
 	}
 	return "", nil
+}
+
+// newFolderBlocks is what the folders a new file needs take on disk d, a
+// block each (nothing on a tmpfs), but for those that exist or that made
+// holds, counted for another file; it adds its own to made.
+func (sh *Shard) newFolderBlocks(d disk, path string, made map[string]bool) int64 {
+	var need int64
+	for dir := filepath.Dir(filepath.FromSlash(path)); dir != "." && !made[dir]; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(sh.dir, dir)); err == nil {
+			break
+		}
+		made[dir] = true
+		if !d.tmpfs {
+			need += d.block
+		}
+	}
+	return need
 }

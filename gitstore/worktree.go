@@ -54,25 +54,9 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	if sh.worktreeAt == nil {
 		sh.worktreeAt = make(map[string]*factFile)
 	}
-	// Removals before writes, in each part: a folder whose last file goes
-	// frees its name for a file written after.
-	removalsFirst := func(paths []string) []string {
-		slices.SortStableFunc(paths, func(a, b string) int {
-			return cmp.Compare(boolInt(files[b] == nil), boolInt(files[a] == nil))
-		})
-		return paths
-	}
-	order := removalsFirst(slices.Sorted(mapKeys(move)))
-	var rest []string
-	for _, path := range slices.Sorted(mapKeys(touched)) {
-		if _, ok := move[path]; !ok {
-			rest = append(rest, path)
-		}
-	}
-	order = append(order, removalsFirst(rest)...)
 	var done []string
 	var failed error
-	for _, path := range order {
+	for _, path := range writeOrder(touched, files, move) {
 		fileOld, ahead := sh.worktreeAt[path]
 		if !ahead {
 			fileOld = touched[path]
@@ -115,6 +99,27 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		delete(sh.worktreeAt, path)
 	}
 	return done, failed
+}
+
+// writeOrder is the order syncWorktree writes the working files in: the
+// paths of move first, then the others touched; in each part, removals
+// before writes, since a folder whose last file goes frees its name for a
+// file written after.
+func writeOrder(touched, files, move map[string]*factFile) []string {
+	removalsFirst := func(paths []string) []string {
+		slices.SortStableFunc(paths, func(a, b string) int {
+			return cmp.Compare(boolInt(files[b] == nil), boolInt(files[a] == nil))
+		})
+		return paths
+	}
+	order := removalsFirst(slices.Sorted(mapKeys(move)))
+	var rest []string
+	for _, path := range slices.Sorted(mapKeys(touched)) {
+		if _, ok := move[path]; !ok {
+			rest = append(rest, path)
+		}
+	}
+	return append(order, removalsFirst(rest)...)
 }
 
 // noteSavedOver checks the notes memd's own commits change (sh.ownNotes)
