@@ -434,18 +434,26 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		return
 	}
 	if IsFactFile(path) && !base.IsZero() && !ours.IsZero() && !theirs.IsZero() {
-		data, conflict, err = mergeFactFiles(path, b, o, t)
-		return data, conflict, false, err
+		data, conflict = mergeFactFiles(path, b, o, t)
+		return data, conflict, false, nil
 	}
 	if IsFactFile(path) {
+		// Created on both sides, or removed on one: by facts alone. What
+		// else they wrote in it is not kept, and the file is named.
 		out := splitThree(path, [3][]byte{b, t, o}, nil).mergeFactLines()
+		switch {
+		case ours.IsZero():
+			conflict = !bytes.Equal(proseOf(path, t), proseOf(path, b))
+		case base.IsZero():
+			conflict = !bytes.Equal(proseOf(path, t), proseOf(path, o))
+		}
 		if ours.IsZero() && len(parseFactFile(path, out)) > 0 {
 			out = append([]byte(header(path)), out...) // we had removed the file
 		}
 		if len(out) == 0 {
-			return nil, false, false, nil
+			return nil, conflict, false, nil
 		}
-		return out, false, false, nil
+		return out, conflict, false, nil
 	}
 	if ours.IsZero() || theirs.IsZero() {
 		// Removed on one side, changed on the other: keep the change.
@@ -503,104 +511,6 @@ var errBinary = errors.New("a version holds a NUL byte, which makes it binary to
 // first 8,000 bytes.
 func binaryToGit(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
-}
-
-// mergeFactFiles merges a fact file both sides changed: their fact
-// changes go onto ours (a fact added on either side is kept once, one
-// removed on either is removed), and where they wrote more than facts (a
-// line of prose, a heading, a fact reworded where it stands) the file is
-// merged line by line, so that what a person wrote on the other side
-// stays. Where both changed the same lines, both versions are kept, ours
-// first, with no markers (each a line a fact file may hold), and conflict
-// says so. Where the line merge cannot be brought to the facts of the
-// fact merge (a version binary to git), the fact merge stands: their
-// other lines are then not kept, and conflict says that too, their
-// version being in the history. A fact they rewrote where it stands, and
-// nothing else, is no conflict: the fact merge keeps it, at the end.
-func mergeFactFiles(path string, base, ours, theirs []byte) (data []byte, conflict bool, err error) {
-	t := splitThree(path, [3][]byte{base, theirs, ours}, nil)
-	byFacts := t.mergeFactLines()
-	if !t.changesOtherLines() {
-		return byFacts, false, nil
-	}
-	wrote := t.changesProse()
-	both, clash, err := unionLines(path, ours, base, theirs)
-	switch {
-	case errors.Is(err, errBinary):
-		return byFacts, wrote, nil
-	case err != nil:
-		return nil, false, err
-	}
-	// The union keeps what both sides wrote at a place, facts the fact
-	// merge drops among it: a fact both appended (learned twice), or one
-	// side removed beside the other's change.
-	if both = dropRepeats(path, both, byFacts); !sameFacts(path, both, byFacts) {
-		return byFacts, wrote, nil
-	}
-	return both, clash && wrote, nil
-}
-
-// dropRepeats removes from a fact file the lines of facts it holds more
-// often than want does (or at all, where want has none), keeping the
-// first of each.
-func dropRepeats(path string, data, want []byte) []byte {
-	room := make(map[memd.Fact]int)
-	for _, lf := range parseFactFile(path, want) {
-		room[lf.Fact]++
-	}
-	var out []byte
-	at := 0
-	for _, lf := range parseFactFile(path, data) {
-		if room[lf.Fact]--; room[lf.Fact] < 0 {
-			out = append(out, data[at:lf.start]...)
-			at = lf.end
-		}
-	}
-	if at == 0 {
-		return data
-	}
-	return append(out, data[at:]...)
-}
-
-// unionMarker is the length of the conflict markers unionLines asks git
-// for: long enough that no line of a file is taken for one.
-const unionMarker = 40
-
-// unionLines merges three versions of a fact file line by line, keeping,
-// where both sides changed the same place, our lines and then theirs.
-// clash says whether both changed lines there that are not facts (two
-// versions of a heading are then kept), rather than one adding a fact
-// beside the other's change.
-func unionLines(path string, ours, base, theirs []byte) (out []byte, clash bool, err error) {
-	merged, conflict, err := gitMergeFile(ours, base, theirs, "--diff3", fmt.Sprintf("--marker-size=%d", unionMarker), "-L", "ours", "-L", "base", "-L", "theirs")
-	if err != nil || !conflict {
-		return merged, false, err
-	}
-	markers := map[string]int{
-		strings.Repeat("<", unionMarker) + " ours": 0, strings.Repeat("|", unionMarker) + " base": 1,
-		strings.Repeat("=", unionMarker): 2, strings.Repeat(">", unionMarker) + " theirs": 3,
-	}
-	prose := func(piece []byte) []byte { return otherLines(piece, appendFactLines(nil, path, piece), 0) }
-	var hunk [3][]byte // ours, base, theirs
-	at := -1           // the part of a hunk being read; -1 outside
-	for _, line := range bytes.SplitAfter(merged, []byte("\n")) {
-		m, isMarker := markers[string(bytes.TrimRight(line, "\r\n"))]
-		switch {
-		case !isMarker && at < 0:
-			out = append(out, line...)
-		case !isMarker:
-			hunk[at] = append(hunk[at], line...)
-		case m < 3:
-			at = m
-		default:
-			out = append(append(out, hunk[0]...), hunk[2]...)
-			if b := prose(hunk[1]); !bytes.Equal(prose(hunk[0]), b) && !bytes.Equal(prose(hunk[2]), b) {
-				clash = true
-			}
-			hunk, at = [3][]byte{}, -1
-		}
-	}
-	return out, clash, nil
 }
 
 // mergeLines is a three-way line merge (git merge-file), with conflicts

@@ -420,7 +420,7 @@ func TestShard_IntegrateKeepsAPersonsLinesInAFactFile(t *testing.T) {
 			name:   "a line of prose at the end, where a fact is appended here",
 			theirs: func(p string) string { return p + "\nSee also the travel runbook.\n" },
 			ours:   func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
-			want:   []string{"- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso", "See also the travel runbook."},
+			want:   []string{"- (2026-11-03) Prefers tea", "See also the travel runbook.", "- (2026-11-03) Has a cat called Miso"},
 		},
 		{
 			name:   "the title reworded, a fact forgotten here",
@@ -443,8 +443,8 @@ func TestShard_IntegrateKeepsAPersonsLinesInAFactFile(t *testing.T) {
 			name:   "a line of prose, and the same fact remembered on both sides",
 			theirs: func(p string) string { return p + "Ask before booking travel.\n- (2026-11-03) Has a cat called Miso\n" },
 			ours:   func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
-			want:   []string{"- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso", "Ask before booking travel."},
-			gone:   []string{"Miso\n- (2026-11-03) Has a cat called Miso", "travel.\n- (2026-11-03) Has a cat called Miso"},
+			want:   []string{"- (2026-11-03) Prefers tea", "Ask before booking travel.", "- (2026-11-03) Has a cat called Miso"},
+			gone:   []string{"Miso\n- (2026-11-03) Has a cat called Miso", "Miso\nAsk before booking travel.\n- (2026-11-03) Has a cat called Miso"},
 		},
 		{
 			name: "a fact replaced by a line of prose, a fact appended beside it here",
@@ -452,7 +452,7 @@ func TestShard_IntegrateKeepsAPersonsLinesInAFactFile(t *testing.T) {
 				return strings.Replace(p, "- (2026-11-03) Prefers tea\n", "Prefers coffee now, ask.\n", 1)
 			},
 			ours: func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
-			want: []string{"- (2026-11-03) Lives in Lisbon", "- (2026-11-03) Has a cat called Miso", "Prefers coffee now, ask."},
+			want: []string{"- (2026-11-03) Lives in Lisbon", "Prefers coffee now, ask.", "- (2026-11-03) Has a cat called Miso"},
 			gone: []string{"Prefers tea"},
 		},
 		{
@@ -529,4 +529,82 @@ func reword(t *testing.T, sh *gitstore.Shard, old, new string) {
 		t.Fatal(err)
 	}
 	git(t, sh.Dir(), "commit", "-q", "-am", "profile by hand")
+}
+
+// handEdit has b's person rewrite a file and commit it with git.
+func handEdit(t *testing.T, sh *gitstore.Shard, file string, edit func(string) string) {
+	t.Helper()
+	reword(t, sh, "", "")
+	path := filepath.Join(sh.Dir(), file)
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(edit(string(old))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-am", "by hand")
+}
+
+// Both sides start the same new month's log (each agent remembers into
+// it): the file has no common version to merge lines from, so it is
+// merged by facts, and their person's line in it is named in Conflict.
+func TestShard_IntegrateNamesALogStartedOnBothSides(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	remember(t, a, "Lives in Lisbon", memd.TierProfile, "m1")
+	integrate(t, b, a)
+
+	remember(t, a, "Shipped the importer", memd.TierLog, "m2")
+	remember(t, b, "Met Ana about the budget", memd.TierLog, "m3")
+	handEdit(t, b, "log/2026-11.md", func(s string) string { return s + "Budget meeting notes are in notes/budget.md.\n" })
+
+	in := integrate(t, a, b)
+	log := git(t, a.Dir(), "show", "HEAD:log/2026-11.md")
+	if !strings.Contains(log, "Budget meeting notes") && len(in.Conflicts) == 0 {
+		t.Fatalf("their line left main and no conflict is named (%+v):\n%s", in, log)
+	}
+}
+
+// Their person rewords the profile's last line while our agent
+// remembers: the merge has their wording alone, and our fact.
+func TestShard_IntegrateTakesALineTheyReworded(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	remember(t, a, "Lives in Lisbon", memd.TierProfile, "m1")
+	handEdit(t, a, "profile.md", func(s string) string { return s + "See the runbook.\n" })
+	integrate(t, b, a)
+
+	handEdit(t, b, "profile.md", func(s string) string {
+		return strings.Replace(s, "See the runbook.\n", "See the travel runbook (notes/travel.md).\n", 1)
+	})
+	remember(t, a, "Has a cat called Miso", memd.TierProfile, "m2")
+
+	in := integrate(t, a, b)
+	profile := git(t, a.Dir(), "show", "HEAD:profile.md")
+	if strings.Contains(profile, "See the runbook.\n") || !strings.Contains(profile, "See the travel runbook (notes/travel.md).\n") || !strings.Contains(profile, "Has a cat called Miso") || len(in.Conflicts) != 0 {
+		t.Fatalf("want their wording alone, our fact, no conflict (%+v):\n%s", in, profile)
+	}
+}
+
+// Our person removed a month's log (git rm); their person wrote a line in
+// it and their agent remembered into it. The log comes back with their
+// new fact; their line does not, and the log is named in Conflict.
+func TestShard_IntegrateNamesALogRemovedHereThatTheyWroteIn(t *testing.T) {
+	a := createShard(t, openStore(t), "agent/x")
+	b := createShard(t, openStore(t), "agent/x")
+	remember(t, a, "Shipped the importer", memd.TierLog, "m1")
+	integrate(t, b, a)
+
+	reword(t, a, "", "")
+	git(t, a.Dir(), "rm", "-q", "log/2026-11.md")
+	git(t, a.Dir(), "commit", "-q", "-m", "drop the log")
+	handEdit(t, b, "log/2026-11.md", func(s string) string { return s + "Ask Ana before the next release.\n" })
+	remember(t, b, "Met Ana about the budget", memd.TierLog, "m2")
+
+	in := integrate(t, a, b)
+	log := git(t, a.Dir(), "show", "HEAD:log/2026-11.md")
+	if !strings.Contains(log, "Ask Ana") && len(in.Conflicts) == 0 {
+		t.Fatalf("their line left main and no conflict is named (%+v):\n%s", in, log)
+	}
 }
