@@ -27,26 +27,79 @@ func mergeFactFiles(path string, base, ours, theirs []byte) (data []byte, confli
 	if err != nil {
 		return byFacts, true
 	}
-	want := factCounts(path, byFacts)
-	if merged = dropFactsBeyond(path, merged, want); !sameCounts(factCounts(path, merged), want) {
+	vs := [3]factVersion{parsed(path, base), parsed(path, ours), parsed(path, theirs)}
+	m := parsed(path, merged)
+	want := factCounts(parseFactFile(path, byFacts))
+	out, held, rewritten := finishFactMerge(m, vs, want)
+	if !sameIDs(held, want) {
 		return byFacts, true
 	}
-	return merged, clash
+	return out, clash || rewritten || revives(vs, m)
+}
+
+// factVersion is a version of a fact file and its fact lines.
+type factVersion struct {
+	data  []byte
+	facts []lineFact
+}
+
+func parsed(path string, data []byte) factVersion {
+	return factVersion{data, parseFactFile(path, data)}
+}
+
+// prose is the version but its fact lines.
+func (v factVersion) prose() []byte { return otherLines(v.data, v.facts, 0) }
+
+// line is the i-th fact's line, without its line end.
+func (v factVersion) line(i int) []byte {
+	return bytes.TrimRight(v.data[v.facts[i].start:v.facts[i].end], "\r\n")
+}
+
+// linesByID returns each fact's line by ID, nil for a fact held on
+// several lines (a text on two days: which is which cannot be told).
+func (v factVersion) linesByID() map[string][]byte {
+	lines := make(map[string][]byte, len(v.facts))
+	for i, lf := range v.facts {
+		if _, twice := lines[lf.ID]; twice {
+			lines[lf.ID] = nil
+		} else {
+			lines[lf.ID] = v.line(i)
+		}
+	}
+	return lines
 }
 
 // changesFactsAlone tells whether version 1 (ours in threeFiles' terms)
-// differs from base only by whole fact lines it removed and added: read
-// without those, the two middles are the same bytes. A fact rewritten
-// where it stands keeping its ID (its date, its tier, its case), a fact
-// moved, a line of prose or a line end changed are more.
+// differs from base only by fact lines it removed and fact lines it
+// appended at its end, as memd writes: read without those, the two
+// middles are the same bytes. A fact rewritten where it stands keeping
+// its ID (its date, its tier, its case), a fact moved or put under a
+// heading, a line of prose or a line end changed are more.
 func (t threeFiles) changesFactsAlone() bool {
 	inBase, inOurs := factIDs(t.mid[0]), factIDs(t.mid[1])
-	without := func(k int, dropped map[string]bool) []byte {
+	mid := t.middle(1)
+	added := 0 // bytes of the added lines
+	for _, lf := range t.mid[1] {
+		if !inBase[lf.ID] {
+			added += lf.end - lf.start
+		}
+	}
+	if added > 0 && t.tail > 0 {
+		return false // lines follow what it added
+	}
+	kept := len(mid) - added // where the added lines must start
+	for _, lf := range t.mid[1] {
+		if !inBase[lf.ID] && lf.start-t.head < kept {
+			return false
+		}
+	}
+	// Each middle without the lines of the facts the other lacks.
+	without := func(k int, other map[string]bool) []byte {
 		piece := t.middle(k)
 		var out []byte
 		at := 0
 		for _, lf := range t.mid[k] {
-			if !dropped[lf.ID] {
+			if !other[lf.ID] {
 				out = append(out, piece[at:lf.start-t.head]...)
 				at = lf.end - t.head
 			}
@@ -66,9 +119,7 @@ const markerSize = 100
 // merge-file). Where both sides changed the same place, the side that
 // changed its lines of prose there is taken, with the facts the other
 // side added; where both did, differently, both sides' lines are kept,
-// ours first, and clash says so. A fact both sides hold that one side
-// rewrote where it stands, keeping its ID, is taken as that side wrote
-// it; rewritten differently by both, ours stands and clash says so.
+// ours first, and clash says so.
 func lineMergeFacts(path string, ours, base, theirs []byte) (out []byte, clash bool, err error) {
 	merged, conflicted, err := gitMergeFile(ours, base, theirs, "--diff3", fmt.Sprintf("--marker-size=%d", markerSize), "-L", "ours", "-L", "base", "-L", "theirs")
 	if err != nil {
@@ -79,8 +130,30 @@ func lineMergeFacts(path string, ours, base, theirs []byte) (out []byte, clash b
 			return nil, false, err
 		}
 	}
-	out, rewritten := takeRewrites(path, merged, [3][]byte{base, ours, theirs})
-	return out, clash || rewritten, nil
+	return merged, clash, nil
+}
+
+// revives tells whether a merge holds a line of prose that one side
+// removed more often than the other side's own additions account for: a
+// line one side deleted and the other moved, which a line merge brings
+// back (git reads the move as a new line).
+func revives(vs [3]factVersion, merged factVersion) bool {
+	count := func(v factVersion) map[string]int {
+		n := make(map[string]int)
+		for line := range bytes.Lines(v.prose()) {
+			if l := string(bytes.TrimSpace(line)); l != "" {
+				n[l]++
+			}
+		}
+		return n
+	}
+	b, o, t := count(vs[0]), count(vs[1]), count(vs[2])
+	for line, m := range count(merged) {
+		if m > o[line]+max(0, t[line]-b[line]) || m > t[line]+max(0, o[line]-b[line]) {
+			return true
+		}
+	}
+	return false
 }
 
 // settleHunks settles each conflict of a --diff3 merge of fact files (see
@@ -112,30 +185,82 @@ func settleHunks(path string, merged []byte) (out []byte, clash bool, err error)
 	return out, clash, nil
 }
 
-// settleHunk settles one conflict: the lines of the side that changed its
-// prose there (ours where neither did), then the facts the other side
-// added there that these lack; where both changed prose differently, all
-// of both, ours first, and both is true.
+// settleHunk settles one conflict: the lines of the side that arranged
+// them anew there (changed a line of prose, or moved a fact both kept;
+// ours where neither did), but base's facts the other side took out of
+// there, then the facts the other side added there that these lack; where both arranged them differently, all of both, ours
+// first, and both is true. Facts either side removed are dropped later,
+// with the file's (dropFactsBeyond).
 func settleHunk(path string, hunk [3][]byte) (out []byte, both bool) {
 	ours, base, theirs := hunk[0], hunk[1], hunk[2]
-	pOurs, pBase, pTheirs := proseOf(path, ours), proseOf(path, base), proseOf(path, theirs)
-	oursWrote, theirsWrote := !bytes.Equal(pOurs, pBase), !bytes.Equal(pTheirs, pBase)
-	if oursWrote && theirsWrote && !bytes.Equal(pOurs, pTheirs) {
+	facts := [3][]lineFact{appendFactLines(nil, path, ours), appendFactLines(nil, path, base), appendFactLines(nil, path, theirs)}
+	kept := factIDs(facts[1]) // base's facts both sides kept here
+	for _, k := range []int{0, 2} {
+		in := factIDs(facts[k])
+		for id := range kept {
+			if !in[id] {
+				delete(kept, id)
+			}
+		}
+	}
+	var plan [3][]byte // each side's lines but the facts not all three hold
+	for k, piece := range hunk {
+		plan[k] = linesBut(piece, facts[k], func(j int) bool { return !kept[facts[k][j].ID] })
+	}
+	oursMoved, theirsMoved := !bytes.Equal(plan[0], plan[1]), !bytes.Equal(plan[2], plan[1])
+	if oursMoved && theirsMoved && !bytes.Equal(plan[0], plan[2]) {
 		return append(withLineEnd(append(out, ours...)), withLineEnd(theirs)...), true
 	}
-	taken, other := ours, theirs
-	if theirsWrote && !oursWrote {
-		taken, other = theirs, ours
+	taken, other, otherFacts := ours, theirs, facts[2]
+	if theirsMoved && !oursMoved {
+		taken, other, otherFacts = theirs, ours, facts[0]
 	}
-	out = withLineEnd(append(out, taken...))
-	have := factIDs(appendFactLines(nil, path, taken))
-	inBase := factIDs(appendFactLines(nil, path, base))
-	for _, lf := range appendFactLines(nil, path, other) {
+	// Base's facts the other side took out of this place (removed, or
+	// moved elsewhere) go from it.
+	otherHas, inBase := factIDs(otherFacts), factIDs(facts[1])
+	takenFacts := appendFactLines(nil, path, taken)
+	out = withLineEnd(append(out, linesBut(taken, takenFacts, func(j int) bool {
+		return inBase[takenFacts[j].ID] && !otherHas[takenFacts[j].ID]
+	})...))
+	have := factIDs(takenFacts)
+	for _, lf := range otherFacts {
 		if !have[lf.ID] && !inBase[lf.ID] {
 			out = append(out, withLineEnd(other[lf.start:lf.end])...)
 		}
 	}
 	return out, false
+}
+
+// linesBut returns a piece of a fact file without the lines of the facts
+// given (at their places in it) that drop picks, by their place in facts.
+func linesBut(piece []byte, facts []lineFact, drop func(j int) bool) []byte {
+	var out []byte
+	at := 0
+	for j, lf := range facts {
+		if drop(j) {
+			out = append(out, piece[at:lf.start]...)
+			at = lf.end
+		}
+	}
+	return append(out, piece[at:]...)
+}
+
+// wroteBeyond tells whether theirs holds a line of prose, not blank, that
+// neither base nor kept holds: one the other side wrote that a merge does
+// not keep.
+func wroteBeyond(theirs, base, kept []byte) bool {
+	had := make(map[string]bool)
+	for _, v := range [][]byte{base, kept} {
+		for line := range bytes.Lines(v) {
+			had[string(bytes.TrimSpace(line))] = true
+		}
+	}
+	for line := range bytes.Lines(theirs) {
+		if l := string(bytes.TrimSpace(line)); l != "" && !had[l] {
+			return true
+		}
+	}
+	return false
 }
 
 // proseOf returns a piece of a fact file but its fact lines.
@@ -151,86 +276,86 @@ func withLineEnd(data []byte) []byte {
 	return data
 }
 
-// takeRewrites rewrites each fact line of merged that all three versions
-// hold (by ID) and that one side rewrote where it stands as that side
-// wrote it: a line merge keeps a side's rewrite only where the other side
-// left the place alone. Rewritten differently by both, ours stays, and
-// clash says so.
-func takeRewrites(path string, merged []byte, versions [3][]byte) (out []byte, clash bool) {
-	var lines [3]map[string][]byte // base, ours, theirs: each fact's line, by ID
-	for k, v := range versions {
-		lines[k] = make(map[string][]byte)
-		for _, lf := range parseFactFile(path, v) {
-			lines[k][lf.ID] = bytes.TrimRight(v[lf.start:lf.end], "\r\n")
-		}
-	}
-	at := 0
-	for _, lf := range parseFactFile(path, merged) {
-		b, inBase := lines[0][lf.ID]
-		o, inOurs := lines[1][lf.ID]
-		th, inTheirs := lines[2][lf.ID]
-		if !inBase || !inOurs || !inTheirs {
-			continue
-		}
-		line := bytes.TrimRight(merged[lf.start:lf.end], "\r\n")
-		want := o
-		switch {
-		case bytes.Equal(o, b):
-			want = th
-		case !bytes.Equal(th, b) && !bytes.Equal(th, o):
-			clash = true
-		}
-		if !bytes.Equal(line, want) {
-			out = append(append(out, merged[at:lf.start]...), want...)
-			at = lf.start + len(line)
-		}
-	}
-	if at == 0 {
-		return merged, clash
-	}
-	return append(out, merged[at:]...), clash
-}
-
-// factCounts counts the facts of a fact file by ID.
-func factCounts(path string, data []byte) map[string]int {
+// factCounts counts facts by ID.
+func factCounts(facts []lineFact) map[string]int {
 	n := make(map[string]int)
-	for _, lf := range parseFactFile(path, data) {
+	for _, lf := range facts {
 		n[lf.ID]++
 	}
 	return n
 }
 
-// sameCounts says whether two counts agree.
-func sameCounts(a, b map[string]int) bool {
+// sameIDs says whether two counts hold the same IDs.
+func sameIDs(a, b map[string]int) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for id, n := range a {
-		if b[id] != n {
+	for id := range a {
+		if b[id] == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// dropFactsBeyond removes from a fact file the lines of facts it holds
-// more often than want counts (or at all, where want has none: a fact
-// the fact merge removed), keeping the first of each.
-func dropFactsBeyond(path string, data []byte, want map[string]int) []byte {
+// finishFactMerge brings a line merge's facts to the fact merge's, in one
+// pass over its fact lines, and returns it with the facts it then holds:
+//   - a fact it holds more often than want counts (or at all, where want
+//     has none: a fact the fact merge removed) loses its extra lines; the
+//     line as ours has it is kept first, so that a fact both sides added
+//     stays where this side has it, then the first;
+//   - a fact all three versions hold, once each, that one side rewrote
+//     where it stands keeping its ID (its date, its tier) is taken as that
+//     side wrote it: a line merge keeps such a rewrite only where the
+//     other side left the place alone. Rewritten differently by both, ours
+//     stays, and clash says so.
+func finishFactMerge(m factVersion, vs [3]factVersion, want map[string]int) (out []byte, held map[string]int, clash bool) {
+	var lines [3]map[string][]byte // base, ours, theirs
+	for k, v := range vs {
+		lines[k] = v.linesByID()
+	}
+	inMerged := factCounts(m.facts)
 	room := make(map[string]int, len(want))
 	for id, n := range want {
 		room[id] = n
 	}
-	var out []byte
-	at := 0
-	for _, lf := range parseFactFile(path, data) {
-		if room[lf.ID]--; room[lf.ID] < 0 {
-			out = append(out, data[at:lf.start]...)
-			at = lf.end
+	keep := make([]bool, len(m.facts))
+	for j, lf := range m.facts { // ours' lines first
+		if o := lines[1][lf.ID]; o != nil && inMerged[lf.ID] > want[lf.ID] && room[lf.ID] > 0 && bytes.Equal(m.line(j), o) {
+			keep[j] = true
+			room[lf.ID]--
 		}
 	}
-	if at == 0 {
-		return data
+	for j, lf := range m.facts {
+		if !keep[j] && room[lf.ID] > 0 {
+			keep[j] = true
+			room[lf.ID]--
+		}
 	}
-	return append(out, data[at:]...)
+	held = make(map[string]int, len(want))
+	at := 0
+	for j, lf := range m.facts {
+		if !keep[j] {
+			out = append(out, m.data[at:lf.start]...)
+			at = lf.end
+			continue
+		}
+		held[lf.ID]++
+		b, o, t := lines[0][lf.ID], lines[1][lf.ID], lines[2][lf.ID]
+		if inMerged[lf.ID] != 1 || b == nil || o == nil || t == nil {
+			continue
+		}
+		took := o
+		switch {
+		case bytes.Equal(o, b):
+			took = t
+		case !bytes.Equal(t, b) && !bytes.Equal(t, o):
+			clash = true
+		}
+		if line := m.line(j); !bytes.Equal(line, took) {
+			out = append(append(out, m.data[at:lf.start]...), took...)
+			at = lf.start + len(line)
+		}
+	}
+	return append(out, m.data[at:]...), held, clash
 }

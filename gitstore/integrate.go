@@ -441,15 +441,10 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		// Created on both sides, or removed on one: by facts alone. What
 		// else they wrote in it is not kept, and the file is named.
 		out := splitThree(path, [3][]byte{b, t, o}, nil).mergeFactLines()
-		switch {
-		case ours.IsZero():
-			conflict = !bytes.Equal(proseOf(path, t), proseOf(path, b))
-		case base.IsZero():
-			conflict = !bytes.Equal(proseOf(path, t), proseOf(path, o))
-		}
 		if ours.IsZero() && len(parseFactFile(path, out)) > 0 {
 			out = append([]byte(header(path)), out...) // we had removed the file
 		}
+		conflict = !theirs.IsZero() && wroteBeyond(proseOf(path, t), proseOf(path, b), proseOf(path, out))
 		if len(out) == 0 {
 			return nil, conflict, false, nil
 		}
