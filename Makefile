@@ -77,8 +77,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecodePlaces$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzJournal_Read$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzSplitThree$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
-	# Each input may run git merge-file: minimizing one is kept short.
-	go test -run '^$$' -fuzz '^FuzzMergeFactFiles$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 40x $(FUZZFLAGS) ./gitstore/
+	go test -run '^$$' -fuzz '^FuzzMergeFactFiles$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./provenance/
 	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
 	go test -run '^$$' -fuzz '^FuzzParseProposals$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
