@@ -3,6 +3,8 @@ package gitstore
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -20,7 +22,7 @@ import (
 func mergeFactFiles(path string, base, ours, theirs []byte) (data []byte, conflict bool) {
 	t := splitThree(path, [3][]byte{base, theirs, ours}, nil)
 	byFacts := t.mergeFactLines()
-	if !t.rewrites() && t.changesFactsAlone() {
+	if t.changesFactsAlone() {
 		return byFacts, false
 	}
 	merged, clash, err := lineMergeFacts(path, ours, base, theirs)
@@ -29,9 +31,9 @@ func mergeFactFiles(path string, base, ours, theirs []byte) (data []byte, confli
 	}
 	vs := [3]factVersion{parsed(path, base), parsed(path, ours), parsed(path, theirs)}
 	m := parsed(path, merged)
-	want := factCounts(parseFactFile(path, byFacts))
+	want := keyCounts(parseFactFile(path, byFacts))
 	out, held, rewritten := finishFactMerge(m, vs, want)
-	if !sameIDs(held, want) {
+	if !sameKeys(held, want) {
 		return byFacts, true
 	}
 	return out, clash || rewritten || revives(vs, m)
@@ -55,58 +57,56 @@ func (v factVersion) line(i int) []byte {
 	return bytes.TrimRight(v.data[v.facts[i].start:v.facts[i].end], "\r\n")
 }
 
-// linesByID returns each fact's line by ID, nil for a fact held on
-// several lines (a text on two days: which is which cannot be told).
-func (v factVersion) linesByID() map[string][]byte {
-	lines := make(map[string][]byte, len(v.facts))
+// onceByID returns the place in facts of each fact's line by ID, -1 for a
+// fact held on several lines (a text on several days).
+func (v factVersion) onceByID() map[string]int {
+	at := make(map[string]int, len(v.facts))
 	for i, lf := range v.facts {
-		if _, twice := lines[lf.ID]; twice {
-			lines[lf.ID] = nil
+		if _, twice := at[lf.ID]; twice {
+			at[lf.ID] = -1
 		} else {
-			lines[lf.ID] = v.line(i)
+			at[lf.ID] = i
 		}
 	}
-	return lines
+	return at
 }
 
 // changesFactsAlone tells whether version 1 (ours in threeFiles' terms)
-// differs from base only by fact lines it removed and fact lines it
-// appended at its end, as memd writes: read without those, the two
-// middles are the same bytes. A fact rewritten where it stands keeping
-// its ID (its date, its tier, its case), a fact moved or put under a
-// heading, a line of prose or a line end changed are more.
+// differs from base only as memd's own writes make it differ: fact lines
+// removed, fact lines appended at its end, and fact lines put where
+// removed ones stood (a fact rewritten in place). Read without those, the
+// two middles are the same bytes (but a line end memd adds before its
+// first append to a file that lacked one). A line of prose or a line end
+// changed, a fact moved or put under a heading, a fact's date corrected
+// in place are more.
 func (t threeFiles) changesFactsAlone() bool {
-	inBase, inOurs := factIDs(t.mid[0]), factIDs(t.mid[1])
-	mid := t.middle(1)
-	added := 0 // bytes of the added lines
-	for _, lf := range t.mid[1] {
-		if !inBase[lf.ID] {
-			added += lf.end - lf.start
-		}
-	}
-	if added > 0 && t.tail > 0 {
-		return false // lines follow what it added
-	}
-	kept := len(mid) - added // where the added lines must start
-	for _, lf := range t.mid[1] {
-		if !inBase[lf.ID] && lf.start-t.head < kept {
-			return false
-		}
-	}
-	// Each middle without the lines of the facts the other lacks.
-	without := func(k int, other map[string]bool) []byte {
+	inBase, inOurs := lineKeys(t.mid[0]), lineKeys(t.mid[1])
+	// A middle without the lines of the facts other lacks, and where in
+	// what is left each of those stood.
+	skeleton := func(k int, other map[lineKey]bool) (out []byte, at []int) {
 		piece := t.middle(k)
-		var out []byte
-		at := 0
+		from := 0
 		for _, lf := range t.mid[k] {
-			if !other[lf.ID] {
-				out = append(out, piece[at:lf.start-t.head]...)
-				at = lf.end - t.head
+			if !other[keyOf(lf)] {
+				out = append(out, piece[from:lf.start-t.head]...)
+				at = append(at, len(out))
+				from = lf.end - t.head
 			}
 		}
-		return append(out, piece[at:]...)
+		return append(out, piece[from:]...), at
 	}
-	return bytes.Equal(without(0, inOurs), without(1, inBase))
+	base, removedAt := skeleton(0, inOurs)
+	ours, addedAt := skeleton(1, inBase)
+	if !bytes.Equal(withLineEnd(base), withLineEnd(ours)) {
+		return false
+	}
+	for _, at := range addedAt {
+		if at == len(ours) && t.tail == 0 || slices.Contains(removedAt, at) {
+			continue
+		}
+		return false // put where memd would not put it
+	}
+	return true
 }
 
 // markerSize is the length of the conflict markers lineMergeFacts asks
@@ -186,45 +186,44 @@ func settleHunks(path string, merged []byte) (out []byte, clash bool, err error)
 }
 
 // settleHunk settles one conflict: the lines of the side that arranged
-// them anew there (changed a line of prose, or moved a fact both kept;
-// ours where neither did), but base's facts the other side took out of
-// there, then the facts the other side added there that these lack; where both arranged them differently, all of both, ours
-// first, and both is true. Facts either side removed are dropped later,
-// with the file's (dropFactsBeyond).
+// them anew there (changed a line of prose, or moved a fact line both
+// kept; ours where neither did), but base's fact lines the other side took
+// out of there, then the fact lines the other side added there that these
+// lack; where both arranged them differently, all of both, ours first, and
+// both is true. Fact lines either side removed elsewhere are dropped
+// later, with the file's (finishFactMerge).
 func settleHunk(path string, hunk [3][]byte) (out []byte, both bool) {
 	ours, base, theirs := hunk[0], hunk[1], hunk[2]
 	facts := [3][]lineFact{appendFactLines(nil, path, ours), appendFactLines(nil, path, base), appendFactLines(nil, path, theirs)}
-	kept := factIDs(facts[1]) // base's facts both sides kept here
+	inBase := lineKeys(facts[1])
+	kept := lineKeys(facts[1]) // base's fact lines both sides kept here
 	for _, k := range []int{0, 2} {
-		in := factIDs(facts[k])
-		for id := range kept {
-			if !in[id] {
-				delete(kept, id)
+		in := lineKeys(facts[k])
+		for key := range kept {
+			if !in[key] {
+				delete(kept, key)
 			}
 		}
 	}
-	var plan [3][]byte // each side's lines but the facts not all three hold
+	var plan [3][]byte // each side's lines but the fact lines not all three hold
 	for k, piece := range hunk {
-		plan[k] = linesBut(piece, facts[k], func(j int) bool { return !kept[facts[k][j].ID] })
+		plan[k] = linesBut(piece, facts[k], func(j int) bool { return !kept[keyOf(facts[k][j])] })
 	}
 	oursMoved, theirsMoved := !bytes.Equal(plan[0], plan[1]), !bytes.Equal(plan[2], plan[1])
 	if oursMoved && theirsMoved && !bytes.Equal(plan[0], plan[2]) {
 		return append(withLineEnd(append(out, ours...)), withLineEnd(theirs)...), true
 	}
-	taken, other, otherFacts := ours, theirs, facts[2]
+	taken, takenFacts, other, otherFacts := ours, facts[0], theirs, facts[2]
 	if theirsMoved && !oursMoved {
-		taken, other, otherFacts = theirs, ours, facts[0]
+		taken, takenFacts, other, otherFacts = theirs, facts[2], ours, facts[0]
 	}
-	// Base's facts the other side took out of this place (removed, or
-	// moved elsewhere) go from it.
-	otherHas, inBase := factIDs(otherFacts), factIDs(facts[1])
-	takenFacts := appendFactLines(nil, path, taken)
+	otherHas, have := lineKeys(otherFacts), lineKeys(takenFacts)
 	out = withLineEnd(append(out, linesBut(taken, takenFacts, func(j int) bool {
-		return inBase[takenFacts[j].ID] && !otherHas[takenFacts[j].ID]
+		k := keyOf(takenFacts[j])
+		return inBase[k] && !otherHas[k] // the other side took it out of here
 	})...))
-	have := factIDs(takenFacts)
 	for _, lf := range otherFacts {
-		if !have[lf.ID] && !inBase[lf.ID] {
+		if k := keyOf(lf); !have[k] && !inBase[k] {
 			out = append(out, withLineEnd(other[lf.start:lf.end])...)
 		}
 	}
@@ -246,11 +245,11 @@ func linesBut(piece []byte, facts []lineFact, drop func(j int) bool) []byte {
 }
 
 // wroteBeyond tells whether theirs holds a line of prose, not blank, that
-// neither base nor kept holds: one the other side wrote that a merge does
-// not keep.
-func wroteBeyond(theirs, base, kept []byte) bool {
+// neither base nor kept holds, nor memd's own header of the file: one a
+// person on the other side wrote that a merge does not keep.
+func wroteBeyond(path string, theirs, base, kept []byte) bool {
 	had := make(map[string]bool)
-	for _, v := range [][]byte{base, kept} {
+	for _, v := range [][]byte{base, kept, []byte(header(path))} {
 		for line := range bytes.Lines(v) {
 			had[string(bytes.TrimSpace(line))] = true
 		}
@@ -285,54 +284,93 @@ func factCounts(facts []lineFact) map[string]int {
 	return n
 }
 
-// sameIDs says whether two counts hold the same IDs.
-func sameIDs(a, b map[string]int) bool {
+// keyCounts counts fact lines by lineKey.
+func keyCounts(facts []lineFact) map[lineKey]int {
+	n := make(map[lineKey]int)
+	for _, lf := range facts {
+		n[keyOf(lf)]++
+	}
+	return n
+}
+
+// sameKeys says whether two counts hold the same lines.
+func sameKeys(a, b map[lineKey]int) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for id := range a {
-		if b[id] == 0 {
+	for key := range a {
+		if b[key] == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// finishFactMerge brings a line merge's facts to the fact merge's, in one
-// pass over its fact lines, and returns it with the facts it then holds:
-//   - a fact it holds more often than want counts (or at all, where want
-//     has none: a fact the fact merge removed) loses its extra lines; the
-//     line as ours has it is kept first, so that a fact both sides added
-//     stays where this side has it, then the first;
-//   - a fact all three versions hold, once each, that one side rewrote
-//     where it stands keeping its ID (its date, its tier) is taken as that
-//     side wrote it: a line merge keeps such a rewrite only where the
-//     other side left the place alone. Rewritten differently by both, ours
-//     stays, and clash says so.
-func finishFactMerge(m factVersion, vs [3]factVersion, want map[string]int) (out []byte, held map[string]int, clash bool) {
-	var lines [3]map[string][]byte // base, ours, theirs
+// finishFactMerge brings a line merge's fact lines to the fact merge's
+// (want counts them by lineKey), in one pass over them, and returns it with
+// the lines it then holds:
+//   - a fact held once in all three versions, and once in the merge, that
+//     one side rewrote where it stands keeping its ID (its date, its tier)
+//     is taken as that side wrote it: a line merge keeps such a rewrite
+//     only where the other side left the place alone. Rewritten
+//     differently by both, ours stays, and clash says so;
+//   - a line it holds more often than want counts (or at all, where want
+//     has none: one the fact merge removed) goes; of a line held too
+//     often, the one as ours has it stays first, so that a fact both sides
+//     added stays where this side has it, then the first.
+func finishFactMerge(m factVersion, vs [3]factVersion, want map[lineKey]int) (out []byte, held map[lineKey]int, clash bool) {
+	var once [3]map[string]int // base, ours, theirs
 	for k, v := range vs {
-		lines[k] = v.linesByID()
+		once[k] = v.onceByID()
 	}
 	inMerged := factCounts(m.facts)
-	room := make(map[string]int, len(want))
-	for id, n := range want {
-		room[id] = n
+	type final struct {
+		line []byte
+		key  lineKey
 	}
-	keep := make([]bool, len(m.facts))
-	for j, lf := range m.facts { // ours' lines first
-		if o := lines[1][lf.ID]; o != nil && inMerged[lf.ID] > want[lf.ID] && room[lf.ID] > 0 && bytes.Equal(m.line(j), o) {
-			keep[j] = true
-			room[lf.ID]--
-		}
-	}
+	finals := make([]final, len(m.facts))
 	for j, lf := range m.facts {
-		if !keep[j] && room[lf.ID] > 0 {
-			keep[j] = true
-			room[lf.ID]--
+		finals[j] = final{m.line(j), keyOf(lf)}
+		b, inBase := once[0][lf.ID]
+		o, inOurs := once[1][lf.ID]
+		t, inTheirs := once[2][lf.ID]
+		if inMerged[lf.ID] != 1 || !inBase || !inOurs || !inTheirs || b < 0 || o < 0 || t < 0 {
+			continue
+		}
+		pick, at := 1, o
+		bl, ol, tl := vs[0].line(b), vs[1].line(o), vs[2].line(t)
+		switch {
+		case bytes.Equal(ol, bl):
+			pick, at = 2, t
+		case !bytes.Equal(tl, bl) && !bytes.Equal(tl, ol):
+			clash = true
+		}
+		finals[j] = final{vs[pick].line(at), keyOf(vs[pick].facts[at])}
+	}
+	oursLine := make(map[lineKey][]byte)
+	for i, lf := range vs[1].facts {
+		k := keyOf(lf)
+		if _, twice := oursLine[k]; twice {
+			oursLine[k] = nil
+		} else {
+			oursLine[k] = vs[1].line(i)
 		}
 	}
-	held = make(map[string]int, len(want))
+	room := maps.Clone(want)
+	keep := make([]bool, len(finals))
+	for j, f := range finals { // ours' lines first
+		if o := oursLine[f.key]; o != nil && room[f.key] > 0 && bytes.Equal(f.line, o) {
+			keep[j] = true
+			room[f.key]--
+		}
+	}
+	for j, f := range finals {
+		if !keep[j] && room[f.key] > 0 {
+			keep[j] = true
+			room[f.key]--
+		}
+	}
+	held = make(map[lineKey]int, len(want))
 	at := 0
 	for j, lf := range m.facts {
 		if !keep[j] {
@@ -340,20 +378,9 @@ func finishFactMerge(m factVersion, vs [3]factVersion, want map[string]int) (out
 			at = lf.end
 			continue
 		}
-		held[lf.ID]++
-		b, o, t := lines[0][lf.ID], lines[1][lf.ID], lines[2][lf.ID]
-		if inMerged[lf.ID] != 1 || b == nil || o == nil || t == nil {
-			continue
-		}
-		took := o
-		switch {
-		case bytes.Equal(o, b):
-			took = t
-		case !bytes.Equal(t, b) && !bytes.Equal(t, o):
-			clash = true
-		}
-		if line := m.line(j); !bytes.Equal(line, took) {
-			out = append(append(out, m.data[at:lf.start]...), took...)
+		held[finals[j].key]++
+		if line := m.line(j); !bytes.Equal(line, finals[j].line) {
+			out = append(append(out, m.data[at:lf.start]...), finals[j].line...)
 			at = lf.start + len(line)
 		}
 	}

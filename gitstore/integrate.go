@@ -438,13 +438,21 @@ func (sh *Shard) mergeFile(path string, base, ours, theirs Hash, from string) (d
 		return data, conflict, false, nil
 	}
 	if IsFactFile(path) {
-		// Created on both sides, or removed on one: by facts alone. What
-		// else they wrote in it is not kept, and the file is named.
+		// Created on both sides, or removed on one: by facts alone.
 		out := splitThree(path, [3][]byte{b, t, o}, nil).mergeFactLines()
-		if ours.IsZero() && len(parseFactFile(path, out)) > 0 {
+		facts := len(parseFactFile(path, out)) > 0
+		switch {
+		case theirs.IsZero() && !facts:
+			// They removed it, and it holds no fact of ours: it goes.
+			return nil, wroteBeyond(path, proseOf(path, o), proseOf(path, b), nil), false, nil
+		case theirs.IsZero():
+			// It stays for the facts we added, with lines they removed.
+			return out, true, false, nil
+		case ours.IsZero() && facts:
 			out = append([]byte(header(path)), out...) // we had removed the file
 		}
-		conflict = !theirs.IsZero() && wroteBeyond(proseOf(path, t), proseOf(path, b), proseOf(path, out))
+		// What else they wrote in it is not kept: named.
+		conflict = wroteBeyond(path, proseOf(path, t), proseOf(path, b), proseOf(path, out))
 		if len(out) == 0 {
 			return nil, conflict, false, nil
 		}

@@ -513,26 +513,29 @@ func FuzzSplitThree(f *testing.F) {
 }
 
 // mergeWholeFacts is the fact-level merge of base, ours and theirs as its
-// rule states it, each version read whole.
+// rule states it, each version read whole: line by line of a fact (by ID
+// and day), a fact ours learned that theirs holds on another day, and
+// base on none, kept once.
 func mergeWholeFacts(path string, vs [3][]byte) []byte {
-	var in [3]map[string]bool
+	var in [3]map[lineKey]bool
+	var ids [3]map[string]bool
 	var lines [3][]lineFact
 	for k, v := range vs {
 		lines[k] = parseFactFile(path, v)
-		in[k] = factIDs(lines[k])
+		in[k], ids[k] = lineKeys(lines[k]), factIDs(lines[k])
 	}
 	ours, theirs := vs[1], vs[2]
 	var out []byte
 	at := 0
 	for _, lf := range lines[2] {
-		if in[0][lf.ID] && !in[1][lf.ID] {
+		if in[0][keyOf(lf)] && !in[1][keyOf(lf)] {
 			out = append(out, theirs[at:lf.start]...)
 			at = lf.end
 		}
 	}
 	out = append(out, theirs[at:]...)
 	for _, lf := range lines[1] {
-		if !in[0][lf.ID] && !in[2][lf.ID] {
+		if !in[0][keyOf(lf)] && !in[2][keyOf(lf)] && !(ids[2][lf.ID] && !ids[0][lf.ID]) {
 			if len(out) > 0 && out[len(out)-1] != '\n' {
 				out = append(out, lineEnd(theirs)...)
 			}

@@ -607,33 +607,39 @@ func sharedLines(vs [3][]byte) (head, tail int) {
 }
 
 // mergeFactLines applies the fact-level change from base to ours onto
-// theirs: lines of facts ours removed are dropped from theirs, and facts
-// ours added are appended when theirs lacks them. Every other line of
-// theirs is kept as the person wrote it. A fact of the shared lines is in
+// theirs, line by line of a fact (lineKey: a fact held on several days
+// has a line each): lines ours removed are dropped from theirs, and lines
+// ours added are appended when theirs lacks them. A fact ours added that
+// theirs holds on another day, where base held it on none, was learned
+// on both sides: it is kept once, as theirs has it. Every other line of
+// theirs is kept as the person wrote it. A line of the shared lines is in
 // all three, so it is neither dropped nor added: only the middles are
-// read, and the shared lines only for the facts of the middles.
+// read, and the shared lines only for the lines of the middles.
 func (t threeFiles) mergeFactLines() []byte {
-	var in [3]map[string]bool
-	inMiddles := make(map[string]bool)
+	var in [3]map[lineKey]bool
+	inMiddles := make(map[lineKey]bool)
 	for k := range in {
-		in[k] = factIDs(t.mid[k])
-		for id := range in[k] {
-			inMiddles[id] = true
+		in[k] = lineKeys(t.mid[k])
+		for key := range in[k] {
+			inMiddles[key] = true
 		}
 	}
-	shared := make(map[string]bool)
+	shared := make(map[lineKey]bool)
+	var sharedIDs []lineFact
 	for _, lf := range t.shared {
-		if inMiddles[lf.ID] {
-			shared[lf.ID] = true
+		if inMiddles[keyOf(lf)] {
+			shared[keyOf(lf)] = true
 		}
+		sharedIDs = append(sharedIDs, lf)
 	}
+	idsBase, idsTheirs := factIDs(append(slices.Clip(sharedIDs), t.mid[0]...)), factIDs(append(slices.Clip(sharedIDs), t.mid[2]...))
 	inBase, inOurs, inTheirs := in[0], in[1], in[2]
 	ours, theirs := t.vs[1], t.vs[2]
 	var out []byte
 	// Drop removed fact lines from theirs.
 	at := 0
 	for _, lf := range t.mid[2] {
-		if !shared[lf.ID] && inBase[lf.ID] && !inOurs[lf.ID] {
+		if k := keyOf(lf); !shared[k] && inBase[k] && !inOurs[k] {
 			out = append(out, theirs[at:lf.start]...)
 			at = lf.end
 		}
@@ -642,15 +648,36 @@ func (t threeFiles) mergeFactLines() []byte {
 	// Append added facts, after a line end as the person's file has them.
 	end := lineEnd(theirs)
 	for _, lf := range t.mid[1] {
-		if !shared[lf.ID] && !inBase[lf.ID] && !inTheirs[lf.ID] {
-			if len(out) > 0 && out[len(out)-1] != '\n' {
-				out = append(out, end...)
-			}
-			line := bytes.TrimRight(ours[lf.start:lf.end], "\r\n")
-			out = append(append(out, line...), end...)
+		k := keyOf(lf)
+		if shared[k] || inBase[k] || inTheirs[k] || idsTheirs[lf.ID] && !idsBase[lf.ID] {
+			continue
 		}
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, end...)
+		}
+		line := bytes.TrimRight(ours[lf.start:lf.end], "\r\n")
+		out = append(append(out, line...), end...)
 	}
 	return out
+}
+
+// lineKey names a line of a fact: its ID and day. A fact held on several
+// days (a recurring entry: one text, one ID) has a key a line, so that
+// one of them can be added or removed alone.
+type lineKey struct {
+	id  string
+	day memd.Date
+}
+
+func keyOf(lf lineFact) lineKey { return lineKey{lf.ID, lf.Date} }
+
+// lineKeys returns the keys of fact lines, as a set.
+func lineKeys(facts []lineFact) map[lineKey]bool {
+	keys := make(map[lineKey]bool, len(facts))
+	for _, lf := range facts {
+		keys[keyOf(lf)] = true
+	}
+	return keys
 }
 
 // otherLines returns a piece of a fact file but its fact lines, given
