@@ -21,14 +21,15 @@ import (
 // also says where both sides changed the same lines other than facts.
 func mergeFactFiles(path string, base, ours, theirs []byte) (data []byte, conflict bool) {
 	t := splitThree(path, [3][]byte{base, theirs, ours}, nil)
-	byFacts := t.mergeFactLines()
+	byFacts, clash := t.mergeFacts()
 	if t.changesFactsAlone() {
-		return byFacts, false
+		return byFacts, clash
 	}
-	merged, clash, err := lineMergeFacts(path, ours, base, theirs)
+	merged, lineClash, err := lineMergeFacts(path, ours, base, theirs)
 	if err != nil {
 		return byFacts, true
 	}
+	clash = clash || lineClash
 	vs := [3]factVersion{parsed(path, base), parsed(path, ours), parsed(path, theirs)}
 	m := parsed(path, merged)
 	want := keyCounts(parseFactFile(path, byFacts))
@@ -81,22 +82,8 @@ func (v factVersion) onceByID() map[string]int {
 // in place are more.
 func (t threeFiles) changesFactsAlone() bool {
 	inBase, inOurs := lineKeys(t.mid[0]), lineKeys(t.mid[1])
-	// A middle without the lines of the facts other lacks, and where in
-	// what is left each of those stood.
-	skeleton := func(k int, other map[lineKey]bool) (out []byte, at []int) {
-		piece := t.middle(k)
-		from := 0
-		for _, lf := range t.mid[k] {
-			if !other[keyOf(lf)] {
-				out = append(out, piece[from:lf.start-t.head]...)
-				at = append(at, len(out))
-				from = lf.end - t.head
-			}
-		}
-		return append(out, piece[from:]...), at
-	}
-	base, removedAt := skeleton(0, inOurs)
-	ours, addedAt := skeleton(1, inBase)
+	base, removedAt := t.skeleton(0, inOurs)
+	ours, addedAt := t.skeleton(1, inBase)
 	if !bytes.Equal(withLineEnd(base), withLineEnd(ours)) {
 		return false
 	}

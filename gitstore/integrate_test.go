@@ -461,7 +461,7 @@ func TestShard_IntegrateKeepsAPersonsLinesInAFactFile(t *testing.T) {
 				return strings.Replace(p, "Lives in Lisbon\n", "Lives in Lisbon, near the river\n", 1)
 			},
 			ours: func(t *testing.T, a *gitstore.Shard) { remember(t, a, "Has a cat called Miso", memd.TierProfile, "m3") },
-			want: []string{"- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso", "- (2026-11-03) Lives in Lisbon, near the river"},
+			want: []string{"- (2026-11-03) Lives in Lisbon, near the river", "- (2026-11-03) Prefers tea", "- (2026-11-03) Has a cat called Miso"},
 			gone: []string{"Lives in Lisbon\n"},
 		},
 	}

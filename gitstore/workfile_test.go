@@ -512,44 +512,22 @@ func FuzzSplitThree(f *testing.F) {
 	})
 }
 
-// mergeWholeFacts is the fact-level merge of base, ours and theirs as its
-// rule states it, each version read whole: line by line of a fact (by ID
-// and day), a fact ours learned that theirs holds on another day, and
-// base on none, kept once.
+// mergeWholeFacts is the fact-level merge of base, ours and theirs, each
+// version read whole, as if they shared no line at their start or end.
 func mergeWholeFacts(path string, vs [3][]byte) []byte {
-	var in [3]map[lineKey]bool
-	var ids [3]map[string]bool
-	var lines [3][]lineFact
+	t := threeFiles{vs: vs}
 	for k, v := range vs {
-		lines[k] = parseFactFile(path, v)
-		in[k], ids[k] = lineKeys(lines[k]), factIDs(lines[k])
+		t.mid[k] = parseFactFile(path, v)
 	}
-	ours, theirs := vs[1], vs[2]
-	var out []byte
-	at := 0
-	for _, lf := range lines[2] {
-		if in[0][keyOf(lf)] && !in[1][keyOf(lf)] {
-			out = append(out, theirs[at:lf.start]...)
-			at = lf.end
-		}
-	}
-	out = append(out, theirs[at:]...)
-	for _, lf := range lines[1] {
-		if !in[0][keyOf(lf)] && !in[2][keyOf(lf)] && !(ids[2][lf.ID] && !ids[0][lf.ID]) {
-			if len(out) > 0 && out[len(out)-1] != '\n' {
-				out = append(out, lineEnd(theirs)...)
-			}
-			out = append(append(out, bytes.TrimRight(ours[lf.start:lf.end], "\r\n")...), lineEnd(theirs)...)
-		}
-	}
-	return out
+	return t.mergeFactLines()
 }
 
 // memd's edit of a fact, merged into a person's uncommitted edit of the
 // same file, rewrites the line where it stands, as it does at HEAD, and
-// keeps the person's edit. Where the two touch the same or adjacent
-// lines (a conflict to git), the edit goes by facts: both stay, memd's
-// line at the end.
+// keeps the person's edit. Where the two touch adjacent lines (a
+// conflict to git), the edit goes by facts, in the place of the line it
+// rewrites; where the person rewrote that line too, both stay, memd's at
+// the end.
 func TestMergeFactFile_AnEditStaysWhereTheLineStood(t *testing.T) {
 	const (
 		base = "# Profile\n\n- (2026-11-01) Lives in Lisbon\n- (2026-11-05) Reads a lot\n- (2026-11-02) Has a dog\n- (2026-11-03) Likes tea\n"
@@ -562,7 +540,7 @@ func TestMergeFactFile_AnEditStaysWhereTheLineStood(t *testing.T) {
 		{"a fact two lines above rewritten", strings.Replace(base, "Lives in Lisbon", "Lives in Porto", 1),
 			strings.Replace(ours, "Lives in Lisbon", "Lives in Porto", 1)},
 		{"the line below rewritten", strings.Replace(base, "Likes tea", "Likes green tea", 1),
-			strings.Replace(strings.Replace(base, "Likes tea", "Likes green tea", 1), "- (2026-11-02) Has a dog\n", "", 1) + "- (2026-11-02) Has two dogs\n"},
+			strings.Replace(ours, "Likes tea", "Likes green tea", 1)},
 		{"the same line rewritten", strings.Replace(base, "Has a dog", "Has a cat", 1),
 			strings.Replace(base, "Has a dog", "Has a cat", 1) + "- (2026-11-02) Has two dogs\n"},
 	} {

@@ -607,15 +607,32 @@ func sharedLines(vs [3][]byte) (head, tail int) {
 }
 
 // mergeFactLines applies the fact-level change from base to ours onto
-// theirs, line by line of a fact (lineKey: a fact held on several days
-// has a line each): lines ours removed are dropped from theirs, and lines
-// ours added are appended when theirs lacks them. A fact ours added that
-// theirs holds on another day, where base held it on none, was learned
-// on both sides: it is kept once, as theirs has it. Every other line of
-// theirs is kept as the person wrote it. A line of the shared lines is in
-// all three, so it is neither dropped nor added: only the middles are
-// read, and the shared lines only for the lines of the middles.
+// theirs (mergeFacts), and returns the merge alone.
 func (t threeFiles) mergeFactLines() []byte {
+	out, _ := t.mergeFacts()
+	return out
+}
+
+// mergeFacts applies the fact-level change from base to ours onto theirs,
+// line by line of a fact (lineKey: a fact held on several days has a line
+// each). Every other line of theirs is kept as the person wrote it.
+//   - A fact ours no longer holds on any line (a forget, or the old text
+//     of an edit) loses every line of it in theirs; a line ours removed
+//     of a fact it still holds (a revert's RemoveLine) loses that line.
+//   - A line ours added is appended when theirs lacks it, or put where the
+//     line it replaced stands in theirs (an edit in place, or a date
+//     corrected). It is not added where theirs no longer holds a fact base
+//     held (a forget stands), nor where theirs holds a fact base held on no
+//     line and on none of ours' days (learned on both sides: kept once, as
+//     theirs has it), nor where it corrects a date theirs corrected too
+//     (theirs stands).
+//
+// clash says that both changed the lines of one fact (a date corrected
+// differently on each side, or corrected on one and forgotten on the
+// other). A line of the shared lines is in all three, so it is neither
+// dropped nor added: only the middles are read, and the shared lines
+// only for the lines of the middles.
+func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 	var in [3]map[lineKey]bool
 	inMiddles := make(map[lineKey]bool)
 	for k := range in {
@@ -625,31 +642,80 @@ func (t threeFiles) mergeFactLines() []byte {
 		}
 	}
 	shared := make(map[lineKey]bool)
-	var sharedIDs []lineFact
 	for _, lf := range t.shared {
 		if inMiddles[keyOf(lf)] {
 			shared[keyOf(lf)] = true
 		}
-		sharedIDs = append(sharedIDs, lf)
 	}
-	idsBase, idsTheirs := factIDs(append(slices.Clip(sharedIDs), t.mid[0]...)), factIDs(append(slices.Clip(sharedIDs), t.mid[2]...))
+	var ids [3]map[string]bool // the facts each version holds, on any line
+	for k := range ids {
+		ids[k] = factIDs(append(slices.Clip(t.shared), t.mid[k]...))
+	}
 	inBase, inOurs, inTheirs := in[0], in[1], in[2]
+	// The facts whose lines theirs changed: it must not meet ours' change
+	// of the same fact unnoticed.
+	theirsChanged := make(map[string]bool)
+	for _, k := range []int{0, 2} {
+		for _, lf := range t.mid[k] {
+			if key := keyOf(lf); !shared[key] && in[0][key] != in[2][key] {
+				theirsChanged[lf.ID] = true
+			}
+		}
+	}
+	// The facts ours and theirs both hold on a line of the same day where
+	// base held them on none: one entry both wrote, not one fact learned
+	// twice on two days, so ours' other days of it join theirs.
+	sameEntry := make(map[string]bool)
+	for _, lf := range t.mid[1] {
+		if k := keyOf(lf); !ids[0][lf.ID] && inTheirs[k] {
+			sameEntry[lf.ID] = true
+		}
+	}
+	added := func(lf lineFact) bool {
+		k := keyOf(lf)
+		return !shared[k] && !inBase[k] && !inTheirs[k] && (ids[0][lf.ID] == ids[2][lf.ID] || sameEntry[lf.ID])
+	}
+	for _, lf := range t.mid[1] {
+		if k := keyOf(lf); !shared[k] && !inBase[k] && !inTheirs[k] && ids[0][lf.ID] && theirsChanged[lf.ID] {
+			clash = true // a line of a fact theirs changed too
+		}
+	}
+	replacing := t.replacements()
+	put := make(map[int]bool) // ours' added lines written already, or not to be, by place in t.mid[1]
+	// A date ours corrected where theirs corrected it too: theirs stands.
+	for k, places := range replacing {
+		for _, j := range places {
+			if lf := t.mid[1][j]; lf.ID == k.id && !inTheirs[k] && ids[2][k.id] {
+				put[j] = true
+			}
+		}
+	}
 	ours, theirs := t.vs[1], t.vs[2]
-	var out []byte
-	// Drop removed fact lines from theirs.
+	end := lineEnd(theirs)
+	// Drop removed fact lines from theirs, or put what replaced them.
 	at := 0
 	for _, lf := range t.mid[2] {
-		if k := keyOf(lf); !shared[k] && inBase[k] && !inOurs[k] {
-			out = append(out, theirs[at:lf.start]...)
-			at = lf.end
+		k := keyOf(lf)
+		gone := !ids[1][lf.ID] && ids[0][lf.ID] || inBase[k] && !inOurs[k]
+		if shared[k] || !gone {
+			continue
+		}
+		if !ids[1][lf.ID] && theirsChanged[lf.ID] {
+			clash = true // forgotten on one side, changed on the other
+		}
+		out = append(out, theirs[at:lf.start]...)
+		at = lf.end
+		for _, j := range replacing[k] {
+			if r := t.mid[1][j]; !put[j] && added(r) {
+				put[j] = true
+				out = append(append(out, bytes.TrimRight(ours[r.start:r.end], "\r\n")...), end...)
+			}
 		}
 	}
 	out = append(out, theirs[at:]...)
 	// Append added facts, after a line end as the person's file has them.
-	end := lineEnd(theirs)
-	for _, lf := range t.mid[1] {
-		k := keyOf(lf)
-		if shared[k] || inBase[k] || inTheirs[k] || idsTheirs[lf.ID] && !idsBase[lf.ID] {
+	for j, lf := range t.mid[1] {
+		if put[j] || !added(lf) {
 			continue
 		}
 		if len(out) > 0 && out[len(out)-1] != '\n' {
@@ -658,7 +724,58 @@ func (t threeFiles) mergeFactLines() []byte {
 		line := bytes.TrimRight(ours[lf.start:lf.end], "\r\n")
 		out = append(append(out, line...), end...)
 	}
+	return out, clash
+}
+
+// replacements maps each line ours removed to the lines it added where
+// that line stood (by their places in t.mid[1]): an edit in place, a date
+// corrected. Only where ours changed facts alone do the places line up;
+// elsewhere it is empty.
+func (t threeFiles) replacements() map[lineKey][]int {
+	inBase, inOurs := lineKeys(t.mid[0]), lineKeys(t.mid[1])
+	baseRest, removedAt := t.skeleton(0, inOurs)
+	oursRest, addedAt := t.skeleton(1, inBase)
+	if len(removedAt) == 0 || len(addedAt) == 0 || !bytes.Equal(withLineEnd(baseRest), withLineEnd(oursRest)) {
+		return nil
+	}
+	var removed, addedLines []int // places in t.mid[0], t.mid[1]
+	for j, lf := range t.mid[0] {
+		if !inOurs[keyOf(lf)] {
+			removed = append(removed, j)
+		}
+	}
+	for j, lf := range t.mid[1] {
+		if !inBase[keyOf(lf)] {
+			addedLines = append(addedLines, j)
+		}
+	}
+	out := make(map[lineKey][]int)
+	r := 0
+	for n, at := range addedAt {
+		for r < len(removedAt) && removedAt[r] < at {
+			r++
+		}
+		if r < len(removedAt) && removedAt[r] == at {
+			k := keyOf(t.mid[0][removed[r]])
+			out[k] = append(out[k], addedLines[n])
+		}
+	}
 	return out
+}
+
+// skeleton returns version k's middle without the lines of the facts
+// other lacks, and where in what is left each of those stood.
+func (t threeFiles) skeleton(k int, other map[lineKey]bool) (rest []byte, at []int) {
+	piece := t.middle(k)
+	from := 0
+	for _, lf := range t.mid[k] {
+		if !other[keyOf(lf)] {
+			rest = append(rest, piece[from:lf.start-t.head]...)
+			at = append(at, len(rest))
+			from = lf.end - t.head
+		}
+	}
+	return append(rest, piece[from:]...), at
 }
 
 // lineKey names a line of a fact: its ID and day. A fact held on several
