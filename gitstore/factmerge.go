@@ -9,16 +9,16 @@ import (
 )
 
 // mergeFactFiles merges a fact file both sides changed since base. Their
-// fact changes go onto ours, by fact (a fact added on either side is kept
-// once, one removed on either is removed): mergeFactLines. Where they
-// changed more than which facts the file holds (a line of prose, a
-// heading, a fact reworded or moved where it stands, their line ends), the
-// file is merged line by line instead (lineMergeFacts), so that what a
-// person wrote on the other side stays; the facts it holds are then
-// brought to those of the fact merge. Where that cannot be done (a
-// version binary to git, git not running), the fact merge stands and
-// conflict names the file, their version being in the history; conflict
-// also says where both sides changed the same lines other than facts.
+// fact changes go onto ours, line by line of a fact (mergeFacts). Where
+// they changed more than memd's own writes change (changesFactsAlone: a
+// line of prose, a heading, a fact moved or put under a heading, a tier
+// tag, their line ends), the file is merged line by line instead
+// (lineMergeFacts), so that what a person wrote on the other side stays;
+// the fact lines it holds are then brought to those of the fact merge.
+// Where that cannot be done (a version binary to git, git not running),
+// the fact merge stands and conflict names the file, their version being
+// in the history. conflict also says where both sides changed the same
+// lines other than facts, or the lines of one fact.
 func mergeFactFiles(path string, base, ours, theirs []byte) (data []byte, conflict bool) {
 	t := splitThree(path, [3][]byte{base, theirs, ours}, nil)
 	byFacts, clash := t.mergeFacts()
@@ -77,9 +77,10 @@ func (v factVersion) onceByID() map[string]int {
 // removed, fact lines appended at its end, and fact lines put where
 // removed ones stood (a fact rewritten in place). Read without those, the
 // two middles are the same bytes (but a line end memd adds before its
-// first append to a file that lacked one). A line of prose or a line end
-// changed, a fact moved or put under a heading, a fact's date corrected
-// in place are more.
+// first append to a file that lacked one). A fact's date corrected in
+// place is one line put where another stood. A line of prose or a line
+// end changed, a fact moved or put under a heading, a tier tag added are
+// more.
 func (t threeFiles) changesFactsAlone() bool {
 	inBase, inOurs := lineKeys(t.mid[0]), lineKeys(t.mid[1])
 	base, removedAt := t.skeleton(0, inOurs)
