@@ -627,9 +627,10 @@ func (t threeFiles) mergeFactLines() []byte {
 //     theirs has it), nor where it corrects a date theirs corrected too
 //     (theirs stands).
 //
-// clash says that both changed the lines of one fact (a date corrected
+// clash says that both changed the lines of one fact: a date corrected
 // differently on each side, or corrected on one and forgotten on the
-// other). A line of the shared lines is in all three, so it is neither
+// other. (Lines of a recurring entry each side added or took back, as
+// reverts do, are no clash: they merge line by line.) A line of the shared lines is in all three, so it is neither
 // dropped nor added: only the middles are read, and the shared lines
 // only for the lines of the middles.
 func (t threeFiles) mergeFacts() (out []byte, clash bool) {
@@ -652,16 +653,24 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 		ids[k] = factIDs(append(slices.Clip(t.shared), t.mid[k]...))
 	}
 	inBase, inOurs, inTheirs := in[0], in[1], in[2]
-	// The facts whose lines theirs changed: it must not meet ours' change
-	// of the same fact unnoticed.
-	theirsChanged := make(map[string]bool)
-	for _, k := range []int{0, 2} {
+	// The facts whose date theirs corrected: it took out a day's line and
+	// put in another. (A revert's RemoveLine or RestoreLine does one or the
+	// other.) Ours must not meet such a change of the same fact unnoticed.
+	var took, put [2]map[string]bool // [0] theirs, [1] ours: IDs of lines taken out, put in
+	for side, k := range []int{2, 1} {
+		took[side], put[side] = make(map[string]bool), make(map[string]bool)
+		for _, lf := range t.mid[0] {
+			if key := keyOf(lf); !shared[key] && !in[k][key] {
+				took[side][lf.ID] = true
+			}
+		}
 		for _, lf := range t.mid[k] {
-			if key := keyOf(lf); !shared[key] && in[0][key] != in[2][key] {
-				theirsChanged[lf.ID] = true
+			if key := keyOf(lf); !shared[key] && !inBase[key] {
+				put[side][lf.ID] = true
 			}
 		}
 	}
+	theirsCorrected := func(id string) bool { return took[0][id] && put[0][id] }
 	// The facts ours and theirs both hold on a line of the same day where
 	// base held them on none: one entry both wrote, not one fact learned
 	// twice on two days, so ours' other days of it join theirs.
@@ -675,18 +684,14 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 		k := keyOf(lf)
 		return !shared[k] && !inBase[k] && !inTheirs[k] && (ids[0][lf.ID] == ids[2][lf.ID] || sameEntry[lf.ID])
 	}
-	for _, lf := range t.mid[1] {
-		if k := keyOf(lf); !shared[k] && !inBase[k] && !inTheirs[k] && ids[0][lf.ID] && theirsChanged[lf.ID] {
-			clash = true // a line of a fact theirs changed too
-		}
-	}
 	replacing := t.replacements()
-	put := make(map[int]bool) // ours' added lines written already, or not to be, by place in t.mid[1]
+	done := make(map[int]bool) // ours' added lines written already, or not to be, by place in t.mid[1]
 	// A date ours corrected where theirs corrected it too: theirs stands.
 	for k, places := range replacing {
 		for _, j := range places {
-			if lf := t.mid[1][j]; lf.ID == k.id && !inTheirs[k] && ids[2][k.id] {
-				put[j] = true
+			if lf := t.mid[1][j]; lf.ID == k.id && !inTheirs[k] && theirsCorrected(k.id) {
+				done[j] = true
+				clash = true
 			}
 		}
 	}
@@ -700,14 +705,14 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 		if shared[k] || !gone {
 			continue
 		}
-		if !ids[1][lf.ID] && theirsChanged[lf.ID] {
-			clash = true // forgotten on one side, changed on the other
+		if !ids[1][lf.ID] && theirsCorrected(lf.ID) {
+			clash = true // forgotten on one side, corrected on the other
 		}
 		out = append(out, theirs[at:lf.start]...)
 		at = lf.end
 		for _, j := range replacing[k] {
-			if r := t.mid[1][j]; !put[j] && added(r) {
-				put[j] = true
+			if r := t.mid[1][j]; !done[j] && added(r) {
+				done[j] = true
 				out = append(append(out, bytes.TrimRight(ours[r.start:r.end], "\r\n")...), end...)
 			}
 		}
@@ -715,7 +720,7 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 	out = append(out, theirs[at:]...)
 	// Append added facts, after a line end as the person's file has them.
 	for j, lf := range t.mid[1] {
-		if put[j] || !added(lf) {
+		if done[j] || !added(lf) {
 			continue
 		}
 		if len(out) > 0 && out[len(out)-1] != '\n' {
@@ -749,14 +754,25 @@ func (t threeFiles) replacements() map[lineKey][]int {
 			addedLines = append(addedLines, j)
 		}
 	}
+	// Each added line pairs with a line removed at its place: one of the
+	// same fact if there is one (a date corrected), else the first.
 	out := make(map[lineKey][]int)
-	r := 0
 	for n, at := range addedAt {
-		for r < len(removedAt) && removedAt[r] < at {
-			r++
+		lf := t.mid[1][addedLines[n]]
+		pick := -1
+		for r, rat := range removedAt {
+			if rat != at {
+				continue
+			}
+			if pick < 0 || t.mid[0][removed[r]].ID == lf.ID {
+				pick = r
+			}
+			if t.mid[0][removed[pick]].ID == lf.ID {
+				break
+			}
 		}
-		if r < len(removedAt) && removedAt[r] == at {
-			k := keyOf(t.mid[0][removed[r]])
+		if pick >= 0 {
+			k := keyOf(t.mid[0][removed[pick]])
 			out[k] = append(out[k], addedLines[n])
 		}
 	}
