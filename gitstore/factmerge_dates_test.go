@@ -127,24 +127,6 @@ func TestShard_APersonsCommitAfterAnEditOfAFactTheyRedated(t *testing.T) {
 	}
 }
 
-// Integrate: one side forgets a fact, the other corrected its date in
-// place. Either way round the forget stands, and the file is named.
-func TestMergeFactFiles_AForgetAndADateCorrected(t *testing.T) {
-	forgot := "# Profile\n\n- (2026-11-03) Lives in Lisbon\n"
-	fixed := "# Profile\n\n- (2026-11-03) Lives in Lisbon\n" + teaRedated + "\n"
-	for _, c := range []struct{ name, ours, theirs string }{
-		{"we forgot, they corrected the date", forgot, fixed},
-		{"we corrected the date, they forgot", fixed, forgot},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			out, conflict := mergeFactFiles(ProfileFile, []byte(profileHead), []byte(c.ours), []byte(c.theirs))
-			if strings.Contains(string(out), "Prefers tea") {
-				t.Fatalf("a forget undone by the other side's copy (conflict named: %v):\n%s", conflict, out)
-			}
-		})
-	}
-}
-
 // Integrate, end to end: our agent forgets "Prefers tea" while a person
 // on a peer corrects its date and commits. The fact stays forgotten.
 func TestShard_IntegrateKeepsAForgetOfAFactAPeerRedated(t *testing.T) {
@@ -205,36 +187,5 @@ func TestMergeFactFile_ARevertRestoresEveryDayOfAnEntry(t *testing.T) {
 	got := mergeFactFile(p, []byte(base), []byte(ours), []byte(theirs), nil)
 	if !strings.Contains(string(got), runLine("13")) {
 		t.Fatalf("memd restored the 13th's line; the merged working file lacks it:\n%s", got)
-	}
-}
-
-// Integrate: one side rewords a fact in place (an agent's ReplaceFact),
-// the other corrected its date: the new text alone.
-func TestMergeFactFiles_AnEditAndADateCorrected(t *testing.T) {
-	base := "# Profile\n\nIntro line.\n\n- (2026-11-03) Lives in Lisbon\n" + teaLine + "\n- (2026-11-03) Works at Acme\n"
-	redated := strings.Replace(base, teaLine, "- (2026-11-04) Prefers tea", 1)
-	reworded := strings.Replace(base, "Prefers tea", "Prefers green tea", 1)
-	for _, c := range []struct{ name, ours, theirs string }{
-		{"we corrected the date, their agent reworded", redated, reworded},
-		{"our agent reworded, they corrected the date", reworded, redated},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			out, conflict := mergeFactFiles(ProfileFile, []byte(base), []byte(c.ours), []byte(c.theirs))
-			if strings.Contains(string(out), "Prefers tea") {
-				t.Fatalf("the reworded-away text is back beside the new (conflict named: %v):\n%s", conflict, out)
-			}
-		})
-	}
-}
-
-// Integrate: both sides corrected a fact's date, each its own way: this
-// side's stands, and the file is named.
-func TestMergeFactFiles_ADateCorrectedOnBothSides(t *testing.T) {
-	base := "# Profile\n\nIntro line.\n\n- (2026-11-03) Lives in Lisbon\n" + teaLine + "\n- (2026-11-03) Works at Acme\n"
-	ours := strings.Replace(base, teaLine, "- (2026-11-04) Prefers tea", 1)
-	theirs := strings.Replace(base, teaLine, teaRedated, 1)
-	out, conflict := mergeFactFiles(ProfileFile, []byte(base), []byte(ours), []byte(theirs))
-	if n := strings.Count(string(out), "Prefers tea"); n != 1 || !strings.Contains(string(out), "- (2026-11-04) Prefers tea\n") || !conflict {
-		t.Fatalf("both corrected the date: %d lines of the fact, conflict named %v (want ours', named):\n%s", n, conflict, out)
 	}
 }

@@ -41,6 +41,7 @@ func TestMergeFactFiles(t *testing.T) {
 		holds               []string // whole lines
 		lacks               []string // whole lines
 		contains            []string // pieces, in this order
+		absent              []string // pieces
 		conflict, noGitHere bool
 	}{{
 		name: "a line they reworded: their wording alone, our fact",
@@ -125,6 +126,26 @@ func TestMergeFactFiles(t *testing.T) {
 		ours:     "# Profile\n\n## Food\n- (2026-11-03) Likes figs\n\n## Travel\n- (2026-11-03) Window seat\n- (2026-11-04) Prefers night trains\n",
 		theirs:   "# Profile\n\n## Food\n- (2026-11-03) Likes figs\n- (2026-11-04) Allergic to peanuts\n\n## Travel\n- (2026-11-03) Window seat\n",
 		contains: []string{"## Food\n- (2026-11-03) Likes figs\n- (2026-11-04) Allergic to peanuts\n", "- (2026-11-04) Prefers night trains\n"},
+	}, {
+		name: "we forgot, they corrected the date: forgotten, named",
+		base: profileHead, ours: "# Profile\n\n- (2026-11-03) Lives in Lisbon\n", theirs: strings.Replace(profileHead, "(2026-11-03) Prefers tea", "(2026-11-02) Prefers tea", 1),
+		absent: []string{"Prefers tea"}, conflict: true,
+	}, {
+		name: "we corrected the date, they forgot: forgotten, named",
+		base: profileHead, ours: strings.Replace(profileHead, "(2026-11-03) Prefers tea", "(2026-11-02) Prefers tea", 1), theirs: "# Profile\n\n- (2026-11-03) Lives in Lisbon\n",
+		absent: []string{"Prefers tea"}, conflict: true,
+	}, {
+		name: "we corrected the date, their agent reworded: the new text alone (the date correction lost: named)",
+		base: profileHead, ours: strings.Replace(profileHead, "(2026-11-03) Prefers tea", "(2026-11-04) Prefers tea", 1), theirs: strings.Replace(profileHead, "Prefers tea", "Prefers green tea", 1),
+		holds: []string{"- (2026-11-03) Prefers green tea"}, absent: []string{"Prefers tea"}, conflict: true,
+	}, {
+		name: "our agent reworded, they corrected the date: the new text alone (the date correction lost: named)",
+		base: profileHead, ours: strings.Replace(profileHead, "Prefers tea", "Prefers green tea", 1), theirs: strings.Replace(profileHead, "(2026-11-03) Prefers tea", "(2026-11-04) Prefers tea", 1),
+		holds: []string{"- (2026-11-03) Prefers green tea"}, absent: []string{"Prefers tea"}, conflict: true,
+	}, {
+		name: "a date corrected on both sides: ours, named",
+		base: profileHead, ours: strings.Replace(profileHead, "(2026-11-03) Prefers tea", "(2026-11-04) Prefers tea", 1), theirs: strings.Replace(profileHead, "(2026-11-03) Prefers tea", "(2026-11-02) Prefers tea", 1),
+		holds: []string{"- (2026-11-04) Prefers tea"}, lacks: []string{"- (2026-11-02) Prefers tea", "- (2026-11-03) Prefers tea"}, conflict: true,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,6 +172,11 @@ func TestMergeFactFiles(t *testing.T) {
 					break
 				}
 				at += k + len(piece)
+			}
+			for _, piece := range c.absent {
+				if strings.Contains(string(out), piece) {
+					t.Errorf("holds %q", piece)
+				}
 			}
 			if conflict != c.conflict {
 				t.Errorf("conflict %v, want %v", conflict, c.conflict)

@@ -720,6 +720,9 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 	out = append(out, theirs[at:]...)
 	// Append added facts, after a line end as the person's file has them.
 	for j, lf := range t.mid[1] {
+		if !done[j] && ids[0][lf.ID] && !ids[2][lf.ID] && took[1][lf.ID] && put[1][lf.ID] {
+			clash = true // corrected on one side, forgotten on the other
+		}
 		if done[j] || !added(lf) {
 			continue
 		}
