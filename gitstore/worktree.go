@@ -630,9 +630,10 @@ func (t threeFiles) mergeFactLines() []byte {
 // clash says that both changed the lines of one fact: a date corrected
 // differently on each side, or corrected on one and forgotten on the
 // other. (Lines of a recurring entry each side added or took back, as
-// reverts do, are no clash: they merge line by line.) A line of the shared lines is in all three, so it is neither
-// dropped nor added: only the middles are read, and the shared lines
-// only for the lines of the middles.
+// reverts do, are no clash: they merge line by line.) A line of the
+// shared lines is in all three, so it is neither dropped nor added: only
+// the middles are read, and the shared lines only for the facts of the
+// middles.
 func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 	var in [3]map[lineKey]bool
 	inMiddles := make(map[lineKey]bool)
@@ -648,9 +649,21 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 			shared[keyOf(lf)] = true
 		}
 	}
-	var ids [3]map[string]bool // the facts each version holds, on any line
+	// The facts each version holds, on any line, of those the middles
+	// hold (all it is asked about): the shared lines are in all three,
+	// and a large file is read once more, not mapped three times.
+	var ids [3]map[string]bool
+	inMiddleIDs := make(map[string]bool)
 	for k := range ids {
-		ids[k] = factIDs(append(slices.Clip(t.shared), t.mid[k]...))
+		ids[k] = factIDs(t.mid[k])
+		maps.Copy(inMiddleIDs, ids[k])
+	}
+	for _, lf := range t.shared {
+		if inMiddleIDs[lf.ID] {
+			for k := range ids {
+				ids[k][lf.ID] = true
+			}
+		}
 	}
 	inBase, inOurs, inTheirs := in[0], in[1], in[2]
 	// The facts whose date theirs corrected: it took out a day's line and
