@@ -376,3 +376,23 @@ func TestMergeFactFiles_TheirMoveOfALineOurPersonDeletedIsNamed(t *testing.T) {
 		t.Fatalf("the line our person deleted is back, no conflict named:\n%s", out)
 	}
 }
+
+// BenchmarkMergeFactFile_AnAppendIntoAPersonsEdit merges memd's append to a
+// profile of 3,000 facts into a person's uncommitted edit of it (a line
+// of prose at its top), as every write to the file does while they edit.
+//
+//	go test -run X -bench MergeFactFile_AnAppendIntoAPersonsEdit ./gitstore
+func BenchmarkMergeFactFile_AnAppendIntoAPersonsEdit(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("# Profile\n\n")
+	for i := range 3000 {
+		fmt.Fprintf(&sb, "- (2026-11-03) Prefers the window seat on flight number %d of the season\n", i)
+	}
+	base := sb.String()
+	ours := base + "- (2026-11-04) Booked a flight to Lisbon\n"
+	theirs := strings.Replace(base, "# Profile\n", "# Profile\n\nAsk before booking travel.\n", 1)
+	baseFacts := parseFactFile(ProfileFile, []byte(base))
+	for b.Loop() {
+		mergeFactFile(ProfileFile, []byte(base), []byte(ours), []byte(theirs), baseFacts)
+	}
+}
