@@ -697,7 +697,7 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 		k := keyOf(lf)
 		return !shared[k] && !inBase[k] && !inTheirs[k] && (ids[0][lf.ID] == ids[2][lf.ID] || sameEntry[lf.ID])
 	}
-	replacing := t.replacements()
+	replacing := t.replacements(shared)
 	done := make(map[int]bool) // ours' added lines written already, or not to be, by place in t.mid[1]
 	// A date ours corrected where theirs corrected it too: theirs stands.
 	for k, places := range replacing {
@@ -751,9 +751,16 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 // replacements maps each line ours removed to the lines it added where
 // that line stood (by their places in t.mid[1]): an edit in place, a date
 // corrected. Only where ours changed facts alone do the places line up;
-// elsewhere it is empty.
-func (t threeFiles) replacements() map[lineKey][]int {
+// elsewhere it is empty, and so where a line it took out of its middle is
+// one the shared lines hold too (a line held twice, one copy removed):
+// which copy went cannot be told.
+func (t threeFiles) replacements(shared map[lineKey]bool) map[lineKey][]int {
 	inBase, inOurs := lineKeys(t.mid[0]), lineKeys(t.mid[1])
+	for _, lf := range t.mid[0] {
+		if k := keyOf(lf); !inOurs[k] && shared[k] {
+			return nil
+		}
+	}
 	baseRest, removedAt := t.skeleton(0, inOurs)
 	oursRest, addedAt := t.skeleton(1, inBase)
 	if len(removedAt) == 0 || len(addedAt) == 0 || !bytes.Equal(withLineEnd(baseRest), withLineEnd(oursRest)) {
