@@ -88,6 +88,17 @@ func forgetEdit(text string) Edit {
 	return Edit{Op: RemoveFact, Fact: memd.Fact{ID: memd.FactID(text)}}
 }
 
+// restoreDayEdit and takeBackDayEdit put back and take back one day's
+// line of a text in November's log, as reverts do (RestoreLine,
+// RemoveLine).
+func restoreDayEdit(text, day string) Edit {
+	return Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-" + day), File: "log/2026-11.md"}}
+}
+
+func takeBackDayEdit(text, day string) Edit {
+	return Edit{Op: RemoveLine, Fact: memd.Fact{ID: memd.FactID(text), File: "log/2026-11.md", Date: dayOf("2026-11-" + day)}}
+}
+
 func rewordEdit(text, with string) Edit {
 	return Edit{Op: ReplaceFact, Fact: memd.Fact{ID: memd.FactID(text)}, With: memd.Fact{Text: with}}
 }
@@ -275,10 +286,10 @@ func TestShard_IntegrateOfTwoRevertsOfLinesOfARecurringEntry(t *testing.T) {
 	const text = "Went running by the river"
 	file := "log/2026-11.md"
 	applyEdits(t, p.a, rememberEdit(text, memd.TierLog, "2026-11-02"), rememberEdit("Shipped the importer", memd.TierLog, "2026-11-03"))
-	applyEdits(t, p.a, Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-09"), File: file}})
+	applyEdits(t, p.a, restoreDayEdit(text, "09"))
 	integrateFromShard(t, p.b, p.a)
-	applyEdits(t, p.a, Edit{Op: RemoveLine, Fact: memd.Fact{ID: memd.FactID(text), File: file, Date: dayOf("2026-11-02")}})
-	applyEdits(t, p.b, Edit{Op: RemoveLine, Fact: memd.Fact{ID: memd.FactID(text), File: file, Date: dayOf("2026-11-09")}})
+	applyEdits(t, p.a, takeBackDayEdit(text, "02"))
+	applyEdits(t, p.b, takeBackDayEdit(text, "09"))
 	in := integrateFromShard(t, p.a, p.b)
 	if len(in.Conflicts) != 0 {
 		t.Fatalf("agents' writes alone, yet %q named:\n%s", in.Conflicts, memdtest.Git(t, p.a.Dir(), "show", "HEAD:"+file))
@@ -340,7 +351,7 @@ func TestShard_IntegrateKeepsALineTheirRevertRestored(t *testing.T) {
 	file := "log/2026-11.md"
 	applyEdits(t, p.a, rememberEdit(text, memd.TierLog, "2026-11-02"), rememberEdit("Shipped the importer", memd.TierLog, "2026-11-03"))
 	integrateFromShard(t, p.b, p.a)
-	applyEdits(t, p.b, Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-09"), File: file}})
+	applyEdits(t, p.b, restoreDayEdit(text, "09"))
 	applyEdits(t, p.a, rememberEdit("Met Ana", memd.TierLog, "2026-11-10"))
 	in := integrateFromShard(t, p.a, p.b)
 	log := memdtest.Git(t, p.a.Dir(), "show", "HEAD:"+file)

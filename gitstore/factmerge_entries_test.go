@@ -39,12 +39,12 @@ func TestShard_IntegrateKeepsADayRestoredWhereADayWasTakenBack(t *testing.T) {
 	const text = "Went running by the river"
 	file := "log/2026-11.md"
 	applyEdits(t, p.a, rememberEdit(text, memd.TierLog, "2026-11-05"), rememberEdit("Read Dune", memd.TierLog, "2026-11-07"))
-	applyEdits(t, p.a, Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-13"), File: file}})
+	applyEdits(t, p.a, restoreDayEdit(text, "13"))
 	integrateFromShard(t, p.b, p.a)
-	remove13 := Edit{Op: RemoveLine, Fact: memd.Fact{ID: memd.FactID(text), File: file, Date: dayOf("2026-11-13")}}
+	remove13 := takeBackDayEdit(text, "13")
 	applyEdits(t, p.a, remove13, rememberEdit("Met Ana", memd.TierProfile, "2026-11-21")) // another commit than theirs
 	applyEdits(t, p.b, remove13)
-	applyEdits(t, p.b, Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-20"), File: file}})
+	applyEdits(t, p.b, restoreDayEdit(text, "20"))
 	in := integrateFromShard(t, p.a, p.b)
 	log := memdtest.Git(t, p.a.Dir(), "show", "HEAD:"+file)
 	if !strings.Contains(log, "- (2026-11-20) "+text+"\n") {
@@ -58,10 +58,10 @@ func TestShard_IntegrateKeepsADayRestoredWhereADayWasTakenBack(t *testing.T) {
 func TestShard_IntegrateOfAgentsRestoringAndTakingBackDays(t *testing.T) {
 	for name, ourEdit := range map[string]func(text, file string) Edit{
 		"we remove a day": func(text, file string) Edit {
-			return Edit{Op: RemoveLine, Fact: memd.Fact{ID: memd.FactID(text), File: file, Date: dayOf("2026-11-09")}}
+			return takeBackDayEdit(text, "09")
 		},
 		"we restore another day": func(text, file string) Edit {
-			return Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-16"), File: file}}
+			return restoreDayEdit(text, "16")
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -70,10 +70,10 @@ func TestShard_IntegrateOfAgentsRestoringAndTakingBackDays(t *testing.T) {
 			const text = "Went running by the river"
 			file := "log/2026-11.md"
 			applyEdits(t, p.a, rememberEdit(text, memd.TierLog, "2026-11-02"), rememberEdit("Shipped the importer", memd.TierLog, "2026-11-03"))
-			applyEdits(t, p.a, Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-09"), File: file}})
+			applyEdits(t, p.a, restoreDayEdit(text, "09"))
 			integrateFromShard(t, p.b, p.a)
 			applyEdits(t, p.a, ourEdit(text, file))
-			applyEdits(t, p.b, Edit{Op: RestoreLine, Fact: memd.Fact{Text: text, Tier: memd.TierLog, Date: dayOf("2026-11-12"), File: file}})
+			applyEdits(t, p.b, restoreDayEdit(text, "12"))
 			before := calls()
 			in := integrateFromShard(t, p.a, p.b)
 			log := memdtest.Git(t, p.a.Dir(), "show", "HEAD:"+file)
@@ -174,7 +174,7 @@ func TestShard_IntegrateOfAgentsRandomWrites(t *testing.T) {
 			applyEdits(t, p.a, rememberEdit("Went running by the river", memd.TierLog, "2026-11-02"), rememberEdit("Shipped the importer", memd.TierLog, "2026-11-03"),
 				rememberEdit("Lives in Lisbon", memd.TierProfile, "2026-11-01"), rememberEdit("Prefers tea", memd.TierProfile, "2026-11-01"),
 				rememberEdit("Read Dune", memd.TierLog, "2026-11-07"))
-			applyEdits(t, p.a, Edit{Op: RestoreLine, Fact: memd.Fact{Text: "Went running by the river", Tier: memd.TierLog, Date: dayOf("2026-11-09"), File: "log/2026-11.md"}})
+			applyEdits(t, p.a, restoreDayEdit("Went running by the river", "09"))
 			integrateFromShard(t, p.b, p.a)
 			base, baseText := entryLines(t, p.a)
 			var story []string
