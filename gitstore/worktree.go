@@ -697,7 +697,10 @@ func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 		k := keyOf(lf)
 		return !shared[k] && !inBase[k] && !inTheirs[k] && (ids[0][lf.ID] == ids[2][lf.ID] || sameEntry[lf.ID])
 	}
-	replacing := t.replacements(shared)
+	var replacing map[lineKey][]int
+	if len(took[1]) > 0 && len(put[1]) > 0 { // ours took a line out and put one in
+		replacing = t.replacements(shared)
+	}
 	done := make(map[int]bool) // ours' added lines written already, or not to be, by place in t.mid[1]
 	// A date ours corrected where theirs corrected it too: theirs stands.
 	for k, places := range replacing {
