@@ -184,7 +184,7 @@ func settleHunk(path string, hunk [3][]byte) (out []byte, both bool) {
 	ours, base, theirs := hunk[0], hunk[1], hunk[2]
 	facts := [3][]lineFact{appendFactLines(nil, path, ours), appendFactLines(nil, path, base), appendFactLines(nil, path, theirs)}
 	inBase := lineKeys(facts[1])
-	kept := lineKeys(facts[1]) // base's fact lines both sides kept here
+	kept := maps.Clone(inBase) // base's fact lines both sides kept here
 	for _, k := range []int{0, 2} {
 		in := lineKeys(facts[k])
 		for key := range kept {

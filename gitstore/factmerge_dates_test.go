@@ -4,6 +4,7 @@ package gitstore
 // forget, an edit, a correction on the other side, and a revert.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,65 +66,45 @@ func applyAsAlice(t *testing.T, sh *Shard, edits ...Edit) {
 }
 
 // End to end: a person corrects the date of "Prefers tea" in profile.md
-// (uncommitted, or staged), an agent forgets the fact, the person
-// commits: the fact stays forgotten.
-func TestShard_APersonsCommitAfterAForgetOfAFactTheyRedated(t *testing.T) {
-	for _, staged := range []bool{false, true} {
-		name := map[bool]string{false: "commit -a", true: "staged, then commit"}[staged]
-		t.Run(name, func(t *testing.T) {
-			_, sh := aliceShard(t)
-			applyAsAlice(t, sh, rememberEdit("Lives in Lisbon", memd.TierProfile, "2026-11-03"), rememberEdit("Prefers tea", memd.TierProfile, "2026-11-03"))
-			profile := filepath.Join(sh.Dir(), ProfileFile)
-			b, err := os.ReadFile(profile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The date corrected, and a line of prose of the person's own.
-			fixed := strings.Replace(string(b), teaLine, teaRedated, 1) + "Ask before booking travel.\n"
-			if !strings.Contains(fixed, teaRedated) {
-				t.Fatalf("no line to correct:\n%s", b)
-			}
-			if err := os.WriteFile(profile, []byte(fixed), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if staged {
-				asPat(t, sh.Dir(), "add", ProfileFile)
-			}
-			applyAsAlice(t, sh, forgetEdit("Prefers tea"))
-			if _, err := sh.Fact(memd.FactID("Prefers tea")); memd.ErrorCode(err) != memd.ENOTFOUND {
-				t.Fatalf("right after the forget: %v", err)
-			}
-			if staged {
-				asPat(t, sh.Dir(), "commit", "-qm", "fix a date")
-			} else {
-				asPat(t, sh.Dir(), "commit", "-qam", "fix a date")
-			}
-			if f, err := sh.Fact(memd.FactID("Prefers tea")); err == nil {
-				t.Fatalf("forgotten, the fact is back after the person's commit: %+v\nHEAD:profile.md:\n%s", f, memdtest.Git(t, sh.Dir(), "show", "HEAD:profile.md"))
-			}
-		})
-	}
-}
-
-// End to end: a person corrects the date of "Prefers tea", an agent
-// rewords it (ReplaceFact) to "Prefers green tea", the person commits -a:
-// HEAD holds the new text alone.
-func TestShard_APersonsCommitAfterAnEditOfAFactTheyRedated(t *testing.T) {
-	_, sh := aliceShard(t)
-	applyAsAlice(t, sh, rememberEdit("Lives in Lisbon", memd.TierProfile, "2026-11-03"), rememberEdit("Prefers tea", memd.TierProfile, "2026-11-03"))
-	profile := filepath.Join(sh.Dir(), ProfileFile)
-	b, err := os.ReadFile(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The date corrected, and a line of prose of the person's own.
-	if err := os.WriteFile(profile, []byte(strings.Replace(string(b), teaLine, teaRedated, 1)+"Ask before booking travel.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	applyAsAlice(t, sh, rewordEdit("Prefers tea", "Prefers green tea"))
-	asPat(t, sh.Dir(), "commit", "-qam", "fix a date")
-	if f, err := sh.Fact(memd.FactID("Prefers tea")); err == nil {
-		t.Fatalf("reworded, the old text is back after the person's commit: %+v\nHEAD:profile.md:\n%s", f, memdtest.Git(t, sh.Dir(), "show", "HEAD:profile.md"))
+// (uncommitted, or staged), an agent forgets the fact or rewords it, the
+// person commits: the old text stays gone.
+func TestShard_APersonsCommitAfterAForgetOrEditOfAFactTheyRedated(t *testing.T) {
+	for _, agent := range []Edit{forgetEdit("Prefers tea"), rewordEdit("Prefers tea", "Prefers green tea")} {
+		for _, staged := range []bool{false, true} {
+			name := map[bool]string{false: "commit -a", true: "staged, then commit"}[staged]
+			t.Run(fmt.Sprintf("op %d, %s", agent.Op, name), func(t *testing.T) {
+				_, sh := aliceShard(t)
+				applyAsAlice(t, sh, rememberEdit("Lives in Lisbon", memd.TierProfile, "2026-11-03"), rememberEdit("Prefers tea", memd.TierProfile, "2026-11-03"))
+				profile := filepath.Join(sh.Dir(), ProfileFile)
+				b, err := os.ReadFile(profile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The date corrected, and a line of prose of the person's own.
+				fixed := strings.Replace(string(b), teaLine, teaRedated, 1) + "Ask before booking travel.\n"
+				if !strings.Contains(fixed, teaRedated) {
+					t.Fatalf("no line to correct:\n%s", b)
+				}
+				if err := os.WriteFile(profile, []byte(fixed), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if staged {
+					asPat(t, sh.Dir(), "add", ProfileFile)
+				}
+				applyAsAlice(t, sh, agent)
+				if _, err := sh.Fact(memd.FactID("Prefers tea")); memd.ErrorCode(err) != memd.ENOTFOUND {
+					t.Fatalf("right after the agent's edit: %v", err)
+				}
+				if staged {
+					asPat(t, sh.Dir(), "commit", "-qm", "fix a date")
+				} else {
+					asPat(t, sh.Dir(), "commit", "-qam", "fix a date")
+				}
+				if f, err := sh.Fact(memd.FactID("Prefers tea")); err == nil {
+					t.Fatalf("the old text is back after the person's commit: %+v\nHEAD:profile.md:\n%s", f, memdtest.Git(t, sh.Dir(), "show", "HEAD:profile.md"))
+				}
+			})
+		}
 	}
 }
 
