@@ -781,26 +781,36 @@ func (t threeFiles) replacements(shared map[lineKey]bool) map[lineKey][]int {
 		}
 	}
 	// Each added line pairs with a line removed at its place: one of the
-	// same fact if there is one (a date corrected), else the first.
+	// same fact if there is one (a date corrected), else the first. The
+	// removed lines are grouped by place once: a change rewriting a whole
+	// month's log in place must not cost the square of its lines.
+	type place struct {
+		first int            // the first line removed there, by place in removed
+		byID  map[string]int // the first of each fact
+	}
+	places := make(map[int]*place)
+	for r, at := range removedAt {
+		p := places[at]
+		if p == nil {
+			p = &place{first: r, byID: make(map[string]int)}
+			places[at] = p
+		}
+		if _, seen := p.byID[t.mid[0][removed[r]].ID]; !seen {
+			p.byID[t.mid[0][removed[r]].ID] = r
+		}
+	}
 	out := make(map[lineKey][]int)
 	for n, at := range addedAt {
-		lf := t.mid[1][addedLines[n]]
-		pick := -1
-		for r, rat := range removedAt {
-			if rat != at {
-				continue
-			}
-			if pick < 0 || t.mid[0][removed[r]].ID == lf.ID {
-				pick = r
-			}
-			if t.mid[0][removed[pick]].ID == lf.ID {
-				break
-			}
+		p := places[at]
+		if p == nil {
+			continue
 		}
-		if pick >= 0 {
-			k := keyOf(t.mid[0][removed[pick]])
-			out[k] = append(out[k], addedLines[n])
+		pick, ok := p.byID[t.mid[1][addedLines[n]].ID]
+		if !ok {
+			pick = p.first
 		}
+		k := keyOf(t.mid[0][removed[pick]])
+		out[k] = append(out[k], addedLines[n])
 	}
 	return out
 }
