@@ -3,9 +3,12 @@ package memd_test
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
+	"path"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The rules of docs/architecture.md, "What may never import what", checked
@@ -93,5 +96,32 @@ func TestArchitecture_NoForbiddenImports(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("go list reported %d packages; the check saw too little to mean anything", checked)
+	}
+}
+
+// TestReadme_LayoutNamesEveryPackage keeps the README's layout whole: each
+// package of the module is named there, by its folder's name at least.
+func TestReadme_LayoutNamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "### Layout\n\n```\n")
+	layout, _, closed := strings.Cut(after, "```")
+	if !ok || !closed {
+		t.Fatal("README.md has no layout block under \"### Layout\"")
+	}
+	named := map[string]bool{}
+	for _, w := range strings.FieldsFunc(layout, func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		named[w] = true
+	}
+	out, err := exec.Command("go", "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if p := rel(pkg); p != "." && !named[path.Base(p)] {
+			t.Errorf("the README's layout does not name package %s", p)
+		}
 	}
 }
