@@ -140,7 +140,7 @@ func TestLearningStats_MatchGitLog(t *testing.T) {
 	for _, r := range stats.Rows {
 		got[r.Model+" "+r.Prompt+" "+r.Agent] = fmt.Sprintf("learned %d, 7d %d/%d/%d, 30d %d/%d/%d, listed %d",
 			r.Learned, r.Within7.Reverted, r.Within7.Forgotten, r.Within7.Edited, r.Within30.Reverted, r.Within30.Forgotten, r.Within30.Edited, len(r.Facts))
-		if r.Agent == "alice" && (r.PromptName != "extraction v1" || r.Within7.Rate != 2.0/5) {
+		if r.Agent == "alice" && (r.PromptName != "extraction v2" || r.Within7.Rate != 2.0/5) {
 			t.Errorf("alice's row: prompt name %q, 7-day rate %v", r.PromptName, r.Within7.Rate)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memd/memd"
 )
@@ -62,7 +63,14 @@ func TestParseAnswer(t *testing.T) {
 		{"code fence and bullets", "```\n- user: Lives in Lisbon\n* note: Likes aisle seats\n```", []string{"user:Lives in Lisbon", "note:Likes aisle seats"}, nil, 0, false},
 		{"numbering and bold", "1. **profile:** Leads the design team\n2) log: Shipped v2", []string{"profile:Leads the design team", "log:Shipped v2"}, nil, 0, false},
 		{"prose around", "Sure! Here is what I found:\nuser: Lives in Lisbon\nLet me know if you need more.", []string{"user:Lives in Lisbon"}, nil, 2, false},
-		{"remove with the known prefix", "remove: - (2026-01-30) [user] Lives in Austin\nremove: \"Works at Acme\"", nil, []string{"Lives in Austin", "Works at Acme"}, 0, false},
+		{"remove with the known prefix", "remove: - (2026-01-30) [user] Lives in Austin\nremove: \"Works at Acme\"", nil, []string{"[user] Lives in Austin", "Works at Acme"}, 0, false},
+		{"remove of a fact that starts with a tag of its own", "remove: - (2026-01-30) [beta] Uses the new dashboard", nil, []string{"[beta] Uses the new dashboard"}, 0, false},
+		{"remove of a fact ending in code", "remove: (2026-01-30) Builds with `make all`", nil, []string{"Builds with `make all`"}, 0, false},
+		{"marks inside a fact are its own", "profile: Runs the tests with `make test`\nnote: The entry point is __init__\nnote: \"Dune\" is better than \"Foundation\"\nlog: `a` and `b` were merged",
+			[]string{"profile:Runs the tests with `make test`", "note:The entry point is __init__", "note:\"Dune\" is better than \"Foundation\"", "log:`a` and `b` were merged"}, nil, 0, false},
+		{"marks around a line, a keyword or a fact", "**profile: Leads the design team**\n`log: Shipped v2`\n**note**: Likes tea\n- user: **Lives in Lisbon**\n*NONE*",
+			[]string{"profile:Leads the design team", "log:Shipped v2", "note:Likes tea", "user:Lives in Lisbon"}, nil, 0, true},
+		{"quotes around a fact", "profile: \"Works at Acme\"\nnote: \u201cLikes tea\u201d", []string{"profile:Works at Acme", "note:Likes tea"}, nil, 0, false},
 		{"case and spaces", "USER : Lives in Lisbon", []string{"user:Lives in Lisbon"}, nil, 0, false},
 		{"a line too long", "log: " + strings.Repeat("x", 2000), nil, nil, 1, false},
 		{"a tag as text", "log: [note] sneaky", nil, nil, 1, false},
@@ -76,8 +84,15 @@ func TestParseAnswer(t *testing.T) {
 			for _, ad := range a.Adds {
 				adds = append(adds, ad.Kind+":"+ad.Text)
 			}
-			if strings.Join(adds, "|") != strings.Join(c.adds, "|") || strings.Join(a.Removes, "|") != strings.Join(c.removes, "|") || a.Ignored != c.ignored || a.None != c.none {
-				t.Errorf("got adds %q removes %q ignored %d none %v", adds, a.Removes, a.Ignored, a.None)
+			var removes []string
+			for _, q := range a.Removes {
+				if q.User {
+					q.Text = "[user] " + q.Text
+				}
+				removes = append(removes, q.Text)
+			}
+			if strings.Join(adds, "|") != strings.Join(c.adds, "|") || strings.Join(removes, "|") != strings.Join(c.removes, "|") || a.Ignored != c.ignored || a.None != c.none {
+				t.Errorf("got adds %q removes %q ignored %d none %v", adds, removes, a.Ignored, a.None)
 			}
 		})
 	}
@@ -91,7 +106,8 @@ func TestParseAnswer(t *testing.T) {
 }
 
 func FuzzParseAnswer(f *testing.F) {
-	for _, s := range []string{"profile: x", "```\n- user: y\n```", "remove: - (2026-01-01) [user] z", "NONE", "1. log: a\n2) note: b"} {
+	for _, s := range []string{"profile: x", "```\n- user: y\n```", "remove: - (2026-01-01) [user] z", "NONE", "1. log: a\n2) note: b",
+		"Runs the tests with `make test`", "**profile:** x", "`log: y`", "\"Dune\" is not \"Foundation\"", "The entry point is __init__"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, answer string) {
@@ -103,6 +119,17 @@ func FuzzParseAnswer(f *testing.F) {
 			if _, err := memd.CleanFactText(ad.Text); err != nil {
 				t.Fatalf("kept an invalid fact %q: %v", ad.Text, err)
 			}
+		}
+		// A fact that neither starts nor ends with a mark or a quote is
+		// learned as the model wrote it, whatever marks it holds inside.
+		fact, err := memd.CleanFactText(answer)
+		first, _ := utf8.DecodeRuneInString(answer)
+		last, _ := utf8.DecodeLastRuneInString(answer)
+		if err != nil || fact != answer || strings.ContainsRune("*_`\"'“”‘’", first) || strings.ContainsRune("*_`\"'“”‘’", last) {
+			return
+		}
+		if a := ParseAnswer("note: "+fact, MaxAdds, MaxRemoves); len(a.Adds) != 1 || a.Adds[0].Text != fact {
+			t.Fatalf("note: %q learned as %+v", fact, a.Adds)
 		}
 	})
 }
@@ -124,6 +151,37 @@ func TestPlanOf_RemovesOnlyWhatItWasShown(t *testing.T) {
 	p = planOf(ex, nil, ParseAnswer("user: Lives in Lisbon\nlog: The group planned the offsite", MaxAdds, MaxRemoves), "m")
 	if len(p.Steps) != 1 || p.Steps[0].Shard != memd.AgentShard("alice") || p.Ignored != 1 {
 		t.Errorf("group chat plan: %+v ignored %d", p.Steps, p.Ignored)
+	}
+}
+
+// A text both the agent and the person hold is shown twice, the person's
+// labelled: a removal goes to the one its quote names.
+func TestPlanOf_RemovesTheFactTheLabelNames(t *testing.T) {
+	pat, alice := memd.UserShard("pat"), memd.AgentShard("alice")
+	d, _ := memd.ParseDate("2026-01-30")
+	fact := func(s memd.ShardID, text string) memd.Fact {
+		return memd.Fact{ID: memd.FactID(text), Shard: s, Text: text, Date: d, Tier: memd.TierProfile}
+	}
+	known := []memd.Fact{fact(alice, "Prefers tea"), fact(pat, "Prefers tea"), fact(alice, "[user] Is the release manager"), fact(pat, "Lives in Austin")}
+	ex := memd.Exchange{Agent: "alice", User: "pat", ChatKind: memd.ChatDirect, Time: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)}
+	for answer, want := range map[string]memd.Fact{
+		"remove: (2026-01-30) [user] Prefers tea":            known[1],
+		"remove: Prefers tea":                                known[0],
+		"remove: (2026-01-30) [user] Is the release manager": known[2],
+		"remove: Lives in Austin":                            known[3],
+	} {
+		p := planOf(ex, known, ParseAnswer(answer, MaxAdds, MaxRemoves), "m")
+		if len(p.Steps) != 1 || p.Steps[0].Shard != want.Shard || p.Steps[0].Fact.ID != want.ID {
+			t.Errorf("%s: plan %+v, want the removal of %s's %q", answer, p.Steps, want.Shard, want.Text)
+		}
+	}
+}
+
+func TestParseAnswer_Blank(t *testing.T) {
+	for answer, blank := range map[string]bool{"```\n```": true, "```json\n\n```": true, "NONE": false, "Nothing new.": false, "```\nlog: Shipped v2\n```": false} {
+		if got := ParseAnswer(answer, MaxAdds, MaxRemoves).Blank(); got != blank {
+			t.Errorf("%q: blank %v, want %v", answer, got, blank)
+		}
 	}
 }
 

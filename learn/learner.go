@@ -276,6 +276,10 @@ func validate(ex *memd.Exchange, now func() time.Time) error {
 	if ex.Time.IsZero() {
 		ex.Time = now().UTC()
 	}
+	// Kept and dated in UTC, with a year of four digits (RFC 3339's).
+	if y := ex.Time.UTC().Year(); y < 0 || y > 9999 {
+		return memd.Errorf(memd.EINVALID, "time %s is outside the years 0000 to 9999 in UTC", ex.Time.Format(time.RFC3339))
+	}
 	return nil
 }
 
@@ -578,7 +582,12 @@ func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := planOf(ex, known, ParseAnswer(answer, MaxAdds, MaxRemoves), l.cfg.Model.Name())
+	a := ParseAnswer(answer, MaxAdds, MaxRemoves)
+	if a.Blank() {
+		// Asked to say NONE when there is nothing, as an empty answer.
+		return nil, fmt.Errorf("model %s answered nothing but code fences", l.cfg.Model.Name())
+	}
+	p := planOf(ex, known, a, l.cfg.Model.Name())
 	p.Prompt = ExtractionPrompt
 	return p, nil
 }
@@ -590,8 +599,7 @@ func planOf(ex memd.Exchange, known []memd.Fact, a Answer, model string) *plan {
 	p := &plan{Model: model, Ignored: a.Ignored}
 	date := memd.DateOf(ex.Time.UTC())
 	for _, quote := range a.Removes {
-		id := memd.FactID(quote)
-		i := slices.IndexFunc(known, func(f memd.Fact) bool { return f.ID == id })
+		i := quoted(known, quote)
 		if i < 0 {
 			p.Ignored++ // not a fact it was shown: never guessed at
 			continue
@@ -618,6 +626,28 @@ func planOf(ex memd.Exchange, known []memd.Fact, a Answer, model string) *plan {
 		p.Steps = append(p.Steps, step{Shard: shard, Fact: f})
 	}
 	return p
+}
+
+// quoted returns the place in known of the fact a removal quotes, -1 if
+// none. The same text may be the agent's and the person's: the label the
+// prompt shows on the person's says which (a quote without it is the
+// agent's, unless only the person holds the text). A quote whose label is
+// its own text's start ("[user] x" held by the agent) is found too.
+func quoted(known []memd.Fact, q Quote) int {
+	id := memd.FactID(q.Text)
+	holds := func(user bool) int {
+		return slices.IndexFunc(known, func(f memd.Fact) bool { return f.ID == id && (f.Shard.Kind == memd.KindUser) == user })
+	}
+	if i := holds(q.User); i >= 0 {
+		return i
+	}
+	if q.User {
+		labelled := memd.FactID(userLabel + " " + q.Text)
+		if i := slices.IndexFunc(known, func(f memd.Fact) bool { return f.ID == labelled }); i >= 0 {
+			return i
+		}
+	}
+	return holds(!q.User)
 }
 
 // apply commits a plan's steps, one commit each. Steps already applied by

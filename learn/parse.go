@@ -24,24 +24,41 @@ type Add struct {
 // Answer is what the learner takes from a model's answer.
 type Answer struct {
 	Adds    []Add
-	Removes []string // fact texts the model quoted
-	None    bool     // the model said NONE
-	Ignored int      // lines that were not a valid instruction, or over a cap
+	Removes []Quote // facts the model quoted
+	None    bool    // the model said NONE
+	Ignored int     // lines that were not a valid instruction, or over a cap
+}
+
+// Quote is a known fact a model quoted to remove: its text, and whether it
+// carried the label the prompt puts on the person's facts.
+type Quote struct {
+	Text string
+	User bool
+}
+
+// Blank tells whether the answer held no line to read (only blank lines
+// and code fences): a model or a server at fault, as an empty answer is.
+func (a Answer) Blank() bool {
+	return len(a.Adds) == 0 && len(a.Removes) == 0 && !a.None && a.Ignored == 0
 }
 
 var (
 	listMarker = regexp.MustCompile(`^(?:[-*•+]\s+|\(?\d{1,3}[.)]\s+)`)
-	instrLine  = regexp.MustCompile(`(?i)^(profile|log|note|user|remove)\s*:\s*(.*)$`)
+	instrLine  = regexp.MustCompile("(?i)^(profile|log|note|user|remove)(?:\\*\\*|__|\\*|_|`)?\\s*:\\s*(.*)$")
 	noneLine   = regexp.MustCompile(`(?i)^none\.?$`)
 	datePrefix = regexp.MustCompile(`^\(\d{4}-\d{2}-\d{2}\)\s*`)
-	tagPrefix  = regexp.MustCompile(`^\[[a-z]+\]\s*`)
 )
+
+// userLabel is what the prompt puts before each of the person's facts.
+const userLabel = "[user]"
 
 // ParseAnswer reads a model's answer, tolerating what models do around the
 // format — code fences, numbering, bullets, bold, quotes, prose — and
 // keeping only well-formed lines: at most maxAdds facts and maxRemoves
 // removals, each fact a valid one-line fact of at most 500 characters.
-// Everything else is ignored and counted.
+// Everything else is ignored and counted. Marks a model puts around a
+// line, a keyword or a whole fact are taken off; those inside a fact
+// ("with `make test`", "__init__") are the fact's own.
 func ParseAnswer(text string, maxAdds, maxRemoves int) Answer {
 	var a Answer
 	for _, raw := range strings.Split(text, "\n") {
@@ -50,24 +67,23 @@ func ParseAnswer(text string, maxAdds, maxRemoves int) Answer {
 			continue
 		}
 		line = strings.TrimSpace(listMarker.ReplaceAllString(line, ""))
-		line = strings.TrimSpace(strings.Trim(line, "*_`"))
-		if noneLine.MatchString(line) {
+		if noneLine.MatchString(unwrap(line)) {
 			a.None = true
 			continue
 		}
-		m := instrLine.FindStringSubmatch(line)
-		if m == nil {
+		kind, body, ok := splitInstruction(line, instrLine)
+		if !ok {
 			a.Ignored++
 			continue
 		}
-		kind, body := strings.ToLower(m[1]), unquote(strings.Trim(strings.TrimSpace(m[2]), "*_`"))
+		kind, body = strings.ToLower(kind), unquote(body)
 		if kind == "remove" {
-			body = stripFactPrefix(body)
-			if body == "" || len(a.Removes) == maxRemoves {
+			q := quoteOf(body)
+			if q.Text == "" || len(a.Removes) == maxRemoves {
 				a.Ignored++
 				continue
 			}
-			a.Removes = append(a.Removes, body)
+			a.Removes = append(a.Removes, q)
 			continue
 		}
 		t, err := memd.CleanFactText(body)
@@ -80,19 +96,75 @@ func ParseAnswer(text string, maxAdds, maxRemoves int) Answer {
 	return a
 }
 
-// stripFactPrefix removes what a model copies along with a fact it quotes
-// from the known facts: a bullet, the date, a tag.
-func stripFactPrefix(s string) string {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "- "))
-	s = datePrefix.ReplaceAllString(s, "")
-	s = tagPrefix.ReplaceAllString(s, "")
-	return unquote(strings.TrimSpace(s))
+// marks are the Markdown marks a model puts around a line, a keyword or a
+// fact, the longer first.
+var marks = []string{"**", "__", "*", "_", "`"}
+
+// openingMark returns the mark s starts with, or "".
+func openingMark(s string) string {
+	for _, m := range marks {
+		if strings.HasPrefix(s, m) {
+			return m
+		}
+	}
+	return ""
 }
 
+// splitInstruction matches a line (its list marker taken off) against an
+// instruction's pattern, whose groups are the keyword and the body, and
+// takes off the marks around the keyword or the whole line ("**profile:**
+// x", "**profile**: x", "`log: x`") and around the whole body.
+func splitInstruction(line string, pattern *regexp.Regexp) (keyword, body string, ok bool) {
+	mark := openingMark(line)
+	m := pattern.FindStringSubmatch(line[len(mark):])
+	if m == nil {
+		return "", "", false
+	}
+	body = strings.TrimSpace(m[2])
+	if mark != "" {
+		switch {
+		case strings.HasPrefix(body, mark): // closed after the colon
+			body = body[len(mark):]
+		case strings.HasSuffix(body, mark): // closed at the end of the line
+			body = body[:len(body)-len(mark)]
+		}
+	}
+	return m[1], unwrap(strings.TrimSpace(body)), true
+}
+
+// unwrap takes off marks that enclose all of s and nothing inside it:
+// "**x**" is x, while "`a` or `b`" stays as it is.
+func unwrap(s string) string {
+	for {
+		m := openingMark(s)
+		inner, ok := strings.CutSuffix(strings.TrimPrefix(s, m), m)
+		if m == "" || !ok || len(s) < 2*len(m) || strings.Contains(inner, m) || strings.TrimSpace(inner) == "" {
+			return s
+		}
+		s = strings.TrimSpace(inner)
+	}
+}
+
+// quoteOf reads a removal's quote: what a model copies along with a fact
+// from the known facts (a bullet, the date, the person's label) and quotes
+// around it are taken off; the label says whose fact it is.
+func quoteOf(s string) Quote {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "- "))
+	s = datePrefix.ReplaceAllString(s, "")
+	rest, user := strings.CutPrefix(s, userLabel)
+	return Quote{Text: unquote(unwrap(strings.TrimSpace(rest))), User: user}
+}
+
+// unquote takes off quotes that enclose all of s and no other quote of
+// theirs: "\"Dune\" is better than \"Foundation\"" keeps its own.
 func unquote(s string) string {
 	for _, q := range [][2]string{{`"`, `"`}, {"'", "'"}, {"“", "”"}, {"‘", "’"}} {
-		if len(s) >= 2 && strings.HasPrefix(s, q[0]) && strings.HasSuffix(s, q[1]) {
-			return strings.TrimSpace(s[len(q[0]) : len(s)-len(q[1])])
+		if len(s) < len(q[0])+len(q[1]) || !strings.HasPrefix(s, q[0]) || !strings.HasSuffix(s, q[1]) {
+			continue
+		}
+		inner := s[len(q[0]) : len(s)-len(q[1])]
+		if !strings.Contains(inner, q[0]) && !strings.Contains(inner, q[1]) {
+			return strings.TrimSpace(inner)
 		}
 	}
 	return s

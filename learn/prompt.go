@@ -14,7 +14,7 @@ import (
 // parsed or applied bumps its version, so the Prompt trailer (which hashes
 // it with the prompt's text) tells facts learned before and after apart.
 const (
-	extractorVersion = 1
+	extractorVersion = 2
 	episodeVersion   = 1
 )
 

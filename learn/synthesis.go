@@ -24,7 +24,7 @@ const (
 	MaxSynthesisFacts    = 200 // facts one pass is shown
 	maxSynthesisEvidence = 50  // queued exchanges one pass reads; the rest wait for the next
 	maxEvidenceQueued    = 500 // queued exchanges kept per agent; older ones give way
-	synthesisVersion     = 1
+	synthesisVersion     = 2
 )
 
 // Synthesis changes, as the model proposes them.
@@ -574,7 +574,7 @@ func approvalPrompt(agent string, changes []Change, ev []evidence) (system, user
 }
 
 var (
-	proposalLine = regexp.MustCompile(`(?i)^(merge|rewrite|remove)\s*:\s*(.*)$`)
+	proposalLine = regexp.MustCompile("(?i)^(merge|rewrite|remove)(?:\\*\\*|__|\\*|_|`)?\\s*:\\s*(.*)$")
 	verdictLine  = regexp.MustCompile(`(?i)^(?:change\s*)?#?(\d{1,3})\s*[:.)\-]\s*(approve|approved|reject|rejected)\b[\s:,.\-]*(.*)$`)
 	idList       = regexp.MustCompile(`[\s,]+`)
 	emphasis     = strings.NewReplacer("**", "", "__", "", "`", "")
@@ -604,16 +604,16 @@ func parseProposals(answer string, facts []memd.Fact, ev []evidence) ([]Change, 
 		if line == "" || strings.HasPrefix(line, "```") {
 			continue
 		}
-		line = strings.TrimSpace(strings.Trim(strings.TrimSpace(listMarker.ReplaceAllString(line, "")), "*_`"))
-		if noneLine.MatchString(line) {
+		line = strings.TrimSpace(listMarker.ReplaceAllString(line, ""))
+		if noneLine.MatchString(unwrap(line)) {
 			continue
 		}
-		m := proposalLine.FindStringSubmatch(line)
-		if m == nil {
+		op, body, ok := splitInstruction(line, proposalLine)
+		if !ok {
 			ignored++
 			continue
 		}
-		c, ok := parseChange(strings.ToLower(m[1]), m[2], shown, msgs)
+		c, ok := parseChange(strings.ToLower(op), body, shown, msgs)
 		// Refusals are recorded and counted, but take no place among the
 		// changes a pass may make, nor the facts they name: an answer
 		// steered into touching kept facts cannot crowd out real work.
@@ -671,7 +671,7 @@ func parseChange(op, body string, shown map[string]memd.Fact, msgs map[string]st
 		return c, false
 	}
 	if hasText {
-		t, err := memd.CleanFactText(unquote(strings.Trim(strings.TrimSpace(text), "*_`")))
+		t, err := memd.CleanFactText(unquote(unwrap(strings.TrimSpace(text))))
 		if err != nil {
 			return c, false
 		}

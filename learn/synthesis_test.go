@@ -35,6 +35,8 @@ func TestParseProposals(t *testing.T) {
 			[]Change{{Op: SynthMerge, Facts: []memd.Fact{facts[0], facts[1]}, Text: "Drinks tea, likes it", Evidence: []string{tea, likes, "m1"}}}, 0},
 		{"markdown around it", "```\n1. **rewrite: " + billing + " => Works on invoices | evidence: [m2]**\n```",
 			[]Change{{Op: SynthRewrite, Facts: []memd.Fact{facts[2]}, Text: "Works on invoices", Evidence: []string{"m2"}}}, 0},
+		{"marks inside the new text are its own", "**rewrite:** " + billing + " => Runs the tests with `make test` | evidence: m2",
+			[]Change{{Op: SynthRewrite, Facts: []memd.Fact{facts[2]}, Text: "Runs the tests with `make test`", Evidence: []string{"m2"}}}, 0},
 		{"a fact alone as a removal's evidence", "remove: " + tea + " | evidence: " + likes, nil, 1},
 		{"a fact and a message as evidence", "remove: " + tea + " | evidence: " + likes + ", m2",
 			[]Change{{Op: SynthRemove, Facts: []memd.Fact{facts[0]}, Evidence: []string{likes, "m2"}}}, 0},

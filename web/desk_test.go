@@ -141,7 +141,7 @@ func TestUI_ReviewersDay(t *testing.T) {
 		chromedp.Navigate(base+"/#/learning"),
 		chromedp.WaitVisible(css(`#learning tbody tr[data-agent="alice"]`)))
 	row := textOf(b, t, `#learning tbody tr[data-agent="alice"]`)
-	for _, want := range []string{"model-a", "extraction v1", learn.ExtractionPrompt, "2 (100.0%)", "1 reverted", "1 edited"} {
+	for _, want := range []string{"model-a", "extraction v2", learn.ExtractionPrompt, "2 (100.0%)", "1 reverted", "1 edited"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("learning row lacks %q: %q", want, row)
 		}
