@@ -157,7 +157,7 @@ func Open(cfg Config) (*Daemon, error) {
 		if s := service.Load(); s != nil && s.meaning != nil {
 			s.meaning.wake() // a new fact wants its vector
 		}
-	})
+	}, notifyCreated(&hub))
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +215,16 @@ func Open(cfg Config) (*Daemon, error) {
 	return d, nil
 }
 
+// notifyCreated tells the feed, once it exists, of a shard memd created,
+// which it watches from then on.
+func notifyCreated(hub *atomic.Pointer[feed.Hub]) func(memd.ShardID) {
+	return func(id memd.ShardID) {
+		if h := hub.Load(); h != nil {
+			h.Notify(id)
+		}
+	}
+}
+
 // notifyCommit tells the feed and the remotes, once they exist, of a
 // commit memd made in shard id.
 func notifyCommit(h *feed.Hub, s *remote.Syncer, id memd.ShardID) {
@@ -238,7 +248,7 @@ type storage struct {
 // openStorage opens the data directory's parts, returning those to close
 // (in reverse) when the start fails later; on an error of its own it has
 // closed them already.
-func openStorage(cfg Config, onCommit func(memd.ShardID)) (st storage, opened []io.Closer, err error) {
+func openStorage(cfg Config, onCommit, onCreate func(memd.ShardID)) (st storage, opened []io.Closer, err error) {
 	defer func() {
 		if err != nil {
 			for i := len(opened) - 1; i >= 0; i-- {
@@ -248,7 +258,7 @@ func openStorage(cfg Config, onCommit func(memd.ShardID)) (st storage, opened []
 		}
 	}()
 	st.store, err = gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
-		OnCommit: onCommit, Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage})
+		OnCommit: onCommit, OnCreate: onCreate, Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage})
 	if err != nil {
 		return st, nil, err
 	}

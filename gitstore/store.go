@@ -41,6 +41,10 @@ type Options struct {
 	// OnCommit, when set, is told each time memd moves a shard's branch. It
 	// runs on the writer's goroutine and must not block.
 	OnCommit func(memd.ShardID)
+	// OnCreate, when set, is told of each shard memd creates (no commit
+	// yet), so that what watches the shards' branches watches it before a
+	// person's first commit in it. It must not block.
+	OnCreate func(memd.ShardID)
 	// Restore, when set, turns on restoring facts that a git commit made
 	// from a stale index dropped, with commits whose messages it formats.
 	Restore RestoreMessage
@@ -181,43 +185,50 @@ func (s *Store) ShardDir(id memd.ShardID) string {
 
 // Shard opens an existing shard; ENOTFOUND when there is none.
 func (s *Store) Shard(id memd.ShardID) (*Shard, error) {
-	return s.open(id, false)
+	sh, _, err := s.open(id, false)
+	return sh, err
 }
 
-// CreateShard opens a shard, creating its repository if needed.
+// CreateShard opens a shard, creating its repository if needed (and
+// telling OnCreate).
 func (s *Store) CreateShard(id memd.ShardID) (*Shard, error) {
-	return s.open(id, true)
+	sh, created, err := s.open(id, true)
+	if created && s.opts.OnCreate != nil {
+		s.opts.OnCreate(id)
+	}
+	return sh, err
 }
 
-func (s *Store) open(id memd.ShardID, create bool) (*Shard, error) {
+func (s *Store) open(id memd.ShardID, create bool) (sh *Shard, created bool, err error) {
 	if _, err := memd.ParseShardID(id.String()); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+		return nil, false, memd.Errorf(memd.EUNAVAILABLE, "store is closed")
 	}
 	if sh, ok := s.shards[id]; ok {
-		return sh, nil
+		return sh, false, nil
 	}
 	dir := s.ShardDir(id)
 	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
 		if !create {
-			return nil, memd.Errorf(memd.ENOTFOUND, "no shard %s", id)
+			return nil, false, memd.Errorf(memd.ENOTFOUND, "no shard %s", id)
 		}
 		if err := initRepo(dir); err != nil {
-			return nil, fmt.Errorf("create shard %s: %w", id, err)
+			return nil, false, fmt.Errorf("create shard %s: %w", id, err)
 		}
+		created = true
 	} else if err != nil {
-		return nil, fmt.Errorf("open shard %s: %w", id, err)
+		return nil, false, fmt.Errorf("open shard %s: %w", id, err)
 	}
-	sh, err := openShard(s, id, dir)
+	sh, err = openShard(s, id, dir)
 	if err != nil {
-		return nil, fmt.Errorf("open shard %s: %w", id, err)
+		return nil, created, fmt.Errorf("open shard %s: %w", id, err)
 	}
 	s.shards[id] = sh
-	return sh, nil
+	return sh, created, nil
 }
 
 // Shards lists the shards in the store, sorted by kind and name.
