@@ -181,6 +181,12 @@ func (h *Hub) publish(id memd.ShardID) error {
 	f := h.feedOf(id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return h.publishHeld(sh, f)
+}
+
+// publishHeld is publish, the shard's feed held.
+func (h *Hub) publishHeld(sh *gitstore.Shard, f *shardFeed) error {
+	id := sh.ID()
 	// A commit made outside memd is read at once, so facts a stale git
 	// index dropped are restored now, not at the next call that reads
 	// the shard.
@@ -204,7 +210,7 @@ func (h *Hub) publish(id memd.ShardID) error {
 		}
 		return nil
 	}
-	for _, c := range commits {
+	for _, c := range inFeedOrder(commits, head) {
 		ev, err := event(sh, c)
 		if err != nil {
 			return err
@@ -329,10 +335,10 @@ func (s *Subscriber) cut(err error) {
 }
 
 // Subscribe registers a subscriber for the shards wants accepts. For each
-// shard in since it first reads the commits after the given one from
-// history, up to the last commit published; live events follow from there,
-// so nothing is missed or sent twice. A commit that is not on the shard's
-// branch is an error.
+// shard in since it reads the commits the feed sent after the given one,
+// up to the last commit published; live events follow from there, so
+// nothing is missed or sent twice. A commit the feed never sent (not on
+// the shard's branch, or too far back) is an error.
 func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]gitstore.Hash) (*Subscriber, error) {
 	s := &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
 	ids := make([]memd.ShardID, 0, len(since))
@@ -340,48 +346,73 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
-	// Hold each resumed shard's feed while registering, so no commit is
-	// published between the point replay reads up to and the first live one.
-	heads := make(map[memd.ShardID]gitstore.Hash)
-	var shards []*gitstore.Shard
+	heads, shards, err := h.register(s, ids)
+	if err != nil {
+		return nil, err
+	}
+	// The replay is read with the shards' feeds free: a resume from far
+	// back holds up no one's live events (which wait in the subscriber's
+	// buffer meanwhile, behind the replay).
+	for i, id := range ids {
+		if err := s.readReplay(shards[i], since[id], heads[id]); err != nil {
+			h.Unsubscribe(s)
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// readReplay adds to the replay the commits of a shard the feed sent after
+// since, up to head.
+func (s *Subscriber) readReplay(sh *gitstore.Shard, since, head gitstore.Hash) error {
+	commits, err := replayAfter(sh, since, head, maxReplay)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		ev, err := event(sh, c)
+		if err != nil {
+			return err
+		}
+		ev.Replay = true
+		s.replay = append(s.replay, ev)
+	}
+	return nil
+}
+
+// register adds a subscriber, holding the feeds of the shards it resumes
+// while it does, so that what a replay reads up to (heads) and the first
+// live event meet with nothing between. A resumed shard the hub has not
+// published yet (made or copied in since the start) is published first:
+// its history is not news to this subscriber later.
+func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (heads map[memd.ShardID]gitstore.Hash, shards []*gitstore.Shard, err error) {
+	heads = make(map[memd.ShardID]gitstore.Hash)
 	var locked []*shardFeed
 	defer func() {
 		for _, f := range locked {
 			f.mu.Unlock()
 		}
 	}()
-	for _, id := range ids {
+	for _, id := range resumed {
 		sh, err := h.store.Shard(id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f := h.feedOf(id)
 		f.mu.Lock()
 		locked = append(locked, f)
+		if f.head.IsZero() {
+			if err := h.publishHeld(sh, f); err != nil {
+				return nil, nil, err
+			}
+		}
 		heads[id] = f.head
 		shards = append(shards, sh)
-	}
-	for i, id := range ids {
-		commits, reached, err := after(shards[i], since[id], heads[id], maxReplay)
-		if err != nil {
-			return nil, err
-		}
-		if !reached {
-			return nil, memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since[id], id, maxReplay, id)
-		}
-		for _, c := range commits {
-			ev, err := event(shards[i], c)
-			if err != nil {
-				return nil, err
-			}
-			ev.Replay = true
-			s.replay = append(s.replay, ev)
-		}
 	}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
-	return s, nil
+	return heads, shards, nil
 }
 
 // Unsubscribe removes a subscriber.

@@ -14,9 +14,14 @@ import (
 
 // Feed connection limits.
 const (
-	pingEvery    = 20 * time.Second
-	pongWait     = 60 * time.Second
-	writeWait    = 10 * time.Second
+	pingEvery = 20 * time.Second
+	pongWait  = 60 * time.Second
+	writeWait = 10 * time.Second
+	// stallWait is how long an event may wait for a subscriber that
+	// stopped reading (an agent in a long tool call) before its
+	// connection is dropped: one that reads again sooner gets what it
+	// missed, or, cut off for falling behind, the close frame saying why.
+	stallWait    = pongWait
 	maxFrameRead = 4 << 10   // clients only send control frames and small texts
 	sendBuffer   = 256 << 10 // kernel send buffer of one feed connection
 )
@@ -78,10 +83,22 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 		if b == nil {
 			b, _ = json.Marshal(ev)
 		}
-		conn.SetWriteDeadline(time.Now().Add(writeWait))
+		conn.SetWriteDeadline(time.Now().Add(stallWait))
 		return conn.WriteMessage(websocket.TextMessage, b) == nil
 	}
 	for _, ev := range sub.Replay() {
+		// An agent removed, or memd stopping, ends the feed at once; one
+		// cut off for falling behind still gets its replay, then why.
+		select {
+		case <-sub.Done():
+			if !errors.Is(sub.Err(), memd.ErrOverrun) {
+				endFeed(conn, sub, send)
+				return
+			}
+		case <-signedOut:
+			return
+		default:
+		}
 		if !send(ev) {
 			return
 		}
@@ -104,30 +121,36 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "signed out"), time.Now().Add(writeWait))
 			return
 		case <-sub.Done():
-			// Send what is still buffered, then say why the feed ends.
-			for {
-				select {
-				case ev := <-sub.Events():
-					if !send(ev) {
-						return
-					}
-					continue
-				default:
-				}
-				break
-			}
-			code, reason := websocket.CloseNormalClosure, "closed"
-			if err := sub.Err(); err != nil {
-				reason = err.Error()
-				if errors.Is(err, memd.ErrOverrun) {
-					code = memd.CloseOverrun
-				}
-			}
-			if len(reason) > 120 {
-				reason = reason[:120]
-			}
-			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
+			endFeed(conn, sub, send)
 			return
 		}
 	}
+}
+
+// endFeed closes the feed of a subscription the hub ended: what is still
+// buffered goes first (not to an agent removed, whose feeds end at once),
+// then the close frame says why.
+func endFeed(conn *websocket.Conn, sub memd.Subscription, send func(memd.FeedEvent) bool) {
+	code, reason := websocket.CloseNormalClosure, "closed"
+	if err := sub.Err(); err != nil {
+		reason = err.Error()
+		if errors.Is(err, memd.ErrOverrun) {
+			code = memd.CloseOverrun
+		}
+	}
+	for memd.ErrorCode(sub.Err()) != memd.EUNAUTHORIZED {
+		select {
+		case ev := <-sub.Events():
+			if !send(ev) {
+				return
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if len(reason) > 120 {
+		reason = reason[:120]
+	}
+	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
 }

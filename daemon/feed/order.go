@@ -1,0 +1,115 @@
+package feed
+
+import (
+	"cmp"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// The feed's order of a shard's commits is a function of its history, not
+// of when the hub read it: main's first-parent chain, oldest first, each
+// commit of it after the commits it brought in that main lacked (a merge's
+// other parents and theirs), those parents first. The live feed sends every
+// batch it reads in this order, so a subscriber resuming from any commit it
+// was sent, a merged branch's among them, is replayed exactly what followed
+// that commit.
+
+// inFeedOrder orders commits, all of them reachable from head and closed
+// under "parent of, and not reachable from where the range started" (what
+// Range returns), in the feed's order.
+func inFeedOrder(commits []gitstore.Commit, head gitstore.Hash) []gitstore.Commit {
+	if len(commits) < 2 {
+		return commits
+	}
+	byHash := make(map[gitstore.Hash]gitstore.Commit, len(commits))
+	for _, c := range commits {
+		byHash[c.Hash] = c
+	}
+	chain := firstParents(byHash, head)
+	out := make([]gitstore.Commit, 0, len(commits))
+	sent := make(map[gitstore.Hash]bool, len(commits))
+	type frame struct {
+		c    gitstore.Commit
+		next int // the next parent to look at
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		// The commits a chain commit brought in, parents first: a walk
+		// down its other parents, each commit written once its parents
+		// among the range are.
+		stack := []frame{{c: chain[i], next: 1}}
+		sent[chain[i].Hash] = true
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			if top.next < len(top.c.Parents) {
+				p, in := byHash[top.c.Parents[top.next]]
+				top.next++
+				if in && !sent[p.Hash] {
+					sent[p.Hash] = true
+					stack = append(stack, frame{c: p})
+				}
+				continue
+			}
+			out = append(out, top.c)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return out
+}
+
+// firstParents returns the chain of first parents from head down to the
+// first that commits lacks, head first.
+func firstParents(commits map[gitstore.Hash]gitstore.Commit, head gitstore.Hash) []gitstore.Commit {
+	var chain []gitstore.Commit
+	for c, ok := commits[head]; ok; {
+		chain = append(chain, c)
+		if len(c.Parents) == 0 {
+			break
+		}
+		c, ok = commits[c.Parents[0]]
+	}
+	return chain
+}
+
+// replayAfter returns the commits the feed sent after since, up to head,
+// in its order. A since main's chain passes through is followed by what
+// Range gives; one a merge brought in (a branch's commit) is placed in the
+// feed order of the history from where that branch left the chain.
+func replayAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int) ([]gitstore.Commit, error) {
+	var notOnMain error = memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since, sh.ID(), limit, sh.ID())
+	if head.IsZero() && !since.IsZero() {
+		return nil, notOnMain // the shard has no commit
+	}
+	commits, reached, err := after(sh, since, head, limit)
+	if err != nil {
+		return nil, err
+	}
+	if !reached {
+		return nil, notOnMain
+	}
+	byHash := make(map[gitstore.Hash]gitstore.Commit, len(commits))
+	for _, c := range commits {
+		byHash[c.Hash] = c
+	}
+	chain := firstParents(byHash, head)
+	var below gitstore.Hash // where the chain leaves the range
+	if n := len(chain); n > 0 && len(chain[n-1].Parents) > 0 {
+		below = chain[n-1].Parents[0]
+	}
+	if len(commits) == 0 || below == since {
+		return inFeedOrder(commits, head), nil
+	}
+	// since came in through a merge: the chain left the range at one of
+	// its ancestors, below. The history from there holds since.
+	all, reached, err := after(sh, below, head, limit)
+	if err != nil || !reached {
+		return nil, cmp.Or(err, notOnMain)
+	}
+	ordered := inFeedOrder(all, head)
+	for i, c := range ordered {
+		if c.Hash == since {
+			return ordered[i+1:], nil
+		}
+	}
+	return nil, notOnMain
+}

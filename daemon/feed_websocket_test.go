@@ -1,0 +1,173 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/daemon"
+)
+
+// fastImport writes n commits on branch side of the repository in dir, on
+// top of from, each rewriting one line of notes/big.md (100 lines of 500
+// bytes), with git fast-import: a person's history brought in at once.
+func fastImport(t *testing.T, dir, from string, n int) {
+	t.Helper()
+	fastImportWide(t, dir, from, n, 490)
+}
+
+// fastImportWide is fastImport with lines of about width bytes.
+func fastImportWide(t *testing.T, dir, from string, n, width int) {
+	t.Helper()
+	lines := make([]string, 100)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %03d %s", i, strings.Repeat("a", width))
+	}
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		lines[i%100] = fmt.Sprintf("line %03d v%04d %s", i%100, i, strings.Repeat(string(rune('b'+i%20)), max(width-6, 1)))
+		text := strings.Join(lines, "\n") + "\n"
+		msg := fmt.Sprintf("hand edit %d", i)
+		fmt.Fprintf(&b, "commit refs/heads/side\ncommitter pat <pat@example.com> %d +0000\ndata %d\n%s\n", 1700000000+i, len(msg), msg)
+		if i == 0 {
+			fmt.Fprintf(&b, "from %s\n", from)
+		}
+		fmt.Fprintf(&b, "M 100644 inline notes/big.md\ndata %d\n%s\n", len(text), text)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir = dir
+	cmd.Stdin = &b
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+}
+
+// A websocket subscriber that stops reading for a while (an agent in a
+// tool call of a dozen seconds) while a person's history of 2,000 commits
+// comes in falls more than 512 events behind. When it reads again it gets
+// the events sent before the cut, in order, then the close frame with
+// code 4001 telling it to resume with since: not a connection that just
+// ends, as when memd gave up writing to it after ten seconds.
+func TestFeed_StalledWebsocketSubscriberIsToldWhy(t *testing.T) {
+	e := startFeed(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	first := remember(t, alice, "agent/alice", "Before the flood", memd.TierProfile, memd.Source{}).Commit
+	dir := e.d.Store.ShardDir(s)
+
+	// A client with a small receive buffer, as any client that stops
+	// reading ends up with once its buffer is full.
+	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}
+	url := strings.Replace(e.d.URL(), "http://", "ws://", 1) + "/v1/feed?shards=agent/alice"
+	conn, _, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + alice.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A reading subscriber beside it, to know when the flood was sent.
+	reader, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	fastImportWide(t, dir, first, 2000, 100)
+	gitIn(t, dir, "merge", "-q", "--ff-only", "side")
+	last := gitIn(t, dir, "rev-parse", "HEAD")
+	if got := collect(t, reader, last); len(got) != 2000 {
+		t.Fatalf("the reading subscriber got %d events, want 2000", len(got))
+	}
+	time.Sleep(12 * time.Second) // the stall itself: not reading, past the ten seconds memd once gave it
+
+	parent := first
+	for n := 0; ; n++ {
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != memd.CloseOverrun || !strings.Contains(ce.Text, "since") {
+				t.Errorf("after %d events, the stalled subscriber's feed ended with %v, want a close frame with code %d telling it to resume with since", n, err, memd.CloseOverrun)
+			}
+			if n == 0 {
+				t.Error("no event reached the stalled subscriber")
+			}
+			return
+		}
+		var ev memd.FeedEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Parent != parent {
+			t.Fatalf("event %d: commit %.7s follows %.7s, want it to follow %.7s: a gap", n, ev.Commit, ev.Parent, parent)
+		}
+		parent = ev.Commit
+	}
+}
+
+// "Removing an agent ends its open feeds at once." An agent that resumed
+// far back is being sent a long replay when the admin removes it: what it
+// receives after the removal must be at most what was already on its way
+// (the kernel's buffers), not the rest of the replay.
+func TestFeed_RemovingAnAgentEndsItsReplay(t *testing.T) {
+	dir := t.TempDir()
+	e := startQuietIn(t, dir, daemon.Config{})
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	s := memd.AgentShard("alice")
+	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
+	e.d.Shutdown(ctx)
+	sdir := e.d.Store.ShardDir(s)
+	fastImport(t, sdir, first, 2000)
+	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	e2 := startQuietIn(t, dir, daemon.Config{})
+
+	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}
+	url := strings.Replace(e2.d.URL(), "http://", "ws://", 1) + "/v1/feed?shards=agent/alice&since=agent/alice:" + first
+	conn, _, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + alice.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, _, err := conn.ReadMessage(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e2.admin.RemoveAgent(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var end error
+	for {
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, _, err := conn.ReadMessage(); err != nil {
+			end = err
+			break
+		}
+		n++
+	}
+	t.Logf("after the removal: %d more events, then %v", n, end)
+	if n > 300 {
+		t.Errorf("agent alice was removed, yet its open feed went on to send %d more events of agent/alice (ended: %v)", n, end)
+	}
+}
