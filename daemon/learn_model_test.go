@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,19 +49,13 @@ func TestLearner_MarkdownInsideAFactIsKept(t *testing.T) {
 // A model that hangs is given up on at the model timeout, and the
 // exchange is retried and learned once.
 func TestLearner_HangingModelTimesOutThenLearns(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
-	m := newModelServer(t, func(r modelRequest) (int, string) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
+	m := newModelServer(t, byCall(func(n int, r modelRequest) (int, string) {
 		if n == 1 {
 			<-r.Context.Done() // hangs until the client gives up
 			return 0, ""
 		}
 		return http.StatusOK, "log: Learned after the model hung once"
-	})
+	}))
 	e, feed := startLearningWith(t, m, func(c *daemon.Config) { c.Model.Timeout = 300 * time.Millisecond })
 	alice := e.agent(t, "alice")
 	st, err := alice.Learn(context.Background(), exchange("alice", "hang1", memd.ChatGroup, "", "Remember that the model hung once", "OK"))
@@ -201,18 +194,12 @@ func adminClient(t *testing.T, d *daemon.Daemon, dir string) *client.Client {
 // retried (README: "an empty answer ... is retried"), not marked learned
 // with nothing learned and nothing counted as ignored.
 func TestLearner_AnAnswerOfAnEmptyCodeFenceIsRetried(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
-	m := newModelServer(t, func(r modelRequest) (int, string) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
+	m := newModelServer(t, byCall(func(n int, r modelRequest) (int, string) {
 		if n == 1 {
 			return http.StatusOK, "```\n```"
 		}
 		return http.StatusOK, "log: The launch moved to May"
-	})
+	}))
 	e, feed := startLearning(t, m)
 	alice := e.agent(t, "alice")
 	st, err := alice.Learn(context.Background(), exchange("alice", "fence1", memd.ChatGroup, "", "Remember the launch moved to May", "OK"))
@@ -388,8 +375,6 @@ func TestLearner_SynthesisRewriteKeepsInlineCode(t *testing.T) {
 // ID and of a fact never shown, 429 and 500 before the answer. Only valid
 // facts land, once each, and every other line is counted as ignored.
 func TestLearner_SloppyModelAfterBusyAndBroken(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
 	exact := strings.Repeat("a", 499) + "b"
 	answer := strings.Join([]string{
 		"profile: Lives in Lisbon",
@@ -400,11 +385,7 @@ func TestLearner_SloppyModelAfterBusyAndBroken(t *testing.T) {
 		"remove: 0debdaf7d96f",
 		"remove: Never shown to the model",
 	}, "\n")
-	m := newModelServer(t, func(r modelRequest) (int, string) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
+	m := newModelServer(t, byCall(func(n int, _ modelRequest) (int, string) {
 		switch n {
 		case 1:
 			return http.StatusTooManyRequests, ""
@@ -412,7 +393,7 @@ func TestLearner_SloppyModelAfterBusyAndBroken(t *testing.T) {
 			return http.StatusInternalServerError, ""
 		}
 		return http.StatusOK, answer
-	})
+	}))
 	e, feed := startLearning(t, m)
 	alice := e.agent(t, "alice")
 	st, err := alice.Learn(context.Background(), exchange("alice", "s1", memd.ChatGroup, "", "I live in Lisbon; here is a long note", "OK"))

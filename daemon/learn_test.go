@@ -30,6 +30,20 @@ func newModelServer(t *testing.T, answer scriptedmodel.Answer) *modelServer {
 
 func answers(text string) scriptedmodel.Answer { return scriptedmodel.Reply(text) }
 
+// byCall answers the n-th call to the model (from 1) as answer says: a
+// model that fails, hangs or answers badly before it answers well.
+func byCall(answer func(n int, r modelRequest) (int, string)) scriptedmodel.Answer {
+	var mu sync.Mutex
+	calls := 0
+	return func(r modelRequest) (int, string) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		return answer(n, r)
+	}
+}
+
 // startLearning starts a daemon that learns with the model server, retrying
 // quickly, and an admin feed of every shard to wait on.
 func startLearning(t *testing.T, m *modelServer) (*env, memd.Subscription) {
@@ -274,14 +288,12 @@ func TestLearn_UserMemoryOnlyFromDirectChats(t *testing.T) {
 // that never recovers: failed in status, metrics and the feed, and learned
 // after a manual retry.
 func TestLearn_RetriesFailuresAndManualRetry(t *testing.T) {
-	calls := 0
-	m := newModelServer(t, func(modelRequest) (int, string) {
-		calls++
-		if calls <= 2 {
+	m := newModelServer(t, byCall(func(n int, _ modelRequest) (int, string) {
+		if n <= 2 {
 			return http.StatusInternalServerError, ""
 		}
 		return http.StatusOK, "log: Learned after two failures"
-	})
+	}))
 	e, feed := startLearning(t, m)
 	ctx := context.Background()
 	alice := e.agent(t, "alice")
