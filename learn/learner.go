@@ -642,7 +642,7 @@ func quoted(known []memd.Fact, q Quote) int {
 		return i
 	}
 	if q.User {
-		labelled := memd.FactID(userLabel + " " + q.Text)
+		labelled := memd.FactID("[user] " + q.Text)
 		if i := slices.IndexFunc(known, func(f memd.Fact) bool { return f.ID == labelled }); i >= 0 {
 			return i
 		}

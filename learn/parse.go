@@ -3,6 +3,8 @@ package learn
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memd/memd"
 )
@@ -44,13 +46,10 @@ func (a Answer) Blank() bool {
 
 var (
 	listMarker = regexp.MustCompile(`^(?:[-*•+]\s+|\(?\d{1,3}[.)]\s+)`)
-	instrLine  = regexp.MustCompile("(?i)^(profile|log|note|user|remove)(?:\\*\\*|__|\\*|_|`)?\\s*:\\s*(.*)$")
+	instrLine  = regexp.MustCompile("(?i)^(profile|log|note|user|remove)" + closingMark + "\\s*:\\s*(.*)$")
 	noneLine   = regexp.MustCompile(`(?i)^none\.?$`)
 	datePrefix = regexp.MustCompile(`^\(\d{4}-\d{2}-\d{2}\)\s*`)
 )
-
-// userLabel is what the prompt puts before each of the person's facts.
-const userLabel = "[user]"
 
 // ParseAnswer reads a model's answer, tolerating what models do around the
 // format — code fences, numbering, bullets, bold, quotes, prose — and
@@ -97,8 +96,10 @@ func ParseAnswer(text string, maxAdds, maxRemoves int) Answer {
 }
 
 // marks are the Markdown marks a model puts around a line, a keyword or a
-// fact, the longer first.
-var marks = []string{"**", "__", "*", "_", "`"}
+// fact, the longer first; closingMark matches one closing a keyword.
+var marks = []string{"***", "**", "__", "*", "_", "`"}
+
+const closingMark = "(\\*\\*\\*|\\*\\*|__|\\*|_|`)?"
 
 // openingMark returns the mark s starts with, or "".
 func openingMark(s string) string {
@@ -111,25 +112,26 @@ func openingMark(s string) string {
 }
 
 // splitInstruction matches a line (its list marker taken off) against an
-// instruction's pattern, whose groups are the keyword and the body, and
-// takes off the marks around the keyword or the whole line ("**profile:**
-// x", "**profile**: x", "`log: x`") and around the whole body.
+// instruction's pattern, whose groups are the keyword, the mark closing it
+// and the body, and takes off the marks around the keyword or the whole
+// line ("**profile:** x", "**profile**: x", "`log: x`") and around the
+// whole body. A mark closed before the colon leaves the body as it is:
+// "**log**: Released **v2**".
 func splitInstruction(line string, pattern *regexp.Regexp) (keyword, body string, ok bool) {
 	mark := openingMark(line)
 	m := pattern.FindStringSubmatch(line[len(mark):])
 	if m == nil {
 		return "", "", false
 	}
-	body = strings.TrimSpace(m[2])
-	if mark != "" {
-		switch {
-		case strings.HasPrefix(body, mark): // closed after the colon
-			body = body[len(mark):]
-		case strings.HasSuffix(body, mark): // closed at the end of the line
-			body = body[:len(body)-len(mark)]
-		}
+	keyword, closed, body := m[1], m[2], strings.TrimSpace(m[3])
+	switch {
+	case mark == "" || closed != "":
+	case strings.HasPrefix(body, mark): // closed after the colon
+		body = body[len(mark):]
+	case strings.Count(body, mark)%2 == 1 && strings.HasSuffix(body, mark): // closed at the end of the line
+		body = body[:len(body)-len(mark)]
 	}
-	return m[1], unwrap(strings.TrimSpace(body)), true
+	return keyword, unwrap(strings.TrimSpace(body)), true
 }
 
 // unwrap takes off marks that enclose all of s and nothing inside it:
@@ -151,21 +153,45 @@ func unwrap(s string) string {
 func quoteOf(s string) Quote {
 	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "- "))
 	s = datePrefix.ReplaceAllString(s, "")
-	rest, user := strings.CutPrefix(s, userLabel)
-	return Quote{Text: unquote(unwrap(strings.TrimSpace(rest))), User: user}
+	label := labelPrefix.FindString(s)
+	s = datePrefix.ReplaceAllString(s[len(label):], "") // "[user] (date) x" too
+	return Quote{Text: unquote(unwrap(strings.TrimSpace(s))), User: label != ""}
 }
 
+// labelPrefix is the person's label as a model copies it: "[user]", in
+// any case, with or without marks around it.
+var labelPrefix = regexp.MustCompile("(?i)^" + closingMark + `\[user\]` + closingMark + `\s*`)
+
 // unquote takes off quotes that enclose all of s and no other quote of
-// theirs: "\"Dune\" is better than \"Foundation\"" keeps its own.
+// theirs: "\"Dune\" is better than \"Foundation\"" keeps its own. An
+// apostrophe within a word ("doesn't") is no quote.
 func unquote(s string) string {
 	for _, q := range [][2]string{{`"`, `"`}, {"'", "'"}, {"“", "”"}, {"‘", "’"}} {
 		if len(s) < len(q[0])+len(q[1]) || !strings.HasPrefix(s, q[0]) || !strings.HasSuffix(s, q[1]) {
 			continue
 		}
 		inner := s[len(q[0]) : len(s)-len(q[1])]
-		if !strings.Contains(inner, q[0]) && !strings.Contains(inner, q[1]) {
+		if !holdsQuote(inner, q[0]) && !holdsQuote(inner, q[1]) {
 			return strings.TrimSpace(inner)
 		}
 	}
 	return s
+}
+
+// holdsQuote tells whether s holds quote q other than as an apostrophe
+// between two letters.
+func holdsQuote(s, q string) bool {
+	for i := strings.Index(s, q); i >= 0; {
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(q):])
+		if !unicode.IsLetter(before) || !unicode.IsLetter(after) || q == `"` || q == "“" || q == "”" {
+			return true
+		}
+		next := strings.Index(s[i+len(q):], q)
+		if next < 0 {
+			return false
+		}
+		i += len(q) + next
+	}
+	return false
 }

@@ -574,7 +574,7 @@ func approvalPrompt(agent string, changes []Change, ev []evidence) (system, user
 }
 
 var (
-	proposalLine = regexp.MustCompile("(?i)^(merge|rewrite|remove)(?:\\*\\*|__|\\*|_|`)?\\s*:\\s*(.*)$")
+	proposalLine = regexp.MustCompile("(?i)^(merge|rewrite|remove)" + closingMark + "\\s*:\\s*(.*)$")
 	verdictLine  = regexp.MustCompile(`(?i)^(?:change\s*)?#?(\d{1,3})\s*[:.)\-]\s*(approve|approved|reject|rejected)\b[\s:,.\-]*(.*)$`)
 	idList       = regexp.MustCompile(`[\s,]+`)
 	emphasis     = strings.NewReplacer("**", "", "__", "", "`", "")

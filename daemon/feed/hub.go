@@ -66,6 +66,28 @@ type Hub struct {
 type shardFeed struct {
 	mu   sync.Mutex
 	head gitstore.Hash // the last commit published
+	// sent holds the heads published, oldest first, ending with head:
+	// each batch the hub read is the commits between two of them, in
+	// the feed's order, and a replay from a commit of one goes on from
+	// there (see replayAfter). It starts at the hub's start (at the zero
+	// hash for a shard first seen after it) or at a reset.
+	sent []gitstore.Hash
+}
+
+// maxSent bounds the heads a shard's feed keeps; a replay from a commit
+// older than them is read in the history's order.
+const maxSent = maxReplay
+
+// published records head as published: after a batch that followed the
+// last, or, reset, as the start of what follows.
+func (f *shardFeed) published(head gitstore.Hash, reset bool) {
+	if reset {
+		f.sent = f.sent[:0]
+	}
+	if len(f.sent) > maxSent {
+		f.sent = slices.Clone(f.sent[len(f.sent)-maxSent/2:]) // let go of the oldest half at once
+	}
+	f.head, f.sent = head, append(f.sent, head)
 }
 
 // New returns a hub for a store. Shards are published from their current
@@ -87,14 +109,14 @@ func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.shards.Store(id, &shardFeed{head: head})
+		h.shards.Store(id, &shardFeed{head: head, sent: []gitstore.Hash{head}})
 	}
 	return h, nil
 }
 
 func (h *Hub) feedOf(id memd.ShardID) *shardFeed {
 	// A shard first seen after start is new: everything in it is news.
-	f, _ := h.shards.LoadOrStore(id, &shardFeed{})
+	f, _ := h.shards.LoadOrStore(id, &shardFeed{sent: []gitstore.Hash{{}}})
 	return f.(*shardFeed)
 }
 
@@ -204,7 +226,7 @@ func (h *Hub) publishHeld(sh *gitstore.Shard, f *shardFeed) error {
 	if !reached {
 		// The branch was reset or rewritten: say so, then carry on from it.
 		h.deliver(memd.FeedEvent{Type: memd.EventReset, Shard: id, Commit: head.String()})
-		f.head = head
+		f.published(head, true)
 		if h.hooks.Moved != nil {
 			h.hooks.Moved(id)
 		}
@@ -224,7 +246,7 @@ func (h *Hub) publishHeld(sh *gitstore.Shard, f *shardFeed) error {
 			h.hooks.Published(op)
 		}
 	}
-	f.head = head
+	f.published(head, false)
 	if h.hooks.Moved != nil {
 		h.hooks.Moved(id)
 	}
@@ -346,7 +368,7 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
-	heads, shards, err := h.register(s, ids)
+	sent, shards, err := h.register(s, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +376,7 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 	// back holds up no one's live events (which wait in the subscriber's
 	// buffer meanwhile, behind the replay).
 	for i, id := range ids {
-		if err := s.readReplay(shards[i], since[id], heads[id]); err != nil {
+		if err := s.readReplay(shards[i], since[id], sent[id]); err != nil {
 			h.Unsubscribe(s)
 			return nil, err
 		}
@@ -363,9 +385,9 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 }
 
 // readReplay adds to the replay the commits of a shard the feed sent after
-// since, up to head.
-func (s *Subscriber) readReplay(sh *gitstore.Shard, since, head gitstore.Hash) error {
-	commits, err := replayAfter(sh, since, head, maxReplay)
+// since, given the heads it published.
+func (s *Subscriber) readReplay(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash) error {
+	commits, err := replayAfter(sh, since, sent, maxReplay)
 	if err != nil {
 		return err
 	}
@@ -381,12 +403,13 @@ func (s *Subscriber) readReplay(sh *gitstore.Shard, since, head gitstore.Hash) e
 }
 
 // register adds a subscriber, holding the feeds of the shards it resumes
-// while it does, so that what a replay reads up to (heads) and the first
-// live event meet with nothing between. A resumed shard the hub has not
-// published yet (made or copied in since the start) is published first:
-// its history is not news to this subscriber later.
-func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (heads map[memd.ShardID]gitstore.Hash, shards []*gitstore.Shard, err error) {
-	heads = make(map[memd.ShardID]gitstore.Hash)
+// while it does, so that what a replay reads up to and the first live
+// event meet with nothing between. Each resumed shard is published first:
+// a commit memd has just answered with is one the replay can start from,
+// and the history of a shard the hub had not read yet is not news to this
+// subscriber later. It returns the heads each resumed shard's feed sent.
+func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (sent map[memd.ShardID][]gitstore.Hash, shards []*gitstore.Shard, err error) {
+	sent = make(map[memd.ShardID][]gitstore.Hash)
 	var locked []*shardFeed
 	defer func() {
 		for _, f := range locked {
@@ -401,18 +424,16 @@ func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (heads map[memd.Sh
 		f := h.feedOf(id)
 		f.mu.Lock()
 		locked = append(locked, f)
-		if f.head.IsZero() {
-			if err := h.publishHeld(sh, f); err != nil {
-				return nil, nil, err
-			}
+		if err := h.publishHeld(sh, f); err != nil {
+			return nil, nil, err
 		}
-		heads[id] = f.head
+		sent[id] = slices.Clone(f.sent)
 		shards = append(shards, sh)
 	}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
-	return heads, shards, nil
+	return sent, shards, nil
 }
 
 // Unsubscribe removes a subscriber.

@@ -2,18 +2,22 @@ package feed
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
 
-// The feed's order of a shard's commits is a function of its history, not
-// of when the hub read it: main's first-parent chain, oldest first, each
-// commit of it after the commits it brought in that main lacked (a merge's
-// other parents and theirs), those parents first. The live feed sends every
-// batch it reads in this order, so a subscriber resuming from any commit it
-// was sent, a merged branch's among them, is replayed exactly what followed
-// that commit.
+// The order of the feed. The hub reads a shard's new commits in batches,
+// from the head it published last to the new one, and sends each batch in
+// the order of its history: the new head's first-parent chain, oldest
+// first, each commit of it after the commits it brought in (a merge's
+// other parents and theirs), those parents first. A replay goes by the
+// same batches, from the heads the hub published, so a subscriber resuming
+// from any commit it was sent, a merged branch's among them, or memd's own
+// that a person's pull later made a merge's second parent, gets exactly
+// what followed it. Commits from before the hub's start are replayed in
+// the order of the history from there.
 
 // inFeedOrder orders commits, all of them reachable from head and closed
 // under "parent of, and not reachable from where the range started" (what
@@ -71,14 +75,64 @@ func firstParents(commits map[gitstore.Hash]gitstore.Commit, head gitstore.Hash)
 	return chain
 }
 
-// replayAfter returns the commits the feed sent after since, up to head,
-// in its order. A since main's chain passes through is followed by what
-// Range gives; one a merge brought in (a branch's commit) is placed in the
-// feed order of the history from where that branch left the chain.
-func replayAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int) ([]gitstore.Commit, error) {
-	var notOnMain error = memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since, sh.ID(), limit, sh.ID())
-	if head.IsZero() && !since.IsZero() {
-		return nil, notOnMain // the shard has no commit
+// replayAfter returns the commits the feed sent after since, given the
+// heads it published (oldest first, the last where the replay ends), in
+// the order it sent them.
+func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, limit int) ([]gitstore.Commit, error) {
+	if len(sent) == 0 || since == sent[len(sent)-1] {
+		return nil, nil
+	}
+	var later [][]gitstore.Commit // the batches after since's, newest first
+	n := 0
+	k := len(sent) - 1
+	for ; k > 0; k-- {
+		commits, reached, err := after(sh, sent[k-1], sent[k], limit-n)
+		if err != nil {
+			return nil, err
+		}
+		if !reached {
+			break // the range went past the limit
+		}
+		batch := inFeedOrder(commits, sent[k])
+		if sent[k-1] == since {
+			return joinNewestLast(batch, later), nil
+		}
+		if i := slices.IndexFunc(batch, func(c gitstore.Commit) bool { return c.Hash == since }); i >= 0 {
+			return joinNewestLast(batch[i+1:], later), nil
+		}
+		if n += len(batch); n >= limit {
+			break
+		}
+		later = append(later, batch)
+	}
+	older, err := historyAfter(sh, since, sent[k], limit-n)
+	if err != nil {
+		return nil, err
+	}
+	return joinNewestLast(older, later), nil
+}
+
+// joinNewestLast returns first followed by the batches, given newest first.
+func joinNewestLast(first []gitstore.Commit, batches [][]gitstore.Commit) []gitstore.Commit {
+	out := slices.Clone(first)
+	for i := len(batches) - 1; i >= 0; i-- {
+		out = append(out, batches[i]...)
+	}
+	return out
+}
+
+// historyAfter returns the commits after since up to head in the order of
+// the history from where since joined main: one main's chain passes
+// through is followed by what Range gives; one a merge brought in (a
+// branch's commit) is placed in the order of the history from where that
+// branch left the chain.
+func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int) ([]gitstore.Commit, error) {
+	var notOnMain error = memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since, sh.ID(), maxReplay, sh.ID())
+	if since == head {
+		return nil, nil
+	}
+	if head.IsZero() || limit <= 0 {
+		return nil, notOnMain
 	}
 	commits, reached, err := after(sh, since, head, limit)
 	if err != nil {
@@ -96,7 +150,7 @@ func replayAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int) ([]gi
 	if n := len(chain); n > 0 && len(chain[n-1].Parents) > 0 {
 		below = chain[n-1].Parents[0]
 	}
-	if len(commits) == 0 || below == since {
+	if below == since {
 		return inFeedOrder(commits, head), nil
 	}
 	// since came in through a merge: the chain left the range at one of

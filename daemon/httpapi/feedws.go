@@ -18,9 +18,10 @@ const (
 	pongWait  = 60 * time.Second
 	writeWait = 10 * time.Second
 	// stallWait is how long an event may wait for a subscriber that
-	// stopped reading (an agent in a long tool call) before its
-	// connection is dropped: one that reads again sooner gets what it
-	// missed, or, cut off for falling behind, the close frame saying why.
+	// stopped reading (an agent in a long tool call): as long as one
+	// silent since its last pong is kept, so that one reading again by
+	// then gets what it missed, or, cut off for falling behind, the close
+	// frame saying why.
 	stallWait    = pongWait
 	maxFrameRead = 4 << 10   // clients only send control frames and small texts
 	sendBuffer   = 256 << 10 // kernel send buffer of one feed connection
