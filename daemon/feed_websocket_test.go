@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -49,73 +48,6 @@ func fastImportWide(t *testing.T, dir, from string, n, width int) {
 	cmd.Stdin = &b
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("fast-import: %v\n%s", err, out)
-	}
-}
-
-// A websocket subscriber that stops reading for a while (an agent in a
-// tool call of a dozen seconds) while a person's history of 2,000 commits
-// comes in falls more than 512 events behind. When it reads again it gets
-// the events sent before the cut, in order, then the close frame with
-// code 4001 telling it to resume with since: not a connection that just
-// ends, as when memd gave up writing to it after ten seconds.
-func TestFeed_StalledWebsocketSubscriberIsToldWhy(t *testing.T) {
-	e := startFeed(t)
-	ctx := context.Background()
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	first := remember(t, alice, "agent/alice", "Before the flood", memd.TierProfile, memd.Source{}).Commit
-	dir := e.d.Store.ShardDir(s)
-
-	// A client with a small receive buffer, as any client that stops
-	// reading ends up with once its buffer is full.
-	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			c.(*net.TCPConn).SetReadBuffer(64 << 10)
-		}
-		return c, err
-	}}
-	url := strings.Replace(e.d.URL(), "http://", "ws://", 1) + "/v1/feed?shards=agent/alice"
-	conn, _, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + alice.Token}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	// A reading subscriber beside it, to know when the flood was sent.
-	reader, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-	fastImportWide(t, dir, first, 2000, 100)
-	gitIn(t, dir, "merge", "-q", "--ff-only", "side")
-	last := gitIn(t, dir, "rev-parse", "HEAD")
-	if got := collect(t, reader, last); len(got) != 2000 {
-		t.Fatalf("the reading subscriber got %d events, want 2000", len(got))
-	}
-	time.Sleep(12 * time.Second) // the stall itself: not reading, past the ten seconds memd once gave it
-
-	parent := first
-	for n := 0; ; n++ {
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, data, err := conn.ReadMessage()
-		if err != nil {
-			if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != memd.CloseOverrun || !strings.Contains(ce.Text, "since") {
-				t.Errorf("after %d events, the stalled subscriber's feed ended with %v, want a close frame with code %d telling it to resume with since", n, err, memd.CloseOverrun)
-			}
-			if n == 0 {
-				t.Error("no event reached the stalled subscriber")
-			}
-			return
-		}
-		var ev memd.FeedEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			t.Fatal(err)
-		}
-		if ev.Parent != parent {
-			t.Fatalf("event %d: commit %.7s follows %.7s, want it to follow %.7s: a gap", n, ev.Commit, ev.Parent, parent)
-		}
-		parent = ev.Commit
 	}
 }
 

@@ -74,9 +74,9 @@ type shardFeed struct {
 	sent []gitstore.Hash
 }
 
-// maxSent bounds the heads a shard's feed keeps; a replay from a commit
-// older than them is read in the history's order.
-const maxSent = maxReplay
+// maxSent bounds the heads a shard's feed keeps (80 KB); a replay from a
+// commit older than them is read in the history's order.
+const maxSent = 4096
 
 // published records head as published: after a batch that followed the
 // last, or, reset, as the start of what follows.
