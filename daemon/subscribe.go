@@ -5,7 +5,6 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/feed"
-	"github.com/memd/memd/gitstore"
 )
 
 // Subscribe refuses: see memd.ScopedReader.
@@ -18,7 +17,7 @@ func (s *Service) SubscribeAs(ctx context.Context, f memd.Following, q memd.Feed
 	if f.Wants == nil {
 		return nil, memd.Errorf(memd.EINVALID, "a subscription needs the shards it may follow")
 	}
-	since := make(map[memd.ShardID]gitstore.Hash, len(q.Since))
+	since := make(map[memd.ShardID]feed.Since, len(q.Since))
 	for id, rev := range q.Since {
 		sh, err := s.shard(id)
 		if err != nil {
@@ -28,7 +27,8 @@ func (s *Service) SubscribeAs(ctx context.Context, f memd.Following, q memd.Feed
 		if err != nil {
 			return nil, err
 		}
-		since[id] = h
+		_, byDate := memd.ParseDate(rev)
+		since[id] = feed.Since{Commit: h, ByDate: byDate == nil}
 	}
 	sub, err := s.Feed.Subscribe(f.Agent, f.Wants, since)
 	if err != nil {

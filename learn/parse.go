@@ -128,11 +128,32 @@ func splitInstruction(line string, pattern *regexp.Regexp) (keyword, body string
 	case mark == "" || closed != "":
 	case strings.HasPrefix(body, mark): // closed after the colon
 		body = body[len(mark):]
-	case strings.Count(body, mark)%2 == 1 && strings.HasSuffix(body, mark): // closed at the end of the line
+	case loneMarks(body, mark)%2 == 1 && strings.HasSuffix(body, mark): // closed at the end of the line
 		body = body[:len(body)-len(mark)]
 	}
 	return keyword, unwrap(strings.TrimSpace(body)), true
 }
+
+// loneMarks counts the marks in s that are not within a word: the
+// underscores of snake_case are the word's.
+func loneMarks(s, mark string) int {
+	n := 0
+	for i := strings.Index(s, mark); i >= 0; {
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(mark):])
+		if !isWordRune(before) || !isWordRune(after) {
+			n++
+		}
+		next := strings.Index(s[i+len(mark):], mark)
+		if next < 0 {
+			break
+		}
+		i += len(mark) + next
+	}
+	return n
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // unwrap takes off marks that enclose all of s and nothing inside it:
 // "**x**" is x, while "`a` or `b`" stays as it is.
@@ -151,7 +172,7 @@ func unwrap(s string) string {
 // from the known facts (a bullet, the date, the person's label) and quotes
 // around it are taken off; the label says whose fact it is.
 func quoteOf(s string) Quote {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "- "))
+	s = unquote(unwrap(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "- "))))
 	s = datePrefix.ReplaceAllString(s, "")
 	label := labelPrefix.FindString(s)
 	s = datePrefix.ReplaceAllString(s[len(label):], "") // "[user] (date) x" too
@@ -160,11 +181,11 @@ func quoteOf(s string) Quote {
 
 // labelPrefix is the person's label as a model copies it: "[user]", in
 // any case, with or without marks around it.
-var labelPrefix = regexp.MustCompile("(?i)^" + closingMark + `\[user\]` + closingMark + `\s*`)
+var labelPrefix = regexp.MustCompile("(?i)^" + closingMark + `\[user\]` + closingMark + `:?\s*`)
 
 // unquote takes off quotes that enclose all of s and no other quote of
-// theirs: "\"Dune\" is better than \"Foundation\"" keeps its own. An
-// apostrophe within a word ("doesn't") is no quote.
+// theirs: "\"Dune\" is better than \"Foundation\"" keeps its own, while
+// an apostrophe ("doesn't", "the teams' board") is no quote.
 func unquote(s string) string {
 	for _, q := range [][2]string{{`"`, `"`}, {"'", "'"}, {"“", "”"}, {"‘", "’"}} {
 		if len(s) < len(q[0])+len(q[1]) || !strings.HasPrefix(s, q[0]) || !strings.HasSuffix(s, q[1]) {
@@ -178,13 +199,18 @@ func unquote(s string) string {
 	return s
 }
 
-// holdsQuote tells whether s holds quote q other than as an apostrophe
-// between two letters.
+// holdsQuote tells whether s holds quote q as a quote: any double quote,
+// but a single one only where it opens a quotation (after a space, before
+// a word), for an apostrophe ends words ("teams'") and stands in them
+// ("doesn't", "90's").
 func holdsQuote(s, q string) bool {
+	if q != "'" && q != "’" {
+		return strings.Contains(s, q)
+	}
 	for i := strings.Index(s, q); i >= 0; {
 		before, _ := utf8.DecodeLastRuneInString(s[:i])
 		after, _ := utf8.DecodeRuneInString(s[i+len(q):])
-		if !unicode.IsLetter(before) || !unicode.IsLetter(after) || q == `"` || q == "“" || q == "”" {
+		if (i == 0 || !isWordRune(before)) && isWordRune(after) {
 			return true
 		}
 		next := strings.Index(s[i+len(q):], q)

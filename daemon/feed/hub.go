@@ -361,7 +361,7 @@ func (s *Subscriber) cut(err error) {
 // up to the last commit published; live events follow from there, so
 // nothing is missed or sent twice. A commit the feed never sent (not on
 // the shard's branch, or too far back) is an error.
-func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]gitstore.Hash) (*Subscriber, error) {
+func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]Since) (*Subscriber, error) {
 	s := &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
 	ids := make([]memd.ShardID, 0, len(since))
 	for id := range since {
@@ -384,10 +384,24 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 	return s, nil
 }
 
+// Since is where a subscriber resumes a shard: after a commit the feed
+// sent, or, named by a date, after everything the last commit of that day
+// holds (commits of a branch merged later, made after the day, included).
+type Since struct {
+	Commit gitstore.Hash
+	ByDate bool
+}
+
 // readReplay adds to the replay the commits of a shard the feed sent after
 // since, given the heads it published.
-func (s *Subscriber) readReplay(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash) error {
-	commits, err := replayAfter(sh, since, sent, maxReplay)
+func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, sent []gitstore.Hash) error {
+	var commits []gitstore.Commit
+	var err error
+	if since.ByDate {
+		commits, err = historyAfter(sh, since.Commit, sent[len(sent)-1], maxReplay, false)
+	} else {
+		commits, err = replayAfter(sh, since.Commit, sent, maxReplay)
+	}
 	if err != nil {
 		return err
 	}

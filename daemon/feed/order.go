@@ -105,7 +105,7 @@ func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, 
 		}
 		later = append(later, batch)
 	}
-	older, err := historyAfter(sh, since, sent[k], limit-n)
+	older, err := historyAfter(sh, since, sent[k], limit-n, true)
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +121,13 @@ func joinNewestLast(first []gitstore.Commit, batches [][]gitstore.Commit) []gits
 	return out
 }
 
-// historyAfter returns the commits after since up to head in the order of
-// the history from where since joined main: one main's chain passes
-// through is followed by what Range gives; one a merge brought in (a
-// branch's commit) is placed in the order of the history from where that
-// branch left the chain.
-func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int) ([]gitstore.Commit, error) {
+// historyAfter returns the commits up to head that since does not hold,
+// in the history's order; with joined, only those after since in the
+// order of the history from where since joined main: after one main's
+// chain passes through, the same; after one a merge brought in (a
+// branch's commit), what follows it in the order of the history from
+// where that branch left the chain.
+func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int, joined bool) ([]gitstore.Commit, error) {
 	var notOnMain error = memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since, sh.ID(), maxReplay, sh.ID())
 	if since == head {
 		return nil, nil
@@ -150,7 +151,7 @@ func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int) ([]g
 	if n := len(chain); n > 0 && len(chain[n-1].Parents) > 0 {
 		below = chain[n-1].Parents[0]
 	}
-	if below == since {
+	if below == since || !joined {
 		return inFeedOrder(commits, head), nil
 	}
 	// since came in through a merge: the chain left the range at one of
