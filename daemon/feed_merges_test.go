@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 )
 
 // A person clones the shard, commits in the clone, and meanwhile memd
@@ -51,18 +52,7 @@ func TestFeed_ResumeAfterAPullThatMadeMemdsCommitASecondParent(t *testing.T) {
 	}
 	live := append([]string{m1}, commits(collect(t, sub, x))...)
 	t.Logf("live: %v (base %.7s M1 %.7s P %.7s X %.7s)", short7(live), base, m1, p, x)
-	for i, since := range append([]string{base}, live[:len(live)-1]...) {
-		resumed, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: since}})
-		if err != nil {
-			t.Errorf("resume after %.7s: %v", since, err)
-			continue
-		}
-		got := commits(collect(t, resumed, x))
-		resumed.Close()
-		if want := live[i:]; strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("resume after %.7s replayed %v, want what the live feed sent after it: %v", since, short7(got), short7(want))
-		}
-	}
+	resumesReplayTheLiveSuffix(t, alice, s, base, live)
 }
 
 // One ref update brings in an octopus merge of three branches and a
@@ -109,18 +99,7 @@ func TestFeed_ResumeAcrossOctopusAndCrissCrossMerges(t *testing.T) {
 	gitIn(t, dir, "merge", "-q", "--ff-only", "incoming")
 	head := gitIn(t, dir, "rev-parse", "HEAD")
 	live := commits(collect(t, sub, head))
-	for i, since := range append([]string{base}, live[:len(live)-1]...) {
-		resumed, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: since}})
-		if err != nil {
-			t.Errorf("resume after %.7s: %v", since, err)
-			continue
-		}
-		got := commits(collect(t, resumed, head))
-		resumed.Close()
-		if want := live[i:]; strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("resume after %.7s replayed %v, want %v", since, short7(got), short7(want))
-		}
-	}
+	resumesReplayTheLiveSuffix(t, alice, s, base, live)
 }
 
 // since = head: nothing replayed, the next live commit follows.
@@ -145,5 +124,25 @@ func TestFeed_ResumeFromTheHead(t *testing.T) {
 	n := remember(t, alice, "agent/alice", "Three", memd.TierProfile, memd.Source{}).Commit
 	if got := commits(collect(t, sub, n)); len(got) != 1 {
 		t.Errorf("since=head then one commit: got %v", short7(got))
+	}
+}
+
+// resumesReplayTheLiveSuffix resumes a shard's feed after base and after
+// each commit the live feed sent (live, ending at the head), and checks
+// that each replay is what the live feed sent after that commit.
+func resumesReplayTheLiveSuffix(t *testing.T, c *client.Client, s memd.ShardID, base string, live []string) {
+	t.Helper()
+	head := live[len(live)-1]
+	for i, since := range append([]string{base}, live[:len(live)-1]...) {
+		resumed, err := c.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: since}})
+		if err != nil {
+			t.Errorf("resume after %.7s: %v", since, err)
+			continue
+		}
+		got := commits(collect(t, resumed, head))
+		resumed.Close()
+		if want := live[i:]; strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("resume after %.7s replayed %v, want what the live feed sent after it: %v", since, short7(got), short7(want))
+		}
 	}
 }

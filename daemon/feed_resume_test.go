@@ -386,15 +386,5 @@ func TestFeed_ResumeFromAnyCommitOfAMovedHistoryReplaysTheLiveSuffix(t *testing.
 	if len(live) != 8 {
 		t.Fatalf("the live feed sent %d commits of the moved history, want 8", len(live))
 	}
-	for i, since := range append([]string{base}, live[:len(live)-1]...) {
-		resumed, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: since}})
-		if err != nil {
-			t.Fatalf("resume after %.7s: %v", since, err)
-		}
-		got := commits(collect(t, resumed, head))
-		resumed.Close()
-		if want := live[i:]; strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("resume after %.7s replayed %v, want %v", since, short7(got), short7(want))
-		}
-	}
+	resumesReplayTheLiveSuffix(t, alice, s, base, live)
 }
