@@ -340,7 +340,7 @@ func (l *Learner) Run(ctx context.Context) {
 // dispatch starts the first runnable job of each idle agent, and returns
 // when the next retry is due (zero if none is waiting).
 func (l *Learner) dispatch(ctx context.Context) time.Time {
-	heads, pending, err := l.agentHeads()
+	next, pending, err := l.startHeads(ctx)
 	if err != nil {
 		l.cfg.Logger.Error("learner: reading the queue", "err", err)
 		return l.cfg.Now().Add(time.Second)
@@ -348,12 +348,24 @@ func (l *Learner) dispatch(ctx context.Context) time.Time {
 	if l.cfg.Hooks.Queue != nil {
 		l.cfg.Hooks.Queue(pending)
 	}
-	now := l.cfg.Now()
-	var next time.Time
+	return next
+}
+
+// startHeads starts the jobs dispatch starts, and returns when the next
+// retry is due and how many jobs are pending. The queue is read with the
+// lock held: read before it, a job a worker finished meanwhile (its agent
+// no longer busy) looked pending still, and was learned again (a second
+// model call, a second "learned").
+func (l *Learner) startHeads(ctx context.Context) (next time.Time, pending int, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	heads, pending, err := l.agentHeads()
+	if err != nil {
+		return next, pending, err
+	}
+	now := l.cfg.Now()
 	if l.quiet.After(now) {
-		return l.quiet
+		return l.quiet, pending, nil
 	}
 	running := len(l.busy)
 	for _, j := range heads {
@@ -381,7 +393,7 @@ func (l *Learner) dispatch(ctx context.Context) time.Time {
 			l.poke()
 		}(j)
 	}
-	return next
+	return next, pending, nil
 }
 
 // agentHeads returns the first pending job of each agent, oldest first
