@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"iter"
 	"regexp"
 	"strings"
 	"unicode"
@@ -138,19 +139,33 @@ func splitInstruction(line string, pattern *regexp.Regexp) (keyword, body string
 // underscores of snake_case are the word's.
 func loneMarks(s, mark string) int {
 	n := 0
-	for i := strings.Index(s, mark); i >= 0; {
-		before, _ := utf8.DecodeLastRuneInString(s[:i])
-		after, _ := utf8.DecodeRuneInString(s[i+len(mark):])
-		if !isWordRune(before) || !isWordRune(after) {
+	for i := range indexes(s, mark) {
+		if before, after := around(s, i, len(mark)); !isWordRune(before) || !isWordRune(after) {
 			n++
 		}
-		next := strings.Index(s[i+len(mark):], mark)
-		if next < 0 {
-			break
-		}
-		i += len(mark) + next
 	}
 	return n
+}
+
+// indexes yields where sub stands in s, one place after another.
+func indexes(s, sub string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for at := 0; ; {
+			i := strings.Index(s[at:], sub)
+			if i < 0 || !yield(at+i) {
+				return
+			}
+			at += i + len(sub)
+		}
+	}
+}
+
+// around returns the runes before and after the n bytes at i of s
+// (utf8.RuneError at either end).
+func around(s string, i, n int) (before, after rune) {
+	before, _ = utf8.DecodeLastRuneInString(s[:i])
+	after, _ = utf8.DecodeRuneInString(s[i+n:])
+	return before, after
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
@@ -207,17 +222,10 @@ func holdsQuote(s, q string) bool {
 	if q != "'" && q != "’" {
 		return strings.Contains(s, q)
 	}
-	for i := strings.Index(s, q); i >= 0; {
-		before, _ := utf8.DecodeLastRuneInString(s[:i])
-		after, _ := utf8.DecodeRuneInString(s[i+len(q):])
-		if (i == 0 || !isWordRune(before)) && isWordRune(after) {
+	for i := range indexes(s, q) {
+		if before, after := around(s, i, len(q)); !isWordRune(before) && isWordRune(after) {
 			return true
 		}
-		next := strings.Index(s[i+len(q):], q)
-		if next < 0 {
-			return false
-		}
-		i += len(q) + next
 	}
 	return false
 }
