@@ -103,3 +103,41 @@ func TestFeed_RemovingAnAgentEndsItsReplay(t *testing.T) {
 		t.Errorf("agent alice was removed, yet its open feed went on to send %d more events of agent/alice (ended: %v)", n, end)
 	}
 }
+
+// A person's push of a thousand commits into one shard holds up no other
+// shard's live events: memd's commit in another shard, made once the
+// thousand are being sent, reaches a subscriber of both before they are
+// all sent.
+func TestFeed_ALargeBatchHoldsUpNoOtherShard(t *testing.T) {
+	e := startFeed(t)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	busy := memd.AgentShard("alice")
+	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
+	remember(t, e.admin, "project/other", "Other shard exists", memd.TierLog, memd.Source{})
+	sub, err := e.admin.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{busy, memd.ProjectShard("other")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	dir := e.d.Store.ShardDir(busy)
+	fastImport(t, dir, first, 1000)
+	gitIn(t, dir, "merge", "-q", "--ff-only", "side")
+	last := gitIn(t, dir, "rev-parse", "HEAD")
+	var other string
+	for n := 0; ; n++ {
+		ev, ok := <-sub.Events()
+		if !ok {
+			t.Fatalf("the feed ended after %d events: %v", n, sub.Err())
+		}
+		switch {
+		case n == 0: // the thousand are being sent
+			other = remember(t, e.admin, "project/other", "Written while the thousand are sent", memd.TierLog, memd.Source{}).Commit
+		case ev.Commit == other:
+			t.Logf("project/other's commit came after %d of agent/alice's", n)
+			return
+		case ev.Commit == last:
+			t.Fatalf("project/other's commit waited for all %d of agent/alice's commits", n+1)
+		}
+	}
+}

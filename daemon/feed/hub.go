@@ -55,9 +55,10 @@ type Hub struct {
 	subs   map[*Subscriber]struct{}
 	shards sync.Map // memd.ShardID -> *shardFeed
 
-	dirtyMu sync.Mutex
-	dirty   map[memd.ShardID]bool
-	wake    chan struct{}
+	dirtyMu    sync.Mutex
+	dirty      map[memd.ShardID]bool
+	publishing map[memd.ShardID]bool // shards being read and sent
+	wake       chan struct{}
 
 	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
 }
@@ -95,7 +96,7 @@ func (f *shardFeed) published(head gitstore.Hash, reset bool) {
 // through since.
 func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}),
-		dirty: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1)}
+		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1)}
 	ids, err := store.Shards()
 	if err != nil {
 		return nil, err
@@ -168,6 +169,9 @@ func (h *Hub) Run(ctx context.Context, interval time.Duration) {
 	check(true)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var running sync.WaitGroup
+	defer running.Wait() // before the watch closes
+	slots := make(chan struct{}, publishers)
 	ticks := 0
 	for {
 		select {
@@ -183,11 +187,55 @@ func (h *Hub) Run(ctx context.Context, interval time.Duration) {
 		h.dirty = make(map[memd.ShardID]bool)
 		h.dirtyMu.Unlock()
 		for id := range dirty {
-			if err := h.publish(id); err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
-				h.log.Warn("feed: reading new commits", "shard", id, "err", err)
+			if !h.startPublishing(ctx, id, slots, &running) {
+				return
 			}
 		}
 	}
+}
+
+// publishers is how many shards the hub reads and sends at once: a large
+// batch of one shard (a person's push of thousands of commits) holds up
+// no other shard's events while a slot is free.
+const publishers = 4
+
+// startPublishing publishes a shard in the background once a slot is
+// free, unless it is being published already: then it stays dirty, and
+// its publisher has the hub read it again when done. It returns false
+// when ctx ended while it waited for a slot.
+func (h *Hub) startPublishing(ctx context.Context, id memd.ShardID, slots chan struct{}, running *sync.WaitGroup) bool {
+	h.dirtyMu.Lock()
+	if h.publishing[id] {
+		h.dirty[id] = true
+		h.dirtyMu.Unlock()
+		return true
+	}
+	h.publishing[id] = true
+	h.dirtyMu.Unlock()
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		if err := h.publish(id); err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
+			h.log.Warn("feed: reading new commits", "shard", id, "err", err)
+		}
+		<-slots
+		h.dirtyMu.Lock()
+		delete(h.publishing, id)
+		again := h.dirty[id]
+		h.dirtyMu.Unlock()
+		if again {
+			select {
+			case h.wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return true
 }
 
 // publish sends the commits of a shard since the last one published, in
