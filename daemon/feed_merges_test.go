@@ -18,21 +18,9 @@ import (
 // feed sent M1, then the person's P, then the merge X. A subscriber that
 // took M1 (or P) and resumes from it must get what followed it.
 func TestFeed_ResumeAfterAPullThatMadeMemdsCommitASecondParent(t *testing.T) {
-	e := startFeed(t)
 	ctx := context.Background()
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	base := remember(t, alice, "agent/alice", "Base fact", memd.TierProfile, memd.Source{}).Commit
-	dir := e.d.Store.ShardDir(s)
-
-	clone := t.TempDir()
-	gitIn(t, clone, "clone", "-q", dir, ".")
-	gitIn(t, clone, "config", "user.name", "pat")
-	gitIn(t, clone, "config", "user.email", "pat@example.com")
-	os.MkdirAll(filepath.Join(clone, "notes"), 0o755)
-	os.WriteFile(filepath.Join(clone, "notes", "pat.md"), []byte("# Pat\n\nby hand\n"), 0o644)
-	gitIn(t, clone, "add", "notes")
-	gitIn(t, clone, "commit", "-qm", "pat's note")
+	alice, s, base, dir, clone, note := aliceAndAClone(t)
+	note("pat.md", "by hand")
 	p := gitIn(t, clone, "rev-parse", "HEAD")
 
 	sub, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}})
@@ -59,22 +47,8 @@ func TestFeed_ResumeAfterAPullThatMadeMemdsCommitASecondParent(t *testing.T) {
 // criss-cross (a branch that merged main in, then was merged back); each
 // since the live feed sent replays its live suffix.
 func TestFeed_ResumeAcrossOctopusAndCrissCrossMerges(t *testing.T) {
-	e := startFeed(t)
 	ctx := context.Background()
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	base := remember(t, alice, "agent/alice", "Base fact", memd.TierProfile, memd.Source{}).Commit
-	dir := e.d.Store.ShardDir(s)
-	clone := t.TempDir()
-	gitIn(t, clone, "clone", "-q", dir, ".")
-	gitIn(t, clone, "config", "user.name", "pat")
-	gitIn(t, clone, "config", "user.email", "pat@example.com")
-	note := func(name, text string) {
-		os.MkdirAll(filepath.Join(clone, "notes"), 0o755)
-		os.WriteFile(filepath.Join(clone, "notes", name), []byte("# "+name+"\n\n"+text+"\n"), 0o644)
-		gitIn(t, clone, "add", "notes")
-		gitIn(t, clone, "commit", "-qm", name+": "+text)
-	}
+	alice, s, base, dir, clone, note := aliceAndAClone(t)
 	for _, b := range []string{"a", "b", "c"} {
 		gitIn(t, clone, "checkout", "-q", "-b", b, "main")
 		note(b+".md", "one")
@@ -145,4 +119,27 @@ func resumesReplayTheLiveSuffix(t *testing.T, c *client.Client, s memd.ShardID, 
 			t.Errorf("resume after %.7s replayed %v, want what the live feed sent after it: %v", since, short7(got), short7(want))
 		}
 	}
+}
+
+// aliceAndAClone starts a daemon whose agent alice wrote one fact (base),
+// and clones alice's shard for a person, pat, to commit in: note commits
+// a note there.
+func aliceAndAClone(t *testing.T) (alice *client.Client, s memd.ShardID, base, dir, clone string, note func(name, text string)) {
+	t.Helper()
+	e := startFeed(t)
+	alice = e.agent(t, "alice")
+	s = memd.AgentShard("alice")
+	base = remember(t, alice, "agent/alice", "Base fact", memd.TierProfile, memd.Source{}).Commit
+	dir = e.d.Store.ShardDir(s)
+	clone = t.TempDir()
+	gitIn(t, clone, "clone", "-q", dir, ".")
+	gitIn(t, clone, "config", "user.name", "pat")
+	gitIn(t, clone, "config", "user.email", "pat@example.com")
+	note = func(name, text string) {
+		os.MkdirAll(filepath.Join(clone, "notes"), 0o755)
+		os.WriteFile(filepath.Join(clone, "notes", name), []byte("# "+name+"\n\n"+text+"\n"), 0o644)
+		gitIn(t, clone, "add", "notes")
+		gitIn(t, clone, "commit", "-qm", name+": "+text)
+	}
+	return alice, s, base, dir, clone, note
 }

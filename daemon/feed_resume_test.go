@@ -351,21 +351,8 @@ func TestFeed_AmendAndResetByHand(t *testing.T) {
 // took last, resuming from it replays exactly what the live feed sent
 // after it.
 func TestFeed_ResumeFromAnyCommitOfAMovedHistoryReplaysTheLiveSuffix(t *testing.T) {
-	e := startFeed(t)
 	ctx := context.Background()
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	base := remember(t, alice, "agent/alice", "Base fact", memd.TierProfile, memd.Source{}).Commit
-	dir := e.d.Store.ShardDir(s)
-
-	clone := t.TempDir()
-	gitIn(t, clone, "clone", "-q", dir, ".")
-	note := func(name, text string) {
-		os.MkdirAll(filepath.Join(clone, "notes"), 0o755)
-		os.WriteFile(filepath.Join(clone, "notes", name), []byte("# "+name+"\n\n"+text+"\n"), 0o644)
-		gitIn(t, clone, "add", "notes")
-		gitIn(t, clone, "commit", "-qm", name+": "+text)
-	}
+	alice, s, base, dir, clone, note := aliceAndAClone(t)
 	for _, branch := range []string{"one", "two"} {
 		gitIn(t, clone, "checkout", "-q", "-b", branch, "main")
 		note(branch+".md", "first")

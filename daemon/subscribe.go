@@ -27,8 +27,8 @@ func (s *Service) SubscribeAs(ctx context.Context, f memd.Following, q memd.Feed
 		if err != nil {
 			return nil, err
 		}
-		_, byDate := memd.ParseDate(rev)
-		since[id] = feed.Since{Commit: h, ByDate: byDate == nil}
+		_, notADate := memd.ParseDate(rev) // Resolve took it as a date, or as a commit
+		since[id] = feed.Since{Commit: h, ByDate: notADate == nil}
 	}
 	sub, err := s.Feed.Subscribe(f.Agent, f.Wants, since)
 	if err != nil {

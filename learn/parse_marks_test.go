@@ -22,6 +22,21 @@ func TestParseAnswer_RealisticMarks(t *testing.T) {
 		"***profile:*** Likes tea":                         "profile:Likes tea",
 		"**log:** `make test` now passes":                  "log:`make test` now passes",
 		"- **user**: Prefers \"Dune\" over \"Foundation\"": "user:Prefers \"Dune\" over \"Foundation\"",
+		"note: 'The teams' budgets are frozen'":            "note:The teams' budgets are frozen",
+		"user: 'Drives his parents' car to work'":          "user:Drives his parents' car to work",
+		"profile: 'Maintains the users' dashboard'":        "profile:Maintains the users' dashboard",
+		"profile: ‘Maintains the users’ dashboard’":        "profile:Maintains the users’ dashboard",
+		"_profile: Uses snake_case_":                       "profile:Uses snake_case",
+		"**profile:** Uses **pnpm**, not npm":              "profile:Uses **pnpm**, not npm",
+		"**profile: Leads the design team**":               "profile:Leads the design team",
+		"**profile**: Leads the **design** team":           "profile:Leads the **design** team",
+		"_profile_: Uses snake_case_names":                 "profile:Uses snake_case_names",
+		"*profile:* Likes *Dune*":                          "profile:Likes *Dune*",
+		"**profile:** _Leads the design team_":             "profile:Leads the design team",
+		"log: 'Moved to the 9 o'clock standup'":            "log:Moved to the 9 o'clock standup",
+		"note: 'Prefers 90's music'":                       "note:Prefers 90's music",
+		"`log: ran `go test` in CI`":                       "log:ran `go test` in CI",
+		"user: \"Doesn't eat meat\"":                       "user:Doesn't eat meat",
 	} {
 		a := ParseAnswer(answer, MaxAdds, MaxRemoves)
 		got := ""
@@ -30,6 +45,28 @@ func TestParseAnswer_RealisticMarks(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s\n    learned %q (ignored %d), want %q", answer, got, a.Ignored, want)
+		}
+	}
+}
+
+// Removals quoted the way models copy a known fact: the label, the date,
+// marks and quotes around it, apostrophes within it.
+func TestParseAnswer_RemovalQuotes(t *testing.T) {
+	for answer, want := range map[string]Quote{
+		"remove: **[user] Prefers tea**":                 {Text: "Prefers tea", User: true},
+		"remove: \"**[user] Prefers tea**\"":             {Text: "Prefers tea", User: true},
+		"remove: - (2026-01-30) [user] Prefers tea":      {Text: "Prefers tea", User: true},
+		"remove: [user]: Prefers tea":                    {Text: "Prefers tea", User: true},
+		"remove: '(2026-01-30) [user] Doesn't eat meat'": {Text: "Doesn't eat meat", User: true},
+		"remove: (2026-01-30) 'Uses the teams' board'":   {Text: "Uses the teams' board"},
+	} {
+		a := ParseAnswer(answer, MaxAdds, MaxRemoves)
+		var got Quote
+		if len(a.Removes) == 1 {
+			got = a.Removes[0]
+		}
+		if got != want {
+			t.Errorf("%s\n    quoted %+v, want %+v", answer, got, want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/memd/memd"
@@ -128,19 +127,18 @@ func joinNewestLast(first []gitstore.Commit, batches [][]gitstore.Commit) []gits
 // branch's commit), what follows it in the order of the history from
 // where that branch left the chain.
 func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int, joined bool) ([]gitstore.Commit, error) {
-	var notOnMain error = memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since, sh.ID(), maxReplay, sh.ID())
 	if since == head {
 		return nil, nil
 	}
 	if head.IsZero() || limit <= 0 {
-		return nil, notOnMain
+		return nil, errNotOnMain(sh, since)
 	}
 	commits, reached, err := after(sh, since, head, limit)
 	if err != nil {
 		return nil, err
 	}
 	if !reached {
-		return nil, notOnMain
+		return nil, errNotOnMain(sh, since)
 	}
 	byHash := make(map[gitstore.Hash]gitstore.Commit, len(commits))
 	for _, c := range commits {
@@ -157,8 +155,11 @@ func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int, join
 	// since came in through a merge: the chain left the range at one of
 	// its ancestors, below. The history from there holds since.
 	all, reached, err := after(sh, below, head, limit)
-	if err != nil || !reached {
-		return nil, cmp.Or(err, notOnMain)
+	if err != nil {
+		return nil, err
+	}
+	if !reached {
+		return nil, errNotOnMain(sh, since)
 	}
 	ordered := inFeedOrder(all, head)
 	for i, c := range ordered {
@@ -166,5 +167,10 @@ func historyAfter(sh *gitstore.Shard, since, head gitstore.Hash, limit int, join
 			return ordered[i+1:], nil
 		}
 	}
-	return nil, notOnMain
+	return nil, errNotOnMain(sh, since)
+}
+
+// errNotOnMain is the refusal of a since the feed cannot replay from.
+func errNotOnMain(sh *gitstore.Shard, since gitstore.Hash) *memd.Error {
+	return memd.Errorf(memd.ENOTFOUND, "commit %s is not on the main branch of %s (or more than %d commits back); subscribe without since for %s to start from now", since, sh.ID(), maxReplay, sh.ID())
 }
