@@ -18,11 +18,19 @@ import (
 // feed sent M1, then the person's P, then the merge X. A subscriber that
 // took M1 (or P) and resumes from it must get what followed it.
 func TestFeed_ResumeAfterAPullThatMadeMemdsCommitASecondParent(t *testing.T) {
+	alice, s, base, dir, clone, note := aliceAndAClone(t, startFeed(t))
+	live := memdsCommitPulled(t, alice, s, dir, clone, note)
+	resumesReplayTheLiveSuffix(t, alice, s, base, live)
+}
+
+// memdsCommitPulled makes the history of the test above: the person's
+// commit P in the clone, memd's M1 on main, then the person's pull (X)
+// brought into main. It returns what the live feed sent: M1, P, X.
+func memdsCommitPulled(t *testing.T, alice *client.Client, s memd.ShardID, dir, clone string, note func(name, text string)) []string {
+	t.Helper()
 	ctx := context.Background()
-	alice, s, base, dir, clone, note := aliceAndAClone(t)
 	note("pat.md", "by hand")
 	p := gitIn(t, clone, "rev-parse", "HEAD")
-
 	sub, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}})
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +47,8 @@ func TestFeed_ResumeAfterAPullThatMadeMemdsCommitASecondParent(t *testing.T) {
 		t.Fatalf("head %s, want %s", h, x)
 	}
 	live := append([]string{m1}, commits(collect(t, sub, x))...)
-	t.Logf("live: %v (base %.7s M1 %.7s P %.7s X %.7s)", short7(live), base, m1, p, x)
-	resumesReplayTheLiveSuffix(t, alice, s, base, live)
+	t.Logf("live: %v (M1 %.7s P %.7s X %.7s)", short7(live), m1, p, x)
+	return live
 }
 
 // One ref update brings in an octopus merge of three branches and a
@@ -48,7 +56,7 @@ func TestFeed_ResumeAfterAPullThatMadeMemdsCommitASecondParent(t *testing.T) {
 // since the live feed sent replays its live suffix.
 func TestFeed_ResumeAcrossOctopusAndCrissCrossMerges(t *testing.T) {
 	ctx := context.Background()
-	alice, s, base, dir, clone, note := aliceAndAClone(t)
+	alice, s, base, dir, clone, note := aliceAndAClone(t, startFeed(t))
 	for _, b := range []string{"a", "b", "c"} {
 		gitIn(t, clone, "checkout", "-q", "-b", b, "main")
 		note(b+".md", "one")
@@ -121,12 +129,11 @@ func resumesReplayTheLiveSuffix(t *testing.T, c *client.Client, s memd.ShardID, 
 	}
 }
 
-// aliceAndAClone starts a daemon whose agent alice wrote one fact (base),
-// and clones alice's shard for a person, pat, to commit in: note commits
-// a note there.
-func aliceAndAClone(t *testing.T) (alice *client.Client, s memd.ShardID, base, dir, clone string, note func(name, text string)) {
+// aliceAndAClone has alice, an agent of the daemon of e, write one fact
+// (base), and clones alice's shard for a person, pat, to commit in: note
+// commits a note there.
+func aliceAndAClone(t *testing.T, e *env) (alice *client.Client, s memd.ShardID, base, dir, clone string, note func(name, text string)) {
 	t.Helper()
-	e := startFeed(t)
 	alice = e.agent(t, "alice")
 	s = memd.AgentShard("alice")
 	base = remember(t, alice, "agent/alice", "Base fact", memd.TierProfile, memd.Source{}).Commit

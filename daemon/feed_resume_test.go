@@ -352,7 +352,7 @@ func TestFeed_AmendAndResetByHand(t *testing.T) {
 // after it.
 func TestFeed_ResumeFromAnyCommitOfAMovedHistoryReplaysTheLiveSuffix(t *testing.T) {
 	ctx := context.Background()
-	alice, s, base, dir, clone, note := aliceAndAClone(t)
+	alice, s, base, dir, clone, note := aliceAndAClone(t, startFeed(t))
 	for _, branch := range []string{"one", "two"} {
 		gitIn(t, clone, "checkout", "-q", "-b", branch, "main")
 		note(branch+".md", "first")
