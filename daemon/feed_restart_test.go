@@ -96,10 +96,52 @@ func appendTo(t *testing.T, path, text string) {
 	}
 }
 
-// A person resets main while memd is down, past commits the feed sent: a
-// resume from one of those is refused, as it would be live; one from a
-// commit still on main goes on from there.
+// A person resets main while memd is down, past commits the feed sent,
+// and may have git prune them: a resume from one of those is refused, as
+// it would be live; one from a commit still on main goes on from there.
 func TestFeed_ResumeAfterAResetWhileDown(t *testing.T) {
+	for _, pruned := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pruned=%v", pruned), func(t *testing.T) {
+			data := t.TempDir()
+			e := startQuietIn(t, data, daemon.Config{})
+			alice, s, base, dir, _, _ := aliceAndAClone(t, e)
+			sub, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gone := remember(t, alice, "agent/alice", "Reset away", memd.TierLog, memd.Source{}).Commit
+			collect(t, sub, gone)
+			sub.Close()
+			if err := e.d.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			gitIn(t, dir, "reset", "-q", "--hard", base)
+			if pruned {
+				gitIn(t, dir, "reflog", "expire", "--expire=now", "--all")
+				gitIn(t, dir, "gc", "-q", "--prune=now")
+			}
+
+			e2 := startQuietIn(t, data, daemon.Config{})
+			alice.BaseURL = e2.d.URL()
+			_, err = alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: gone}})
+			wantCode(t, err, memd.ENOTFOUND)
+			next := remember(t, alice, "agent/alice", "After the reset", memd.TierLog, memd.Source{}).Commit
+			resumed, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: base}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resumed.Close()
+			if got := commits(collect(t, resumed, next)); len(got) != 1 || got[0] != next {
+				t.Errorf("resume from the commit reset to: got %v, want %.7s alone", short7(got), next)
+			}
+		})
+	}
+}
+
+// A file of heads changed by hand to name an object that is not a commit
+// (a commit's tree) costs a resume from before it only the batches: the
+// replay is the history's from there, not an error.
+func TestFeed_AHeadThatIsNoCommitCostsOnlyTheBatches(t *testing.T) {
 	data := t.TempDir()
 	e := startQuietIn(t, data, daemon.Config{})
 	alice, s, base, dir, _, _ := aliceAndAClone(t, e)
@@ -107,25 +149,29 @@ func TestFeed_ResumeAfterAResetWhileDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone := remember(t, alice, "agent/alice", "Reset away", memd.TierLog, memd.Source{}).Commit
-	collect(t, sub, gone)
+	var live []string
+	for _, text := range []string{"One", "Two", "Three"} {
+		c := remember(t, alice, "agent/alice", text, memd.TierLog, memd.Source{}).Commit
+		collect(t, sub, c)
+		live = append(live, c)
+	}
 	sub.Close()
 	if err := e.d.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	gitIn(t, dir, "reset", "-q", "--hard", base)
-
-	e2 := startQuietIn(t, data, daemon.Config{})
-	alice.BaseURL = e2.d.URL()
-	_, err = alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: gone}})
-	wantCode(t, err, memd.ENOTFOUND)
-	next := remember(t, alice, "agent/alice", "After the reset", memd.TierLog, memd.Source{}).Commit
-	resumed, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: base}})
+	path := filepath.Join(dir, ".git", feedHeads)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resumed.Close()
-	if got := commits(collect(t, resumed, next)); len(got) != 1 || got[0] != next {
-		t.Errorf("resume from the commit reset to: got %v, want %.7s alone", short7(got), next)
+	lines := strings.SplitAfter(string(b), "\n")
+	tree := gitIn(t, dir, "rev-parse", live[0]+"^{tree}")
+	edited := strings.Join(lines[:2], "") + tree + "\n" + strings.Join(lines[2:], "")
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
 	}
+
+	e2 := startQuietIn(t, data, daemon.Config{})
+	alice.BaseURL = e2.d.URL()
+	resumesReplayTheLiveSuffix(t, alice, s, base, live)
 }

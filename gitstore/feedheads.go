@@ -13,10 +13,9 @@ import (
 const feedHeadsName = "memd-feed-heads"
 
 // FeedHeads returns the heads the feed kept (AddFeedHead, SetFeedHeads),
-// oldest first, and whether the file ends as written: a line that is not
-// a hash, as a write cut short by a crash leaves, is passed over, and the
-// file is then best written again before it is added to. No file is no
-// heads.
+// oldest first, and whether the file is as written: a line that is not a
+// hash, as a write cut short by a crash leaves, is passed over. No file is
+// no heads.
 func (sh *Shard) FeedHeads() (heads []Hash, whole bool, err error) {
 	b, err := os.ReadFile(filepath.Join(sh.gitDir, feedHeadsName))
 	if os.IsNotExist(err) {
@@ -37,8 +36,50 @@ func (sh *Shard) FeedHeads() (heads []Hash, whole bool, err error) {
 	return heads, whole, nil
 }
 
-// AddFeedHead adds a head to the feed's heads. It is not synced: a head a
-// crash loses only merges two of the feed's batches in a later replay.
+// FeedHeadsEnd returns, reading the end of the feed's file alone, its last
+// head, about how many it holds, and whether its last line is whole (a
+// write cut short by a crash is not: see FeedHeads).
+func (sh *Shard) FeedHeadsEnd() (last Hash, heads int, whole bool, err error) {
+	f, err := os.Open(filepath.Join(sh.gitDir, feedHeadsName))
+	if os.IsNotExist(err) {
+		return Hash{}, 0, true, nil
+	}
+	if err != nil {
+		return Hash{}, 0, false, fmt.Errorf("reading the feed's heads of %s: %w", sh.id, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Hash{}, 0, false, fmt.Errorf("reading the feed's heads of %s: %w", sh.id, err)
+	}
+	size := st.Size()
+	if size == 0 {
+		return Hash{}, 0, true, nil
+	}
+	end := make([]byte, min(size, 2*headLine))
+	if _, err := f.ReadAt(end, size-int64(len(end))); err != nil {
+		return Hash{}, 0, false, fmt.Errorf("reading the feed's heads of %s: %w", sh.id, err)
+	}
+	heads = int(size / headLine)
+	line, ok := bytes.CutSuffix(end, []byte("\n"))
+	if !ok {
+		return Hash{}, heads, false, nil
+	}
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	h := string(bytes.TrimSpace(line))
+	if !IsHash(h) {
+		return Hash{}, heads, false, nil
+	}
+	return NewHash(h), heads, true, nil
+}
+
+// headLine is the length of a line of the feed's file.
+const headLine = 41
+
+// AddFeedHead adds a head to the feed's heads. It is not synced: a kill
+// loses nothing written, a power cut may lose the last heads.
 func (sh *Shard) AddFeedHead(h Hash) error {
 	f, err := os.OpenFile(filepath.Join(sh.gitDir, feedHeadsName), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -54,15 +95,15 @@ func (sh *Shard) AddFeedHead(h Hash) error {
 	return nil
 }
 
-// SetFeedHeads replaces the feed's heads, at once: a crash leaves the old
-// ones or these.
+// SetFeedHeads replaces the feed's heads, at once: a crash, or a power
+// cut, leaves the old ones or these.
 func (sh *Shard) SetFeedHeads(heads []Hash) error {
 	var b bytes.Buffer
 	for _, h := range heads {
 		b.WriteString(h.String() + "\n")
 	}
 	path := filepath.Join(sh.gitDir, feedHeadsName)
-	if err := os.WriteFile(path+".new", b.Bytes(), 0o644); err != nil {
+	if err := writeSynced(path+".new", b.Bytes()); err != nil {
 		os.Remove(path + ".new")
 		return fmt.Errorf("keeping the feed's heads of %s: %w", sh.id, err)
 	}
@@ -70,4 +111,21 @@ func (sh *Shard) SetFeedHeads(heads []Hash) error {
 		return fmt.Errorf("keeping the feed's heads of %s: %w", sh.id, err)
 	}
 	return nil
+}
+
+// writeSynced writes a file and syncs it, so that a rename over another
+// never leaves an empty one after a power cut.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,15 +17,20 @@ func TestFeedHeads_ReadBackWhatWasKept(t *testing.T) {
 		file  string // "" for no file
 		want  []Hash
 		whole bool
+		// What FeedHeadsEnd reads of it: the last head, and whether the
+		// last line is whole.
+		last      Hash
+		wholeLast bool
 	}{
-		{"no file", "", nil, true},
-		{"empty", "\n", nil, false},
-		{"two heads", a.String() + "\n" + b.String() + "\n", []Hash{a, b}, true},
-		{"the last cut short", a.String() + "\n" + b.String()[:17], []Hash{a}, false},
-		{"the last without its line end", a.String() + "\n" + b.String(), []Hash{a, b}, false},
-		{"a line of something else", a.String() + "\nnot a head\n" + b.String() + "\n", []Hash{a, b}, false},
-		{"two cut writes run together", a.String()[:9] + b.String() + "\n", nil, false},
-		{"line ends of another system", a.String() + "\r\n" + b.String() + "\r\n", []Hash{a, b}, true},
+		{"no file", "", nil, true, Hash{}, true},
+		{"empty", "\n", nil, false, Hash{}, false},
+		{"two heads", a.String() + "\n" + b.String() + "\n", []Hash{a, b}, true, b, true},
+		{"the last cut short", a.String() + "\n" + b.String()[:17], []Hash{a}, false, Hash{}, false},
+		{"the last without its line end", a.String() + "\n" + b.String(), []Hash{a, b}, false, Hash{}, false},
+		{"a line of something else", a.String() + "\nnot a head\n" + b.String() + "\n", []Hash{a, b}, false, b, true},
+		{"two cut writes run together", a.String()[:9] + b.String() + "\n", nil, false, Hash{}, false},
+		{"line ends of another system", a.String() + "\r\n" + b.String() + "\r\n", []Hash{a, b}, true, b, true},
+		{"a long last line", a.String() + "\n" + strings.Repeat(b.String(), 3) + "\n", []Hash{a}, false, Hash{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(path)
@@ -39,6 +45,13 @@ func TestFeedHeads_ReadBackWhatWasKept(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) || whole != tc.whole {
 				t.Errorf("FeedHeads() = %v, %v; want %v, %v", got, whole, tc.want, tc.whole)
+			}
+			last, n, wholeLast, err := sh.FeedHeadsEnd()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last != tc.last || wholeLast != tc.wholeLast || n != len(tc.file)/headLine {
+				t.Errorf("FeedHeadsEnd() = %v, %d, %v; want %v, %d, %v", last, n, wholeLast, tc.last, len(tc.file)/headLine, tc.wholeLast)
 			}
 		})
 	}

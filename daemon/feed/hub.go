@@ -63,79 +63,6 @@ type Hub struct {
 	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
 }
 
-// shardFeed is what the hub has published of one shard.
-type shardFeed struct {
-	mu   sync.Mutex
-	head gitstore.Hash // the last commit published
-	// sent holds the heads published, oldest first, ending with head:
-	// each batch the hub read is the commits between two of them, in
-	// the feed's order, and a replay from a commit of one goes on from
-	// there (see replayAfter). The shard's file of heads keeps them
-	// across restarts (load); a reset starts them again.
-	sent []gitstore.Hash
-	// loaded is set once sent is read from the shard's file; fresh marks
-	// a shard first seen after the hub's start, whose history is news.
-	loaded, fresh bool
-}
-
-// maxSent bounds the heads a shard's feed keeps (80 KB in memory, 170 KB
-// in its file); a replay from a commit older than them is read in the
-// history's order.
-const maxSent = 4096
-
-// load reads, at the feed's first use of a shard, the heads an earlier
-// run published, and makes the head the hub started at the end of a batch:
-// the commits made while memd was down. A shard first seen after the
-// start starts from nothing. A write cut short or a head that no longer
-// leads to main costs only the order of an older replay (replayAfter
-// reads such a range in the history's order), so a file that cannot be
-// read is started again.
-func (f *shardFeed) load(sh *gitstore.Shard) error {
-	if f.loaded {
-		return nil
-	}
-	f.loaded = true
-	var heads []gitstore.Hash
-	whole, err := false, error(nil) // a fresh shard's file, if any, is not its own
-	if !f.fresh {
-		heads, whole, err = sh.FeedHeads()
-	}
-	if len(heads) > maxSent {
-		heads, whole = heads[len(heads)-maxSent/2:], false
-	}
-	ends := len(heads) > 0 && heads[len(heads)-1] == f.head
-	if !ends {
-		heads = append(heads, f.head)
-	}
-	f.sent = heads
-	switch {
-	case !whole:
-		return errors.Join(err, sh.SetFeedHeads(heads))
-	case !ends:
-		return sh.AddFeedHead(f.head)
-	}
-	return nil
-}
-
-// published records head as published: after a batch that followed the
-// last, or, reset, as the start of what follows. It keeps it in the
-// shard's file; an error there is only reported.
-func (f *shardFeed) published(sh *gitstore.Shard, head gitstore.Hash, reset bool) error {
-	rewrite := reset
-	if reset {
-		f.sent = f.sent[:0]
-	}
-	if len(f.sent) > maxSent {
-		f.sent = slices.Clone(f.sent[len(f.sent)-maxSent/2:]) // let go of the oldest half at once
-		rewrite = true
-	}
-	f.head, f.sent = head, append(f.sent, head)
-	if rewrite {
-		return sh.SetFeedHeads(f.sent)
-	}
-	return sh.AddFeedHead(head)
-}
-
 // New returns a hub for a store. Shards are published from their current
 // HEAD on: commits made before the hub started reach subscribers only
 // through since.
@@ -155,14 +82,14 @@ func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.shards.Store(id, &shardFeed{head: head})
+		h.shards.Store(id, &shardFeed{head: head, sent: []gitstore.Hash{head}})
 	}
 	return h, nil
 }
 
 func (h *Hub) feedOf(id memd.ShardID) *shardFeed {
 	// A shard first seen after start is new: everything in it is news.
-	f, _ := h.shards.LoadOrStore(id, &shardFeed{fresh: true})
+	f, _ := h.shards.LoadOrStore(id, &shardFeed{sent: []gitstore.Hash{{}}, fresh: true})
 	return f.(*shardFeed)
 }
 
@@ -302,9 +229,7 @@ func (h *Hub) publish(id memd.ShardID) error {
 // publishHeld is publish, the shard's feed held.
 func (h *Hub) publishHeld(sh *gitstore.Shard, f *shardFeed) error {
 	id := sh.ID()
-	if err := f.load(sh); err != nil {
-		h.log.Warn("feed: reading the heads published before", "shard", id, "err", err)
-	}
+	h.keepFile(sh, f, f.startFile)
 	// A commit made outside memd is read at once, so facts a stale git
 	// index dropped are restored now, not at the next call that reads
 	// the shard.
@@ -321,13 +246,17 @@ func (h *Hub) publishHeld(sh *gitstore.Shard, f *shardFeed) error {
 	}
 	if !reached {
 		// The branch was reset or rewritten: say so, then carry on from it.
+		h.keepFile(sh, f, func(sh *gitstore.Shard) error { return f.keepHead(sh, head, true) })
 		h.deliver(memd.FeedEvent{Type: memd.EventReset, Shard: id, Commit: head.String()})
-		h.published(sh, f, head, true)
+		f.published(head, true)
 		if h.hooks.Moved != nil {
 			h.hooks.Moved(id)
 		}
 		return nil
 	}
+	// The head is kept before the batch goes out: a kill while it does
+	// leaves the batch whole for a replay after the restart.
+	h.keepFile(sh, f, func(sh *gitstore.Shard) error { return f.keepHead(sh, head, false) })
 	for _, c := range inFeedOrder(commits, head) {
 		ev, err := event(sh, c)
 		if err != nil {
@@ -342,16 +271,20 @@ func (h *Hub) publishHeld(sh *gitstore.Shard, f *shardFeed) error {
 			h.hooks.Published(op)
 		}
 	}
-	h.published(sh, f, head, false)
+	f.published(head, false)
 	if h.hooks.Moved != nil {
 		h.hooks.Moved(id)
 	}
 	return nil
 }
 
-// published records head as published in the shard's feed.
-func (h *Hub) published(sh *gitstore.Shard, f *shardFeed, head gitstore.Hash, reset bool) {
-	if err := f.published(sh, head, reset); err != nil {
+// keepFile runs a step of keeping the shard's file of heads, and warns,
+// once a run and shard, when one fails: the feed goes on, and a replay
+// across a restart goes by the history's order where the file lacks a
+// head.
+func (h *Hub) keepFile(sh *gitstore.Shard, f *shardFeed, step func(*gitstore.Shard) error) {
+	if err := step(sh); err != nil && !f.warned {
+		f.warned = true
 		h.log.Warn("feed: keeping the heads published", "shard", sh.ID(), "err", err)
 	}
 }
@@ -544,6 +477,7 @@ func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (sent map[memd.Sha
 		if err := h.publishHeld(sh, f); err != nil {
 			return nil, nil, err
 		}
+		h.keepFile(sh, f, f.readOlder)
 		sent[id] = slices.Clone(f.sent)
 		shards = append(shards, sh)
 	}

@@ -86,11 +86,11 @@ func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, 
 	k := len(sent) - 1
 	for ; k > 0; k-- {
 		commits, reached, err := after(sh, sent[k-1], sent[k], limit-n)
-		if err != nil {
-			return nil, err
-		}
-		if !reached {
-			break // the range went past the limit
+		if err != nil || !reached {
+			// Past the limit, or a head that does not lead here (a reset,
+			// a file of heads changed by hand): the history's order from
+			// the last head that does.
+			break
 		}
 		batch := inFeedOrder(commits, sent[k])
 		if sent[k-1] == since {
