@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon"
@@ -174,4 +175,50 @@ func TestFeed_AHeadThatIsNoCommitCostsOnlyTheBatches(t *testing.T) {
 	e2 := startQuietIn(t, data, daemon.Config{})
 	alice.BaseURL = e2.d.URL()
 	resumesReplayTheLiveSuffix(t, alice, s, base, live)
+}
+
+// A reset by hand while memd runs, then the pulled merge, then two
+// restarts in a row with no resume between: each resume from a commit the
+// live feed sent after the reset replays what it sent after it.
+func TestFeed_ResumeAfterAResetThenTwoRestarts(t *testing.T) {
+	data := t.TempDir()
+	e := startQuietIn(t, data, daemon.Config{})
+	alice, s, base, dir, clone, note := aliceAndAClone(t, e)
+	sub, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := remember(t, alice, "agent/alice", "Reset away", memd.TierLog, memd.Source{}).Commit
+	collect(t, sub, gone)
+	gitIn(t, dir, "reset", "-q", "--hard", base)
+	waitForReset(t, sub)
+	sub.Close()
+	live := memdsCommitPulled(t, alice, s, dir, clone, note)
+	for range 2 {
+		if err := e.d.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e = startQuietIn(t, data, daemon.Config{})
+	}
+	alice.BaseURL = e.d.URL()
+	resumesReplayTheLiveSuffix(t, alice, s, base, live)
+}
+
+// waitForReset reads events until a reset, failing after a deadline.
+func waitForReset(t *testing.T, sub memd.Subscription) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatal("the feed closed before a reset")
+			}
+			if ev.Type == memd.EventReset {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no reset event")
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"errors"
 	"slices"
 	"sync"
 
@@ -12,30 +13,28 @@ import (
 // The heads it published are kept, past a restart, in the shard's file of
 // heads (gitstore's FeedHeads): each head is written before its batch goes
 // out, and the head the hub started at ends a batch of its own, the
-// commits made while memd was down. A start reads the file's end alone;
-// the heads of earlier runs are read in when a subscriber first resumes
-// the shard, so idle shards hold one head.
+// commits made while memd was down. A start reads the file's end alone,
+// and only a replay reaching back before the start reads the rest
+// (earlierHeads), so a shard holds in memory this run's heads alone.
 type shardFeed struct {
 	mu   sync.Mutex
 	head gitstore.Hash // the last commit published
-	// sent holds the heads published, oldest first, ending with head:
-	// each batch the hub read is the commits between two of them, in
-	// the feed's order, and a replay from a commit of one goes on from
-	// there (see replayAfter). It starts at the hub's start (the zero
-	// hash for a shard first seen after it) or at a reset, and reaches
-	// back into earlier runs once readOlder has read them.
+	// sent holds the heads published this run, oldest first, ending
+	// with head: each batch the hub read is the commits between two of
+	// them, in the feed's order, and a replay from a commit of one goes
+	// on from there (see replayAfter). It starts at the hub's start (the
+	// zero hash for a shard first seen after it) or at a reset.
 	sent []gitstore.Hash
 	// fresh marks a shard first seen after the hub's start: its history
 	// is news, and a file of heads in it is not its feed's.
 	fresh bool
-	// started is set once the file is brought up to the start; older,
-	// once its heads of earlier runs are in sent.
-	started, older bool
-	// inFile is about how many heads the file holds (it is cut back when
-	// long), -1 while it cannot be kept; warned, that a failure to keep
-	// it was logged.
-	inFile int
-	warned bool
+	// started is set once the file is brought up to the start; inFile
+	// is about how many heads it holds (it is cut back when long), -1
+	// while it cannot be read; warned, that a failure to keep it was
+	// logged.
+	started bool
+	inFile  int
+	warned  bool
 }
 
 // maxSent bounds the heads a shard's feed keeps, in memory (about 100
@@ -49,16 +48,10 @@ func (f *shardFeed) published(head gitstore.Hash, reset bool) {
 	if reset {
 		f.sent = f.sent[:0]
 	}
-	f.head, f.sent = head, append(lastHalf(f.sent), head)
-}
-
-// lastHalf returns heads, or the newer half of them when there are more
-// than maxSent.
-func lastHalf(heads []gitstore.Hash) []gitstore.Hash {
-	if len(heads) > maxSent {
-		return slices.Clone(heads[len(heads)-maxSent/2:]) // let go of the oldest half at once
+	if len(f.sent) > maxSent {
+		f.sent = slices.Clone(f.sent[len(f.sent)-maxSent/2:]) // let go of the oldest half at once
 	}
-	return heads
+	f.head, f.sent = head, append(f.sent, head)
 }
 
 // startFile brings the shard's file of heads up to the hub's start, at the
@@ -72,7 +65,7 @@ func (f *shardFeed) startFile(sh *gitstore.Shard) error {
 	}
 	f.started = true
 	if f.fresh {
-		f.older, f.inFile = true, len(f.sent)
+		f.inFile = len(f.sent)
 		return sh.SetFeedHeads(f.sent)
 	}
 	last, n, whole, err := sh.FeedHeadsEnd()
@@ -84,8 +77,8 @@ func (f *shardFeed) startFile(sh *gitstore.Shard) error {
 		f.inFile = n
 		return nil
 	case whole:
-		f.inFile = n + 1
-		return sh.AddFeedHead(f.head)
+		f.inFile = n
+		return f.keepHead(sh, f.head, false)
 	}
 	heads, _, err := sh.FeedHeads()
 	if err != nil {
@@ -95,53 +88,57 @@ func (f *shardFeed) startFile(sh *gitstore.Shard) error {
 	if len(heads) == 0 || heads[len(heads)-1] != f.head {
 		heads = append(heads, f.head)
 	}
-	heads = lastHalf(heads)
-	f.inFile = len(heads)
-	return sh.SetFeedHeads(heads)
+	return f.setFile(sh, heads)
 }
 
 // keepHead writes head to the shard's file of heads, as published next, or
-// after a reset as the first; a file grown past maxSent is cut back to
-// its newer half first.
+// after a reset as the first; a file grown to maxSent is cut back to its
+// newer half first.
 func (f *shardFeed) keepHead(sh *gitstore.Shard, head gitstore.Hash, reset bool) error {
 	switch {
 	case f.inFile < 0:
 		return nil
 	case reset:
-		f.inFile, f.older = 1, true // nothing before a reset is replayed by batch
-		return sh.SetFeedHeads([]gitstore.Hash{head})
+		return f.setFile(sh, []gitstore.Hash{head})
 	case f.inFile < maxSent:
 		f.inFile++
 		return sh.AddFeedHead(head)
 	}
 	heads, _, err := sh.FeedHeads()
 	if err != nil {
-		f.inFile = 0 // tried again once the file has grown by maxSent more
-		return err
+		f.inFile = 0 // cut back once it has grown by maxSent more
+		return errors.Join(err, sh.AddFeedHead(head))
 	}
+	return f.setFile(sh, append(heads, head))
+}
+
+// setFile writes the shard's file of heads anew, with the newest maxSent/2
+// of heads at most.
+func (f *shardFeed) setFile(sh *gitstore.Shard, heads []gitstore.Hash) error {
 	if len(heads) > maxSent/2 {
 		heads = heads[len(heads)-maxSent/2:]
 	}
-	heads = append(heads, head)
 	f.inFile = len(heads)
 	return sh.SetFeedHeads(heads)
 }
 
-// readOlder puts the heads of earlier runs in sent, at the shard's first
-// resume, from the file: it holds this run's heads too when every write
-// of them went through (it then ends with head); if not, this run's are
-// all there is.
-func (f *shardFeed) readOlder(sh *gitstore.Shard) error {
-	if f.older || f.inFile < 0 {
-		return nil
+// earlierHeads returns the heads the shard's file holds before this run's
+// first, sent[0], for a replay reaching back past it: the file's heads up
+// to where sent's begin (sent[0], then sent[1]). None when the file does
+// not hold this run's start (a shard first seen after the start, a file
+// cut back since, or one that could not be written).
+func earlierHeads(sh *gitstore.Shard, sent []gitstore.Hash) ([]gitstore.Hash, error) {
+	if len(sent) == 0 || sent[0].IsZero() {
+		return nil, nil
 	}
-	f.older = true
 	heads, _, err := sh.FeedHeads()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(heads) > len(f.sent) && heads[len(heads)-1] == f.head {
-		f.sent = lastHalf(heads)
+	for i := len(heads) - 1; i >= 0; i-- {
+		if heads[i] == sent[0] && (len(sent) == 1 || i+1 == len(heads) || heads[i+1] == sent[1]) {
+			return heads[:i], nil
+		}
 	}
-	return nil
+	return nil, nil
 }

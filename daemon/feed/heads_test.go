@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -40,7 +41,7 @@ func TestHub_AStartHoldsOneHeadOfAnIdleShard(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	h, err := New(store, slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks{})
+	h, err := New(store, quiet(), Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +64,148 @@ func heap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// gitCommitIn makes an empty commit in a shard's worktree with the git
+// command, as a person would, and returns its hash.
+func gitCommitIn(t *testing.T, dir, msg string) gitstore.Hash {
+	t.Helper()
+	cmd := exec.Command("git", "-C", dir, "commit", "-q", "--allow-empty", "-m", msg)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pat", "GIT_AUTHOR_EMAIL=pat@example.com",
+		"GIT_COMMITTER_NAME=pat", "GIT_COMMITTER_EMAIL=pat@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v: %s", err, out)
+	}
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gitstore.NewHash(strings.TrimSpace(string(out)))
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// A shard that moves only while memd is down (a person's nightly pull,
+// memd restarted around it) adds a head to its file at each start; the
+// start cuts the file back as a live move does.
+func TestHub_RestartsAfterCommitsWhileDownKeepTheFileBounded(t *testing.T) {
+	data := t.TempDir()
+	id := memd.AgentShard("alice")
+	open := func() *gitstore.Store {
+		store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store
+	}
+	store := open()
+	if _, err := store.CreateShard(id); err != nil {
+		t.Fatal(err)
+	}
+	dir := store.ShardDir(id)
+	path := filepath.Join(dir, ".git", "memd-feed-heads")
+	gitCommitIn(t, dir, "first")
+	// A run of memd publishes, as Run's first check does: the file holds
+	// its start.
+	h, err := New(store, quiet(), Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	// The file as full as keepHead leaves it (4,096 heads: the oldest of
+	// long ago, the last this run's).
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old strings.Builder
+	for i := range maxSent - 1 {
+		fmt.Fprintf(&old, "%040x\n", i+1)
+	}
+	if err := os.WriteFile(path, append([]byte(old.String()), b...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const restarts = 3
+	for i := range restarts {
+		gitCommitIn(t, dir, fmt.Sprintf("while down %d", i)) // memd is down
+		store := open()
+		h, err := New(store, quiet(), Hooks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.publish(id); err != nil { // Run's first check
+			t.Fatal(err)
+		}
+		store.Close()
+	}
+	if n := countLines(t, path); n > maxSent {
+		t.Errorf("after %d restarts, each after a commit made while memd was down, the file of heads holds %d heads; want at most 4,096", restarts, n)
+	}
+}
+
+// An agent reconnecting from the head it took needs no earlier heads:
+// the resume reads none, and the shard holds this run's heads alone.
+func TestHub_AResumeFromTheHeadReadsNoEarlierHeads(t *testing.T) {
+	store, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var file strings.Builder
+	for i := range maxSent - 1 {
+		fmt.Fprintf(&file, "%040x\n", i+1)
+	}
+	const shards = 100
+	var ids []memd.ShardID
+	heads := map[memd.ShardID]gitstore.Hash{}
+	for i := range shards {
+		id := memd.AgentShard(fmt.Sprintf("a%03d", i))
+		if _, err := store.CreateShard(id); err != nil {
+			t.Fatal(err)
+		}
+		head := gitCommitIn(t, store.ShardDir(id), "one")
+		// The file a previous run left: its heads, ending with the head.
+		if err := os.WriteFile(filepath.Join(store.ShardDir(id), ".git", "memd-feed-heads"), []byte(file.String()+head.String()+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		heads[id] = head
+	}
+	h, err := New(store, quiet(), Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids { // as Run's first check does
+		if err := h.publish(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := heap()
+	for _, id := range ids { // each agent reconnects from the head it took
+		s, err := h.Subscribe("", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: heads[id]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.Replay()); n != 0 {
+			t.Fatalf("resume from the head replayed %d", n)
+		}
+		h.Unsubscribe(s)
+	}
+	after := heap()
+	runtime.KeepAlive(h)
+	if per := (int64(after) - int64(before)) / shards; per > 4<<10 {
+		t.Errorf("after one resume from the head of each of %d shards (nothing to replay), the hub holds %d KB more a shard (%d MB in all); want about one head each", shards, per>>10, (int64(after)-int64(before))>>20)
+	}
 }

@@ -436,7 +436,7 @@ func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, sent []gitstore
 	if since.ByDate {
 		commits, err = historyAfter(sh, since.Commit, sent[len(sent)-1], maxReplay, false)
 	} else {
-		commits, err = replayAfter(sh, since.Commit, sent, maxReplay)
+		commits, err = replayAfter(sh, since.Commit, sent, maxReplay, func() ([]gitstore.Hash, error) { return earlierHeads(sh, sent) })
 	}
 	if err != nil {
 		return err
@@ -477,7 +477,6 @@ func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (sent map[memd.Sha
 		if err := h.publishHeld(sh, f); err != nil {
 			return nil, nil, err
 		}
-		h.keepFile(sh, f, f.readOlder)
 		sent[id] = slices.Clone(f.sent)
 		shards = append(shards, sh)
 	}

@@ -75,16 +75,29 @@ func firstParents(commits map[gitstore.Hash]gitstore.Commit, head gitstore.Hash)
 }
 
 // replayAfter returns the commits the feed sent after since, given the
-// heads it published (oldest first, the last where the replay ends), in
-// the order it sent them.
-func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, limit int) ([]gitstore.Commit, error) {
+// heads it published this run (oldest first, the last where the replay
+// ends), in the order it sent them. Past this run's first head it asks
+// earlier for those of earlier runs, once; a failure to read them leaves
+// the history's order from there.
+func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, limit int, earlier func() ([]gitstore.Hash, error)) ([]gitstore.Commit, error) {
 	if len(sent) == 0 || since == sent[len(sent)-1] {
 		return nil, nil
 	}
 	var later [][]gitstore.Commit // the batches after since's, newest first
 	n := 0
 	k := len(sent) - 1
-	for ; k > 0; k-- {
+	for {
+		if k == 0 && earlier != nil {
+			before, err := earlier()
+			earlier = nil
+			if err == nil && len(before) > 0 {
+				sent = append(slices.Clip(before), sent...)
+				k = len(before)
+			}
+		}
+		if k == 0 {
+			break
+		}
 		commits, reached, err := after(sh, sent[k-1], sent[k], limit-n)
 		if err != nil || !reached {
 			// Past the limit, or a head that does not lead here (a reset,
@@ -103,6 +116,7 @@ func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, 
 			break
 		}
 		later = append(later, batch)
+		k--
 	}
 	older, err := historyAfter(sh, since, sent[k], limit-n, true)
 	if err != nil {
