@@ -158,29 +158,41 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		})
 	}
 	defer func() { relativesPruned, pruneRelatives = func() {}, true }()
-	for _, c := range cases {
-		shard := memd.ProjectShard("fleet")
-		var docs []Doc
-		c.docs(func(text string, daysAgo int, file string, offset int) {
-			d := memd.DateOf(now.AddDate(0, 0, -daysAgo))
-			docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: offset})
-		})
-		x := New()
-		x.PutAll(docs)
-		pruned := 0
-		relativesPruned = func() { pruned++ }
-		for _, q := range c.queries {
-			q.Shards, q.Now = []memd.ShardID{shard}, now
-			pruneRelatives = false
-			want := x.Search(q).Hits
-			pruneRelatives = true
-			got := x.Search(q).Hits
-			if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
-				t.Errorf("%s: %q, k %d, budget %d: hits\n%v\nwant those of scoring every relative\n%v", c.name, q.Text, q.K, q.Budget, texts(got), texts(want))
+	// Each case in one shard, and its files dealt between three shards
+	// searched together (each its own part of the index).
+	for _, shards := range [][]memd.ShardID{
+		{memd.ProjectShard("fleet")},
+		{memd.ProjectShard("fleet"), memd.ProjectShard("harbour"), memd.AgentShard("pilot")},
+	} {
+		for _, c := range cases {
+			var docs []Doc
+			files := map[string]memd.ShardID{}
+			c.docs(func(text string, daysAgo int, file string, offset int) {
+				shard, ok := files[file]
+				if !ok {
+					shard = shards[len(files)%len(shards)]
+					files[file] = shard
+				}
+				d := memd.DateOf(now.AddDate(0, 0, -daysAgo))
+				docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: memd.TierLog, Text: text, File: file}, Offset: offset})
+			})
+			x := New()
+			x.PutAll(docs)
+			pruned := 0
+			relativesPruned = func() { pruned++ }
+			for _, q := range c.queries {
+				q.Shards, q.Now = shards, now
+				pruneRelatives = false
+				want := x.Search(q).Hits
+				pruneRelatives = true
+				got := x.Search(q).Hits
+				if !slices.EqualFunc(got, want, func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }) {
+					t.Errorf("%s, %d shards: %q, k %d, budget %d: hits\n%v\nwant those of scoring every relative\n%v", c.name, len(shards), q.Text, q.K, q.Budget, texts(got), texts(want))
+				}
 			}
-		}
-		if skipped := pruned > 0; skipped == c.noSkip {
-			t.Errorf("%s: searches skipping facts: %d", c.name, pruned)
+			if skipped := pruned > 0; skipped == c.noSkip && len(shards) == 1 {
+				t.Errorf("%s: searches skipping facts: %d", c.name, pruned)
+			}
 		}
 	}
 }
