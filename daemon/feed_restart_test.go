@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 )
 
@@ -106,16 +107,7 @@ func TestFeed_ResumeAfterAResetWhileDown(t *testing.T) {
 			data := t.TempDir()
 			e := startQuietIn(t, data, daemon.Config{})
 			alice, s, base, dir, _, _ := aliceAndAClone(t, e)
-			sub, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			gone := remember(t, alice, "agent/alice", "Reset away", memd.TierLog, memd.Source{}).Commit
-			collect(t, sub, gone)
-			sub.Close()
-			if err := e.d.Shutdown(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			gone := sentThenStopped(t, e, alice, s, "Reset away")[0]
 			gitIn(t, dir, "reset", "-q", "--hard", base)
 			if pruned {
 				gitIn(t, dir, "reflog", "expire", "--expire=now", "--all")
@@ -124,7 +116,7 @@ func TestFeed_ResumeAfterAResetWhileDown(t *testing.T) {
 
 			e2 := startQuietIn(t, data, daemon.Config{})
 			alice.BaseURL = e2.d.URL()
-			_, err = alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: gone}})
+			_, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: gone}})
 			wantCode(t, err, memd.ENOTFOUND)
 			next := remember(t, alice, "agent/alice", "After the reset", memd.TierLog, memd.Source{}).Commit
 			resumed, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: base}})
@@ -139,6 +131,28 @@ func TestFeed_ResumeAfterAResetWhileDown(t *testing.T) {
 	}
 }
 
+// sentThenStopped has alice remember each text in her shard s, each
+// commit taken from the live feed, then stops the daemon of e; it returns
+// the commits.
+func sentThenStopped(t *testing.T, e *env, alice *client.Client, s memd.ShardID, texts ...string) []string {
+	t.Helper()
+	sub, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var sent []string
+	for _, text := range texts {
+		c := remember(t, alice, "agent/alice", text, memd.TierLog, memd.Source{}).Commit
+		collect(t, sub, c)
+		sent = append(sent, c)
+	}
+	if err := e.d.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return sent
+}
+
 // A file of heads changed by hand to name an object that is not a commit
 // (a commit's tree) costs a resume from before it only the batches: the
 // replay is the history's from there, not an error.
@@ -146,20 +160,7 @@ func TestFeed_AHeadThatIsNoCommitCostsOnlyTheBatches(t *testing.T) {
 	data := t.TempDir()
 	e := startQuietIn(t, data, daemon.Config{})
 	alice, s, base, dir, _, _ := aliceAndAClone(t, e)
-	sub, err := alice.Subscribe(context.Background(), memd.FeedQuery{Shards: []memd.ShardID{s}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var live []string
-	for _, text := range []string{"One", "Two", "Three"} {
-		c := remember(t, alice, "agent/alice", text, memd.TierLog, memd.Source{}).Commit
-		collect(t, sub, c)
-		live = append(live, c)
-	}
-	sub.Close()
-	if err := e.d.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	live := sentThenStopped(t, e, alice, s, "One", "Two", "Three")
 	path := filepath.Join(dir, ".git", feedHeads)
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -20,15 +20,9 @@ import (
 // published once as the hub's first check does, hold about one head each
 // (read whole, they held 20 MB).
 func TestHub_AStartHoldsOneHeadOfAnIdleShard(t *testing.T) {
-	store, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := openStore(t, t.TempDir())
 	defer store.Close()
-	var file strings.Builder
-	for i := range maxSent {
-		fmt.Fprintf(&file, "%040x\n", i+1)
-	}
+	file := oldHeads(maxSent)
 	const shards = 200
 	var ids []memd.ShardID
 	for i := range shards {
@@ -36,7 +30,7 @@ func TestHub_AStartHoldsOneHeadOfAnIdleShard(t *testing.T) {
 		if _, err := store.CreateShard(id); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(store.ShardDir(id), ".git", "memd-feed-heads"), []byte(file.String()), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(store.ShardDir(id), ".git", "memd-feed-heads"), []byte(file), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
@@ -56,6 +50,25 @@ func TestHub_AStartHoldsOneHeadOfAnIdleShard(t *testing.T) {
 	if per := (int64(after) - int64(before)) / shards; per > 4<<10 {
 		t.Errorf("after publishing %d idle shards once, the hub holds %d KB more a shard (%d MB in all)", shards, per>>10, (int64(after)-int64(before))>>20)
 	}
+}
+
+// openStore opens a store in dir, unsynced.
+func openStore(t *testing.T, dir string) *gitstore.Store {
+	t.Helper()
+	store, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// oldHeads returns a file of n heads of long ago, naming no commit.
+func oldHeads(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%040x\n", i+1)
+	}
+	return b.String()
 }
 
 // heap is the bytes the heap holds after a collection.
@@ -100,14 +113,7 @@ func countLines(t *testing.T, path string) int {
 func TestHub_RestartsAfterCommitsWhileDownKeepTheFileBounded(t *testing.T) {
 	data := t.TempDir()
 	id := memd.AgentShard("alice")
-	open := func() *gitstore.Store {
-		store, err := gitstore.Open(data, gitstore.Options{NoSync: true, RepackAt: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return store
-	}
-	store := open()
+	store := openStore(t, data)
 	if _, err := store.CreateShard(id); err != nil {
 		t.Fatal(err)
 	}
@@ -130,17 +136,13 @@ func TestHub_RestartsAfterCommitsWhileDownKeepTheFileBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var old strings.Builder
-	for i := range maxSent - 1 {
-		fmt.Fprintf(&old, "%040x\n", i+1)
-	}
-	if err := os.WriteFile(path, append([]byte(old.String()), b...), 0o644); err != nil {
+	if err := os.WriteFile(path, append([]byte(oldHeads(maxSent-1)), b...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const restarts = 3
 	for i := range restarts {
 		gitCommitIn(t, dir, fmt.Sprintf("while down %d", i)) // memd is down
-		store := open()
+		store := openStore(t, data)
 		h, err := New(store, quiet(), Hooks{})
 		if err != nil {
 			t.Fatal(err)
@@ -158,15 +160,9 @@ func TestHub_RestartsAfterCommitsWhileDownKeepTheFileBounded(t *testing.T) {
 // An agent reconnecting from the head it took needs no earlier heads:
 // the resume reads none, and the shard holds this run's heads alone.
 func TestHub_AResumeFromTheHeadReadsNoEarlierHeads(t *testing.T) {
-	store, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := openStore(t, t.TempDir())
 	defer store.Close()
-	var file strings.Builder
-	for i := range maxSent - 1 {
-		fmt.Fprintf(&file, "%040x\n", i+1)
-	}
+	file := oldHeads(maxSent - 1)
 	const shards = 100
 	var ids []memd.ShardID
 	heads := map[memd.ShardID]gitstore.Hash{}
@@ -177,7 +173,7 @@ func TestHub_AResumeFromTheHeadReadsNoEarlierHeads(t *testing.T) {
 		}
 		head := gitCommitIn(t, store.ShardDir(id), "one")
 		// The file a previous run left: its heads, ending with the head.
-		if err := os.WriteFile(filepath.Join(store.ShardDir(id), ".git", "memd-feed-heads"), []byte(file.String()+head.String()+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(store.ShardDir(id), ".git", "memd-feed-heads"), []byte(file+head.String()+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
