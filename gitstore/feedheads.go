@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,15 +26,29 @@ func (sh *Shard) FeedHeads() (heads []Hash, whole bool, err error) {
 		return nil, false, fmt.Errorf("reading the feed's heads of %s: %w", sh.id, err)
 	}
 	whole = len(b) == 0 || b[len(b)-1] == '\n'
+	heads = make([]Hash, 0, len(b)/headLine)
 	for line := range bytes.Lines(b) {
-		h := string(bytes.TrimSpace(line))
-		if !IsHash(h) {
+		h, ok := parseHead(line)
+		if !ok {
 			whole = false
 			continue
 		}
-		heads = append(heads, NewHash(h))
+		heads = append(heads, h)
 	}
 	return heads, whole, nil
+}
+
+// parseHead reads a line of the feed's file: a hash as 40 hex digits,
+// spaces around it allowed. It allocates nothing: a resume reads a few
+// thousand of them while a shard's feed waits.
+func parseHead(line []byte) (Hash, bool) {
+	var h Hash
+	line = bytes.TrimSpace(line)
+	if len(line) != 2*len(h) {
+		return h, false
+	}
+	_, err := hex.Decode(h[:], line)
+	return h, err == nil
 }
 
 // FeedHeadsEnd returns, reading the end of the feed's file alone, its last
@@ -68,11 +83,11 @@ func (sh *Shard) FeedHeadsEnd() (last Hash, heads int, whole bool, err error) {
 	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
 		line = line[i+1:]
 	}
-	h := string(bytes.TrimSpace(line))
-	if !IsHash(h) {
+	h, ok := parseHead(line)
+	if !ok {
 		return Hash{}, heads, false, nil
 	}
-	return NewHash(h), heads, true, nil
+	return h, heads, true, nil
 }
 
 // headLine is the length of a line of the feed's file.

@@ -13,9 +13,10 @@ import (
 // The heads it published are kept, past a restart, in the shard's file of
 // heads (gitstore's FeedHeads): each head is written before its batch goes
 // out, and the head the hub started at ends a batch of its own, the
-// commits made while memd was down. A start reads the file's end alone,
-// and only a replay reaching back before the start reads the rest
-// (earlierHeads), so a shard holds in memory this run's heads alone.
+// commits made while memd was down. A start reads the file's end alone
+// (the whole file only to cut it back or mend a last line cut short), a
+// resume reads it for the heads of earlier runs while it registers
+// (earlierHeads), and a shard holds in memory this run's heads alone.
 type shardFeed struct {
 	mu   sync.Mutex
 	head gitstore.Hash // the last commit published
@@ -23,7 +24,8 @@ type shardFeed struct {
 	// with head: each batch the hub read is the commits between two of
 	// them, in the feed's order, and a replay from a commit of one goes
 	// on from there (see replayAfter). It starts at the hub's start (the
-	// zero hash for a shard first seen after it) or at a reset.
+	// zero hash for a shard first seen after it) or at a reset, and lets
+	// go of its older half past maxSent.
 	sent []gitstore.Hash
 	// fresh marks a shard first seen after the hub's start: its history
 	// is news, and a file of heads in it is not its feed's.
@@ -92,8 +94,8 @@ func (f *shardFeed) startFile(sh *gitstore.Shard) error {
 }
 
 // keepHead writes head to the shard's file of heads, as published next, or
-// after a reset as the first; a file grown to maxSent is cut back to its
-// newer half first.
+// after a reset as the first; a file grown to maxSent is written anew with
+// its newest heads, head the last of maxSent/2.
 func (f *shardFeed) keepHead(sh *gitstore.Shard, head gitstore.Hash, reset bool) error {
 	switch {
 	case f.inFile < 0:
@@ -122,11 +124,13 @@ func (f *shardFeed) setFile(sh *gitstore.Shard, heads []gitstore.Hash) error {
 	return sh.SetFeedHeads(heads)
 }
 
-// earlierHeads returns the heads the shard's file holds before this run's
-// first, sent[0], for a replay reaching back past it: the file's heads up
-// to where sent's begin (sent[0], then sent[1]). None when the file does
-// not hold this run's start (a shard first seen after the start, a file
-// cut back since, or one that could not be written).
+// earlierHeads returns the heads the shard's file holds before sent[0],
+// the oldest head the feed holds in memory, for a replay reaching back past
+// it: the file's heads up to where sent's begin (sent[0], then sent[1]).
+// None when the file does not hold sent's start (a shard first seen after
+// the start, a file cut back or written anew since, or one that could not
+// be written). The caller holds the shard's feed: a publisher may cut the
+// file back as soon as it is let go.
 func earlierHeads(sh *gitstore.Shard, sent []gitstore.Hash) ([]gitstore.Hash, error) {
 	if len(sent) == 0 || sent[0].IsZero() {
 		return nil, nil

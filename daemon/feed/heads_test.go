@@ -205,3 +205,124 @@ func TestHub_AResumeFromTheHeadReadsNoEarlierHeads(t *testing.T) {
 		t.Errorf("after one resume from the head of each of %d shards (nothing to replay), the hub holds %d KB more a shard (%d MB in all); want about one head each", shards, per>>10, (int64(after)-int64(before))>>20)
 	}
 }
+
+// gitOut runs git in dir as the person pat and returns its output.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=pat", "GIT_AUTHOR_EMAIL=pat@example.com",
+		"GIT_COMMITTER_NAME=pat", "GIT_COMMITTER_EMAIL=pat@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pulledMerge builds, in a shard with a hub running, the history where the
+// live feed's batches differ from the history's order: the hub publishes
+// M1 alone, then a merge X (first parent a person's P, second M1) arrives,
+// sent as P, X. It returns M1, P, X.
+func pulledMerge(t *testing.T, h *Hub, id memd.ShardID, dir string, base gitstore.Hash) (m1, p, x gitstore.Hash) {
+	t.Helper()
+	m1 = gitCommitIn(t, dir, "M1")
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	p = gitstore.NewHash(gitOut(t, dir, "commit-tree", base.String()+"^{tree}", "-p", base.String(), "-m", "P"))
+	x = gitstore.NewHash(gitOut(t, dir, "commit-tree", m1.String()+"^{tree}", "-p", p.String(), "-p", m1.String(), "-m", "X"))
+	gitOut(t, dir, "update-ref", "HEAD", x.String())
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	return m1, p, x
+}
+
+// hashes lists the events' commits, short.
+func hashes(cs []memd.FeedEvent) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, c.Commit[:7])
+	}
+	return strings.Join(s, ",")
+}
+
+// A subscriber resumes, after a restart, from M1, a commit of the previous
+// run. Subscribe registers it (the shard's feed held) and reads the replay
+// with the feed free; a publisher that takes the shard in between (here a
+// reset by a person, read at once) rewrites the file of heads. The replay
+// goes by the earlier runs' heads as the file held them at registration:
+// the live feed sent P, X, Y after M1 (read after, the file's reset lost P).
+func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
+	data := t.TempDir()
+	id := memd.AgentShard("alice")
+	store := openStore(t, data)
+	if _, err := store.CreateShard(id); err != nil {
+		t.Fatal(err)
+	}
+	dir := store.ShardDir(id)
+	base := gitCommitIn(t, dir, "base")
+	h, err := New(store, quiet(), Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	_, p, x := pulledMerge(t, h, id, dir, base)
+	m1 := gitstore.NewHash(gitOut(t, dir, "rev-parse", x.String()+"^2"))
+	store.Close()
+
+	// The restart: one commit published this run.
+	store = openStore(t, data)
+	defer store.Close()
+	h, err = New(store, quiet(), Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	y := gitCommitIn(t, dir, "Y")
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{p.String()[:7], x.String()[:7], y.String()[:7]}, ",")
+
+	// Without a publisher in between, the replay is the live suffix.
+	s0, err := h.Subscribe("", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: m1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Unsubscribe(s0)
+	if got := hashes(s0.Replay()); got != want {
+		t.Fatalf("control: resume after M1 replayed %s, want %s", got, want)
+	}
+
+	// Subscribe, split where it lets go of the shard's feed.
+	s := &Subscriber{wants: func(memd.ShardID) bool { return true }, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
+	heads, shards, err := h.register(s, []memd.ShardID{id}, map[memd.ShardID]Since{id: {Commit: m1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A person resets main to a commit of their own; the hub reads it at once.
+	z := gitstore.NewHash(gitOut(t, dir, "commit-tree", x.String()+"^{tree}", "-p", x.String(), "-m", "Z"))
+	gitOut(t, dir, "update-ref", "HEAD", z.String())
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.readReplay(shards[0], Since{Commit: m1}, heads[id]); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashes(s.Replay()); got != want {
+		t.Errorf("resume after M1 (a commit of the previous run), a reset published between registering and reading the replay: replayed %s, want what the live feed sent after M1 before the reset: %s", got, want)
+	}
+	select {
+	case ev := <-s.Events():
+		if ev.Type != memd.EventReset {
+			t.Errorf("first live event %v, want the reset", ev.Type)
+		}
+	default:
+		t.Errorf("no live reset event")
+	}
+}

@@ -404,7 +404,7 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
-	sent, shards, err := h.register(s, ids)
+	heads, shards, err := h.register(s, ids, since)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 	// back holds up no one's live events (which wait in the subscriber's
 	// buffer meanwhile, behind the replay).
 	for i, id := range ids {
-		if err := s.readReplay(shards[i], since[id], sent[id]); err != nil {
+		if err := s.readReplay(shards[i], since[id], heads[id]); err != nil {
 			h.Unsubscribe(s)
 			return nil, err
 		}
@@ -430,13 +430,13 @@ type Since struct {
 
 // readReplay adds to the replay the commits of a shard the feed sent after
 // since, given the heads it published.
-func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, sent []gitstore.Hash) error {
+func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, heads publishedHeads) error {
 	var commits []gitstore.Commit
 	var err error
 	if since.ByDate {
-		commits, err = historyAfter(sh, since.Commit, sent[len(sent)-1], maxReplay, false)
+		commits, err = historyAfter(sh, since.Commit, heads.sent[len(heads.sent)-1], maxReplay, false)
 	} else {
-		commits, err = replayAfter(sh, since.Commit, sent, maxReplay, func() ([]gitstore.Hash, error) { return earlierHeads(sh, sent) })
+		commits, err = replayAfter(sh, since.Commit, heads.sent, heads.earlier, maxReplay)
 	}
 	if err != nil {
 		return err
@@ -452,14 +452,23 @@ func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, sent []gitstore
 	return nil
 }
 
+// publishedHeads is what a shard's feed had published when a subscriber
+// resuming it registered: this run's heads, and, when the resume may reach
+// back past them, the earlier runs' as the shard's file held them then (a
+// publisher may cut the file back at any later time).
+type publishedHeads struct {
+	sent, earlier []gitstore.Hash
+}
+
 // register adds a subscriber, holding the feeds of the shards it resumes
 // while it does, so that what a replay reads up to and the first live
 // event meet with nothing between. Each resumed shard is published first:
 // a commit memd has just answered with is one the replay can start from,
 // and the history of a shard the hub had not read yet is not news to this
-// subscriber later. It returns the heads each resumed shard's feed sent.
-func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (sent map[memd.ShardID][]gitstore.Hash, shards []*gitstore.Shard, err error) {
-	sent = make(map[memd.ShardID][]gitstore.Hash)
+// subscriber later. It returns the heads each resumed shard's feed
+// published.
+func (h *Hub) register(s *Subscriber, resumed []memd.ShardID, since map[memd.ShardID]Since) (heads map[memd.ShardID]publishedHeads, shards []*gitstore.Shard, err error) {
+	heads = make(map[memd.ShardID]publishedHeads)
 	var locked []*shardFeed
 	defer func() {
 		for _, f := range locked {
@@ -477,13 +486,19 @@ func (h *Hub) register(s *Subscriber, resumed []memd.ShardID) (sent map[memd.Sha
 		if err := h.publishHeld(sh, f); err != nil {
 			return nil, nil, err
 		}
-		sent[id] = slices.Clone(f.sent)
+		ph := publishedHeads{sent: slices.Clone(f.sent)}
+		if from := since[id]; !from.ByDate && from.Commit != f.head {
+			// Unread, a replay past this run's first head goes by the
+			// history's order.
+			ph.earlier, _ = earlierHeads(sh, f.sent)
+		}
+		heads[id] = ph
 		shards = append(shards, sh)
 	}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
-	return sent, shards, nil
+	return heads, shards, nil
 }
 
 // Unsubscribe removes a subscriber.

@@ -76,10 +76,8 @@ func firstParents(commits map[gitstore.Hash]gitstore.Commit, head gitstore.Hash)
 
 // replayAfter returns the commits the feed sent after since, given the
 // heads it published this run (oldest first, the last where the replay
-// ends), in the order it sent them. Past this run's first head it asks
-// earlier for those of earlier runs, once; a failure to read them leaves
-// the history's order from there.
-func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, limit int, earlier func() ([]gitstore.Hash, error)) ([]gitstore.Commit, error) {
+// ends) and those of earlier runs before them, in the order it sent them.
+func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent, earlier []gitstore.Hash, limit int) ([]gitstore.Commit, error) {
 	if len(sent) == 0 || since == sent[len(sent)-1] {
 		return nil, nil
 	}
@@ -87,13 +85,9 @@ func replayAfter(sh *gitstore.Shard, since gitstore.Hash, sent []gitstore.Hash, 
 	n := 0
 	k := len(sent) - 1
 	for {
-		if k == 0 && earlier != nil {
-			before, err := earlier()
-			earlier = nil
-			if err == nil && len(before) > 0 {
-				sent = append(slices.Clip(before), sent...)
-				k = len(before)
-			}
+		if k == 0 && len(earlier) > 0 {
+			sent = append(slices.Clip(earlier), sent...)
+			k, earlier = len(earlier), nil
 		}
 		if k == 0 {
 			break
