@@ -62,6 +62,18 @@ func openStore(t *testing.T, dir string) *gitstore.Store {
 	return store
 }
 
+// aliceStore opens a store in data and makes alice's shard in it,
+// returning the shard and its folder.
+func aliceStore(t *testing.T, data string) (*gitstore.Store, memd.ShardID, string) {
+	t.Helper()
+	store := openStore(t, data)
+	id := memd.AgentShard("alice")
+	if _, err := store.CreateShard(id); err != nil {
+		t.Fatal(err)
+	}
+	return store, id, store.ShardDir(id)
+}
+
 // oldHeads returns a file of n heads of long ago, naming no commit.
 func oldHeads(n int) string {
 	var b strings.Builder
@@ -112,12 +124,7 @@ func countLines(t *testing.T, path string) int {
 // start cuts the file back as a live move does.
 func TestHub_RestartsAfterCommitsWhileDownKeepTheFileBounded(t *testing.T) {
 	data := t.TempDir()
-	id := memd.AgentShard("alice")
-	store := openStore(t, data)
-	if _, err := store.CreateShard(id); err != nil {
-		t.Fatal(err)
-	}
-	dir := store.ShardDir(id)
+	store, id, dir := aliceStore(t, data)
 	path := filepath.Join(dir, ".git", "memd-feed-heads")
 	gitCommitIn(t, dir, "first")
 	// A run of memd publishes, as Run's first check does: the file holds
@@ -255,12 +262,7 @@ func hashes(cs []memd.FeedEvent) string {
 // the live feed sent P, X, Y after M1 (read after, the file's reset lost P).
 func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 	data := t.TempDir()
-	id := memd.AgentShard("alice")
-	store := openStore(t, data)
-	if _, err := store.CreateShard(id); err != nil {
-		t.Fatal(err)
-	}
-	dir := store.ShardDir(id)
+	store, id, dir := aliceStore(t, data)
 	base := gitCommitIn(t, dir, "base")
 	h, err := New(store, quiet(), Hooks{})
 	if err != nil {
