@@ -41,9 +41,7 @@ func memdsCommitPulled(t *testing.T, alice *client.Client, s memd.ShardID, dir, 
 
 	gitIn(t, clone, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
 	x := gitIn(t, clone, "rev-parse", "HEAD")
-	gitIn(t, dir, "fetch", "-q", clone, "main:incoming")
-	gitIn(t, dir, "merge", "-q", "--ff-only", "incoming")
-	if h := gitIn(t, dir, "rev-parse", "HEAD"); h != x {
+	if h := pushedToMain(t, dir, clone); h != x {
 		t.Fatalf("head %s, want %s", h, x)
 	}
 	live := append([]string{m1}, commits(collect(t, sub, x))...)
@@ -77,9 +75,7 @@ func TestFeed_ResumeAcrossOctopusAndCrissCrossMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	gitIn(t, dir, "fetch", "-q", clone, "main:incoming")
-	gitIn(t, dir, "merge", "-q", "--ff-only", "incoming")
-	head := gitIn(t, dir, "rev-parse", "HEAD")
+	head := pushedToMain(t, dir, clone)
 	live := commits(collect(t, sub, head))
 	resumesReplayTheLiveSuffix(t, alice, s, base, live)
 }
@@ -127,6 +123,15 @@ func resumesReplayTheLiveSuffix(t *testing.T, c *client.Client, s memd.ShardID, 
 			t.Errorf("resume after %.7s replayed %v, want what the live feed sent after it: %v", since, short7(got), short7(want))
 		}
 	}
+}
+
+// pushedToMain brings the clone's main into the shard in dir, as the
+// person's push would, and returns the shard's new head.
+func pushedToMain(t *testing.T, dir, clone string) string {
+	t.Helper()
+	gitIn(t, dir, "fetch", "-q", clone, "main:incoming")
+	gitIn(t, dir, "merge", "-q", "--ff-only", "incoming")
+	return gitIn(t, dir, "rev-parse", "HEAD")
 }
 
 // aliceAndAClone has alice, an agent of the daemon of e, write one fact

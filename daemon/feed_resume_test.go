@@ -366,9 +366,7 @@ func TestFeed_ResumeFromAnyCommitOfAMovedHistoryReplaysTheLiveSuffix(t *testing.
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	gitIn(t, dir, "fetch", "-q", clone, "main:incoming")
-	gitIn(t, dir, "merge", "-q", "--ff-only", "incoming")
-	head := gitIn(t, dir, "rev-parse", "HEAD")
+	head := pushedToMain(t, dir, clone)
 	live := commits(collect(t, sub, head))
 	if len(live) != 8 {
 		t.Fatalf("the live feed sent %d commits of the moved history, want 8", len(live))

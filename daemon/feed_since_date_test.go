@@ -51,8 +51,7 @@ func TestFeed_ResumeSinceADateGetsWhatCameAfterIt(t *testing.T) {
 	collect(t, sub, m1)
 	gitIn(t, clone, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
 	p := gitIn(t, clone, "rev-parse", "HEAD")
-	gitIn(t, dir, "fetch", "-q", clone, "main:incoming")
-	gitIn(t, dir, "merge", "-q", "--ff-only", "incoming")
+	pushedToMain(t, dir, clone)
 	collect(t, sub, p)
 	resumed, err := alice.Subscribe(ctx, memd.FeedQuery{Shards: []memd.ShardID{s}, Since: map[memd.ShardID]string{s: string(memd.DateOf(yesterday).String())}})
 	if err != nil {

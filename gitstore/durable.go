@@ -42,3 +42,28 @@ func syncDirOf(path string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// replaceFile writes data to path at once, through path.new renamed over
+// it: a crash leaves the old file or the new one, and with sync a power
+// cut does too (the new one's bytes reach the disk before the rename). A
+// path.new a crash left is written over by the next.
+func replaceFile(path string, data []byte, sync bool) error {
+	f, err := os.OpenFile(path+".new", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(path+".new", path)
+	}
+	if err != nil {
+		os.Remove(path + ".new")
+	}
+	return err
+}

@@ -117,30 +117,8 @@ func (sh *Shard) SetFeedHeads(heads []Hash) error {
 	for _, h := range heads {
 		b.WriteString(h.String() + "\n")
 	}
-	path := filepath.Join(sh.gitDir, feedHeadsName)
-	if err := writeSynced(path+".new", b.Bytes()); err != nil {
-		os.Remove(path + ".new")
-		return fmt.Errorf("keeping the feed's heads of %s: %w", sh.id, err)
-	}
-	if err := os.Rename(path+".new", path); err != nil {
+	if err := replaceFile(filepath.Join(sh.gitDir, feedHeadsName), b.Bytes(), true); err != nil {
 		return fmt.Errorf("keeping the feed's heads of %s: %w", sh.id, err)
 	}
 	return nil
-}
-
-// writeSynced writes a file and syncs it, so that a rename over another
-// never leaves an empty one after a power cut.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -303,7 +303,7 @@ func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 
 	// Subscribe, split where it lets go of the shard's feed.
 	s := &Subscriber{wants: func(memd.ShardID) bool { return true }, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
-	heads, shards, err := h.register(s, []memd.ShardID{id}, map[memd.ShardID]Since{id: {Commit: m1}})
+	resumes, err := h.register(s, map[memd.ShardID]Since{id: {Commit: m1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 	if err := h.publish(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.readReplay(shards[0], Since{Commit: m1}, heads[id]); err != nil {
+	if err := s.readReplay(resumes[0]); err != nil {
 		t.Fatal(err)
 	}
 	if got := hashes(s.Replay()); got != want {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -399,20 +400,15 @@ func (s *Subscriber) cut(err error) {
 // the shard's branch, or too far back) is an error.
 func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]Since) (*Subscriber, error) {
 	s := &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
-	ids := make([]memd.ShardID, 0, len(since))
-	for id := range since {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
-	heads, shards, err := h.register(s, ids, since)
+	resumes, err := h.register(s, since)
 	if err != nil {
 		return nil, err
 	}
 	// The replay is read with the shards' feeds free: a resume from far
 	// back holds up no one's live events (which wait in the subscriber's
 	// buffer meanwhile, behind the replay).
-	for i, id := range ids {
-		if err := s.readReplay(shards[i], since[id], heads[id]); err != nil {
+	for _, r := range resumes {
+		if err := s.readReplay(r); err != nil {
 			h.Unsubscribe(s)
 			return nil, err
 		}
@@ -428,21 +424,21 @@ type Since struct {
 	ByDate bool
 }
 
-// readReplay adds to the replay the commits of a shard the feed sent after
-// since, given the heads it published.
-func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, heads publishedHeads) error {
+// readReplay adds to the replay the commits of a shard the feed sent
+// after where r resumes it.
+func (s *Subscriber) readReplay(r resume) error {
 	var commits []gitstore.Commit
 	var err error
-	if since.ByDate {
-		commits, err = historyAfter(sh, since.Commit, heads.sent[len(heads.sent)-1], maxReplay, false)
+	if r.from.ByDate {
+		commits, err = historyAfter(r.shard, r.from.Commit, r.sent[len(r.sent)-1], maxReplay, false)
 	} else {
-		commits, err = replayAfter(sh, since.Commit, heads.sent, heads.earlier, maxReplay)
+		commits, err = replayAfter(r.shard, r.from.Commit, r.sent, r.earlier, maxReplay)
 	}
 	if err != nil {
 		return err
 	}
 	for _, c := range commits {
-		ev, err := event(sh, c)
+		ev, err := event(r.shard, c)
 		if err != nil {
 			return err
 		}
@@ -452,53 +448,55 @@ func (s *Subscriber) readReplay(sh *gitstore.Shard, since Since, heads published
 	return nil
 }
 
-// publishedHeads is what a shard's feed had published when a subscriber
-// resuming it registered: this run's heads, and, when the resume may reach
-// back past them, the earlier runs' as the shard's file held them then (a
-// publisher may cut the file back at any later time).
-type publishedHeads struct {
+// resume is a shard a subscriber resumes, from where, and the heads its
+// feed had published when the subscriber registered: this run's, and,
+// when the resume may reach back past them, the earlier runs' as the
+// shard's file held them then (a publisher may cut the file back at any
+// later time).
+type resume struct {
+	shard         *gitstore.Shard
+	from          Since
 	sent, earlier []gitstore.Hash
 }
 
 // register adds a subscriber, holding the feeds of the shards it resumes
-// while it does, so that what a replay reads up to and the first live
-// event meet with nothing between. Each resumed shard is published first:
-// a commit memd has just answered with is one the replay can start from,
-// and the history of a shard the hub had not read yet is not news to this
-// subscriber later. It returns the heads each resumed shard's feed
-// published.
-func (h *Hub) register(s *Subscriber, resumed []memd.ShardID, since map[memd.ShardID]Since) (heads map[memd.ShardID]publishedHeads, shards []*gitstore.Shard, err error) {
-	heads = make(map[memd.ShardID]publishedHeads)
+// (in the order of their names) while it does, so that what a replay
+// reads up to and the first live event meet with nothing between. Each
+// resumed shard is published first: a commit memd has just answered with
+// is one the replay can start from, and the history of a shard the hub had
+// not read yet is not news to this subscriber later.
+func (h *Hub) register(s *Subscriber, since map[memd.ShardID]Since) ([]resume, error) {
+	ids := slices.SortedFunc(maps.Keys(since), func(a, b memd.ShardID) int { return strings.Compare(a.String(), b.String()) })
 	var locked []*shardFeed
 	defer func() {
 		for _, f := range locked {
 			f.mu.Unlock()
 		}
 	}()
-	for _, id := range resumed {
+	resumes := make([]resume, 0, len(ids))
+	for _, id := range ids {
 		sh, err := h.store.Shard(id)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		f := h.feedOf(id)
 		f.mu.Lock()
 		locked = append(locked, f)
 		if err := h.publishHeld(sh, f); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		ph := publishedHeads{sent: slices.Clone(f.sent)}
-		if from := since[id]; !from.ByDate && from.Commit != f.head {
+		r := resume{shard: sh, from: since[id], sent: slices.Clone(f.sent)}
+		if !r.from.ByDate && r.from.Commit != f.head {
 			// Unread, a replay past this run's first head goes by the
 			// history's order.
-			ph.earlier, _ = earlierHeads(sh, f.sent)
+			r.earlier, _ = earlierHeads(sh, f.sent)
 		}
-		heads[id] = ph
-		shards = append(shards, sh)
+		resumes = append(resumes, r)
 	}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
-	return heads, shards, nil
+	return resumes, nil
 }
 
 // Unsubscribe removes a subscriber.
