@@ -86,6 +86,9 @@ type Config struct {
 	// this even while a fact cites them; zero keeps a text while a fact
 	// cites its message.
 	KeepMessages time.Duration
+	// PreCommit, when set, is the memd binary the pre-commit hook written
+	// in each shard runs, checking commits made there by hand.
+	PreCommit string
 }
 
 // SynthesisConfig configures synthesis passes.
@@ -258,7 +261,8 @@ func openStorage(cfg Config, onCommit, onCreate func(memd.ShardID)) (st storage,
 		}
 	}()
 	st.store, err = gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
-		OnCommit: onCommit, OnCreate: onCreate, Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage})
+		OnCommit: onCommit, OnCreate: onCreate, Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage,
+		PreCommit: cfg.PreCommit})
 	if err != nil {
 		return st, nil, err
 	}

@@ -46,13 +46,16 @@ func syncDirOf(path string) error {
 // replaceFile writes data to path at once, through path.new renamed over
 // it: a crash leaves the old file or the new one, and with sync a power
 // cut does too (the new one's bytes reach the disk before the rename). A
-// path.new a crash left is written over by the next.
-func replaceFile(path string, data []byte, sync bool) error {
-	f, err := os.OpenFile(path+".new", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+// path.new a crash left is written over by the next. The file gets perm.
+func replaceFile(path string, data []byte, perm os.FileMode, sync bool) error {
+	f, err := os.OpenFile(path+".new", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = f.Chmod(perm) // a path.new left by a crash keeps its own
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil && sync {
 		err = f.Sync()
 	}

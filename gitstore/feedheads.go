@@ -117,7 +117,7 @@ func (sh *Shard) SetFeedHeads(heads []Hash) error {
 	for _, h := range heads {
 		b.WriteString(h.String() + "\n")
 	}
-	if err := replaceFile(filepath.Join(sh.gitDir, feedHeadsName), b.Bytes(), true); err != nil {
+	if err := replaceFile(filepath.Join(sh.gitDir, feedHeadsName), b.Bytes(), 0o644, true); err != nil {
 		return fmt.Errorf("keeping the feed's heads of %s: %w", sh.id, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"github.com/memd/memd/gitstore/internal/odb"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,8 +57,11 @@ func (sh *Shard) CommitTime(h Hash) (time.Time, error) {
 	return c.committer.When, nil
 }
 
-func (sh *Shard) readCommit(h Hash) (*commitInfo, error) {
-	obj, err := sh.db.Get(h)
+func (sh *Shard) readCommit(h Hash) (*commitInfo, error) { return readCommitIn(sh.db, h) }
+
+// readCommitIn reads commit h from db.
+func readCommitIn(db *odb.DB, h Hash) (*commitInfo, error) {
+	obj, err := db.Get(h)
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", short(h), err)
 	}

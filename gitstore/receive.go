@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
 )
 
 // Received is a pack of pushed objects stored in a shard while the push is
@@ -248,7 +249,7 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 			if to.IsZero() {
 				return nil
 			}
-			line, err := sh.checkPushedFile(path, from, to)
+			line, err := checkChangedFile(sh.db, path, from, to)
 			switch {
 			case err == nil:
 				return nil
@@ -270,30 +271,64 @@ func keepPushedPaths(path string) bool {
 	return keepFactPaths(path) || keepNotePaths(path)
 }
 
-// checkPushedFile checks one file a pushed commit adds (from is zero) or
+// checkChangedFile checks one file a pushed commit adds (from is zero) or
 // changes: a note must pass the API's rules, and every line it adds to a
-// fact file must be a well-formed fact. The line refused is returned with
-// the error (0 for the whole file).
-func (sh *Shard) checkPushedFile(path string, from, to Hash) (line int, err error) {
+// fact file must be a well-formed fact (badFactLines). The line refused
+// is returned with the error (0 for the whole file).
+func checkChangedFile(db *odb.DB, path string, from, to Hash) (line int, err error) {
 	switch {
 	case IsNoteFile(path):
-		obj, err := sh.db.Get(to)
+		obj, err := db.Get(to)
 		if err != nil {
 			return 0, err
 		}
 		return 0, memd.CheckNoteText(string(obj.Data))
 	case IsFactFile(path):
-		added, err := sh.addedLines(from, to)
+		added, err := addedLines(db, from, to)
 		if err != nil {
 			return 0, err
 		}
-		for _, l := range added {
-			if err := CheckFactLine(l.text); err != nil {
-				return l.number, memd.Errorf(memd.EINVALID, "%v", err)
-			}
+		if bad := badFactLines(path, added, 1); len(bad) > 0 {
+			return bad[0].Line, bad[0].Err
 		}
 	}
 	return 0, nil
+}
+
+// badFactLines returns, up to most, the lines added to a fact file that
+// start like a fact but are not one, or are conflict markers (a line of
+// them would be prose, and both sides' lines facts), with why.
+func badFactLines(path string, added []numberedLine, most int) []LineProblem {
+	var bad []LineProblem
+	for _, l := range added {
+		err := CheckFactLine(l.text)
+		if err != nil {
+			err = memd.Errorf(memd.EINVALID, "%v", err)
+		} else if isConflictMarker(l.text) {
+			err = memd.Errorf(memd.EINVALID, "%q is a conflict marker: keep the lines you mean and remove the markers", memd.Shorten(l.text, 20))
+		}
+		if err == nil {
+			continue
+		}
+		if bad = append(bad, LineProblem{path, l.number, err}); len(bad) == most {
+			break
+		}
+	}
+	return bad
+}
+
+// isConflictMarker tells whether a line opens, divides or closes git's
+// conflict (<<<<<<<, |||||||, =======, >>>>>>>, as git writes them by
+// default). A line of seven "=" alone is a heading's underline as often,
+// and git writes it only between the other two, which are looked for.
+func isConflictMarker(line string) bool {
+	line = strings.TrimSuffix(line, "\r")
+	for _, m := range []string{"<<<<<<<", "|||||||", ">>>>>>>"} {
+		if rest, ok := strings.CutPrefix(line, m); ok && (rest == "" || rest[0] == ' ') {
+			return true
+		}
+	}
+	return false
 }
 
 // checkIgnored refuses what theirs adds, against head, that memd would
@@ -315,31 +350,46 @@ func (sh *Shard) checkIgnored(head, theirs Hash) error {
 	if err != nil {
 		return err
 	}
-	keep := func(path string) bool {
-		return strings.HasPrefix(path, LogDir+"/") || strings.HasPrefix(path, NotesDir+"/")
-	}
-	return (&trees{db: sh.db}).diffFiles(headTree, tc.tree, "", keep, func(path string, from, to Hash) error {
-		switch {
-		case to.IsZero() || IsNoteFile(path) || IsFactFile(path):
-			return nil
-		case strings.HasPrefix(path, NotesDir+"/"):
-			if !from.IsZero() || !strings.HasSuffix(strings.ToLower(path), ".md") {
-				return nil // not a note, and not meant as a new one
-			}
-			name := strings.TrimPrefix(path, NotesDir+"/")
-			return memd.Errorf(memd.EINVALID, "%s: memd would not read it as a note (%s); rename it", path, memd.ErrorMessage(memd.ValidateNotePath(name)))
-		}
-		added, err := sh.addedLines(from, to)
-		if err != nil {
-			return err
-		}
-		for _, l := range added {
-			if _, ok := ParseLine(l.text); ok {
-				return memd.Errorf(memd.EINVALID, "%s line %d: a fact, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md; move it to one of them", path, l.number, ProfileFile, LogDir, LogDir)
-			}
+	return (&trees{db: sh.db}).diffFiles(headTree, tc.tree, "", keepIgnoredPaths, func(path string, from, to Hash) error {
+		if line, err := checkIgnoredFile(sh.db, path, from, to); err != nil {
+			return memd.Errorf(memd.ErrorCode(err), "%s", LineProblem{path, line, err})
 		}
 		return nil
 	})
+}
+
+// keepIgnoredPaths selects the paths checkIgnored reads: those under log/
+// and notes/.
+func keepIgnoredPaths(path string) bool {
+	return strings.HasPrefix(path, LogDir+"/") || strings.HasPrefix(path, NotesDir+"/")
+}
+
+// checkIgnoredFile refuses a file under log/ or notes/ that a change adds
+// (from is zero) or changes, to, when memd would silently ignore it: a
+// new Markdown file under notes/ not named as a note, fact lines added to
+// a file under log/ not named as a fact file. The line refused is
+// returned with the error (0 for the whole file).
+func checkIgnoredFile(db *odb.DB, path string, from, to Hash) (line int, err error) {
+	switch {
+	case to.IsZero() || IsNoteFile(path) || IsFactFile(path):
+		return 0, nil
+	case strings.HasPrefix(path, NotesDir+"/"):
+		if !from.IsZero() || !strings.HasSuffix(strings.ToLower(path), ".md") {
+			return 0, nil // not a note, and not meant as a new one
+		}
+		name := strings.TrimPrefix(path, NotesDir+"/")
+		return 0, memd.Errorf(memd.EINVALID, "memd would not read it as a note (%s); rename it", memd.ErrorMessage(memd.ValidateNotePath(name)))
+	}
+	added, err := addedLines(db, from, to)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range added {
+		if _, ok := ParseLine(l.text); ok {
+			return l.number, memd.Errorf(memd.EINVALID, "a fact, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md; move it to one of them", ProfileFile, LogDir, LogDir)
+		}
+	}
+	return 0, nil
 }
 
 // numberedLine is a line of a file and its number, from 1.
@@ -350,16 +400,16 @@ type numberedLine struct {
 
 // addedLines returns the lines of blob to that blob from (zero for none)
 // lacks.
-func (sh *Shard) addedLines(from, to Hash) ([]numberedLine, error) {
+func addedLines(db *odb.DB, from, to Hash) ([]numberedLine, error) {
 	var old []byte
 	if !from.IsZero() {
-		obj, err := sh.db.Get(from)
+		obj, err := db.Get(from)
 		if err != nil {
 			return nil, err
 		}
 		old = obj.Data
 	}
-	obj, err := sh.db.Get(to)
+	obj, err := db.Get(to)
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func (sh *Shard) markJudged(head Hash) {
 // writeHashFile writes a commit's hash to path, aside and renamed in, and
 // reports whether it is there.
 func writeHashFile(path string, h Hash) bool {
-	return replaceFile(path, []byte(h.String()+"\n"), false) == nil
+	return replaceFile(path, []byte(h.String()+"\n"), 0o644, false) == nil
 }
 
 // readHashFile returns the hash a file writeHashFile wrote holds, or the

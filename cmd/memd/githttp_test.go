@@ -209,6 +209,7 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 		{"a note that is not UTF-8", "notes/latin.md", "UTF-8", 0, []byte("caf\xe9\n")},
 		{"a 200 MB file", "big.bin", "a pushed file may be at most", 200 << 20, nil},
 		{"a fact behind a byte-order mark", "log/2026-01.md", "byte-order mark", 0, []byte("\ufeff- (2026-01-03) Hidden by an editor\n")},
+		{"a conflict committed with its markers", "log/2026-01.md", `log/2026-01.md line 1 in commit`, 0, []byte("<<<<<<< HEAD\n- (2026-01-03) Tea\n=======\n- (2026-01-03) Coffee\n>>>>>>> theirs\n")},
 		// Files memd would ignore where it looks for its own.
 		{"a note named as memd reads none", "notes/Trip Plan.md", "notes/Trip Plan.md: memd would not read it as a note", 0, []byte("# Trip\n")},
 		{"facts in a log file named as memd reads none", "log/2026-01-05.md", "log/2026-01-05.md line 2: a fact", 0, []byte("# Monday\n- (2026-01-05) Lost in a misnamed file\n")},

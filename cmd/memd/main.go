@@ -60,6 +60,7 @@ func commands() map[string]command {
 		"remote":     {"show shards' git remotes, or sync them now", runRemote},
 		"bench":      {"measure the write path against the git CLI", runBench},
 		"version":    {"print the version", runVersion},
+		"hook":       {"check a commit made by hand in a shard (git's pre-commit hook runs it)", runHook},
 	}
 }
 

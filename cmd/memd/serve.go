@@ -42,6 +42,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	level := fs.String("log-level", envOr(e, "MEMD_LOG_LEVEL", "info"), "log level: debug (adds an access log: route, status, caller, time; never a token), info, warn or error (env MEMD_LOG_LEVEL)")
 	logFormat := fs.String("log-format", envOr(e, "MEMD_LOG_FORMAT", "text"), "log format: text (key=value lines) or json (one object a line) (env MEMD_LOG_FORMAT)")
 	noSync := fs.Bool("no-fsync", false, "do not fsync commits (faster; a machine crash may lose acknowledged writes)")
+	noHook := fs.Bool("no-commit-hook", false, "do not write the pre-commit hook that checks commits made by hand in each shard (memd hook)")
 	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall finds facts by meaning too when set (env MEMD_EMBED_URL)")
 	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
 	embedKey := fs.String("embed-key", e.getenv("MEMD_EMBED_KEY"), "API key for the embeddings endpoint (env MEMD_EMBED_KEY)")
@@ -99,6 +100,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Remote: remote.Config{Template: *remoteURL, FetchEvery: *fetchEvery, PushDelay: *pushDelay}}
 	if *fetchEvery == 0 {
 		cfg.Remote.FetchEvery = -1
+	}
+	if !*noHook {
+		cfg.PreCommit = hookBinary(logger)
 	}
 	if v := e.getenv("MEMD_EMBED_WEIGHT"); v != "" && !isSet(fs.FlagSet, "embed-weight") {
 		if *embedWeight, err = strconv.ParseFloat(v, 64); err != nil {
@@ -286,4 +290,15 @@ func envInt(e *env, key string, def int) int {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// hookBinary is the memd binary the shards' pre-commit hooks run: this
+// one. A newer memd installed over it is the one they run next.
+func hookBinary(log *slog.Logger) string {
+	self, err := os.Executable()
+	if err != nil {
+		log.Warn("no pre-commit hook: memd cannot name its own binary", "err", err)
+		return ""
+	}
+	return self
 }

@@ -1,0 +1,232 @@
+package gitstore_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
+)
+
+// What a person stages by hand in a shard is checked as a push is: each
+// case writes files in the working tree of a shard whose profile.md memd
+// wrote (a heading, a comment, two facts), stages everything, and lists
+// what CheckStaged names, "path line N" or "path" and why.
+func TestCheckStaged_NamesWhatMemdWouldNotRead(t *testing.T) {
+	long := "- (2026-11-04) " + strings.Repeat("x", memd.MaxFactLen+1)
+	var many strings.Builder
+	for range 25 {
+		many.WriteString("- (2026-13-01) A month that is not\n")
+	}
+	for _, c := range []struct {
+		name  string
+		files map[string]string // appended to profile.md; written whole elsewhere
+		want  []string
+	}{
+		{"facts, prose, a heading's underline", map[string]string{
+			gitstore.ProfileFile: "- (2026-11-04) Has a cat called Miso\n\nTrips\n=======\nSee notes/trips.md\n",
+			"log/2026-11.md":     "- (2026-11-05) Booked the flight\n",
+			"notes/trips.md":     "# Trips\n<<<<<<< a note may hold anything\n",
+			"log/README.md":      "One file a month.\n- (optional) a chart\n",
+		}, nil},
+		{"a date not in the calendar", map[string]string{gitstore.ProfileFile: "- (2026-02-30) Moved to Berlin\n"},
+			[]string{`profile.md line 8: date "2026-02-30" is not a calendar date`}},
+		{"a fact line without its space or its bracket", map[string]string{"log/2026-11.md": "- (2026-11-05)Booked\n- (2026-11-05 Booked\n"},
+			[]string{"log/2026-11.md line 1: a fact line has a space after its date", `log/2026-11.md line 2: a fact line is "- (YYYY-MM-DD) text"`}},
+		{"a fact behind a byte-order mark", map[string]string{"log/2026-11.md": "\ufeff- (2026-11-05) Hidden\n"},
+			[]string{"log/2026-11.md line 1: the line starts with a byte-order mark"}},
+		{"a text memd refuses", map[string]string{gitstore.ProfileFile: long + "\n"},
+			[]string{"profile.md line 8: fact text is 501 characters"}},
+		{"conflict markers", map[string]string{gitstore.ProfileFile: "<<<<<<< HEAD\n- (2026-11-04) Tea\n||||||| base\n=======\n- (2026-11-04) Coffee\n>>>>>>> theirs\n"},
+			[]string{`profile.md line 8: "<<<<<<< HEAD" is a conflict marker`, `profile.md line 10: "||||||| base" is a conflict marker`, `profile.md line 13: ">>>>>>> theirs" is a conflict marker`}},
+		{"a note with a NUL byte", map[string]string{"notes/plan.md": "one\x00\n"},
+			[]string{"notes/plan.md: a note may not contain NUL bytes"}},
+		{"a note named as memd reads none", map[string]string{"notes/Trip Plan.md": "# Trip\n"},
+			[]string{"notes/Trip Plan.md: memd would not read it as a note"}},
+		{"facts in a log file named as memd reads none", map[string]string{"log/2026-11-05.md": "# Thursday\n- (2026-11-05) Lost\n"},
+			[]string{"log/2026-11-05.md line 2: a fact, but memd reads facts only from"}},
+		{"more than twenty, the first twenty", map[string]string{"log/2026-11.md": many.String()},
+			repeatLines("log/2026-11.md line %d: date \"2026-13-01\" is not a calendar date", 20)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sh := shardWithProfile(t, openStore(t))
+			for path, text := range c.files {
+				writeWorking(t, sh, path, text, path == gitstore.ProfileFile)
+			}
+			git(t, sh.Dir(), "add", "-A")
+			wantStaged(t, sh, c.want)
+		})
+	}
+}
+
+// A line already on main is not named again, whatever it holds (a person
+// committed it with --no-verify); lines taken away are not named; a
+// commit on a branch of the person's own is left to its merge.
+func TestCheckStaged_NamesOnlyWhatTheCommitAdds(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-02-30) Kept as prose on purpose\n", true)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, []string{"profile.md line 8"})
+	git(t, sh.Dir(), "-c", "user.name=pat", "-c", "user.email=pat@example.com", "commit", "-q", "--no-verify", "-m", "prose")
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-04) Has a cat called Miso\n", true)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, nil)
+	git(t, sh.Dir(), "rm", "-q", "-f", gitstore.ProfileFile)
+	wantStaged(t, sh, nil)
+
+	git(t, sh.Dir(), "checkout", "-q", "-b", "mine")
+	writeWorking(t, sh, "log/2026-11.md", "- (2026-02-30) On a branch\n", false)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, nil)
+}
+
+// A shard memd has made no commit in yet is checked against nothing.
+func TestCheckStaged_BeforeTheFirstCommit(t *testing.T) {
+	sh := createShard(t, openStore(t), "agent/x")
+	writeWorking(t, sh, gitstore.ProfileFile, "# Profile\n- (2026-02-30) First\n", false)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, []string{`profile.md line 2: date "2026-02-30"`})
+}
+
+// shardWithProfile returns a shard whose profile.md memd wrote with two
+// facts: seven lines.
+func shardWithProfile(t *testing.T, s *gitstore.Store) *gitstore.Shard {
+	t.Helper()
+	sh := createShard(t, s, "agent/x")
+	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "m1")
+	remember(t, sh, "Prefers window seats", memd.TierProfile, "m2")
+	if n := strings.Count(readWorking(t, sh, gitstore.ProfileFile), "\n"); n != 7 {
+		t.Fatalf("profile.md has %d lines; the cases count on 7", n)
+	}
+	return sh
+}
+
+func readWorking(t *testing.T, sh *gitstore.Shard, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sh.Dir(), path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// writeWorking writes text to a file of the shard's working tree, or
+// appends it.
+func writeWorking(t *testing.T, sh *gitstore.Shard, path, text string, appended bool) {
+	t.Helper()
+	full := filepath.Join(sh.Dir(), path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appended {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(full, flags, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantStaged checks that CheckStaged names, in order, a problem starting
+// with each of want, and nothing else.
+func wantStaged(t *testing.T, sh *gitstore.Shard, want []string) {
+	t.Helper()
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	problems, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	ok := len(got) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.HasPrefix(got[i], want[i])
+	}
+	if !ok {
+		t.Errorf("CheckStaged named\n\t%s\nwant what starts with\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
+
+func repeatLines(format string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i+1)
+	}
+	return out
+}
+
+// A store given the memd binary writes each shard a pre-commit hook that
+// git runs: a commit by hand runs `memd hook pre-commit` and fails when it
+// does. A hook whose binary is gone lets commits through.
+func TestStore_WritesAPreCommitHookGitRuns(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pat's memd") // a quote and a space for the hook's shell
+	ran := filepath.Join(dir, "ran")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >"+ran+"\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := gitstore.Open(filepath.Join(dir, "data"), gitstore.Options{NoSync: true, RepackAt: -1, PreCommit: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh := shardWithProfile(t, s)
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-04) Has a cat called Miso\n", true)
+	if out, err := memdtest.GitOut(sh.Dir(), "commit", "-q", "-a", "-m", "hand edit"); err == nil {
+		t.Fatalf("the commit went through a hook that refused it:\n%s", out)
+	}
+	if b, err := os.ReadFile(ran); err != nil || string(b) != "hook pre-commit\n" {
+		t.Fatalf("the hook ran the binary with %q (%v), want \"hook pre-commit\"", b, err)
+	}
+	os.Remove(bin)
+	git(t, sh.Dir(), "commit", "-q", "-a", "-m", "hand edit")
+}
+
+// A hook a person wrote stays theirs; memd's own follows the binary it is
+// given at the next start; a store given none writes none.
+func TestStore_KeepsAPersonsOwnHook(t *testing.T) {
+	dir := t.TempDir()
+	open := func(bin string) (*gitstore.Store, *gitstore.Shard) {
+		t.Helper()
+		s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1, PreCommit: bin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, createShard(t, s, "agent/x")
+	}
+	s, sh := open("")
+	hook := filepath.Join(sh.Dir(), ".git", "hooks", "pre-commit")
+	if _, err := os.Stat(hook); !os.IsNotExist(err) {
+		t.Fatalf("a store given no binary wrote a hook (%v)", err)
+	}
+	s.Close()
+
+	s, _ = open("/opt/memd/1/memd")
+	s.Close()
+	s, _ = open("/opt/memd/2/memd")
+	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), "memd='/opt/memd/2/memd'") {
+		t.Errorf("memd's hook after a start with another binary:\n%s", b)
+	}
+	s.Close()
+
+	own := "#!/bin/sh\nexec make lint\n"
+	if err := os.WriteFile(hook, []byte(own), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = open("/opt/memd/3/memd")
+	defer s.Close()
+	if b, _ := os.ReadFile(hook); string(b) != own {
+		t.Errorf("a person's own hook became:\n%s", b)
+	}
+}
