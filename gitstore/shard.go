@@ -175,7 +175,7 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	if err := sh.finishWorktree(main, root); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
-	if err := sh.installHook(); err != nil {
+	if err := sh.installHooks(); err != nil {
 		s.log.Warn("a person's commits in the shard go unchecked", "shard", id, "err", err)
 	}
 	sh.used.Store(0) // read to open it, not used yet: idle

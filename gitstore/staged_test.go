@@ -215,8 +215,11 @@ func TestStore_KeepsAPersonsOwnHook(t *testing.T) {
 	s, _ = open("/opt/memd/1/memd")
 	s.Close()
 	s, _ = open("/opt/memd/2/memd")
-	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), "memd='/opt/memd/2/memd'") {
-		t.Errorf("memd's hook after a start with another binary:\n%s", b)
+	for _, name := range gitstore.Hooks {
+		b, _ := os.ReadFile(filepath.Join(sh.Dir(), ".git", "hooks", name))
+		if !strings.Contains(string(b), "memd='/opt/memd/2/memd'\n") || !strings.HasSuffix(string(b), " hook "+name+"\n") {
+			t.Errorf("memd's %s hook after a start with another binary:\n%s", name, b)
+		}
 	}
 	s.Close()
 

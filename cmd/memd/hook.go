@@ -4,25 +4,27 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
 )
 
-// runHook is what the pre-commit hook memd writes in each shard runs: git
-// starts it at the top of the shard's working tree, with GIT_DIR and
-// GIT_INDEX_FILE naming what is about to be committed (`git commit -a`
-// stages into an index file of its own).
+// runHook is what the hooks memd writes in each shard run: git starts it
+// at the top of the shard's working tree, with GIT_DIR and GIT_INDEX_FILE
+// naming what is about to be committed (`git commit -a` stages into an
+// index file of its own). A merge is checked as a commit is.
 func runHook(_ context.Context, e *env, args []string) error {
-	fs := newFlags(e, "hook", "pre-commit", "Check a commit made by hand in a shard before git records it, as memd checks a push: "+
+	fs := newFlags(e, "hook", "pre-commit|pre-merge-commit", "Check a commit made by hand in a shard before git records it, as memd checks a push: "+
 		"every fact line it adds well formed (a real date, text memd takes), no conflict marker in a fact file, notes within memd's rules. "+
-		"memd serve writes a pre-commit hook running this in each shard (--no-commit-hook turns that off); git commit --no-verify skips it.")
-	pos, err := positional(fs, args, 1, "the hook's name: pre-commit")
+		"memd serve writes the pre-commit and pre-merge-commit hooks running this in each shard (--no-commit-hook turns that off); --no-verify skips them.")
+	pos, err := positional(fs, args, 1, "the hook's name: "+strings.Join(gitstore.Hooks, " or "))
 	if err != nil {
 		return err
 	}
-	if pos[0] != "pre-commit" {
-		return fs.mistake("memd has no %q hook; want pre-commit", pos[0])
+	if !slices.Contains(gitstore.Hooks, pos[0]) {
+		return fs.mistake("memd has no %q hook; want %s", pos[0], strings.Join(gitstore.Hooks, " or "))
 	}
 	gitDir := e.getenv("GIT_DIR")
 	if gitDir == "" {
