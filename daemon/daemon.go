@@ -86,9 +86,11 @@ type Config struct {
 	// this even while a fact cites them; zero keeps a text while a fact
 	// cites its message.
 	KeepMessages time.Duration
-	// PreCommit, when set, is the memd binary the pre-commit hook written
-	// in each shard runs, checking commits made there by hand.
-	PreCommit string
+	// PreCommit, when set, is the memd binary the hooks written in each
+	// shard run, checking commits made there by hand; RemoveHooks, set
+	// instead, removes the hooks memd wrote.
+	PreCommit   string
+	RemoveHooks bool
 }
 
 // SynthesisConfig configures synthesis passes.
@@ -262,7 +264,7 @@ func openStorage(cfg Config, onCommit, onCreate func(memd.ShardID)) (st storage,
 	}()
 	st.store, err = gitstore.Open(cfg.DataDir, gitstore.Options{Now: cfg.Now, NoSync: cfg.NoSync, Logger: cfg.Logger,
 		OnCommit: onCommit, OnCreate: onCreate, Restore: provenance.RestoreMessage, Merge: provenance.MergeMessage,
-		PreCommit: cfg.PreCommit})
+		PreCommit: cfg.PreCommit, RemoveHooks: cfg.RemoveHooks})
 	if err != nil {
 		return st, nil, err
 	}

@@ -29,7 +29,10 @@ func hookScript(name, binary string) []byte {
 		"# remove that line to keep a hook of your own. --no-verify skips it.\n" +
 		"memd=" + shellQuote(binary) + "\n" +
 		"[ -x \"$memd\" ] || exit 0\n" +
-		"exec \"$memd\" hook " + name + "\n")
+		"\"$memd\" hook " + name + "\n" +
+		"# 1 is memd refusing the commit; any other failure (a memd without this\n" +
+		"# command, a crash) is memd's, not the commit's.\n" +
+		"[ $? -ne 1 ] || exit 1\n")
 }
 
 // shellQuote quotes s for sh: in single quotes, each one of its own
@@ -40,22 +43,34 @@ func shellQuote(s string) string {
 
 // installHooks writes the shard's hooks (Hooks) for the store's
 // PreCommit binary, but a hook memd did not write and one that already
-// runs that binary.
+// runs that binary; with RemoveHooks it removes those memd wrote.
 func (sh *Shard) installHooks() error {
-	binary := sh.store.opts.PreCommit
-	if binary == "" {
+	binary, remove := sh.store.opts.PreCommit, sh.store.opts.RemoveHooks
+	if binary == "" && !remove {
 		return nil
 	}
 	dir := filepath.Join(sh.gitDir, "hooks")
 	for _, name := range Hooks {
 		path := filepath.Join(dir, name)
-		want := hookScript(name, binary)
-		have, err := os.ReadFile(path)
+		ours, err := isOurHook(path)
 		switch {
-		case err == nil && (bytes.Equal(have, want) || !bytes.Contains(have, []byte(hookMark))):
-			continue // up to date, or a person's own
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
+		case err != nil:
 			return fmt.Errorf("read %s hook: %w", name, err)
+		case remove:
+			if ours {
+				if err := os.Remove(path); err != nil {
+					return fmt.Errorf("remove %s hook: %w", name, err)
+				}
+			}
+			continue
+		case !ours:
+			if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+				continue // a person's own
+			}
+		}
+		want := hookScript(name, binary)
+		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, want) {
+			continue
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("write %s hook: %w", name, err)
@@ -65,4 +80,19 @@ func (sh *Shard) installHooks() error {
 		}
 	}
 	return nil
+}
+
+// isOurHook tells whether the hook at path is a file memd wrote. A link
+// (even one leading nowhere) or anything else without memd's mark is a
+// person's; none is not ours.
+func isOurHook(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, err
+	}
+	have, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(have, []byte(hookMark)), err
 }

@@ -399,31 +399,20 @@ type numberedLine struct {
 }
 
 // addedLines returns the lines of blob to that blob from (zero for none)
-// lacks.
+// lacks, line ends aside: a file saved again with CRLF adds no line.
 func addedLines(db *odb.DB, from, to Hash) ([]numberedLine, error) {
-	var old []byte
-	if !from.IsZero() {
-		obj, err := db.Get(from)
-		if err != nil {
-			return nil, err
-		}
-		old = obj.Data
-	}
 	obj, err := db.Get(to)
 	if err != nil {
 		return nil, err
 	}
-	had := make(map[string]bool)
-	for line := range strings.SplitSeq(string(old), "\n") {
-		had[line] = true
-	}
-	var added []numberedLine
+	var all []numberedLine
 	for i, line := range strings.Split(string(obj.Data), "\n") {
-		if !had[line] {
-			added = append(added, numberedLine{i + 1, line})
-		}
+		all = append(all, numberedLine{i + 1, strings.TrimSuffix(line, "\r")})
 	}
-	return added, nil
+	if from.IsZero() {
+		return all, nil
+	}
+	return stillAdded(db, all, from)
 }
 
 // maxPushedBlob is the largest file a push may bring. A month's log of a

@@ -1,10 +1,14 @@
 package gitstore_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memd/memd"
@@ -64,8 +68,9 @@ func TestCheckStaged_NamesWhatMemdWouldNotRead(t *testing.T) {
 }
 
 // A line already on main is not named again, whatever it holds (a person
-// committed it with --no-verify); lines taken away are not named; a
-// commit on a branch of the person's own is left to its merge.
+// committed it with --no-verify), in the same file saved with CRLF or
+// moved to another; lines taken away are not named; a commit on a branch
+// of the person's own is left to its merge.
 func TestCheckStaged_NamesOnlyWhatTheCommitAdds(t *testing.T) {
 	sh := shardWithProfile(t, openStore(t))
 	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-02-30) Kept as prose on purpose\n", true)
@@ -75,6 +80,20 @@ func TestCheckStaged_NamesOnlyWhatTheCommitAdds(t *testing.T) {
 	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-04) Has a cat called Miso\n", true)
 	git(t, sh.Dir(), "add", "-A")
 	wantStaged(t, sh, nil)
+	// Saved again with CRLF line ends by an editor.
+	crlf := strings.ReplaceAll(readWorking(t, sh, gitstore.ProfileFile), "\n", "\r\n")
+	writeWorking(t, sh, gitstore.ProfileFile, crlf, false)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, nil)
+	// Moved to another fact file, as a month's log split into days.
+	git(t, sh.Dir(), "checkout", "-q", gitstore.ProfileFile)
+	git(t, sh.Dir(), "reset", "-q")
+	if err := os.MkdirAll(filepath.Join(sh.Dir(), "log", "2026-11"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "mv", gitstore.ProfileFile, "log/2026-11/05.md")
+	wantStaged(t, sh, nil)
+	git(t, sh.Dir(), "reset", "-q", "--hard")
 	git(t, sh.Dir(), "rm", "-q", "-f", gitstore.ProfileFile)
 	wantStaged(t, sh, nil)
 
@@ -82,6 +101,24 @@ func TestCheckStaged_NamesOnlyWhatTheCommitAdds(t *testing.T) {
 	writeWorking(t, sh, "log/2026-11.md", "- (2026-02-30) On a branch\n", false)
 	git(t, sh.Dir(), "add", "-A")
 	wantStaged(t, sh, nil)
+}
+
+// A file a push would refuse whatever it holds is named too: one over a
+// push's 64 MiB, a symbolic link, an executable.
+func TestCheckStaged_NamesFilesAPushRefuses(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	big := make([]byte, 64<<20+1)
+	if err := os.WriteFile(filepath.Join(sh.Dir(), "scan.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("profile.md", filepath.Join(sh.Dir(), "me.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sh.Dir(), "sync.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, []string{"me.md: a symbolic link", "scan.bin: 64 MiB; a file in a shard may be at most 64 MiB", "sync.sh: an executable file"})
 }
 
 // A shard memd has made no commit in yet is checked against nothing.
@@ -168,12 +205,12 @@ func repeatLines(format string, n int) []string {
 
 // A store given the memd binary writes each shard a pre-commit hook that
 // git runs: a commit by hand runs `memd hook pre-commit` and fails when it
-// does. A hook whose binary is gone lets commits through.
+// refuses (1). A binary failing otherwise, or gone, lets commits through.
 func TestStore_WritesAPreCommitHookGitRuns(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "pat's memd") // a quote and a space for the hook's shell
 	ran := filepath.Join(dir, "ran")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >"+ran+"\nexit 3\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" >"+ran+"\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	s, err := gitstore.Open(filepath.Join(dir, "data"), gitstore.Options{NoSync: true, RepackAt: -1, PreCommit: bin})
@@ -189,7 +226,14 @@ func TestStore_WritesAPreCommitHookGitRuns(t *testing.T) {
 	if b, err := os.ReadFile(ran); err != nil || string(b) != "hook pre-commit\n" {
 		t.Fatalf("the hook ran the binary with %q (%v), want \"hook pre-commit\"", b, err)
 	}
+	// An older memd put back at the path, without this command, fails
+	// otherwise (2, its usage error): memd's failure, not the commit's.
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'memd: unknown command \"hook\"' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-a", "-m", "hand edit")
 	os.Remove(bin)
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-05) Has a dog called Rex\n", true)
 	git(t, sh.Dir(), "commit", "-q", "-a", "-m", "hand edit")
 }
 
@@ -217,7 +261,7 @@ func TestStore_KeepsAPersonsOwnHook(t *testing.T) {
 	s, _ = open("/opt/memd/2/memd")
 	for _, name := range gitstore.Hooks {
 		b, _ := os.ReadFile(filepath.Join(sh.Dir(), ".git", "hooks", name))
-		if !strings.Contains(string(b), "memd='/opt/memd/2/memd'\n") || !strings.HasSuffix(string(b), " hook "+name+"\n") {
+		if !strings.Contains(string(b), "memd='/opt/memd/2/memd'\n") || !strings.Contains(string(b), "\"$memd\" hook "+name+"\n") {
 			t.Errorf("memd's %s hook after a start with another binary:\n%s", name, b)
 		}
 	}
@@ -228,8 +272,123 @@ func TestStore_KeepsAPersonsOwnHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ = open("/opt/memd/3/memd")
-	defer s.Close()
+	s.Close()
 	if b, _ := os.ReadFile(hook); string(b) != own {
 		t.Errorf("a person's own hook became:\n%s", b)
 	}
+	// A link to a script kept elsewhere, on a drive not mounted now.
+	os.Remove(hook)
+	if err := os.Symlink("/mnt/team-hooks/pre-commit", hook); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = open("/opt/memd/3/memd")
+	defer s.Close()
+	if to, err := os.Readlink(hook); err != nil || to != "/mnt/team-hooks/pre-commit" {
+		b, _ := os.ReadFile(hook)
+		t.Errorf("a person's own hook, a link, became (%v):\n%s", err, b)
+	}
 }
+
+// memd serve --no-commit-hook removes the hooks an earlier start wrote,
+// and leaves a person's; a store given neither (memd reindex) leaves
+// memd's too.
+func TestStore_RemovesTheHooksItWrote(t *testing.T) {
+	dir := t.TempDir()
+	open := func(opts gitstore.Options) *gitstore.Shard {
+		t.Helper()
+		opts.NoSync, opts.RepackAt = true, -1
+		s, err := gitstore.Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		sh := createShard(t, s, "agent/x")
+		s.Close()
+		return sh
+	}
+	sh := open(gitstore.Options{PreCommit: "/opt/memd/memd"})
+	hooks := filepath.Join(sh.Dir(), ".git", "hooks")
+	own := "#!/bin/sh\nexec make lint\n"
+	if err := os.WriteFile(filepath.Join(hooks, "pre-merge-commit"), []byte(own), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	open(gitstore.Options{})
+	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); err != nil {
+		t.Errorf("a store given no binary, and not asked to remove hooks, removed memd's: %v", err)
+	}
+	open(gitstore.Options{RemoveHooks: true})
+	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); !os.IsNotExist(err) {
+		t.Errorf("memd's hook after a start with RemoveHooks: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(hooks, "pre-merge-commit")); string(b) != own {
+		t.Errorf("a person's own hook after a start with RemoveHooks:\n%s", b)
+	}
+}
+
+// A commit made outside memd that adds lines memd does not read as facts
+// (committed with --no-verify, or a merge's markers left in) is named in
+// memd's log when memd next reads the shard, each line once: a merge is
+// not blamed for its branch's lines.
+func TestShard_LogsTheUnreadLinesOfACommitMadeByHand(t *testing.T) {
+	var logged lineLog
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage, Logger: slog.New(&logged)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh := shardWithProfile(t, s)
+	commit := func(args ...string) {
+		t.Helper()
+		if out, err := memdtest.GitOut(sh.Dir(), append([]string{"commit", "-q", "--no-verify"}, args...)...); err != nil {
+			t.Fatalf("git commit: %v\n%s", err, out)
+		}
+	}
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-02-30) Moved to Berlin\n", true)
+	commit("-a", "-m", "a date not in the calendar")
+	git(t, sh.Dir(), "checkout", "-q", "-b", "other")
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-05) Drinks tea\n", true)
+	commit("-a", "-m", "tea")
+	git(t, sh.Dir(), "checkout", "-q", "main")
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-05) Drinks coffee\n", true)
+	commit("-a", "-m", "coffee")
+	if out, err := memdtest.GitOut(sh.Dir(), "merge", "-q", "other"); err == nil {
+		t.Fatalf("the merge did not stop on its conflict:\n%s", out)
+	}
+	commit("-a", "-m", "merged, markers and all")
+	if err := sh.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`profile.md line 8: date "2026-02-30" is not a calendar date (want YYYY-MM-DD)`,
+		`profile.md line 9: "<<<<<<< HEAD" is a conflict marker: keep the lines you mean and remove the markers`,
+		`profile.md line 13: ">>>>>>> other" is a conflict marker: keep the lines you mean and remove the markers`,
+	}
+	slices.Sort(logged.lines)
+	slices.Sort(want)
+	if !slices.Equal(logged.lines, want) {
+		t.Errorf("memd logged\n\t%s\nwant\n\t%s", strings.Join(logged.lines, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
+
+// lineLog keeps the line named by each warning of a commit's unread lines.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *lineLog) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "a commit made outside memd added a line") {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "line" {
+				l.mu.Lock()
+				l.lines = append(l.lines, a.Value.String())
+				l.mu.Unlock()
+			}
+			return true
+		})
+	}
+	return nil
+}
+func (l *lineLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *lineLog) WithGroup(string) slog.Handler      { return l }

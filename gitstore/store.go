@@ -56,6 +56,10 @@ type Options struct {
 	// commit made by hand in a shard is checked as a push is. A shard with
 	// a hook memd did not write keeps it.
 	PreCommit string
+	// RemoveHooks, when set and PreCommit is not, removes the hooks memd
+	// wrote (memd serve --no-commit-hook). A store given neither leaves
+	// the hooks as they are (memd reindex and import open it so).
+	RemoveHooks bool
 }
 
 // Store is one data directory's shards. One process at a time may open a

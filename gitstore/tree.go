@@ -297,21 +297,29 @@ func (t *trees) unfit(a, b Hash) (path, what string, err error) {
 		if to.hash.IsZero() {
 			return nil
 		}
-		name := p[strings.LastIndexByte(p, '/')+1:]
-		switch {
-		case to.mode != modeFile:
-			path, what = p, modeName(to.mode)
-		case strings.EqualFold(name, ".gitmodules"):
-			path, what = p, "a submodule list (.gitmodules)"
-		case strings.HasPrefix(name, worktreeTempPrefix):
-			path, what = p, "named as memd's temporary files are ("+worktreeTempPrefix+"*)"
-		default:
+		if what = unfitFile(p, to.mode); what == "" {
 			return nil
 		}
+		path = p
 		return ErrStop
 	})
 	if errors.Is(err, ErrStop) {
 		err = nil
 	}
 	return path, what, err
+}
+
+// unfitFile says what a file at path of a mode is that a shard may not
+// hold (see unfit), "" for a file it may.
+func unfitFile(path, mode string) string {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	switch {
+	case mode != modeFile:
+		return modeName(mode)
+	case strings.EqualFold(name, ".gitmodules"):
+		return "a submodule list (.gitmodules)"
+	case strings.HasPrefix(name, worktreeTempPrefix):
+		return "named as memd's temporary files are (" + worktreeTempPrefix + "*)"
+	}
+	return ""
 }

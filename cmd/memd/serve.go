@@ -42,7 +42,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	level := fs.String("log-level", envOr(e, "MEMD_LOG_LEVEL", "info"), "log level: debug (adds an access log: route, status, caller, time; never a token), info, warn or error (env MEMD_LOG_LEVEL)")
 	logFormat := fs.String("log-format", envOr(e, "MEMD_LOG_FORMAT", "text"), "log format: text (key=value lines) or json (one object a line) (env MEMD_LOG_FORMAT)")
 	noSync := fs.Bool("no-fsync", false, "do not fsync commits (faster; a machine crash may lose acknowledged writes)")
-	noHook := fs.Bool("no-commit-hook", false, "do not write the hooks that check commits and merges made by hand in each shard (memd hook)")
+	noHook := fs.Bool("no-commit-hook", false, "do not write the hooks that check commits and merges made by hand in each shard (memd hook), and remove those written before")
 	embedURL := fs.String("embed-url", e.getenv("MEMD_EMBED_URL"), "OpenAI-compatible API base URL for embeddings; recall finds facts by meaning too when set (env MEMD_EMBED_URL)")
 	embedModel := fs.String("embed-model", envOr(e, "MEMD_EMBED_MODEL", "text-embedding-3-small"), "embedding model (env MEMD_EMBED_MODEL)")
 	embedKey := fs.String("embed-key", e.getenv("MEMD_EMBED_KEY"), "API key for the embeddings endpoint (env MEMD_EMBED_KEY)")
@@ -101,7 +101,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *fetchEvery == 0 {
 		cfg.Remote.FetchEvery = -1
 	}
-	if !*noHook {
+	if *noHook {
+		cfg.RemoveHooks = true
+	} else {
 		cfg.PreCommit = hookBinary(logger)
 	}
 	if v := e.getenv("MEMD_EMBED_WEIGHT"); v != "" && !isSet(fs.FlagSet, "embed-weight") {
