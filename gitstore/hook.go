@@ -20,8 +20,9 @@ const hookMark = "# Written by memd: it checks a commit made by hand, as a push 
 var Hooks = []string{"pre-commit", "pre-merge-commit"}
 
 // hookScript is the hook that runs binary's `memd hook NAME`. A binary
-// no longer there (memd moved or removed) lets the commit through: the
-// hook is a help, not a gate memd's absence should shut.
+// no longer there (memd moved or removed), or failing otherwise than by
+// refusing, lets the commit through: the hook is a help, not a gate
+// memd's absence or failure should shut.
 func hookScript(name, binary string) []byte {
 	return []byte("#!/bin/sh\n" +
 		hookMark + "\n" +
@@ -29,10 +30,11 @@ func hookScript(name, binary string) []byte {
 		"# remove that line to keep a hook of your own. --no-verify skips it.\n" +
 		"memd=" + shellQuote(binary) + "\n" +
 		"[ -x \"$memd\" ] || exit 0\n" +
-		"\"$memd\" hook " + name + "\n" +
 		"# 1 is memd refusing the commit; any other failure (a memd without this\n" +
-		"# command, a crash) is memd's, not the commit's.\n" +
-		"[ $? -ne 1 ] || exit 1\n")
+		"# command, a crash) is memd's, not the commit's. Tested after ||, so that\n" +
+		"# a shell exiting on errors (set -e) does not take the one for the other.\n" +
+		"\"$memd\" hook " + name + " || { [ $? -ne 1 ] || exit 1; }\n" +
+		"exit 0\n")
 }
 
 // shellQuote quotes s for sh: in single quotes, each one of its own

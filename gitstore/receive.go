@@ -439,23 +439,12 @@ func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 			ids.WriteString(id + "\n")
 		}
 	}
-	if ids.Len() == 0 {
-		return nil
-	}
-	cmd := exec.Command("git", "-C", sh.dir, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
-	cmd.Stdin = &ids
-	out, err := cmd.Output()
+	sizes, err := blobSizes(sh.gitDir, &ids)
 	if err != nil {
 		return fmt.Errorf("size pushed objects: %w", err)
 	}
-	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[1] != "blob" {
-			continue
-		}
-		var size int64
-		fmt.Sscan(f[2], &size)
-		path := paths[f[0]]
+	for id, size := range sizes {
+		path := paths[id]
 		switch {
 		case IsNoteFile(path) && size > memd.MaxNoteBytes:
 			return memd.Errorf(memd.ETOOLARGE, "%s is %d KiB; a note holds at most %d KiB", path, (size+1023)>>10, memd.MaxNoteBytes>>10)
@@ -464,6 +453,32 @@ func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 		}
 	}
 	return nil
+}
+
+// blobSizes returns the sizes of the blobs among the objects ids names
+// (one a line), read from their headers by git cat-file: a blob of
+// gigabytes is not read to be refused.
+func blobSizes(gitDir string, ids *bytes.Buffer) (map[string]int64, error) {
+	sizes := make(map[string]int64)
+	if ids.Len() == 0 {
+		return sizes, nil
+	}
+	cmd := exec.Command("git", "--git-dir", gitDir, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+	cmd.Stdin = ids
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		var size int64
+		fmt.Sscan(f[2], &size)
+		sizes[f[0]] = size
+	}
+	return sizes, nil
 }
 
 // CheckFactLine explains why a line that starts like a fact is not one

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -71,6 +72,8 @@ func CheckStaged(gitDir, indexFile string) ([]LineProblem, error) {
 	if c.index, err = readIndexFile(indexFile); err != nil {
 		return nil, err
 	}
+	var changed []stagedPath
+	var ids bytes.Buffer
 	for _, e := range c.index.Entries {
 		// Stage 0 is a path merged (go-git's index.Merged is 1, the
 		// base's stage); git refuses to commit the others. A path added
@@ -78,14 +81,44 @@ func CheckStaged(gitDir, indexFile string) ([]LineProblem, error) {
 		if e.Stage != 0 || e.IntentToAdd {
 			continue
 		}
-		if err := c.check(e); err != nil {
-			return nil, fmt.Errorf("check %s: %w", e.Name, err)
+		p := stagedPath{path: e.Name, to: Hash(e.Hash), mode: fmt.Sprintf("%o", uint32(e.Mode))}
+		was, onMain, err := c.t.lookup(c.root, p.path)
+		if err != nil {
+			return nil, err
+		}
+		if onMain {
+			if p.from = was.hash; p.from == p.to && was.mode == p.mode {
+				continue
+			}
+		}
+		changed = append(changed, p)
+		ids.WriteString(p.to.String() + "\n")
+	}
+	// The index records a file's size as git last saw it on disk (less
+	// 4 GiB, or none): the sizes are the blobs' own.
+	sizes, err := blobSizes(gitDir, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("size staged files: %w", err)
+	}
+	for _, p := range changed {
+		p.size = sizes[p.to.String()]
+		if err := c.check(p); err != nil {
+			return nil, fmt.Errorf("check %s: %w", p.path, err)
 		}
 		if len(c.problems) >= maxLineProblems {
 			return c.problems[:maxLineProblems], nil
 		}
 	}
 	return c.problems, nil
+}
+
+// stagedPath is a path whose file the index changes against main: from
+// main's blob (zero for none) to the index's, of mode and size.
+type stagedPath struct {
+	path     string
+	from, to Hash
+	mode     string
+	size     int64
 }
 
 // stagedCommit is what CheckStaged reads: main's tree, the index about
@@ -98,28 +131,18 @@ type stagedCommit struct {
 	problems []LineProblem
 }
 
-// check checks one path of the index against main.
-func (c *stagedCommit) check(e *index.Entry) error {
-	path, to, mode := e.Name, Hash(e.Hash), fmt.Sprintf("%o", uint32(e.Mode))
-	was, onMain, err := c.t.lookup(c.root, path)
-	if err != nil {
-		return err
-	}
-	var from Hash
-	if onMain {
-		if from = was.hash; from == to && was.mode == mode {
-			return nil
-		}
-	}
+// check checks one path the index changes.
+func (c *stagedCommit) check(p stagedPath) error {
+	path, from, to := p.path, p.from, p.to
 	whole := func(err error) {
 		c.problems = append(c.problems, LineProblem{path, 0, err})
 	}
-	if what := unfitFile(path, mode); what != "" {
+	if what := unfitFile(path, p.mode); what != "" {
 		whole(memd.Errorf(memd.EINVALID, "%s; memd shards hold regular files of facts and notes only", what))
 		return nil
 	}
-	if e.Size > maxPushedBlob {
-		whole(memd.Errorf(memd.ETOOLARGE, "%d MiB; a file in a shard may be at most %d MiB", e.Size>>20, maxPushedBlob>>20))
+	if p.size > maxPushedBlob {
+		whole(memd.Errorf(memd.ETOOLARGE, "%d MiB; a file in a shard may be at most %d MiB", p.size>>20, maxPushedBlob>>20))
 		return nil
 	}
 	db := c.t.db
@@ -202,59 +225,6 @@ func decodeIndex(f *os.File) (*index.Index, error) {
 		return nil, fmt.Errorf("read index %s: %w", f.Name(), err)
 	}
 	return idx, nil
-}
-
-// warnUnreadLines logs the lines commit c, made outside memd, added to
-// fact files that memd does not read as facts: what the hooks would have
-// refused, committed with --no-verify, by a fast-forward, or without
-// them. A merge's lines are those no parent holds, its branches' own
-// commits are read on their own.
-func (sh *Shard) warnUnreadLines(c Commit) {
-	problems, err := sh.unreadLines(c)
-	if err != nil {
-		return // only a warning; the stale-index check reads the same and says
-	}
-	for _, p := range problems {
-		sh.store.log.Warn("a commit made outside memd added a line memd does not read as a fact", "shard", sh.id, "commit", short(c.Hash), "line", p.String())
-	}
-}
-
-func (sh *Shard) unreadLines(c Commit) ([]LineProblem, error) {
-	t := &trees{db: sh.db}
-	parents := make([]Hash, len(c.Parents))
-	for k, h := range c.Parents {
-		pc, err := sh.readCommit(h)
-		if err != nil {
-			return nil, err
-		}
-		parents[k] = pc.tree
-	}
-	var first Hash
-	if len(parents) > 0 {
-		first = parents[0]
-	}
-	var problems []LineProblem
-	err := t.diffFiles(first, c.Tree, "", keepFactPaths, func(path string, from, to Hash) error {
-		if to.IsZero() || !IsFactFile(path) || len(problems) == maxLineProblems {
-			return nil
-		}
-		added, err := addedLines(sh.db, from, to)
-		if err != nil {
-			return err
-		}
-		for _, other := range parents[min(1, len(parents)):] {
-			if e, ok, err := t.lookup(other, path); err != nil {
-				return err
-			} else if ok {
-				if added, err = stillAdded(sh.db, added, e.hash); err != nil {
-					return err
-				}
-			}
-		}
-		problems = append(problems, badFactLines(path, added, maxLineProblems-len(problems))...)
-		return nil
-	})
-	return problems, err
 }
 
 // stillAdded returns the lines of added that blob does not hold.

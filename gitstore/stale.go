@@ -290,7 +290,6 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		if n++; n > staleLookback {
 			return ErrStop
 		}
-		sh.warnUnreadLines(c)
 		facts, dropped, err := sh.droppedByStaleIndex(c)
 		if err != nil {
 			return err
