@@ -358,17 +358,19 @@ func (sh *Shard) checkIgnored(head, theirs Hash) error {
 	})
 }
 
-// keepIgnoredPaths selects the paths checkIgnored reads: those under log/
-// and notes/.
+// keepIgnoredPaths selects the paths checkIgnored reads: those under
+// notes/, and under log/ or named profile.md in any case of letters.
 func keepIgnoredPaths(path string) bool {
-	return strings.HasPrefix(path, LogDir+"/") || strings.HasPrefix(path, NotesDir+"/")
+	lower := strings.ToLower(path)
+	return strings.HasPrefix(lower, LogDir+"/") || lower == ProfileFile || strings.HasPrefix(path, NotesDir+"/")
 }
 
-// checkIgnoredFile refuses a file under log/ or notes/ that a change adds
-// (from is zero) or changes, to, when memd would silently ignore it: a
-// new Markdown file under notes/ not named as a note, fact lines added to
-// a file under log/ not named as a fact file. The line refused is
-// returned with the error (0 for the whole file).
+// checkIgnoredFile refuses a file keepIgnoredPaths selects that a change
+// adds (from is zero) or changes, to, when memd would silently ignore it:
+// a new Markdown file under notes/ not named as a note, fact lines added
+// to a file under log/ not named as a fact file or to a fact file's name
+// in other letters (Profile.md). The line refused is returned with the
+// error (0 for the whole file).
 func checkIgnoredFile(db *odb.DB, path string, from, to Hash) (line int, err error) {
 	switch {
 	case to.IsZero() || IsNoteFile(path) || IsFactFile(path):
@@ -386,7 +388,7 @@ func checkIgnoredFile(db *odb.DB, path string, from, to Hash) (line int, err err
 	}
 	for _, l := range added {
 		if _, ok := ParseLine(l.text); ok {
-			return l.number, memd.Errorf(memd.EINVALID, "a fact, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md; move it to one of them", ProfileFile, LogDir, LogDir)
+			return l.number, memd.Errorf(memd.EINVALID, "a fact, but memd reads facts only from %s, %s/YYYY-MM.md and %s/YYYY-MM/DD.md, named so in lower case; move it to one of them", ProfileFile, LogDir, LogDir)
 		}
 	}
 	return 0, nil

@@ -50,6 +50,8 @@ func TestCheckStaged_NamesWhatMemdWouldNotRead(t *testing.T) {
 			[]string{"notes/Trip Plan.md: memd would not read it as a note"}},
 		{"facts in a log file named as memd reads none", map[string]string{"log/2026-11-05.md": "# Thursday\n- (2026-11-05) Lost\n"},
 			[]string{"log/2026-11-05.md line 2: a fact, but memd reads facts only from"}},
+		{"facts in a fact file's name in other letters", map[string]string{"Profile.md": "- (2026-11-05) Lost\n", "Log/2026-11.md": "- (2026-11-05) Lost too\n"},
+			[]string{"Log/2026-11.md line 1: a fact, but memd reads facts only from", "Profile.md line 1: a fact, but memd reads facts only from"}},
 		{"more than twenty, the first twenty", map[string]string{"log/2026-11.md": many.String()},
 			repeatLines("log/2026-11.md line %d: date \"2026-13-01\" is not a calendar date", 20)},
 	} {

@@ -213,6 +213,7 @@ func TestGitHTTP_PushIsCheckedThenIntegrated(t *testing.T) {
 		// Files memd would ignore where it looks for its own.
 		{"a note named as memd reads none", "notes/Trip Plan.md", "notes/Trip Plan.md: memd would not read it as a note", 0, []byte("# Trip\n")},
 		{"facts in a log file named as memd reads none", "log/2026-01-05.md", "log/2026-01-05.md line 2: a fact", 0, []byte("# Monday\n- (2026-01-05) Lost in a misnamed file\n")},
+		{"facts in a fact file's name in other letters", "Profile.md", "Profile.md line 1: a fact", 0, []byte("- (2026-01-05) Lost in a file named in capitals\n")},
 	} {
 		gitQuiet(t, clone, "reset", "-q", "--hard", "origin/main")
 		full := filepath.Join(clone, c.path)

@@ -48,7 +48,8 @@ func serveInScript(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) > 0 {
 		ts.Fatalf("usage: serve")
 	}
-	cmd := exec.Command(memdBin, "serve", "--listen", "127.0.0.1:0", "--no-fsync")
+	// By the link on the script's PATH, as a package manager installs it.
+	cmd := exec.Command(filepath.Join(ts.Getenv("WORK"), ".bin", "memd"), "serve", "--listen", "127.0.0.1:0", "--no-fsync")
 	for _, k := range []string{"HOME", "PATH", "XDG_DATA_HOME", "MEMD_DATA", "MEMD_TOKEN"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -294,13 +295,32 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// hookBinary is the memd binary the shards' pre-commit hooks run: this
-// one. A newer memd installed over it is the one they run next.
+// hookBinary is the memd binary the shards' hooks run: this one, by the
+// path it was started by when that names it (a link a package manager
+// moves to each new version keeps doing so), else by its own path.
 func hookBinary(log *slog.Logger) string {
 	self, err := os.Executable()
 	if err != nil {
-		log.Warn("no pre-commit hook: memd cannot name its own binary", "err", err)
+		log.Warn("no hooks checking commits made by hand: memd cannot name its own binary", "err", err)
 		return ""
 	}
-	return self
+	return startedAs(os.Args[0], self)
+}
+
+// startedAs returns the absolute path arg0 names (looked up in PATH if
+// bare) when it is the file self, else self.
+func startedAs(arg0, self string) string {
+	path, err := exec.LookPath(arg0)
+	if err != nil {
+		return self
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return self
+	}
+	a, errA := os.Stat(path)
+	b, errB := os.Stat(self)
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		return self
+	}
+	return path
 }
