@@ -359,15 +359,15 @@ func (sh *Shard) checkIgnored(head, theirs Hash) error {
 }
 
 // keepIgnoredPaths selects the paths checkIgnored reads: those under
-// notes/, and under log/ or named profile.md in any case of letters.
+// notes/ or log/, or named profile.md, in any case of letters.
 func keepIgnoredPaths(path string) bool {
 	lower := strings.ToLower(path)
-	return strings.HasPrefix(lower, LogDir+"/") || lower == ProfileFile || strings.HasPrefix(path, NotesDir+"/")
+	return strings.HasPrefix(lower, LogDir+"/") || lower == ProfileFile || strings.HasPrefix(lower, NotesDir+"/")
 }
 
 // checkIgnoredFile refuses a file keepIgnoredPaths selects that a change
 // adds (from is zero) or changes, to, when memd would silently ignore it:
-// a new Markdown file under notes/ not named as a note, fact lines added
+// a new Markdown file under notes/ (in any letters) not named as a note, fact lines added
 // to a file under log/ not named as a fact file or to a fact file's name
 // in other letters (Profile.md). The line refused is returned with the
 // error (0 for the whole file).
@@ -375,12 +375,16 @@ func checkIgnoredFile(db *odb.DB, path string, from, to Hash) (line int, err err
 	switch {
 	case to.IsZero() || IsNoteFile(path) || IsFactFile(path):
 		return 0, nil
-	case strings.HasPrefix(path, NotesDir+"/"):
+	case strings.HasPrefix(strings.ToLower(path), NotesDir+"/"):
 		if !from.IsZero() || !strings.HasSuffix(strings.ToLower(path), ".md") {
 			return 0, nil // not a note, and not meant as a new one
 		}
-		name := strings.TrimPrefix(path, NotesDir+"/")
-		return 0, memd.Errorf(memd.EINVALID, "memd would not read it as a note (%s); rename it", memd.ErrorMessage(memd.ValidateNotePath(name)))
+		name, inNotes := strings.CutPrefix(path, NotesDir+"/")
+		why := "memd reads notes only under notes/, in lower case"
+		if inNotes {
+			why = memd.ErrorMessage(memd.ValidateNotePath(name))
+		}
+		return 0, memd.Errorf(memd.EINVALID, "memd would not read it as a note (%s); rename it", why)
 	}
 	added, err := addedLines(db, from, to)
 	if err != nil {
@@ -432,12 +436,12 @@ func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 	if err != nil {
 		return fmt.Errorf("list pushed objects: %w", err)
 	}
-	paths := make(map[string]string)
+	type named struct{ id, path string }
+	var objects []named
 	var ids bytes.Buffer
 	for line := range strings.SplitSeq(strings.TrimSpace(string(list)), "\n") {
-		id, path, ok := strings.Cut(line, " ")
-		if ok {
-			paths[id] = path
+		if id, path, ok := strings.Cut(line, " "); ok {
+			objects = append(objects, named{id, path})
 			ids.WriteString(id + "\n")
 		}
 	}
@@ -445,8 +449,8 @@ func (sh *Shard) checkPushedSizes(head, theirs Hash) error {
 	if err != nil {
 		return fmt.Errorf("size pushed objects: %w", err)
 	}
-	for id, size := range sizes {
-		path := paths[id]
+	for _, o := range objects { // in git's order, the same refusal at every try
+		size, path := sizes[o.id], o.path
 		switch {
 		case IsNoteFile(path) && size > memd.MaxNoteBytes:
 			return memd.Errorf(memd.ETOOLARGE, "%s is %d KiB; a note holds at most %d KiB", path, (size+1023)>>10, memd.MaxNoteBytes>>10)

@@ -2,14 +2,11 @@ package gitstore
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore/internal/odb"
@@ -38,12 +35,12 @@ const maxLineProblems = 20
 // tree is about to record (the index file git hands its hooks) against
 // main, as a push is checked: every line it adds to a fact file a
 // well-formed fact and no conflict marker, every note it changes within
-// the API's rules, nothing under log/ or notes/ that memd would ignore,
-// regular files of at most a push's size. Lines main holds in the file,
-// or in a fact file the commit removes (a rename), are not named again.
-// It only reads: the daemon may be writing the shard meanwhile. A HEAD
-// not on main (a person's own branch) is not checked; its merge into main
-// is checked as it is made.
+// the API's rules, nothing memd would ignore where it looks for facts and
+// notes, regular files of at most a push's size. Lines main holds in the
+// file, or in a fact file the commit removes (a rename), are not named
+// again. git reads the index (any of its formats) and compares it with
+// main; memd reads only the blobs. A HEAD not on main (a person's own
+// branch) is not checked; its merge into main is checked as it is made.
 func CheckStaged(gitDir, indexFile string) ([]LineProblem, error) {
 	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
@@ -52,46 +49,22 @@ func CheckStaged(gitDir, indexFile string) ([]LineProblem, error) {
 	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
 		return nil, nil
 	}
+	main, err := readRef(gitDir, mainRef)
+	if err != nil {
+		return nil, err
+	}
+	changed, removed, err := stagedChanges(gitDir, indexFile, main)
+	if err != nil {
+		return nil, err
+	}
 	db, err := odb.Open(filepath.Join(gitDir, "objects"), odb.NewCache(4<<20), false)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	c := &stagedCommit{t: &trees{db: db}}
-	main, err := readRef(gitDir, mainRef)
-	if err != nil {
-		return nil, err
-	}
-	if !main.IsZero() {
-		mc, err := readCommitIn(db, main)
-		if err != nil {
-			return nil, err
-		}
-		c.root = mc.tree
-	}
-	if c.index, err = readIndexFile(indexFile); err != nil {
-		return nil, err
-	}
-	var changed []stagedPath
+	c := &stagedCommit{db: db, removed: removed}
 	var ids bytes.Buffer
-	for _, e := range c.index.Entries {
-		// Stage 0 is a path merged (go-git's index.Merged is 1, the
-		// base's stage); git refuses to commit the others. A path added
-		// with --intent-to-add is not committed.
-		if e.Stage != 0 || e.IntentToAdd {
-			continue
-		}
-		p := stagedPath{path: e.Name, to: Hash(e.Hash), mode: fmt.Sprintf("%o", uint32(e.Mode))}
-		was, onMain, err := c.t.lookup(c.root, p.path)
-		if err != nil {
-			return nil, err
-		}
-		if onMain {
-			if p.from = was.hash; p.from == p.to && was.mode == p.mode {
-				continue
-			}
-		}
-		changed = append(changed, p)
+	for _, p := range changed {
 		ids.WriteString(p.to.String() + "\n")
 	}
 	// The index records a file's size as git last saw it on disk (less
@@ -121,13 +94,49 @@ type stagedPath struct {
 	size     int64
 }
 
-// stagedCommit is what CheckStaged reads: main's tree, the index about
-// to be committed, and the problems found so far.
+// stagedChanges asks git what the index file changes against commit main
+// (none: the empty tree): the paths it adds or changes, and the blobs of
+// the fact files it removes. Paths in conflict are left to git, which
+// refuses to commit them.
+func stagedChanges(gitDir, indexFile string, main Hash) (changed []stagedPath, removed []Hash, err error) {
+	base := emptyTree
+	if !main.IsZero() {
+		base = main
+	}
+	cmd := exec.Command("git", "--git-dir", gitDir, "diff-index", "--cached", "--no-renames", "--full-index", "-z", base.String())
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+indexFile)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("git diff-index: %s", firstLine(stderr.String(), err))
+	}
+	// Each record: ":<mode> <mode> <hash> <hash> <status>" NUL <path> NUL.
+	fields := strings.Split(string(out), "\x00")
+	for k := 0; k+1 < len(fields); k += 2 {
+		meta, path := strings.Fields(strings.TrimPrefix(fields[k], ":")), fields[k+1]
+		if len(meta) != 5 {
+			return nil, nil, fmt.Errorf("git diff-index: unexpected %q", fields[k])
+		}
+		from, to := NewHash(meta[2]), NewHash(meta[3])
+		switch meta[4] {
+		case "D":
+			if IsFactFile(path) {
+				removed = append(removed, from)
+			}
+		case "U":
+		default:
+			changed = append(changed, stagedPath{path: path, from: from, to: to, mode: meta[1]})
+		}
+	}
+	return changed, removed, nil
+}
+
+// stagedCommit is what CheckStaged reads: the blobs, the fact files the
+// commit removes, and the problems found so far.
 type stagedCommit struct {
-	t        *trees
-	root     Hash
-	index    *index.Index
-	removed  []Hash // main's fact files the index lacks, once asked for
+	db       *odb.DB
+	removed  []Hash
 	problems []LineProblem
 }
 
@@ -145,7 +154,7 @@ func (c *stagedCommit) check(p stagedPath) error {
 		whole(memd.Errorf(memd.ETOOLARGE, "%d MiB; a file in a shard may be at most %d MiB", p.size>>20, maxPushedBlob>>20))
 		return nil
 	}
-	db := c.t.db
+	db := c.db
 	if IsFactFile(path) {
 		added, err := addedLines(db, from, to)
 		if err != nil {
@@ -180,51 +189,13 @@ func (c *stagedCommit) check(p stagedPath) error {
 // main the commit removes holds: a file renamed or split is not checked
 // again.
 func (c *stagedCommit) notMoved(added []numberedLine) ([]numberedLine, error) {
-	if c.removed == nil {
-		c.removed = []Hash{}
-		staged := make(map[string]bool, len(c.index.Entries))
-		for _, e := range c.index.Entries {
-			staged[e.Name] = true
-		}
-		err := c.t.walkFiles(c.root, "", keepFactPaths, func(path string, blob Hash) error {
-			if IsFactFile(path) && !staged[path] {
-				c.removed = append(c.removed, blob)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	var err error
 	for _, blob := range c.removed {
-		if added, err = stillAdded(c.t.db, added, blob); err != nil {
+		if added, err = stillAdded(c.db, added, blob); err != nil {
 			return nil, err
 		}
 	}
 	return added, nil
-}
-
-// readIndexFile decodes a git index file; none is an empty index.
-func readIndexFile(path string) (*index.Index, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &index.Index{Version: 2}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	defer f.Close()
-	return decodeIndex(f)
-}
-
-// decodeIndex reads an index file from its start.
-func decodeIndex(f *os.File) (*index.Index, error) {
-	idx := &index.Index{}
-	if err := index.NewDecoder(f).Decode(idx); err != nil {
-		return nil, fmt.Errorf("read index %s: %w", f.Name(), err)
-	}
-	return idx, nil
 }
 
 // stillAdded returns the lines of added that blob does not hold.

@@ -192,9 +192,9 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 	if fi, err := f.Stat(); err == nil && sh.written.holds(f, fi) {
 		return sh.written.idx, nil
 	}
-	idx, err := decodeIndex(f)
-	if err != nil {
-		return nil, err
+	idx := &index.Index{}
+	if err := index.NewDecoder(f).Decode(idx); err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
 	}
 	// Extensions (cache-tree, untracked cache) describe the old entries;
 	// git rebuilds them, and a stale cache-tree would be wrong.

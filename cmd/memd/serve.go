@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -304,23 +303,28 @@ func hookBinary(log *slog.Logger) string {
 		log.Warn("no hooks checking commits made by hand: memd cannot name its own binary", "err", err)
 		return ""
 	}
-	return startedAs(os.Args[0], self)
+	return startedAs(os.Args[0], self, os.Getenv("PATH"))
 }
 
 // startedAs returns the absolute path arg0 names (looked up in PATH if
-// bare) when it is the file self, else self.
-func startedAs(arg0, self string) string {
-	path, err := exec.LookPath(arg0)
+// a bare name) when it is the file self, else self.
+func startedAs(arg0, self string, path string) string {
+	b, err := os.Stat(self)
 	if err != nil {
 		return self
 	}
-	if path, err = filepath.Abs(path); err != nil {
-		return self
+	candidates := []string{arg0}
+	if !strings.Contains(arg0, "/") {
+		candidates = nil
+		for _, dir := range filepath.SplitList(path) {
+			candidates = append(candidates, filepath.Join(dir, arg0))
+		}
 	}
-	a, errA := os.Stat(path)
-	b, errB := os.Stat(self)
-	if errA != nil || errB != nil || !os.SameFile(a, b) {
-		return self
+	for _, c := range candidates {
+		abs, err := filepath.Abs(c)
+		if a, errA := os.Stat(abs); err == nil && errA == nil && os.SameFile(a, b) {
+			return abs
+		}
 	}
-	return path
+	return self
 }
