@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore/internal/odb"
@@ -21,10 +23,14 @@ type LineProblem struct {
 }
 
 func (p LineProblem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s line %d: %s", p.Path, p.Line, memd.ErrorMessage(p.Err))
+	path := p.Path
+	if strings.ContainsFunc(path, unicode.IsControl) {
+		path = strconv.Quote(path) // a newline or a terminal's escape, shown for what it is
 	}
-	return fmt.Sprintf("%s: %s", p.Path, memd.ErrorMessage(p.Err))
+	if p.Line > 0 {
+		return fmt.Sprintf("%s line %d: %s", path, p.Line, memd.ErrorMessage(p.Err))
+	}
+	return fmt.Sprintf("%s: %s", path, memd.ErrorMessage(p.Err))
 }
 
 // maxLineProblems bounds what CheckStaged lists: enough to fix a file in
@@ -103,7 +109,10 @@ func stagedChanges(gitDir, indexFile string, main Hash) (changed []stagedPath, r
 	if !main.IsZero() {
 		base = main
 	}
-	cmd := exec.Command("git", "--git-dir", gitDir, "diff-index", "--cached", "--no-renames", "--full-index", "-z", base.String())
+	// A path added with --intent-to-add is not committed; a submodule is
+	// named whatever a .gitmodules in the working tree says to ignore.
+	cmd := exec.Command("git", "--git-dir", gitDir, "diff-index", "--cached", "--no-renames", "--full-index", "-z",
+		"--ita-invisible-in-index", "--ignore-submodules=none", base.String())
 	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+indexFile)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -52,6 +52,8 @@ func TestCheckStaged_NamesWhatMemdWouldNotRead(t *testing.T) {
 			[]string{"log/2026-11-05.md line 2: a fact, but memd reads facts only from"}},
 		{"facts and notes in a name in other letters", map[string]string{"Profile.md": "- (2026-11-05) Lost\n", "Log/2026-11.md": "- (2026-11-05) Lost too\n", "Notes/deploy.md": "# Deploy\n"},
 			[]string{"Log/2026-11.md line 1: a fact, but memd reads facts only from", "Notes/deploy.md: memd would not read it as a note (memd reads notes only under notes/, in lower case)", "Profile.md line 1: a fact, but memd reads facts only from"}},
+		{"a note's name holding a terminal's escape", map[string]string{"notes/\x1b[2Jplan.md": "# Plan\n"},
+			[]string{`"notes/\x1b[2Jplan.md": memd would not read it as a note`}},
 		{"more than twenty, the first twenty", map[string]string{"log/2026-11.md": many.String()},
 			repeatLines("log/2026-11.md line %d: date \"2026-13-01\" is not a calendar date", 20)},
 	} {
@@ -168,6 +170,26 @@ func TestCheckStaged_ReadsTheIndexInAnyFormat(t *testing.T) {
 			wantStaged(t, sh, []string{`profile.md line 8: date "2026-02-30" is not a calendar date`})
 		})
 	}
+}
+
+// What git will not commit is not named: a path added with --intent-to-add
+// (git add -N). A submodule is named, whatever a .gitmodules in the
+// working tree, not staged, says to ignore.
+func TestCheckStaged_NamesWhatGitCommits(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	writeWorking(t, sh, "notes/Trip Plan.md", "# Trip\n", false)
+	if err := os.WriteFile(filepath.Join(sh.Dir(), "sync.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "add", "-N", "notes/Trip Plan.md", "sync.sh")
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-04) Has a cat called Miso\n", true)
+	git(t, sh.Dir(), "add", gitstore.ProfileFile)
+	wantStaged(t, sh, nil)
+
+	writeWorking(t, sh, ".gitmodules", "[submodule \"vendor\"]\n\tpath = vendor\n\turl = ./vendor\n\tignore = all\n", false)
+	git(t, sh.Dir(), "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,vendor")
+	t.Chdir(sh.Dir()) // where git runs its hooks
+	wantStaged(t, sh, []string{"vendor: a submodule"})
 }
 
 // A shard memd has made no commit in yet is checked against nothing.
