@@ -51,10 +51,10 @@ type Options struct {
 	// Merge formats the messages of the merge commits memd makes when it
 	// integrates a remote's or a push's commits; a subject alone when nil.
 	Merge MergeMessage
-	// PreCommit, when set, is the memd binary each shard's pre-commit hook
-	// runs (`memd hook pre-commit`, see CheckStaged), so that a person's
-	// commit made by hand in a shard is checked as a push is. A shard with
-	// a hook memd did not write keeps it.
+	// PreCommit, when set, is the memd binary each shard's hooks (Hooks)
+	// run (`memd hook`, see CheckStaged), so that a person's commit made
+	// by hand in a shard is checked as a push is. A shard with a hook memd
+	// did not write keeps it.
 	PreCommit string
 	// RemoveHooks, when set and PreCommit is not, removes the hooks memd
 	// wrote (memd serve --no-commit-hook). A store given neither leaves

@@ -308,7 +308,7 @@ func hookBinary(log *slog.Logger) string {
 
 // startedAs returns the absolute path arg0 names (looked up in PATH if
 // a bare name) when it is the file self, else self.
-func startedAs(arg0, self string, path string) string {
+func startedAs(arg0, self, path string) string {
 	b, err := os.Stat(self)
 	if err != nil {
 		return self
