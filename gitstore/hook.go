@@ -54,10 +54,12 @@ func (sh *Shard) installHooks() error {
 	dir := filepath.Join(sh.gitDir, "hooks")
 	for _, name := range Hooks {
 		path := filepath.Join(dir, name)
-		ours, err := isOurHook(path)
+		have, exists, ours, err := readHook(path)
 		switch {
 		case err != nil:
 			return fmt.Errorf("read %s hook: %w", name, err)
+		case exists && !ours:
+			continue // a person's own
 		case remove:
 			if ours {
 				if err := os.Remove(path); err != nil {
@@ -65,13 +67,9 @@ func (sh *Shard) installHooks() error {
 				}
 			}
 			continue
-		case !ours:
-			if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
-				continue // a person's own
-			}
 		}
 		want := hookScript(name, binary)
-		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, want) {
+		if bytes.Equal(have, want) {
 			continue
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -84,17 +82,21 @@ func (sh *Shard) installHooks() error {
 	return nil
 }
 
-// isOurHook tells whether the hook at path is a file memd wrote. A link
-// (even one leading nowhere) or anything else without memd's mark is a
-// person's; none is not ours.
-func isOurHook(path string) (bool, error) {
+// readHook returns the hook at path, whether there is one, and whether
+// memd wrote it. A link (even one leading nowhere) or anything else
+// without memd's mark is a person's.
+func readHook(path string) (have []byte, exists, ours bool, err error) {
 	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, false, nil
+	case err != nil:
+		return nil, false, false, err
+	case !fi.Mode().IsRegular():
+		return nil, true, false, nil
 	}
-	if err != nil || !fi.Mode().IsRegular() {
-		return false, err
+	if have, err = os.ReadFile(path); err != nil {
+		return nil, false, false, err
 	}
-	have, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(have, []byte(hookMark)), err
+	return have, true, bytes.Contains(have, []byte(hookMark)), nil
 }

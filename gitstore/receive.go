@@ -421,6 +421,25 @@ func addedLines(db *odb.DB, from, to Hash) ([]numberedLine, error) {
 	return stillAdded(db, all, from)
 }
 
+// stillAdded returns the lines of added that blob does not hold.
+func stillAdded(db *odb.DB, added []numberedLine, blob Hash) ([]numberedLine, error) {
+	obj, err := db.Get(blob)
+	if err != nil {
+		return nil, err
+	}
+	had := make(map[string]bool)
+	for line := range strings.SplitSeq(string(obj.Data), "\n") {
+		had[strings.TrimSuffix(line, "\r")] = true
+	}
+	var out []numberedLine
+	for _, l := range added {
+		if !had[l.text] {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
 // maxPushedBlob is the largest file a push may bring. A month's log of a
 // busy agent is a few MB; nothing memd keeps comes near this.
 const maxPushedBlob = 64 << 20

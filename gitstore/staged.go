@@ -206,22 +206,3 @@ func (c *stagedCommit) notMoved(added []numberedLine) ([]numberedLine, error) {
 	}
 	return added, nil
 }
-
-// stillAdded returns the lines of added that blob does not hold.
-func stillAdded(db *odb.DB, added []numberedLine, blob Hash) ([]numberedLine, error) {
-	obj, err := db.Get(blob)
-	if err != nil {
-		return nil, err
-	}
-	had := make(map[string]bool)
-	for line := range strings.SplitSeq(string(obj.Data), "\n") {
-		had[strings.TrimSuffix(line, "\r")] = true
-	}
-	var out []numberedLine
-	for _, l := range added {
-		if !had[l.text] {
-			out = append(out, l)
-		}
-	}
-	return out, nil
-}
