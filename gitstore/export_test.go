@@ -24,3 +24,10 @@ func (sh *Shard) ApplyTogether(cs ...Change) []error {
 // OwedRetryAfter is how long an owed restore waits on a main that has not
 // moved; tests shorten it.
 var OwedRetryAfter = &owedRetryAfter
+
+// HandCommitWaited is told each time a write waits for a commit made by
+// hand.
+var HandCommitWaited = &handCommitWaited
+
+// HandCommitMark is the file the hooks leave while git makes a commit.
+const HandCommitMark = handCommitName

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // hookMark is a line of every hook memd writes: a hook without it is a
@@ -30,6 +31,8 @@ func hookScript(name, binary string) []byte {
 		"# remove that line to keep a hook of your own. --no-verify skips it.\n" +
 		"memd=" + shellQuote(binary) + "\n" +
 		"[ -x \"$memd\" ] || exit 0\n" +
+		"# memd's writes wait while git makes this commit (see awaitHandCommit).\n" +
+		"cp \"${GIT_DIR:-.git}/refs/heads/main\" \"${GIT_DIR:-.git}/" + handCommitName + "\" 2>/dev/null\n" +
 		"# 1 is memd refusing the commit; any other failure (a memd without this\n" +
 		"# command, a crash) is memd's, not the commit's. Tested after ||, so that\n" +
 		"# a shell exiting on errors (set -e) does not take the one for the other.\n" +
@@ -99,4 +102,47 @@ func readHook(path string) (have []byte, exists, ours bool, err error) {
 		return nil, false, false, err
 	}
 	return have, true, bytes.Contains(have, []byte(hookMark)), nil
+}
+
+// A commit made by hand reads main before its hooks run and is refused
+// if main moved by the time it is made: memd's writes, many a second from
+// busy agents, would refuse nearly every commit whose hook takes the tens
+// of milliseconds memd takes to start. So the hook's first step is a mark
+// naming main as it is (a copy of its loose ref: memd keeps it loose), and
+// memd's writes wait while main is still there, for handCommitWait at
+// most since the mark was made: the commit git makes once the hook passes
+// moves main, and memd's write follows it.
+const (
+	handCommitName = "memd-hand-commit"
+	handCommitWait = time.Second
+)
+
+// UnmarkHandCommit removes the mark the hook left (the commit was
+// refused).
+func UnmarkHandCommit(gitDir string) { os.Remove(filepath.Join(gitDir, handCommitName)) }
+
+// handCommitWaited is told each time a write waits for a commit made by
+// hand (tests).
+var handCommitWaited = func() {}
+
+// awaitHandCommit waits while a mark says a commit made by hand is being
+// made on main as it still is, up to handCommitWait after the mark was
+// made: a mark a refused or abandoned commit left is passed over. The
+// caller holds sh.mu.
+func (sh *Shard) awaitHandCommit() {
+	path := filepath.Join(sh.gitDir, handCommitName)
+	for {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return // the common case: one stat a write
+		}
+		mark, _ := os.ReadFile(path)
+		main, _ := readRef(sh.gitDir, mainRef)
+		if time.Since(fi.ModTime()) > handCommitWait || strings.TrimSpace(string(mark)) != main.String() {
+			os.Remove(path)
+			return
+		}
+		handCommitWaited()
+		time.Sleep(2 * time.Millisecond)
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -403,4 +405,64 @@ func TestStore_RemovesTheHooksItWrote(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(hooks, "pre-merge-commit")); string(b) != own {
 		t.Errorf("a person's own hook after a start with RemoveHooks:\n%s", b)
 	}
+}
+
+// A commit made by hand reads main before its hooks run: memd's writes
+// wait while the hook's mark names main as it is, so that the commit goes
+// in, then follow it. A mark older than a second (a commit refused or left
+// in an editor) is passed over.
+func TestShard_AWriteWaitsForACommitMadeByHand(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	mark := filepath.Join(gitDir, gitstore.HandCommitMark)
+	markMain := func() {
+		t.Helper()
+		if err := os.WriteFile(mark, []byte(git(t, sh.Dir(), "rev-parse", "main")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := make(chan struct{})
+	var once sync.Once
+	*gitstore.HandCommitWaited = func() { once.Do(func() { close(waiting) }) }
+	t.Cleanup(func() { *gitstore.HandCommitWaited = func() {} })
+
+	markMain()
+	before := git(t, sh.Dir(), "rev-parse", "main")
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		day, _ := memd.ParseDate("2026-11-03")
+		_, err = sh.Apply(gitstore.Change{Author: alice, Message: "remember: a flight\n",
+			Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: day, Tier: memd.TierLog}}}})
+	}()
+	select {
+	case <-waiting:
+	case <-done:
+		t.Fatal("memd's write did not wait for the commit made by hand")
+	}
+	if now := git(t, sh.Dir(), "rev-parse", "main"); now != before {
+		t.Fatalf("main moved from %s to %s while the commit by hand was being made", before, now)
+	}
+	writeWorking(t, sh, gitstore.ProfileFile, "- (2026-11-04) Has a cat called Miso\n", true)
+	git(t, sh.Dir(), "commit", "-q", "--no-verify", "-a", "-m", "hand edit")
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range map[string]string{gitstore.ProfileFile: "Has a cat called Miso", "log/2026-11.md": "Booked a flight to Lisbon"} {
+		if !strings.Contains(git(t, sh.Dir(), "show", "main:"+path), text) {
+			t.Errorf("main's %s lacks %q", path, text)
+		}
+	}
+	if _, err := os.Stat(mark); !os.IsNotExist(err) {
+		t.Errorf("the mark is still there once the commit went in (%v)", err)
+	}
+
+	// A mark left a second and more ago holds nothing up.
+	markMain()
+	old := time.Now().Add(-2 * time.Second)
+	os.Chtimes(mark, old, old)
+	*gitstore.HandCommitWaited = func() { t.Error("memd's write waited for a mark two seconds old") }
+	remember(t, sh, "Packed a raincoat", memd.TierLog, "m4")
 }

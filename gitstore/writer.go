@@ -363,6 +363,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 // finishes the move (see clearStaleLocks); the working-tree journal lists
 // the files about to change (see finishWorktree).
 func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[string]*factFile) error {
+	sh.awaitHandCommit()
 	rlock, err := lockRef(sh.gitDir, mainRef, old, next)
 	if err != nil {
 		return err

@@ -44,6 +44,7 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if len(problems) == 0 {
 		return nil
 	}
+	gitstore.UnmarkHandCommit(gitDir) // no commit follows: memd's writes need not wait
 	fmt.Fprintln(e.stderr, "memd: not committed; memd would not read these lines as you mean them:")
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "  %s\n", p)
