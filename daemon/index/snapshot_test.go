@@ -452,7 +452,8 @@ func TestIndex_FirstIndexingOfALargeShardReadsHEAD(t *testing.T) {
 }
 
 // Read from HEAD in parts, a fact a person wrote twice is indexed once, as
-// its newer line (the first of two of a day), whichever parts hold them.
+// its newer line (the first of two of a day), whichever parts hold them,
+// and found by its words there.
 func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
 	store, sh := aliceStore(t)
 	id := sh.ID()
@@ -502,6 +503,13 @@ func TestIndex_ReadInPartsKeepsTheLineHEADKeeps(t *testing.T) {
 			got[d.ID] = fmt.Sprintf("%s %s %s @%d", d.Date, d.File, d.Text, d.Offset)
 			return true
 		})
+		// And each is found by its words, at the line kept.
+		for _, l := range lines {
+			hits := x.Engine().Search(search.Query{Text: l.Text, Shards: []memd.ShardID{id}, K: 1, Literal: true, Explain: true}).Hits
+			if len(hits) == 0 || hits[0].ID != l.ID || hits[0].Date != l.Date || len(hits[0].Explain.Terms) == 0 {
+				t.Errorf("read %d at a time, %q searched finds %v, want the line of %s found by its words", batch, l.Text, hits, l.Date)
+			}
+		}
 		x.Close()
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("read %d at a time:\n%v\nwant HEAD's lines\n%v", batch, got, want)

@@ -151,6 +151,7 @@ type Engine struct {
 	shardOrder []uint32
 	byName     []uint32 // shard numbers in the order of their names
 	dead       int
+	apart      int // parts whose terms are being recorded apart
 	// What a search reads, by shard number: a search costs what the
 	// shards it may read hold, not what the store holds.
 	parts  []*part
@@ -178,6 +179,7 @@ type part struct {
 	entries      []int32             // every entry, dead ones until compaction
 	removed      []string            // IDs of the facts removed, in order, until compaction
 	surface      surface             // its words whose stems differ, for the substring fallback
+	apart        *termsApart         // its terms being recorded apart, if they are
 }
 
 // noneDead tells whether every entry the part's postings hold is live:
@@ -258,6 +260,9 @@ func New() *Engine {
 var epochs atomic.Uint64
 
 func (x *Engine) reset() {
+	for _, p := range x.parts {
+		x.installApart(p, true) // numbered as the entries no longer are
+	}
 	x.epoch = epochs.Add(1)
 	x.entries = entries{}
 	x.texts = arena{}

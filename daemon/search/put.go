@@ -248,7 +248,11 @@ func (x *Engine) add(d Doc, a analysed, sorted, keepNewer bool) (int32, bool) {
 	}
 	p.length += int(length)
 	p.entries = append(p.entries, i)
-	p.addPostings(i, ts)
+	if p.apart != nil {
+		p.apart.note(i, ts)
+	} else {
+		p.addPostings(i, ts)
+	}
 	if p.surface.words.Load() != nil {
 		folded := a.folded
 		if folded == "" {

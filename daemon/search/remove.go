@@ -22,6 +22,9 @@ func (x *Engine) dropNote(nk noteKey) {
 
 // dropShard removes every fact and note of a shard.
 func (x *Engine) dropShard(shard memd.ShardID) {
+	if n, ok := x.shardNum[shard]; ok {
+		x.installApart(x.parts[n], true) // of facts dropped here
+	}
 	for nk := range x.notes {
 		if nk.shard == shard {
 			x.dropNote(nk)

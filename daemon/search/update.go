@@ -26,6 +26,9 @@ type Update struct {
 	// it at a date not before Put's: a fact a person wrote in two files is
 	// indexed where it is newest.
 	KeepNewer bool
+	// More says more of a read in parts follows: terms recorded apart
+	// (RecordTermsApart) are installed by the first update without it.
+	More bool
 }
 
 // Apply makes an update, and reports whether it used the postings given
@@ -81,6 +84,13 @@ func (x *Engine) ApplyPrepared(pu Prepared) {
 	x.putAll(u.Put, pu.facts, u.KeepNewer)
 	for path, ps := range u.Notes {
 		x.putNote(u.Shard, path, ps, pu.notes[path])
+	}
+	if n, ok := x.shardNum[u.Shard]; ok && x.parts[n].apart != nil {
+		if u.More {
+			x.parts[n].apart.send()
+		} else {
+			x.installApart(x.parts[n], false)
+		}
 	}
 	x.setHead(u.Shard, u.Head)
 	x.maybeCompact()
