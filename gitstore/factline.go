@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,28 @@ func splitLine(line string) (date memd.Date, tier memd.Tier, text string, ok boo
 	}
 	text = strings.TrimSpace(text)
 	return date, tier, text, text != ""
+}
+
+// datedItem matches a line begun as a person might begin a fact that
+// memd does not read as one: indented, behind another bullet (*, + or a
+// number), without the space after the dash or with two, the date in
+// brackets or bare; or a date in parentheses with no bullet. The
+// submatches are the date and what follows it.
+var datedItem = regexp.MustCompile(`^[ \t]*(?:(?:[-*+]|[0-9]{1,3}[.)])[ \t]*[(\[]?([0-9]{4}-[0-9]{2}-[0-9]{2})[)\]]?|\(([0-9]{4}-[0-9]{2}-[0-9]{2})\)):?(?:[ \t]+(.*))?$`)
+
+// misplacedFact explains why a line begun like a dated list item, but not
+// as "- (" at its start, is not read as a fact, with the line memd would
+// read; nil for any other line.
+func misplacedFact(line string) error {
+	m := datedItem.FindStringSubmatch(strings.TrimSuffix(line, "\r"))
+	if m == nil {
+		return nil
+	}
+	date, text := m[1]+m[2], strings.TrimSpace(m[3])
+	if text == "" {
+		text = "…"
+	}
+	return memd.Errorf(memd.EINVALID, "%q is not read as a fact: memd reads facts only from lines that begin \"- (YYYY-MM-DD) \"; write \"- (%s) %s\"", memd.Shorten(line, 60), date, memd.Shorten(text, 60))
 }
 
 // FormatLine renders a fact as its line, with a trailing newline.

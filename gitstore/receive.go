@@ -506,27 +506,28 @@ func blobSizes(gitDir string, ids *bytes.Buffer) (map[string]int64, error) {
 	return sizes, nil
 }
 
-// CheckFactLine explains why a line that starts like a fact is not one
-// (nil for a fact, and for a line that does not start like one).
+// CheckFactLine explains why a line that starts like a fact, or as a
+// person might start one, is not one (nil for a fact, and for a line that
+// does not start like one).
 func CheckFactLine(line string) error {
 	line = strings.TrimSuffix(line, "\r")
 	if after, bom := strings.CutPrefix(line, "\ufeff"); bom && strings.HasPrefix(after, "- (") {
 		// An editor's byte-order mark would hide the fact: read as prose.
-		return fmt.Errorf("the line starts with a byte-order mark (U+FEFF) and would not be read as a fact; save the file as UTF-8 without one")
+		return memd.Errorf(memd.EINVALID, "the line starts with a byte-order mark (U+FEFF) and would not be read as a fact; save the file as UTF-8 without one")
 	}
 	rest, ok := strings.CutPrefix(line, "- (")
 	if !ok {
-		return nil // a heading, prose, a blank line
+		return misplacedFact(line) // nil for a heading, prose, a blank line
 	}
 	date, text, ok := strings.Cut(rest, ")")
 	if !ok {
-		return fmt.Errorf("a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", memd.Shorten(line, 60))
+		return memd.Errorf(memd.EINVALID, "a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", memd.Shorten(line, 60))
 	}
 	if _, err := memd.ParseDate(date); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(text, " ") {
-		return fmt.Errorf("a fact line has a space after its date: %q", memd.Shorten(line, 60))
+		return memd.Errorf(memd.EINVALID, "a fact line has a space after its date: %q", memd.Shorten(line, 60))
 	}
 	text = strings.TrimSpace(text)
 	for _, tag := range []string{"[note] ", "[episode] "} {

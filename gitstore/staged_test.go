@@ -40,6 +40,8 @@ func TestCheckStaged_NamesWhatMemdWouldNotRead(t *testing.T) {
 			[]string{`profile.md line 8: date "2026-02-30" is not a calendar date`}},
 		{"a fact line without its space or its bracket", map[string]string{"log/2026-11.md": "- (2026-11-05)Booked\n- (2026-11-05 Booked\n"},
 			[]string{"log/2026-11.md line 1: a fact line has a space after its date", `log/2026-11.md line 2: a fact line is "- (YYYY-MM-DD) text"`}},
+		{"facts written as Markdown allows but memd does not read", map[string]string{gitstore.ProfileFile: "* (2026-11-04) Likes tea\n  - (2026-11-04) Lives in Lisbon\n- Undated, prose\n"},
+			[]string{`profile.md line 8: "* (2026-11-04) Likes tea" is not read as a fact`, `profile.md line 9: "  - (2026-11-04) Lives in Lisbon" is not read as a fact`}},
 		{"a fact behind a byte-order mark", map[string]string{"log/2026-11.md": "\ufeff- (2026-11-05) Hidden\n"},
 			[]string{"log/2026-11.md line 1: the line starts with a byte-order mark"}},
 		{"a text memd refuses", map[string]string{gitstore.ProfileFile: long + "\n"},

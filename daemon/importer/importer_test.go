@@ -31,13 +31,15 @@ func TestRead_SaysWhatItSkipsAndKeepsWhatIsLasting(t *testing.T) {
 		"- (2026-13-01) Nor this\n"+
 		"- (2026-02-07) \n"+
 		"- (2026-02-01) Speaks Portuguese\n"+
-		"- (2026-02-02) Booked a flight\n")
+		"- (2026-02-02) Booked a flight\n"+
+		"* (2026-02-03) Written as Markdown allows\n"+
+		"- (2026-02-04 No bracket\n")
 	plan, err := Read(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	skipped := strings.Join(plan.Report.Skipped, "\n")
-	for _, want := range []string{"log/2026-02.md:2:", "log/2026-02.md:3:", "log/2026-02.md:4:"} {
+	for _, want := range []string{"log/2026-02.md:2:", "log/2026-02.md:3:", "log/2026-02.md:4:", `log/2026-02.md:7: "* (2026-02-03) Written as Markdown allows" is not read as a fact`, `log/2026-02.md:8: a fact line is "- (YYYY-MM-DD) text"; "- (2026-02-04 No bracket" has no ")"`} {
 		if !strings.Contains(skipped, want) {
 			t.Errorf("skipped lines do not name %s:\n%s", want, skipped)
 		}
