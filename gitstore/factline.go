@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unsafe"
 
 	"github.com/memd/memd"
@@ -81,6 +82,26 @@ func misplacedFact(line string) error {
 		text = "…"
 	}
 	return memd.Errorf(memd.EINVALID, "%q is not read as a fact: memd reads facts only from lines that begin \"- (YYYY-MM-DD) \"; write \"- (%s) %s\"", memd.Shorten(line, 60), date, memd.Shorten(text, 60))
+}
+
+// listItem matches a Markdown list item: a bullet (-, * or +), then
+// its text.
+var listItem = regexp.MustCompile(`^[ \t]*[-*+][ \t]+(.*)$`)
+
+// undatedItem explains that a list item with no date, in a fact file, is
+// kept as prose: what a person writing "- Likes tea" in profile.md may
+// well have meant as a fact. nil for any other line: a fact, a line
+// CheckFactLine names, a rule ("- - -"), a heading, prose.
+func undatedItem(line string) error {
+	line = strings.TrimSuffix(line, "\r")
+	m := listItem.FindStringSubmatch(line)
+	if m == nil || CheckFactLine(line) != nil || strings.HasPrefix(line, "- (") {
+		return nil
+	}
+	if !strings.ContainsFunc(m[1], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		return nil
+	}
+	return memd.Errorf(memd.EINVALID, "%q has no date: memd keeps it as prose, not a fact", memd.Shorten(line, 60))
 }
 
 // FormatLine renders a fact as its line, with a trailing newline.

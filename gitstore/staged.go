@@ -47,25 +47,29 @@ const maxLineProblems = 20
 // again. git reads the index (any of its formats) and compares it with
 // main; memd reads only the blobs. A HEAD not on main (a person's own
 // branch) is not checked; its merge into main is checked as it is made.
-func CheckStaged(gitDir, indexFile string) ([]LineProblem, error) {
+//
+// Staged.Problems refuse the commit; Staged.Prose are the list items
+// without a date it adds to fact files, which memd keeps as prose, said
+// in case they were meant as facts.
+func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
-		return nil, fmt.Errorf("read HEAD: %w", err)
+		return Staged{}, fmt.Errorf("read HEAD: %w", err)
 	}
 	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
-		return nil, nil
+		return Staged{}, nil
 	}
 	main, err := readRef(gitDir, mainRef)
 	if err != nil {
-		return nil, err
+		return Staged{}, err
 	}
 	changed, removed, err := stagedChanges(gitDir, indexFile, main)
 	if err != nil {
-		return nil, err
+		return Staged{}, err
 	}
 	db, err := odb.Open(filepath.Join(gitDir, "objects"), odb.NewCache(4<<20), false)
 	if err != nil {
-		return nil, err
+		return Staged{}, err
 	}
 	defer db.Close()
 	c := &stagedCommit{db: db, removed: removed}
@@ -77,18 +81,25 @@ func CheckStaged(gitDir, indexFile string) ([]LineProblem, error) {
 	// 4 GiB, or none): the sizes are the blobs' own.
 	sizes, err := blobSizes(gitDir, &ids)
 	if err != nil {
-		return nil, fmt.Errorf("size staged files: %w", err)
+		return Staged{}, fmt.Errorf("size staged files: %w", err)
 	}
 	for _, p := range changed {
 		p.size = sizes[p.to.String()]
 		if err := c.check(p); err != nil {
-			return nil, fmt.Errorf("check %s: %w", p.path, err)
+			return Staged{}, fmt.Errorf("check %s: %w", p.path, err)
 		}
 		if len(c.problems) >= maxLineProblems {
-			return c.problems[:maxLineProblems], nil
+			c.problems = c.problems[:maxLineProblems]
+			break
 		}
 	}
-	return c.problems, nil
+	return Staged{Problems: c.problems, Prose: c.prose}, nil
+}
+
+// Staged is what CheckStaged found.
+type Staged struct {
+	Problems []LineProblem // what memd would not read as meant: the commit is refused
+	Prose    []LineProblem // list items with no date, kept as prose
 }
 
 // stagedPath is a path whose file the index changes against main: from
@@ -147,6 +158,7 @@ type stagedCommit struct {
 	db       *odb.DB
 	removed  []Hash
 	problems []LineProblem
+	prose    []LineProblem
 }
 
 // check checks one path the index changes.
@@ -175,6 +187,11 @@ func (c *stagedCommit) check(p stagedPath) error {
 			}
 		}
 		c.problems = append(c.problems, badFactLines(path, added, maxLineProblems-len(c.problems))...)
+		for _, l := range added {
+			if err := undatedItem(l.text); err != nil && len(c.prose) < maxLineProblems {
+				c.prose = append(c.prose, LineProblem{path, l.number, err})
+			}
+		}
 		return nil
 	}
 	if !keepIgnoredPaths(path) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +70,42 @@ func TestCheckStaged_NamesWhatMemdWouldNotRead(t *testing.T) {
 			git(t, sh.Dir(), "add", "-A")
 			wantStaged(t, sh, c.want)
 		})
+	}
+}
+
+// List items without a date that a commit adds to a fact file are said,
+// not refused: memd keeps them as prose, and a person may have meant
+// them as facts. A rule, a heading, a fact, a line named as a problem, a
+// note's list and an item main holds already are not said.
+func TestCheckStaged_SaysListItemsWithoutADateAreProse(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	writeWorking(t, sh, gitstore.ProfileFile, "- Already there\n", true)
+	git(t, sh.Dir(), "commit", "-qam", "by hand", "--no-verify")
+	writeWorking(t, sh, gitstore.ProfileFile, "## Likes\n- Likes tea\n  * Allergic to nuts\r\n- - -\n- (2026-11-04) A fact\n* (2026-11-04) Misplaced\n- [ ] 2 tickets\n", true)
+	writeWorking(t, sh, "notes/plan.md", "- An item of a note\n", false)
+	git(t, sh.Dir(), "add", "-A")
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prose, problems []string
+	for _, p := range staged.Prose {
+		prose = append(prose, p.String())
+	}
+	for _, p := range staged.Problems {
+		problems = append(problems, p.String())
+	}
+	want := []string{
+		`profile.md line 10: "- Likes tea" has no date: memd keeps it as prose, not a fact`,
+		`profile.md line 11: "  * Allergic to nuts" has no date: memd keeps it as prose, not a fact`,
+		`profile.md line 15: "- [ ] 2 tickets" has no date: memd keeps it as prose, not a fact`,
+	}
+	if !slices.Equal(prose, want) {
+		t.Errorf("said as prose:\n\t%s\nwant\n\t%s", strings.Join(prose, "\n\t"), strings.Join(want, "\n\t"))
+	}
+	if len(problems) != 1 || !strings.HasPrefix(problems[0], `profile.md line 14: "* (2026-11-04) Misplaced" is not read as a fact`) {
+		t.Errorf("problems: %q", problems)
 	}
 }
 
@@ -253,12 +290,12 @@ func writeWorking(t *testing.T, sh *gitstore.Shard, path, text string, appended 
 func wantStaged(t *testing.T, sh *gitstore.Shard, want []string) {
 	t.Helper()
 	gitDir := filepath.Join(sh.Dir(), ".git")
-	problems, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
+	staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range problems {
+	for _, p := range staged.Problems {
 		got = append(got, p.String())
 	}
 	ok := len(got) == len(want)

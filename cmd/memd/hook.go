@@ -19,6 +19,7 @@ func runHook(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "hook", "pre-commit|pre-merge-commit", "Check a commit made by hand in a shard before git records it, as memd checks a push: "+
 		"every fact line it adds well formed (a real date, text memd takes), no conflict marker in a fact file, notes within memd's rules, "+
 		"no note or fact memd would not find where it is, regular files of at most 64 MiB. Exits 1 when it refuses the commit. "+
+		"List items with no date added to a fact file are named but let through: memd keeps them as prose. "+
 		"memd serve writes the pre-commit and pre-merge-commit hooks running this in each shard (--no-commit-hook turns that off); --no-verify skips them.")
 	pos, err := positional(fs, args, 1, "the hook's name: "+strings.Join(gitstore.Hooks, " or "))
 	if err != nil {
@@ -35,19 +36,33 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if indexFile == "" {
 		indexFile = filepath.Join(gitDir, "index")
 	}
-	problems, err := gitstore.CheckStaged(gitDir, indexFile)
+	staged, err := gitstore.CheckStaged(gitDir, indexFile)
 	if err != nil {
 		// The hook is a help: what memd cannot read is git's to judge.
 		fmt.Fprintf(e.stderr, "memd: the commit goes in unchecked: %v\n", err)
 		return nil
 	}
-	if len(problems) == 0 {
-		return nil
+	if len(staged.Problems) > 0 {
+		gitstore.UnmarkHandCommit(gitDir) // no commit follows: memd's writes need not wait
+		fmt.Fprintln(e.stderr, "memd: not committed; memd would not read these lines as you mean them:")
+		listProblems(e, staged.Problems)
 	}
-	gitstore.UnmarkHandCommit(gitDir) // no commit follows: memd's writes need not wait
-	fmt.Fprintln(e.stderr, "memd: not committed; memd would not read these lines as you mean them:")
+	if len(staged.Prose) > 0 {
+		// Prose is allowed in a fact file: said, not refused.
+		fmt.Fprintln(e.stderr, `memd: a fact is "- (YYYY-MM-DD) text"; these lines are not facts:`)
+		listProblems(e, staged.Prose)
+	}
+	if len(staged.Problems) > 0 {
+		return memd.Errorf(memd.EINVALID, "fix them and commit again, or commit with --no-verify to keep them as they are")
+	}
+	if len(staged.Prose) > 0 {
+		fmt.Fprintln(e.stderr, "memd: they go in as prose; give them a date to make them facts")
+	}
+	return nil
+}
+
+func listProblems(e *env, problems []gitstore.LineProblem) {
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "  %s\n", p)
 	}
-	return memd.Errorf(memd.EINVALID, "fix them and commit again, or commit with --no-verify to keep them as they are")
 }
