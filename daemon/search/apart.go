@@ -45,7 +45,6 @@ func (x *Engine) RecordTermsApart(shard memd.ShardID) {
 		}
 	}()
 	p.apart = a
-	x.apart++
 	// Until its terms are in, the part's facts are without terms: no
 	// surface words are built of them (see substrings.go).
 	dropSurface(p)
@@ -78,7 +77,6 @@ func (x *Engine) installApart(p *part, discard bool) {
 	close(a.batches)
 	<-a.done
 	p.apart = nil
-	x.apart--
 	p.surface.unsure.Store(false)
 	if !discard {
 		p.terms, p.lists, p.prefixes = a.built.terms, a.built.lists, a.built.prefixes

@@ -82,8 +82,8 @@ func TestRecordTermsApart_SearchedAsPutAtOnce(t *testing.T) {
 			readInParts(x, shard, facts, note, size, func() {
 				x.Search(Query{Text: "travel budget hardwa", Shards: []memd.ShardID{shard}, K: 5, Now: now})
 			})
-			if x.apart != 0 {
-				t.Errorf("%d parts still recording terms apart", x.apart)
+			if n := recordingApart(x); n != 0 {
+				t.Errorf("%d parts still recording terms apart", n)
 			}
 			sameSearches(t, x, whole, shard, now)
 		})
@@ -107,10 +107,16 @@ func TestRecordTermsApart_DroppedWithTheShard(t *testing.T) {
 			x := New()
 			x.Apply(Update{Shard: shard, Replace: true})
 			x.RecordTermsApart(shard)
+			builder := x.parts[x.shardNum[shard]].apart
 			x.ApplyPrepared(Prepare(Update{Shard: shard, Put: facts[:1000], More: true}))
 			stop(x)
-			if x.apart != 0 {
-				t.Fatalf("%d parts still recording terms apart after the shard went", x.apart)
+			if n := recordingApart(x); n != 0 {
+				t.Fatalf("%d parts still recording terms apart after the shard went", n)
+			}
+			select {
+			case <-builder.done:
+			default:
+				t.Fatal("the builder of the terms dropped is still running")
 			}
 			readInParts(x, shard, facts, note, 700, nil)
 			sameSearches(t, x, whole, shard, now)
@@ -127,7 +133,7 @@ func TestRecordTermsApart_NotForAPartHoldingTerms(t *testing.T) {
 	x := New()
 	x.Apply(Update{Shard: shard, Put: facts[:300], Head: "old"})
 	readInParts(x, shard, facts, note, 200, func() {
-		if x.apart != 0 {
+		if recordingApart(x) != 0 {
 			t.Fatal("terms recorded apart for a part holding dead facts' terms")
 		}
 	})
@@ -148,11 +154,24 @@ func TestRecordTermsApart_InstalledByTheLastUpdate(t *testing.T) {
 	x.RecordTermsApart(shard)
 	x.ApplyPrepared(Prepare(Update{Shard: shard, Put: facts[:600], More: true}))
 	x.ApplyPrepared(Prepare(Update{Shard: shard, Put: facts[600:900]}))
-	if x.apart != 0 {
+	if recordingApart(x) != 0 {
 		t.Fatal("terms still recorded apart after the last update")
 	}
 	x.Apply(Update{Shard: shard, Put: facts[900:]})
 	whole := New()
 	whole.Apply(Update{Shard: shard, Put: facts, KeepNewer: true})
 	sameSearches(t, x, whole, shard, now)
+}
+
+// recordingApart counts the parts whose terms are being recorded apart.
+func recordingApart(x *Engine) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := 0
+	for _, p := range x.parts {
+		if p.apart != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -151,7 +151,6 @@ type Engine struct {
 	shardOrder []uint32
 	byName     []uint32 // shard numbers in the order of their names
 	dead       int
-	apart      int // parts whose terms are being recorded apart
 	// What a search reads, by shard number: a search costs what the
 	// shards it may read hold, not what the store holds.
 	parts  []*part
