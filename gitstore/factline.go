@@ -62,46 +62,81 @@ func splitLine(line string) (date memd.Date, tier memd.Tier, text string, ok boo
 	return date, tier, text, text != ""
 }
 
-// datedItem matches a line begun as a person might begin a fact that
-// memd does not read as one: indented, behind another bullet (*, + or a
-// number), without the space after the dash or with two, the date in
-// brackets or bare; or a date in parentheses with no bullet. The
-// submatches are the date and what follows it.
-var datedItem = regexp.MustCompile(`^[ \t]*(?:(?:[-*+]|[0-9]{1,3}[.)])[ \t]*[(\[]?([0-9]{4}-[0-9]{2}-[0-9]{2})[)\]]?|\(([0-9]{4}-[0-9]{2}-[0-9]{2})\)):?(?:[ \t]+(.*))?$`)
+// datedItem matches the start of a list item begun as a person might
+// begin a fact that memd does not read as one: indented by up to three
+// spaces (four make a code block), behind another bullet (*, + or a
+// number) or "-" with a no-break space or two spaces, "-(" with none, the
+// date in brackets or bare, then a space. The submatch is the date. A
+// bullet needs its space, as Markdown's does: "*2026-11-04 was …*" is
+// emphasis.
+var datedItem = regexp.MustCompile(`^ {0,3}(?:(?:[-*+]|[0-9]{1,3}[.)])[ \t\x{a0}]+[(\[]?|-[(\[])([0-9]{4}-[0-9]{2}-[0-9]{2})[)\]]?:?[ \t\x{a0}]+`)
 
-// misplacedFact explains why a line begun like a dated list item, but not
-// as "- (" at its start, is not read as a fact, with the line memd would
-// read; nil for any other line.
+// misplacedFact explains why a dated list item with text, but not
+// "- (date) " at the line's start, is not read as a fact, and gives the
+// line memd would read; nil for any other line. Only the line's start is
+// matched: a long line costs no more than a short one.
 func misplacedFact(line string) error {
-	m := datedItem.FindStringSubmatch(strings.TrimSuffix(line, "\r"))
+	line = strings.TrimSuffix(line, "\r")
+	m := datedItem.FindStringSubmatchIndex(line[:min(len(line), 64)])
 	if m == nil {
 		return nil
 	}
-	date, text := m[1]+m[2], strings.TrimSpace(m[3])
-	if text == "" {
-		text = "…"
+	date, text := line[m[2]:m[3]], strings.TrimSpace(line[m[1]:])
+	if _, err := memd.ParseDate(date); err != nil || text == "" {
+		return nil // a code or a number; a date heading items below it
 	}
-	return memd.Errorf(memd.EINVALID, "%q is not read as a fact: memd reads facts only from lines that begin \"- (YYYY-MM-DD) \"; write \"- (%s) %s\"", memd.Shorten(line, 60), date, memd.Shorten(text, 60))
+	return memd.Errorf(memd.EINVALID, "%q is not read as a fact: memd reads facts only from lines that begin \"- (YYYY-MM-DD) \"; write \"- (%s) %s\"", shortLine(line), date, shortLine(text))
 }
 
-// listItem matches a Markdown list item: a bullet (-, * or +), then
-// its text.
-var listItem = regexp.MustCompile(`^[ \t]*[-*+][ \t]+(.*)$`)
+// shortLine is a line shortened to be quoted in a message, without
+// reading more of a long one than it shows.
+func shortLine(line string) string {
+	return memd.Shorten(line[:min(len(line), 256)], 60)
+}
 
-// undatedItem explains that a list item with no date, in a fact file, is
-// kept as prose: what a person writing "- Likes tea" in profile.md may
-// well have meant as a fact. nil for any other line: a fact, a line
-// CheckFactLine names, a rule ("- - -"), a heading, prose.
+// listItem matches the start of a Markdown list item: a bullet (-, * or +)
+// or a number, then a space.
+var listItem = regexp.MustCompile(`^[ \t]*(?:[-*+]|[0-9]{1,3}[.)])[ \t\x{a0}]+`)
+
+// InCode tells whether a line of Markdown is within a fenced code block
+// (its fences included), given the fence open before it ("" for none),
+// and returns the fence open after it. memd reads a fact line anywhere;
+// only what a person may have meant is judged by where it is.
+func InCode(line, open string) (bool, string) {
+	trimmed := strings.TrimLeft(line, " ")
+	if len(line)-len(trimmed) <= 3 {
+		for _, mark := range []string{"```", "~~~"} {
+			if !strings.HasPrefix(trimmed, mark) {
+				continue
+			}
+			fence := trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, mark[:1]))]
+			switch {
+			case open == "":
+				return true, fence
+			case strings.HasPrefix(fence, open) && strings.TrimSpace(trimmed[len(fence):]) == "":
+				return true, "" // closes it
+			}
+		}
+	}
+	return open != "", open
+}
+
+// undatedItem explains that a list item in a fact file that is not a fact
+// line (nor one CheckFactLine names) is kept as prose: what a person
+// writing "- Likes tea" in profile.md may well have meant as a fact. nil
+// for any other line: a fact, a rule ("- - -"), a heading, prose.
 func undatedItem(line string) error {
 	line = strings.TrimSuffix(line, "\r")
-	m := listItem.FindStringSubmatch(line)
-	if m == nil || CheckFactLine(line) != nil || strings.HasPrefix(line, "- (") {
+	if !listItem.MatchString(line[:min(len(line), 64)]) || CheckFactLine(line, false) != nil {
 		return nil
 	}
-	if !strings.ContainsFunc(m[1], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+	if _, _, _, fact := splitLine(line); fact {
 		return nil
 	}
-	return memd.Errorf(memd.EINVALID, "%q has no date: memd keeps it as prose, not a fact", memd.Shorten(line, 60))
+	if !strings.ContainsFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		return nil
+	}
+	return memd.Errorf(memd.EINVALID, "%q is a list item, not a fact line: memd keeps it as prose", shortLine(line))
 }
 
 // FormatLine renders a fact as its line, with a trailing newline.

@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -37,42 +38,92 @@ func TestParseLine(t *testing.T) {
 	}
 }
 
-// A line begun as a person might begin a fact, but not as memd reads one,
-// is named with the line memd would read; a fact, prose, a heading or an
-// undated item is not.
+// A list item begun as a person might begin a fact, but not as memd reads
+// one, is named with the line memd would read, a line memd takes; a
+// fact, prose, a heading, emphasis, a code block, an item without a date
+// or with a date memd would not take is not.
 func TestCheckFactLine_NamesAFactWrittenAnotherWay(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{"* (2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"+ (2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"  - (2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
-		{"\t- (2026-11-04) Likes tea\r", `write "- (2026-11-04) Likes tea"`},
+		{"   * (2026-11-04) Likes tea\r", `write "- (2026-11-04) Likes tea"`},
 		{"-(2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"-  (2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
+		{"-\u00a0(2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"- [2026-11-04] Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"- 2026-11-04 Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"- 2026-11-04: Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"1. (2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
-		{"(2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
-		{"* (2026-11-04)", `write "- (2026-11-04) …"`},
 		{"- (2026-02-30) Moved", `"2026-02-30" is not a calendar date`},
+		{"- (2026-11-04 Moved", `has no ")" after its date`},
 		{"- (2026-11-04) Likes tea", ""},
 		{"- (2026-11-04) [note] Likes tea", ""},
 		{"- Likes tea", ""},
+		{"- (optional) bring an umbrella", ""},
+		{"- (a) the first option", ""},
+		{"* (2026-11-04)", ""},
+		{"- 2026-11-04:", ""},
+		{"* 2026-02-30 Moved to Berlin", ""},
+		{"- 1234-56-78 a part number", ""},
+		{"(2026-11-04) and the keys came a week later.", ""},
+		{"  (2026-11-04) and the keys came a week later.", ""},
+		{"*2026-11-04 was the day we moved*", ""},
+		{"    - 2026-11-04 release 1.2", ""},
+		{"\t- (2026-11-04) in a code block", ""},
+		{"-2026-11-04 no bullet", ""},
 		{"## 2026-11-04", ""},
 		{"2026-11-04 was a Wednesday", ""},
 		{"Met on 2026-11-04 in Lisbon", ""},
-		{"- 20261104 a number", ""},
 		{"<!-- memd: lasting facts, one per line as \"- (YYYY-MM-DD) text\".", ""},
 		{"     \"[episode]\" after the date marks a minor detail or a summary of work.", ""},
 		{"", ""},
 	} {
-		err := gitstore.CheckFactLine(c.line)
+		err := gitstore.CheckFactLine(c.line, false)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q: %v, want no complaint", c.line, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%q: %v, want %s", c.line, err, c.want)
 		}
+		if err == nil {
+			continue
+		}
+		// The line it says to write is one memd reads.
+		if _, sugg, ok := strings.Cut(err.Error(), `; write "`); ok {
+			if f, ok := gitstore.ParseLine(strings.TrimSuffix(sugg, `"`)); !ok || f.Text != "Likes tea" {
+				t.Errorf("%q: told to write %q, read as %+v, %v", c.line, sugg, f, ok)
+			}
+		}
+	}
+}
+
+// In a fenced code block only a line memd would read as a fact there too
+// is looked at: a tool's log pasted between fences is not refused.
+func TestCheckStaged_ACodeBlockIsNotJudgedAsProse(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	writeWorking(t, sh, gitstore.ProfileFile, "The old tool wrote:\n\n```text\n* 2026-11-04 release 1.2\n- Plays the cello\n- (2026-02-30) read by memd all the same\n```\n~~~\n```\n* 2026-11-05 still in the block\n~~~\n* 2026-11-06 after it\n", true)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, []string{
+		`profile.md line 13: date "2026-02-30" is not a calendar date`,
+		`profile.md line 19: "* 2026-11-06 after it" is not read as a fact`,
+	})
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	if staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index")); err != nil || len(staged.Prose) != 0 {
+		t.Errorf("said as prose: %v, %v", staged.Prose, err)
+	}
+}
+
+// A long line is checked for what its start says, not read over and over:
+// a 16 MiB line pasted into a fact file.
+func BenchmarkCheckFactLine_LongLine(b *testing.B) {
+	body := strings.Repeat("x", 16<<20)
+	for _, line := range []string{"- 2026-11-04 " + body, "- " + body, "(2026-11-04) " + body, "- (2026-11-04) " + body} {
+		b.Run(line[:4], func(b *testing.B) {
+			for range b.N {
+				gitstore.CheckFactLine(line, false)
+			}
+		})
 	}
 }
 
@@ -96,8 +147,10 @@ func FuzzParseLine(f *testing.F) {
 		}
 		if _, err := memd.CleanFactText(fact.Text); err == nil {
 			// A line read as a fact is never said not to be one.
-			if err := gitstore.CheckFactLine(line); err != nil {
-				t.Fatalf("CheckFactLine(%q) of a fact: %v", line, err)
+			for _, code := range []bool{false, true} {
+				if err := gitstore.CheckFactLine(line, code); err != nil {
+					t.Fatalf("CheckFactLine(%q, %v) of a fact: %v", line, code, err)
+				}
 			}
 		}
 		if !utf8.ValidString(line) || strings.ContainsAny(fact.Text, "\n\r") {
@@ -107,6 +160,28 @@ func FuzzParseLine(f *testing.F) {
 		again, ok := gitstore.ParseLine(strings.TrimSuffix(gitstore.FormatLine(fact), "\n"))
 		if !ok || again.ID != fact.ID || again.Date != fact.Date || again.Tier != fact.Tier {
 			t.Fatalf("FormatLine(%+v) reads back as %+v, %v", fact, again, ok)
+		}
+	})
+}
+
+// InCode follows fences through any text: the fence it keeps open is one
+// of three or more backticks or tildes, and a line of that fence alone
+// closes it.
+func FuzzInCode(f *testing.F) {
+	f.Add("```go\n- x\n```\n~~~\n```\n~~~~\n")
+	f.Add("   ```\n    ```\n```` \n")
+	f.Fuzz(func(t *testing.T, text string) {
+		var fence string
+		for line := range strings.SplitSeq(text, "\n") {
+			_, fence = gitstore.InCode(line, fence)
+			if fence != "" && (len(fence) < 3 || strings.Trim(fence, "`") != "" && strings.Trim(fence, "~") != "") {
+				t.Fatalf("fence %q kept open after %q", fence, line)
+			}
+			if fence != "" {
+				if code, after := gitstore.InCode(fence, fence); !code || after != "" {
+					t.Fatalf("%q does not close itself: %v, %q", fence, code, after)
+				}
+			}
 		}
 	})
 }

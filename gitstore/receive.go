@@ -240,6 +240,14 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 		return err
 	}
 	t := &trees{db: sh.db}
+	var headTree Hash
+	if !head.IsZero() {
+		c, err := sh.readCommit(head)
+		if err != nil {
+			return err
+		}
+		headTree = c.tree
+	}
 	for _, c := range commits {
 		parentTree, err := sh.parentTree(c)
 		if err != nil {
@@ -249,7 +257,19 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 			if to.IsZero() {
 				return nil
 			}
-			line, err := checkChangedFile(sh.db, path, from, to)
+			// A line main holds in the file is not named again: a merge
+			// of main into a clone's work brings main's lines in.
+			var held Hash
+			if IsFactFile(path) && !headTree.IsZero() {
+				e, ok, err := t.lookup(headTree, path)
+				if err != nil {
+					return err
+				}
+				if ok {
+					held = e.hash
+				}
+			}
+			line, err := checkChangedFile(sh.db, path, from, to, held)
 			switch {
 			case err == nil:
 				return nil
@@ -273,9 +293,10 @@ func keepPushedPaths(path string) bool {
 
 // checkChangedFile checks one file a pushed commit adds (from is zero) or
 // changes: a note must pass the API's rules, and every line it adds to a
-// fact file must be a well-formed fact (badFactLines). The line refused
-// is returned with the error (0 for the whole file).
-func checkChangedFile(db *odb.DB, path string, from, to Hash) (line int, err error) {
+// fact file must be a well-formed fact (badFactLines), but for lines the
+// blob held holds (main's version of the file; zero for none). The line
+// refused is returned with the error (0 for the whole file).
+func checkChangedFile(db *odb.DB, path string, from, to, held Hash) (line int, err error) {
 	switch {
 	case IsNoteFile(path):
 		obj, err := db.Get(to)
@@ -285,6 +306,9 @@ func checkChangedFile(db *odb.DB, path string, from, to Hash) (line int, err err
 		return 0, memd.CheckNoteText(string(obj.Data))
 	case IsFactFile(path):
 		added, err := addedLines(db, from, to)
+		if err == nil && !held.IsZero() && held != from {
+			added, err = stillAdded(db, added, held)
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -301,7 +325,7 @@ func checkChangedFile(db *odb.DB, path string, from, to Hash) (line int, err err
 func badFactLines(path string, added []numberedLine, most int) []LineProblem {
 	var bad []LineProblem
 	for _, l := range added {
-		err := CheckFactLine(l.text)
+		err := CheckFactLine(l.text, l.code)
 		if err != nil {
 			err = memd.Errorf(memd.EINVALID, "%v", err)
 		} else if isConflictMarker(l.text) {
@@ -402,6 +426,7 @@ func checkIgnoredFile(db *odb.DB, path string, from, to Hash) (line int, err err
 type numberedLine struct {
 	number int
 	text   string
+	code   bool // within a fenced code block (see InCode)
 }
 
 // addedLines returns the lines of blob to that blob from (zero for none)
@@ -412,8 +437,12 @@ func addedLines(db *odb.DB, from, to Hash) ([]numberedLine, error) {
 		return nil, err
 	}
 	var all []numberedLine
+	var fence string
 	for i, line := range strings.Split(string(obj.Data), "\n") {
-		all = append(all, numberedLine{i + 1, strings.TrimSuffix(line, "\r")})
+		line = strings.TrimSuffix(line, "\r")
+		var code bool
+		code, fence = InCode(line, fence)
+		all = append(all, numberedLine{i + 1, line, code})
 	}
 	if from.IsZero() {
 		return all, nil
@@ -508,8 +537,9 @@ func blobSizes(gitDir string, ids *bytes.Buffer) (map[string]int64, error) {
 
 // CheckFactLine explains why a line that starts like a fact, or as a
 // person might start one, is not one (nil for a fact, and for a line that
-// does not start like one).
-func CheckFactLine(line string) error {
+// does not start like one). In a code block (code) only a line memd would
+// read as a fact there too, "- (" at its start, is looked at.
+func CheckFactLine(line string, code bool) error {
 	line = strings.TrimSuffix(line, "\r")
 	if after, bom := strings.CutPrefix(line, "\ufeff"); bom && strings.HasPrefix(after, "- (") {
 		// An editor's byte-order mark would hide the fact: read as prose.
@@ -517,17 +547,23 @@ func CheckFactLine(line string) error {
 	}
 	rest, ok := strings.CutPrefix(line, "- (")
 	if !ok {
+		if code {
+			return nil
+		}
 		return misplacedFact(line) // nil for a heading, prose, a blank line
+	}
+	if rest == "" || rest[0] < '0' || rest[0] > '9' {
+		return nil // "- (optional) bring an umbrella": prose, no date meant
 	}
 	date, text, ok := strings.Cut(rest, ")")
 	if !ok {
-		return memd.Errorf(memd.EINVALID, "a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", memd.Shorten(line, 60))
+		return memd.Errorf(memd.EINVALID, "a fact line is \"- (YYYY-MM-DD) text\"; %q has no \")\" after its date", shortLine(line))
 	}
 	if _, err := memd.ParseDate(date); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(text, " ") {
-		return memd.Errorf(memd.EINVALID, "a fact line has a space after its date: %q", memd.Shorten(line, 60))
+		return memd.Errorf(memd.EINVALID, "a fact line has a space after its date: %q", shortLine(line))
 	}
 	text = strings.TrimSpace(text)
 	for _, tag := range []string{"[note] ", "[episode] "} {

@@ -48,9 +48,9 @@ const maxLineProblems = 20
 // main; memd reads only the blobs. A HEAD not on main (a person's own
 // branch) is not checked; its merge into main is checked as it is made.
 //
-// Staged.Problems refuse the commit; Staged.Prose are the list items
-// without a date it adds to fact files, which memd keeps as prose, said
-// in case they were meant as facts.
+// Staged.Problems refuse the commit; Staged.Prose are the list items it
+// adds to fact files that are not fact lines, which memd keeps as prose,
+// said in case they were meant as facts.
 func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
@@ -99,7 +99,7 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 // Staged is what CheckStaged found.
 type Staged struct {
 	Problems []LineProblem // what memd would not read as meant: the commit is refused
-	Prose    []LineProblem // list items with no date, kept as prose
+	Prose    []LineProblem // list items that are not fact lines, kept as prose
 }
 
 // stagedPath is a path whose file the index changes against main: from
@@ -188,7 +188,7 @@ func (c *stagedCommit) check(p stagedPath) error {
 		}
 		c.problems = append(c.problems, badFactLines(path, added, maxLineProblems-len(c.problems))...)
 		for _, l := range added {
-			if err := undatedItem(l.text); err != nil && len(c.prose) < maxLineProblems {
+			if err := undatedItem(l.text); err != nil && !l.code && len(c.prose) < maxLineProblems {
 				c.prose = append(c.prose, LineProblem{path, l.number, err})
 			}
 		}
@@ -197,7 +197,7 @@ func (c *stagedCommit) check(p stagedPath) error {
 	if !keepIgnoredPaths(path) {
 		return nil
 	}
-	line, err := checkChangedFile(db, path, from, to)
+	line, err := checkChangedFile(db, path, from, to, Hash{})
 	if err == nil {
 		line, err = checkIgnoredFile(db, path, from, to)
 	}

@@ -81,7 +81,7 @@ func TestCheckStaged_SaysListItemsWithoutADateAreProse(t *testing.T) {
 	sh := shardWithProfile(t, openStore(t))
 	writeWorking(t, sh, gitstore.ProfileFile, "- Already there\n", true)
 	git(t, sh.Dir(), "commit", "-qam", "by hand", "--no-verify")
-	writeWorking(t, sh, gitstore.ProfileFile, "## Likes\n- Likes tea\n  * Allergic to nuts\r\n- - -\n- (2026-11-04) A fact\n* (2026-11-04) Misplaced\n- [ ] 2 tickets\n", true)
+	writeWorking(t, sh, gitstore.ProfileFile, "## Likes\n- Likes tea\n  * Allergic to nuts\r\n- - -\n- (2026-11-04) A fact\n* (2026-11-04) Misplaced\n- [ ] 2 tickets\n1. Plays the cello\n- (optional) an umbrella\n*2026-11-04 was the day*\n", true)
 	writeWorking(t, sh, "notes/plan.md", "- An item of a note\n", false)
 	git(t, sh.Dir(), "add", "-A")
 	gitDir := filepath.Join(sh.Dir(), ".git")
@@ -97,15 +97,60 @@ func TestCheckStaged_SaysListItemsWithoutADateAreProse(t *testing.T) {
 		problems = append(problems, p.String())
 	}
 	want := []string{
-		`profile.md line 10: "- Likes tea" has no date: memd keeps it as prose, not a fact`,
-		`profile.md line 11: "  * Allergic to nuts" has no date: memd keeps it as prose, not a fact`,
-		`profile.md line 15: "- [ ] 2 tickets" has no date: memd keeps it as prose, not a fact`,
+		`profile.md line 10: "- Likes tea" is a list item, not a fact line: memd keeps it as prose`,
+		`profile.md line 11: "  * Allergic to nuts" is a list item, not a fact line: memd keeps it as prose`,
+		`profile.md line 15: "- [ ] 2 tickets" is a list item, not a fact line: memd keeps it as prose`,
+		`profile.md line 16: "1. Plays the cello" is a list item, not a fact line: memd keeps it as prose`,
+		`profile.md line 17: "- (optional) an umbrella" is a list item, not a fact line: memd keeps it as prose`,
 	}
 	if !slices.Equal(prose, want) {
 		t.Errorf("said as prose:\n\t%s\nwant\n\t%s", strings.Join(prose, "\n\t"), strings.Join(want, "\n\t"))
 	}
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], `profile.md line 14: "* (2026-11-04) Misplaced" is not read as a fact`) {
 		t.Errorf("problems: %q", problems)
+	}
+}
+
+// A push of a merge of main into a clone's work is not refused for a line
+// main holds (kept as prose with --no-verify, or there before memd named
+// such lines): the merge brings it in against the clone's own commit.
+func TestCheckPushed_AMergeBringsInALineMainHolds(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	clone := t.TempDir()
+	git(t, sh.Dir(), "clone", "-q", "--branch", "main", sh.Dir(), clone)
+	me := []string{"-c", "user.name=pat", "-c", "user.email=pat@example.com"}
+	writeWorking(t, sh, gitstore.ProfileFile, "* (2026-03-02) Plays chess, kept as prose\n", true)
+	git(t, sh.Dir(), append(me, "commit", "-qam", "prose", "--no-verify")...)
+	if err := os.MkdirAll(filepath.Join(clone, "log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clone, "log", "2026-11.md"), []byte("- (2026-11-05) Booked the flight\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, clone, "add", "-A")
+	git(t, clone, append(me, "commit", "-qm", "mine")...)
+	git(t, clone, append(me, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")...)
+	push := func() error {
+		git(t, sh.Dir(), "fetch", "--quiet", clone, "+refs/heads/main:refs/remotes/peer/main")
+		theirs, err := sh.Ref("refs/remotes/peer/main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh.CheckPushed(theirs)
+	}
+	if err := push(); err != nil {
+		t.Errorf("push of the merge refused: %v", err)
+	}
+	// A line of the clone's own in the same file is still checked.
+	f, err := os.OpenFile(filepath.Join(clone, gitstore.ProfileFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("* (2026-03-03) Plays go\n")
+	f.Close()
+	git(t, clone, append(me, "commit", "-qam", "mine too")...)
+	if err := push(); err == nil || !strings.Contains(err.Error(), `"* (2026-03-03) Plays go" is not read as a fact`) {
+		t.Errorf("push of a misplaced fact: %v", err)
 	}
 }
 

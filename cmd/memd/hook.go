@@ -19,7 +19,7 @@ func runHook(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "hook", "pre-commit|pre-merge-commit", "Check a commit made by hand in a shard before git records it, as memd checks a push: "+
 		"every fact line it adds well formed (a real date, text memd takes), no conflict marker in a fact file, notes within memd's rules, "+
 		"no note or fact memd would not find where it is, regular files of at most 64 MiB. Exits 1 when it refuses the commit. "+
-		"List items with no date added to a fact file are named but let through: memd keeps them as prose. "+
+		"List items added to a fact file that are not fact lines are named but let through: memd keeps them as prose. "+
 		"memd serve writes the pre-commit and pre-merge-commit hooks running this in each shard (--no-commit-hook turns that off); --no-verify skips them.")
 	pos, err := positional(fs, args, 1, "the hook's name: "+strings.Join(gitstore.Hooks, " or "))
 	if err != nil {

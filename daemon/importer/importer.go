@@ -206,12 +206,15 @@ func readScope(dir, root, bot string, rep *Report) ([]fact, error) {
 		// An editor's byte-order mark at the start would hide the first
 		// fact; a file saved so is read as its author meant it.
 		text := strings.TrimPrefix(string(data), "\ufeff")
+		var fence string
 		for n, line := range strings.Split(text, "\n") {
+			var code bool
+			code, fence = gitstore.InCode(line, fence)
 			f, ok := gitstore.ParseLine(line)
 			if !ok {
 				// A line that starts like a fact but is not one is said,
 				// not passed over as prose.
-				if err := gitstore.CheckFactLine(line); err != nil {
+				if err := gitstore.CheckFactLine(line, code); err != nil {
 					rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s:%d: %s", rel, n+1, memd.ErrorMessage(err)))
 				}
 				continue
