@@ -2,11 +2,13 @@ package gitstore
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/memd/memd"
@@ -73,20 +75,29 @@ var datedItem = regexp.MustCompile(`^ {0,3}(?:(?:[-*+]|[0-9]{1,3}[.)])[ \t\x{a0}
 
 // misplacedFact explains why a dated list item with text, but not
 // "- (date) " at the line's start, is not read as a fact, and gives the
-// line memd would read; nil for any other line. Only the line's start is
-// matched: a long line costs no more than a short one.
+// line memd would read; nil for any other line. Only the line's start and
+// the text the message shows are read: a long line costs what a short
+// one does.
 func misplacedFact(line string) error {
-	line = strings.TrimSuffix(line, "\r")
+	line = strings.TrimPrefix(strings.TrimSuffix(line, "\r"), "\ufeff")
 	m := datedItem.FindStringSubmatchIndex(line[:min(len(line), 64)])
 	if m == nil {
 		return nil
 	}
-	date, text := line[m[2]:m[3]], strings.TrimSpace(line[m[1]:])
+	date, text := line[m[2]:m[3]], strings.TrimSpace(line[m[1]:min(len(line), m[1]+suggested)])
 	if _, err := memd.ParseDate(date); err != nil || text == "" {
 		return nil // a code or a number; a date heading items below it
 	}
-	return memd.Errorf(memd.EINVALID, "%q is not read as a fact: memd reads facts only from lines that begin \"- (YYYY-MM-DD) \"; write \"- (%s) %s\"", shortLine(line), date, shortLine(text))
+	write := fmt.Sprintf("write \"- (%s) %s\"", date, text)
+	if len(line)-m[1] > suggested || utf8.RuneCountInString(text) > memd.MaxFactLen {
+		write = fmt.Sprintf("write \"- (%s) \" and the text, of at most %d characters", date, memd.MaxFactLen)
+	}
+	return memd.Errorf(memd.EINVALID, "%q is not read as a fact: memd reads facts only from lines that begin \"- (YYYY-MM-DD) \"; %s", shortLine(line), write)
 }
+
+// suggested is the most bytes of text misplacedFact puts in the line it
+// suggests: more than a fact may hold is said, not shown.
+const suggested = 4 * memd.MaxFactLen
 
 // shortLine is a line shortened to be quoted in a message, without
 // reading more of a long one than it shows.
@@ -94,46 +105,75 @@ func shortLine(line string) string {
 	return memd.Shorten(line[:min(len(line), 256)], 60)
 }
 
-// listItem matches the start of a Markdown list item: a bullet (-, * or +)
-// or a number, then a space.
-var listItem = regexp.MustCompile(`^[ \t]*(?:[-*+]|[0-9]{1,3}[.)])[ \t\x{a0}]+`)
+// listItem matches the start of a Markdown list item: indented by up to
+// three spaces (four make a code block), a bullet (-, * or +) or a
+// number, then a space.
+var listItem = regexp.MustCompile(`^ {0,3}(?:[-*+]|[0-9]{1,3}[.)])[ \t]+`)
 
-// InCode tells whether a line of Markdown is within a fenced code block
-// (its fences included), given the fence open before it ("" for none),
-// and returns the fence open after it. memd reads a fact line anywhere;
-// only what a person may have meant is judged by where it is.
-func InCode(line, open string) (bool, string) {
+// InBlock tells whether a line of Markdown is within a fenced code block
+// or an HTML comment (their first and last lines included), given the
+// block open before it ("" for none), and returns the block open after
+// it. memd reads a fact line anywhere; only what a person may have meant
+// is judged by where it is.
+func InBlock(line, open string) (bool, string) {
+	line = strings.TrimPrefix(line, "\ufeff") // the first line of a file an editor saved so
+	if open == htmlComment {
+		if strings.Contains(line, "-->") {
+			return true, ""
+		}
+		return true, open
+	}
 	trimmed := strings.TrimLeft(line, " ")
-	if len(line)-len(trimmed) <= 3 {
-		for _, mark := range []string{"```", "~~~"} {
-			if !strings.HasPrefix(trimmed, mark) {
-				continue
+	if len(line)-len(trimmed) > 3 {
+		return open != "", open
+	}
+	if m := listItem.FindStringIndex(line[:min(len(line), 64)]); m != nil && open == "" {
+		trimmed = line[m[1]:] // a block may begin a list item: "- ```text"
+	}
+	if open == "" {
+		if rest, ok := strings.CutPrefix(trimmed, "<!--"); ok {
+			if strings.Contains(rest, "-->") {
+				return false, "" // a comment of one line
 			}
-			fence := trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, mark[:1]))]
-			switch {
-			case open == "":
-				return true, fence
-			case strings.HasPrefix(fence, open) && strings.TrimSpace(trimmed[len(fence):]) == "":
-				return true, "" // closes it
-			}
+			return true, htmlComment
+		}
+	}
+	for _, mark := range []string{"```", "~~~"} {
+		if !strings.HasPrefix(trimmed, mark) {
+			continue
+		}
+		fence := trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, mark[:1]))]
+		info := trimmed[len(fence):]
+		switch {
+		case open == "" && mark == "```" && strings.Contains(info, "`"):
+			return false, "" // "```make``` builds it": code in a line
+		case open == "":
+			return true, fence
+		case strings.HasPrefix(fence, open) && strings.TrimSpace(info) == "":
+			return true, "" // closes it
 		}
 	}
 	return open != "", open
 }
 
+// htmlComment is InBlock's name of an open HTML comment.
+const htmlComment = "<!--"
+
 // undatedItem explains that a list item in a fact file that is not a fact
 // line (nor one CheckFactLine names) is kept as prose: what a person
 // writing "- Likes tea" in profile.md may well have meant as a fact. nil
-// for any other line: a fact, a rule ("- - -"), a heading, prose.
+// for any other line: a fact, a rule ("- - -"), a heading, prose. It
+// reads the line's start only.
 func undatedItem(line string) error {
 	line = strings.TrimSuffix(line, "\r")
-	if !listItem.MatchString(line[:min(len(line), 64)]) || CheckFactLine(line, false) != nil {
+	start := line[:min(len(line), 256)]
+	if !listItem.MatchString(start) || CheckFactLine(line, false) != nil {
 		return nil
 	}
 	if _, _, _, fact := splitLine(line); fact {
 		return nil
 	}
-	if !strings.ContainsFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+	if !strings.ContainsFunc(start, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 		return nil
 	}
 	return memd.Errorf(memd.EINVALID, "%q is a list item, not a fact line: memd keeps it as prose", shortLine(line))

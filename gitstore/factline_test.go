@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,7 +61,10 @@ func TestCheckFactLine_NamesAFactWrittenAnotherWay(t *testing.T) {
 		{"- (2026-11-04) Likes tea", ""},
 		{"- (2026-11-04) [note] Likes tea", ""},
 		{"- Likes tea", ""},
+		{"\ufeff* (2026-11-04) Likes tea", `write "- (2026-11-04) Likes tea"`},
 		{"- (optional) bring an umbrella", ""},
+		{"- (1) Pack the bags", ""},
+		{"- (10:30) standup", ""},
 		{"- (a) the first option", ""},
 		{"* (2026-11-04)", ""},
 		{"- 2026-11-04:", ""},
@@ -98,6 +102,20 @@ func TestCheckFactLine_NamesAFactWrittenAnotherWay(t *testing.T) {
 	}
 }
 
+// The line suggested holds the person's whole text; a text longer than a
+// fact may be is said, not cut.
+func TestCheckFactLine_SuggestsTheWholeText(t *testing.T) {
+	text := "Moved to Berlin in the autumn to join the platform team at the new office near the river"
+	_, sugg, _ := strings.Cut(fmt.Sprint(gitstore.CheckFactLine("* 2026-11-04 "+text, false)), `; write "`)
+	if f, ok := gitstore.ParseLine(strings.TrimSuffix(sugg, `"`)); !ok || f.Text != text {
+		t.Errorf("told to write %q: read as %q, %v", sugg, f.Text, ok)
+	}
+	long := strings.Repeat("x", memd.MaxFactLen+1)
+	if err := gitstore.CheckFactLine("* 2026-11-04 "+long, false); err == nil || !strings.Contains(err.Error(), `write "- (2026-11-04) " and the text, of at most 500 characters`) {
+		t.Errorf("a text too long: %v", err)
+	}
+}
+
 // In a fenced code block only a line memd would read as a fact there too
 // is looked at: a tool's log pasted between fences is not refused.
 func TestCheckStaged_ACodeBlockIsNotJudgedAsProse(t *testing.T) {
@@ -108,6 +126,23 @@ func TestCheckStaged_ACodeBlockIsNotJudgedAsProse(t *testing.T) {
 		`profile.md line 13: date "2026-02-30" is not a calendar date`,
 		`profile.md line 19: "* 2026-11-06 after it" is not read as a fact`,
 	})
+	gitDir := filepath.Join(sh.Dir(), ".git")
+	if staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index")); err != nil || len(staged.Prose) != 0 {
+		t.Errorf("said as prose: %v, %v", staged.Prose, err)
+	}
+}
+
+// What Markdown makes a block of its own (an HTML comment over several
+// lines, a fence that begins a list item, an indented code block) is
+// not judged, and inline code of three backticks opens no fence.
+func TestCheckStaged_BlocksAreNotJudged(t *testing.T) {
+	sh := shardWithProfile(t, openStore(t))
+	writeWorking(t, sh, gitstore.ProfileFile, "<!-- old list, kept for reference:\n* 2026-11-04 Moved to Berlin\n-->\n"+
+		"```make``` builds it. The old tool wrote:\n```\n* 2026-11-04 release 1.2\n- (1) retry failed\n```\n"+
+		"- ```text\n  * 2026-11-04 release 1.3\n  ```\n"+
+		"The new one:\n\n    - release 1.4\n\n* (2026-11-05) Likes tea\n", true)
+	git(t, sh.Dir(), "add", "-A")
+	wantStaged(t, sh, []string{`profile.md line 23: "* (2026-11-05) Likes tea" is not read as a fact`})
 	gitDir := filepath.Join(sh.Dir(), ".git")
 	if staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index")); err != nil || len(staged.Prose) != 0 {
 		t.Errorf("said as prose: %v, %v", staged.Prose, err)
@@ -164,21 +199,28 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-// InCode follows fences through any text: the fence it keeps open is one
-// of three or more backticks or tildes, and a line of that fence alone
-// closes it.
-func FuzzInCode(f *testing.F) {
+// InBlock follows fences and comments through any text: the block it
+// keeps open is an HTML comment or a fence of three or more backticks or
+// tildes, and a line of that fence alone, or "-->", closes it.
+func FuzzInBlock(f *testing.F) {
 	f.Add("```go\n- x\n```\n~~~\n```\n~~~~\n")
 	f.Add("   ```\n    ```\n```` \n")
+	f.Add("<!-- a\n- x\n-->\n```make``` b\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		var fence string
 		for line := range strings.SplitSeq(text, "\n") {
-			_, fence = gitstore.InCode(line, fence)
+			_, fence = gitstore.InBlock(line, fence)
+			if fence == "<!--" {
+				if code, after := gitstore.InBlock("-->", fence); !code || after != "" {
+					t.Fatalf("--> does not close a comment: %v, %q", code, after)
+				}
+				continue
+			}
 			if fence != "" && (len(fence) < 3 || strings.Trim(fence, "`") != "" && strings.Trim(fence, "~") != "") {
 				t.Fatalf("fence %q kept open after %q", fence, line)
 			}
 			if fence != "" {
-				if code, after := gitstore.InCode(fence, fence); !code || after != "" {
+				if code, after := gitstore.InBlock(fence, fence); !code || after != "" {
 					t.Fatalf("%q does not close itself: %v, %q", fence, code, after)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -240,13 +241,13 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 		return err
 	}
 	t := &trees{db: sh.db}
-	var headTree Hash
+	main := &mainLines{db: sh.db}
 	if !head.IsZero() {
 		c, err := sh.readCommit(head)
 		if err != nil {
 			return err
 		}
-		headTree = c.tree
+		main.tree = c.tree
 	}
 	for _, c := range commits {
 		parentTree, err := sh.parentTree(c)
@@ -257,19 +258,7 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 			if to.IsZero() {
 				return nil
 			}
-			// A line main holds in the file is not named again: a merge
-			// of main into a clone's work brings main's lines in.
-			var held Hash
-			if IsFactFile(path) && !headTree.IsZero() {
-				e, ok, err := t.lookup(headTree, path)
-				if err != nil {
-					return err
-				}
-				if ok {
-					held = e.hash
-				}
-			}
-			line, err := checkChangedFile(sh.db, path, from, to, held)
+			line, err := checkChangedFile(sh.db, path, from, to, main)
 			switch {
 			case err == nil:
 				return nil
@@ -293,10 +282,10 @@ func keepPushedPaths(path string) bool {
 
 // checkChangedFile checks one file a pushed commit adds (from is zero) or
 // changes: a note must pass the API's rules, and every line it adds to a
-// fact file must be a well-formed fact (badFactLines), but for lines the
-// blob held holds (main's version of the file; zero for none). The line
-// refused is returned with the error (0 for the whole file).
-func checkChangedFile(db *odb.DB, path string, from, to, held Hash) (line int, err error) {
+// fact file must be a well-formed fact (badFactLines), but for lines main
+// holds (a merge of main into a clone's work brings main's lines in). The
+// line refused is returned with the error (0 for the whole file).
+func checkChangedFile(db *odb.DB, path string, from, to Hash, main *mainLines) (line int, err error) {
 	switch {
 	case IsNoteFile(path):
 		obj, err := db.Get(to)
@@ -306,13 +295,14 @@ func checkChangedFile(db *odb.DB, path string, from, to, held Hash) (line int, e
 		return 0, memd.CheckNoteText(string(obj.Data))
 	case IsFactFile(path):
 		added, err := addedLines(db, from, to)
-		if err == nil && !held.IsZero() && held != from {
-			added, err = stillAdded(db, added, held)
-		}
 		if err != nil {
 			return 0, err
 		}
-		if bad := badFactLines(path, added, 1); len(bad) > 0 {
+		bad, err := main.notHeld(badFactLines(path, added, len(added)), textOf(added))
+		if err != nil {
+			return 0, err
+		}
+		if len(bad) > 0 {
 			return bad[0].Line, bad[0].Err
 		}
 	}
@@ -426,7 +416,16 @@ func checkIgnoredFile(db *odb.DB, path string, from, to Hash) (line int, err err
 type numberedLine struct {
 	number int
 	text   string
-	code   bool // within a fenced code block (see InCode)
+	code   bool // within a fenced code block or an HTML comment (see InBlock)
+}
+
+// textOf returns a function giving the text of a problem's line, one of
+// lines.
+func textOf(lines []numberedLine) func(LineProblem) string {
+	return func(p LineProblem) string {
+		i, _ := slices.BinarySearchFunc(lines, p.Line, func(l numberedLine, n int) int { return l.number - n })
+		return lines[i].text
+	}
 }
 
 // addedLines returns the lines of blob to that blob from (zero for none)
@@ -441,7 +440,7 @@ func addedLines(db *odb.DB, from, to Hash) ([]numberedLine, error) {
 	for i, line := range strings.Split(string(obj.Data), "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		var code bool
-		code, fence = InCode(line, fence)
+		code, fence = InBlock(line, fence)
 		all = append(all, numberedLine{i + 1, line, code})
 	}
 	if from.IsZero() {
@@ -535,6 +534,11 @@ func blobSizes(gitDir string, ids *bytes.Buffer) (map[string]int64, error) {
 	return sizes, nil
 }
 
+// dateLike matches the start of what follows "- (" when a date was meant:
+// three numbers, in any of the ways dates are written (2026-11-4,
+// 04/11/2026, 4.11.2026).
+var dateLike = regexp.MustCompile(`^[0-9]{1,4}[-/.][0-9]{1,2}[-/.][0-9]{1,4}`)
+
 // CheckFactLine explains why a line that starts like a fact, or as a
 // person might start one, is not one (nil for a fact, and for a line that
 // does not start like one). In a code block (code) only a line memd would
@@ -552,8 +556,8 @@ func CheckFactLine(line string, code bool) error {
 		}
 		return misplacedFact(line) // nil for a heading, prose, a blank line
 	}
-	if rest == "" || rest[0] < '0' || rest[0] > '9' {
-		return nil // "- (optional) bring an umbrella": prose, no date meant
+	if !dateLike.MatchString(rest[:min(len(rest), 16)]) {
+		return nil // "- (optional) bring an umbrella", "- (10:30) standup": no date meant
 	}
 	date, text, ok := strings.Cut(rest, ")")
 	if !ok {

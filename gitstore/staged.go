@@ -42,9 +42,9 @@ const maxLineProblems = 20
 // main, as a push is checked: every line it adds to a fact file a
 // well-formed fact and no conflict marker, every note it changes within
 // the API's rules, nothing memd would ignore where it looks for facts and
-// notes, regular files of at most a push's size. Lines main holds in the
-// file, or in a fact file the commit removes (a rename), are not named
-// again. git reads the index (any of its formats) and compares it with
+// notes, regular files of at most a push's size. Lines main holds in any
+// fact file are not named again (nor said as prose when main holds them in
+// the file or in a fact file the commit removes: a rename). git reads the index (any of its formats) and compares it with
 // main; memd reads only the blobs. A HEAD not on main (a person's own
 // branch) is not checked; its merge into main is checked as it is made.
 //
@@ -72,7 +72,14 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 		return Staged{}, err
 	}
 	defer db.Close()
-	c := &stagedCommit{db: db, removed: removed}
+	c := &stagedCommit{db: db, removed: removed, main: &mainLines{db: db}}
+	if !main.IsZero() {
+		mc, err := readCommitIn(db, main)
+		if err != nil {
+			return Staged{}, err
+		}
+		c.main.tree = mc.tree
+	}
 	var ids bytes.Buffer
 	for _, p := range changed {
 		ids.WriteString(p.to.String() + "\n")
@@ -157,6 +164,7 @@ func stagedChanges(gitDir, indexFile string, main Hash) (changed []stagedPath, r
 type stagedCommit struct {
 	db       *odb.DB
 	removed  []Hash
+	main     *mainLines
 	problems []LineProblem
 	prose    []LineProblem
 }
@@ -186,7 +194,11 @@ func (c *stagedCommit) check(p stagedPath) error {
 				return err
 			}
 		}
-		c.problems = append(c.problems, badFactLines(path, added, maxLineProblems-len(c.problems))...)
+		bad, err := c.main.notHeld(badFactLines(path, added, len(added)), textOf(added))
+		if err != nil {
+			return err
+		}
+		c.problems = append(c.problems, bad[:min(len(bad), maxLineProblems-len(c.problems))]...)
 		for _, l := range added {
 			if err := undatedItem(l.text); err != nil && !l.code && len(c.prose) < maxLineProblems {
 				c.prose = append(c.prose, LineProblem{path, l.number, err})
@@ -197,7 +209,7 @@ func (c *stagedCommit) check(p stagedPath) error {
 	if !keepIgnoredPaths(path) {
 		return nil
 	}
-	line, err := checkChangedFile(db, path, from, to, Hash{})
+	line, err := checkChangedFile(db, path, from, to, c.main)
 	if err == nil {
 		line, err = checkIgnoredFile(db, path, from, to)
 	}

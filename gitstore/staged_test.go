@@ -114,6 +114,7 @@ func TestCheckStaged_SaysListItemsWithoutADateAreProse(t *testing.T) {
 // A push of a merge of main into a clone's work is not refused for a line
 // main holds (kept as prose with --no-verify, or there before memd named
 // such lines): the merge brings it in against the clone's own commit.
+// Nor is a push moving such a line to another file, as the hook is not.
 func TestCheckPushed_AMergeBringsInALineMainHolds(t *testing.T) {
 	sh := shardWithProfile(t, openStore(t))
 	clone := t.TempDir()
@@ -141,8 +142,23 @@ func TestCheckPushed_AMergeBringsInALineMainHolds(t *testing.T) {
 	if err := push(); err != nil {
 		t.Errorf("push of the merge refused: %v", err)
 	}
+	// Nor for one main holds that the clone's work moves to another file.
+	if err := os.MkdirAll(filepath.Join(clone, "log", "2026-11"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(clone, "log", "2026-11", "05.md"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("* (2026-03-02) Plays chess, kept as prose\n")
+	f.Close()
+	git(t, clone, "add", "-A")
+	git(t, clone, append(me, "commit", "-qm", "moved")...)
+	if err := push(); err != nil {
+		t.Errorf("push of a line main holds, moved: %v", err)
+	}
 	// A line of the clone's own in the same file is still checked.
-	f, err := os.OpenFile(filepath.Join(clone, gitstore.ProfileFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, err = os.OpenFile(filepath.Join(clone, gitstore.ProfileFile), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func readScope(dir, root, bot string, rep *Report) ([]fact, error) {
 		var fence string
 		for n, line := range strings.Split(text, "\n") {
 			var code bool
-			code, fence = gitstore.InCode(line, fence)
+			code, fence = gitstore.InBlock(line, fence)
 			f, ok := gitstore.ParseLine(line)
 			if !ok {
 				// A line that starts like a fact but is not one is said,
