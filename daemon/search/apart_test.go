@@ -9,27 +9,17 @@ import (
 	"github.com/memd/memd"
 )
 
-// partsShard is a shard of n facts as a start reads them, with a fact
-// written twice (in two files, a day apart) and a note.
-func partsShard(shard memd.ShardID, n int, now time.Time) (facts []Doc, note []Doc) {
-	for k := range n {
-		text := fmt.Sprintf("Fact %d about the %s budget in %s", k, []string{"travel", "hardware", "hiring"}[k%3], []string{"Lisbon", "Porto", "Oslo", "Tokyo"}[k%4])
-		d := memd.DateOf(now.AddDate(0, 0, -(k*7919)%400))
-		tier := memd.TierLog
-		if k%11 == 0 {
-			tier = memd.TierProfile
-		}
-		doc := Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: d, Tier: tier, Text: text, File: "log/" + d.Month() + ".md"}, Offset: (k * 37) % 5000}
-		if k%5 == 0 {
-			doc.Chat, doc.When = fmt.Sprintf("chat-%d", k%7), int64(k)
-		}
-		facts = append(facts, doc)
-	}
+// partsShard is parts3000's shard, with a fact written again (in another
+// file, newer) and a note; and an index of them put at once.
+func partsShard(shard memd.ShardID, now time.Time) (facts, note []Doc, whole *Engine) {
+	facts = parts3000(shard, now)
 	again := facts[42]
 	again.Date, again.File = memd.DateOf(now), "log/"+memd.DateOf(now).Month()+".md"
 	facts = append(facts, again)
 	note = []Doc{{Fact: memd.Fact{ID: "trip#1", Shard: shard, Text: "The Lisbon trip runs on the travel budget"}}}
-	return facts, note
+	whole = New()
+	whole.Apply(Update{Shard: shard, Put: facts, Head: "head", KeepNewer: true, Notes: map[string][]Doc{"trip.md": note}})
+	return facts, note, whole
 }
 
 // readInParts reads a shard as a start does: replaced, its terms recorded
@@ -72,9 +62,7 @@ func sameSearches(t *testing.T, got, want *Engine, shard memd.ShardID, now time.
 func TestRecordTermsApart_SearchedAsPutAtOnce(t *testing.T) {
 	shard := memd.ProjectShard("parts")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	facts, note := partsShard(shard, 3000, now)
-	whole := New()
-	whole.Apply(Update{Shard: shard, Put: facts, Head: "head", KeepNewer: true, Notes: map[string][]Doc{"trip.md": note}})
+	facts, note, whole := partsShard(shard, now)
 	for _, size := range []int{100, 700, 5000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			x := New()
@@ -96,9 +84,7 @@ func TestRecordTermsApart_SearchedAsPutAtOnce(t *testing.T) {
 func TestRecordTermsApart_DroppedWithTheShard(t *testing.T) {
 	shard := memd.ProjectShard("parts")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	facts, note := partsShard(shard, 3000, now)
-	whole := New()
-	whole.Apply(Update{Shard: shard, Put: facts, Head: "head", KeepNewer: true, Notes: map[string][]Doc{"trip.md": note}})
+	facts, note, whole := partsShard(shard, now)
 	for name, stop := range map[string]func(x *Engine){
 		"replaced": func(x *Engine) { x.Apply(Update{Shard: shard, Replace: true}) },
 		"reset":    func(x *Engine) { x.Reset() },
@@ -129,7 +115,7 @@ func TestRecordTermsApart_DroppedWithTheShard(t *testing.T) {
 func TestRecordTermsApart_NotForAPartHoldingTerms(t *testing.T) {
 	shard := memd.ProjectShard("parts")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	facts, note := partsShard(shard, 600, now)
+	facts, note, whole := partsShard(shard, now)
 	x := New()
 	x.Apply(Update{Shard: shard, Put: facts[:300], Head: "old"})
 	readInParts(x, shard, facts, note, 200, func() {
@@ -137,8 +123,6 @@ func TestRecordTermsApart_NotForAPartHoldingTerms(t *testing.T) {
 			t.Fatal("terms recorded apart for a part holding dead facts' terms")
 		}
 	})
-	whole := New()
-	whole.Apply(Update{Shard: shard, Put: facts, Head: "head", KeepNewer: true, Notes: map[string][]Doc{"trip.md": note}})
 	sameSearches(t, x, whole, shard, now)
 }
 
@@ -148,7 +132,7 @@ func TestRecordTermsApart_NotForAPartHoldingTerms(t *testing.T) {
 func TestRecordTermsApart_InstalledByTheLastUpdate(t *testing.T) {
 	shard := memd.ProjectShard("parts")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	facts, _ := partsShard(shard, 1000, now)
+	facts, _, _ := partsShard(shard, now)
 	x := New()
 	x.Apply(Update{Shard: shard, Replace: true})
 	x.RecordTermsApart(shard)

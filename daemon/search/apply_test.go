@@ -36,11 +36,9 @@ func TestApply_PostingsOfAnotherShardsFactsAreNotInstalled(t *testing.T) {
 	}
 }
 
-// Facts put in parts, as a start reads a large shard, are walked, searched
-// and lend context in the order of the same facts put at once.
-func TestPutAll_InPartsAsAtOnce(t *testing.T) {
-	shard := memd.ProjectShard("parts")
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+// parts3000 is a shard of 3,000 facts over 400 days, profile and log, a
+// fifth of them learned in one of seven chats.
+func parts3000(shard memd.ShardID, now time.Time) []Doc {
 	var docs []Doc
 	for n := range 3000 {
 		text := fmt.Sprintf("Fact %d about the %s budget in %s", n, []string{"travel", "hardware", "hiring"}[n%3], []string{"Lisbon", "Porto", "Oslo", "Tokyo"}[n%4])
@@ -55,6 +53,15 @@ func TestPutAll_InPartsAsAtOnce(t *testing.T) {
 		}
 		docs = append(docs, doc)
 	}
+	return docs
+}
+
+// Facts put in parts, as a start reads a large shard, are walked, searched
+// and lend context in the order of the same facts put at once.
+func TestPutAll_InPartsAsAtOnce(t *testing.T) {
+	shard := memd.ProjectShard("parts")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	docs := parts3000(shard, now)
 	whole := New()
 	whole.PutAll(docs)
 	parts := New()
