@@ -1,22 +1,23 @@
 package gitstore
 
 import (
-	"bytes"
+	"strings"
 
 	"github.com/memd/memd/gitstore/internal/odb"
 )
 
-// mainLines tells whether main holds a line in any of its fact files: a
-// line a hand commit or a push would be refused for is not, when main
-// has it already (kept as prose with --no-verify, there before memd named
-// such lines, or brought in by a merge of main or a rename). The files
-// are read when first asked: a commit or push with nothing to refuse
-// reads none.
+// mainLines tells whether main holds a line a hand commit or a push would
+// be refused for, in any of its fact files: such a line is not refused
+// again when main has it already (kept as prose with --no-verify, there
+// before memd named such lines, or brought in by a merge of main or a
+// rename). main's fact files are read when first asked, once: a commit or
+// push with nothing to refuse reads none, and one with thousands of lines
+// to refuse reads them once.
 type mainLines struct {
-	db    *odb.DB
-	tree  Hash // main's tree; zero for no main
-	read  bool
-	blobs [][]byte
+	db   *odb.DB
+	tree Hash // main's tree; zero for no main
+	read bool
+	bad  map[string]bool // the lines of main's fact files CheckFactLine names
 }
 
 // holds tells whether main holds line (without its line end).
@@ -25,6 +26,7 @@ func (m *mainLines) holds(line string) (bool, error) {
 		return false, nil
 	}
 	if !m.read {
+		m.bad = make(map[string]bool)
 		err := (&trees{db: m.db}).walkFiles(m.tree, "", keepFactPaths, func(path string, blob Hash) error {
 			if !IsFactFile(path) {
 				return nil
@@ -33,7 +35,12 @@ func (m *mainLines) holds(line string) (bool, error) {
 			if err != nil {
 				return err
 			}
-			m.blobs = append(m.blobs, obj.Data)
+			for l := range strings.SplitSeq(string(obj.Data), "\n") {
+				l = strings.TrimSuffix(l, "\r")
+				if _, _, _, fact := splitLine(l); !fact && CheckFactLine(l, false) != nil {
+					m.bad[l] = true
+				}
+			}
 			return nil
 		})
 		if err != nil {
@@ -41,51 +48,5 @@ func (m *mainLines) holds(line string) (bool, error) {
 		}
 		m.read = true
 	}
-	for _, data := range m.blobs {
-		if holdsWholeLine(data, line) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// holdsWholeLine tells whether data has line as a whole line, ended by LF,
-// CRLF or the end of data.
-func holdsWholeLine(data []byte, line string) bool {
-	for off := 0; off <= len(data); {
-		i := bytes.Index(data[off:], []byte(line))
-		if i < 0 {
-			return false
-		}
-		i += off
-		end := i + len(line)
-		starts := i == 0 || data[i-1] == '\n'
-		rest := data[end:]
-		ends := len(rest) == 0 || rest[0] == '\n' || bytes.HasPrefix(rest, []byte("\r\n")) || string(rest) == "\r"
-		if starts && ends {
-			return true
-		}
-		off = i + 1
-	}
-	return false
-}
-
-// notHeld returns the problems whose lines main holds taken out; text
-// gives a problem's line.
-func (m *mainLines) notHeld(problems []LineProblem, text func(LineProblem) string) ([]LineProblem, error) {
-	out := problems[:0]
-	for _, p := range problems {
-		if isConflictMarker(text(p)) {
-			out = append(out, p) // the same few lines in every conflict
-			continue
-		}
-		held, err := m.holds(text(p))
-		if err != nil {
-			return nil, err
-		}
-		if !held {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return m.bad[line], nil
 }

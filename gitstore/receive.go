@@ -298,7 +298,7 @@ func checkChangedFile(db *odb.DB, path string, from, to Hash, main *mainLines) (
 		if err != nil {
 			return 0, err
 		}
-		bad, err := main.notHeld(badFactLines(path, added, len(added)), textOf(added))
+		bad, err := badFactLines(path, added, 1, main)
 		if err != nil {
 			return 0, err
 		}
@@ -311,12 +311,21 @@ func checkChangedFile(db *odb.DB, path string, from, to Hash, main *mainLines) (
 
 // badFactLines returns, up to most, the lines added to a fact file that
 // start like a fact but are not one, or are conflict markers (a line of
-// them would be prose, and both sides' lines facts), with why.
-func badFactLines(path string, added []numberedLine, most int) []LineProblem {
+// them would be prose, and both sides' lines facts), with why; a line
+// main holds (but a marker, the same few lines in every conflict) is
+// not named.
+func badFactLines(path string, added []numberedLine, most int, main *mainLines) ([]LineProblem, error) {
 	var bad []LineProblem
 	for _, l := range added {
 		err := CheckFactLine(l.text, l.code)
 		if err != nil {
+			held, herr := main.holds(l.text)
+			if herr != nil {
+				return nil, herr
+			}
+			if held {
+				continue
+			}
 			err = memd.Errorf(memd.EINVALID, "%v", err)
 		} else if isConflictMarker(l.text) {
 			err = memd.Errorf(memd.EINVALID, "%q is a conflict marker: keep the lines you mean and remove the markers", memd.Shorten(l.text, 20))
@@ -328,7 +337,7 @@ func badFactLines(path string, added []numberedLine, most int) []LineProblem {
 			break
 		}
 	}
-	return bad
+	return bad, nil
 }
 
 // isConflictMarker tells whether a line opens, divides or closes git's
@@ -417,15 +426,6 @@ type numberedLine struct {
 	number int
 	text   string
 	code   bool // within a fenced code block or an HTML comment (see InBlock)
-}
-
-// textOf returns a function giving the text of a problem's line, one of
-// lines.
-func textOf(lines []numberedLine) func(LineProblem) string {
-	return func(p LineProblem) string {
-		i, _ := slices.BinarySearchFunc(lines, p.Line, func(l numberedLine, n int) int { return l.number - n })
-		return lines[i].text
-	}
 }
 
 // addedLines returns the lines of blob to that blob from (zero for none)

@@ -194,11 +194,11 @@ func (c *stagedCommit) check(p stagedPath) error {
 				return err
 			}
 		}
-		bad, err := c.main.notHeld(badFactLines(path, added, len(added)), textOf(added))
+		bad, err := badFactLines(path, added, maxLineProblems-len(c.problems), c.main)
 		if err != nil {
 			return err
 		}
-		c.problems = append(c.problems, bad[:min(len(bad), maxLineProblems-len(c.problems))]...)
+		c.problems = append(c.problems, bad...)
 		for _, l := range added {
 			if err := undatedItem(l.text); err != nil && !l.code && len(c.prose) < maxLineProblems {
 				c.prose = append(c.prose, LineProblem{path, l.number, err})
