@@ -73,6 +73,7 @@ race: tools mcp-clients
 # exceeded" when a duration ends under load (go.dev/issue/75804, fixed in Go 1.27).
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
+	go test -run '^$$' -fuzz '^FuzzInBlock$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzFactLineKeys$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzDecodePlaces$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzJournal_Read$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
