@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -39,22 +38,20 @@ func (s *Service) Shards(ctx context.Context) ([]memd.ShardInfo, error) {
 	return out, nil
 }
 
-// AddAgent registers an agent and creates its shard, so that its memory is
-// a git repository from the start.
+// AddAgent creates an agent's shard and registers it, so that its memory
+// is a git repository from the start. The shard comes first: a shard
+// without an agent is what removing one leaves, and adding it again takes
+// it up; an agent without a shard, with a token nobody was shown, was what
+// a full disk left when the shard came second (undoing the registration
+// needs room too).
 func (s *Service) AddAgent(ctx context.Context, name string, projects []string) (memd.NewAgent, error) {
-	a, err := s.Registry.Add(name, projects)
-	if err != nil {
+	if err := s.Registry.CanAdd(name, projects); err != nil {
 		return memd.NewAgent{}, err
 	}
 	if _, err := s.Store.CreateShard(memd.AgentShard(name)); err != nil {
-		// Not an agent without a shard, with a token nobody was shown:
-		// adding it again (once the disk has room, say) must work.
-		if rerr := s.Registry.Remove(name); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("and the agent stays registered: %w", rerr))
-		}
 		return memd.NewAgent{}, fmt.Errorf("create shard of agent %s: %w", name, err)
 	}
-	return a, nil
+	return s.Registry.Add(name, projects)
 }
 
 // Agents lists the registered agents.

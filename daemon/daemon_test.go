@@ -572,3 +572,38 @@ func TestDaemon_StatusCountsPastABrokenShard(t *testing.T) {
 		t.Errorf("status with aaron's shard broken: %d facts, %v; want alice's fact counted", st.Facts, err)
 	}
 }
+
+// An agent whose shard cannot be made is not registered, and nothing is
+// written to the registry for it: on a full disk, undoing a registration
+// could fail too and leave an agent without a shard, with a token nobody
+// was shown. Once the shard can be made, adding the agent works.
+func TestAddAgent_NothingRegisteredWithoutItsShard(t *testing.T) {
+	e := start(t)
+	e.agent(t, "bob")
+	agents := filepath.Join(e.dir, "agents.json")
+	before, err := os.Stat(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file where alice's shard would go: the shard cannot be made.
+	blocker := filepath.Join(e.dir, "shards", "agent", "alice")
+	if err := os.WriteFile(blocker, []byte("in the way\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.admin.AddAgent(ctx, "alice", nil); err == nil {
+		t.Fatal("alice added without a shard")
+	}
+	if after, err := os.Stat(agents); err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the registry was written for an agent that was not added: %v", err)
+	}
+	if list, err := e.admin.Agents(ctx); err != nil || len(list) != 1 {
+		t.Errorf("agents after the refused add: %+v, %v", list, err)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := e.admin.AddAgent(ctx, "alice", nil); err != nil || a.Token == "" {
+		t.Errorf("alice added once her shard can be made: %+v, %v", a, err)
+	}
+}

@@ -130,18 +130,31 @@ func (r *Registry) Authenticate(token string) (memd.Caller, error) {
 // pass for (and share the admin's kept chat texts, filed by author).
 var reserved = map[string]bool{"admin": true, "memd": true}
 
-// Add registers an agent and returns it with its new token.
-func (r *Registry) Add(name string, projects []string) (memd.NewAgent, error) {
+// CanAdd says why Add would refuse an agent of this name and projects,
+// writing nothing: a caller that makes the agent's shard first makes none
+// for an agent it could not add.
+func (r *Registry) CanAdd(name string, projects []string) error {
+	if _, err := checkAgent(name, projects); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.absent(name)
+}
+
+// checkAgent checks an agent's name and projects, and returns the
+// projects sorted, each once.
+func checkAgent(name string, projects []string) ([]string, error) {
 	if err := memd.ValidateName(name); err != nil {
-		return memd.NewAgent{}, err
+		return nil, err
 	}
 	if reserved[name] {
-		return memd.NewAgent{}, memd.Errorf(memd.EINVALID, "agent name %s is memd's own: commits and kept chat texts name the admin and memd so; choose another", name)
+		return nil, memd.Errorf(memd.EINVALID, "agent name %s is memd's own: commits and kept chat texts name the admin and memd so; choose another", name)
 	}
 	projects = slices.Clone(projects)
 	for _, p := range projects {
 		if err := memd.ValidateName(p); err != nil {
-			return memd.NewAgent{}, memd.Errorf(memd.EINVALID, "project %s", memd.ErrorMessage(err))
+			return nil, memd.Errorf(memd.EINVALID, "project %s", memd.ErrorMessage(err))
 		}
 	}
 	slices.Sort(projects)
@@ -149,10 +162,27 @@ func (r *Registry) Add(name string, projects []string) (memd.NewAgent, error) {
 	if projects == nil {
 		projects = []string{}
 	}
+	return projects, nil
+}
+
+// absent refuses a name an agent has. The caller holds r.mu.
+func (r *Registry) absent(name string) error {
+	if r.find(name) >= 0 {
+		return memd.Errorf(memd.ECONFLICT, "agent %s exists; remove it first to issue a new token", name)
+	}
+	return nil
+}
+
+// Add registers an agent and returns it with its new token.
+func (r *Registry) Add(name string, projects []string) (memd.NewAgent, error) {
+	projects, err := checkAgent(name, projects)
+	if err != nil {
+		return memd.NewAgent{}, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.find(name) >= 0 {
-		return memd.NewAgent{}, memd.Errorf(memd.ECONFLICT, "agent %s exists; remove it first to issue a new token", name)
+	if err := r.absent(name); err != nil {
+		return memd.NewAgent{}, err
 	}
 	token := newToken()
 	a := memd.Agent{Name: name, Projects: projects, Created: r.now().UTC().Truncate(time.Second)}
