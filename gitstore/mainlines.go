@@ -20,6 +20,20 @@ type mainLines struct {
 	bad  map[string]bool // the lines of main's fact files CheckFactLine names
 }
 
+// newMainLines returns main's lines at commit head (zero: no main).
+func newMainLines(db *odb.DB, head Hash) (*mainLines, error) {
+	m := &mainLines{db: db}
+	if head.IsZero() {
+		return m, nil
+	}
+	c, err := readCommitIn(db, head)
+	if err != nil {
+		return nil, err
+	}
+	m.tree = c.tree
+	return m, nil
+}
+
 // holds tells whether main holds line (without its line end).
 func (m *mainLines) holds(line string) (bool, error) {
 	if m.tree.IsZero() {

@@ -241,13 +241,9 @@ func (sh *Shard) CheckPushed(theirs Hash) error {
 		return err
 	}
 	t := &trees{db: sh.db}
-	main := &mainLines{db: sh.db}
-	if !head.IsZero() {
-		c, err := sh.readCommit(head)
-		if err != nil {
-			return err
-		}
-		main.tree = c.tree
+	main, err := newMainLines(sh.db, head)
+	if err != nil {
+		return err
 	}
 	for _, c := range commits {
 		parentTree, err := sh.parentTree(c)

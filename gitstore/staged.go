@@ -43,10 +43,11 @@ const maxLineProblems = 20
 // well-formed fact and no conflict marker, every note it changes within
 // the API's rules, nothing memd would ignore where it looks for facts and
 // notes, regular files of at most a push's size. Lines main holds in any
-// fact file are not named again (nor said as prose when main holds them in
-// the file or in a fact file the commit removes: a rename). git reads the index (any of its formats) and compares it with
-// main; memd reads only the blobs. A HEAD not on main (a person's own
-// branch) is not checked; its merge into main is checked as it is made.
+// fact file are not named again (nor said as prose when main holds them
+// in the file or in a fact file the commit removes: a rename). git reads
+// the index (any of its formats) and compares it with main; memd reads
+// only the blobs. A HEAD not on main (a person's own branch) is not
+// checked; its merge into main is checked as it is made.
 //
 // Staged.Problems refuse the commit; Staged.Prose are the list items it
 // adds to fact files that are not fact lines, which memd keeps as prose,
@@ -72,14 +73,11 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 		return Staged{}, err
 	}
 	defer db.Close()
-	c := &stagedCommit{db: db, removed: removed, main: &mainLines{db: db}}
-	if !main.IsZero() {
-		mc, err := readCommitIn(db, main)
-		if err != nil {
-			return Staged{}, err
-		}
-		c.main.tree = mc.tree
+	held, err := newMainLines(db, main)
+	if err != nil {
+		return Staged{}, err
 	}
+	c := &stagedCommit{db: db, removed: removed, main: held}
 	var ids bytes.Buffer
 	for _, p := range changed {
 		ids.WriteString(p.to.String() + "\n")
@@ -200,7 +198,10 @@ func (c *stagedCommit) check(p stagedPath) error {
 		}
 		c.problems = append(c.problems, bad...)
 		for _, l := range added {
-			if err := undatedItem(l.text); err != nil && !l.code && len(c.prose) < maxLineProblems {
+			if len(c.prose) == maxLineProblems || l.code {
+				continue
+			}
+			if err := undatedItem(l.text); err != nil {
 				c.prose = append(c.prose, LineProblem{path, l.number, err})
 			}
 		}
