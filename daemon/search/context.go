@@ -60,18 +60,8 @@ func (x *Engine) lendContext(sc *scores, top []int32, near []neighbour, ok func(
 	}
 	// The candidates are marked, a bit each, so that a loan to one of
 	// them is known without a search; the marks are cleared on return.
-	if n := (len(sc.slot) + 63) / 64; len(sc.inTop) < n {
-		sc.inTop = make([]uint64, n)
-	}
-	inTop := sc.inTop
-	for _, i := range top {
-		inTop[i>>6] |= 1 << (i & 63)
-	}
-	defer func() {
-		for _, i := range top {
-			inTop[i>>6] = 0
-		}
-	}()
+	inTop := sc.marked(top)
+	defer sc.unmark(top[:len(top):len(top)]) // top grows below
 	for _, l := range loans {
 		sc.addLate(l.to, l.amount)
 		if e := sc.explain(l.to); e != nil {

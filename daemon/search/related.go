@@ -53,19 +53,12 @@ func (q *queryTerms) scoreRelated() {
 	floor, pruned := q.relatedFloor(bound)
 	if pruned {
 		q.markAbove(floor)
+		q.pruned = true
 	}
 	for n, t := range q.scored {
 		own := q.bits[t]
 		for _, r := range relatives[n] {
-			q.eachPosting(r.term, func(i int32, tf float64) {
-				if pruned && sc.above[i>>6]&(1<<(i&63)) == 0 {
-					// Marked for relateNeighbours even when it holds the
-					// term itself: that one reads a neighbour's words and
-					// skips the terms it holds.
-					sc.skipped[i>>6] |= 1 << (i & 63)
-					sc.anySkipped = true
-					return
-				}
+			gain := func(i int32, tf float64) {
 				if own != 0 && sc.termsOf(i)&own != 0 {
 					return
 				}
@@ -77,7 +70,15 @@ func (q *queryTerms) scoreRelated() {
 					sc.gained = append(sc.gained, int32(k)) // in the order first reached, for stable ties
 				}
 				*g += q.bm25(r.idf, tf, i)
-			})
+			}
+			if pruned {
+				// Only the candidates at the floor or above gain: their
+				// entries are looked up in the relative's postings,
+				// which may hold a tenth of the facts searched.
+				q.eachAbove(r.term, gain)
+			} else {
+				q.eachPosting(r.term, gain)
+			}
 		}
 		limit := relatedCap * q.idf(t)
 		for _, k := range sc.gained {
@@ -90,6 +91,35 @@ func (q *queryTerms) scoreRelated() {
 			}
 		}
 		sc.gained = sc.gained[:0]
+	}
+}
+
+// eachAbove calls fn with each fact searched holding a term that is at
+// scoreRelated's floor or above, and how often it holds the term, in the
+// order of its postings. When those facts are few, each is looked up in
+// the postings; else the postings are read, each fact's mark tested.
+func (q *queryTerms) eachAbove(t string, fn func(i int32, tf float64)) {
+	sc := q.sc
+	for _, part := range q.st.parts {
+		var one [1]posting
+		all := part.noneDead()
+		ps := part.postings(t, &one)
+		if sc.narrowed && fewerThan(len(sc.live), ps) {
+			if len(sc.aboveEntries) == 0 {
+				sc.aboveEntries = risingEntries(sc, sc.live, sc.above, sc.aboveEntries)
+			}
+			eachIn(ps, sc.aboveEntries, func(p posting) {
+				if i := p.doc(); all || q.x.alive[i] {
+					fn(i, float64(p.tf()))
+				}
+			})
+			continue
+		}
+		for _, p := range ps {
+			if i := p.doc(); sc.above[i>>6]&(1<<(i&63)) != 0 && (all || q.x.alive[i]) {
+				fn(i, float64(p.tf()))
+			}
+		}
 	}
 }
 
@@ -132,15 +162,14 @@ func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 func (q *queryTerms) markAbove(floor float64) {
 	sc := q.sc
 	n := (len(sc.slot) + 63) / 64 // words of a bit an entry
-	if len(sc.skipped) < n || len(sc.above) < n {
-		sc.skipped, sc.above = make([]uint64, n), make([]uint64, n)
+	if len(sc.above) < n {
+		sc.above = make([]uint64, n)
 	}
 	// Only candidates at the floor or above gain, and no other fact's
-	// score changes here: they are marked once, so that most postings,
-	// of facts below it, cost a test of a bit and not a look-up. The
-	// others can reach the strongest and the hits only by gaining
-	// later (as a neighbour), which marks them too; when they are
-	// most candidates, reading the list of the rest saves nothing.
+	// score changes here. The others can reach the strongest and the
+	// hits only by gaining later (as a neighbour), which marks them too;
+	// when they are most candidates, reading the list of the rest saves
+	// nothing.
 	for k, v := range sc.v {
 		if v >= floor {
 			i := sc.touched[k]
@@ -187,24 +216,61 @@ func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
 const tieMargin = 1e-6
 
 // relateNeighbours adds to the conversation neighbours of the strongest
-// candidates what their relatives add, where scoreRelated skipped them: a
-// neighbour borrows context by the lead a candidate has over it, and that
-// lead is what it is with its relatives. The facts skipped are few here,
-// so their words are read from their texts rather than from postings.
+// candidates what their relatives add, where scoreRelated passed them by
+// (below its floor): a neighbour borrows context by the lead a candidate
+// has over it, and that lead is what it is with its relatives. Those
+// holding a relative are found in the relatives' postings; they are few,
+// so their words are read from their texts.
 func (q *queryTerms) relateNeighbours(near []neighbour) {
-	if !q.sc.anySkipped {
+	if !q.pruned || !slices.ContainsFunc(q.relatives, func(rs []relative) bool { return len(rs) > 0 }) {
 		return
 	}
 	sc, x := q.sc, q.x
+	// The neighbours it passed by, each once, marked.
+	below := sc.below[:0]
+	marks := sc.marked(nil)
+	for _, nb := range near {
+		if j := nb.j; sc.above[j>>6]&(1<<(j&63)) == 0 && marks[j>>6]&(1<<(j&63)) == 0 && q.ok(j) {
+			marks[j>>6] |= 1 << (j & 63)
+			below = append(below, j)
+		}
+	}
+	sc.below = below
+	// Those of them holding a relative, marked instead.
+	var holders []int32
+	sorted := false
+	for n := range q.scored {
+		for _, r := range q.relatives[n] {
+			for _, part := range q.st.parts {
+				var one [1]posting
+				ps := part.postings(r.term, &one)
+				if fewerThan(len(below), ps) {
+					if !sorted {
+						slices.Sort(below)
+						sorted = true
+					}
+					eachIn(ps, below, func(p posting) { holders = append(holders, p.doc()) })
+					continue
+				}
+				for _, p := range ps {
+					if i := p.doc(); marks[i>>6]&(1<<(i&63)) != 0 {
+						holders = append(holders, i)
+					}
+				}
+			}
+		}
+	}
+	sc.unmark(below)
+	sc.marked(holders)
+	defer sc.unmark(holders)
 	var buf []byte
-	seen := map[int32]bool{}
 	tfs := map[string]int{}
 	for _, nb := range near {
 		j := nb.j
-		if seen[j] || sc.skipped[j>>6]&(1<<(j&63)) == 0 || !q.ok(j) {
-			continue // related already, or holding no relative
+		if marks[j>>6]&(1<<(j&63)) == 0 {
+			continue // at the floor or above, holding no relative, or done
 		}
-		seen[j] = true
+		marks[j>>6] &^= 1 << (j & 63)
 		var folded string
 		folded, buf = x.foldedString(j, buf)
 		clear(tfs)

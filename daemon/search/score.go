@@ -32,6 +32,9 @@ type queryTerms struct {
 	// relatives holds the relatives scored for each term of scored.
 	depth     int
 	relatives [][]relative
+	// pruned says scoreRelated gave relatives only to the candidates at
+	// its floor or above.
+	pruned bool
 	// listed and ones are room for lists.
 	listed [][]posting
 	ones   [][1]posting

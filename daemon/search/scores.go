@@ -52,30 +52,30 @@ type scores struct {
 	// plus one; 0 for the others.
 	loan  []int32
 	loans []loan
-	inTop []uint64    // lendContext's marks of the candidates, a bit each
+	marks []uint64    // a bit an entry, all clear but while marked's caller runs
 	near  []neighbour // the strongest candidates' neighbours
 	// gain holds what a query term's relatives add to each candidate
 	// before the cap, by place, for the places in gained (scoreRelated);
 	// it reaches as far as a place gained (gainOf), not every candidate.
 	gain   []float64
 	gained []int32
-	// skipped marks the entries holding a relative that scoreRelated
-	// skipped (a bit each), for relateNeighbours; any set while skipping.
-	skipped    []uint64
-	anySkipped bool
 	// above marks, once scoreRelated prunes, the candidates at its floor
 	// or above, a bit each; live lists their places. Only they can reach
 	// the strongest or the hits, and those that gain later: when they are
 	// few (narrowed), the latter are marked and listed too, and the
 	// passes that choose the strongest and the hits read live, not every
-	// candidate.
-	above    []uint64
-	live     []int32
-	sorted   int     // live[:sorted] is in place order
-	merged   []int32 // room for contenders' merge
-	narrowed bool
-	liveV    []float64 // room for strongest's scores of live
-	best     []ranked  // room for collect's choice
+	// candidate. aboveEntries lists their entries, rising, once a
+	// relative's postings are many more; below is room for
+	// relateNeighbours.
+	above        []uint64
+	live         []int32
+	aboveEntries []int32
+	below        []int32
+	sorted       int     // live[:sorted] is in place order
+	merged       []int32 // room for contenders' merge
+	narrowed     bool
+	liveV        []float64 // room for strongest's scores of live
+	best         []ranked  // room for collect's choice
 }
 
 // add adds v to entry i's score, making it a candidate, and returns its
@@ -183,7 +183,7 @@ func (s *scores) place(i int32) int32 {
 // size makes room for n entries, with no candidate.
 func (s *scores) size(n int) {
 	n += n / 4
-	s.slot, s.loan, s.skipped = make([]uint32, n), make([]int32, n), nil
+	s.slot, s.loan = make([]uint32, n), make([]int32, n)
 	s.member = make([]uint64, (n+63)/64)
 }
 
@@ -209,7 +209,7 @@ func (s *scores) clear() {
 		i := s.touched[k]
 		s.above[i>>6] = 0
 	}
-	s.live, s.sorted, s.narrowed = s.live[:0], 0, false
+	s.live, s.sorted, s.narrowed, s.aboveEntries = s.live[:0], 0, false, s.aboveEntries[:0]
 	// A word a candidate, or, past one candidate for eight words (where
 	// clearing the whole array sequentially costs less than a write to
 	// each), all at once. slot is left as it is: member says what of it
@@ -222,6 +222,24 @@ func (s *scores) clear() {
 		}
 	}
 	s.touched, s.v, s.terms, s.gain = s.touched[:0], s.v[:0], s.terms[:0], s.gain[:0]
+}
+
+// marked sets the marks of the given entries and returns them.
+func (s *scores) marked(entries []int32) []uint64 {
+	if n := (len(s.slot) + 63) / 64; len(s.marks) < n {
+		s.marks = make([]uint64, n)
+	}
+	for _, i := range entries {
+		s.marks[i>>6] |= 1 << (i & 63)
+	}
+	return s.marks
+}
+
+// unmark clears the marks marked set.
+func (s *scores) unmark(entries []int32) {
+	for _, i := range entries {
+		s.marks[i>>6] = 0
+	}
 }
 
 // explain returns the parts of entry i's score, or nil when its parts

@@ -103,10 +103,6 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	defer func() {
 		sc.clear()
 		sc.gained = sc.gained[:0] // only if scoreRelated stopped half way
-		if sc.anySkipped {
-			clear(sc.skipped)
-			sc.anySkipped = false
-		}
 		sc.parts = nil
 	}()
 	if len(sc.slot) < int(x.entries.len()) {
