@@ -93,18 +93,28 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 		if err := c.check(p); err != nil {
 			return Staged{}, fmt.Errorf("check %s: %w", p.path, err)
 		}
-		if len(c.problems) >= maxLineProblems {
-			c.problems = c.problems[:maxLineProblems]
+		if len(c.problems) > maxLineProblems {
 			break
 		}
 	}
-	return Staged{Problems: c.problems, Prose: c.prose}, nil
+	// One past the most is looked for, to say that more were left out.
+	st := Staged{Problems: c.problems, Prose: c.prose}
+	if len(st.Problems) > maxLineProblems {
+		st.Problems, st.MoreProblems = st.Problems[:maxLineProblems], true
+	}
+	if len(st.Prose) > maxLineProblems {
+		st.Prose, st.MoreProse = st.Prose[:maxLineProblems], true
+	}
+	return st, nil
 }
 
 // Staged is what CheckStaged found.
 type Staged struct {
 	Problems []LineProblem // what memd would not read as meant: the commit is refused
 	Prose    []LineProblem // list items that are not fact lines, kept as prose
+	// MoreProblems and MoreProse say that there were more than the
+	// lists hold (they hold maxLineProblems each).
+	MoreProblems, MoreProse bool
 }
 
 // stagedPath is a path whose file the index changes against main: from
@@ -192,13 +202,13 @@ func (c *stagedCommit) check(p stagedPath) error {
 				return err
 			}
 		}
-		bad, err := badFactLines(path, added, maxLineProblems-len(c.problems), c.main)
+		bad, err := badFactLines(path, added, maxLineProblems+1-len(c.problems), c.main)
 		if err != nil {
 			return err
 		}
 		c.problems = append(c.problems, bad...)
 		for _, l := range added {
-			if len(c.prose) == maxLineProblems || l.code {
+			if len(c.prose) > maxLineProblems || l.code {
 				continue
 			}
 			if err := undatedItem(l.text); err != nil {

@@ -566,3 +566,30 @@ func TestShard_AWriteWaitsForACommitMadeByHand(t *testing.T) {
 	*gitstore.HandCommitWaited = func() { t.Error("memd's write waited for a mark two seconds old") }
 	remember(t, sh, "Packed a raincoat", memd.TierLog, "m4")
 }
+
+// The lists CheckStaged returns hold twenty lines each, and say when a
+// commit holds more: one of twenty-one lines is not left out unsaid.
+func TestCheckStaged_SaysWhenMoreWereLeftOut(t *testing.T) {
+	for _, n := range []int{20, 21, 60} {
+		sh := shardWithProfile(t, openStore(t))
+		var bad, prose strings.Builder
+		for k := range n {
+			fmt.Fprintf(&bad, "- (2026-13-%02d) A month that is not\n", 1+k%28)
+			fmt.Fprintf(&prose, "- Undated item %d\n", k)
+		}
+		writeWorking(t, sh, "log/2026-11.md", bad.String(), false)
+		writeWorking(t, sh, "log/2026-10.md", prose.String(), false)
+		git(t, sh.Dir(), "add", "-A")
+		gitDir := filepath.Join(sh.Dir(), ".git")
+		staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(staged.Problems) != 20 || staged.MoreProblems != (n > 20) {
+			t.Errorf("%d bad lines: %d named, more %v", n, len(staged.Problems), staged.MoreProblems)
+		}
+		if len(staged.Prose) != 20 || staged.MoreProse != (n > 20) {
+			t.Errorf("%d prose lines: %d said, more %v", n, len(staged.Prose), staged.MoreProse)
+		}
+	}
+}

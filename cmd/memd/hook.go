@@ -45,12 +45,12 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if len(staged.Problems) > 0 {
 		gitstore.UnmarkHandCommit(gitDir) // no commit follows: memd's writes need not wait
 		fmt.Fprintln(e.stderr, "memd: not committed; memd would not read these lines as you mean them:")
-		listProblems(e, staged.Problems)
+		listProblems(e, staged.Problems, staged.MoreProblems)
 	}
 	if len(staged.Prose) > 0 {
 		// Prose is allowed in a fact file: said, not refused.
 		fmt.Fprintln(e.stderr, `memd: a fact is "- (YYYY-MM-DD) text"; these lines are not facts:`)
-		listProblems(e, staged.Prose)
+		listProblems(e, staged.Prose, staged.MoreProse)
 	}
 	if len(staged.Problems) > 0 {
 		return memd.Errorf(memd.EINVALID, "fix them and commit again, or commit with --no-verify to keep them as they are")
@@ -61,8 +61,13 @@ func runHook(_ context.Context, e *env, args []string) error {
 	return nil
 }
 
-func listProblems(e *env, problems []gitstore.LineProblem) {
+// listProblems prints the lines a check named; more says it named only
+// the first of them.
+func listProblems(e *env, problems []gitstore.LineProblem, more bool) {
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "  %s\n", p)
+	}
+	if more {
+		fmt.Fprintf(e.stderr, "  and more lines like these: memd names the first %d\n", len(problems))
 	}
 }
