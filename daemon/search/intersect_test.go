@@ -119,3 +119,34 @@ func TestPostings_RiseHoweverFactsEnter(t *testing.T) {
 	}
 	postingsRise(t, z, "read in parts")
 }
+
+// risingEntries gives the entries of the places asked for in rising
+// order, whether it sorts them (few) or reads their marks (many).
+func TestRisingEntries_SortedEitherWay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{0, 1, 30, 3000} {
+		sc := new(scores)
+		sc.size(100_000)
+		set := make([]uint64, len(sc.member))
+		var places []int32
+		for len(sc.touched) < n {
+			i := int32(rng.IntN(100_000))
+			if sc.place(i) >= 0 {
+				continue
+			}
+			k := sc.add(i, 1)
+			if rng.IntN(2) == 0 {
+				places = append(places, int32(k))
+				set[i>>6] |= 1 << (i & 63)
+			}
+		}
+		var want []int32
+		for _, k := range places {
+			want = append(want, sc.touched[k])
+		}
+		slices.Sort(want)
+		if got := risingEntries(sc, places, set, nil); !slices.Equal(got, want) {
+			t.Errorf("%d candidates, %d asked for: got %d entries, not those asked for, rising", n, len(places), len(got))
+		}
+	}
+}

@@ -108,6 +108,7 @@ func (q *queryTerms) eachAbove(t string, fn func(i int32, tf float64)) {
 			if len(sc.aboveEntries) == 0 {
 				sc.aboveEntries = risingEntries(sc, sc.live, sc.above, sc.aboveEntries)
 			}
+			relativesLookedUp()
 			eachIn(ps, sc.aboveEntries, func(p posting) {
 				if i := p.doc(); all || q.x.alive[i] {
 					fn(i, float64(p.tf()))
@@ -181,10 +182,12 @@ func (q *queryTerms) markAbove(floor float64) {
 	sc.narrowed = len(sc.live) <= len(sc.touched)/4
 }
 
-// Tests compare the hits with and without pruning, and see it happen.
+// Tests compare the hits with and without pruning, and see it happen,
+// and see relatives' postings looked up for the candidates above.
 var (
-	pruneRelatives  = true
-	relativesPruned = func() {}
+	pruneRelatives    = true
+	relativesPruned   = func() {}
+	relativesLookedUp = func() {}
 )
 
 // relatedFloor returns the score a fact needs before relatives adding at
@@ -226,9 +229,16 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 		return
 	}
 	sc, x := q.sc, q.x
-	// The neighbours it passed by, each once, marked.
+	// The neighbours it passed by, each once, marked; then those of them
+	// holding a relative instead. The marks are cleared however this
+	// returns: the scores are kept for the next search.
 	below := sc.below[:0]
+	var holders []int32
 	marks := sc.marked(nil)
+	defer func() {
+		sc.unmark(below)
+		sc.unmark(holders)
+	}()
 	for _, nb := range near {
 		if j := nb.j; sc.above[j>>6]&(1<<(j&63)) == 0 && marks[j>>6]&(1<<(j&63)) == 0 && q.ok(j) {
 			marks[j>>6] |= 1 << (j & 63)
@@ -236,8 +246,6 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 		}
 	}
 	sc.below = below
-	// Those of them holding a relative, marked instead.
-	var holders []int32
 	sorted := false
 	for n := range q.scored {
 		for _, r := range q.relatives[n] {
@@ -262,7 +270,6 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 	}
 	sc.unmark(below)
 	sc.marked(holders)
-	defer sc.unmark(holders)
 	var buf []byte
 	tfs := map[string]int{}
 	for _, nb := range near {

@@ -24,6 +24,7 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		docs    func(add func(text string, daysAgo int, file string, offset int))
 		queries []Query
 		noSkip  bool // every fact holding a relative could reach the hits
+		lookUp  bool // the relative's postings are looked up, in one shard
 	}{{
 		// Facts holding both words lead; then those of the rarer word,
 		// among which the longer ones (a lower BM25) holding a synonym of
@@ -133,6 +134,32 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		},
 		queries: []Query{{Text: "car", K: 300}, {Text: "car", K: 60, Budget: 1200}},
 		noSkip:  true,
+	}, {
+		// A relative in thousands of facts, a few hundred candidates at
+		// the floor or above (long facts of both words, short ones of the
+		// rarer word and the relative; those of the common word alone
+		// longer still): each of those is looked up in the relative's
+		// postings (lookUp), and the short ones gain.
+		name: "a relative of many facts, few candidates above",
+		docs: func(add func(string, int, string, int)) {
+			for n := range 260 {
+				add(fmt.Sprintf("Car rental r%d ", n)+unique("w", n, 16), n%200, fmt.Sprintf("log/r%d.md", n), 0)
+			}
+			for n := range 100 {
+				add(fmt.Sprintf("Automobile rental b%d", n), n%200, fmt.Sprintf("log/r%d.md", n), 60)
+			}
+			for n := range 4000 {
+				add(fmt.Sprintf("The automobile a%d was washed", n), n%300, fmt.Sprintf("log/a%d.md", n), 0)
+			}
+			for n := range 8000 {
+				add(fmt.Sprintf("Car wash c%d with soap water brush sponge towel bucket hose wax polish cloth", n), n%300, fmt.Sprintf("log/c%d.md", n%500), n*60)
+			}
+			for n := range 30000 {
+				add(fmt.Sprintf("filler f%d g%d", n, n), n%300, fmt.Sprintf("log/f%d.md", n%500), n*60)
+			}
+		},
+		queries: queries("car rental"),
+		lookUp:  true,
 	}}
 	// A fact whose score before its relatives is just under the floor, and
 	// with them ties the cut: tied, the newer fact comes first. The store
@@ -143,6 +170,7 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			docs    func(add func(text string, daysAgo int, file string, offset int))
 			queries []Query
 			noSkip  bool
+			lookUp  bool
 		}{
 			name: fmt.Sprintf("a tie at the cut, %d facts", ns),
 			docs: func(add func(string, int, string, int)) {
@@ -157,7 +185,7 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			queries: queries("bought zebra"),
 		})
 	}
-	defer func() { relativesPruned, pruneRelatives = func() {}, true }()
+	defer func() { relativesPruned, relativesLookedUp, pruneRelatives = func() {}, func() {}, true }()
 	// Each case in one shard, and its files dealt between three shards
 	// searched together (each its own part of the index).
 	for _, shards := range [][]memd.ShardID{
@@ -178,8 +206,9 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			})
 			x := New()
 			x.PutAll(docs)
-			pruned := 0
+			pruned, lookedUp := 0, 0
 			relativesPruned = func() { pruned++ }
+			relativesLookedUp = func() { lookedUp++ }
 			for _, q := range c.queries {
 				q.Shards, q.Now = shards, now
 				pruneRelatives = false
@@ -192,6 +221,9 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			}
 			if skipped := pruned > 0; skipped == c.noSkip && len(shards) == 1 {
 				t.Errorf("%s: searches skipping facts: %d", c.name, pruned)
+			}
+			if c.lookUp && lookedUp == 0 && len(shards) == 1 {
+				t.Errorf("%s: no relative's postings looked up", c.name)
 			}
 		}
 	}
