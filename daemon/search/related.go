@@ -246,28 +246,7 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 		}
 	}
 	sc.below = below
-	sorted := false
-	for n := range q.scored {
-		for _, r := range q.relatives[n] {
-			for _, part := range q.st.parts {
-				var one [1]posting
-				ps := part.postings(r.term, &one)
-				if fewerThan(len(below), ps) {
-					if !sorted {
-						slices.Sort(below)
-						sorted = true
-					}
-					eachIn(ps, below, func(p posting) { holders = append(holders, p.doc()) })
-					continue
-				}
-				for _, p := range ps {
-					if i := p.doc(); marks[i>>6]&(1<<(i&63)) != 0 {
-						holders = append(holders, i)
-					}
-				}
-			}
-		}
-	}
+	holders = q.holdingRelatives(below, marks, holders)
 	sc.unmark(below)
 	sc.marked(holders)
 	var buf []byte
@@ -304,4 +283,35 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 			}
 		}
 	}
+}
+
+// holdingRelatives appends to holders the entries of below (each once,
+// marked in marks) holding a relative of a term scored: below looked up
+// in a relative's postings when they are far fewer (sorted in place for
+// it), else the postings read against the marks. An entry holding two
+// relatives is appended twice.
+func (q *queryTerms) holdingRelatives(below []int32, marks []uint64, holders []int32) []int32 {
+	sorted := false
+	for n := range q.scored {
+		for _, r := range q.relatives[n] {
+			for _, part := range q.st.parts {
+				var one [1]posting
+				ps := part.postings(r.term, &one)
+				if fewerThan(len(below), ps) {
+					if !sorted {
+						slices.Sort(below)
+						sorted = true
+					}
+					eachIn(ps, below, func(p posting) { holders = append(holders, p.doc()) })
+					continue
+				}
+				for _, p := range ps {
+					if i := p.doc(); marks[i>>6]&(1<<(i&63)) != 0 {
+						holders = append(holders, i)
+					}
+				}
+			}
+		}
+	}
+	return holders
 }
