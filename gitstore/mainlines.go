@@ -15,9 +15,8 @@ import (
 // to refuse reads them once.
 type mainLines struct {
 	db   *odb.DB
-	tree Hash // main's tree; zero for no main
-	read bool
-	bad  map[string]bool // the lines of main's fact files CheckFactLine names
+	tree Hash            // main's tree; zero for no main
+	bad  map[string]bool // the lines of main's fact files CheckFactLine names; nil until read
 }
 
 // newMainLines returns main's lines at commit head (zero: no main).
@@ -39,8 +38,8 @@ func (m *mainLines) holds(line string) (bool, error) {
 	if m.tree.IsZero() {
 		return false, nil
 	}
-	if !m.read {
-		m.bad = make(map[string]bool)
+	if m.bad == nil {
+		bad := make(map[string]bool)
 		err := (&trees{db: m.db}).walkFiles(m.tree, "", keepFactPaths, func(path string, blob Hash) error {
 			if !IsFactFile(path) {
 				return nil
@@ -52,7 +51,7 @@ func (m *mainLines) holds(line string) (bool, error) {
 			for l := range strings.SplitSeq(string(obj.Data), "\n") {
 				l = strings.TrimSuffix(l, "\r")
 				if _, _, _, fact := splitLine(l); !fact && CheckFactLine(l, false) != nil {
-					m.bad[l] = true
+					bad[l] = true
 				}
 			}
 			return nil
@@ -60,7 +59,7 @@ func (m *mainLines) holds(line string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		m.read = true
+		m.bad = bad
 	}
 	return m.bad[line], nil
 }

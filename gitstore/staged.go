@@ -208,7 +208,10 @@ func (c *stagedCommit) check(p stagedPath) error {
 		}
 		c.problems = append(c.problems, bad...)
 		for _, l := range added {
-			if len(c.prose) > maxLineProblems || l.code {
+			if len(c.prose) > maxLineProblems {
+				break // one past the most, to say more were left out
+			}
+			if l.code {
 				continue
 			}
 			if err := undatedItem(l.text); err != nil {
