@@ -1,9 +1,9 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search/thesaurus"
@@ -222,22 +222,26 @@ const tieMargin = 1e-6
 // candidates what their relatives add, where scoreRelated passed them by
 // (below its floor): a neighbour borrows context by the lead a candidate
 // has over it, and that lead is what it is with its relatives. Those
-// holding a relative are found in the relatives' postings; they are few,
-// so their words are read from their texts.
+// holding a relative are found in the relatives' postings, which say how
+// often each holds it: the postings count a fact's terms as reading its
+// text would, and tokenizing the texts of a few hundred neighbours was
+// most of this pass.
 func (q *queryTerms) relateNeighbours(near []neighbour) {
 	if !q.pruned || !slices.ContainsFunc(q.relatives, func(rs []relative) bool { return len(rs) > 0 }) {
 		return
 	}
-	sc, x := q.sc, q.x
+	sc := q.sc
 	// The neighbours it passed by, each once, marked; then those of them
 	// holding a relative instead. The marks are cleared however this
 	// returns: the scores are kept for the next search.
 	below := sc.below[:0]
-	var holders []int32
+	holdings := sc.holdings[:0]
 	marks := sc.marked(nil)
 	defer func() {
 		sc.unmark(below)
-		sc.unmark(holders)
+		for _, h := range holdings {
+			marks[h.j>>6] = 0
+		}
 	}()
 	for _, nb := range near {
 		if j := nb.j; sc.above[j>>6]&(1<<(j&63)) == 0 && marks[j>>6]&(1<<(j&63)) == 0 && q.ok(j) {
@@ -246,72 +250,90 @@ func (q *queryTerms) relateNeighbours(near []neighbour) {
 		}
 	}
 	sc.below = below
-	holders = q.holdingRelatives(below, marks, holders)
+	holdings = q.holdingRelatives(below, marks, holdings)
+	sc.holdings = holdings
 	sc.unmark(below)
-	sc.marked(holders)
-	var buf []byte
-	tfs := map[string]int{}
+	slices.SortFunc(holdings, compareHoldings)
+	for _, h := range holdings {
+		marks[h.j>>6] |= 1 << (h.j & 63)
+	}
 	for _, nb := range near {
 		j := nb.j
 		if marks[j>>6]&(1<<(j&63)) == 0 {
 			continue // at the floor or above, holding no relative, or done
 		}
 		marks[j>>6] &^= 1 << (j & 63)
-		var folded string
-		folded, buf = x.foldedString(j, buf)
-		clear(tfs)
-		for _, t := range terms(strings.Clone(folded)) { // the map keeps pieces of it
-			tfs[t]++
+		first, _ := slices.BinarySearchFunc(holdings, j, func(h holding, j int32) int { return cmp.Compare(h.j, j) })
+		q.gainFrom(j, holdings[first:])
+	}
+}
+
+// holding says a fact holds a relative, and how often: q.relatives[n][r].
+type holding struct {
+	j    int32
+	n, r int32
+	tf   int32
+}
+
+// compareHoldings orders holdings by fact, then by term and relative.
+func compareHoldings(a, b holding) int {
+	return cmp.Or(cmp.Compare(a.j, b.j), cmp.Compare(a.n, b.n), cmp.Compare(a.r, b.r))
+}
+
+// gainFrom adds to neighbour j what its relatives add, given its holdings
+// first in hs (sorted), term by term in the order scored, each term's
+// relatives summed in their order, as scoreRelated sums them.
+func (q *queryTerms) gainFrom(j int32, hs []holding) {
+	sc := q.sc
+	for n, t := range q.scored {
+		if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
+			continue
 		}
-		for n, t := range q.scored {
-			if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
-				continue
-			}
-			gain := 0.0
-			for _, r := range q.relatives[n] {
-				if tf := min(tfs[r.term], maxTF); tf > 0 {
-					gain += q.bm25(r.idf, float64(tf), j)
-				}
-			}
-			if gain == 0 {
-				continue
-			}
-			v := math.Min(gain, relatedCap*q.idf(t))
-			sc.addLate(j, v)
-			if p := sc.explain(j); p != nil {
-				p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
-			}
+		gain := 0.0
+		for len(hs) > 0 && hs[0].j == j && hs[0].n == int32(n) {
+			gain += q.bm25(q.relatives[n][hs[0].r].idf, float64(hs[0].tf), j)
+			hs = hs[1:]
+		}
+		if gain == 0 {
+			continue
+		}
+		v := math.Min(gain, relatedCap*q.idf(t))
+		sc.addLate(j, v)
+		if p := sc.explain(j); p != nil {
+			p.Terms = append(p.Terms, memd.TermScore{Term: "~" + t, Weight: v})
 		}
 	}
 }
 
-// holdingRelatives appends to holders the entries of below (each once,
-// marked in marks) holding a relative of a term scored: below looked up
-// in a relative's postings when they are far fewer (sorted in place for
-// it), else the postings read against the marks. An entry holding two
-// relatives is appended twice.
-func (q *queryTerms) holdingRelatives(below []int32, marks []uint64, holders []int32) []int32 {
+// holdingRelatives appends to holdings the entries of below (each once,
+// marked in marks) holding a relative of a term scored, with how often:
+// below looked up in a relative's postings when they are far fewer
+// (sorted in place for it), else the postings read against the marks.
+func (q *queryTerms) holdingRelatives(below []int32, marks []uint64, holdings []holding) []holding {
 	sorted := false
 	for n := range q.scored {
-		for _, r := range q.relatives[n] {
+		for r, rel := range q.relatives[n] {
+			hold := func(p posting) {
+				holdings = append(holdings, holding{j: p.doc(), n: int32(n), r: int32(r), tf: int32(p.tf())})
+			}
 			for _, part := range q.st.parts {
 				var one [1]posting
-				ps := part.postings(r.term, &one)
+				ps := part.postings(rel.term, &one)
 				if fewerThan(len(below), ps) {
 					if !sorted {
 						slices.Sort(below)
 						sorted = true
 					}
-					eachIn(ps, below, func(p posting) { holders = append(holders, p.doc()) })
+					eachIn(ps, below, hold)
 					continue
 				}
 				for _, p := range ps {
 					if i := p.doc(); marks[i>>6]&(1<<(i&63)) != 0 {
-						holders = append(holders, i)
+						hold(p)
 					}
 				}
 			}
 		}
 	}
-	return holders
+	return holdings
 }

@@ -76,6 +76,24 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		},
 		queries: queries("car rental Lisbon"),
 	}, {
+		// The same, the neighbour saying the relative twice: its gain is
+		// of a word held twice, however it is found.
+		name: "a neighbour holding a relative twice",
+		docs: func(add func(string, int, string, int)) {
+			add("Booked a car rental in Lisbon for the offsite", 1, "log/2026-11.md", 0)
+			add("The automobile is a blue Fiat, the automobile desk at the airport", 1, "log/2026-11.md", 100)
+			for n := range 400 {
+				add(fmt.Sprintf("Washed the car after trip %d", n), 2+n%300, fmt.Sprintf("log/x%d.md", n), 0)
+			}
+			for n := range 40 {
+				add(fmt.Sprintf("Rental invoice %d filed", n), 2+n, fmt.Sprintf("log/r%d.md", n), 0)
+			}
+			for n := range 3000 {
+				add(fmt.Sprintf("filler f%d g%d h%d", n, n, n), 400, fmt.Sprintf("log/y%d.md", n), 0)
+			}
+		},
+		queries: queries("car rental Lisbon"),
+	}, {
 		// The same, the neighbour holding a query word as well as a
 		// relative of it ("car", "automobile"), below the cut.
 		name: "a neighbour holding a word and its relative",

@@ -71,8 +71,9 @@ type scores struct {
 	live         []int32
 	aboveEntries []int32
 	below        []int32
-	sorted       int     // live[:sorted] is in place order
-	merged       []int32 // room for contenders' merge
+	holdings     []holding // room for relateNeighbours
+	sorted       int       // live[:sorted] is in place order
+	merged       []int32   // room for contenders' merge
 	narrowed     bool
 	liveV        []float64 // room for strongest's scores of live
 	best         []ranked  // room for collect's choice
