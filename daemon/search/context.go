@@ -159,8 +159,22 @@ func (x *Engine) conversationNeighbours(i int32, fn func(j int32, dist int)) {
 // the two orders part (a fact put again takes a new number; a log's notes
 // and episodes rank apart from its other lines), search, the search in
 // the list's order, finds it.
+//
+// Facts read together are numbered one after another, so where nothing
+// came between, entry i is as far from the list's first as its number is
+// from the first's: that place is tried before any search.
 func indexOf(list []int32, i int32, search func() int) int {
-	if n := len(list); n > 1 && list[0] > list[n-1] {
+	n := len(list)
+	if n == 0 {
+		return -1
+	}
+	if at := int(i) - int(list[0]); at >= 0 && at < n && list[at] == i {
+		return at
+	}
+	if at := int(list[0]) - int(i); at >= 0 && at < n && list[at] == i {
+		return at
+	}
+	if n > 1 && list[0] > list[n-1] {
 		if at, found := slices.BinarySearchFunc(list, i, func(e, i int32) int { return cmp.Compare(i, e) }); found {
 			return at
 		}

@@ -155,3 +155,29 @@ func TestIndexOf_WhereTheOrdersPart(t *testing.T) {
 		t.Errorf("an entry not listed found at %d", got)
 	}
 }
+
+// Where other facts were numbered between a file's (written while other
+// shards were), the place a number suggests holds another entry or none:
+// each is still found, in rising and in falling lists, without the
+// list's own order searched; an entry not listed is not found.
+func TestIndexOf_NumbersWithGaps(t *testing.T) {
+	rising := []int32{3, 4, 9, 10, 11, 30, 31, 57}
+	falling := slices.Clone(rising)
+	slices.Reverse(falling)
+	for _, list := range [][]int32{rising, falling} {
+		for at, i := range list {
+			got := indexOf(list, i, func() int {
+				t.Fatalf("%v: %d searched for in the list's order", list, i)
+				return -1
+			})
+			if got != at {
+				t.Errorf("%v: entry %d found at %d, want %d", list, i, got, at)
+			}
+		}
+		for _, absent := range []int32{0, 5, 12, 56, 58, 100} {
+			if got := indexOf(list, absent, func() int { return len(list) }); got != -1 {
+				t.Errorf("%v: entry %d, not listed, found at %d", list, absent, got)
+			}
+		}
+	}
+}
