@@ -179,7 +179,10 @@ func (x *Engine) statsOf(shards []memd.ShardID) (allowed map[memd.ShardID]bool, 
 // contentWords returns the folded words of a query but its stop words and
 // numeric dates, or all its words when it has nothing else.
 func contentWords(query string) []string {
-	qwords := words(fold(isoDate.ReplaceAllString(query, " ")))
+	if hasDigit(query) {
+		query = isoDate.ReplaceAllString(query, " ")
+	}
+	qwords := words(fold(query))
 	content := make([]string, 0, len(qwords))
 	for _, w := range qwords {
 		if !isStop(w) {

@@ -315,6 +315,9 @@ type dateSpan struct{ from, to int }
 // of ref (or the year before, if that day would be after ref). It returns
 // the query with the dates removed, so their words do not count as terms.
 func queryDates(q string, ref time.Time) ([]dateSpan, string) {
+	if !hasDigit(q) {
+		return nil, q // every pattern holds a digit (\d is ASCII's); most queries none
+	}
 	var spans []dateSpan
 	day := func(y int, m time.Month, d int) (int, bool) {
 		t := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
