@@ -286,13 +286,20 @@ func compareHoldings(a, b holding) int {
 func (q *queryTerms) gainFrom(j int32, hs []holding) {
 	sc := q.sc
 	for n, t := range q.scored {
+		// The term's holdings, passed whether they count or not: the
+		// next term's follow them.
+		k := 0
+		for k < len(hs) && hs[k].j == j && hs[k].n == int32(n) {
+			k++
+		}
+		term := hs[:k]
+		hs = hs[k:]
 		if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
-			continue
+			continue // a fact holding the term gains nothing from its relatives
 		}
 		gain := 0.0
-		for len(hs) > 0 && hs[0].j == j && hs[0].n == int32(n) {
-			gain += q.bm25(q.relatives[n][hs[0].r].idf, float64(hs[0].tf), j)
-			hs = hs[1:]
+		for _, h := range term {
+			gain += q.bm25(q.relatives[n][h.r].idf, float64(h.tf), j)
 		}
 		if gain == 0 {
 			continue

@@ -94,6 +94,23 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		},
 		queries: queries("car rental Lisbon"),
 	}, {
+		// The neighbour holds the query's first word itself and a
+		// relative of it ("lease"), and a relative of a later word
+		// ("automobile"): the later word's relative counts, whichever
+		// word the query says first.
+		name: "a neighbour holding a word, its relative and another's",
+		docs: func(add func(string, int, string, int)) {
+			add("Booked a car rental in Lisbon and Porto via Oslo", 1, "log/2026-11.md", 0)
+			add("The rental is on lease, an automobile, "+unique("q", 0, 60), 1, "log/2026-11.md", 100)
+			for n := range 300 {
+				add(fmt.Sprintf("car rental %d", n), 2+n%300, fmt.Sprintf("log/x%d.md", n), 0)
+			}
+			for n := range 3000 {
+				add(fmt.Sprintf("filler f%d g%d h%d", n, n, n), 400, fmt.Sprintf("log/y%d.md", n), 0)
+			}
+		},
+		queries: queries("rental car Lisbon Porto Oslo", "car rental Lisbon Porto Oslo"),
+	}, {
 		// The same, the neighbour holding a query word as well as a
 		// relative of it ("car", "automobile"), below the cut.
 		name: "a neighbour holding a word and its relative",
