@@ -1,18 +1,19 @@
 # The whole test suite, as CI runs it (.ci/run calls `make test`).
-.PHONY: test fmt vet lint race fuzz tools mcp-clients
+.PHONY: test fmt vet lint race quality fuzz tools mcp-clients
 
 FUZZTIME ?= 2000x
 MCP_CLIENTS := cmd/memd/testdata/mcpclients
 
-# The fuzz targets and the linters run beside the race run, one worker
-# each: near its end only the CLI's tests are left and a core would idle.
-# Their output follows the race run's, which streams as it comes.
+# The fuzz targets, the linters and the recall quality test run beside the
+# race run, one worker each: near its end only the CLI's tests are left and
+# a core would idle. Their output follows the race run's, which streams as
+# it comes.
 test: tools mcp-clients fmt vet
 	@mkdir -p test-output; \
-	{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory fuzz FUZZFLAGS=-parallel=1; } > test-output/beside.log 2>&1 & beside=$$!; \
+	{ $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory quality && $(MAKE) --no-print-directory fuzz FUZZFLAGS=-parallel=1; } > test-output/beside.log 2>&1 & beside=$$!; \
 	$(MAKE) --no-print-directory race; race=$$?; \
 	wait $$beside; besideok=$$?; \
-	echo "--- make lint and make fuzz, run beside the race run:"; cat test-output/beside.log; \
+	echo "--- make lint, make quality and make fuzz, run beside the race run:"; cat test-output/beside.log; \
 	[ $$race = 0 ] && [ $$besideok = 0 ]
 
 # The web UI test drives Debian's Chromium and the docs' examples run curl;
@@ -67,6 +68,12 @@ race: tools mcp-clients
 	pkgs="$(foreach p,$(SLOW_FIRST),github.com/memd/memd/$(p)) $$pkgs"; \
 	echo "MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 <$$(echo $$pkgs | wc -w) packages, slowest first: ./... but $(BENCH_ONLY)>"; \
 	MEMD_REQUIRE_MCP_CLIENTS=1 go test -race -vet=off -ldflags='-s -w' -count=1 $$pkgs
+
+# Recall's quality over the judged sets (daemon/search/testdata/recall),
+# without the race detector, under which it skips: it is one goroutine's
+# arithmetic, six times as slow raced.
+quality:
+	go test -count=1 -run '^TestRecallQuality$$' ./daemon/search/
 
 # Each fuzz target for a count of inputs (a few seconds each here), FUZZTIME=10m for a real
 # run. A count, not a duration: Go 1.26's fuzzer can fail a target with "context deadline
