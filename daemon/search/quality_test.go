@@ -330,9 +330,9 @@ const storeFloor = 0.955
 // MEMD_RECALL_MISSES=1 to list the tuning queries missed at 10 (never the
 // held-out ones).
 //
-// It scores thousands of queries over stores of one goroutine each: under
-// the race detector it took six times as long and found nothing the
-// concurrent tests do not, so `make test` runs it apart, without it
+// It scores thousands of queries one after another, with nothing of its
+// own running concurrently: under the race detector it took six times as
+// long (95 s against 15 s), so `make test` runs it without the detector
 // (`make quality`), beside the race run.
 func TestRecallQuality(t *testing.T) {
 	if raceDetector {
