@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 )
@@ -278,5 +279,35 @@ func TestGroup_ANoteInPlaceOfAFolderInOneGroup(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(sh.Dir(), "notes", "x.md")); err != nil || string(b) != "x\n" {
 		t.Errorf("notes/x.md: %q, %v", b, err)
+	}
+}
+
+// Busy writers each wait for their last change before sending the next:
+// a group that went without those it just answered would leave them for a
+// group of their own, and the writers would take turns in two halves.
+func TestNextGroup_WaitsForTheWritersJustAnswered(t *testing.T) {
+	const took = 6 * time.Millisecond
+	cases := []struct {
+		name             string
+		queued, answered int
+		took             time.Duration
+		missed           bool
+		want             int
+		wait             time.Duration
+	}{
+		{"one writer goes at once", 0, 1, took, false, 1, 0},
+		{"the half that queued waits for the half answered", 4, 4, took, false, 8, groupDelay},
+		{"a group answered alone waits for its writers", 0, 8, took, false, 8, groupDelay},
+		{"a quick group waits half its time", 3, 2, time.Millisecond, false, 5, 500 * time.Microsecond},
+		{"after a wait that ran out, at once", 4, 4, took, true, 8, 0},
+		{"a full group's worth queued goes at once", maxGroup, 8, took, false, maxGroup, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, wait := nextGroup(c.queued, c.answered, c.took, c.missed)
+			if want != c.want || wait != c.wait {
+				t.Errorf("nextGroup(%d, %d, %v, %v) = %d, %v; want %d, %v", c.queued, c.answered, c.took, c.missed, want, wait, c.want, c.wait)
+			}
+		})
 	}
 }

@@ -125,11 +125,8 @@ func (sh *Shard) Apply(c Change) (Result, error) {
 }
 
 func (sh *Shard) drain() {
-	last := 0
+	missed := false // the last wait for more changes ran out
 	for {
-		if last > 1 {
-			sh.gather(last)
-		}
 		sh.qmu.Lock()
 		n := min(len(sh.queue), maxGroup)
 		if n == 0 {
@@ -140,33 +137,56 @@ func (sh *Shard) drain() {
 		batch := slices.Clone(sh.queue[:n])
 		sh.queue = slices.Delete(sh.queue, 0, n)
 		sh.qmu.Unlock()
+		start := time.Now()
 		sh.commitGroup(batch)
-		last = n
+		sh.qmu.Lock()
+		queued := len(sh.queue)
+		sh.qmu.Unlock()
+		want, wait := nextGroup(queued, n, time.Since(start), missed)
+		missed = wait > 0 && !sh.gather(want, wait)
 	}
 }
 
 // groupDelay bounds how long the writer waits for more changes before a
-// group commit, once the last group showed that several writers are busy.
-// Waiting a fraction of a commit's cost lets the next group carry the
-// writers whose changes just went out, like a database's commit delay.
-const groupDelay = 500 * time.Microsecond
+// group commit. Waiting a fraction of a commit's cost lets the next group
+// carry the writers whose changes just went out, like a database's commit
+// delay.
+const groupDelay = 2 * time.Millisecond
 
-// gather waits, at most groupDelay, until as many changes are queued as the
-// last group carried.
-func (sh *Shard) gather(want int) {
-	timer := time.NewTimer(groupDelay)
+// nextGroup says how many changes the next group waits for and how long at
+// most, after a group of answered changes that took took, with queued
+// changes waiting: the writers just answered are likely to come back with
+// their next change, so the next group waits for them beside those queued.
+// Without waiting, busy writers split into two halves that take turns, each
+// group carrying half of them (measured: 8 writers over HTTP, 4.3 changes a
+// group, half the changes a second of groups that waited for all 8). The
+// wait is at most half a group's cost, and after a wait that ran out the
+// next group goes at once: writers who do not come back are waited for at
+// most every other group.
+func nextGroup(queued, answered int, took time.Duration, missed bool) (want int, wait time.Duration) {
+	want = min(queued+answered, maxGroup)
+	if want <= 1 || missed || queued >= want {
+		return want, 0
+	}
+	return want, min(groupDelay, took/2)
+}
+
+// gather waits, at most wait, until want changes are queued, and says
+// whether they were.
+func (sh *Shard) gather(want int, wait time.Duration) bool {
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
 		sh.qmu.Lock()
 		n := len(sh.queue)
 		sh.qmu.Unlock()
 		if n >= want {
-			return
+			return true
 		}
 		select {
 		case <-sh.arrived:
 		case <-timer.C:
-			return
+			return false
 		}
 	}
 }
