@@ -53,7 +53,7 @@ const maxIntegrate = 1 << 20
 func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.db == nil {
+	if sh.closed {
 		return Integration{}, memd.Errorf(memd.EUNAVAILABLE, "store is closed")
 	}
 	if !theirs.IsZero() && !sh.db.Has(theirs) {

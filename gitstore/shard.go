@@ -27,6 +27,10 @@ type Shard struct {
 	// mu serialises writers and state reloads; cur is what readers see.
 	mu  sync.Mutex
 	cur atomic.Pointer[state]
+	// closed is set when the store closes (guarded by mu): a change
+	// queued meanwhile is refused, not committed after the store let go
+	// of its data directory.
+	closed bool
 	// seen is the commit of the last state memd held (or main when the
 	// shard was opened): what a move of main made outside memd is checked
 	// from, even after the state itself was given up. Guarded by mu.
@@ -275,6 +279,7 @@ func (sh *Shard) commitTrees(a, b Hash) (ta, tb Hash, err error) {
 func (sh *Shard) close() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	sh.closed = true
 	if sh.repackTimer != nil {
 		sh.repackTimer.Stop()
 	}

@@ -319,6 +319,31 @@ func TestStore_OneProcessAtATime(t *testing.T) {
 	s2.Close()
 }
 
+// A change that reaches a shard once its store has closed is refused: the
+// store let go of the data directory, which another process may hold now.
+func TestStore_NoCommitAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "msg_1")
+	before := git(t, sh.Dir(), "rev-parse", "main")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := memd.ParseDate("2026-11-03")
+	_, err = sh.Apply(gitstore.Change{Author: alice, Message: "remember: after close\n",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Written after close", Date: d, Tier: memd.TierLog}}}})
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("a change after close: got %v, want unavailable", err)
+	}
+	if after := git(t, sh.Dir(), "rev-parse", "main"); after != before {
+		t.Errorf("main moved after the store closed: %s -> %s", before, after)
+	}
+}
+
 func TestShard_HistoryAndTimeTravel(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, Now: func() time.Time { return now }})

@@ -296,7 +296,7 @@ func (sh *Shard) commitGroup(batch []*request) {
 }
 
 func (sh *Shard) tryGroup(batch []*request) error {
-	if sh.db == nil {
+	if sh.closed {
 		return memd.Errorf(memd.EUNAVAILABLE, "store is closed")
 	}
 	head, err := readRef(sh.gitDir, mainRef)
