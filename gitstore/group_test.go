@@ -285,29 +285,62 @@ func TestGroup_ANoteInPlaceOfAFolderInOneGroup(t *testing.T) {
 // Busy writers each wait for their last change before sending the next:
 // a group that went without those it just answered would leave them for a
 // group of their own, and the writers would take turns in two halves.
-func TestNextGroup_WaitsForTheWritersJustAnswered(t *testing.T) {
+func TestNextGroup_WaitsForTheWritersComingBack(t *testing.T) {
 	const took = 6 * time.Millisecond
 	cases := []struct {
-		name             string
-		queued, answered int
-		took             time.Duration
-		missed           bool
-		want             int
-		wait             time.Duration
+		name              string
+		queued, returning int
+		took              time.Duration
+		missed            bool
+		want              int
+		wait              time.Duration
 	}{
 		{"one writer goes at once", 0, 1, took, false, 1, 0},
 		{"the half that queued waits for the half answered", 4, 4, took, false, 8, groupDelay},
 		{"a group answered alone waits for its writers", 0, 8, took, false, 8, groupDelay},
+		{"writers who wrote once are not waited for", 3, 0, took, false, 3, 0},
 		{"a quick group waits half its time", 3, 2, time.Millisecond, false, 5, 500 * time.Microsecond},
 		{"after a wait that ran out, at once", 4, 4, took, true, 8, 0},
 		{"a full group's worth queued goes at once", maxGroup, 8, took, false, maxGroup, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			want, wait := nextGroup(c.queued, c.answered, c.took, c.missed)
+			want, wait := nextGroup(c.queued, c.returning, c.took, c.missed)
 			if want != c.want || wait != c.wait {
-				t.Errorf("nextGroup(%d, %d, %v, %v) = %d, %v; want %d, %v", c.queued, c.answered, c.took, c.missed, want, wait, c.want, c.wait)
+				t.Errorf("nextGroup(%d, %d, %v, %v) = %d, %v; want %d, %v", c.queued, c.returning, c.took, c.missed, want, wait, c.want, c.wait)
 			}
 		})
+	}
+}
+
+// A writer counts as coming back when its change follows the answer to its
+// last one within returnWindow; one that writes now and then, or for the
+// first time, is not waited for.
+func TestShard_CountsTheWritersWhoCameStraightBack(t *testing.T) {
+	sh := &Shard{}
+	busy, once := Signature{Name: "busy", Email: "busy@x"}, Signature{Name: "once", Email: "once@x"}
+	t0 := time.Unix(1_800_000_000, 0)
+	if sh.cameBack(busy, t0) {
+		t.Fatal("a first change came back")
+	}
+	first := []*request{{change: Change{Author: busy}}, {change: Change{Author: once}}}
+	if n := sh.noteAnswered(first, t0); n != 0 {
+		t.Errorf("first changes counted %d as coming back", n)
+	}
+	soon, late := t0.Add(returnWindow/2), t0.Add(returnWindow+time.Microsecond)
+	if !sh.cameBack(busy, soon) || sh.cameBack(busy, late) {
+		t.Errorf("came back at half the window: %v (want true); just past it: %v (want false)", sh.cameBack(busy, soon), sh.cameBack(busy, late))
+	}
+	second := []*request{{change: Change{Author: busy}, back: sh.cameBack(busy, soon)}}
+	if n := sh.noteAnswered(second, soon); n != 1 {
+		t.Errorf("a writer straight back counted %d, want 1", n)
+	}
+	// Authors answered long ago are let go once many are kept.
+	for i := range 4*maxGroup + 1 {
+		sh.answered[Signature{Name: fmt.Sprint(i), Email: "x@x"}] = t0
+	}
+	sh.noteAnswered([]*request{{change: Change{Author: busy}}}, late.Add(returnWindow))
+	if len(sh.answered) != 1 {
+		t.Errorf("kept %d authors after letting go of those answered long ago, want 1", len(sh.answered))
 	}
 }

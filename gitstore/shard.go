@@ -57,6 +57,10 @@ type Shard struct {
 	queue    []*request
 	draining bool
 	arrived  chan struct{} // a change was queued (capacity one; a wake-up)
+	// answered is when each author's last change was answered, for
+	// telling writers who come straight back (see nextGroup). Guarded by
+	// qmu.
+	answered map[Signature]time.Time
 
 	// saveMu serialises saving where facts are (savedplaces.go), and
 	// guards placesSaved, the commit saved last, and placesGone: no save
