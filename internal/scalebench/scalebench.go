@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/memd/memd"
@@ -113,8 +114,14 @@ func Build(data string, s Shape) error {
 	if err != nil {
 		return err
 	}
-	_, err = reg.Add(agent, projects)
-	return err
+	if _, err = reg.Add(agent, projects); err != nil {
+		return err
+	}
+	// On disk before anything is measured, as a store that has been there
+	// a while is: left to the kernel, the write-back of hundreds of
+	// megabytes lands half a minute later, in the middle of a measure.
+	syscall.Sync()
+	return nil
 }
 
 // vectorModel is the model the vectors of a store with Dims are of.
