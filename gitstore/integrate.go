@@ -53,8 +53,8 @@ const maxIntegrate = 1 << 20
 func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.closed {
-		return Integration{}, memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+	if err := sh.errIfClosed(); err != nil {
+		return Integration{}, err
 	}
 	if !theirs.IsZero() && !sh.db.Has(theirs) {
 		return Integration{}, fmt.Errorf("shard %s: integrate %s: commit not in the shard", sh.id, short(theirs))

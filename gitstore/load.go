@@ -72,6 +72,9 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if err := sh.errIfClosed(); err != nil {
+		return nil, err // a catch-up may commit a restore
+	}
 	// Read main again under the lock: a writer may have moved it, and
 	// stored its state, while this call waited; the head read before
 	// would take the state back to an older commit.

@@ -98,6 +98,9 @@ func (sh *Shard) Propose(c Change) (Result, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if err := sh.errIfClosed(); err != nil {
+		return Result{}, err
+	}
 	main, list, err := sh.Proposals()
 	if err != nil {
 		return Result{}, err
@@ -135,6 +138,9 @@ func (sh *Shard) Propose(c Change) (Result, error) {
 func (sh *Shard) RebuildProposals(redo func(Commit) (Change, bool, error)) (kept map[Hash]Hash, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if err := sh.errIfClosed(); err != nil {
+		return nil, err
+	}
 	main, list, err := sh.Proposals()
 	if err != nil {
 		return nil, err
@@ -227,6 +233,9 @@ func (sh *Shard) removeRef(name string, old Hash) error {
 func (sh *Shard) RecordRejected(proposal Commit, author Signature, message string) (Hash, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if err := sh.errIfClosed(); err != nil {
+		return Hash{}, err
+	}
 	prev, err := readRef(sh.gitDir, rejectedRef)
 	if err != nil {
 		return Hash{}, err

@@ -280,6 +280,15 @@ func (sh *Shard) commitTrees(a, b Hash) (ta, tb Hash, err error) {
 	return ta, tb, nil
 }
 
+// errIfClosed refuses a write once the store has closed. The caller holds
+// sh.mu.
+func (sh *Shard) errIfClosed() error {
+	if sh.closed {
+		return memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+	}
+	return nil
+}
+
 func (sh *Shard) close() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

@@ -319,28 +319,71 @@ func TestStore_OneProcessAtATime(t *testing.T) {
 	s2.Close()
 }
 
-// A change that reaches a shard once its store has closed is refused: the
+// A write that reaches a shard once its store has closed is refused: the
 // store let go of the data directory, which another process may hold now.
-func TestStore_NoCommitAfterClose(t *testing.T) {
-	dir := t.TempDir()
-	s, err := gitstore.Open(dir, gitstore.Options{NoSync: true, RepackAt: -1})
+func TestStore_NoWriteAfterClose(t *testing.T) {
+	d, _ := memd.ParseDate("2026-11-03")
+	change := gitstore.Change{Author: alice, Message: "remember: after close\n",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Written after close", Date: d, Tier: memd.TierLog}}}}
+	writes := []struct {
+		name  string
+		write func(sh *gitstore.Shard, head gitstore.Hash) error
+	}{
+		{"a change", func(sh *gitstore.Shard, _ gitstore.Hash) error { _, err := sh.Apply(change); return err }},
+		{"a proposal", func(sh *gitstore.Shard, _ gitstore.Hash) error { _, err := sh.Propose(change); return err }},
+		{"a rejection recorded", func(sh *gitstore.Shard, head gitstore.Hash) error {
+			_, err := sh.RecordRejected(gitstore.Commit{Hash: head}, alice, "reject\n")
+			return err
+		}},
+		{"an integration", func(sh *gitstore.Shard, head gitstore.Hash) error {
+			_, err := sh.Integrate(head, gitstore.IntegrateOptions{From: "peer"})
+			return err
+		}},
+	}
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh := createShard(t, s, "agent/alice")
+			head := remember(t, sh, "Lives in Lisbon", memd.TierProfile, "msg_1").Commit
+			before := git(t, sh.Dir(), "for-each-ref")
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.write(sh, head); memd.ErrorCode(err) != memd.EUNAVAILABLE {
+				t.Errorf("after close: got %v, want unavailable", err)
+			}
+			if after := git(t, sh.Dir(), "for-each-ref"); after != before {
+				t.Errorf("refs moved after the store closed:\n%s\nthen:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// A read after the store closed does not catch up with a commit made
+// since: catching up may commit (a restore of facts a stale index
+// dropped), and the store has let go of the data directory.
+func TestStore_NoCatchUpAfterClose(t *testing.T) {
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sh := createShard(t, s, "agent/alice")
 	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "msg_1")
-	before := git(t, sh.Dir(), "rev-parse", "main")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := memd.ParseDate("2026-11-03")
-	_, err = sh.Apply(gitstore.Change{Author: alice, Message: "remember: after close\n",
-		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Written after close", Date: d, Tier: memd.TierLog}}}})
-	if memd.ErrorCode(err) != memd.EUNAVAILABLE {
-		t.Errorf("a change after close: got %v, want unavailable", err)
+	dir := sh.Dir()
+	os.WriteFile(filepath.Join(dir, "profile.md"), []byte("# Profile\n\n- (2026-11-03) Lives in Porto\n"), 0o644)
+	git(t, dir, "commit", "-qam", "by hand")
+	before := git(t, dir, "for-each-ref")
+	if _, _, err := sh.Facts(); memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("a read after close: got %v, want unavailable", err)
 	}
-	if after := git(t, sh.Dir(), "rev-parse", "main"); after != before {
-		t.Errorf("main moved after the store closed: %s -> %s", before, after)
+	if after := git(t, dir, "for-each-ref"); after != before {
+		t.Errorf("refs moved after the store closed:\n%s\nthen:\n%s", before, after)
 	}
 }
 

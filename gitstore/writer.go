@@ -334,8 +334,8 @@ func (sh *Shard) commitGroup(batch []*request) {
 }
 
 func (sh *Shard) tryGroup(batch []*request) error {
-	if sh.closed {
-		return memd.Errorf(memd.EUNAVAILABLE, "store is closed")
+	if err := sh.errIfClosed(); err != nil {
+		return err
 	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
