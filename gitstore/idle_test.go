@@ -58,3 +58,24 @@ func TestShard_IdleStateIsReadAgain(t *testing.T) {
 		t.Error("a shard in use gave up its state")
 	}
 }
+
+// A state given up and read again once the store has closed is refused:
+// reading it again catches up with main, which may commit a restore.
+func TestShard_NoStateReadAgainAfterClose(t *testing.T) {
+	s, sh := aliceShard(t)
+	date, _ := memd.ParseDate("2026-11-03")
+	if _, err := sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
+		Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: date, Tier: memd.TierLog}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sh.cur.Store(nil) // given up while idle
+	sh.mu.Lock()
+	_, err := sh.lockedState()
+	sh.mu.Unlock()
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("reading the state again after close: got %v, want unavailable", err)
+	}
+}

@@ -72,9 +72,6 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if err := sh.errIfClosed(); err != nil {
-		return nil, err // a catch-up may commit a restore
-	}
 	// Read main again under the lock: a writer may have moved it, and
 	// stored its state, while this call waited; the head read before
 	// would take the state back to an older commit.
@@ -108,6 +105,9 @@ func (sh *Shard) catchUp(head Hash) (*state, error) { return sh.catchUpSeeing(he
 // catchUpSeeing is catchUp, handing see each file read if the state is
 // built afresh.
 func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, error) {
+	if err := sh.errIfClosed(); err != nil {
+		return nil, err // a catch-up may commit a restore
+	}
 	prev := sh.cur.Load()
 	owed := sh.owed.Load()
 	if prev != nil && prev.head == head && !sh.owedDue() {
