@@ -288,12 +288,12 @@ func TestGroup_ANoteInPlaceOfAFolderInOneGroup(t *testing.T) {
 func TestNextGroup_WaitsForTheWritersComingBack(t *testing.T) {
 	const took = 6 * time.Millisecond
 	cases := []struct {
-		name              string
-		queued, returning int
-		took              time.Duration
-		missed            bool
-		want              int
-		wait              time.Duration
+		name           string
+		queued, coming int
+		took           time.Duration
+		missed         bool
+		want           int
+		wait           time.Duration
 	}{
 		{"one writer goes at once", 0, 1, took, false, 1, 0},
 		{"the half that queued waits for the half answered", 4, 4, took, false, 8, groupDelay},
@@ -305,9 +305,9 @@ func TestNextGroup_WaitsForTheWritersComingBack(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			want, wait := nextGroup(c.queued, c.returning, c.took, c.missed)
+			want, wait := nextGroup(c.queued, c.coming, c.took, c.missed)
 			if want != c.want || wait != c.wait {
-				t.Errorf("nextGroup(%d, %d, %v, %v) = %d, %v; want %d, %v", c.queued, c.returning, c.took, c.missed, want, wait, c.want, c.wait)
+				t.Errorf("nextGroup(%d, %d, %v, %v) = %d, %v; want %d, %v", c.queued, c.coming, c.took, c.missed, want, wait, c.want, c.wait)
 			}
 		})
 	}
@@ -315,25 +315,36 @@ func TestNextGroup_WaitsForTheWritersComingBack(t *testing.T) {
 
 // A writer counts as coming back when its change follows the answer to its
 // last one within returnWindow; one that writes now and then, or for the
-// first time, is not waited for.
-func TestShard_CountsTheWritersWhoCameStraightBack(t *testing.T) {
+// first time, is not waited for, nor one already back.
+func TestShard_CountsTheWritersStillComingBack(t *testing.T) {
 	sh := &Shard{}
 	busy, once := Signature{Name: "busy", Email: "busy@x"}, Signature{Name: "once", Email: "once@x"}
 	t0 := time.Unix(1_800_000_000, 0)
 	if sh.cameBack(busy, t0) {
 		t.Fatal("a first change came back")
 	}
-	first := []*request{{change: Change{Author: busy}}, {change: Change{Author: once}}}
-	if n := sh.noteAnswered(first, t0); n != 0 {
-		t.Errorf("first changes counted %d as coming back", n)
+	first := []*request{{change: Change{Author: busy}, at: t0}, {change: Change{Author: once}, at: t0}}
+	sh.noteAnswered(first, t0)
+	if n := sh.stillComing(first, t0); n != 0 {
+		t.Errorf("first changes: %d still coming, want 0", n)
 	}
 	soon, late := t0.Add(returnWindow/2), t0.Add(returnWindow+time.Microsecond)
 	if !sh.cameBack(busy, soon) || sh.cameBack(busy, late) {
 		t.Errorf("came back at half the window: %v (want true); just past it: %v (want false)", sh.cameBack(busy, soon), sh.cameBack(busy, late))
 	}
-	second := []*request{{change: Change{Author: busy}, back: sh.cameBack(busy, soon)}}
-	if n := sh.noteAnswered(second, soon); n != 1 {
-		t.Errorf("a writer straight back counted %d, want 1", n)
+	second := []*request{{change: Change{Author: busy}, at: soon, back: sh.cameBack(busy, soon)}}
+	sh.noteAnswered(second, soon)
+	if n := sh.stillComing(second, soon); n != 1 {
+		t.Errorf("a writer straight back: %d still coming, want 1", n)
+	}
+	// Queued before the answer: another writer's; after it: this one, back.
+	sh.queue = []*request{{change: Change{Author: once}, at: soon.Add(-time.Microsecond)}}
+	if n := sh.stillComing(second, soon); n != 1 {
+		t.Errorf("with a change queued before the answer: %d still coming, want 1", n)
+	}
+	sh.queue = append(sh.queue, &request{change: Change{Author: busy}, at: soon.Add(time.Microsecond), back: true})
+	if n := sh.stillComing(second, soon); n != 0 {
+		t.Errorf("with the writer back already: %d still coming, want 0", n)
 	}
 	// Authors answered long ago are let go once many are kept.
 	for i := range 4*maxGroup + 1 {

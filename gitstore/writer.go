@@ -93,8 +93,10 @@ type Result struct {
 
 type request struct {
 	change Change
-	// back says the change came within returnWindow of the answer to its
-	// author's last one: a writer who writes again as soon as answered.
+	// at is when the change was queued; back says it came within
+	// returnWindow of the answer to its author's last one: a writer who
+	// writes again as soon as answered.
+	at   time.Time
 	back bool
 	done chan struct{}
 	res  Result
@@ -112,7 +114,8 @@ func (sh *Shard) Apply(c Change) (Result, error) {
 	}
 	r := &request{change: c, done: make(chan struct{})}
 	sh.qmu.Lock()
-	r.back = sh.cameBack(c.Author, time.Now())
+	r.at = time.Now()
+	r.back = sh.cameBack(c.Author, r.at)
 	sh.queue = append(sh.queue, r)
 	start := !sh.draining
 	sh.draining = true
@@ -142,13 +145,13 @@ func (sh *Shard) drain() {
 		sh.queue = slices.Delete(sh.queue, 0, n)
 		sh.qmu.Unlock()
 		start := time.Now()
-		sh.commitGroup(batch)
+		answered := sh.commitGroup(batch)
 		took := time.Since(start)
 		sh.qmu.Lock()
-		returning := sh.noteAnswered(batch, time.Now())
+		coming := sh.stillComing(batch, answered)
 		queued := len(sh.queue)
 		sh.qmu.Unlock()
-		want, wait := nextGroup(queued, returning, took, missed)
+		want, wait := nextGroup(queued, coming, took, missed)
 		missed = wait > 0 && !sh.gather(want, wait)
 	}
 }
@@ -171,11 +174,10 @@ func (sh *Shard) cameBack(author Signature, now time.Time) bool {
 	return ok && now.Sub(at) <= returnWindow
 }
 
-// noteAnswered records that the authors of a batch were answered at now,
-// and returns how many of its changes came straight back after their
-// author's last answer: the writers likely to come back now. The caller
-// holds qmu.
-func (sh *Shard) noteAnswered(batch []*request, now time.Time) (returning int) {
+// noteAnswered records that the authors of a batch are answered at now,
+// before they are: a writer who comes straight back is then measured from
+// this answer. The caller holds qmu.
+func (sh *Shard) noteAnswered(batch []*request, now time.Time) {
 	if sh.answered == nil {
 		sh.answered = make(map[Signature]time.Time)
 	}
@@ -183,26 +185,42 @@ func (sh *Shard) noteAnswered(batch []*request, now time.Time) (returning int) {
 		maps.DeleteFunc(sh.answered, func(_ Signature, at time.Time) bool { return now.Sub(at) > returnWindow })
 	}
 	for _, r := range batch {
-		if r.back {
-			returning++
-		}
 		sh.answered[r.change.Author] = now
 	}
-	return returning
+}
+
+// stillComing returns how many writers of a batch answered at answered are
+// likely to come back and have not yet: its changes that came straight
+// back after their author's last answer, less the changes queued since
+// this answer (those writers are back already, and counted as queued).
+// The caller holds qmu.
+func (sh *Shard) stillComing(batch []*request, answered time.Time) int {
+	n := 0
+	for _, r := range batch {
+		if r.back {
+			n++
+		}
+	}
+	for _, r := range sh.queue {
+		if !r.at.Before(answered) {
+			n--
+		}
+	}
+	return max(n, 0)
 }
 
 // nextGroup says how many changes the next group waits for and how long at
 // most, after a group that took took, with queued changes waiting and
-// returning writers just answered who came straight back last time: they
-// are likely to send their next change at once, so the next group waits
-// for them beside those queued. Without waiting, busy writers split into
+// coming writers just answered who came straight back last time and are
+// not back yet: they are likely to send their next change at once, so the
+// next group waits for them beside those queued. Without waiting, busy writers split into
 // two halves that take turns, each group carrying half of them (measured:
 // 8 writers over HTTP, 4.3 changes a group, half the changes a second of
 // groups that waited for all 8). A writer who writes once is not waited
 // for; the wait is at most half a group's cost, and after a wait that ran
 // out the next group goes at once.
-func nextGroup(queued, returning int, took time.Duration, missed bool) (want int, wait time.Duration) {
-	want = min(queued+returning, maxGroup)
+func nextGroup(queued, coming int, took time.Duration, missed bool) (want int, wait time.Duration) {
+	want = min(queued+coming, maxGroup)
 	if want <= 1 || missed || queued >= want {
 		return want, 0
 	}
@@ -296,8 +314,9 @@ func validateChange(c *Change) error {
 const groupAttempts = 20
 
 // commitGroup writes a batch of changes, retrying on a fresh HEAD when
-// someone else moved the branch while the pack was being written.
-func (sh *Shard) commitGroup(batch []*request) {
+// someone else moved the branch while the pack was being written, and
+// returns when it answered them.
+func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var err error
@@ -322,6 +341,10 @@ func (sh *Shard) commitGroup(batch []*request) {
 		err = memd.Errorf(memd.EUNAVAILABLE, "the branch kept moving while memd wrote (%v); nothing was committed, try again", err)
 	}
 	err = unavailableIfRefused(err)
+	answered = time.Now()
+	sh.qmu.Lock()
+	sh.noteAnswered(batch, answered)
+	sh.qmu.Unlock()
 	for _, r := range batch {
 		if err != nil {
 			r.res, r.err = Result{}, fmt.Errorf("shard %s: %w", sh.id, err)
@@ -331,6 +354,7 @@ func (sh *Shard) commitGroup(batch []*request) {
 	if err == nil {
 		sh.maybeRepack()
 	}
+	return answered
 }
 
 func (sh *Shard) tryGroup(batch []*request) error {
