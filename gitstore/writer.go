@@ -209,16 +209,15 @@ func (sh *Shard) stillComing(batch []*request, answered time.Time) int {
 	return max(n, 0)
 }
 
-// nextGroup says how many changes the next group waits for and how long at
-// most, after a group that took took, with queued changes waiting and
-// coming writers just answered who came straight back last time and are
-// not back yet: they are likely to send their next change at once, so the
-// next group waits for them beside those queued. Without waiting, busy writers split into
-// two halves that take turns, each group carrying half of them (measured:
-// 8 writers over HTTP, 4.3 changes a group, half the changes a second of
-// groups that waited for all 8). A writer who writes once is not waited
-// for; the wait is at most half a group's cost, and after a wait that ran
-// out the next group goes at once.
+// nextGroup says how many changes the next group waits for, and for how
+// long at most, after a group that took took: the queued changes, and the
+// coming writers (just answered, who came straight back last time and are
+// not back yet), likely to send their next change at once. Without
+// waiting, busy writers split into two halves that take turns, each group
+// carrying half of them (measured: 8 writers over HTTP, 4.3 changes a
+// group, half the changes a second of groups that waited for all 8). A
+// writer who writes once is not waited for; the wait is at most half a
+// group's cost, and after a wait that ran out the next group goes at once.
 func nextGroup(queued, coming int, took time.Duration, missed bool) (want int, wait time.Duration) {
 	want = min(queued+coming, maxGroup)
 	if want <= 1 || missed || queued >= want {
