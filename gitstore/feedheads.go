@@ -96,6 +96,9 @@ const headLine = 41
 // AddFeedHead adds a head to the feed's heads. It is not synced: a kill
 // loses nothing written, a power cut may lose the last heads.
 func (sh *Shard) AddFeedHead(h Hash) error {
+	if err := sh.errIfClosed(); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(filepath.Join(sh.gitDir, feedHeadsName), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("keeping the feed's head of %s: %w", sh.id, err)
@@ -113,6 +116,9 @@ func (sh *Shard) AddFeedHead(h Hash) error {
 // SetFeedHeads replaces the feed's heads, at once: a crash, or a power
 // cut, leaves the old ones or these.
 func (sh *Shard) SetFeedHeads(heads []Hash) error {
+	if err := sh.errIfClosed(); err != nil {
+		return err
+	}
 	var b bytes.Buffer
 	for _, h := range heads {
 		b.WriteString(h.String() + "\n")

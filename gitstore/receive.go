@@ -52,6 +52,9 @@ var packExts = []string{".keep", ".pack", ".rev", ".idx"}
 // file under a name git does not say, and a person's git fetch writes its
 // own there at the same moment, which must be left alone.
 func (sh *Shard) Receive(pack io.Reader) (*Received, error) {
+	if err := sh.errIfClosed(); err != nil {
+		return nil, err
+	}
 	sh.repackMu.Lock()
 	r, err := sh.receive(pack)
 	if err != nil {

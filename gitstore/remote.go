@@ -80,6 +80,9 @@ func (s *Store) RemoteURL(id memd.ShardID, name string) (string, error) {
 // A remote that is a path on this machine and does not exist yet is made,
 // as an empty bare repository.
 func (sh *Shard) Fetch(ctx context.Context, url, into string) (Hash, error) {
+	if err := sh.errIfClosed(); err != nil {
+		return Hash{}, err
+	}
 	if err := prepareLocal(ctx, url); err != nil {
 		return Hash{}, err
 	}

@@ -93,6 +93,9 @@ func (sh *Shard) Repack() error {
 }
 
 func (sh *Shard) repack() error {
+	if err := sh.errIfClosed(); err != nil {
+		return err
+	}
 	sh.repackMu.Lock()
 	defer sh.repackMu.Unlock()
 	start := time.Now()

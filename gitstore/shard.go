@@ -27,10 +27,10 @@ type Shard struct {
 	// mu serialises writers and state reloads; cur is what readers see.
 	mu  sync.Mutex
 	cur atomic.Pointer[state]
-	// closed is set when the store closes (guarded by mu): a change
-	// queued meanwhile is refused, not committed after the store let go
-	// of its data directory.
-	closed bool
+	// closed is set when the store closes (under mu): a change queued
+	// meanwhile, and any other write, is refused rather than made after
+	// the store let go of its data directory.
+	closed atomic.Bool
 	// seen is the commit of the last state memd held (or main when the
 	// shard was opened): what a move of main made outside memd is checked
 	// from, even after the state itself was given up. Guarded by mu.
@@ -280,10 +280,10 @@ func (sh *Shard) commitTrees(a, b Hash) (ta, tb Hash, err error) {
 	return ta, tb, nil
 }
 
-// errIfClosed refuses a write once the store has closed. The caller holds
-// sh.mu.
+// errIfClosed refuses a write once the store has closed. A write that
+// holds sh.mu asks under it, so close cannot come between.
 func (sh *Shard) errIfClosed() error {
-	if sh.closed {
+	if sh.closed.Load() {
 		return memd.Errorf(memd.EUNAVAILABLE, "store is closed")
 	}
 	return nil
@@ -292,7 +292,7 @@ func (sh *Shard) errIfClosed() error {
 func (sh *Shard) close() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.closed = true
+	sh.closed.Store(true)
 	if sh.repackTimer != nil {
 		sh.repackTimer.Stop()
 	}

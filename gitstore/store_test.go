@@ -339,6 +339,17 @@ func TestStore_NoWriteAfterClose(t *testing.T) {
 			_, err := sh.Integrate(head, gitstore.IntegrateOptions{From: "peer"})
 			return err
 		}},
+		{"a push received", func(sh *gitstore.Shard, _ gitstore.Hash) error {
+			_, err := sh.Receive(strings.NewReader(""))
+			return err
+		}},
+		{"a fetch", func(sh *gitstore.Shard, _ gitstore.Hash) error {
+			_, err := sh.Fetch(t.Context(), filepath.Join(t.TempDir(), "peer.git"), "refs/remotes/peer/main")
+			return err
+		}},
+		{"the feed's heads", func(sh *gitstore.Shard, head gitstore.Hash) error { return sh.SetFeedHeads([]gitstore.Hash{head}) }},
+		{"a feed head", func(sh *gitstore.Shard, head gitstore.Hash) error { return sh.AddFeedHead(head) }},
+		{"a repack", func(sh *gitstore.Shard, _ gitstore.Hash) error { return sh.Repack() }},
 	}
 	for _, w := range writes {
 		t.Run(w.name, func(t *testing.T) {
@@ -348,18 +359,41 @@ func TestStore_NoWriteAfterClose(t *testing.T) {
 			}
 			sh := createShard(t, s, "agent/alice")
 			head := remember(t, sh, "Lives in Lisbon", memd.TierProfile, "msg_1").Commit
-			before := git(t, sh.Dir(), "for-each-ref")
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
+			before := gitDirState(t, sh.Dir())
 			if err := w.write(sh, head); memd.ErrorCode(err) != memd.EUNAVAILABLE {
 				t.Errorf("after close: got %v, want unavailable", err)
 			}
-			if after := git(t, sh.Dir(), "for-each-ref"); after != before {
-				t.Errorf("refs moved after the store closed:\n%s\nthen:\n%s", before, after)
+			if after := gitDirState(t, sh.Dir()); after != before {
+				t.Errorf(".git changed after the store closed:\n%s\nthen:\n%s", before, after)
 			}
 		})
 	}
+}
+
+// gitDirState describes a shard's refs and every file under its .git, with
+// its size and time: what a write after close would change.
+func gitDirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(git(t, dir, "for-each-ref"))
+	err := filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // A read after the store closed does not catch up with a commit made
