@@ -63,11 +63,7 @@ func TestShard_IdleStateIsReadAgain(t *testing.T) {
 // reading it again catches up with main, which may commit a restore.
 func TestShard_NoStateReadAgainAfterClose(t *testing.T) {
 	s, sh := aliceShard(t)
-	date, _ := memd.ParseDate("2026-11-03")
-	if _, err := sh.Apply(Change{Author: Signature{Name: "alice", Email: "alice@agents.memd"}, Message: "remember",
-		Edits: []Edit{{Op: AddFact, Fact: memd.Fact{Text: "Booked a flight to Lisbon", Date: date, Tier: memd.TierLog}}}}); err != nil {
-		t.Fatal(err)
-	}
+	applyAsAlice(t, sh, rememberEdit("Booked a flight to Lisbon", memd.TierLog, "2026-11-03"))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

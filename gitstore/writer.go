@@ -357,9 +357,6 @@ func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 }
 
 func (sh *Shard) tryGroup(batch []*request) error {
-	if err := sh.errIfClosed(); err != nil {
-		return err
-	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
 		return err
