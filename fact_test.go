@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memd/memd"
@@ -88,6 +89,25 @@ func TestParseDate(t *testing.T) {
 	}
 }
 
+// ParseDate, written by hand, takes the strings time.Parse takes, each
+// to its day, and no other.
+func FuzzParseDate(f *testing.F) {
+	for _, s := range []string{"2026-11-30", "2024-02-29", "2026-02-30", "2100-02-29", "2000-02-29", "0000-01-01", "0000-03-01",
+		"9999-12-31", "1969-12-31", "2026-00-10", "2026-12-00", "2026-1-05", "+026-01-05", "2026/01/05", "２０２６-01-05"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := memd.ParseDate(s)
+		want, werr := time.Parse(time.DateOnly, s)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("ParseDate(%q): err %v, time.Parse's %v", s, err, werr)
+		}
+		if err == nil && d != memd.DateOf(want) {
+			t.Errorf("ParseDate(%q) = %v (%d days), time.Parse gives %v", s, d, d.Days(), want)
+		}
+	})
+}
+
 func TestParseShardID(t *testing.T) {
 	for in, ok := range map[string]bool{
 		"agent/alice": true, "user/u-42": true, "project/apollo.v2": true, "agent/a_b": true,
@@ -150,4 +170,22 @@ func FuzzFactID_ASCIIAsTheGeneralForm(f *testing.F) {
 			t.Errorf("FactKey(%q) = %s, the general form gives %s", s, got, want)
 		}
 	})
+}
+
+// BenchmarkFactID times identifying a fact line's text: a start reads
+// and identifies every fact of every shard.
+func BenchmarkFactID(b *testing.B) {
+	text := "Farid audited the rooftop venue in Lisbon, ref 15367"
+	for b.Loop() {
+		memd.FactID(text)
+	}
+}
+
+// BenchmarkParseDate times reading a fact line's date.
+func BenchmarkParseDate(b *testing.B) {
+	for b.Loop() {
+		if _, err := memd.ParseDate("2026-03-14"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
