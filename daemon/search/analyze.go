@@ -2,7 +2,9 @@ package search
 
 import (
 	"runtime"
+	"slices"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -18,8 +20,7 @@ type analysed struct {
 
 // analyzeDoc analyses a fact's text.
 func analyzeDoc(d Doc) analysed {
-	if isASCII(d.Text) {
-		ts := terms(fold(d.Text))
+	if _, ts, ok := appendTermsASCII(make([]byte, 0, len(d.Text)), make([]string, 0, len(d.Text)/6+1), d.Text); ok {
 		return analysed{terms: ts, length: len(ts)}
 	}
 	f, ts := analyze(d.Text)
@@ -55,9 +56,7 @@ func analyzeAll(docs []Doc) []analysed {
 	out := make([]analysed, len(docs))
 	workers := runtime.GOMAXPROCS(0)
 	if len(docs) < 1000 || workers == 1 {
-		for i, d := range docs {
-			out[i] = analyzeDoc(d)
-		}
+		analyzeInto(out, docs)
 		return out
 	}
 	var wg sync.WaitGroup
@@ -66,11 +65,89 @@ func analyzeAll(docs []Doc) []analysed {
 		wg.Add(1)
 		go func(from, to int) {
 			defer wg.Done()
-			for i := from; i < to; i++ {
-				out[i] = analyzeDoc(docs[i])
-			}
+			analyzeInto(out[from:to], docs[from:to])
 		}(w, min(w+chunk, len(docs)))
 	}
 	wg.Wait()
 	return out
 }
+
+// analyzeInto analyses docs into out. The ASCII texts' lowered words
+// and terms are kept in one array each for all: a start analyses a
+// million facts, and two small arrays each, held only until the facts
+// are put, were most of what the collector did meanwhile.
+func analyzeInto(out []analysed, docs []Doc) {
+	size := 0
+	for _, d := range docs {
+		size += len(d.Text)
+	}
+	lower := make([]byte, 0, size)
+	ts := make([]string, 0, size/6+len(docs))
+	for i, d := range docs {
+		n := len(ts)
+		var ok bool
+		if lower, ts, ok = appendTermsASCII(lower, ts, d.Text); ok {
+			out[i] = analysed{terms: ts[n:len(ts):len(ts)], length: len(ts) - n}
+		} else {
+			out[i] = analyzeDoc(d)
+		}
+	}
+}
+
+// appendTermsASCII appends terms(fold(text)) to ts, and the lowered text
+// they are pieces of to lower, for ASCII text, in one pass; for any other
+// text it returns them as they were and false. Asking whether a fact is
+// ASCII, lowering, splitting and stemming its words, each reading the
+// whole text again, was most of reading it at a start.
+func appendTermsASCII(lower []byte, ts []string, text string) ([]byte, []string, bool) {
+	at, n := len(lower), len(ts)
+	lower = slices.Grow(lower, len(text))[:at+len(text)]
+	// The terms not stemmed are pieces of lower, which is only appended
+	// to: a piece, once made, is never written again.
+	low := lower[at:]
+	start, digit := -1, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		low[i] = lowerASCII[c]
+		kind := wordASCII[c]
+		switch {
+		case kind == beyondASCII:
+			return lower[:at], ts[:n], false
+		case kind == 0 && start >= 0:
+			ts = append(ts, stemWord(unsafe.String(&low[start], i-start), digit))
+			start = -1
+		case kind != 0 && start < 0:
+			start, digit = i, false
+		}
+		digit = digit || kind == inDigit
+	}
+	if start >= 0 {
+		ts = append(ts, stemWord(unsafe.String(&low[start], len(text)-start), digit))
+	}
+	return lower, ts, true
+}
+
+// wordASCII gives each byte's part in a word (inWordASCII), 0 for none,
+// and marks the bytes beyond ASCII; lowerASCII gives its lower case.
+var wordASCII, lowerASCII = func() (kinds, lower [256]byte) {
+	for c := range 256 {
+		lower[c] = byte(c)
+		switch {
+		case 'a' <= c && c <= 'z':
+			kinds[c] = inLetter
+		case 'A' <= c && c <= 'Z':
+			kinds[c], lower[c] = inLetter, byte(c)+'a'-'A'
+		case '0' <= c && c <= '9':
+			kinds[c] = inDigit
+		case c >= utf8.RuneSelf:
+			kinds[c] = beyondASCII
+		}
+	}
+	return kinds, lower
+}()
+
+const (
+	inLetter = 1 + iota
+	inDigit
+	beyondASCII // not in a word, nor ASCII
+)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"github.com/kljensen/snowball/english"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,12 +13,20 @@ import (
 // when a phrase or substring is looked for: that must be the folded text
 // analyze gives.
 func FuzzFoldASCII(f *testing.F) {
-	for _, s := range []string{"Booked a flight to Lisbon", "  ref #4242, Q3--budget!! ", "", "...", "NYC/SQL\tServer\n2026-11-03"} {
+	for _, s := range []string{"Booked a flight to Lisbon", "  ref #4242, Q3--budget!! ", "", "...", "NYC/SQL\tServer\n2026-11-03", "Migrated 3Flights", "Café", "ends in Q4"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !isASCII(s) {
+		_, got, ok := appendTermsASCII(nil, nil, s)
+		if ok != isASCII(s) {
+			t.Fatalf("appendTermsASCII(%q) took it for ASCII: %v", s, ok)
+		}
+		if !ok {
 			return
+		}
+		// Read at a start in one pass, the terms a search looks up.
+		if want := terms(fold(s)); !slices.Equal(got, want) {
+			t.Fatalf("appendTermsASCII(%q) = %q, terms of the folded text %q", s, got, want)
 		}
 		if got, want := words(s), strings.FieldsFunc(s, notInWord); !slices.Equal(got, want) {
 			t.Fatalf("words(%q) = %q, read rune by rune %q", s, got, want)
@@ -116,5 +125,19 @@ func BenchmarkContainsFold(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAnalyzeAll times analysing a batch of facts as a start reads
+// them: ten thousand short ASCII facts.
+func BenchmarkAnalyzeAll(b *testing.B) {
+	names := strings.Fields("Alice Farid Marta Priya Omar Lena")
+	things := []string{"the Postgres cluster", "the rooftop venue", "the Q3 budget", "the flight to Lisbon", "the vendor contract"}
+	docs := make([]Doc, 10000)
+	for i := range docs {
+		docs[i].Text = names[i%len(names)] + " reviewed " + things[i%len(things)] + " in Berlin, ref " + strconv.Itoa(i)
+	}
+	for b.Loop() {
+		analyzeAll(docs)
 	}
 }

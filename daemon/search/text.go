@@ -92,8 +92,11 @@ type stemmed struct{ word, stem string }
 
 // stem returns the Snowball (Porter2) English stem of a folded word, so
 // "flights" matches "flight" and "migrated" matches "migration".
-func stem(w string) string {
-	if len(w) <= 2 || hasDigit(w) {
+func stem(w string) string { return stemWord(w, hasDigit(w)) }
+
+// stemWord is stem, told whether the word holds a digit.
+func stemWord(w string, digit bool) string {
+	if len(w) <= 2 || digit {
 		return w
 	}
 	h := maphash.String(stemSeed, w) & (uint64(len(stemSlots)) - 1)
