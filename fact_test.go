@@ -93,7 +93,7 @@ func TestParseDate(t *testing.T) {
 // to its day, and no other.
 func FuzzParseDate(f *testing.F) {
 	for _, s := range []string{"2026-11-30", "2024-02-29", "2026-02-30", "2100-02-29", "2000-02-29", "0000-01-01", "0000-03-01",
-		"9999-12-31", "1969-12-31", "2026-00-10", "2026-12-00", "2026-1-05", "+026-01-05", "2026/01/05", "２０２６-01-05"} {
+		"9999-12-31", "1969-12-31", "2026-00-10", "2026-12-00", "2026-1-05", "+026-01-05", "2026/01/05", "20é-01-05", "2026-01-0\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -158,7 +158,8 @@ func TestShorten(t *testing.T) {
 // The identity of an ASCII text, worked out without copies, is the one
 // the general form gives: IDs are in every commit's trailers.
 func FuzzFactID_ASCIIAsTheGeneralForm(f *testing.F) {
-	for _, s := range []string{"Lives in Lisbon", "  Two  spaces\tand a TAB\r\n", "MiXeD cAsE 42", "\x00\x1f\x7f ctrl\v\fform", "", " ", "Café", "a\u0085b", "a\u00a0b"} {
+	for _, s := range []string{"Lives in Lisbon", "  Two  spaces\tand a TAB\r\n", "MiXeD cAsE 42", "\x00\x1f\x7f ctrl\v\fform", "", " ", "Café", "a\u0085b", "a\u00a0b",
+		strings.Repeat("Longer THAN the buffer  ", 12), strings.Repeat("é", 130)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

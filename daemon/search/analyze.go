@@ -23,7 +23,12 @@ func analyzeDoc(d Doc) analysed {
 	if _, ts, ok := appendTermsASCII(make([]byte, 0, len(d.Text)), make([]string, 0, len(d.Text)/6+1), d.Text); ok {
 		return analysed{terms: ts, length: len(ts)}
 	}
-	f, ts := analyze(d.Text)
+	return analyzeOther(d.Text)
+}
+
+// analyzeOther analyses a text that is not plain ASCII.
+func analyzeOther(text string) analysed {
+	f, ts := analyze(text)
 	return analysed{f, ts, len(ts)}
 }
 
@@ -89,7 +94,7 @@ func analyzeInto(out []analysed, docs []Doc) {
 		if lower, ts, ok = appendTermsASCII(lower, ts, d.Text); ok {
 			out[i] = analysed{terms: ts[n:len(ts):len(ts)], length: len(ts) - n}
 		} else {
-			out[i] = analyzeDoc(d)
+			out[i] = analyzeOther(d.Text)
 		}
 	}
 }

@@ -141,3 +141,27 @@ func BenchmarkAnalyzeAll(b *testing.B) {
 		analyzeAll(docs)
 	}
 }
+
+// A batch's facts share the arrays their terms are in: each fact's terms
+// are its own still, whether it is ASCII or not, on one processor or
+// several, and a fact's terms grown do not reach the next fact's.
+func TestAnalyzeAll_EachFactItsOwnTerms(t *testing.T) {
+	texts := []string{"Booked the flight to Lisbon, ref 4242", "Café crème in São Paulo", "", "...",
+		"Q3 budget APPROVED", strings.Repeat("supercalifragilistic", 30) + " end", "naïve résumé", "x"}
+	for _, n := range []int{len(texts), 999, 1000, 2501} {
+		docs := make([]Doc, n)
+		for i := range docs {
+			docs[i].Text = texts[i%len(texts)] + " " + strconv.Itoa(i%7)
+		}
+		got := analyzeAll(docs)
+		for i := range got {
+			got[i].terms = append(got[i].terms, "grown")
+		}
+		for i, d := range docs {
+			want := analyzeDoc(d)
+			if g := got[i]; !slices.Equal(g.terms[:len(g.terms)-1], want.terms) || g.length != want.length || g.folded != want.folded {
+				t.Fatalf("%d facts, fact %d %q: %q (%d, %q), alone %q (%d, %q)", n, i, d.Text, g.terms, g.length, g.folded, want.terms, want.length, want.folded)
+			}
+		}
+	}
+}
