@@ -101,8 +101,9 @@ func normalASCII(buf []byte, text string) ([]byte, bool) {
 	prev := byte(' ') // a space first is odd
 	for i := 0; i < len(text); i++ {
 		c := text[i]
+		k := asciiKinds[c]
 		buf[i] = asciiLower[c]
-		odd |= asciiOdd[c] | asciiSpaces[prev]&asciiSpaces[c]
+		odd |= k&^asciiSpace | k&asciiKinds[prev]&asciiSpace // two spaces in a row are odd
 		prev = c
 	}
 	if odd == 0 && prev != ' ' {
@@ -115,7 +116,7 @@ func normalASCII(buf []byte, text string) ([]byte, bool) {
 		switch asciiKinds[c] {
 		case asciiBeyond:
 			return nil, false
-		case asciiSpace:
+		case asciiSpace, asciiWhite:
 			space = n > 0
 			continue
 		}
@@ -131,26 +132,12 @@ func normalASCII(buf []byte, text string) ([]byte, bool) {
 }
 
 // The kinds of byte normalASCII tells apart from those shown (0), by
-// asciiKinds; asciiLower holds the lower case of each byte.
+// asciiKinds, as bits; asciiLower holds the lower case of each byte.
 const (
-	asciiSpace  = 1 + iota
-	asciiBeyond // not ASCII
+	asciiSpace  = 1 << iota // ' '
+	asciiWhite              // other white space, which strings.Fields splits at
+	asciiBeyond             // not ASCII
 )
-
-// asciiOdd marks the bytes that may need more than lowering (white
-// space but a space, bytes beyond ASCII), asciiSpaces the space: two in a
-// row need more too.
-var asciiOdd, asciiSpaces = func() (odd, spaces [256]byte) {
-	for c := range 256 {
-		switch {
-		case c == ' ':
-			spaces[c] = 1
-		case c >= utf8.RuneSelf || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
-			odd[c] = 1
-		}
-	}
-	return odd, spaces
-}()
 
 var asciiKinds, asciiLower = func() (kinds, lower [256]byte) {
 	for c := range 256 {
@@ -158,8 +145,10 @@ var asciiKinds, asciiLower = func() (kinds, lower [256]byte) {
 		switch {
 		case c >= utf8.RuneSelf:
 			kinds[c] = asciiBeyond
-		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+		case c == ' ':
 			kinds[c] = asciiSpace
+		case c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			kinds[c] = asciiWhite
 		case 'A' <= c && c <= 'Z':
 			lower[c] = byte(c) + 'a' - 'A'
 		}

@@ -108,51 +108,28 @@ func appendTermsASCII(lower []byte, ts []string, text string) ([]byte, []string,
 	at, n := len(lower), len(ts)
 	lower = slices.Grow(lower, len(text))[:at+len(text)]
 	// The terms not stemmed are pieces of lower, which is only appended
-	// to: a piece, once made, is never written again.
+	// to: a piece, once made, is never written again. A byte between words
+	// is lowered to 0 (asciiFolds), and is in no piece.
 	low := lower[at:]
 	start, digit := -1, false
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		low[i] = lowerASCII[c]
-		kind := wordASCII[c]
-		switch {
-		case kind == beyondASCII:
+		if c >= utf8.RuneSelf {
 			return lower[:at], ts[:n], false
-		case kind == 0 && start >= 0:
+		}
+		f := asciiFolds[c]
+		low[i] = f
+		switch {
+		case f == 0 && start >= 0:
 			ts = append(ts, stemWord(unsafe.String(&low[start], i-start), digit))
 			start = -1
-		case kind != 0 && start < 0:
+		case f != 0 && start < 0:
 			start, digit = i, false
 		}
-		digit = digit || kind == inDigit
+		digit = digit || f-'0' < 10 // 0 wraps round, above '9'
 	}
 	if start >= 0 {
 		ts = append(ts, stemWord(unsafe.String(&low[start], len(text)-start), digit))
 	}
 	return lower, ts, true
 }
-
-// wordASCII gives each byte's part in a word (inWordASCII), 0 for none,
-// and marks the bytes beyond ASCII; lowerASCII gives its lower case.
-var wordASCII, lowerASCII = func() (kinds, lower [256]byte) {
-	for c := range 256 {
-		lower[c] = byte(c)
-		switch {
-		case 'a' <= c && c <= 'z':
-			kinds[c] = inLetter
-		case 'A' <= c && c <= 'Z':
-			kinds[c], lower[c] = inLetter, byte(c)+'a'-'A'
-		case '0' <= c && c <= '9':
-			kinds[c] = inDigit
-		case c >= utf8.RuneSelf:
-			kinds[c] = beyondASCII
-		}
-	}
-	return kinds, lower
-}()
-
-const (
-	inLetter = 1 + iota
-	inDigit
-	beyondASCII // not in a word, nor ASCII
-)

@@ -72,9 +72,7 @@ func wordsASCII(s string) []string {
 	return ws
 }
 
-func inWordASCII(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+func inWordASCII(c byte) bool { return asciiFolds[c] != 0 }
 
 // stemSlots caches the stems of words, as vocabularies are small and
 // stemming every word of a million facts would take most of a start. A
