@@ -101,32 +101,27 @@ func (x *Engine) precedes(a, b int32) bool {
 // hits: room for hits the budget skips.
 func collected(k int) int { return k*4 + 32 }
 
-// collect takes the best scored facts that fit the budget.
-func (x *Engine) collect(sc *scores, q Query) []Hit {
-	if len(sc.touched) == 0 || q.K <= 0 {
+// collect takes the best scored facts that fit the budget. top are the
+// strongest candidates and those the context reached (see best).
+func (x *Engine) collect(sc *scores, q Query, top []int32) []Hit {
+	if len(sc.touched) == 0 || q.K <= 0 || sc.contenders() == 0 {
 		return nil
 	}
-	m := sc.contenders()
-	if m == 0 {
-		return nil
+	h := x.best(sc, top, collected(q.K))
+	// The k best, in order, are the hits unless the budget skips one of
+	// them; only then are the others ordered too.
+	k := min(q.K, len(h))
+	if len(h) > k {
+		x.bestFirst(h, k)
 	}
-	c := x.chooser(sc, collected(q.K))
-	for j, step := newerEndFirst(x, sc, m); j >= 0 && j < m; j += step {
-		k := sc.placeOf(j)
-		c.consider(sc.touched[k], sc.v[k])
+	slices.SortFunc(h[:k], x.compareRanked)
+	length := func(j int) int { return len(x.textOf(h[j].i)) }
+	kept := fitting(k, k, q.Budget, length)
+	if len(kept) < k {
+		slices.SortFunc(h[k:], x.compareRanked)
+		kept = fitting(len(h), q.K, q.Budget, length)
 	}
-	h := c.chosen()
-	slices.SortFunc(h, func(a, b ranked) int {
-		if x.better(a, b) {
-			return -1
-		}
-		if x.better(b, a) {
-			return 1
-		}
-		return 0
-	})
 	// Only the hits that fit become Docs.
-	kept := fitting(len(h), q.K, q.Budget, func(j int) int { return len(x.textOf(h[j].i)) })
 	hits := make([]Hit, len(kept))
 	for n, j := range kept {
 		r := h[j]
@@ -137,6 +132,55 @@ func (x *Engine) collect(sc *scores, q Query) []Hit {
 		}
 	}
 	return hits
+}
+
+// best returns the limit best contenders by better (all if fewer), in
+// no particular order. The entries of top are weighed first: the strongest candidates
+// and those the context reached, whose final scores are near the best,
+// set the chooser's bar, and the other contenders, read in an order that
+// says nothing of their scores, mostly fall below it on their score
+// alone. Which entries top holds changes only the cost.
+func (x *Engine) best(sc *scores, top []int32, limit int) []ranked {
+	c := x.chooser(sc, limit)
+	// Of top, those below the limit-th best final score among them (by
+	// more than a tie) cannot be kept: as many are better.
+	finals := sc.finals[:0]
+	for _, i := range top {
+		finals = append(finals, sc.value(i)*x.factors[x.tier[i]])
+	}
+	sc.finals = finals
+	least := 0.0
+	if len(top) > limit {
+		least, sc.spare = largest(finals, limit, sc.spare)
+		least *= 1 - 1e-9
+	}
+	for n, i := range top {
+		if finals[n] >= least {
+			c.consider(i, sc.value(i))
+		}
+	}
+	c.settle()
+	inTop := sc.marked(top)
+	defer sc.unmark(top)
+	m := sc.contenders()
+	for j, step := newerEndFirst(x, sc, m); j >= 0 && j < m; j += step {
+		k := sc.placeOf(j)
+		if i := sc.touched[k]; inTop[i>>6]&(1<<(i&63)) == 0 {
+			c.consider(i, sc.v[k])
+		}
+	}
+	return c.chosen()
+}
+
+// compareRanked orders candidates by better, the best first.
+func (x *Engine) compareRanked(a, b ranked) int {
+	switch {
+	case x.better(a, b):
+		return -1
+	case x.better(b, a):
+		return 1
+	}
+	return 0
 }
 
 // chooser keeps the limit best candidates it is given, by better.
@@ -194,10 +238,24 @@ func (c *chooser) consider(i int32, v float64) {
 	}
 	c.h = append(c.h, r)
 	if len(c.h) == cap(c.h) {
-		c.x.bestFirst(c.h, c.limit)
-		c.h = c.h[:c.limit]
-		c.bar, c.barred = c.h[c.limit-1], true
+		c.cut()
 	}
+}
+
+// settle sets the bar from the candidates given so far, once they are
+// as many as it keeps.
+func (c *chooser) settle() {
+	if !c.barred && len(c.h) >= c.limit {
+		c.cut()
+	}
+}
+
+// cut keeps the best limit of the candidates given, the worst of them
+// the bar.
+func (c *chooser) cut() {
+	c.x.bestFirst(c.h, c.limit)
+	c.h = c.h[:c.limit]
+	c.bar, c.barred = c.h[c.limit-1], true
 }
 
 // newestRun is how many entries share a day in Engine.newest.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +63,96 @@ func TestBestFirst_KeepsWhatASortKeeps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// best keeps what a full ranking of every candidate keeps, and collect
+// the hits it keeps, whatever candidates they are told are the strongest:
+// those only set the bar early. Scores tie often, across tiers of
+// different weights, and the budget skips long texts.
+func TestBest_KeepsWhatAFullRankingKeeps(t *testing.T) {
+	x := New()
+	var docs []Doc
+	tiers := []memd.Tier{memd.TierLog, memd.TierProfile, memd.TierNote, memd.TierEpisode}
+	for n := range 600 {
+		shard := memd.ProjectShard([]string{"alpha", "bravo", "charlie"}[n%3])
+		d := novemberDoc(shard, fmt.Sprintf("Paid the invoice of vendor %d%s", n, strings.Repeat(" and more", n%7*5)))
+		d.Tier = tiers[n/5%len(tiers)]
+		if d.Tier == memd.TierProfile {
+			d.Date, d.File = memd.Date{}, "profile.md"
+		} else {
+			d.Date = memd.DateOf(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, n%40))
+		}
+		d.Offset = n * 40
+		docs = append(docs, d)
+	}
+	x.PutAll(docs)
+	byBetter := func(a, b ranked) int {
+		switch {
+		case x.better(a, b):
+			return -1
+		case x.better(b, a):
+			return 1
+		}
+		return 0
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 300 {
+		sc := new(scores)
+		sc.size(int(x.entries.len()))
+		distinct := []int{1, 4, 1000}[round%3]
+		var entries []int32
+		for i := range int32(len(docs)) {
+			if rng.IntN(3) > 0 {
+				sc.add(i, float64(1+rng.IntN(distinct)))
+				entries = append(entries, i)
+			}
+		}
+		var all []ranked
+		for k, i := range sc.touched {
+			all = append(all, ranked{i: i, v: sc.v[k] * x.factors[x.tier[i]], days: int(x.days[i])})
+		}
+		slices.SortFunc(all, byBetter)
+		// Told the strongest: none, a few, the best by raw score, or any.
+		var top []int32
+		switch round / 3 % 4 {
+		case 1:
+			top = entries[:min(5, len(entries))]
+		case 2:
+			top = x.strongest(sc, 256)
+		case 3:
+			for _, i := range entries {
+				if rng.IntN(4) == 0 {
+					top = append(top, i)
+				}
+			}
+		}
+		for _, limit := range []int{1, 36, 112, 300, len(all) + 1} {
+			got, want := x.best(sc, top, limit), all[:min(limit, len(all))]
+			slices.SortFunc(got, byBetter)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d (%d told strongest), limit %d: kept %d, want %d; first difference at %d",
+					round, len(top), limit, len(got), len(want), firstDifference(got, want))
+			}
+		}
+		q := Query{K: []int{1, 20, 50}[round%3], Budget: []int{0, 4000, 300}[round/12%3]}
+		var want []Hit
+		deep := all[:min(len(all), collected(q.K))] // as deep as collect reads for the budget
+		for _, j := range fitting(len(deep), q.K, q.Budget, func(j int) int { return len(x.textOf(deep[j].i)) }) {
+			want = append(want, Hit{Doc: x.docOf(deep[j].i), Score: deep[j].v})
+		}
+		if got := x.collect(sc, q, top); !slices.EqualFunc(got, want, func(a, b Hit) bool {
+			return a.Shard == b.Shard && a.ID == b.ID && a.Score == b.Score
+		}) {
+			t.Fatalf("round %d (k %d, budget %d, %d told strongest): hits %d, want %d", round, q.K, q.Budget, len(top), len(got), len(want))
+		}
+	}
+}
+
+func firstDifference(a, b []ranked) int {
+	for n := range min(len(a), len(b)) {
+		if a[n] != b[n] {
+			return n
+		}
+	}
+	return min(len(a), len(b))
 }

@@ -219,11 +219,14 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 	if idf == 0 {
 		return
 	}
+	// The first term scored makes every fact holding it a candidate, and
+	// parts hold distinct facts: none is one yet.
+	fresh := len(sc.touched) == 0 && sc.parts == nil
 	for _, part := range st.parts {
 		var one [1]posting
 		all := part.noneDead() // every posting is of a fact searched
 		ps := part.postings(t, &one)
-		if all && len(sc.touched) == 0 && sc.parts == nil {
+		if all && fresh {
 			sc.fill(ps, func(i int32, tf float64) float64 {
 				return idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
 			}, bit)

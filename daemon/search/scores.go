@@ -48,6 +48,7 @@ type scores struct {
 	terms   []uint64                   // by place
 	parts   map[int32]*memd.ScoreParts // only when explaining
 	spare   []float64                  // room for strongest's selection
+	finals  []float64                  // room for collect's scores of the strongest
 	// loan holds, for each entry lent context, its loan's place in loans
 	// plus one; 0 for the others.
 	loan  []int32
@@ -95,18 +96,18 @@ func (s *scores) add(i int32, v float64) int {
 	return int(k)
 }
 
-// fill makes candidates of the entries of a list, when there are none
-// yet: each its place in order, with no look-up and no append.
+// fill makes candidates of the entries of a list, none of them one yet:
+// each takes the next place, with no look-up.
 func (s *scores) fill(ps []posting, score func(i int32, tf float64) float64, bit uint64) {
-	n := len(ps)
-	s.touched = slices.Grow(s.touched, n)[:n]
-	s.v = slices.Grow(s.v, n)[:n]
-	s.terms = slices.Grow(s.terms, n)[:n]
-	touched, v, terms, member, slot := s.touched, s.v, s.terms, s.member, s.slot
+	base, n := len(s.touched), len(ps)
+	s.touched = slices.Grow(s.touched, n)[:base+n]
+	s.v = slices.Grow(s.v, n)[:base+n]
+	s.terms = slices.Grow(s.terms, n)[:base+n]
+	touched, v, terms, member, slot := s.touched[base:], s.v[base:], s.terms[base:], s.member, s.slot
 	for k, p := range ps {
 		i := p.doc()
 		member[i>>6] |= 1 << (i & 63)
-		slot[i] = uint32(k)
+		slot[i] = uint32(base + k)
 		touched[k] = i
 		v[k] = score(i, float64(p.tf()))
 		terms[k] = bit

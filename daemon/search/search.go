@@ -146,7 +146,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	for _, w := range qt.weights {
 		full += w // BM25 of one occurrence at the average length is the IDF
 	}
-	return x.collect(sc, q), full
+	return x.collect(sc, q, top), full
 }
 
 // stats are BM25's statistics over the shards a search reads, and their

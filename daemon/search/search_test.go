@@ -655,3 +655,37 @@ func TestSearch_NamingTwoShardsIsStable(t *testing.T) {
 		}
 	}
 }
+
+// The first word scored makes candidates of its facts shard after shard
+// without a look-up; they score as a search that records each part of
+// their scores (and so looks each fact up) scores them.
+func TestSearch_FirstWordOverShardsScoresAsExplained(t *testing.T) {
+	var docs []search.Doc
+	var shards []memd.ShardID
+	for s, name := range []string{"alpha", "bravo", "charlie", "delta"} {
+		id := memd.ProjectShard(name)
+		shards = append(shards, id)
+		for n := range 40 + 10*s {
+			text := fmt.Sprintf("Fact %d of %s: the %s%s", n, name, []string{"invoice", "receipt"}[n%2], strings.Repeat(" was paid", n%4))
+			if n%3 == 0 {
+				text += " by Lisbon's vendor"
+			}
+			docs = append(docs, doc(id, fmt.Sprintf("2026-10-%02d", 1+n%28), text, n*60))
+		}
+	}
+	x := index(docs...)
+	for _, q := range []string{"invoice", "invoice vendor", "vendor invoice paid", "Lisbon"} {
+		query := search.Query{Text: q, Shards: shards, K: 200, Now: now}
+		plain := x.Search(query).Hits
+		query.Explain = true
+		explained := x.Search(query).Hits
+		if len(plain) != len(explained) || len(plain) == 0 {
+			t.Fatalf("%q: %d hits, explained %d", q, len(plain), len(explained))
+		}
+		for n := range plain {
+			if p, e := plain[n], explained[n]; p.ID != e.ID || math.Abs(p.Score-e.Score) > 1e-12*e.Score {
+				t.Errorf("%q: hit %d is %s at %v, explained %s at %v", q, n, p.Text, p.Score, e.Text, e.Score)
+			}
+		}
+	}
+}
