@@ -60,6 +60,9 @@ func newPosting(doc int32, tf int) posting {
 func (p posting) doc() int32 { return int32(p & (1<<postingDocBits - 1)) }
 func (p posting) tf() int    { return int(p >> postingDocBits) }
 
+// again is p with its fact holding the term once more.
+func (p posting) again() posting { return newPosting(p.doc(), p.tf()+1) }
+
 // noteKey names a note of a shard by its path under notes/.
 type noteKey struct {
 	shard memd.ShardID

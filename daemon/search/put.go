@@ -331,33 +331,33 @@ func (x *Engine) compareIDs(a, b int32) int {
 	return strings.Compare(x.idOf(a), x.idOf(b))
 }
 
-// addPostings records the terms of entry i.
+// addPostings records the terms of entry i. A term the fact holds again
+// finds its posting last in the term's list, and counts there once more:
+// asking the dictionary again costs less than telling each term from the
+// fact's others.
 func (x *part) addPostings(i int32, ts []string) {
-	for j, t := range ts {
-		if slices.Contains(ts[:j], t) {
-			continue // counted at its first occurrence
-		}
-		n := 1
-		for _, u := range ts[j+1:] {
-			if u == t {
-				n++
-			}
-		}
+	for _, t := range ts {
 		k, slot, tag, known := x.terms.place(t)
-		var r termRef
-		if known {
-			r = x.terms.refs[k]
+		if !known {
+			x.newTerm(t, singleRef(newPosting(i, 1)), slot, tag)
+			continue
 		}
-		switch {
-		case !known:
-			x.newTerm(t, singleRef(newPosting(i, n)), slot, tag)
-		case r&single != 0:
-			first, _ := r.single()
+		r := x.terms.refs[k]
+		if first, one := r.single(); one {
+			if first.doc() == i {
+				x.terms.refs[k] = singleRef(first.again())
+				continue
+			}
 			x.terms.refs[k] = termRef(len(x.lists))
-			x.lists = append(x.lists, []posting{first, newPosting(i, n)})
-		default:
-			x.lists[r] = append(x.lists[r], newPosting(i, n))
+			x.lists = append(x.lists, []posting{first, newPosting(i, 1)})
+			continue
 		}
+		ps := x.lists[r]
+		if n := len(ps); n > 0 && ps[n-1].doc() == i {
+			ps[n-1] = ps[n-1].again()
+			continue
+		}
+		x.lists[r] = append(ps, newPosting(i, 1))
 	}
 }
 

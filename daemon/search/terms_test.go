@@ -1,11 +1,14 @@
 package search
 
 import (
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/memd/memd"
 )
 
 // A part's dictionary answers as a Go map of the same terms does, grown
@@ -56,6 +59,66 @@ func TestTermDict_AnswersAsAMap(t *testing.T) {
 		})
 		if seen != len(want) {
 			t.Fatalf("each gave %d terms, want %d", seen, len(want))
+		}
+	}
+}
+
+// Each term of a fact is posted once with how often the fact holds it,
+// counted up to maxTF, whether the term is new to the shard, held by one
+// fact before, or by many; in one batch or fact by fact.
+func TestPostings_CountEachTermOfAFact(t *testing.T) {
+	vocab := strings.Fields("audit audits ledger vendor invoice the a of 4242 kube")
+	rng := rand.New(rand.NewPCG(5, 8))
+	shard := memd.ProjectShard("alpha")
+	var docs []Doc
+	for n := range 400 {
+		var ws []string
+		for range 1 + rng.IntN(12) {
+			ws = append(ws, vocab[rng.IntN(len(vocab))])
+		}
+		if n%50 == 7 {
+			ws = append(ws, strings.Fields(strings.Repeat("ledger ", maxTF+9))...) // past the cap
+		}
+		for range 1 + n%3 {
+			ws = append(ws, "fact"+strconv.Itoa(n)) // a term of its own, new to the shard
+		}
+		docs = append(docs, novemberDoc(shard, strings.Join(ws, " ")))
+	}
+	for _, batched := range []bool{true, false} {
+		x := New()
+		if batched {
+			x.PutAll(docs)
+		} else {
+			for _, d := range docs {
+				x.Put(d)
+			}
+		}
+		want := map[string]map[int32]int{}
+		for _, d := range docs {
+			i, ok := x.lookup(d.Shard, d.ID)
+			if !ok {
+				t.Fatalf("%q not indexed", d.Text)
+			}
+			for _, term := range terms(fold(d.Text)) {
+				if want[term] == nil {
+					want[term] = map[int32]int{}
+				}
+				want[term][i] = min(want[term][i]+1, maxTF)
+			}
+		}
+		_, p := x.partOf(shard)
+		for term, byDoc := range want {
+			var one [1]posting
+			got := map[int32]int{}
+			for _, ps := range p.postings(term, &one) {
+				if _, twice := got[ps.doc()]; twice {
+					t.Fatalf("batched %v: %q posted twice for entry %d", batched, term, ps.doc())
+				}
+				got[ps.doc()] = ps.tf()
+			}
+			if !maps.Equal(got, byDoc) {
+				t.Fatalf("batched %v: %q posted %v, want %v", batched, term, got, byDoc)
+			}
 		}
 	}
 }
