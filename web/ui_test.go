@@ -129,11 +129,22 @@ func screenshot(dir, name string) chromedp.Action[chromedp.Void] {
 // textOf reads the text of the first element matching a CSS selector.
 func textOf(ctx context.Context, t testing.TB, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("read %s: %v", sel, err)
+	// Read in the page in one step: a page drawn again between finding
+	// the element and reading it by the node found has replaced the node,
+	// and the read fails. An element gone meanwhile is waited for again.
+	read := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e === null ? null : e.innerText })()`, sel)
+	for {
+		if _, err := chromedp.Run(ctx, chromedp.WaitReady(css(sel))); err != nil {
+			t.Fatalf("wait for %s: %v", sel, err)
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[*string](read))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		if s != nil {
+			return *s
+		}
 	}
-	return s
 }
 
 func evalInt(ctx context.Context, t testing.TB, expr string) int {
