@@ -135,37 +135,43 @@ func (x *Engine) collect(sc *scores, q Query, top []int32) []Hit {
 }
 
 // best returns the limit best contenders by better (all if fewer), in
-// no particular order. The entries of top are weighed first: the strongest candidates
-// and those the context reached, whose final scores are near the best,
-// set the chooser's bar, and the other contenders, read in an order that
-// says nothing of their scores, mostly fall below it on their score
-// alone. Which entries top holds changes only the cost.
+// no particular order. The entries of top are weighed first: the
+// strongest candidates and those the context reached, whose final scores
+// are near the best, set the chooser's bar, and the other contenders,
+// read in an order that says nothing of their scores, mostly fall below
+// it on their score alone. Which entries top holds changes only the
+// cost: those that are no contenders, and repeats, are passed by.
 func (x *Engine) best(sc *scores, top []int32, limit int) []ranked {
 	c := x.chooser(sc, limit)
-	// Of top, those below the limit-th best final score among them (by
-	// more than a tie) cannot be kept: as many are better.
-	finals := sc.finals[:0]
+	// Each contender of top once, marked: the others are read after.
+	marks := sc.marked(nil)
+	first, finals := sc.first[:0], sc.finals[:0]
 	for _, i := range top {
-		finals = append(finals, sc.value(i)*x.factors[x.tier[i]])
+		if k := sc.place(i); k >= 0 && sc.contends(i) && marks[i>>6]&(1<<(i&63)) == 0 {
+			marks[i>>6] |= 1 << (i & 63)
+			first = append(first, i)
+			finals = append(finals, sc.v[k]*x.factors[x.tier[i]])
+		}
 	}
-	sc.finals = finals
+	sc.first, sc.finals = first, finals
+	defer sc.unmark(first)
+	// Of those, the ones below the limit-th best final score among them
+	// (by more than a tie) cannot be kept: as many are better.
 	least := 0.0
-	if len(top) > limit {
+	if len(first) > limit {
 		least, sc.spare = largest(finals, limit, sc.spare)
 		least *= 1 - 1e-9
 	}
-	for n, i := range top {
+	for n, i := range first {
 		if finals[n] >= least {
 			c.consider(i, sc.value(i))
 		}
 	}
 	c.settle()
-	inTop := sc.marked(top)
-	defer sc.unmark(top)
 	m := sc.contenders()
 	for j, step := newerEndFirst(x, sc, m); j >= 0 && j < m; j += step {
 		k := sc.placeOf(j)
-		if i := sc.touched[k]; inTop[i>>6]&(1<<(i&63)) == 0 {
+		if i := sc.touched[k]; marks[i>>6]&(1<<(i&63)) == 0 {
 			c.consider(i, sc.v[k])
 		}
 	}

@@ -106,18 +106,38 @@ func TestBest_KeepsWhatAFullRankingKeeps(t *testing.T) {
 		var entries []int32
 		for i := range int32(len(docs)) {
 			if rng.IntN(3) > 0 {
-				sc.add(i, float64(1+rng.IntN(distinct)))
+				v := float64(1 + rng.IntN(distinct))
+				if round%2 == 1 {
+					// Scores apart by far less than a tie: sums of the
+					// same parts in another order.
+					v *= 1 + float64(rng.IntN(100))*1e-13
+				}
+				sc.add(i, v)
 				entries = append(entries, i)
 			}
 		}
+		if round%4 == 3 {
+			// Narrowed: a third of the candidates still contend.
+			sc.above = make([]uint64, (len(sc.slot)+63)/64)
+			for k, i := range sc.touched {
+				if rng.IntN(3) == 0 {
+					sc.above[i>>6] |= 1 << (i & 63)
+					sc.live = append(sc.live, int32(k))
+				}
+			}
+			sc.sorted, sc.narrowed = len(sc.live), true
+		}
 		var all []ranked
 		for k, i := range sc.touched {
-			all = append(all, ranked{i: i, v: sc.v[k] * x.factors[x.tier[i]], days: int(x.days[i])})
+			if sc.contends(i) {
+				all = append(all, ranked{i: i, v: sc.v[k] * x.factors[x.tier[i]], days: int(x.days[i])})
+			}
 		}
 		slices.SortFunc(all, byBetter)
-		// Told the strongest: none, a few, the best by raw score, or any.
+		// Told the strongest: none, a few, the best by raw score, any,
+		// or some twice with entries that are no candidates.
 		var top []int32
-		switch round / 3 % 4 {
+		switch round / 3 % 5 {
 		case 1:
 			top = entries[:min(5, len(entries))]
 		case 2:
@@ -125,6 +145,14 @@ func TestBest_KeepsWhatAFullRankingKeeps(t *testing.T) {
 		case 3:
 			for _, i := range entries {
 				if rng.IntN(4) == 0 {
+					top = append(top, i)
+				}
+			}
+		case 4:
+			top = append(x.strongest(sc, 64), entries[:min(40, len(entries))]...)
+			top = append(top, top[:len(top)/2]...)
+			for i := range int32(len(docs)) {
+				if sc.place(i) < 0 && len(top) < 200 {
 					top = append(top, i)
 				}
 			}

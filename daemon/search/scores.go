@@ -48,7 +48,8 @@ type scores struct {
 	terms   []uint64                   // by place
 	parts   map[int32]*memd.ScoreParts // only when explaining
 	spare   []float64                  // room for strongest's selection
-	finals  []float64                  // room for collect's scores of the strongest
+	first   []int32                    // room for best's strongest, each once
+	finals  []float64                  // and their final scores
 	// loan holds, for each entry lent context, its loan's place in loans
 	// plus one; 0 for the others.
 	loan  []int32
@@ -172,6 +173,11 @@ func (s *scores) placeOf(j int) int {
 		return int(s.live[j])
 	}
 	return j
+}
+
+// contends tells whether candidate i is one of the contenders.
+func (s *scores) contends(i int32) bool {
+	return !s.narrowed || s.above[i>>6]&(1<<(i&63)) != 0
 }
 
 // place is candidate i's place, -1 if i is no candidate.

@@ -3,6 +3,7 @@ package search
 import (
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,7 +66,9 @@ func TestTermDict_AnswersAsAMap(t *testing.T) {
 
 // Each term of a fact is posted once with how often the fact holds it,
 // counted up to maxTF, whether the term is new to the shard, held by one
-// fact before, or by many; in one batch or fact by fact.
+// fact before, or by many: in one batch, fact by fact, read in parts with
+// the terms recorded apart (as a first start reads a shard), or put one
+// by one into a shard read back from its saved postings.
 func TestPostings_CountEachTermOfAFact(t *testing.T) {
 	vocab := strings.Fields("audit audits ledger vendor invoice the a of 4242 kube")
 	rng := rand.New(rand.NewPCG(5, 8))
@@ -84,12 +87,35 @@ func TestPostings_CountEachTermOfAFact(t *testing.T) {
 		}
 		docs = append(docs, novemberDoc(shard, strings.Join(ws, " ")))
 	}
-	for _, batched := range []bool{true, false} {
+	for _, how := range []string{"batched", "one by one", "in parts", "after saved postings"} {
 		x := New()
-		if batched {
+		switch how {
+		case "batched":
 			x.PutAll(docs)
-		} else {
+		case "one by one":
 			for _, d := range docs {
+				x.Put(d)
+			}
+		case "in parts":
+			x.Apply(Update{Shard: shard, Replace: true})
+			x.RecordTermsApart(shard)
+			for k, part := range slices.Collect(slices.Chunk(docs, 64)) {
+				last := k == (len(docs)-1)/64
+				u := Update{Shard: shard, Put: part, KeepNewer: true, More: !last}
+				if last {
+					u.Head = "head"
+				}
+				x.ApplyPrepared(Prepare(u))
+			}
+		case "after saved postings":
+			saved := New()
+			saved.Apply(Update{Shard: shard, Head: "h1", Replace: true, Put: docs[:300]})
+			var order []Doc
+			postings := string(saved.ExportShard(shard, func(int) {}, func(d Doc) { order = append(order, d) }))
+			if !x.Apply(Update{Shard: shard, Head: "h1", Replace: true, Put: order, Postings: postings}) {
+				t.Fatal("the saved postings were not used")
+			}
+			for _, d := range docs[300:] {
 				x.Put(d)
 			}
 		}
@@ -97,7 +123,7 @@ func TestPostings_CountEachTermOfAFact(t *testing.T) {
 		for _, d := range docs {
 			i, ok := x.lookup(d.Shard, d.ID)
 			if !ok {
-				t.Fatalf("%q not indexed", d.Text)
+				t.Fatalf("%s: %q not indexed", how, d.Text)
 			}
 			for _, term := range terms(fold(d.Text)) {
 				if want[term] == nil {
@@ -112,12 +138,12 @@ func TestPostings_CountEachTermOfAFact(t *testing.T) {
 			got := map[int32]int{}
 			for _, ps := range p.postings(term, &one) {
 				if _, twice := got[ps.doc()]; twice {
-					t.Fatalf("batched %v: %q posted twice for entry %d", batched, term, ps.doc())
+					t.Fatalf("%s: %q posted twice for entry %d", how, term, ps.doc())
 				}
 				got[ps.doc()] = ps.tf()
 			}
 			if !maps.Equal(got, byDoc) {
-				t.Fatalf("batched %v: %q posted %v, want %v", batched, term, got, byDoc)
+				t.Fatalf("%s: %q posted %v, want %v", how, term, got, byDoc)
 			}
 		}
 	}
