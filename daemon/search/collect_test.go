@@ -26,15 +26,6 @@ func TestBestFirst_KeepsWhatASortKeeps(t *testing.T) {
 	}
 	x.PutAll(docs)
 	rng := rand.New(rand.NewPCG(3, 5))
-	byBetter := func(a, b ranked) int {
-		switch {
-		case x.better(a, b):
-			return -1
-		case x.better(b, a):
-			return 1
-		}
-		return 0
-	}
 	for _, distinct := range []int{1, 3, 1000} {
 		for _, order := range []string{"rising days", "falling days", "shuffled"} {
 			all := make([]ranked, len(docs))
@@ -48,7 +39,7 @@ func TestBestFirst_KeepsWhatASortKeeps(t *testing.T) {
 				rng.Shuffle(len(all), func(a, b int) { all[a], all[b] = all[b], all[a] })
 			}
 			sorted := slices.Clone(all)
-			slices.SortFunc(sorted, byBetter)
+			slices.SortFunc(sorted, x.compareRanked)
 			for _, n := range []int{1, 2, 17, len(all) - 1, len(all)} {
 				got := slices.Clone(all)
 				x.bestFirst(got, n)
@@ -56,7 +47,7 @@ func TestBestFirst_KeepsWhatASortKeeps(t *testing.T) {
 					t.Fatalf("%d scores, %s, n %d: the n-th is %+v, want %+v", distinct, order, n, got[n-1], sorted[n-1])
 				}
 				kept := slices.Clone(got[:n])
-				slices.SortFunc(kept, byBetter)
+				slices.SortFunc(kept, x.compareRanked)
 				if !slices.Equal(kept, sorted[:n]) {
 					t.Fatalf("%d scores, %s, n %d: kept %v, want %v", distinct, order, n, kept, sorted[:n])
 				}
@@ -86,15 +77,6 @@ func TestBest_KeepsWhatAFullRankingKeeps(t *testing.T) {
 		docs = append(docs, d)
 	}
 	x.PutAll(docs)
-	byBetter := func(a, b ranked) int {
-		switch {
-		case x.better(a, b):
-			return -1
-		case x.better(b, a):
-			return 1
-		}
-		return 0
-	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	// One score arrays for every round, as searches share them: what a
 	// round leaves marked would show in the next.
@@ -133,7 +115,7 @@ func TestBest_KeepsWhatAFullRankingKeeps(t *testing.T) {
 				all = append(all, ranked{i: i, v: sc.v[k] * x.factors[x.tier[i]], days: int(x.days[i])})
 			}
 		}
-		slices.SortFunc(all, byBetter)
+		slices.SortFunc(all, x.compareRanked)
 		// Told the strongest: none, a few, the best by raw score, any,
 		// or some twice with entries that are no candidates.
 		var top []int32
@@ -159,7 +141,7 @@ func TestBest_KeepsWhatAFullRankingKeeps(t *testing.T) {
 		}
 		for _, limit := range []int{1, 36, 112, 300, len(all) + 1} {
 			got, want := x.best(sc, top, limit), all[:min(limit, len(all))]
-			slices.SortFunc(got, byBetter)
+			slices.SortFunc(got, x.compareRanked)
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d (%d told strongest), limit %d: kept %d, want %d; first difference at %d",
 					round, len(top), limit, len(got), len(want), firstDifference(got, want))
