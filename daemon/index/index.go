@@ -85,7 +85,7 @@ type Index struct {
 	OnCatchUp func(shard memd.ShardID, took time.Duration, full bool)
 
 	followUpTo int // followUpTo, lowered by tests
-	readBatch  int // facts put at a time by readHeadInParts (readBatch)
+	readBatch  int // readBatch, lowered by tests
 }
 
 // readBatch is how many facts readHeadInParts puts at a time. A batch's
