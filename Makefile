@@ -86,6 +86,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzJournal_Read$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzSplitThree$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzMergeFactFiles$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
+	go test -run '^$$' -fuzz '^FuzzEditsFrom$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./provenance/
 	go test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
 	go test -run '^$$' -fuzz '^FuzzParseProposals$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/

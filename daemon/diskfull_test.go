@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,8 +18,9 @@ import (
 )
 
 // growProfile gives an agent's profile about size bytes of facts, as a
-// long-lived agent's grows: a write to it needs that much room for its
-// pack.
+// long-lived agent's grows: a write to it needs room for its pack, which
+// carries a compressed copy of the profile (see gitstore/packbase.go),
+// about half of it for texts holding digests.
 func growProfile(t *testing.T, e *env, agent string, size int) {
 	t.Helper()
 	sh, err := e.d.Store.Shard(memd.AgentShard(agent))
@@ -28,7 +30,8 @@ func growProfile(t *testing.T, e *env, agent string, size int) {
 	d, _ := memd.ParseDate("2026-10-01")
 	var edits []gitstore.Edit
 	for i := range size / 60 {
-		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: fmt.Sprintf("Profile fact number %d of a long-lived agent", i), Date: d, Tier: memd.TierProfile}})
+		text := fmt.Sprintf("Profile fact %x of a long-lived agent", sha256.Sum256(fmt.Appendf(nil, "%d", i)))
+		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text[:48], Date: d, Tier: memd.TierProfile}})
 	}
 	if _, err := sh.Apply(gitstore.Change{Author: gitstore.Signature{Name: "t", Email: "t@x"}, Message: "grow", Edits: edits}); err != nil {
 		t.Fatal(err)

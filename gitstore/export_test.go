@@ -31,3 +31,16 @@ var HandCommitWaited = &handCommitWaited
 
 // HandCommitMark is the file the hooks leave while git makes a commit.
 const HandCommitMark = handCommitName
+
+// PackedBases returns how many files of the shard hold a packed base.
+func (sh *Shard) PackedBases() int {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return len(sh.bases)
+}
+
+// PackedBaseBytes returns the memory the store's packed bases take.
+func (s *Store) PackedBaseBytes() int64 { return s.baseBytes.Load() }
+
+// MaxPackedBases is how many files of a shard may hold a base.
+const MaxPackedBases = maxPackedBases

@@ -40,6 +40,10 @@ type group struct {
 	// their versions in base (nil if new).
 	notes       map[string]*factFile
 	noteTouched map[string]*factFile
+
+	// rebase holds the latest versions of the large files the group wrote
+	// whole, to be the bases of the commits after it (see packbase.go).
+	rebase []*factFile
 }
 
 // plan is one change's commit before it is written.
@@ -657,14 +661,14 @@ func (g *group) build() error {
 			g.files[f.next.path] = fileAt{blob: f.next.blob, size: len(f.next.data)}
 		}
 	}
+	whole := make(map[string]bool) // large files written whole: their next bases
 	for _, pl := range g.plans {
 		root := g.root
 		for _, f := range pl.files {
-			var blob Hash
-			if f.old != nil {
-				blob = g.b.AddDeltaHashed(plumbing.BlobObject, f.old.blob, odb.Delta(f.base, f.edits), f.next.blob, f.next.data)
-			} else {
+			blob, ok := g.addDelta(f)
+			if !ok {
 				blob = g.b.AddHashed(plumbing.BlobObject, f.next.blob, f.next.data)
+				whole[f.next.path] = len(f.next.data) >= minPackedBase
 			}
 			var err error
 			if root, err = g.trees.set(g.b, root, f.next.path, blob); err != nil {
@@ -689,7 +693,30 @@ func (g *group) build() error {
 		pl.res.Commit, pl.res.Time = g.head, g.when
 		pl.diff = g.planDiff(pl)
 	}
+	for path, large := range whole {
+		if f := g.parsed[path]; large && f != nil {
+			g.rebase = append(g.rebase, f) // its latest version
+		}
+	}
 	return nil
+}
+
+// addDelta adds a file's new version as a delta, against the version
+// before it when the pack holds that (an earlier commit of the group), else
+// against the shard's base of the file, which it adds; ok is false when
+// there is neither.
+func (g *group) addDelta(f plannedFile) (blob Hash, ok bool) {
+	if f.old != nil {
+		if _, ok := g.b.Offset(f.old.blob); ok {
+			return g.b.AddDeltaHashed(plumbing.BlobObject, f.old.blob, odb.Delta(f.base, f.edits), f.next.blob, f.next.data), true
+		}
+	}
+	pb, delta := g.sh.deltaFromBase(f.next.path, f.next.data)
+	if pb == nil {
+		return Hash{}, false
+	}
+	g.b.AddEntry(pb.entry)
+	return g.b.AddDeltaHashed(plumbing.BlobObject, pb.entry.ID, delta, f.next.blob, f.next.data), true
 }
 
 // hashAll computes the blob ID of each version, spreading the work over the

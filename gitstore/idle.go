@@ -75,14 +75,15 @@ func (sh *Shard) dropIfIdle(now time.Time) int {
 // where its facts are in the background, and returns how many facts it
 // held (0: kept).
 func (sh *Shard) drop() int {
-	st := sh.cur.Load()
-	if st == nil {
-		return 0
-	}
 	if !sh.mu.TryLock() {
 		return 0 // a writer is at work
 	}
 	defer sh.mu.Unlock()
+	st := sh.cur.Load()
+	if st == nil {
+		sh.dropBases() // held past a state a failed read gave up
+		return 0
+	}
 	sh.qmu.Lock()
 	queued := len(sh.queue)
 	sh.qmu.Unlock()
@@ -91,6 +92,7 @@ func (sh *Shard) drop() int {
 	}
 	sh.cur.Store(nil)
 	sh.proposed, sh.written = nil, nil
+	sh.dropBases()
 	// No writer changes st from here: the next builds its own state.
 	sh.saving = sh.savePlacesLater(st)
 	return max(st.facts(), 1)

@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// Repacking. Each group commit writes one small pack holding the whole
-// first version of each file it touches; git's geometric repack rolls such
-// packs into few, with deltas and compression, and is safe to run while
-// memd and people keep committing. It costs about a millisecond of CPU per
+// Repacking. Each group commit writes one small pack holding a copy of
+// each file it touches (compressed, for a large one: see packbase.go) and
+// deltas from it; git's geometric repack rolls such packs into few, with
+// deltas and compression, and is safe to run while memd and people keep
+// committing. It costs about a millisecond of CPU per
 // small pack, so it runs when a shard has been idle for a moment, or, under
 // sustained writes, once packs pile up past a ceiling. Without the git CLI,
 // packs are left as they are (a warning says so).

@@ -52,6 +52,13 @@ type Shard struct {
 	// last made it, so that the next proposal on it does not read them
 	// all again. Guarded by mu; given up with cur.
 	proposed *state
+	// bases are the packed bases of the files memd writes (packbase.go);
+	// rebase, the versions the last group wrote whole, to become bases
+	// once its writers are answered; baseUses counts uses, for which base
+	// to give up. Guarded by mu.
+	bases    map[string]*packedBase
+	rebase   []*factFile
+	baseUses uint64
 
 	qmu      sync.Mutex
 	queue    []*request

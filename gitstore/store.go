@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,6 +72,9 @@ type Store struct {
 	diffs *diffCache
 	lock  *os.File
 	log   *slog.Logger
+
+	// baseBytes is the memory the shards' packed bases take.
+	baseBytes atomic.Int64
 
 	mu     sync.Mutex
 	shards map[memd.ShardID]*Shard

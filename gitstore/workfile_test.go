@@ -756,9 +756,10 @@ func changeOfTwoFilesOnAFullDisk(t *testing.T, disk string) {
 		t.Fatalf("the profile holds %d bytes; the test needs a long one", len(profile))
 	}
 
-	// Room for the pack (it holds the new profile whole) and a log line,
-	// not for the profile written again beside the old.
-	free := memdtest.LeaveFree(t, disk, int64(len(profile))*8/5)
+	// Room for the pack (a compressed copy of the profile and a delta: see
+	// packbase.go) and a log line, not for the profile written again
+	// beside the old.
+	free := memdtest.LeaveFree(t, disk, int64(len(profile))*3/5)
 	change := Change{Author: who, Message: "forget and remember", Edits: []Edit{
 		{Op: RemoveFact, Fact: memd.Fact{ID: forgotten}},
 		{Op: AddFact, Fact: memd.Fact{Text: "Packed a raincoat", Date: d, Tier: memd.TierLog}},

@@ -351,8 +351,10 @@ func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 		close(r.done)
 	}
 	if err == nil {
+		sh.takeAsBases(sh.rebase)
 		sh.maybeRepack()
 	}
+	sh.rebase = nil
 	return answered
 }
 
@@ -426,6 +428,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 		return err
 	}
 	sh.setState(g.commitState())
+	sh.rebase = g.rebase
 	for _, pl := range g.plans {
 		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
 	}

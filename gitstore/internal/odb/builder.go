@@ -2,6 +2,7 @@ package odb
 
 import (
 	"bytes"
+	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"hash/adler32"
@@ -87,6 +88,46 @@ func (b *Builder) AddHashed(t plumbing.ObjectType, h Hash, content []byte) Hash 
 	return h
 }
 
+// Entry is an object encoded as a pack holds it, compressed: written once,
+// it goes into any number of packs as it is.
+type Entry struct {
+	ID    Hash
+	bytes []byte // type and size header, then the zlib stream
+}
+
+// Size returns how many bytes the entry takes in a pack.
+func (e *Entry) Size() int { return len(e.bytes) }
+
+// Compressed encodes an object of type t as a compressed pack entry. It
+// costs about ten nanoseconds a byte: worth it for an object that many
+// packs will carry, not for one (see compress).
+func Compressed(t plumbing.ObjectType, content []byte) (*Entry, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(content)/3 + 64)
+	writeHeader(&buf, typeCode(t), len(content))
+	z, err := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := z.Write(content); err != nil {
+		return nil, err
+	}
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return &Entry{ID: HashObject(t, content), bytes: buf.Bytes()}, nil
+}
+
+// AddEntry adds an object encoded by Compressed, unless the pack holds it.
+func (b *Builder) AddEntry(e *Entry) {
+	if _, ok := b.objects[e.ID]; ok {
+		return
+	}
+	start := int64(b.buf.Len())
+	b.buf.Write(e.bytes)
+	b.finishObject(e.ID, start)
+}
+
 // AddDelta adds target, an object of type t, as a delta against base, which
 // must already be in the pack, and returns target's ID.
 func (b *Builder) AddDelta(t plumbing.ObjectType, base Hash, delta, target []byte) Hash {
@@ -116,15 +157,18 @@ func (b *Builder) finishObject(h Hash, start int64) {
 	b.objects[h] = start
 }
 
-func (b *Builder) writeHeader(code byte, size int) {
+func (b *Builder) writeHeader(code byte, size int) { writeHeader(b.buf, code, size) }
+
+// writeHeader writes a pack entry's type and size.
+func writeHeader(buf *bytes.Buffer, code byte, size int) {
 	c := code<<4 | byte(size&0x0f)
 	size >>= 4
 	for size > 0 {
-		b.buf.WriteByte(c | 0x80)
+		buf.WriteByte(c | 0x80)
 		c = byte(size & 0x7f)
 		size >>= 7
 	}
-	b.buf.WriteByte(c)
+	buf.WriteByte(c)
 }
 
 // compress writes data as a zlib stream of stored (uncompressed) blocks.
