@@ -40,7 +40,9 @@ type packedBase struct {
 	used  uint64 // the shard's count of uses when this one was last used
 }
 
-func (pb *packedBase) cost() int64 { return int64(len(pb.data) + pb.entry.Size()) }
+// cost is the memory the base holds: its version's whole array (which
+// appends in place may have grown), and its entry.
+func (pb *packedBase) cost() int64 { return int64(cap(pb.data) + pb.entry.Size()) }
 
 // deltaFromBase returns the base of path and a delta from it to next, or
 // nil when the shard holds no base of path or next has moved far from it.
@@ -48,6 +50,10 @@ func (pb *packedBase) cost() int64 { return int64(len(pb.data) + pb.entry.Size()
 func (sh *Shard) deltaFromBase(path string, next []byte) (*packedBase, []byte) {
 	pb := sh.bases[path]
 	if pb == nil {
+		return nil, nil
+	}
+	if len(next) < minPackedBase {
+		sh.dropBase(path) // the file shrank: whole, it costs less than its base
 		return nil, nil
 	}
 	edits := editsFrom(pb.data, next)
@@ -58,9 +64,14 @@ func (sh *Shard) deltaFromBase(path string, next []byte) (*packedBase, []byte) {
 	if inserted > max(len(pb.data)/16, 4<<10) {
 		return nil, nil // far: written whole, and taken as the next base
 	}
+	delta := odb.Delta(len(pb.data), edits)
+	if pb.entry.Size()+len(delta) >= len(next) {
+		sh.dropBase(path) // text that does not compress: whole costs no more
+		return nil, nil
+	}
 	sh.baseUses++
 	pb.used = sh.baseUses
-	return pb, odb.Delta(len(pb.data), edits)
+	return pb, delta
 }
 
 // editsFrom returns edits that turn base into next. They keep the start
@@ -91,15 +102,12 @@ func editsFrom(base, next []byte) []odb.Edit {
 // waits for it. The caller holds sh.mu.
 func (sh *Shard) takeAsBases(files []*factFile) {
 	for _, f := range files[:min(len(files), maxPackedBases)] {
-		if len(f.data) > maxPackedBaseFile {
+		sh.dropBase(f.path) // an older version's
+		if len(f.data) > maxPackedBaseFile || sh.store.baseBytes.Load()+int64(cap(f.data)) > packedBaseBudget {
 			continue
 		}
-		sh.dropBase(f.path)
 		if len(sh.bases) >= maxPackedBases {
 			sh.dropBase(sh.leastUsedBase())
-		}
-		if sh.store.baseBytes.Load()+int64(len(f.data)) > packedBaseBudget {
-			continue
 		}
 		entry, err := odb.Compressed(plumbing.BlobObject, f.data)
 		if err != nil || entry.ID != f.blob {

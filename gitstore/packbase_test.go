@@ -138,6 +138,7 @@ func TestPackedBase_CommitToALargeFileWritesFarLessThanTheFile(t *testing.T) {
 	check("a group of five", true)
 
 	dir := sh.Dir()
+	verifyPacks(t, dir)
 	git(t, dir, "fsck", "--strict")
 	if st := git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("git status:\n%s", st)
@@ -196,4 +197,68 @@ func TestPackedBase_FewPerShardAndGivenUpWhenIdle(t *testing.T) {
 	if n, b := sh.PackedBases(), s.PackedBaseBytes(); n != 0 || b != 0 {
 		t.Errorf("after the state was given up: %d bases, %d bytes", n, b)
 	}
+}
+
+// verifyPacks has git read every object of every pack of a shard: fsck
+// takes some objects git cannot read for sound.
+func verifyPacks(t *testing.T, dir string) {
+	t.Helper()
+	packs, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
+	if err != nil || len(packs) == 0 {
+		t.Fatalf("no packs in %s: %v", dir, err)
+	}
+	git(t, dir, append([]string{"verify-pack"}, packs...)...)
+}
+
+// A large file a person took the header out of, emptied by a change
+// grouped after one that added to it, is written whole: git reads a delta
+// to an empty object as an error. One shrunk below the size for a base is
+// written whole too, rather than with the copy of what it was.
+func TestPackedBase_FilesEmptiedOrShrunkGoWhole(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	const path = "log/2026-07.md"
+	facts := importInto(t, sh, "2026-07", "July", 60<<10)
+	sh.SyncWorktree(0)
+	var body []byte
+	for _, f := range facts {
+		body = append(body, gitstore.FormatLine(f)...)
+	}
+	if err := os.WriteFile(filepath.Join(sh.Dir(), path), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-am", "the header taken out")
+	forgetting := func(facts []memd.Fact) gitstore.Change {
+		var edits []gitstore.Edit
+		for _, f := range facts {
+			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: f.ID}})
+		}
+		return gitstore.Change{Author: alice, Message: "forget\n", Edits: edits}
+	}
+	// In one group, a line added, then every line taken: the emptied
+	// version follows one in the same pack.
+	d, _ := memd.ParseDate("2026-07-02")
+	late := memd.Fact{Text: "A late July fact", Date: d, Tier: memd.TierLog}
+	errs := sh.ApplyTogether(gitstore.Change{Author: alice, Message: "remember\n", Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: late}}},
+		forgetting(append(slices.Clone(facts), memd.Fact{ID: memd.FactID(late.Text)})))
+	if slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		t.Fatal(errs)
+	}
+	if size := strings.TrimSpace(git(t, sh.Dir(), "cat-file", "-s", "HEAD:"+path)); size != "0" {
+		t.Errorf("git reads the emptied file as %s bytes", size)
+	}
+	git(t, sh.Dir(), "checkout", "-q", "HEAD~1")
+	git(t, sh.Dir(), "checkout", "-q", "main")
+	verifyPacks(t, sh.Dir())
+
+	facts = importInto(t, sh, "2026-08", "August", 120<<10)
+	if _, err := sh.Apply(forgetting(facts[20:])); err != nil {
+		t.Fatal(err)
+	}
+	packs := watchPacks(t, sh)
+	rememberOn(t, sh, "2026-08-20", "A fact after the August log shrank")
+	if sizes, size := packs.since(t), fileSize(t, sh, "log/2026-08.md"); len(sizes) != 1 || sizes[0] > size+2<<10 {
+		t.Errorf("a commit to a shrunk file: packs of %v bytes for a file of %d", sizes, size)
+	}
+	verifyPacks(t, sh.Dir())
 }

@@ -53,11 +53,8 @@ type Shard struct {
 	// all again. Guarded by mu; given up with cur.
 	proposed *state
 	// bases are the packed bases of the files memd writes (packbase.go);
-	// rebase, the versions the last group wrote whole, to become bases
-	// once its writers are answered; baseUses counts uses, for which base
-	// to give up. Guarded by mu.
+	// baseUses counts their uses, for which to give up. Guarded by mu.
 	bases    map[string]*packedBase
-	rebase   []*factFile
 	baseUses uint64
 
 	qmu      sync.Mutex

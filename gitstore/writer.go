@@ -319,6 +319,7 @@ func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var err error
+	var rebase []*factFile // versions to take as packed bases, once answered
 	// Moves refused because a person kept changing a working file are
 	// tried again at once; one refused for a full disk is not: it would
 	// find no more room, and each try leaves its pack.
@@ -327,7 +328,7 @@ func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 		if attempt > 5 {
 			time.Sleep(time.Duration(attempt) * time.Millisecond)
 		}
-		err = sh.tryGroup(batch)
+		rebase, err = sh.tryGroup(batch)
 		if errors.Is(err, errMoveRefused) && !memd.DiskFull(err) && refused < 2 {
 			refused++
 			continue
@@ -351,33 +352,34 @@ func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 		close(r.done)
 	}
 	if err == nil {
-		sh.takeAsBases(sh.rebase)
+		sh.takeAsBases(rebase)
 		sh.maybeRepack()
 	}
-	sh.rebase = nil
 	return answered
 }
 
-func (sh *Shard) tryGroup(batch []*request) error {
+// tryGroup builds and publishes a batch's commits on main's head, and
+// returns the versions of large files they wrote whole (see takeAsBases).
+func (sh *Shard) tryGroup(batch []*request) (rebase []*factFile, err error) {
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sh.touch()
 	st, err := sh.catchUp(head)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	g := newGroup(sh, st)
 	results := make([]*Result, len(batch))
 	refused := make([]error, len(batch))
 	for i, r := range batch {
 		if results[i], refused[i] = g.add(r.change); refused[i] != nil && memd.ErrorCode(refused[i]) == memd.EINTERNAL {
-			return refused[i]
+			return nil, refused[i]
 		}
 	}
 	if err := g.build(); err != nil {
-		return err
+		return nil, err
 	}
 	for i, r := range batch {
 		if refused[i] != nil {
@@ -387,13 +389,16 @@ func (sh *Shard) tryGroup(batch []*request) error {
 		r.res, r.err = *results[i], nil
 	}
 	if g.b.Len() == 0 {
-		return nil // nothing changed
+		return nil, nil // nothing changed
 	}
 	sp, err := sh.db.StagePack(g.b)
 	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return nil, fmt.Errorf("write pack: %w", err)
 	}
-	return sh.publish(st, g, sp)
+	if err := sh.publish(st, g, sp); err != nil {
+		return nil, err
+	}
+	return g.rebase, nil
 }
 
 // publish makes the group's commits visible. The order is what keeps a
@@ -428,7 +433,6 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 		return err
 	}
 	sh.setState(g.commitState())
-	sh.rebase = g.rebase
 	for _, pl := range g.plans {
 		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
 	}

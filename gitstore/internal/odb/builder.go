@@ -115,7 +115,7 @@ func Compressed(t plumbing.ObjectType, content []byte) (*Entry, error) {
 	if err := z.Close(); err != nil {
 		return nil, err
 	}
-	return &Entry{ID: HashObject(t, content), bytes: buf.Bytes()}, nil
+	return &Entry{ID: HashObject(t, content), bytes: bytes.Clone(buf.Bytes())}, nil
 }
 
 // AddEntry adds an object encoded by Compressed, unless the pack holds it.
@@ -140,7 +140,9 @@ func (b *Builder) AddDeltaHashed(t plumbing.ObjectType, base Hash, delta []byte,
 		return h
 	}
 	baseOff, ok := b.objects[base]
-	if !ok {
+	if !ok || len(target) == 0 {
+		// git reads a delta's result size of 0 as an error: an empty
+		// object goes whole.
 		return b.AddHashed(t, h, target)
 	}
 	start := int64(b.buf.Len())
