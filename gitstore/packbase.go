@@ -113,6 +113,9 @@ func (sh *Shard) takeAsBases(files []*factFile) {
 		if err != nil || entry.ID != f.blob {
 			continue // a version is never changed; if it were, no base beats a wrong one
 		}
+		if entry.Size() > len(f.data)*3/4 {
+			continue // text that hardly compresses: written whole, it costs about as much
+		}
 		pb := &packedBase{data: f.data, entry: entry}
 		if sh.store.baseBytes.Add(pb.cost()) > packedBaseBudget {
 			sh.store.baseBytes.Add(-pb.cost()) // another shard's came first

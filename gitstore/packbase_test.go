@@ -1,7 +1,9 @@
 package gitstore_test
 
 import (
+	"encoding/ascii85"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,4 +263,32 @@ func TestPackedBase_FilesEmptiedOrShrunkGoWhole(t *testing.T) {
 		t.Errorf("a commit to a shrunk file: packs of %v bytes for a file of %d", sizes, size)
 	}
 	verifyPacks(t, sh.Dir())
+}
+
+// A file of text that hardly compresses gets no base: its copy would cost
+// a commit as much as the file whole.
+func TestPackedBase_NoneForTextThatDoesNotCompress(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var edits []gitstore.Edit
+	for range 130 {
+		key := make([]byte, 256)
+		for i := range key {
+			key[i] = byte(rng.IntN(256))
+		}
+		d, _ := memd.ParseDate("2026-09-01")
+		text := make([]byte, ascii85.MaxEncodedLen(len(key)))
+		text = text[:ascii85.Encode(text, key)]
+		edits = append(edits, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Key " + string(text), Date: d, Tier: memd.TierLog}})
+	}
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "import: keys\n", Edits: edits}); err != nil {
+		t.Fatal(err)
+	}
+	if size := fileSize(t, sh, "log/2026-09.md"); size < 32<<10 {
+		t.Fatalf("the file holds %d bytes; the test needs a large one", size)
+	}
+	if n := sh.PackedBases(); n != 0 {
+		t.Errorf("%d bases held for a file of random keys", n)
+	}
 }
