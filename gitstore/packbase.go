@@ -10,7 +10,7 @@ import (
 
 // Packed bases. Each group commit writes its objects into a pack of its
 // own, and git reads a delta only from a base in the same pack, so a commit
-// that appended a line to a month's log of 400 KB wrote the whole new
+// that appended a line to a day's log of 400 KB wrote the whole new
 // version: 400 KB checksummed, written and synced for one line, and as much
 // more on disk for each fact until a repack. A shard keeps instead, for
 // each large file it writes, one version compressed once (a log shrinks to
