@@ -69,8 +69,7 @@ func (sh *Shard) deltaFromBase(path string, next []byte) (*packedBase, []byte) {
 		sh.dropBase(path) // text that does not compress: whole costs no more
 		return nil, nil
 	}
-	sh.baseUses++
-	pb.used = sh.baseUses
+	sh.useBase(pb)
 	return pb, delta
 }
 
@@ -124,10 +123,15 @@ func (sh *Shard) takeAsBases(files []*factFile) {
 		if sh.bases == nil {
 			sh.bases = make(map[string]*packedBase)
 		}
-		sh.baseUses++
-		pb.used = sh.baseUses
+		sh.useBase(pb)
 		sh.bases[f.path] = pb
 	}
+}
+
+// useBase marks pb as the shard's base used last.
+func (sh *Shard) useBase(pb *packedBase) {
+	sh.baseUses++
+	pb.used = sh.baseUses
 }
 
 // leastUsedBase returns the path of the base used longest ago.
