@@ -14,7 +14,7 @@ import (
 func (sh *Shard) Head() (Hash, error) {
 	// Only main's commit: the files at it are read when something needs
 	// them, not by everyone who asks where main is.
-	return sh.mainHead()
+	return sh.visibleHead()
 }
 
 // Facts returns the facts at HEAD and the commit they were read from, one
@@ -33,10 +33,10 @@ func (sh *Shard) Facts() ([]memd.Fact, Hash, error) {
 		files = append(files, pathBlob{path, at.blob})
 	}
 	slices.SortFunc(files, func(a, b pathBlob) int { return comparePaths(a.path, b.path) })
-	// Room for them all at once: where is the writer's, read under its lock.
-	sh.mu.Lock()
+	// Room for them all at once.
+	sh.places.RLock()
 	n := st.where.len()
-	sh.mu.Unlock()
+	sh.places.RUnlock()
 	c := factCollector{id: sh.id, out: make([]memd.Fact, 0, n), seen: make(map[string]int, n)}
 	err = readFiles(sh, files, func(f pathBlob, data []byte) []lineFact {
 		return parseFactFile(f.path, data)
@@ -154,14 +154,14 @@ func (sh *Shard) Fact(id string) (memd.Fact, error) {
 	if _, err := sh.refresh(); err != nil {
 		return memd.Fact{}, err
 	}
-	sh.mu.Lock()
-	st, err := sh.lockedState()
+	var st *state
+	var paths []string
+	err := sh.withPlaces(func(at *state) { st, paths = at, at.where.get(id) })
 	var f memd.Fact
 	ok := false
-	if st != nil {
-		f, ok, err = factIn(func(path string) (*factFile, error) { return sh.file(st, path) }, st.where.get(id), id)
+	if err == nil && st != nil {
+		f, ok, err = factIn(func(path string) (*factFile, error) { return sh.file(st, path) }, paths, id)
 	}
-	sh.mu.Unlock()
 	if err != nil {
 		return memd.Fact{}, err
 	}
@@ -178,14 +178,13 @@ func (sh *Shard) FactLines(id string) ([]memd.Fact, error) {
 	if _, err := sh.refresh(); err != nil {
 		return nil, err
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	st, err := sh.lockedState()
-	if err != nil || st == nil {
+	var st *state
+	var paths []string
+	if err := sh.withPlaces(func(at *state) { st, paths = at, at.where.get(id) }); err != nil || st == nil {
 		return nil, err
 	}
 	var out []memd.Fact
-	for _, path := range slices.SortedFunc(slices.Values(st.where.get(id)), comparePaths) {
+	for _, path := range slices.SortedFunc(slices.Values(paths), comparePaths) {
 		ff, err := sh.file(st, path)
 		if err != nil {
 			return nil, err
@@ -348,19 +347,23 @@ func (sh *Shard) Lookup(ids []string) (map[string]Line, Hash, error) {
 	if err != nil {
 		return nil, Hash{}, err
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	st, err := sh.lockedState()
+	// Scan each file that holds a wanted fact once, whatever the number
+	// of facts wanted.
+	var st *state
+	paths := make(map[string]bool)
+	err = sh.withPlaces(func(at *state) {
+		st = at
+		for _, id := range ids {
+			for _, p := range at.where.get(id) {
+				paths[p] = true
+			}
+		}
+	})
 	if err != nil {
 		return nil, Hash{}, err
 	}
-	// Scan each file that holds a wanted fact once, whatever the number
-	// of facts wanted.
-	paths := make(map[string]bool)
-	for _, id := range ids {
-		for _, p := range st.where.get(id) {
-			paths[p] = true
-		}
+	if st == nil {
+		return nil, Hash{}, fmt.Errorf("shard %s: no state to read", sh.id)
 	}
 	found := make(map[string]Line)
 	// In the order of the paths, so that of two lines at one date the

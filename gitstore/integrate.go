@@ -174,15 +174,12 @@ func (sh *Shard) moveMain(st *state, next Hash, sp *odb.StagedPack, touched, fil
 	if sp != nil {
 		staged = sp.Files()
 	}
+	defer sh.moving.Store(nil)
 	if err := sh.advance(st.head, next, staged, touched, files); err != nil {
 		return err
 	}
-	nst, err := sh.load(st, next)
-	if err != nil {
-		sh.cur.Store(nil) // rebuilt at the next read
-	} else {
-		sh.setState(nst)
-	}
+	// Given up if it fails, and rebuilt at the next read.
+	sh.replaceState(func() (*state, error) { return sh.load(st, next) })
 	if sh.store.opts.Restore != nil {
 		sh.markJudged(next) // commits memd took in from a remote or a push: not a stale index's
 	}

@@ -63,7 +63,7 @@ func (sh *Shard) fileSeen(st *state, seen *seenFiles, path string) (*factFile, e
 // files were given up and whose main has not moved since memd last looked
 // stays without them (and the state returned is nil).
 func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
-	head, err := sh.mainHead()
+	head, err := sh.visibleHead()
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +88,46 @@ func (sh *Shard) follow(need bool, see func(Hash, *factFile)) (*state, error) {
 func (sh *Shard) setState(st *state) {
 	sh.cur.Store(st)
 	sh.seen = st.head
+}
+
+// replaceState makes what next returns the shard's state, or gives the
+// state up when next fails. next may change the current state's where in
+// place (a state made from it shares it): it runs under sh.places, so a
+// reader sees the old state with its where, or the new one with its. The
+// caller holds sh.mu.
+func (sh *Shard) replaceState(next func() (*state, error)) (*state, error) {
+	sh.places.Lock()
+	defer sh.places.Unlock()
+	st, err := next()
+	if err != nil {
+		sh.cur.Store(nil) // rebuilt from scratch next time
+		return nil, err
+	}
+	sh.setState(st)
+	return st, nil
+}
+
+// withPlaces calls fn with the shard's state, read again if it was given
+// up. fn may read the state's where: it runs under sh.places, not sh.mu,
+// and so does not wait for a commit under way. It must not read files
+// (a commit's end would wait for it) nor take sh.mu.
+func (sh *Shard) withPlaces(fn func(st *state)) error {
+	sh.places.RLock()
+	if st := sh.cur.Load(); st != nil {
+		defer sh.places.RUnlock()
+		sh.touch()
+		fn(st)
+		return nil
+	}
+	sh.places.RUnlock()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	st, err := sh.lockedState()
+	if err != nil || st == nil {
+		return err
+	}
+	fn(st)
+	return nil
 }
 
 // Refresh reads a move of main made outside memd — a person's commit, a
@@ -124,11 +164,9 @@ func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, er
 	st := prev
 	if prev == nil || prev.head != head {
 		var err error
-		if st, err = sh.loadSeeing(prev, head, see); err != nil {
-			sh.cur.Store(nil) // rebuild from scratch next time
+		if st, err = sh.replaceState(func() (*state, error) { return sh.loadSeeing(prev, head, see) }); err != nil {
 			return nil, fmt.Errorf("shard %s: read HEAD %s: %w", sh.id, short(head), err)
 		}
-		sh.setState(st)
 	}
 	if base.IsZero() || base == head {
 		sh.settleOwed()
@@ -151,11 +189,9 @@ func (sh *Shard) catchUpSeeing(head Hash, see func(Hash, *factFile)) (*state, er
 		if head, err = readRef(sh.gitDir, mainRef); err != nil {
 			return st, err
 		}
-		if st, err = sh.load(sh.cur.Load(), head); err != nil {
-			sh.cur.Store(nil)
+		if st, err = sh.replaceState(func() (*state, error) { return sh.load(sh.cur.Load(), head) }); err != nil {
 			return nil, err
 		}
-		sh.setState(st)
 	}
 }
 

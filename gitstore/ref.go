@@ -278,6 +278,23 @@ type seenRef struct {
 // tick coarsely, and a new file may take a removed one's inode.
 var settled = time.Second
 
+// visibleHead returns the commit main points at as readers take it: while
+// a writer moves main and has not yet put the shard's state in step, the
+// commit it moves from. That write is not acknowledged yet, so a read need
+// not see it, and need not wait for the writer to finish.
+func (sh *Shard) visibleHead() (Hash, error) {
+	head, err := sh.mainHead()
+	if err != nil {
+		return head, err
+	}
+	if m := sh.moving.Load(); m != nil && *m == head {
+		if st := sh.cur.Load(); st != nil {
+			return st.head, nil
+		}
+	}
+	return head, nil
+}
+
 // mainHead returns the commit main points at. While the ref file is
 // unchanged since memd last read it (same inode, size and times, and last
 // changed long enough ago that a change since would show in them), the

@@ -27,6 +27,15 @@ type Shard struct {
 	// mu serialises writers and state reloads; cur is what readers see.
 	mu  sync.Mutex
 	cur atomic.Pointer[state]
+	// places guards the where of a state once it is cur: a writer, which
+	// holds mu for a whole commit, changes it in place only under places,
+	// and sets cur in the same hold, so that readers take places to read
+	// it and never wait for a commit's writes and syncs.
+	places sync.RWMutex
+	// moving is the commit a writer is moving main to, from just before
+	// main names it until cur is in step (nil otherwise): readers take
+	// main for the commit before it meanwhile (see visibleHead).
+	moving atomic.Pointer[Hash]
 	// closed is set when the store closes (under mu): a change queued
 	// meanwhile, and any other write, is refused rather than made after
 	// the store let go of its data directory.

@@ -31,6 +31,10 @@ import (
 // atomic, as a retry timer may write a file while a test changes them.
 var testHookBeforeRename, testHookAfterRename, testHookBeforeAppend atomic.Pointer[func(full string)]
 
+// testHookMainMoved is called once main names a commit memd is making,
+// before the shard's state is in step with it.
+var testHookMainMoved atomic.Pointer[func(full string)]
+
 func runHook(h *atomic.Pointer[func(full string)], full string) {
 	if fn := h.Load(); fn != nil {
 		(*fn)(full)

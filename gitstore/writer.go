@@ -429,10 +429,11 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 	// before the working tree is written; a fetch's or a push's are not.
 	sh.ownNotes, sh.ownTracked = g.noteTouched, g.tracked
 	defer func() { sh.ownNotes, sh.ownTracked = nil, nil }()
+	defer sh.moving.Store(nil)
 	if err := sh.advance(st.head, g.head, sp.Files(), touched, next); err != nil {
 		return err
 	}
-	sh.setState(g.commitState())
+	sh.replaceState(func() (*state, error) { return g.commitState(), nil })
 	for _, pl := range g.plans {
 		sh.store.diffs.put(commitKey{sh.id, pl.res.Commit}, pl.diff)
 	}
@@ -478,10 +479,14 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 		rlock.release() // nothing of the move is in the working tree
 		return err
 	}
+	// Readers take main for old until the caller has its state in step
+	// (see visibleHead); the caller clears moving.
+	sh.moving.Store(&next)
 	if err := rlock.commit(); err != nil {
 		sh.takeBack(old, touched, files) // main stays
 		return err
 	}
+	runHook(&testHookMainMoved, rlock.path)
 	// The write is acknowledged once main names it on disk: the rename's
 	// directory entry too, or a power cut could take main back.
 	if sync {
