@@ -116,8 +116,8 @@ type Shard struct {
 
 // state is a shard's facts at one commit: where each fact is, and the
 // fact files it is in, which are read when a change or a lookup needs them.
-// A published state is never modified, except where, which only the writer
-// reads (under Shard.mu).
+// A published state is never modified, except where, which the writer
+// changes in place under Shard.places (see replaceState).
 type state struct {
 	head   Hash
 	root   Hash

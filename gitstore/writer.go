@@ -491,6 +491,12 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 	// directory entry too, or a power cut could take main back.
 	if sync {
 		if err := syncDirOf(rlock.path); err != nil {
+			// main names next though the write fails: readers take it as
+			// it is, and what a commit wakes (the index, the feed) looks.
+			sh.moving.Store(nil)
+			if f := sh.store.opts.OnCommit; f != nil {
+				f(sh.id)
+			}
 			return fmt.Errorf("sync %s to disk: %w", mainRef, err)
 		}
 	}
