@@ -25,7 +25,13 @@ func aliceShard(tb testing.TB) (*Store, *Shard) { return agentShard(tb, "alice")
 // agentShard is aliceShard for the agent named.
 func agentShard(tb testing.TB, name string) (*Store, *Shard) {
 	tb.Helper()
-	s, err := Open(tb.TempDir(), Options{NoSync: true, RepackAt: -1})
+	return agentShardWith(tb, name, Options{NoSync: true, RepackAt: -1})
+}
+
+// agentShardWith is agentShard in a store opened with opts.
+func agentShardWith(tb testing.TB, name string, opts Options) (*Store, *Shard) {
+	tb.Helper()
+	s, err := Open(tb.TempDir(), opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -240,15 +240,8 @@ func TestShard_ReadsBesideWritersSeeEachCommitWhole(t *testing.T) {
 // commit wakes (the index, the feed) is woken, as by any other.
 func TestShard_MainMovedByAFailedWriteIsSeen(t *testing.T) {
 	var woken atomic.Int32
-	s, err := Open(t.TempDir(), Options{RepackAt: -1, OnCommit: func(memd.ShardID) { woken.Add(1) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	sh, err := s.CreateShard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Synced: main's directory is synced only then.
+	_, sh := agentShardWith(t, "alice", Options{RepackAt: -1, OnCommit: func(memd.ShardID) { woken.Add(1) }})
 	if _, err := addFact(sh, "Booked a flight to Lisbon"); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +251,7 @@ func TestShard_MainMovedByAFailedWriteIsSeen(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	_, err = addFact(sh, "Packed a raincoat")
+	_, err := addFact(sh, "Packed a raincoat")
 	setHook(&testHookMainMoved, nil)
 	if rerr := os.Rename(heads+".away", heads); rerr != nil {
 		t.Fatal(rerr)
