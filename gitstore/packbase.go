@@ -108,9 +108,10 @@ func (sh *Shard) takeAsBases(files []*factFile) {
 		if len(sh.bases) >= maxPackedBases {
 			sh.dropBase(sh.leastUsedBase())
 		}
-		entry, err := odb.Compressed(plumbing.BlobObject, f.data)
-		if err != nil || entry.ID != f.blob {
-			continue // a version is never changed; if it were, no base beats a wrong one
+		// Its blob ID the group hashed: a version's bytes never change.
+		entry, err := odb.Compressed(plumbing.BlobObject, f.blob, f.data)
+		if err != nil {
+			continue
 		}
 		if entry.Size() > len(f.data)*3/4 {
 			continue // text that hardly compresses: written whole, it costs about as much

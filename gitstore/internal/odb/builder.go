@@ -98,10 +98,11 @@ type Entry struct {
 // Size returns how many bytes the entry takes in a pack.
 func (e *Entry) Size() int { return len(e.bytes) }
 
-// Compressed encodes an object of type t as a compressed pack entry. It
-// costs about ten nanoseconds a byte: worth it for an object that many
-// packs will carry, not for one (see compress).
-func Compressed(t plumbing.ObjectType, content []byte) (*Entry, error) {
+// Compressed encodes an object of type t whose ID the caller has hashed
+// (as for AddHashed) as a compressed pack entry. It costs about ten
+// nanoseconds a byte: worth it for an object that many packs will carry,
+// not for one (see compress).
+func Compressed(t plumbing.ObjectType, h Hash, content []byte) (*Entry, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(content)/3 + 64)
 	writeHeader(&buf, typeCode(t), len(content))
@@ -115,7 +116,7 @@ func Compressed(t plumbing.ObjectType, content []byte) (*Entry, error) {
 	if err := z.Close(); err != nil {
 		return nil, err
 	}
-	return &Entry{ID: HashObject(t, content), bytes: bytes.Clone(buf.Bytes())}, nil
+	return &Entry{ID: h, bytes: bytes.Clone(buf.Bytes())}, nil
 }
 
 // AddEntry adds an object encoded by Compressed, unless the pack holds it.
