@@ -154,9 +154,7 @@ func (sh *Shard) Fact(id string) (memd.Fact, error) {
 	if _, err := sh.refresh(); err != nil {
 		return memd.Fact{}, err
 	}
-	var st *state
-	var paths []string
-	err := sh.withPlaces(func(at *state) { st, paths = at, at.where.get(id) })
+	st, paths, err := sh.pathsOf(id)
 	var f memd.Fact
 	ok := false
 	if err == nil && st != nil {
@@ -178,9 +176,8 @@ func (sh *Shard) FactLines(id string) ([]memd.Fact, error) {
 	if _, err := sh.refresh(); err != nil {
 		return nil, err
 	}
-	var st *state
-	var paths []string
-	if err := sh.withPlaces(func(at *state) { st, paths = at, at.where.get(id) }); err != nil || st == nil {
+	st, paths, err := sh.pathsOf(id)
+	if err != nil || st == nil {
 		return nil, err
 	}
 	var out []memd.Fact

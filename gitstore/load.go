@@ -130,6 +130,13 @@ func (sh *Shard) withPlaces(fn func(st *state)) error {
 	return nil
 }
 
+// pathsOf returns the shard's state and the paths of the files holding
+// fact id in it (see withPlaces); a nil state when there is none.
+func (sh *Shard) pathsOf(id string) (st *state, paths []string, err error) {
+	err = sh.withPlaces(func(at *state) { st, paths = at, at.where.get(id) })
+	return st, paths, err
+}
+
 // Refresh reads a move of main made outside memd — a person's commit, a
 // pull — as the next read would: it checks the commits since for facts a
 // stale git index dropped, and commits them back. Unlike a read, it reads
