@@ -40,6 +40,13 @@ func ParseLine(line string) (f memd.Fact, ok bool) {
 	return memd.Fact{ID: memd.FactID(text), Date: date, Tier: tier, Text: text}, true
 }
 
+// taggedTiers are the tiers a line names in a tag, with their tags, made
+// once: a start reads a million lines.
+var taggedTiers = [...]struct {
+	tier memd.Tier
+	tag  string
+}{{memd.TierNote, "[note] "}, {memd.TierEpisode, "[episode] "}}
+
 // splitLine is ParseLine without the fact's ID: the line's date, its tag's
 // tier ("" when untagged) and its text.
 func splitLine(line string) (date memd.Date, tier memd.Tier, text string, ok bool) {
@@ -54,9 +61,9 @@ func splitLine(line string) (date memd.Date, tier memd.Tier, text string, ok boo
 	// Spaces before a tag (a hand edit) do not hide it: trim as the text
 	// itself is trimmed.
 	text = strings.TrimSpace(line[15:])
-	for _, t := range []memd.Tier{memd.TierNote, memd.TierEpisode} {
-		if tag := "[" + string(t) + "] "; strings.HasPrefix(text, tag) {
-			tier, text = t, text[len(tag):]
+	for _, t := range taggedTiers {
+		if strings.HasPrefix(text, t.tag) {
+			tier, text = t.tier, text[len(t.tag):]
 			break
 		}
 	}
@@ -182,8 +189,10 @@ func undatedItem(line string) error {
 // FormatLine renders a fact as its line, with a trailing newline.
 func FormatLine(f memd.Fact) string {
 	tag := ""
-	if f.Tier == memd.TierNote || f.Tier == memd.TierEpisode {
-		tag = "[" + string(f.Tier) + "] "
+	for _, t := range taggedTiers {
+		if f.Tier == t.tier {
+			tag = t.tag
+		}
 	}
 	return "- (" + f.Date.String() + ") " + tag + f.Text + "\n"
 }
