@@ -309,7 +309,7 @@ func testEveryTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, age
 		t.Errorf("recall with empty optional strings: %s", text)
 	}
 	_, note = call(t, ctx, cs, "read_note", map[string]any{"path": "deploy.md"})
-	if text, _ := call(t, ctx, cs, "delete_note", map[string]any{"path": "deploy.md", "expected_revision": note["revision"]}); !strings.HasPrefix(text, "deleted deploy.md") {
+	if text, _ := call(t, ctx, cs, "delete_note", map[string]any{"path": "deploy.md", "expectedRevision": note["revision"]}); !strings.HasPrefix(text, "deleted deploy.md") {
 		t.Errorf("delete_note: %s", text)
 	}
 	// Values outside a closed set or a range are refused, not bent.

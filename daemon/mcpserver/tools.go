@@ -452,7 +452,7 @@ const deleteNoteDesc = "Delete a note, as one git commit (its text stays in hist
 type DeleteNoteInput struct {
 	ShardArg
 	Path             string `json:"path" jsonschema:"the note's path under notes/, e.g. deploy.md"`
-	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"the revision read_note returned; the delete fails if the note changed since"`
+	ExpectedRevision string `json:"expectedRevision,omitempty" jsonschema:"the revision read_note returned; the delete fails if the note changed since"`
 	Source
 }
 
