@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,12 +150,8 @@ func (sh *Shard) file(st *state, path string) (*factFile, error) {
 
 func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 	gitDir := filepath.Join(dir, ".git")
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-	if err != nil {
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
-		return nil, memd.Errorf(memd.ECONFLICT, "shard %s: HEAD is not on branch main (%s); check out main there", id, strings.TrimSpace(string(head)))
 	}
 	db, removed, err := odb.OpenRepaired(filepath.Join(gitDir, "objects"), s.cache, !s.opts.NoSync)
 	if err != nil {
@@ -193,7 +188,13 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		db.Close()
 		return nil, fmt.Errorf("shard %s: read HEAD: %w", id, err)
 	}
-	if err := sh.finishWorktree(main, root); err != nil {
+	if !sh.headOnMain() {
+		// A person's checkout of another commit or branch (see away.go):
+		// its working tree is left alone, and what memd was bringing into
+		// main's is git's to bring when main is checked out again.
+		sh.dropJournal()
+		s.log.Info("HEAD is not on main in this shard: memd commits to main and leaves the working tree to the checkout", "shard", id)
+	} else if err := sh.finishWorktree(main, root); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
 	}
 	if err := sh.installHooks(); err != nil {

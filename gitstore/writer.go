@@ -465,25 +465,36 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	if err := sh.syncIndex(next, touched, files, indexWait, true); err != nil {
-		if errors.Is(err, errMoveRefused) {
-			// The journal names the move refused: put back what waited
-			// before it, while main is still locked (a start after a
-			// crash before this would finish the move instead).
-			if len(sh.behind) == 0 {
-				sh.dropJournal()
-			} else if jerr := sh.writeJournal(old, sh.behind, sh.behindNext); jerr != nil {
-				sh.store.log.Warn("recording the working files behind main", "shard", sh.id, "err", jerr)
-			}
-		}
-		rlock.release() // nothing of the move is in the working tree
+	away, held, err := sh.awayFromMain()
+	if err != nil {
+		rlock.release()
 		return err
+	}
+	defer held.release() // once main has moved (see awayFromMain)
+	// Away from main, the working tree and index are the checkout's.
+	if !away {
+		if err := sh.syncIndex(next, touched, files, indexWait, true); err != nil {
+			if errors.Is(err, errMoveRefused) {
+				// The journal names the move refused: put back what waited
+				// before it, while main is still locked (a start after a
+				// crash before this would finish the move instead).
+				if len(sh.behind) == 0 {
+					sh.dropJournal()
+				} else if jerr := sh.writeJournal(old, sh.behind, sh.behindNext); jerr != nil {
+					sh.store.log.Warn("recording the working files behind main", "shard", sh.id, "err", jerr)
+				}
+			}
+			rlock.release() // nothing of the move is in the working tree
+			return err
+		}
 	}
 	// Readers take main for old until the caller has its state in step
 	// (see visibleHead); the caller clears moving.
 	sh.moving.Store(&next)
 	if err := rlock.commit(); err != nil {
-		sh.takeBack(old, touched, files) // main stays
+		if !away {
+			sh.takeBack(old, touched, files) // main stays
+		}
 		return err
 	}
 	runHook(&testHookMainMoved, rlock.path)
@@ -673,6 +684,9 @@ func refusesMove(err error, touched map[string]*factFile) bool {
 func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if len(sh.behind) > 0 && !sh.headOnMain() {
+		sh.leaveWorktree() // see awayFromMain
+	}
 	if len(sh.behind) > 0 {
 		sh.syncIndex(Hash{}, nil, nil, wait, false)
 		if len(sh.behind) == 0 {

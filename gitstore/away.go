@@ -1,0 +1,82 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memd/memd"
+)
+
+// A person may check out another commit or a branch of their own in a
+// shard (to look at an old version, to bisect, to work apart): the working
+// tree and index are then that checkout's, not main's. memd's commits go
+// on main as ever and leave them alone; git brings them to main's files,
+// memd's new facts included, when the person checks out main again. Were
+// memd to write main's files into such a checkout, the person's return to
+// main would carry them over as edits of their own, and show every fact
+// main gained since the checked-out commit as deleted.
+
+// headOnMain reports whether HEAD names main, as memd leaves it. An
+// unreadable HEAD counts as main: git could not read it either.
+func (sh *Shard) headOnMain() bool {
+	head, err := os.ReadFile(filepath.Join(sh.gitDir, "HEAD"))
+	return err != nil || strings.TrimSpace(string(head)) == "ref: "+mainRef
+}
+
+// rebasingMain reports whether a git rebase of main is under way. It ends
+// by setting main to what it built or, aborted, to where it began, with
+// no check that main is where it left it: a commit memd made meanwhile
+// would be lost.
+func (sh *Shard) rebasingMain() bool {
+	for _, dir := range []string{"rebase-merge", "rebase-apply"} {
+		name, err := os.ReadFile(filepath.Join(sh.gitDir, dir, "head-name"))
+		if err == nil && strings.TrimSpace(string(name)) == mainRef {
+			return true
+		}
+	}
+	return false
+}
+
+// awayFromMain tells a move of main whether to leave the working tree and
+// index alone (away): HEAD names something else. Then held is memd's lock
+// on the index, for the caller to drop once main has moved: a checkout of
+// main cannot take main as it was in between and miss the move. Without
+// the lock (a git command kept it), HEAD was away when last read, and a
+// checkout of main, which takes the lock but a moment, is not under way.
+// A rebase of main under way refuses the move (rebasingMain); the caller
+// holds sh.mu and the lock on main.
+func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
+	if sh.headOnMain() {
+		return false, nil, nil
+	}
+	lock, lerr := sh.acquireIndexLock(indexWait)
+	if lerr != nil {
+		lock = nil
+	}
+	switch {
+	case sh.rebasingMain():
+		lock.release()
+		return true, nil, memd.Errorf(memd.EUNAVAILABLE, "a git rebase of main is under way in shard %s; nothing was committed, try again once it is finished or aborted", sh.id)
+	case sh.headOnMain():
+		// Back on main meanwhile: the checkout took main as memd found it,
+		// and the working tree is written as ever.
+		lock.release()
+		return false, nil, nil
+	}
+	sh.leaveWorktree()
+	return true, lock, nil
+}
+
+// leaveWorktree forgets what memd had yet to bring into the working tree
+// and index: they hold another checkout now, and git brings them to main
+// when the person checks it out.
+func (sh *Shard) leaveWorktree() {
+	clear(sh.behind)
+	clear(sh.behindNext)
+	clear(sh.worktreeAt)
+	sh.indexLate = false
+	if sh.indexTimer != nil {
+		sh.indexTimer.Stop()
+	}
+}

@@ -1,0 +1,142 @@
+package gitstore_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// A person who checks out another commit or a branch of their own (to look
+// at an old version, to bisect, to work apart) has that checkout's working
+// tree and index: memd's commits go on main and leave them alone, and when
+// the person checks out main again git brings every fact memd wrote
+// meanwhile, with nothing shown as deleted for their next commit to take.
+func TestShard_WritesLeaveACheckoutAwayFromMainAlone(t *testing.T) {
+	for _, away := range [][]string{
+		{"checkout", "-q", "HEAD~1"},             // detached, an old commit
+		{"switch", "-q", "-c", "look", "HEAD~1"}, // a branch of the person's own
+	} {
+		t.Run(away[0], func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/erin")
+			dir := sh.Dir()
+			remember(t, sh, "Erin one", memd.TierProfile, "m1")
+			remember(t, sh, "Erin two", memd.TierProfile, "m2")
+			git(t, dir, away...)
+			looked := read(t, filepath.Join(dir, "profile.md"))
+
+			remember(t, sh, "Erin three while away", memd.TierProfile, "m3")
+			if got := read(t, filepath.Join(dir, "profile.md")); got != looked {
+				t.Errorf("the checkout away from main was written:\n%s\nwant it as checked out:\n%s", got, looked)
+			}
+			if st := git(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status away from main: %q, want clean", st)
+			}
+
+			git(t, dir, "checkout", "-q", "main")
+			if st := git(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status back on main: %q, want clean", st)
+			}
+			for _, want := range []string{"Erin one", "Erin two", "Erin three while away"} {
+				if !strings.Contains(read(t, filepath.Join(dir, "profile.md")), want) {
+					t.Errorf("profile.md back on main lacks %q", want)
+				}
+			}
+			// The person's next commit takes nothing of memd's away.
+			os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x\n"), 0o644)
+			git(t, dir, "add", "notes.txt")
+			git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "hand")
+			if got := texts(t, sh); len(got) != 3 {
+				t.Errorf("facts after the person's commit: %q, want all three", got)
+			}
+		})
+	}
+}
+
+// A rebase of main ends by setting main to what it built, or, aborted, to
+// where it began, whatever memd committed meanwhile: while one is under way
+// a write is refused (unavailable: try again) and commits nothing.
+func TestShard_WriteDuringARebaseOfMainIsRefused(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/dave")
+	dir := sh.Dir()
+	remember(t, sh, "Dave one", memd.TierProfile, "m1")
+	remember(t, sh, "Dave two", memd.TierProfile, "m2")
+	cmd := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "-i", "HEAD~1")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1s/^pick/edit/")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git rebase: %v\n%s", err, out)
+	}
+	before := git(t, dir, "rev-parse", "main")
+	d, _ := memd.ParseDate("2026-11-03")
+	_, err := sh.Apply(gitstore.Change{Author: alice, Message: "remember: during the rebase",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "During the rebase", Date: d, Tier: memd.TierProfile}}}})
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE || !strings.Contains(err.Error(), "rebase") {
+		t.Fatalf("write during a rebase of main: %v, want unavailable naming the rebase", err)
+	}
+	if after := git(t, dir, "rev-parse", "main"); after != before {
+		t.Fatalf("main moved during the rebase: %s -> %s", before, after)
+	}
+	git(t, dir, "rebase", "--abort")
+	remember(t, sh, "After the rebase", memd.TierProfile, "m3")
+	if got := texts(t, sh); len(got) != 3 {
+		t.Errorf("facts after the abort and a write: %q", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q, want clean", st)
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A start finds a shard checked out away from main as a person left it: it
+// opens, writes go on main, and the checkout is left alone.
+func TestStore_StartsWithAShardCheckedOutAwayFromMain(t *testing.T) {
+	dir := t.TempDir()
+	opts := gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage}
+	s, err := gitstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/erin")
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	shardDir := sh.Dir()
+	s.Close()
+	git(t, shardDir, "checkout", "-q", "HEAD~1")
+	looked := read(t, filepath.Join(shardDir, "profile.md"))
+
+	s, err = gitstore.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("open with a shard checked out away from main: %v", err)
+	}
+	defer s.Close()
+	sh, err = s.Shard(memd.AgentShard("erin"))
+	if err != nil {
+		t.Fatalf("shard checked out away from main: %v", err)
+	}
+	remember(t, sh, "Erin three", memd.TierProfile, "m3")
+	if got := read(t, filepath.Join(shardDir, "profile.md")); got != looked {
+		t.Errorf("the checkout was written:\n%s", got)
+	}
+	git(t, shardDir, "checkout", "-q", "main")
+	if st := git(t, shardDir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status back on main: %q, want clean", st)
+	}
+	if got := texts(t, sh); len(got) != 3 {
+		t.Errorf("facts: %q, want three", got)
+	}
+}
