@@ -140,3 +140,28 @@ func TestStore_StartsWithAShardCheckedOutAwayFromMain(t *testing.T) {
 		t.Errorf("facts: %q, want three", got)
 	}
 }
+
+// Every move of main memd makes is in main's reflog, and HEAD's, as a
+// person's commits are: after a hand reset (or an aborted rebase) moved
+// main away from memd's commit, `git reset main@{1}` finds it again.
+func TestShard_ReflogNamesMemdsCommits(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/erin")
+	dir := sh.Dir()
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	two := remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	for _, ref := range []string{"main", "HEAD"} {
+		log := git(t, dir, "reflog", "--format=%H %gs", ref)
+		if first, _, _ := strings.Cut(log, "\n"); first != two.Commit.String()+" memd: remember: Erin two" {
+			t.Errorf("git reflog %s starts %q, want memd's last commit", ref, first)
+		}
+	}
+	git(t, dir, "reset", "-q", "--hard", "HEAD~1")
+	git(t, dir, "reset", "-q", "--hard", "main@{1}")
+	if got := texts(t, sh); len(got) != 2 {
+		t.Errorf("facts after resetting to main@{1}: %q, want both", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q", st)
+	}
+}

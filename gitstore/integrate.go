@@ -115,7 +115,7 @@ func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, 
 		if err != nil {
 			return in, err
 		}
-		if err := sh.moveMain(st, theirs, nil, touched, next); err != nil {
+		if err := sh.moveMain(st, theirs, nil, touched, next, "memd: fast-forward to what "+opts.From+" brought"); err != nil {
 			return in, err
 		}
 		in.Kind, in.Head = IntegrateFastForward, theirs
@@ -132,7 +132,7 @@ func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, 
 		}
 		return in, memd.Errorf(memd.ECONFLICT, "%s changed both here and in %s, in the same lines; fetch, merge and try again", strings.Join(m.conflicts, ", "), opts.From)
 	}
-	if err := sh.moveMain(st, m.commit, m.pack, m.touched, m.next); err != nil {
+	if err := sh.moveMain(st, m.commit, m.pack, m.touched, m.next, "memd: merge of what "+opts.From+" brought"); err != nil {
 		return in, err
 	}
 	in.Kind, in.Head, in.Conflicts = IntegrateMerge, m.commit, m.conflicts
@@ -154,7 +154,7 @@ func modeName(mode string) string {
 
 // moveMain publishes a commit that is not a group's (a fast-forward or a
 // merge) the way publish does: pack, lock, durable, working tree, ref.
-func (sh *Shard) moveMain(st *state, next Hash, sp *odb.StagedPack, touched, files map[string]*factFile) error {
+func (sh *Shard) moveMain(st *state, next Hash, sp *odb.StagedPack, touched, files map[string]*factFile, why string) error {
 	if sp != nil {
 		if err := sp.Publish(); err != nil {
 			sp.Abort()
@@ -175,7 +175,7 @@ func (sh *Shard) moveMain(st *state, next Hash, sp *odb.StagedPack, touched, fil
 		staged = sp.Files()
 	}
 	defer sh.moving.Store(nil)
-	if err := sh.advance(st.head, next, staged, touched, files); err != nil {
+	if err := sh.advance(st.head, next, staged, touched, files, why); err != nil {
 		return err
 	}
 	// Given up if it fails, and rebuilt at the next read.

@@ -70,6 +70,9 @@ func (sh *Shard) finishMove(from, to Hash) {
 	lock := filepath.Join(sh.gitDir, mainRef+".lock")
 	err := sh.journalMove(from, to)
 	if err == nil {
+		if lerr := sh.logMove(from, to, "memd: finish the commit it was making when it stopped", sh.headOnMain()); lerr != nil {
+			sh.store.log.Warn("main moves without a reflog entry", "shard", sh.id, "err", lerr)
+		}
 		err = sh.rollForward(lock)
 	}
 	if err != nil {

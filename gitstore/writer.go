@@ -430,7 +430,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 	sh.ownNotes, sh.ownTracked = g.noteTouched, g.tracked
 	defer func() { sh.ownNotes, sh.ownTracked = nil, nil }()
 	defer sh.moving.Store(nil)
-	if err := sh.advance(st.head, g.head, sp.Files(), touched, next); err != nil {
+	if err := sh.advance(st.head, g.head, sp.Files(), touched, next, groupReflog(g)); err != nil {
 		return err
 	}
 	sh.replaceState(func() (*state, error) { return g.commitState(), nil })
@@ -448,7 +448,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 // publish. The lock on main names next, so that a start after a crash
 // finishes the move (see clearStaleLocks); the working-tree journal lists
 // the files about to change (see finishWorktree).
-func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[string]*factFile) error {
+func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[string]*factFile, why string) error {
 	sh.awaitHandCommit()
 	rlock, err := lockRef(sh.gitDir, mainRef, old, next)
 	if err != nil {
@@ -487,6 +487,9 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 			rlock.release() // nothing of the move is in the working tree
 			return err
 		}
+	}
+	if err := sh.logMove(old, next, why, !away); err != nil {
+		sh.store.log.Warn("main moves without a reflog entry", "shard", sh.id, "err", err)
 	}
 	// Readers take main for old until the caller has its state in step
 	// (see visibleHead); the caller clears moving.
