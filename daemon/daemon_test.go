@@ -342,6 +342,16 @@ func TestDaemon_RevertByMessage(t *testing.T) {
 	rem("project/apollo", "Launch moved to May", "m_bad")
 	rem("user/pat", "Pat hates tea", "m_bad")
 
+	// Named, a shard she may not write is refused, not passed over: the
+	// caller would take the message for reverted everywhere it named.
+	_, err := alice.Revert(ctx, memd.RevertRequest{Message: "m_bad", Shards: []memd.ShardID{shard(t, "agent/alice"), shard(t, "user/pat")}})
+	if memd.ErrorCode(err) != memd.EFORBIDDEN || !strings.Contains(err.Error(), "user/pat") {
+		t.Fatalf("revert naming a shard alice may not write: %v, want forbidden naming it", err)
+	}
+	if got := factTexts(t, e, shard(t, "agent/alice")); !slices.Equal(got, []string{"Lives in Lisbon"}) {
+		t.Fatalf("agent/alice after a refused revert: %v", got)
+	}
+
 	// Alice, in a group chat, may not write user memory: her revert leaves it.
 	res, err := alice.Revert(ctx, memd.RevertRequest{Message: "m_bad"})
 	if err != nil {

@@ -215,14 +215,19 @@ func (g *guard) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, error)
 	return g.inner.Log(ctx, q)
 }
 
-// Revert of one commit needs write access to its shard; revert by message
-// reaches only the shards the caller may write.
+// Revert of one commit needs write access to its shard. Revert by message
+// needs it in every shard named; named none, it reaches the shards the
+// caller may write.
 func (g *guard) Revert(ctx context.Context, req memd.RevertRequest) (memd.RevertResult, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return memd.RevertResult{}, err
 	}
 	if req.Message == "" && len(req.Messages) == 0 {
+		if req.Commit == "" {
+			// Nothing to revert, in no shard: the service says what to name.
+			return g.inner.Revert(ctx, req)
+		}
 		if err := g.rules.Check(c, "revert in", req.Shard); err != nil {
 			return memd.RevertResult{}, err
 		}
@@ -231,13 +236,23 @@ func (g *guard) Revert(ctx context.Context, req memd.RevertRequest) (memd.Revert
 	if c.Admin {
 		return g.inner.Revert(ctx, req)
 	}
+	if len(req.Shards) > 0 {
+		// Refused, not passed over: the caller would take the messages for
+		// reverted in every shard it named.
+		for _, s := range req.Shards {
+			if err := g.rules.Check(c, "revert in", s); err != nil {
+				return memd.RevertResult{}, err
+			}
+		}
+		return g.inner.Revert(ctx, req)
+	}
 	all, err := g.inner.Shards(ctx)
 	if err != nil {
 		return memd.RevertResult{}, err
 	}
 	var writable []memd.ShardID
 	for _, s := range all {
-		if g.rules.Check(c, "write", s.Shard) == nil && (len(req.Shards) == 0 || slices.Contains(req.Shards, s.Shard)) {
+		if g.rules.Check(c, "write", s.Shard) == nil {
 			writable = append(writable, s.Shard)
 		}
 	}
