@@ -208,6 +208,10 @@ func TestContext_ByteStableWhileMemoryIsUnchanged(t *testing.T) {
 	if get() == first {
 		t.Error("context did not change after a write")
 	}
+	// A project named again is the same project, given once.
+	if twice, err := alice.Context(ctx, memd.ContextQuery{Projects: []string{"apollo", "apollo", "apollo", "apollo"}}); err != nil || twice.Markdown != get() {
+		t.Errorf("context naming apollo four times: %v\n%s", err, twice.Markdown)
+	}
 	_, err := alice.Context(ctx, memd.ContextQuery{Projects: []string{"a", "b", "c", "d"}})
 	wantCode(t, err, memd.EINVALID)
 	_, err = alice.Context(ctx, memd.ContextQuery{Projects: []string{"zeus"}})

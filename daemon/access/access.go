@@ -74,6 +74,7 @@ func (r Rules) Scopes(c memd.Caller, agent, user string, projects []string, forC
 				Reason: "a person's memory is read only in a direct chat with them; declare chat_kind=direct"})
 		}
 	}
+	projects = distinct(projects) // a project named again is given once
 	if forContext && len(projects) > maxContextProjects {
 		return s, memd.Errorf(memd.EINVALID, "at most %d projects in a memory section, got %d", maxContextProjects, len(projects))
 	}
@@ -90,6 +91,17 @@ func (r Rules) Scopes(c memd.Caller, agent, user string, projects []string, forC
 		s.Projects = append(s.Projects, memd.ProjectShard(p))
 	}
 	return s, nil
+}
+
+// distinct returns names without repeats, in the order first named.
+func distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Check returns nil if the caller may read and write a shard (the rules
