@@ -123,6 +123,22 @@ func TestDaemon_RememberAndDuplicate(t *testing.T) {
 	if log[0].Author.Name != "alice" {
 		t.Errorf("author: %+v", log[0].Author)
 	}
+	// A chat named without its kind is a group chat's, as the rules read
+	// it; no chat named, a call outside any chat.
+	for _, c := range []struct {
+		chat string
+		want memd.ChatKind
+	}{{"chat_42", memd.ChatGroup}, {"", memd.ChatAPI}} {
+		res, err := alice.Remember(ctx, memd.RememberRequest{Shard: req.Shard, Text: "Kind of " + c.chat,
+			Source: memd.Source{Messages: []string{"msg_9"}, Chat: c.chat}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, err := alice.Log(ctx, memd.LogQuery{Shard: req.Shard, Limit: 1})
+		if err != nil || log[0].Hash != res.Commit || log[0].Provenance.ChatKind != c.want {
+			t.Errorf("remember naming chat %q: %+v %v, want Chat-Kind %s", c.chat, log, err, c.want)
+		}
+	}
 }
 
 // Each refusal names the rule that refused it, and makes no commit.

@@ -74,19 +74,28 @@ func checkSource(src memd.Source) error {
 
 // trailers is the provenance of a direct remember or forget.
 func trailers(c memd.Caller, op, id string, tier memd.Tier, src memd.Source) memd.Provenance {
-	kind := src.ChatKind
-	if kind == "" {
-		kind = memd.ChatAPI
-	}
 	return memd.Provenance{
 		Op:             op,
 		FactIDs:        []string{id},
 		Tier:           tier,
 		SourceMessages: src.Messages,
 		SourceChat:     src.Chat,
-		ChatKind:       kind,
+		ChatKind:       chatKindOf(src),
 		LearnedBy:      learnedBy(c),
 	}
+}
+
+// chatKindOf is the Chat-Kind a direct write records: the kind declared;
+// undeclared, a group chat's when a chat is named, as the rules of access
+// read it, and api, a call outside any chat, when none is.
+func chatKindOf(src memd.Source) memd.ChatKind {
+	switch {
+	case src.ChatKind != "":
+		return src.ChatKind
+	case src.Chat != "":
+		return memd.ChatGroup
+	}
+	return memd.ChatAPI
 }
 
 // Forget removes every line of a fact as one commit.

@@ -177,12 +177,8 @@ func (s *Service) DeleteNote(ctx context.Context, req memd.DeleteNoteRequest) (m
 // writeNote commits one note change with the caller's provenance.
 func (s *Service) writeNote(ctx context.Context, sh *gitstore.Shard, shard memd.ShardID, path, summary string, src memd.Source, u gitstore.NoteUpdate) (memd.NoteResult, error) {
 	c := callerOf(ctx)
-	kind := src.ChatKind
-	if kind == "" {
-		kind = memd.ChatAPI
-	}
 	msg := provenance.Message(provenance.Subject(memd.OpNoteEdit, summary), memd.Provenance{
-		Op: memd.OpNoteEdit, SourceMessages: src.Messages, SourceChat: src.Chat, ChatKind: kind, LearnedBy: learnedBy(c),
+		Op: memd.OpNoteEdit, SourceMessages: src.Messages, SourceChat: src.Chat, ChatKind: chatKindOf(src), LearnedBy: learnedBy(c),
 	})
 	res, err := sh.Apply(gitstore.Change{Author: author(c), Message: msg, Note: &gitstore.NoteChange{Path: memd.NoteFile(path), Update: u}})
 	if err != nil {
