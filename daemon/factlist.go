@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/daemon/search"
@@ -60,7 +61,7 @@ func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, 
 			commit = head.String()
 		}
 	}
-	text := strings.ToLower(strings.TrimSpace(q.Text))
+	text := memd.NormalizeFactText(q.Text)
 	// Filtered in place: a shard's facts are listed whole (a million of
 	// them take 150 MB), and a second list of them would double that.
 	out := memd.FactList{Shard: q.Shard, Commit: commit, Facts: facts[:0]}
@@ -71,7 +72,7 @@ func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, 
 		if q.Tier != "" && f.Tier != q.Tier ||
 			!q.From.IsZero() && f.Date.Before(q.From) ||
 			!q.To.IsZero() && q.To.Before(f.Date) ||
-			text != "" && !strings.Contains(strings.ToLower(f.Text), text) && !strings.HasPrefix(f.ID, text) {
+			text != "" && !holdsText(f.Text, text) && !strings.HasPrefix(f.ID, text) {
 			continue
 		}
 		out.Facts = append(out.Facts, f)
@@ -127,6 +128,21 @@ func (s *Service) Facts(ctx context.Context, q memd.FactsQuery) (memd.FactList, 
 		}
 	}
 	return out, nil
+}
+
+// holdsText says whether a fact's text holds typed, folded as
+// memd.NormalizeFactText folds it: in any case, whichever way its accents
+// were composed, spaces as one. Most texts are ASCII with single spaces,
+// for which lowering them is the whole fold.
+func holdsText(text, typed string) bool {
+	plain := true
+	for i := 0; i < len(text) && plain; i++ {
+		plain = text[i] < utf8.RuneSelf && text[i] != '\t' && (text[i] != ' ' || i+1 == len(text) || text[i+1] != ' ')
+	}
+	if plain {
+		return strings.Contains(strings.ToLower(text), typed)
+	}
+	return strings.Contains(memd.NormalizeFactText(text), typed)
 }
 
 func checkPaging(q memd.FactsQuery) error {

@@ -111,3 +111,22 @@ func TestGrowth_ByCommitAndByDate(t *testing.T) {
 	_, err = alice.Growth(ctx, memd.GrowthQuery{})
 	wantCode(t, err, memd.EFORBIDDEN)
 }
+
+// The text filter finds a fact however its accents were composed, in the
+// fact or in what was typed, in any case, as fact IDs and recall do.
+func TestFacts_TextFilterIgnoresUnicodeForm(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	s := shard(t, "project/apollo")
+	for _, text := range []string{"Visited Mu\u0308nchen in spring", "Ate at the Caf\u00e9 Central"} {
+		if _, err := e.admin.Remember(ctx, memd.RememberRequest{Shard: s, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, typed := range []string{"M\u00fcnchen", "mu\u0308nchen", "M\u00dcNCHEN", "caf\u00e9 central", "Cafe\u0301", "at  the"} {
+		got, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: s, Text: typed})
+		if err != nil || got.Total != 1 {
+			t.Errorf("facts holding %q: %+v %v, want one", typed, got.Facts, err)
+		}
+	}
+}
