@@ -121,8 +121,12 @@ func comparePaths(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// factIn finds a fact by ID among the files at paths, which file reads.
+// factIn finds a fact by ID among the files at paths, which file reads, as
+// its newest line holds it (the first of those of that day): as Lines, and
+// so the facts list and recall, give it.
 func factIn(file func(path string) (*factFile, error), paths []string, id string) (memd.Fact, bool, error) {
+	var newest memd.Fact
+	found := false
 	for _, p := range paths {
 		ff, err := file(p)
 		if err != nil {
@@ -131,11 +135,13 @@ func factIn(file func(path string) (*factFile, error), paths []string, id string
 		if ff == nil {
 			continue
 		}
-		if lines := ff.linesOf(id); len(lines) > 0 {
-			return lines[0].Fact, true, nil
+		for _, lf := range ff.linesOf(id) {
+			if !found || newest.Date.Before(lf.Date) {
+				newest, found = lf.Fact, true
+			}
 		}
 	}
-	return memd.Fact{}, false, nil
+	return newest, found, nil
 }
 
 // FileFor returns the file a new fact of tier t and date d would go in at

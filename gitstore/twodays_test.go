@@ -1,0 +1,41 @@
+package gitstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// A fact a person wrote on two days is the fact of the newer day, as the
+// facts list shows it: Fact gives that day, and an edit keeps it (one
+// line holds the new text, the other goes).
+func TestShard_AFactOnTwoDaysIsItsNewestLine(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/erin")
+	dir := sh.Dir()
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-11-20) Goes swimming\n- (2026-12-03) Goes swimming\n")
+	f.Close()
+	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "recurring")
+	id := memd.FactID("Goes swimming")
+	got, err := sh.Fact(id)
+	if err != nil || got.Date.String() != "2026-12-03" {
+		t.Fatalf("Fact of a fact on two days: %+v %v, want the 2026-12-03 line's", got, err)
+	}
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "edit: swimming",
+		Edits: []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: id}, With: memd.Fact{Text: "Goes swimming on Sundays"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	data := read(t, filepath.Join(dir, "profile.md"))
+	if !strings.Contains(data, "- (2026-12-03) Goes swimming on Sundays\n") || strings.Contains(data, "Goes swimming\n") {
+		t.Errorf("profile.md after the edit:\n%s", data)
+	}
+}
