@@ -56,11 +56,21 @@ func (sh *Shard) clearStaleLocks() (from, to Hash) {
 		sh.store.log.Warn("removed the lock on main memd left when it stopped; the commit it was making never reached the disk", "shard", sh.id)
 		return from, to
 	}
-	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > time.Minute {
+	if st, err := os.Stat(ref); err == nil && time.Since(st.ModTime()) > staleRefLock {
 		os.Remove(ref)
 		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
 	}
 	return from, to
+}
+
+// clearStaleMainLock removes a lock on main older than staleRefLock, as a
+// start does: a program left it when it stopped, and it would refuse every
+// write until someone removed it. The caller holds sh.mu.
+func (sh *Shard) clearStaleMainLock() {
+	lock := sh.mainPath + ".lock"
+	if st, err := os.Stat(lock); err == nil && time.Since(st.ModTime()) > staleRefLock && os.Remove(lock) == nil {
+		sh.store.log.Warn("removed a stale lock on main", "shard", sh.id, "age", time.Since(st.ModTime()).Round(time.Second))
+	}
 }
 
 // finishMove moves main from one commit to another as memd was doing when

@@ -19,8 +19,18 @@ const mainRef = "refs/heads/main"
 // person or another program committed in between.
 var errRefMoved = errors.New("branch moved")
 
-// lockTimeout bounds how long memd waits for a lock file git holds.
-const lockTimeout = 10 * time.Second
+// errLockHeld means another program held a lock file for as long as memd
+// waits.
+var errLockHeld = errors.New("lock held")
+
+// staleRefLock is how old a lock on main must be to be taken for one a
+// program left when it stopped: git holds it for moments. A start removes
+// such a lock too (clearStaleLocks).
+const staleRefLock = time.Minute
+
+// lockTimeout bounds how long memd waits for a lock file git holds
+// (lowered by tests).
+var lockTimeout = 10 * time.Second
 
 // readRef returns the commit a ref points at: the loose ref file if there is
 // one, else its line in packed-refs, else the zero hash.
@@ -103,7 +113,7 @@ func linkLock(stage, path string, timeout time.Duration) error {
 		}
 		if !errors.Is(err, fs.ErrExist) || time.Now().After(deadline) {
 			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%s.lock has been held for %s; if no git command is running there, remove it", path, timeout)
+				return fmt.Errorf("%w: %s.lock has been held for %s; if no git command is running there, remove it", errLockHeld, path, timeout)
 			}
 			return err
 		}
@@ -249,6 +259,10 @@ func (l *lockFile) release() {
 // before (and the compare fails with errRefMoved) or waits for the lock.
 func lockRef(gitDir, name string, old, next Hash) (*lockFile, error) {
 	l, err := acquireLock(gitDir, name, []byte(next.String()+"\n"), lockTimeout)
+	if errors.Is(err, errLockHeld) {
+		return nil, &memd.Error{Code: memd.EUNAVAILABLE, Err: err,
+			Message: fmt.Sprintf("another program holds git's lock on %s (%s.lock); nothing was committed, try again", name, name)}
+	}
 	if err != nil {
 		return nil, err
 	}

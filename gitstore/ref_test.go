@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memd/memd"
 	"github.com/memd/memd/internal/memdtest"
 )
 
@@ -119,5 +120,33 @@ func TestShard_IndexLockIsMemdsWhateverTheMarkerHolds(t *testing.T) {
 	os.WriteFile(lock, []byte(indexLockMarker), 0o644) // as an older memd wrote it
 	if !ownIndexLock(dir) {
 		t.Error("an older memd's lock is not taken for memd's")
+	}
+}
+
+// A lock on main another program holds refuses a write with unavailable,
+// naming the lock, once memd has waited for it; one older than a minute is
+// a program's that stopped, and is removed, as a start removes it.
+func TestShard_WriteBesideALockOnMain(t *testing.T) {
+	defer func(was time.Duration) { lockTimeout = was }(lockTimeout)
+	lockTimeout = 50 * time.Millisecond
+	_, sh := agentShardWith(t, "erin", Options{NoSync: true, RepackAt: -1})
+	if _, err := addFact(sh, "Erin one"); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(sh.gitDir, "refs", "heads", "main.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := addFact(sh, "Erin two")
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE || !strings.Contains(memd.ErrorMessage(err), "refs/heads/main.lock") {
+		t.Fatalf("write beside a held lock on main: %v, want unavailable naming the lock", err)
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(lock, old, old)
+	if _, err := addFact(sh, "Erin two"); err != nil {
+		t.Fatalf("write beside a lock on main left two minutes ago: %v", err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("the stale lock is still there: %v", err)
 	}
 }

@@ -450,6 +450,7 @@ func (sh *Shard) publish(st *state, g *group, sp *odb.StagedPack) error {
 // the files about to change (see finishWorktree).
 func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[string]*factFile, why string) error {
 	sh.awaitHandCommit()
+	sh.clearStaleMainLock()
 	rlock, err := lockRef(sh.gitDir, mainRef, old, next)
 	if err != nil {
 		return err
