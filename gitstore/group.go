@@ -2,8 +2,12 @@ package gitstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -445,6 +449,10 @@ func (g *group) add(c Change) (*Result, error) {
 			g.undoOver()
 			return nil, memd.Errorf(memd.ECONFLICT, "%s: %v", path, err)
 		}
+		if err := g.refuseOverDeletion(path); err != nil {
+			g.undoOver()
+			return nil, err
+		}
 	}
 	pl := &plan{change: c, res: res}
 	for _, path := range slices.Sorted(maps.Keys(pending)) {
@@ -549,6 +557,30 @@ func (g *group) held(id string, added, edited map[string]memd.Fact) (memd.Fact, 
 		return f, true, nil
 	}
 	return g.find(id, added)
+}
+
+// refuseOverDeletion refuses a change of a fact file a person removed from
+// the working tree (rm, git rm, git mv) without committing that: memd
+// would write it back whole, undoing the removal, and their next commit
+// would keep it. So a note's change is refused (refuseOverPersonsEdit).
+// Only a file memd left in the working tree counts, and only while HEAD
+// is on main (see away.go).
+func (g *group) refuseOverDeletion(path string) error {
+	there := false // whether memd left the file in the working tree
+	if at, ahead := g.sh.worktreeAt[path]; ahead {
+		there = at != nil
+	} else if old, touched := g.touched[path]; touched {
+		there = old != nil
+	} else {
+		_, there = g.base.files[path]
+	}
+	if !there {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(g.sh.dir, filepath.FromSlash(path))); !errors.Is(err, fs.ErrNotExist) || !g.sh.headOnMain() {
+		return nil
+	}
+	return memd.Errorf(memd.ECONFLICT, "%s was removed by a person (rm, git rm or git mv) and the removal not committed; nothing was committed, try again once they commit or restore it", path)
 }
 
 // planFile applies a change's edits to one file, giving its next version.

@@ -39,3 +39,36 @@ func TestShard_AFactOnTwoDaysIsItsNewestLine(t *testing.T) {
 		t.Errorf("profile.md after the edit:\n%s", data)
 	}
 }
+
+// A fact file a person removed (rm, git rm, git mv) and has not committed
+// that is not written back by memd's next fact for it: the write is
+// refused with conflict, as a note's is, and commits nothing; once the
+// person commits the removal, memd's next write starts the file anew.
+func TestShard_FactFileAPersonRemovedIsNotWrittenBack(t *testing.T) {
+	for _, remove := range [][]string{{"rm"}, {"git", "rm", "-q", "profile.md"}, {"git", "mv", "profile.md", "Profile.md"}} {
+		t.Run(remove[0]+" "+remove[len(remove)-1], func(t *testing.T) {
+			s := openStore(t)
+			sh := createShard(t, s, "agent/alice")
+			dir := sh.Dir()
+			remember(t, sh, "Alice one", memd.TierProfile, "m1")
+			if remove[0] == "rm" {
+				os.Remove(filepath.Join(dir, "profile.md"))
+			} else {
+				git(t, dir, remove[1:]...)
+			}
+			status := git(t, dir, "status", "--porcelain")
+			d, _ := memd.ParseDate("2026-11-04")
+			_, err := sh.Apply(gitstore.Change{Author: alice, Message: "remember: two",
+				Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Alice two", Date: d, Tier: memd.TierProfile}}}})
+			if memd.ErrorCode(err) != memd.ECONFLICT || !strings.Contains(err.Error(), "profile.md") {
+				t.Fatalf("write into a fact file a person removed: %v, want conflict naming it", err)
+			}
+			if got := git(t, dir, "status", "--porcelain"); got != status {
+				t.Errorf("git status went %q -> %q", status, got)
+			}
+			if got := texts(t, sh); len(got) != 1 {
+				t.Errorf("facts: %q, want the first alone", got)
+			}
+		})
+	}
+}
