@@ -7,6 +7,8 @@ package memd
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -83,6 +85,18 @@ const (
 	LearnedPerson    = "person"    // a person: an admin through memd, or a git commit memd did not make
 )
 
+// learnedBys are the Learned-By values memd writes.
+var learnedBys = []string{LearnedExplicit, LearnedLearner, LearnedEpisode, LearnedSynthesis, LearnedImport, LearnedPerson}
+
+// CheckLearnedBy refuses a Learned-By filter no commit memd writes could
+// match: an empty answer would hide the mistake.
+func CheckLearnedBy(v string) error {
+	if v != "" && !slices.Contains(learnedBys, v) {
+		return Errorf(EINVALID, "learned_by must be one of %s, not %q", strings.Join(learnedBys, ", "), v)
+	}
+	return nil
+}
+
 // Memory operations, as recorded in the Memory-Op trailer.
 const (
 	OpRemember = "remember"
@@ -94,6 +108,17 @@ const (
 	OpMerge    = "merge"  // memd integrated commits from a remote
 	OpReject   = "reject" // a record of a proposal a person rejected (refs/memd/rejected)
 )
+
+// ops are the Memory-Op values memd writes.
+var ops = []string{OpRemember, OpForget, OpEdit, OpNoteEdit, OpRevert, OpImport, OpMerge, OpReject}
+
+// CheckOp refuses a Memory-Op filter no commit memd writes could match.
+func CheckOp(v string) error {
+	if v != "" && !slices.Contains(ops, v) {
+		return Errorf(EINVALID, "op must be one of %s, not %q", strings.Join(ops, ", "), v)
+	}
+	return nil
+}
 
 // Provenance is what a commit's trailers say about where a change came from.
 type Provenance struct {

@@ -115,6 +115,9 @@ func TestBadInput(t *testing.T) {
 		{"log limit below one", "GET", "/v1/shards/agent/alice/log?limit=-1", "", "", memd.EINVALID},
 		{"log limit not a number", "GET", "/v1/shards/agent/alice/log?limit=lots", "", "", memd.EINVALID},
 		{"log limit too high", "GET", "/v1/shards/agent/alice/log?limit=100000", "", "", memd.EINVALID},
+		{"log of an op memd never writes", "GET", "/v1/shards/agent/alice/log?op=bogus", "", "", memd.EINVALID},
+		{"facts learned by nobody memd knows", "GET", "/v1/shards/agent/alice/facts?learned_by=bogus", "", "", memd.EINVALID},
+		{"revert naming nothing", "POST", "/v1/revert", "{}", "", memd.EINVALID},
 		// Revert.
 		{"revert a commit and a message", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "abc", "message": "m"}`, "", memd.EINVALID},
 		{"revert nothing", "POST", "/v1/revert", `{}`, "", memd.EINVALID},

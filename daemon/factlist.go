@@ -151,6 +151,9 @@ func checkPaging(q memd.FactsQuery) error {
 	default:
 		return memd.Errorf(memd.EINVALID, "sort must be newest, oldest, text or tier, not %q", q.Sort)
 	}
+	if err := memd.CheckLearnedBy(q.LearnedBy); err != nil {
+		return err
+	}
 	if q.Offset < 0 || q.Limit < 0 || q.Limit > maxFactsLimit {
 		return memd.Errorf(memd.EINVALID, "offset must be 0 or more and limit between 0 (all) and %d", maxFactsLimit)
 	}

@@ -41,6 +41,9 @@ func (s *Service) Log(ctx context.Context, q memd.LogQuery) ([]memd.Commit, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := memd.CheckOp(q.Op); err != nil {
+		return nil, err
+	}
 	sh, head, err := s.shardAtHead(q.Shard)
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func (r Rules) Scopes(c memd.Caller, agent, user string, projects []string, forC
 	case !c.Admin:
 		agent = c.Agent
 	case agent == "" && forContext:
-		return s, memd.Errorf(memd.EINVALID, "name the agent whose memory section to build (agent=...)")
+		return s, memd.Errorf(memd.EINVALID, "name the agent whose memory section to build (agent=... in the API, --agent in the CLI)")
 	case agent == "":
 		infos, err := all()
 		if err != nil {
