@@ -308,6 +308,8 @@ func mcpBadInput(t *testing.T, e *env, token string) int {
 		{"edit_note", map[string]any{"path": "plan.md", "edits": []map[string]any{{"op": "delete", "find": "nowhere"}}}, "anchor_not_found: edit 1 (delete)"},
 		{"edit_note", map[string]any{"path": "plan.md", "expectedRevision": strings.Repeat("0", 64), "edits": []map[string]any{{"op": "delete", "find": "Plan"}}}, "revision_mismatch: "},
 		{"delete_note", map[string]any{"path": "plan.md", "expectedRevision": strings.Repeat("0", 64)}, "revision_mismatch: "},
+		{"delete_note", map[string]any{"path": "plan.md", "expected_revision": strings.Repeat("0", 64)}, "revision_mismatch: "},
+		{"delete_note", map[string]any{"path": "plan.md", "expectedRevision": strings.Repeat("0", 64), "expected_revision": strings.Repeat("1", 64)}, "invalid: "},
 	}
 	for _, c := range cases {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})

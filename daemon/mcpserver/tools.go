@@ -453,11 +453,21 @@ type DeleteNoteInput struct {
 	ShardArg
 	Path             string `json:"path" jsonschema:"the note's path under notes/, e.g. deploy.md"`
 	ExpectedRevision string `json:"expectedRevision,omitempty" jsonschema:"the revision read_note returned; the delete fails if the note changed since"`
+	// The name this field had before it took edit_note's, still taken
+	// from callers written against it.
+	ExpectedRevisionOld string `json:"expected_revision,omitempty" jsonschema:"the older name of expectedRevision"`
 	Source
 }
 
 func (t *tools) deleteNote(ctx context.Context, s memd.ShardID, in DeleteNoteInput) (_ string, out memd.NoteResult, err error) {
-	res, err := t.svc.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Source: in.source(ctx)})
+	rev := in.ExpectedRevision
+	switch {
+	case rev == "":
+		rev = in.ExpectedRevisionOld
+	case in.ExpectedRevisionOld != "" && in.ExpectedRevisionOld != rev:
+		return "", out, memd.Errorf(memd.EINVALID, "expectedRevision and expected_revision name different revisions; give one")
+	}
+	res, err := t.svc.DeleteNote(ctx, memd.DeleteNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: rev, Source: in.source(ctx)})
 	if err != nil {
 		return "", out, err
 	}
