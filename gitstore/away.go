@@ -24,18 +24,33 @@ func (sh *Shard) headOnMain() bool {
 	return err != nil || strings.TrimSpace(string(head)) == "ref: "+mainRef
 }
 
-// rebasingMain reports whether a git rebase of main is under way. It ends
-// by setting main to what it built or, aborted, to where it began, with
-// no check that main is where it left it: a commit memd made meanwhile
-// would be lost.
+// rebasingMain reports whether a git rebase of main is under way, in the
+// shard's working tree or a linked one (git worktree add), from the moment
+// its list of commits is open in an editor (HEAD is still on main then).
+// It ends by setting main to what it built or, aborted, to where it began,
+// with no check that main is where it left it: a commit memd made
+// meanwhile would be lost.
 func (sh *Shard) rebasingMain() bool {
-	for _, dir := range []string{"rebase-merge", "rebase-apply"} {
-		name, err := os.ReadFile(filepath.Join(sh.gitDir, dir, "head-name"))
-		if err == nil && strings.TrimSpace(string(name)) == mainRef {
-			return true
+	gitDirs := []string{sh.gitDir}
+	if linked, err := os.ReadDir(filepath.Join(sh.gitDir, "worktrees")); err == nil {
+		for _, w := range linked {
+			gitDirs = append(gitDirs, filepath.Join(sh.gitDir, "worktrees", w.Name()))
+		}
+	}
+	for _, gitDir := range gitDirs {
+		for _, dir := range []string{"rebase-merge", "rebase-apply"} {
+			name, err := os.ReadFile(filepath.Join(gitDir, dir, "head-name"))
+			if err == nil && strings.TrimSpace(string(name)) == mainRef {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// errRebasingMain refuses a move of main while a rebase of it is under way.
+func (sh *Shard) errRebasingMain() error {
+	return memd.Errorf(memd.EUNAVAILABLE, "a git rebase of main is under way in shard %s; nothing was committed, try again once it is finished or aborted", sh.id)
 }
 
 // awayFromMain tells a move of main whether to leave the working tree and
@@ -47,6 +62,9 @@ func (sh *Shard) rebasingMain() bool {
 // A rebase of main under way refuses the move (rebasingMain); the caller
 // holds sh.mu and the lock on main.
 func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
+	if sh.rebasingMain() {
+		return false, nil, sh.errRebasingMain()
+	}
 	if sh.headOnMain() {
 		return false, nil, nil
 	}
@@ -57,7 +75,7 @@ func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
 	switch {
 	case sh.rebasingMain():
 		lock.release()
-		return true, nil, memd.Errorf(memd.EUNAVAILABLE, "a git rebase of main is under way in shard %s; nothing was committed, try again once it is finished or aborted", sh.id)
+		return true, nil, sh.errRebasingMain()
 	case sh.headOnMain():
 		// Back on main meanwhile: the checkout took main as memd found it,
 		// and the working tree is written as ever.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -60,8 +61,20 @@ func TestShard_WritesLeaveACheckoutAwayFromMainAlone(t *testing.T) {
 
 // A rebase of main ends by setting main to what it built, or, aborted, to
 // where it began, whatever memd committed meanwhile: while one is under way
-// a write is refused (unavailable: try again) and commits nothing.
+// (stopped at a commit, or with its list of commits open in an editor, HEAD
+// still on main) a write is refused (unavailable: try again) and commits
+// nothing.
 func TestShard_WriteDuringARebaseOfMainIsRefused(t *testing.T) {
+	for _, editing := range []bool{false, true} {
+		name := "stopped at a commit"
+		if editing {
+			name = "its list in an editor"
+		}
+		t.Run(name, func(t *testing.T) { writeDuringARebase(t, editing) })
+	}
+}
+
+func writeDuringARebase(t *testing.T, editing bool) {
 	s := openStore(t)
 	sh := createShard(t, s, "agent/dave")
 	dir := sh.Dir()
@@ -70,7 +83,28 @@ func TestShard_WriteDuringARebaseOfMainIsRefused(t *testing.T) {
 	cmd := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "-i", "HEAD~1")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1s/^pick/edit/")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	var release func()
+	if editing {
+		// The editor waits for the test, as a person's would.
+		fifo := filepath.Join(t.TempDir(), "go")
+		if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+			t.Skip("mkfifo:", err)
+		}
+		cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=read x < "+fifo+"; true")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge", "git-rebase-todo")); err == nil {
+				break
+			}
+			runtime.Gosched()
+		}
+		release = func() {
+			os.WriteFile(fifo, []byte("\n"), 0o644)
+			cmd.Wait()
+		}
+	} else if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git rebase: %v\n%s", err, out)
 	}
 	before := git(t, dir, "rev-parse", "main")
@@ -83,7 +117,12 @@ func TestShard_WriteDuringARebaseOfMainIsRefused(t *testing.T) {
 	if after := git(t, dir, "rev-parse", "main"); after != before {
 		t.Fatalf("main moved during the rebase: %s -> %s", before, after)
 	}
-	git(t, dir, "rebase", "--abort")
+	if release != nil {
+		release()
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge")); err == nil {
+		git(t, dir, "rebase", "--abort")
+	}
 	remember(t, sh, "After the rebase", memd.TierProfile, "m3")
 	if got := texts(t, sh); len(got) != 3 {
 		t.Errorf("facts after the abort and a write: %q", got)
@@ -163,5 +202,35 @@ func TestShard_ReflogNamesMemdsCommits(t *testing.T) {
 	}
 	if st := git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("git status: %q", st)
+	}
+}
+
+// Away from main, a note's working file is the checkout's: memd's change of
+// the note goes on main, not refused as if the person had edited it.
+func TestShard_NoteChangesGoOnMainWhileAway(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/erin")
+	dir := sh.Dir()
+	write := func(text string) error {
+		_, err := sh.Apply(gitstore.Change{Author: alice, Message: "note-edit: plan", Note: &gitstore.NoteChange{Path: "notes/plan.md",
+			Update: func([]byte, bool) ([]byte, bool, error) { return []byte(text), false, nil }}})
+		return err
+	}
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	if err := write("# Plan\n\n1. Build.\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("# Plan\n\n1. Build.\n2. Ship.\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, back := range []string{"HEAD~1", "HEAD~2"} { // the note older, then absent
+		git(t, dir, "checkout", "-q", back)
+		if err := write("# Plan\n\n1. Build.\n2. Ship.\n3. " + back + "\n"); err != nil {
+			t.Errorf("note change with %s checked out: %v", back, err)
+		}
+		git(t, dir, "checkout", "-q", "main")
+		if st := git(t, dir, "status", "--porcelain"); st != "" {
+			t.Errorf("git status back on main: %q", st)
+		}
 	}
 }

@@ -299,6 +299,9 @@ type noteBases struct {
 // apart from theirs is merged into their versions when it is written
 // (mergeWorking). The caller holds sh.mu.
 func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, remove bool) error {
+	if !sh.headOnMain() {
+		return nil // the working tree is another checkout's (see away.go)
+	}
 	name := strings.TrimPrefix(path, NotesDir+"/")
 	takes := func(theirs []byte, against *factFile, where string) error {
 		if remove {

@@ -690,6 +690,7 @@ func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 	defer sh.mu.Unlock()
 	if len(sh.behind) > 0 && !sh.headOnMain() {
 		sh.leaveWorktree() // see awayFromMain
+		sh.dropJournal()
 	}
 	if len(sh.behind) > 0 {
 		sh.syncIndex(Hash{}, nil, nil, wait, false)
