@@ -372,7 +372,13 @@ func (g *group) add(c Change) (*Result, error) {
 			}
 			var at string
 			var gone []memd.FactChange // each line's fact, as it held it
-			for _, path := range g.where(old.ID) {
+			// The newest line, whose day and file the fact has (factIn),
+			// takes the new text: its file is read first.
+			paths := g.where(old.ID)
+			if i := slices.Index(paths, old.File); i > 0 {
+				paths = append([]string{old.File}, slices.Delete(slices.Clone(paths), i, i+1)...)
+			}
+			for _, path := range paths {
 				p := pend(path)
 				// A fact this change adds is rewritten before it is written.
 				kept := p.added[:0]
@@ -403,11 +409,19 @@ func (g *group) add(c Change) (*Result, error) {
 						lines = append(lines, lineReplace{start: lf.start, end: lf.end, fact: lf.Fact})
 					}
 				}
-				for _, l := range lines {
+				takes := -1 // the line that takes the new text: this file's newest
+				if at == "" {
+					for k, l := range lines {
+						if takes < 0 || lines[takes].fact.Date.Before(l.fact.Date) {
+							takes = k
+						}
+					}
+				}
+				for k, l := range lines {
 					was := l.fact
 					was.Shard = g.sh.id
 					gone = append(gone, memd.FactChange{Op: "-", Fact: was})
-					if at == "" {
+					if k == takes {
 						at = path
 						next.File = path
 						p.replace(lineReplace{l.start, l.end, []byte(FormatLine(next)), next})
@@ -569,6 +583,8 @@ func (g *group) refuseOverDeletion(path string) error {
 	there := false // whether memd left the file in the working tree
 	if at, ahead := g.sh.worktreeAt[path]; ahead {
 		there = at != nil
+	} else if at, behind := g.sh.behind[path]; behind {
+		there = at != nil // a move memd has yet to bring the file to
 	} else if old, touched := g.touched[path]; touched {
 		there = old != nil
 	} else {
@@ -579,6 +595,9 @@ func (g *group) refuseOverDeletion(path string) error {
 	}
 	if _, err := os.Lstat(filepath.Join(g.sh.dir, filepath.FromSlash(path))); !errors.Is(err, fs.ErrNotExist) || !g.sh.headOnMain() {
 		return nil
+	}
+	if _, err := os.Stat(filepath.Join(g.sh.gitDir, "info", "sparse-checkout")); err == nil {
+		return nil // a sparse checkout leaves files out on purpose
 	}
 	return memd.Errorf(memd.ECONFLICT, "%s was removed by a person (rm, git rm or git mv) and the removal not committed; nothing was committed, try again once they commit or restore it", path)
 }

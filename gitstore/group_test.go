@@ -59,8 +59,9 @@ func TestChange_EditsOfAFactAnEarlierEditMade(t *testing.T) {
 			map[string]string{"fact 0": "", "fact 1": ""}},
 		{"rewritten to one held elsewhere, then removed", []Edit{replace(0, 2), {Op: RemoveFact, Fact: memd.Fact{ID: f(2).ID}}},
 			map[string]string{"fact 0": "", "fact 2": ""}},
+		// fact 2's newest line is the one fact 0's rewrite made.
 		{"rewritten to one held elsewhere, then rewritten", []Edit{replace(0, 2), replace(2, 3)},
-			map[string]string{"fact 0": "", "fact 2": "", "fact 3": "log/2026-10.md"}},
+			map[string]string{"fact 0": "", "fact 2": "", "fact 3": "log/2026-11.md"}},
 		{"rewritten twice", []Edit{replace(0, 1), replace(1, 3)},
 			map[string]string{"fact 0": "", "fact 1": "", "fact 3": "log/2026-11.md"}},
 		{"rewritten, back, and again", []Edit{replace(0, 1), replace(1, 0), replace(0, 3)},

@@ -72,3 +72,37 @@ func TestShard_FactFileAPersonRemovedIsNotWrittenBack(t *testing.T) {
 		})
 	}
 }
+
+// In two files, the newest line's file and tier keep the fact: the new
+// text goes where that line stands.
+func TestShard_AFactInTwoFilesIsEditedWhereItsNewestLineIs(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/erin")
+	dir := sh.Dir()
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	os.MkdirAll(filepath.Join(dir, "log"), 0o755)
+	os.WriteFile(filepath.Join(dir, "log", "2026-10.md"), []byte("- (2026-10-01) Goes swimming\n"), 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-11-05) Goes swimming\n")
+	f.Close()
+	git(t, dir, "add", "-A")
+	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "in two files")
+	id := memd.FactID("Goes swimming")
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "edit: swimming",
+		Edits: []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: id}, With: memd.Fact{Text: "Goes swimming on Sundays"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if profile := read(t, filepath.Join(dir, "profile.md")); !strings.Contains(profile, "- (2026-11-05) Goes swimming on Sundays\n") {
+		t.Errorf("profile.md after the edit:\n%s", profile)
+	}
+	if log := read(t, filepath.Join(dir, "log", "2026-10.md")); strings.Contains(log, "swimming") {
+		t.Errorf("log/2026-10.md after the edit:\n%s", log)
+	}
+	got, err := sh.Fact(memd.FactID("Goes swimming on Sundays"))
+	if err != nil || got.Tier != memd.TierProfile || got.Date.String() != "2026-11-05" {
+		t.Errorf("the edited fact: %+v %v, want profile, 2026-11-05", got, err)
+	}
+}
