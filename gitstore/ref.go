@@ -19,9 +19,16 @@ const mainRef = "refs/heads/main"
 // person or another program committed in between.
 var errRefMoved = errors.New("branch moved")
 
-// errLockHeld means another program held a lock file for as long as memd
-// waits.
-var errLockHeld = errors.New("lock held")
+// lockHeldError is a lock file another program held for as long as memd
+// waited.
+type lockHeldError struct {
+	path string
+	held time.Duration
+}
+
+func (e *lockHeldError) Error() string {
+	return fmt.Sprintf("%s has been held for %s; if no git command is running there, remove it", e.path, e.held)
+}
 
 // staleRefLock is how old a lock on main must be to be taken for one a
 // program left when it stopped: git holds it for moments. A start removes
@@ -113,7 +120,7 @@ func linkLock(stage, path string, timeout time.Duration) error {
 		}
 		if !errors.Is(err, fs.ErrExist) || time.Now().After(deadline) {
 			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%w: %s.lock has been held for %s; if no git command is running there, remove it", errLockHeld, path, timeout)
+				return &lockHeldError{path: path + ".lock", held: timeout}
 			}
 			return err
 		}
@@ -259,7 +266,7 @@ func (l *lockFile) release() {
 // before (and the compare fails with errRefMoved) or waits for the lock.
 func lockRef(gitDir, name string, old, next Hash) (*lockFile, error) {
 	l, err := acquireLock(gitDir, name, []byte(next.String()+"\n"), lockTimeout)
-	if errors.Is(err, errLockHeld) {
+	if _, held := errors.AsType[*lockHeldError](err); held {
 		return nil, &memd.Error{Code: memd.EUNAVAILABLE, Err: err,
 			Message: fmt.Sprintf("another program holds git's lock on %s (%s.lock); nothing was committed, try again", name, name)}
 	}
