@@ -83,7 +83,47 @@ func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
 		return false, nil, nil
 	}
 	sh.leaveWorktree()
+	sh.leftWorktree.Store(true)
 	return true, lock, nil
+}
+
+// catchUpCheckout brings the working tree and index to main once HEAD is
+// on it again after memd moved main while it was away. git checks out a
+// branch by reading where it points, writing the files and index, and
+// naming it in HEAD last: a checkout of main that read main a moment
+// before memd moved it leaves the files a version behind, with nothing to
+// say so but the index, and the person's next commit would take memd's
+// change back. Such files are brought forward as any file memd left
+// behind (laggingFiles), the person's edits since kept. It runs when the
+// ref watcher sees HEAD change and before each write.
+func (sh *Shard) catchUpCheckout() {
+	if !sh.leftWorktree.Load() {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !sh.leftWorktree.Load() || !sh.headOnMain() {
+		return
+	}
+	sh.leftWorktree.Store(false)
+	st, err := sh.lockedState()
+	touched := make(map[string]*factFile)
+	if err == nil {
+		err = sh.laggingFiles(st.head, st.root, touched)
+	}
+	var next map[string]*factFile
+	if err == nil && len(touched) > 0 {
+		if next, err = sh.versionsAt(st, touched); err == nil {
+			err = sh.syncIndex(st.head, touched, next, indexWait, false)
+		}
+	}
+	if err != nil {
+		sh.store.log.Warn("bringing the working tree to main after a checkout of it", "shard", sh.id, "err", err)
+		return
+	}
+	if len(sh.behind) == 0 {
+		sh.dropJournal()
+	}
 }
 
 // leaveWorktree forgets what memd had yet to bring into the working tree

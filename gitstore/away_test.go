@@ -234,3 +234,31 @@ func TestShard_NoteChangesGoOnMainWhileAway(t *testing.T) {
 		}
 	}
 }
+
+// git checks out main by reading where it points, writing the files and
+// index, then naming main in HEAD: a checkout that read main just before
+// memd moved it (memd left the working tree alone, HEAD being away) leaves
+// the files a version behind. memd brings them forward before its next
+// write, so the person's next commit takes nothing of memd's back.
+func TestShard_ACheckoutOfMainThatRacedAMoveIsBroughtForward(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/erin")
+	dir := sh.Dir()
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	git(t, dir, "checkout", "-q", "HEAD~1")
+	before := strings.TrimSpace(git(t, dir, "rev-parse", "main"))
+	remember(t, sh, "Erin three while away", memd.TierProfile, "m3")
+	// The checkout as it lands when it read main before that move.
+	git(t, dir, "checkout", "-q", before)
+	git(t, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+
+	remember(t, sh, "Erin four", memd.TierProfile, "m4")
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status after the next write: %q, want clean", st)
+	}
+	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "--allow-empty", "-am", "hand")
+	if got := texts(t, sh); len(got) != 4 {
+		t.Errorf("facts after the person's commit: %q, want all four", got)
+	}
+}

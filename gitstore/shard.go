@@ -83,6 +83,10 @@ type Shard struct {
 	placesGone  bool
 	saving      chan struct{}
 
+	// leftWorktree says memd moved main while HEAD was away from it and
+	// the working tree was left to the checkout (see catchUpCheckout).
+	leftWorktree atomic.Bool
+
 	repacking   atomic.Bool
 	repackTimer *time.Timer // guarded by mu
 	repackMu    sync.Mutex  // held while git repack runs

@@ -244,6 +244,19 @@ func (s *Store) open(id memd.ShardID, create bool) (sh *Shard, created bool, err
 	return sh, created, nil
 }
 
+// checkedOut is told by the ref watcher that HEAD changed in a shard: an
+// open shard brings its working tree to main if a checkout of main raced
+// memd's move of it (see catchUpCheckout).
+func (s *Store) checkedOut(id memd.ShardID) {
+	s.mu.Lock()
+	sh := s.shards[id]
+	closed := s.closed
+	s.mu.Unlock()
+	if sh != nil && !closed {
+		sh.catchUpCheckout()
+	}
+}
+
 // Shards lists the shards in the store, sorted by kind and name.
 func (s *Store) Shards() ([]memd.ShardID, error) {
 	var ids []memd.ShardID

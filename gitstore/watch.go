@@ -85,6 +85,9 @@ func (rw *RefWatcher) run() {
 			rw.mu.Lock()
 			id, found := rw.byDir[filepath.Dir(ev.Name)]
 			rw.mu.Unlock()
+			if found && name == "HEAD" {
+				go rw.store.checkedOut(id)
+			}
 			if found {
 				rw.moved(id)
 			}

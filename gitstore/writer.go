@@ -112,6 +112,7 @@ func (sh *Shard) Apply(c Change) (Result, error) {
 	if err := validateChange(&c); err != nil {
 		return Result{}, err
 	}
+	sh.catchUpCheckout()
 	r := &request{change: c, done: make(chan struct{})}
 	sh.qmu.Lock()
 	r.at = time.Now()
