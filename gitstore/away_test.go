@@ -23,11 +23,7 @@ func TestShard_WritesLeaveACheckoutAwayFromMainAlone(t *testing.T) {
 		{"switch", "-q", "-c", "look", "HEAD~1"}, // a branch of the person's own
 	} {
 		t.Run(away[0], func(t *testing.T) {
-			s := openStore(t)
-			sh := createShard(t, s, "agent/erin")
-			dir := sh.Dir()
-			remember(t, sh, "Erin one", memd.TierProfile, "m1")
-			remember(t, sh, "Erin two", memd.TierProfile, "m2")
+			sh, dir := shardOfTwo(t, "erin")
 			git(t, dir, away...)
 			looked := read(t, filepath.Join(dir, "profile.md"))
 
@@ -75,11 +71,7 @@ func TestShard_WriteDuringARebaseOfMainIsRefused(t *testing.T) {
 }
 
 func writeDuringARebase(t *testing.T, editing bool) {
-	s := openStore(t)
-	sh := createShard(t, s, "agent/dave")
-	dir := sh.Dir()
-	remember(t, sh, "Dave one", memd.TierProfile, "m1")
-	remember(t, sh, "Dave two", memd.TierProfile, "m2")
+	sh, dir := shardOfTwo(t, "dave")
 	cmd := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "-i", "HEAD~1")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1s/^pick/edit/")
@@ -130,6 +122,17 @@ func writeDuringARebase(t *testing.T, editing bool) {
 	if st := git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("git status: %q, want clean", st)
 	}
+}
+
+// shardOfTwo is agent/name's shard holding two facts, "Name one" and "Name
+// two", a commit each, and its working tree.
+func shardOfTwo(t *testing.T, name string) (*gitstore.Shard, string) {
+	t.Helper()
+	sh := createShard(t, openStore(t), "agent/"+name)
+	for _, n := range []string{"one", "two"} {
+		remember(t, sh, strings.ToUpper(name[:1])+name[1:]+" "+n, memd.TierProfile, "m-"+n)
+	}
+	return sh, sh.Dir()
 }
 
 func read(t *testing.T, path string) string {
@@ -184,14 +187,11 @@ func TestStore_StartsWithAShardCheckedOutAwayFromMain(t *testing.T) {
 // person's commits are: after a hand reset (or an aborted rebase) moved
 // main away from memd's commit, `git reset main@{1}` finds it again.
 func TestShard_ReflogNamesMemdsCommits(t *testing.T) {
-	s := openStore(t)
-	sh := createShard(t, s, "agent/erin")
-	dir := sh.Dir()
-	remember(t, sh, "Erin one", memd.TierProfile, "m1")
-	two := remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	sh, dir := shardOfTwo(t, "erin")
+	two := strings.TrimSpace(git(t, dir, "rev-parse", "main"))
 	for _, ref := range []string{"main", "HEAD"} {
 		log := git(t, dir, "reflog", "--format=%H %gs", ref)
-		if first, _, _ := strings.Cut(log, "\n"); first != two.Commit.String()+" memd: remember: Erin two" {
+		if first, _, _ := strings.Cut(log, "\n"); first != two+" memd: remember: Erin two" {
 			t.Errorf("git reflog %s starts %q, want memd's last commit", ref, first)
 		}
 	}
@@ -241,11 +241,7 @@ func TestShard_NoteChangesGoOnMainWhileAway(t *testing.T) {
 // the files a version behind. memd brings them forward before its next
 // write, so the person's next commit takes nothing of memd's back.
 func TestShard_ACheckoutOfMainThatRacedAMoveIsBroughtForward(t *testing.T) {
-	s := openStore(t)
-	sh := createShard(t, s, "agent/erin")
-	dir := sh.Dir()
-	remember(t, sh, "Erin one", memd.TierProfile, "m1")
-	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	sh, dir := shardOfTwo(t, "erin")
 	git(t, dir, "checkout", "-q", "HEAD~1")
 	before := strings.TrimSpace(git(t, dir, "rev-parse", "main"))
 	remember(t, sh, "Erin three while away", memd.TierProfile, "m3")
