@@ -55,11 +55,12 @@ func (sh *Shard) errRebasingMain() error {
 
 // awayFromMain tells a move of main whether to leave the working tree and
 // index alone (away): HEAD names something else. Then held is memd's lock
-// on the index, for the caller to drop once main has moved: a checkout of
-// main cannot take main as it was in between and miss the move. Without
-// the lock (a git command kept it), HEAD was away when last read, and a
-// checkout of main, which takes the lock but a moment, is not under way.
-// A rebase of main under way refuses the move (rebasingMain); the caller
+// on the index when it could be had, for the caller to drop once main has
+// moved: it keeps a checkout of main from reading main in between, but
+// cannot close the gap git leaves itself (it names main in HEAD only after
+// letting the index go, and reads main before taking it), so what such a
+// checkout leaves a version behind, catchUpCheckout brings forward. A
+// rebase of main under way refuses the move (rebasingMain). The caller
 // holds sh.mu and the lock on main.
 func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
 	if sh.rebasingMain() {
