@@ -92,6 +92,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzParseProposals$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./learn/
 	go test -run '^$$' -fuzz '^FuzzFind$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./gitstore/anchor/
 	go test -run '^$$' -fuzz '^FuzzParseStamp$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
+	go test -run '^$$' -fuzz '^FuzzExactKeys$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/httpapi/
 	go test -run '^$$' -fuzz '^FuzzFactID_ASCIIAsTheGeneralForm$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
 	go test -run '^$$' -fuzz '^FuzzParseDate$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
 	go test -run '^$$' -fuzz '^FuzzSnapshot$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/index/

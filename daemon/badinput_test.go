@@ -81,6 +81,10 @@ func TestBadInput(t *testing.T) {
 		{"empty fact", "POST", "/v1/shards/agent/alice/facts", `{"text": "   "}`, "", memd.EINVALID},
 		{"control character", "POST", "/v1/shards/agent/alice/facts", `{"text": "bell \u0007"}`, "", memd.EINVALID},
 		{"NUL byte", "POST", "/v1/shards/agent/alice/facts", `{"text": "a\u0000b"}`, "", memd.EINVALID},
+		// encoding/json would take these for text and source.messages, and the last text given.
+		{"a field in capitals", "POST", "/v1/shards/agent/alice/facts", `{"TEXT": "upper key"}`, "", memd.EINVALID},
+		{"a nested field in another case", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "source": {"Messages": ["m1"]}}`, "", memd.EINVALID},
+		{"a field given twice", "POST", "/v1/shards/agent/alice/facts", `{"text": "first", "text": "second"}`, "", memd.EINVALID},
 		{"invalid UTF-8", "POST", "/v1/shards/agent/alice/facts", "{\"text\": \"caf\xe9\"}", "", memd.EINVALID},
 		{"February 30th", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "2026-02-30"}`, "", memd.EINVALID},
 		{"date in another format", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "30/11/2026"}`, "", memd.EINVALID},

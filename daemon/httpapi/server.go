@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -417,6 +418,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	if !utf8.Valid(body) {
 		return memd.Errorf(memd.EINVALID, "request body is not valid UTF-8")
+	}
+	if err := exactKeys(body, reflect.TypeOf(v)); err != nil {
+		return memd.Errorf(memd.EINVALID, "request body: %s", jsonError(err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
