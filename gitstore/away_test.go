@@ -86,15 +86,22 @@ func writeDuringARebase(t *testing.T, editing bool) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
 		for {
 			if _, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge", "git-rebase-todo")); err == nil {
 				break
 			}
-			runtime.Gosched()
+			select {
+			case err := <-done:
+				t.Fatalf("git rebase ended before its editor opened: %v", err)
+			default:
+				runtime.Gosched()
+			}
 		}
 		release = func() {
 			os.WriteFile(fifo, []byte("\n"), 0o644)
-			cmd.Wait()
+			<-done
 		}
 	} else if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git rebase: %v\n%s", err, out)
