@@ -81,7 +81,7 @@ func newPager(limit, offset, byDefault, most int) (pager, error) {
 	case limit == 0:
 		limit = byDefault
 	case limit < 0 || limit > most:
-		return pager{}, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d", most)
+		return pager{}, memd.Errorf(memd.EINVALID, "limit must be between 1 and %d (0 or none: %d)", most, byDefault)
 	}
 	if offset < 0 {
 		return pager{}, memd.Errorf(memd.EINVALID, "offset must be 0 or more")

@@ -34,7 +34,7 @@ func (s *Service) RecallIn(ctx context.Context, scopes memd.Scopes, q memd.Recal
 	case k == 0:
 		k = memd.DefaultRecallK
 	case k < 0 || k > memd.MaxRecallK:
-		return memd.RecallResult{}, memd.Errorf(memd.EINVALID, "k must be between 1 and %d", memd.MaxRecallK)
+		return memd.RecallResult{}, memd.Errorf(memd.EINVALID, "k must be between 1 and %d (0 or none: %d)", memd.MaxRecallK, memd.DefaultRecallK)
 	}
 	if strings.TrimSpace(q.Q) == "" {
 		return memd.RecallResult{}, memd.Errorf(memd.EINVALID, "the query is empty")
