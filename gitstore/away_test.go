@@ -265,3 +265,20 @@ func TestShard_ACheckoutOfMainThatRacedAMoveIsBroughtForward(t *testing.T) {
 		t.Errorf("facts after the person's commit: %q, want all four", got)
 	}
 }
+
+// A linked worktree a person adds beside a shard (git worktree add
+// ../alice-wt) is no shard: the store's list leaves it out, and naming it
+// finds none, rather than failing every listing.
+func TestStore_AWorktreeBesideAShardIsNoShard(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Alice one", memd.TierProfile, "m1")
+	git(t, sh.Dir(), "worktree", "add", "-q", "../alice-wt", "-b", "wtbranch")
+	ids, err := s.Shards()
+	if err != nil || len(ids) != 1 || ids[0] != memd.AgentShard("alice") {
+		t.Errorf("shards with a worktree beside one: %v %v, want agent/alice alone", ids, err)
+	}
+	if _, err := s.Shard(memd.AgentShard("alice-wt")); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("the worktree named as a shard: %v, want not_found", err)
+	}
+}

@@ -225,7 +225,10 @@ func (s *Store) open(id memd.ShardID, create bool) (sh *Shard, created bool, err
 		return sh, false, nil
 	}
 	dir := s.ShardDir(id)
-	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+	if st, err := os.Stat(filepath.Join(dir, ".git")); err == nil && !st.IsDir() {
+		// A linked worktree a person made beside a shard (see Shards).
+		return nil, false, memd.Errorf(memd.ENOTFOUND, "no shard %s: its folder holds a git worktree of another repository", id)
+	} else if errors.Is(err, fs.ErrNotExist) {
 		if !create {
 			return nil, false, memd.Errorf(memd.ENOTFOUND, "no shard %s", id)
 		}
@@ -272,7 +275,9 @@ func (s *Store) Shards() ([]memd.ShardID, error) {
 			if !e.IsDir() || memd.ValidateName(e.Name()) != nil {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(s.dir, "shards", string(kind), e.Name(), ".git")); err == nil {
+			// A repository's own .git is a folder; a linked worktree's
+			// (git worktree add beside the shard) is a file naming it.
+			if st, err := os.Stat(filepath.Join(s.dir, "shards", string(kind), e.Name(), ".git")); err == nil && st.IsDir() {
 				ids = append(ids, memd.ShardID{Kind: kind, Name: e.Name()})
 			}
 		}
