@@ -39,6 +39,9 @@ type group struct {
 	before  map[string]overBefore // what the change being planned changed in over
 	touched map[string]*factFile  // path -> its version in base (nil if new)
 	plans   []*plan
+	// conflicted holds the paths in conflict in a person's git merge,
+	// read once a group (see conflicts).
+	conflicted map[string]bool
 
 	// Notes the group changes: their latest versions (nil: removed) and
 	// their versions in base (nil if new).
@@ -467,6 +470,10 @@ func (g *group) add(c Change) (*Result, error) {
 			g.undoOver()
 			return nil, err
 		}
+		if err := g.refuseInConflict(path); err != nil {
+			g.undoOver()
+			return nil, err
+		}
 	}
 	pl := &plan{change: c, res: res}
 	for _, path := range slices.Sorted(maps.Keys(pending)) {
@@ -600,6 +607,45 @@ func (g *group) refuseOverDeletion(path string) error {
 		return nil // a sparse checkout leaves files out on purpose
 	}
 	return memd.Errorf(memd.ECONFLICT, "%s was removed by a person (rm, git rm or git mv) and the removal not committed; nothing was committed, try again once they commit or restore it", path)
+}
+
+// refuseInConflict refuses a change of a fact file in conflict in a
+// person's git merge (or cherry-pick, or revert) under way: git kept their
+// side as it was when the merge began, and a resolution taking it (git
+// checkout --ours) would drop what memd wrote into the file since. A note
+// in conflict is refused the same way (refuseOverPersonsEdit).
+func (g *group) refuseInConflict(path string) error {
+	if !g.conflicts()[path] {
+		return nil
+	}
+	return memd.Errorf(memd.ECONFLICT, "%s is in conflict in a person's git merge (git status shows it); nothing was committed, try again once they settle it", path)
+}
+
+// conflicts returns the paths in conflict in the index while a git merge,
+// cherry-pick or revert is under way (the index is read only then), once a
+// group. An index memd cannot read holds none for it.
+func (g *group) conflicts() map[string]bool {
+	if g.conflicted != nil {
+		return g.conflicted
+	}
+	g.conflicted = make(map[string]bool)
+	merging := false
+	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		if _, err := os.Stat(filepath.Join(g.sh.gitDir, name)); err == nil {
+			merging = true
+		}
+	}
+	if !merging || !g.sh.headOnMain() {
+		return g.conflicted
+	}
+	if idx, err := g.sh.readIndex(); err == nil {
+		for _, e := range idx.Entries {
+			if e.Stage != 0 {
+				g.conflicted[e.Name] = true
+			}
+		}
+	}
+	return g.conflicted
 }
 
 // planFile applies a change's edits to one file, giving its next version.

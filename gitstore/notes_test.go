@@ -894,12 +894,14 @@ func TestShard_APersonsCommitWhileTheIndexWaitedKeepsMemdsNextEdit(t *testing.T)
 	}
 }
 
-// A write of memd's while a person's git merge stands in conflict leaves
-// the conflicted path's index entries as git made them, one a side: the
-// person settles it with git add and commits, and memd's fact, merged
-// into the working file, is in the result. Written as one entry beside
-// the sides, the index was one git cannot use: git add refused, and git
-// merge --abort could not reset it.
+// A write of memd's into a file a person's git merge left in conflict is
+// refused (a resolution taking their side would drop it; see
+// TestShard_AFactFileInConflictInAPersonsMergeIsNotWritten) and leaves the
+// conflicted path's index entries as git made them, one a side: the person
+// settles it with git add and commits, and memd's fact, written again
+// after, is in main. Written as one entry beside the sides, the index was
+// one git cannot use: git add refused, and git merge --abort could not
+// reset it.
 func TestShard_AWriteDuringAPersonsConflictedMerge(t *testing.T) {
 	s, sh := reopenable(t)()
 	defer s.Close()
@@ -919,7 +921,12 @@ func TestShard_AWriteDuringAPersonsConflictedMerge(t *testing.T) {
 	if out, err := exec.Command("git", append(append([]string{"-C", dir}, person...), "merge", "-q", "side")...).CombinedOutput(); err == nil {
 		t.Fatalf("the merge did not conflict: %s", out)
 	}
-	remember(t, sh, "Takes the night train", memd.TierProfile, "m3")
+	d, _ := memd.ParseDate("2026-11-03")
+	train := gitstore.Change{Author: alice, Message: "remember: Takes the night train\n\nSource-Message: m3",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "Takes the night train", Date: d, Tier: memd.TierProfile}}}}
+	if _, err := sh.Apply(train); memd.ErrorCode(err) != memd.ECONFLICT {
+		t.Fatalf("a write into the file in conflict: %v, want conflict", err)
+	}
 
 	if stages := git(t, dir, "ls-files", "-s", "profile.md"); strings.Count(stages, "\n") != 3 || strings.Contains(stages, " 0\tprofile.md") {
 		t.Fatalf("the conflicted path's index entries:\n%s", stages)
@@ -940,6 +947,9 @@ func TestShard_AWriteDuringAPersonsConflictedMerge(t *testing.T) {
 	}
 	git(t, dir, "add", "profile.md")
 	git(t, dir, append(person, "commit", "-q", "--no-edit")...)
+	if _, err := sh.Apply(train); err != nil {
+		t.Fatalf("the write again once the merge is settled: %v", err)
+	}
 	head := git(t, dir, "show", "HEAD:profile.md")
 	for _, fact := range []string{"Lives in Lisbon", "Likes green tea", "Written on a side branch", "Takes the night train"} {
 		if !strings.Contains(head, fact) {

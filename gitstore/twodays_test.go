@@ -2,7 +2,9 @@ package gitstore_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,5 +106,50 @@ func TestShard_AFactInTwoFilesIsEditedWhereItsNewestLineIs(t *testing.T) {
 	got, err := sh.Fact(memd.FactID("Goes swimming on Sundays"))
 	if err != nil || got.Tier != memd.TierProfile || got.Date.String() != "2026-11-05" {
 		t.Errorf("the edited fact: %+v %v, want profile, 2026-11-05", got, err)
+	}
+}
+
+// A fact file in conflict in a person's git merge is not written: git kept
+// their side as it was when the merge began, and a resolution taking it
+// (git checkout --ours) would drop what memd wrote into the file since. The
+// change is refused with conflict and commits nothing; one into another
+// file goes on; every fact acknowledged is in main after the merge.
+func TestShard_AFactFileInConflictInAPersonsMergeIsNotWritten(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	dir := sh.Dir()
+	remember(t, sh, "Alice one", memd.TierProfile, "m1")
+	git(t, dir, "switch", "-q", "-c", "mine")
+	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-12-01) A person's fact\n")
+	f.Close()
+	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "person")
+	git(t, dir, "switch", "-q", "main")
+	remember(t, sh, "Before the merge", memd.TierProfile, "m2")
+	merge := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "merge", "--no-edit", "mine")
+	merge.Dir = dir
+	if out, err := merge.CombinedOutput(); err == nil {
+		t.Fatalf("the merge went through without a conflict:\n%s", out)
+	}
+	before := git(t, dir, "rev-parse", "main")
+	d, _ := memd.ParseDate("2026-11-04")
+	_, err = sh.Apply(gitstore.Change{Author: alice, Message: "remember: during",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "During the merge", Date: d, Tier: memd.TierProfile}}}})
+	if memd.ErrorCode(err) != memd.ECONFLICT || !strings.Contains(err.Error(), "profile.md") {
+		t.Fatalf("write into a fact file in conflict: %v, want conflict naming it", err)
+	}
+	if after := git(t, dir, "rev-parse", "main"); after != before {
+		t.Errorf("main moved: %s -> %s", before, after)
+	}
+	remember(t, sh, "A log fact during the merge", memd.TierLog, "m3")
+	git(t, dir, "checkout", "--ours", "profile.md")
+	git(t, dir, "add", "profile.md")
+	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-q", "--no-edit")
+	want := []string{"A log fact during the merge", "Alice one", "Before the merge"}
+	if got := texts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts after the person's merge: %q, want %q", got, want)
 	}
 }
