@@ -282,3 +282,27 @@ func TestStore_AWorktreeBesideAShardIsNoShard(t *testing.T) {
 		t.Errorf("the worktree named as a shard: %v, want not_found", err)
 	}
 }
+
+// A commit made on main from a linked worktree (git worktree add) is
+// checked as one made in the shard itself: its objects and main are in the
+// shard's own git directory, not the worktree's.
+func TestCheckStaged_FromALinkedWorktreeOfMain(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Alice one", memd.TierProfile, "m1")
+	git(t, sh.Dir(), "switch", "-q", "--detach")
+	wt := filepath.Join(filepath.Dir(sh.Dir()), "alice-main")
+	git(t, sh.Dir(), "worktree", "add", "-q", wt, "main")
+	f, err := os.OpenFile(filepath.Join(wt, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("- (2026-13-40) A date no calendar has\n")
+	f.Close()
+	git(t, wt, "add", "profile.md")
+	gitDir := strings.TrimSpace(git(t, wt, "rev-parse", "--absolute-git-dir"))
+	staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
+	if err != nil || len(staged.Problems) != 1 {
+		t.Errorf("a bad line staged in a worktree of main: %+v %v, want it named", staged, err)
+	}
+}

@@ -60,7 +60,16 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
 		return Staged{}, nil
 	}
-	main, err := readRef(gitDir, mainRef)
+	// A linked worktree's git directory holds its HEAD and index; main
+	// and the objects are the repository's, which commondir names.
+	common := gitDir
+	if named, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common = strings.TrimSpace(string(named))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+	}
+	main, err := readRef(common, mainRef)
 	if err != nil {
 		return Staged{}, err
 	}
@@ -68,7 +77,7 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	if err != nil {
 		return Staged{}, err
 	}
-	db, err := odb.Open(filepath.Join(gitDir, "objects"), odb.NewCache(4<<20), false)
+	db, err := odb.Open(filepath.Join(common, "objects"), odb.NewCache(4<<20), false)
 	if err != nil {
 		return Staged{}, err
 	}
