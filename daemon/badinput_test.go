@@ -85,6 +85,8 @@ func TestBadInput(t *testing.T) {
 		{"a field in capitals", "POST", "/v1/shards/agent/alice/facts", `{"TEXT": "upper key"}`, "", memd.EINVALID},
 		{"a nested field in another case", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "source": {"Messages": ["m1"]}}`, "", memd.EINVALID},
 		{"a field given twice", "POST", "/v1/shards/agent/alice/facts", `{"text": "first", "text": "second"}`, "", memd.EINVALID},
+		{"an array for a body", "POST", "/v1/shards/agent/alice/facts", `[{"text": "x"}]`, "", memd.EINVALID},
+		{"a byte-order mark", "POST", "/v1/shards/agent/alice/facts", "\uFEFF{\"text\": \"x\"}", "", memd.EINVALID},
 		{"invalid UTF-8", "POST", "/v1/shards/agent/alice/facts", "{\"text\": \"caf\xe9\"}", "", memd.EINVALID},
 		{"February 30th", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "2026-02-30"}`, "", memd.EINVALID},
 		{"date in another format", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "30/11/2026"}`, "", memd.EINVALID},

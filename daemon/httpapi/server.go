@@ -419,6 +419,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if !utf8.Valid(body) {
 		return memd.Errorf(memd.EINVALID, "request body is not valid UTF-8")
 	}
+	if bytes.HasPrefix(body, []byte("\uFEFF")) {
+		return memd.Errorf(memd.EINVALID, "request body begins with a byte-order mark; send the JSON without it")
+	}
 	if err := exactKeys(body, reflect.TypeOf(v)); err != nil {
 		return memd.Errorf(memd.EINVALID, "request body: %s", jsonError(err))
 	}
@@ -440,6 +443,8 @@ func jsonError(err error) string {
 	switch {
 	case errors.As(err, &me):
 		return me.Message
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return fmt.Sprintf("expected a JSON object, got a JSON %s", typeErr.Value)
 	case errors.As(err, &typeErr):
 		return fmt.Sprintf("field %q has the wrong type (got a JSON %s)", typeErr.Field, typeErr.Value)
 	case errors.Is(err, io.EOF):
