@@ -90,9 +90,13 @@ var learnedBys = []string{LearnedExplicit, LearnedLearner, LearnedEpisode, Learn
 
 // CheckLearnedBy refuses a Learned-By filter no commit memd writes could
 // match: an empty answer would hide the mistake.
-func CheckLearnedBy(v string) error {
-	if v != "" && !slices.Contains(learnedBys, v) {
-		return Errorf(EINVALID, "learned_by must be one of %s, not %q", strings.Join(learnedBys, ", "), v)
+func CheckLearnedBy(v string) error { return checkFilter("learned_by", v, learnedBys) }
+
+// checkFilter refuses a filter's value v, when given, that is none of
+// values.
+func checkFilter(name, v string, values []string) error {
+	if v != "" && !slices.Contains(values, v) {
+		return Errorf(EINVALID, "%s must be one of %s, not %q", name, strings.Join(values, ", "), v)
 	}
 	return nil
 }
@@ -113,12 +117,7 @@ const (
 var ops = []string{OpRemember, OpForget, OpEdit, OpNoteEdit, OpRevert, OpImport, OpMerge, OpReject}
 
 // CheckOp refuses a Memory-Op filter no commit memd writes could match.
-func CheckOp(v string) error {
-	if v != "" && !slices.Contains(ops, v) {
-		return Errorf(EINVALID, "op must be one of %s, not %q", strings.Join(ops, ", "), v)
-	}
-	return nil
-}
+func CheckOp(v string) error { return checkFilter("op", v, ops) }
 
 // Provenance is what a commit's trailers say about where a change came from.
 type Provenance struct {

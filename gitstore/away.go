@@ -21,8 +21,11 @@ import (
 // unreadable HEAD counts as main: git could not read it either.
 func (sh *Shard) headOnMain() bool {
 	head, err := os.ReadFile(filepath.Join(sh.gitDir, "HEAD"))
-	return err != nil || strings.TrimSpace(string(head)) == "ref: "+mainRef
+	return err != nil || namesMain(head)
 }
+
+// namesMain reports whether the content of a HEAD file names main.
+func namesMain(head []byte) bool { return strings.TrimSpace(string(head)) == "ref: "+mainRef }
 
 // rebasingMain reports whether a git rebase of main is under way, in the
 // shard's working tree or a linked one (git worktree add), from the moment

@@ -57,7 +57,7 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	if err != nil {
 		return Staged{}, fmt.Errorf("read HEAD: %w", err)
 	}
-	if strings.TrimSpace(string(head)) != "ref: "+mainRef {
+	if !namesMain(head) {
 		return Staged{}, nil
 	}
 	// A linked worktree's git directory holds its HEAD and index; main
