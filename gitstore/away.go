@@ -63,9 +63,10 @@ func (sh *Shard) errRebasingMain() error {
 // cannot close the gap git leaves itself (it names main in HEAD only after
 // letting the index go, and reads main before taking it), so what such a
 // checkout leaves a version behind, catchUpCheckout brings forward. A
-// rebase of main under way refuses the move (rebasingMain). The caller
-// holds sh.mu and the lock on main.
-func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
+// rebase of main under way refuses the move (rebasingMain). main is where
+// main is before the move (see markAwayBase). The caller holds sh.mu and
+// the lock on main.
+func (sh *Shard) awayFromMain(main Hash) (away bool, held *lockFile, err error) {
 	if sh.rebasingMain() {
 		return false, nil, sh.errRebasingMain()
 	}
@@ -86,7 +87,8 @@ func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
 		lock.release()
 		return false, nil, nil
 	}
-	sh.leaveWorktree()
+	sh.leaveWorktree(lock)
+	sh.markAwayBase(main)
 	sh.leftWorktree.Store(true)
 	return true, lock, nil
 }
@@ -98,8 +100,10 @@ func (sh *Shard) awayFromMain() (away bool, held *lockFile, err error) {
 // before memd moved it leaves the files a version behind, with nothing to
 // say so but the index, and the person's next commit would take memd's
 // change back. Such files are brought forward as any file memd left
-// behind (laggingFiles), the person's edits since kept. It runs when the
-// ref watcher sees HEAD change and before each write.
+// behind (laggingFiles), the person's edits since kept; a version the
+// person staged meanwhile is theirs, and the commit hook refuses it while it
+// lacks what memd wrote (takenback.go). It runs when the ref watcher sees
+// HEAD change and before each write.
 func (sh *Shard) catchUpCheckout() {
 	if !sh.leftWorktree.Load() {
 		return
@@ -121,24 +125,33 @@ func (sh *Shard) catchUpCheckout() {
 			err = sh.syncIndex(st.head, touched, next, indexWait, false)
 		}
 	}
+	if err == nil && len(sh.behind) == 0 {
+		sh.dropJournal()
+		err = sh.dropAwayBaseIfInStep(st.head)
+	}
 	if err != nil {
 		sh.store.log.Warn("bringing the working tree to main after a checkout of it", "shard", sh.id, "err", err)
-		return
 	}
-	if len(sh.behind) == 0 {
-		sh.dropJournal()
+	if readAwayBase(sh.gitDir) != (Hash{}) {
+		// Not yet in step, or a person's staged version lacks facts memd
+		// wrote meanwhile: looked at again at the next write.
+		sh.leftWorktree.Store(true)
 	}
 }
 
 // leaveWorktree forgets what memd had yet to bring into the working tree
 // and index: they hold another checkout now, and git brings them to main
-// when the person checks it out.
-func (sh *Shard) leaveWorktree() {
+// when the person checks it out. What memd wrote into that checkout as it
+// was made is taken out of it.
+func (sh *Shard) leaveWorktree(held *lockFile) {
 	clear(sh.behind)
 	clear(sh.behindNext)
 	clear(sh.worktreeAt)
 	sh.indexLate = false
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
+	}
+	if !sh.settleRacedCheckout(held) {
+		sh.retryIndexSoon() // a git command holds the index: again in a moment
 	}
 }

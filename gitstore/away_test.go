@@ -5,8 +5,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -305,4 +307,254 @@ func TestCheckStaged_FromALinkedWorktreeOfMain(t *testing.T) {
 	if err != nil || len(staged.Problems) != 1 {
 		t.Errorf("a bad line staged in a worktree of main: %+v %v, want it named", staged, err)
 	}
+}
+
+// A checkout of main that raced memd's move of it (above) holds main's
+// files a version behind: a person who edits and stages before memd brings
+// it forward, or commits at once, would take back with their commit what
+// memd wrote while HEAD was away. The hook refuses such a commit, naming
+// those facts, until what is committed holds them again; other commits go
+// through as ever, and once memd finds the checkout in step it stops
+// looking.
+func TestCheckStaged_RefusesACommitTakingBackWhatMemdWroteWhileAway(t *testing.T) {
+	dir := t.TempDir()
+	opts := gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage}
+	s, err := gitstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := createShard(t, s, "agent/erin")
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	shardDir, gitDir := sh.Dir(), filepath.Join(sh.Dir(), ".git")
+	git(t, shardDir, "checkout", "-q", "HEAD~1")
+	before := strings.TrimSpace(git(t, shardDir, "rev-parse", "main"))
+	remember(t, sh, "Erin three while away", memd.TierProfile, "m3")
+	rememberOn(t, sh, "2026-12-05", "Erin logged while away")
+	s.Close() // nothing brings the checkout forward now
+	// The checkout as it lands when it read main before those moves, and
+	// the person's edit staged on it.
+	git(t, shardDir, "checkout", "-q", before)
+	git(t, shardDir, "symbolic-ref", "HEAD", "refs/heads/main")
+	appendTo(t, filepath.Join(shardDir, "profile.md"), "- (2026-12-01) Erin by hand\n")
+	git(t, shardDir, "add", "profile.md")
+
+	wantTakenBack(t, gitDir, "- (2026-12-05) Erin logged while away", "- (2026-11-03) Erin three while away")
+
+	// memd starts: the day's log, missing from the checkout, is brought
+	// forward; the staged profile.md is the person's, and still lacks the
+	// fact until they put it back.
+	if s, err = gitstore.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if sh, err = s.Shard(memd.AgentShard("erin")); err != nil {
+		t.Fatal(err)
+	}
+	wantTakenBack(t, gitDir, "- (2026-11-03) Erin three while away")
+	appendTo(t, filepath.Join(shardDir, "profile.md"), "- (2026-11-03) Erin three while away\n")
+	git(t, shardDir, "add", "profile.md")
+	wantTakenBack(t, gitDir)
+	git(t, shardDir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "hand")
+	if got := texts(t, sh); len(got) != 5 {
+		t.Errorf("facts after the person's commit: %q, want all five", got)
+	}
+
+	// In step again: memd's next write stops looking, and a person's
+	// removal of a fact memd wrote while away goes through.
+	remember(t, sh, "Erin four", memd.TierProfile, "m4")
+	if _, err := os.Stat(filepath.Join(gitDir, gitstore.AwayBaseMark)); err == nil {
+		t.Errorf("%s still there with the checkout in step", gitstore.AwayBaseMark)
+	}
+	profile := read(t, filepath.Join(shardDir, "profile.md"))
+	os.WriteFile(filepath.Join(shardDir, "profile.md"), []byte(strings.Replace(profile, "- (2026-11-03) Erin three while away\n", "", 1)), 0o644)
+	git(t, shardDir, "add", "profile.md")
+	wantTakenBack(t, gitDir)
+}
+
+// wantTakenBack checks that CheckStaged names, in the shard whose git
+// directory is gitDir, want as the lines the staged commit takes back.
+func wantTakenBack(t *testing.T, gitDir string, want ...string) {
+	t.Helper()
+	staged, err := gitstore.CheckStaged(gitDir, filepath.Join(gitDir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range staged.TakenBack {
+		got = append(got, l.Line)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("CheckStaged found the commit takes back\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+	if len(staged.Problems) > 0 {
+		t.Errorf("CheckStaged named problems: %v", staged.Problems)
+	}
+}
+
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A git checkout away from main writes the files and the index under the
+// index lock, lets it go, and names the new HEAD last. A write of memd's
+// while git holds the lock (made to the working files alone), or in the
+// moment between, finds HEAD on main and merges its change into what git
+// just wrote; once HEAD names the checkout, that change shows as the
+// person's own edit, and their `git checkout main` is refused (the ref
+// watcher sees HEAD change, or memd's next write finds it away). memd puts
+// back what the checkout held where its write is still there.
+func TestShard_AWriteRacingACheckoutAwayIsTakenOutOfIt(t *testing.T) {
+	for _, moment := range []string{"while git holds the index", "between the index and HEAD"} {
+		t.Run(moment, func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin")
+			gitDir := filepath.Join(dir, ".git")
+			old := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD~1"))
+			looked := git(t, dir, "show", old+":profile.md")
+			if moment == "while git holds the index" {
+				// git has taken the lock and written profile.md.
+				lock := filepath.Join(gitDir, "index.lock")
+				if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
+				remember(t, sh, "Erin three while checking out", memd.TierProfile, "m3")
+				// It writes the index and lets go.
+				tmp := filepath.Join(gitDir, "index.checkout")
+				readTree := exec.Command("git", "read-tree", old)
+				readTree.Dir, readTree.Env = dir, append(os.Environ(), "GIT_INDEX_FILE="+tmp)
+				if out, err := readTree.CombinedOutput(); err != nil {
+					t.Fatalf("git read-tree: %v\n%s", err, out)
+				}
+				if err := os.Rename(tmp, filepath.Join(gitDir, "index")); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(lock)
+			} else {
+				// git has written the files and index, and let go.
+				git(t, dir, "read-tree", "-u", "--reset", old)
+				remember(t, sh, "Erin three while checking out", memd.TierProfile, "m3")
+			}
+			git(t, dir, "update-ref", "--no-deref", "HEAD", old) // names the checkout
+
+			remember(t, sh, "Erin four while away", memd.TierProfile, "m4")
+			if got := read(t, filepath.Join(dir, "profile.md")); got != looked {
+				t.Errorf("the checkout away from main holds:\n%s\nwant it as checked out:\n%s", got, looked)
+			}
+			if st := git(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status away from main: %q, want clean", st)
+			}
+			git(t, dir, "checkout", "-q", "main")
+			if st := git(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status back on main: %q, want clean", st)
+			}
+			if got, want := read(t, filepath.Join(dir, "profile.md")), git(t, dir, "show", "main:profile.md"); got != want {
+				t.Errorf("profile.md back on main:\n%s\nwant main's:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// A git command holding the index may write back a working file as it was
+// when the command began (git merge putting the tree back after a failed
+// strategy, git stash), and one restoring it from an index memd had yet to
+// bring forward (git checkout -- file) writes a version behind: memd's
+// write of the file meanwhile, made without the index lock, is gone from
+// it. The file holds a version memd wrote or main committed, not a
+// person's edit, and memd brings it forward rather than keep its missing
+// lines as the person's deletion, which their next `git commit -a` would
+// commit.
+func TestShard_AFileAGitCommandPutBackIsBroughtForward(t *testing.T) {
+	for _, how := range []string{"as it began", "from the index, after a commit by hand"} {
+		t.Run(how, func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin")
+			file := filepath.Join(dir, "profile.md")
+			if how != "as it began" {
+				appendTo(t, file, "- (2026-12-01) Erin by hand\n")
+				git(t, dir, "commit", "-qam", "by hand")
+			}
+			began := read(t, file)
+			lock := filepath.Join(dir, ".git", "index.lock")
+			if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			remember(t, sh, "Erin three while git works", memd.TierProfile, "m3")
+			if how == "as it began" {
+				os.WriteFile(file, []byte(began), 0o644)
+				os.Remove(lock)
+			} else {
+				os.Remove(lock)
+				git(t, dir, "checkout", "--", "profile.md")
+			}
+			if !sh.SyncWorktree(time.Second) {
+				t.Fatal("the working tree is not in step once git let go of the index")
+			}
+			if got, want := read(t, file), git(t, dir, "show", "main:profile.md"); got != want {
+				t.Errorf("profile.md:\n%s\nwant main's:\n%s", got, want)
+			}
+			if st := git(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("git status: %q, want clean", st)
+			}
+		})
+	}
+}
+
+// The other way round: a branch made from main as memd moves it (git
+// switch -c) can name memd's new commit while git writes back the index
+// it read before memd's write, the file with it. The checkout is then a
+// version behind its own commit, and the person's next commit on the
+// branch would take memd's fact back (and, merged, off main). memd
+// brings such a file forward to the checkout's commit.
+func TestShard_ABranchMadeAsMemdWritesIsBroughtToItsCommit(t *testing.T) {
+	sh, dir := shardOfTwo(t, "erin")
+	gitDir := filepath.Join(dir, ".git")
+	readIndex := read(t, filepath.Join(gitDir, "index"))
+	readFile := read(t, filepath.Join(dir, "profile.md"))
+	remember(t, sh, "Erin three as the branch is made", memd.TierProfile, "m3")
+	os.WriteFile(filepath.Join(gitDir, "index.new"), []byte(readIndex), 0o644)
+	os.Rename(filepath.Join(gitDir, "index.new"), filepath.Join(gitDir, "index"))
+	os.WriteFile(filepath.Join(dir, "profile.md"), []byte(readFile), 0o644)
+	git(t, dir, "branch", "side", "main")
+	git(t, dir, "symbolic-ref", "HEAD", "refs/heads/side")
+
+	remember(t, sh, "Erin four while away", memd.TierProfile, "m4")
+	if got, want := read(t, filepath.Join(dir, "profile.md")), git(t, dir, "show", "side:profile.md"); got != want {
+		t.Errorf("profile.md on the branch:\n%s\nwant the branch's:\n%s", got, want)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status on the branch: %q, want clean", st)
+	}
+}
+
+// git writes back the index it read (git status, git add), and one that
+// read it just before memd's update leaves it a version behind main for a
+// fact file the person never touched: their next commit would take memd's
+// fact back. The hook refuses it, naming the fact, until the file is
+// staged again; a fact the person deletes from the file goes through.
+func TestCheckStaged_RefusesACommitFromAnIndexWrittenBack(t *testing.T) {
+	sh, dir := shardOfTwo(t, "erin")
+	gitDir := filepath.Join(dir, ".git")
+	readIndex := read(t, filepath.Join(gitDir, "index"))
+	remember(t, sh, "Erin three as git status runs", memd.TierProfile, "m3")
+	os.WriteFile(filepath.Join(gitDir, "index.new"), []byte(readIndex), 0o644)
+	os.Rename(filepath.Join(gitDir, "index.new"), filepath.Join(gitDir, "index"))
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x\n"), 0o644)
+	git(t, dir, "add", "notes.txt")
+	wantTakenBack(t, gitDir, "- (2026-11-03) Erin three as git status runs")
+
+	git(t, dir, "add", "profile.md") // the working file holds it
+	wantTakenBack(t, gitDir)
+	// Deleting it from the file is the person's to do.
+	profile := read(t, filepath.Join(dir, "profile.md"))
+	os.WriteFile(filepath.Join(dir, "profile.md"), []byte(strings.Replace(profile, "- (2026-11-03) Erin three as git status runs\n", "", 1)), 0o644)
+	git(t, dir, "add", "profile.md")
+	wantTakenBack(t, gitDir)
 }

@@ -32,6 +32,10 @@ var HandCommitWaited = &handCommitWaited
 // HandCommitMark is the file the hooks leave while git makes a commit.
 const HandCommitMark = handCommitName
 
+// AwayBaseMark is the file naming where main was when memd first moved it
+// with HEAD away.
+const AwayBaseMark = awayBaseName
+
 // PackedBases returns how many files of the shard hold a packed base.
 func (sh *Shard) PackedBases() int {
 	sh.mu.Lock()

@@ -210,6 +210,19 @@ func stagedLockPath(gitDir, name string) string {
 // keeps the marker memd wrote in it until the end: a crash at any moment
 // leaves a lock memd recognises as its own (see clearStaleLocks).
 func (l *lockFile) replace(data []byte) (os.FileInfo, error) {
+	if err := l.write(data); err != nil {
+		l.release()
+		return nil, err
+	}
+	// Read while the lock still keeps git from writing the path: what is
+	// there is what was written. (No answer only means it is not known.)
+	fi, _ := os.Stat(l.path)
+	l.release()
+	return fi, nil
+}
+
+// write replaces the locked file with data, keeping the lock.
+func (l *lockFile) write(data []byte) error {
 	tmp := l.path + replaceSuffix
 	err := os.WriteFile(tmp, data, 0o644)
 	if err == nil {
@@ -217,14 +230,9 @@ func (l *lockFile) replace(data []byte) (os.FileInfo, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		l.release()
-		return nil, fmt.Errorf("write %s: %w", filepath.Base(l.path), err)
+		return fmt.Errorf("write %s: %w", filepath.Base(l.path), err)
 	}
-	// Read while the lock still keeps git from writing the path: what is
-	// there is what was written. (No answer only means it is not known.)
-	fi, _ := os.Stat(l.path)
-	l.release()
-	return fi, nil
+	return nil
 }
 
 // replaceSuffix names the file replace writes before renaming it.

@@ -103,6 +103,9 @@ type Shard struct {
 	// memd brought the working file to (nil: removed): the base to merge
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
+	// steps holds what memd's last write of each path found and left
+	// (see settleRacedCheckout).
+	steps map[string]stepRecord
 	// ownNotes holds, while memd's own commits move main, the notes they
 	// change, and ownTracked the files of the commit they build on (see
 	// noteSavedOver).
@@ -200,6 +203,9 @@ func openShard(s *Store, id memd.ShardID, dir string) (*Shard, error) {
 		s.log.Info("HEAD is not on main in this shard: memd commits to main and leaves the working tree to the checkout", "shard", id)
 	} else if err := sh.finishWorktree(main, root); err != nil {
 		s.log.Warn("shard working tree not in step with HEAD", "shard", id, "err", err)
+	}
+	if readAwayBase(sh.gitDir) != (Hash{}) {
+		sh.leftWorktree.Store(true) // see catchUpCheckout
 	}
 	if err := sh.installHooks(); err != nil {
 		s.log.Warn("a person's commits in the shard go unchecked", "shard", id, "err", err)
@@ -317,7 +323,7 @@ func (sh *Shard) close() {
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
 	}
-	sh.behind, sh.behindNext, sh.worktreeAt, sh.written = nil, nil, nil, nil
+	sh.behind, sh.behindNext, sh.worktreeAt, sh.written, sh.steps = nil, nil, nil, nil, nil
 	sh.savePlaces(sh.cur.Load())
 	sh.db.Close()
 }

@@ -108,6 +108,12 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	}
 	// One past the most is looked for, to say that more were left out.
 	st := Staged{Problems: c.problems, Prose: c.prose}
+	if st.TakenBack, err = stagedTakesBack(db, common, workTreeOf(gitDir), main, changed, removed); err != nil {
+		return Staged{}, fmt.Errorf("check what the commit takes from main: %w", err)
+	}
+	if len(st.TakenBack) > maxLineProblems {
+		st.TakenBack, st.MoreTakenBack = st.TakenBack[:maxLineProblems], true
+	}
 	if len(st.Problems) > maxLineProblems {
 		st.Problems, st.MoreProblems = st.Problems[:maxLineProblems], true
 	}
@@ -117,13 +123,44 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	return st, nil
 }
 
+// stagedTakesBack returns the facts main holds that the commit would take
+// back from a checkout or index behind main (see takenBack).
+func stagedTakesBack(db *odb.DB, gitDir, workTree string, main Hash, changed, removed []stagedPath) ([]TakenLine, error) {
+	versions := make(map[string]Hash)
+	for _, p := range changed {
+		versions[p.path] = p.to
+	}
+	for _, p := range removed {
+		versions[p.path] = Hash{}
+	}
+	return takenBack(db, readAwayBase(gitDir), main, versions, workTree)
+}
+
+// workTreeOf returns the working tree of git directory gitDir: the folder
+// holding it, or, for a linked worktree's, the one its gitdir file names.
+func workTreeOf(gitDir string) string {
+	if named, err := os.ReadFile(filepath.Join(gitDir, "gitdir")); err == nil {
+		return filepath.Dir(strings.TrimSpace(string(named)))
+	}
+	abs, err := filepath.Abs(gitDir)
+	if err != nil {
+		return filepath.Dir(gitDir)
+	}
+	return filepath.Dir(abs)
+}
+
 // Staged is what CheckStaged found.
 type Staged struct {
 	Problems []LineProblem // what memd would not read as meant: the commit is refused
 	Prose    []LineProblem // list items that are not fact lines, kept as prose
-	// MoreProblems and MoreProse say that there were more than the
-	// lists hold (they hold maxLineProblems each).
-	MoreProblems, MoreProse bool
+	// TakenBack are facts main gained that the commit lacks from a
+	// checkout or index behind main (a checkout of main that raced memd's
+	// move of it, an index a git command wrote back as it read it before
+	// memd's update): the commit is refused (see takenBack).
+	TakenBack []TakenLine
+	// MoreProblems, MoreProse and MoreTakenBack say that there were more
+	// than the lists hold (they hold maxLineProblems each).
+	MoreProblems, MoreProse, MoreTakenBack bool
 }
 
 // stagedPath is a path whose file the index changes against main: from
@@ -139,7 +176,7 @@ type stagedPath struct {
 // (none: the empty tree): the paths it adds or changes, and the blobs of
 // the fact files it removes. Paths in conflict are left to git, which
 // refuses to commit them.
-func stagedChanges(gitDir, indexFile string, main Hash) (changed []stagedPath, removed []Hash, err error) {
+func stagedChanges(gitDir, indexFile string, main Hash) (changed, removed []stagedPath, err error) {
 	base := emptyTree
 	if !main.IsZero() {
 		base = main
@@ -166,7 +203,7 @@ func stagedChanges(gitDir, indexFile string, main Hash) (changed []stagedPath, r
 		switch meta[4] {
 		case "D":
 			if IsFactFile(path) {
-				removed = append(removed, from)
+				removed = append(removed, stagedPath{path: path, from: from})
 			}
 		case "U":
 		default:
@@ -180,7 +217,7 @@ func stagedChanges(gitDir, indexFile string, main Hash) (changed []stagedPath, r
 // commit removes, and the problems found so far.
 type stagedCommit struct {
 	db       *odb.DB
-	removed  []Hash
+	removed  []stagedPath
 	main     *mainLines
 	problems []LineProblem
 	prose    []LineProblem
@@ -251,8 +288,8 @@ func (c *stagedCommit) check(p stagedPath) error {
 // again.
 func (c *stagedCommit) notMoved(added []numberedLine) ([]numberedLine, error) {
 	var err error
-	for _, blob := range c.removed {
-		if added, err = stillAdded(c.db, added, blob); err != nil {
+	for _, p := range c.removed {
+		if added, err = stillAdded(c.db, added, p.from); err != nil {
 			return nil, err
 		}
 	}

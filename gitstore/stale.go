@@ -157,18 +157,7 @@ func (sh *Shard) wroteVersion(start Hash, path string, blob Hash) (bool, error) 
 // absent) in one of the first limit first-parent ancestors starting at
 // parents.
 func (sh *Shard) hadBlob(parents []Hash, path string, blob Hash, limit int) bool {
-	t := &trees{db: sh.db}
-	for i := 0; i < limit && len(parents) > 0; i++ {
-		c, err := sh.readCommit(parents[0])
-		if err != nil {
-			return false
-		}
-		if e, ok, err := t.lookup(c.tree, path); err == nil && (ok && e.hash == blob || !ok && blob.IsZero()) {
-			return true
-		}
-		parents = c.parents
-	}
-	return false
+	return heldRecently(sh.db, parents, path, blob, limit)
 }
 
 // judgedName is the file that names the newest commit memd checked for

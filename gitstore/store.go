@@ -248,14 +248,17 @@ func (s *Store) open(id memd.ShardID, create bool) (sh *Shard, created bool, err
 }
 
 // checkedOut is told by the ref watcher that HEAD changed in a shard: an
-// open shard brings its working tree to main if a checkout of main raced
-// memd's move of it (see catchUpCheckout).
+// open shard takes out of a checkout away from main what memd wrote into
+// it as it was made (see undoUnlockedWrites), or brings its working tree
+// to main if a checkout of main raced memd's move of it (catchUpCheckout),
+// before the person's next git command if it can.
 func (s *Store) checkedOut(id memd.ShardID) {
 	s.mu.Lock()
 	sh := s.shards[id]
 	closed := s.closed
 	s.mu.Unlock()
 	if sh != nil && !closed {
+		sh.SyncWorktree(indexWait)
 		sh.catchUpCheckout()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore/internal/odb"
 )
 
 // syncWorktree writes the files memd changed into the working tree and
@@ -61,7 +63,22 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		if !ahead {
 			fileOld = touched[path]
 		}
-		if err := sh.syncFile(idx, path, touched[path], fileOld, files[path]); err != nil {
+		var indexBefore Hash
+		if e, err := idx.Entry(path); err == nil {
+			indexBefore = Hash(e.Hash)
+		}
+		found, w, err := sh.syncFile(idx, path, touched[path], fileOld, files[path])
+		if err == nil {
+			indexAfter := indexBefore // without the lock, the index is not written
+			if lock != nil {
+				indexAfter = Hash{}
+				if e, err := idx.Entry(path); err == nil {
+					indexAfter = Hash(e.Hash)
+				}
+			}
+			sh.noteStep(path, found, w, indexBefore, indexAfter, lock == nil, ahead)
+		}
+		if err != nil {
 			wrote := slices.Clone(done)
 			if _, ok := errors.AsType[*fileWrittenError](err); ok {
 				wrote = append(wrote, path)
@@ -205,7 +222,7 @@ func (sh *Shard) readIndex() (*index.Index, error) {
 // syncFile moves one path of the index from old, and of the working tree
 // from fileOld (the version memd last brought the file to: old, unless the
 // file went ahead of the index), to next.
-func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *factFile) error {
+func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *factFile) (found fileBefore, w workWrite, err error) {
 	full := filepath.Join(sh.dir, filepath.FromSlash(path))
 	var oldData, newData []byte
 	var oldBlob Hash
@@ -223,33 +240,36 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 	// git commit) leaves an older version of memd's own in the index, not a
 	// change of the person's.
 	inStep := entry == nil && old == nil || entry != nil && (Hash(entry.Hash) == oldBlob || sh.wasIndexed(path, Hash(entry.Hash)))
-	var w workWrite
 	appended := false
 	if inStep && entry != nil && old != nil && fileOld == old && next != nil && len(newData) > len(oldData) && bytes.HasPrefix(newData, oldData) {
-		var err error
 		if w, appended, err = appendWorking(full, entry, oldData, newData); err != nil {
-			return err
+			return found, w, err
 		}
+		found = fileBefore{blob: oldBlob, existed: true}
 	}
 	if !appended {
-		var err error
 		w, err = rewriteWorking(full, func(cur []byte, exists bool) ([]byte, bool) {
-			if exists && fileOld != nil && !IsFactFile(path) && sh.lineEndsOnly(path, cur, fileOld.data) {
-				cur = fileOld.data // the person's git wrote it with CRLF: no edit of theirs
+			found = beforeOf(cur, exists, fileOld)
+			base := fileOld
+			if found.data != nil {
+				base = sh.earlierVersion(path, cur, fileOld, next)
 			}
-			return mergeWorking(path, fileOld, next, cur, exists)
+			if exists && base != nil && !IsFactFile(path) && sh.lineEndsOnly(path, cur, base.data) {
+				cur = base.data // the person's git wrote it with CRLF: no edit of theirs
+			}
+			return mergeWorking(path, base, next, cur, exists)
 		})
 		if err != nil {
-			return err
+			return found, w, err
 		}
 	}
 
 	if err := sh.stageFile(idx, path, entry, inStep, old, fileOld, next, w); err != nil {
 		// The working file holds memd's version already: this move can
 		// no longer be refused (refusesMove), only caught up with.
-		return &fileWrittenError{err}
+		return found, w, &fileWrittenError{err}
 	}
-	return nil
+	return found, w, nil
 }
 
 // fileWrittenError is a failure of syncFile after it wrote the working file.
@@ -479,6 +499,48 @@ func (sh *Shard) noteIndexed(path string, blob Hash) {
 
 func (sh *Shard) wasIndexed(path string, blob Hash) bool {
 	return slices.Contains(sh.indexed[path], blob)
+}
+
+// earlierVersion returns the version memd put in the working tree and
+// index before, or main held in its last commits, that a working file
+// holding cur (not fileOld, memd's last) is, when next holds every line of
+// it; or else fileOld. A git command that held the index while memd wrote
+// the file without it may write the file back as it was when the command
+// began (git merge putting the tree back after a failed strategy, git
+// stash), and one restoring the file from an index memd had yet to bring
+// forward (git checkout -- file, git restore) writes a version behind: the
+// lines missing since are memd's to bring forward, not a person's deletion
+// for their next `git commit -a` to commit. A file holding lines next
+// lacks is left to the merge as ever: main may have lost them to a commit
+// from a stale index, which memd restores from the working file.
+func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile) *factFile {
+	if next == nil || !linesWithin(cur, next.data) {
+		return fileOld
+	}
+	blob := odb.HashObject(plumbing.BlobObject, cur)
+	st := sh.cur.Load()
+	if !sh.wasIndexed(path, blob) && (st == nil || !sh.inRecentHistory(st.head, path, blob)) {
+		return fileOld
+	}
+	v, err := sh.fileVersion(path, blob)
+	if err != nil {
+		return fileOld
+	}
+	return v
+}
+
+// linesWithin reports whether every line of a is a line of b.
+func linesWithin(a, b []byte) bool {
+	in := make(map[string]bool)
+	for l := range strings.SplitSeq(string(b), "\n") {
+		in[l] = true
+	}
+	for l := range strings.SplitSeq(string(a), "\n") {
+		if !in[l] {
+			return false
+		}
+	}
+	return true
 }
 
 // worktreeTempPrefix starts the name of a working file's next version

@@ -467,7 +467,7 @@ func (sh *Shard) advance(old, next Hash, staged []*os.File, touched, files map[s
 			return fmt.Errorf("sync commit to disk: %w", err)
 		}
 	}
-	away, held, err := sh.awayFromMain()
+	away, held, err := sh.awayFromMain(old)
 	if err != nil {
 		rlock.release()
 		return err
@@ -620,11 +620,7 @@ func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait
 			err = fmt.Errorf("%w: %w", errMoveRefused, err)
 		}
 		if len(sh.behind) > 0 {
-			if sh.indexTimer == nil {
-				sh.indexTimer = time.AfterFunc(indexRetry, func() { sh.SyncWorktree(indexWait) })
-			} else {
-				sh.indexTimer.Reset(indexRetry)
-			}
+			sh.retryIndexSoon()
 		}
 		if errors.Is(err, errMoveRefused) {
 			return err
@@ -683,14 +679,26 @@ func refusesMove(err error, touched map[string]*factFile) bool {
 	return true
 }
 
+// retryIndexSoon has SyncWorktree run once indexRetry has passed. The
+// caller holds sh.mu.
+func (sh *Shard) retryIndexSoon() {
+	if sh.indexTimer == nil {
+		sh.indexTimer = time.AfterFunc(indexRetry, func() { sh.SyncWorktree(indexWait) })
+	} else {
+		sh.indexTimer.Reset(indexRetry)
+	}
+}
+
 // SyncWorktree brings the working tree and .git/index up to HEAD now if a
-// git command kept them behind, waiting up to wait for its index lock. It
-// reports whether they are in step.
+// git command kept them behind, waiting up to wait for its index lock; with
+// HEAD away from main, it takes out of that checkout what memd wrote into
+// it as git made it (settleRacedCheckout). It reports whether they are
+// in step.
 func (sh *Shard) SyncWorktree(wait time.Duration) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if len(sh.behind) > 0 && !sh.headOnMain() {
-		sh.leaveWorktree() // see awayFromMain
+	if (len(sh.behind) > 0 || len(sh.steps) > 0) && !sh.headOnMain() {
+		sh.leaveWorktree(nil) // see awayFromMain
 		sh.dropJournal()
 	}
 	if len(sh.behind) > 0 {

@@ -42,8 +42,18 @@ func runHook(_ context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "memd: the commit goes in unchecked: %v\n", err)
 		return nil
 	}
-	if len(staged.Problems) > 0 {
+	if len(staged.Problems) > 0 || len(staged.TakenBack) > 0 {
 		gitstore.UnmarkHandCommit(gitDir) // no commit follows: memd's writes need not wait
+	}
+	if len(staged.TakenBack) > 0 {
+		fmt.Fprintln(e.stderr, "memd: not committed; main holds these facts and what you commit lacks them, from files or an index a version behind main")
+		fmt.Fprintln(e.stderr, "(a checkout of main, or a git command, that ran as memd committed; memd brings the working files forward unless you staged them first):")
+		listProblems(e, staged.TakenBack, staged.MoreTakenBack)
+		if len(staged.Problems) == 0 {
+			return memd.Errorf(memd.ECONFLICT, "stage them again (git add FILE, if the working file holds them; git diff --cached main -- FILE shows them) and commit again, or commit with --no-verify to remove them")
+		}
+	}
+	if len(staged.Problems) > 0 {
 		fmt.Fprintln(e.stderr, "memd: not committed; memd would not read these lines as you mean them:")
 		listProblems(e, staged.Problems, staged.MoreProblems)
 	}
@@ -63,7 +73,7 @@ func runHook(_ context.Context, e *env, args []string) error {
 
 // listProblems prints the lines a check named; more says it named only
 // the first of them.
-func listProblems(e *env, problems []gitstore.LineProblem, more bool) {
+func listProblems[L fmt.Stringer](e *env, problems []L, more bool) {
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "  %s\n", p)
 	}
