@@ -132,11 +132,6 @@ func (sh *Shard) catchUpCheckout() {
 	if err != nil {
 		sh.store.log.Warn("bringing the working tree to main after a checkout of it", "shard", sh.id, "err", err)
 	}
-	if readAwayBase(sh.gitDir) != (Hash{}) {
-		// Not yet in step, or a person's staged version lacks facts memd
-		// wrote meanwhile: looked at again at the next write.
-		sh.leftWorktree.Store(true)
-	}
 }
 
 // leaveWorktree forgets what memd had yet to bring into the working tree

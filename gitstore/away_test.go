@@ -12,6 +12,7 @@ import (
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // A person who checks out another commit or a branch of their own (to look
@@ -557,4 +558,72 @@ func TestCheckStaged_RefusesACommitFromAnIndexWrittenBack(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "profile.md"), []byte(strings.Replace(profile, "- (2026-11-03) Erin three as git status runs\n", "", 1)), 0o644)
 	git(t, dir, "add", "profile.md")
 	wantTakenBack(t, gitDir)
+}
+
+// A person who deletes memd's newest fact from the file leaves it exactly
+// as it was a commit before: their deletion, which memd's next write keeps
+// once moments have passed since memd wrote it (until then it is taken for
+// a git command putting the file back, above).
+func TestShard_APersonsDeletionOfTheNewestFactIsKept(t *testing.T) {
+	*gitstore.StepsKeptFor = 0 // memd's write long past
+	t.Cleanup(func() { *gitstore.StepsKeptFor = 5 * time.Second })
+	sh, dir := shardOfTwo(t, "erin")
+	file := filepath.Join(dir, "profile.md")
+	two := "- (2026-11-03) Erin two\n"
+	os.WriteFile(file, []byte(strings.Replace(read(t, file), two, "", 1)), 0o644)
+	remember(t, sh, "Erin three", memd.TierProfile, "m3")
+	if got := read(t, file); strings.Contains(got, two) || !strings.Contains(got, "Erin three") {
+		t.Errorf("profile.md after memd's write:\n%s\nwant Erin two deleted, Erin three in", got)
+	}
+}
+
+// A checkout made well after memd's last write is the person's: a branch
+// made for a deletion they staged keeps it.
+func TestShard_ABranchMadeLaterKeepsAStagedDeletion(t *testing.T) {
+	*gitstore.StepsKeptFor = 0 // memd's write long past
+	t.Cleanup(func() { *gitstore.StepsKeptFor = 5 * time.Second })
+	sh, dir := shardOfTwo(t, "erin")
+	file := filepath.Join(dir, "profile.md")
+	two := "- (2026-11-03) Erin two\n"
+	os.WriteFile(file, []byte(strings.Replace(read(t, file), two, "", 1)), 0o644)
+	git(t, dir, "add", "profile.md")
+	git(t, dir, "switch", "-q", "-c", "fix")
+	sh.SyncWorktree(indexWaitForTests) // as when the ref watcher sees HEAD change
+	remember(t, sh, "Erin three while away", memd.TierProfile, "m3")
+	if got := read(t, file); strings.Contains(got, two) {
+		t.Errorf("the staged deletion was undone on the new branch:\n%s", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "M  profile.md\n" {
+		t.Errorf("git status: %q, want the deletion still staged", st)
+	}
+}
+
+const indexWaitForTests = 20 * time.Millisecond
+
+// git merge reads HEAD, merges, and only then marks the merge under way
+// (MERGE_HEAD), when memd's writes into a file in conflict are refused: a
+// commit of memd's in between is on main but in neither side of the merge,
+// and settling the conflict with the person's side (git checkout --ours)
+// and committing the merge on main as it is would take it back. The hook
+// refuses that commit, naming the fact.
+func TestCheckStaged_RefusesAMergeTakingBackWhatMemdWroteAsItBegan(t *testing.T) {
+	sh, dir := shardOfTwo(t, "erin")
+	gitDir := filepath.Join(dir, ".git")
+	git(t, dir, "switch", "-q", "-c", "side")
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-12-02) Erin on the side\n")
+	git(t, dir, "commit", "-qam", "side")
+	git(t, dir, "switch", "-q", "main")
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-12-03) Erin on main\n")
+	git(t, dir, "commit", "-qam", "main")
+	if out, err := memdtest.GitOut(dir, "merge", "--no-edit", "side"); err == nil {
+		t.Fatalf("the merge went through without a conflict:\n%s", out)
+	}
+	// memd's commit as git began, before it marked the merge under way.
+	os.Rename(filepath.Join(gitDir, "MERGE_HEAD"), filepath.Join(gitDir, "MERGE_HEAD.away"))
+	remember(t, sh, "Erin three as the merge began", memd.TierProfile, "m3")
+	os.Rename(filepath.Join(gitDir, "MERGE_HEAD.away"), filepath.Join(gitDir, "MERGE_HEAD"))
+
+	git(t, dir, "checkout", "--ours", "profile.md")
+	git(t, dir, "add", "profile.md")
+	wantTakenBack(t, gitDir, "- (2026-11-03) Erin three as the merge began")
 }

@@ -32,6 +32,10 @@ var HandCommitWaited = &handCommitWaited
 // HandCommitMark is the file the hooks leave while git makes a commit.
 const HandCommitMark = handCommitName
 
+// StepsKeptFor is how long after memd's write a checkout is taken to have
+// raced it.
+var StepsKeptFor = &stepsKeptFor
+
 // AwayBaseMark is the file naming where main was when memd first moved it
 // with HEAD away.
 const AwayBaseMark = awayBaseName

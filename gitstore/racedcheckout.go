@@ -2,9 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,16 +35,29 @@ import (
 // write found, or forward to what it left.
 
 // stepRecord is what memd's last write of a path found and left in the
-// working tree and index.
+// working tree and index, kept for stepsKeptFor.
 type stepRecord struct {
-	before     Hash        // the file's blob before the write (zero: none, or see beforeData)
-	beforeData []byte      // the file's content before, when not a version memd committed
-	existed    bool        // a file was there before
-	after      os.FileInfo // the file as the write left it (nil: none there)
+	at         time.Time
+	before     Hash   // the file's blob before the write (zero: none, or see beforeData)
+	beforeData []byte // the file's content before, when not a version memd committed
+	existed    bool   // a file was there before
+	after      Hash   // the blob of what the write left in the file (zero: none)
+	committed  Hash   // memd's version in the commit (zero: removed)
 	// indexBefore and indexAfter are the index entry's blob before and
 	// after (zero: no entry).
 	indexBefore, indexAfter Hash
 	unlocked                bool // the write went to the file alone, git holding the index
+}
+
+// stepsKeptFor is how long after memd's write a checkout is taken to have
+// raced it: git names the new HEAD within moments of writing the files.
+// Older records would take a person's own edit made since for git's.
+var stepsKeptFor = 5 * time.Second
+
+// recent reports whether a checkout made at t may have raced the write.
+func (rec stepRecord) recent(t time.Time) bool {
+	// A file's times come from a clock that may run a few ms behind.
+	return !t.Before(rec.at.Add(-50*time.Millisecond)) && t.Sub(rec.at) <= stepsKeptFor
 }
 
 // fileBefore is what syncFile found in a working file before writing it.
@@ -69,52 +79,61 @@ func beforeOf(cur []byte, exists bool, fileOld *factFile) fileBefore {
 	return fileBefore{data: cur, existed: true}
 }
 
-// noteStep records what a write of path found (found, and the index
-// entry's blob indexBefore) and left (w; indexAfter; unlocked: the index
-// was not written). A write made while an earlier one's index entry still
-// waits (ahead) keeps that one's before: what the checkout held is what
-// came before both. The caller holds sh.mu.
-func (sh *Shard) noteStep(path string, found fileBefore, w workWrite, indexBefore, indexAfter Hash, unlocked, ahead bool) {
-	rec := stepRecord{before: found.blob, beforeData: found.data, existed: found.existed, indexBefore: indexBefore, indexAfter: indexAfter, unlocked: unlocked}
-	if prev, ok := sh.steps[path]; ok && ahead {
-		rec.before, rec.beforeData, rec.existed, rec.indexBefore = prev.before, prev.beforeData, prev.existed, prev.indexBefore
+// found fills in what a write found (f) and left in the file (w), next
+// being memd's version: the file holds it when the write found memd's own
+// last version, and what the write merged otherwise.
+func (rec *stepRecord) found(f fileBefore, w workWrite, next *factFile) {
+	rec.at = time.Now()
+	rec.before, rec.beforeData, rec.existed = f.blob, f.data, f.existed
+	switch {
+	case w.gone:
+	case f.data == nil && next != nil:
+		rec.after = next.blob
+	default:
+		rec.after = odb.HashObject(plumbing.BlobObject, w.data)
 	}
-	if !w.gone {
-		rec.after = w.stat
-		if rec.after == nil {
-			rec.after, _ = os.Lstat(filepath.Join(sh.dir, filepath.FromSlash(path)))
+}
+
+// noteSteps records the steps of one syncWorktree (indexed: it wrote the
+// index), and forgets those too old to matter. The caller holds sh.mu.
+func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
+	now := time.Now()
+	for path, rec := range sh.steps {
+		if !rec.recent(now) {
+			delete(sh.steps, path)
 		}
+	}
+	if len(steps) == 0 {
+		return
 	}
 	if sh.steps == nil {
 		sh.steps = make(map[string]stepRecord)
 	}
-	sh.steps[path] = rec
+	for path, rec := range steps {
+		if !indexed {
+			rec.indexAfter, rec.unlocked = rec.indexBefore, true
+		}
+		sh.steps[path] = rec
+	}
 }
 
 // settleRacedCheckout brings, HEAD being away from main, the files and
 // index entries memd's last writes touched to the new HEAD's version where
-// they are still at what the write found or left (see above); held is the
-// index lock when the caller has it (kept), else one is taken if anything
-// is to be done. It holds the lock throughout, so no git checkout is half
-// way through the index meanwhile; one that wrote the index and is yet to
-// name main in HEAD finds memd's files and entries put back, and memd
-// brings them forward once it does (catchUpCheckout). It reports false
-// when the lock could not be had, the records kept for a later try. The
-// caller holds sh.mu.
+// they are still at what the write found or left (see above) and HEAD was
+// named moments after the write; held is the index lock when the caller
+// has it (kept), else one is taken if anything is to be done. It holds the
+// lock throughout, so no git checkout is half way through the index
+// meanwhile; one that wrote the index and is yet to name main in HEAD
+// finds memd's files and entries put back, and memd brings them forward
+// once it does (catchUpCheckout). It reports false when the lock could not
+// be had, the records kept for a later try. The caller holds sh.mu.
 func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
 	if len(sh.steps) == 0 {
 		return true
 	}
-	if sh.headOnMain() {
-		sh.steps = nil
-		return true // back on main: what memd wrote is main's
-	}
 	// Looked at first without the lock, which most checkouts need not be
 	// kept from: only one that raced a write has anything to put right.
-	if n, err := sh.fixCheckout(nil, sh.steps); err != nil || n == 0 {
-		if err != nil {
-			sh.store.log.Warn("looking at a checkout away from main", "shard", sh.id, "err", err)
-		}
+	if n := sh.fixCheckout(nil, sh.steps); n == 0 {
 		sh.steps = nil
 		return true
 	}
@@ -128,97 +147,97 @@ func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
 	}
 	steps := sh.steps
 	sh.steps = nil
-	if sh.headOnMain() {
-		return true
-	}
-	if _, err := sh.fixCheckout(lock, steps); err != nil {
-		sh.store.log.Warn("taking memd's writes out of a checkout away from main", "shard", sh.id, "err", err)
+	if !sh.headOnMain() {
+		sh.fixCheckout(lock, steps)
 	}
 	return true
 }
 
 // fixCheckout is settleRacedCheckout's work, done with the index lock,
-// or only counted without it (nil). It returns how many files it put
-// right, or would.
-func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed int, err error) {
+// or only counted without it (nil). It returns how many paths it put
+// right, or would; what it cannot do for a path it logs, and goes on.
+func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed int) {
 	dry := lock == nil
 	head, err := sh.checkedOutCommit()
 	if err != nil {
-		return 0, nil // an unborn branch (git switch --orphan) holds nothing of memd's
+		return 0 // an unborn branch (git switch --orphan) holds nothing of memd's
+	}
+	named, err := os.Stat(filepath.Join(sh.gitDir, "HEAD"))
+	if err != nil {
+		return 0
 	}
 	c, err := sh.readCommit(head)
-	if err != nil {
-		return 0, err
+	if !dry {
+		sh.written = nil // the index read below is changed in place
 	}
-	idx, err := sh.readIndex()
+	var idx *index.Index
+	if err == nil {
+		idx, err = sh.readIndex()
+	}
 	if err != nil {
-		return 0, err
+		sh.store.log.Warn("reading a checkout away from main", "shard", sh.id, "err", err)
+		return 0
 	}
 	t := &trees{db: sh.db}
 	entriesChanged := false
 	for _, path := range slices.Sorted(mapKeys(steps)) {
 		rec := steps[path]
-		var want, indexed Hash
-		if e, found, err := t.lookup(c.tree, path); err != nil {
-			return 0, err
-		} else if found {
+		if !rec.recent(named.ModTime()) {
+			continue
+		}
+		var want Hash
+		if e, found, err := t.lookup(c.tree, path); err == nil && found {
 			want = e.hash
 		}
-		if e, err := idx.Entry(path); err == nil {
-			indexed = Hash(e.Hash)
-		}
+		indexed := entryBlob(idx, path)
 		before := rec.beforeBlob()
+		var to, entry Hash // what the file goes to from rec.after, and the index entry
+		setIndex := false
 		switch {
 		case before == want && rec.existed == !want.IsZero():
 			// The checkout holds the version memd's write found: the
-			// write goes, where it is still there (and the index is the
-			// checkout's, or memd's write's).
+			// write goes, where it is still there and the index is the
+			// checkout's (memd's write went to the file alone) or as
+			// the write left it.
 			if rec.unlocked && indexed != want || !rec.unlocked && indexed != rec.indexAfter {
 				continue
 			}
-			undone, err := sh.undoFileWrite(path, rec, dry)
-			if err != nil {
-				return fixed, fmt.Errorf("%s: %w", path, err)
-			}
-			if !undone {
-				continue
-			}
-			if fixed++; dry {
-				continue
-			}
-			sh.store.log.Info("memd's write went into a checkout away from main as git made it; the checkout's version is back", "shard", sh.id, "path", path, "head", head.String())
-			sh.leftWorktree.Store(true) // see catchUpCheckout
-			if rec.indexBefore != rec.indexAfter {
-				setEntry(idx, path, rec.indexBefore)
-				entriesChanged = true
-			}
-		case !rec.unlocked && !want.IsZero() && want == rec.indexAfter && indexed == rec.indexBefore:
+			to, entry, setIndex = before, rec.indexBefore, !rec.unlocked && rec.indexBefore != indexed
+		case want == rec.committed && indexed == rec.indexBefore && indexed != want:
 			// The checkout names memd's commit, but git wrote back the
-			// index it read before memd's write, and the file with it: a
+			// index it read before memd's write (and the file, or not): a
 			// branch made from main as memd moved it.
-			redone, err := sh.redoFileWrite(path, before, want, dry)
-			if err != nil {
-				return fixed, fmt.Errorf("%s: %w", path, err)
-			}
-			if redone {
-				if fixed++; dry {
-					continue
-				}
-				sh.store.log.Info("a git checkout made as memd wrote left a file a version behind its commit; it is brought forward", "shard", sh.id, "path", path, "head", head.String())
-				setEntry(idx, path, want)
-				entriesChanged = true
-			}
+			to, entry, setIndex = want, want, true
+		default:
+			continue
+		}
+		moved, err := sh.moveFile(path, rec, to, dry)
+		if err != nil {
+			sh.store.log.Warn("putting right a checkout that raced memd's write", "shard", sh.id, "path", path, "err", err)
+			continue
+		}
+		if !moved && !setIndex {
+			continue
+		}
+		if fixed++; dry {
+			continue
+		}
+		sh.store.log.Info("a git checkout made as memd wrote left a file at another version than its commit's; it is put right", "shard", sh.id, "path", path, "head", head.String())
+		sh.leftWorktree.Store(true) // a return to main that raced this is brought forward (catchUpCheckout)
+		if setIndex {
+			setEntry(idx, path, entry)
+			entriesChanged = true
 		}
 	}
 	if !entriesChanged {
-		return fixed, nil
+		return fixed
 	}
-	data, err := encodeIndex(idx)
-	if err != nil {
-		return fixed, err
+	if data, err := encodeIndex(idx); err != nil {
+		sh.store.log.Warn("putting right a checkout's index", "shard", sh.id, "err", err)
+	} else if err := lock.write(data); err != nil {
+		sh.store.log.Warn("putting right a checkout's index", "shard", sh.id, "err", err)
 	}
-	sh.written = nil
-	return fixed, lock.write(data)
+	return fixed
 }
 
 // checkedOutCommit returns the commit HEAD names, through a branch or
@@ -243,52 +262,39 @@ func (rec stepRecord) beforeBlob() Hash {
 	return rec.before
 }
 
-// undoFileWrite puts back the working file at path as rec found it, if it
-// is as memd's write left it (dry: only says whether it would).
-func (sh *Shard) undoFileWrite(path string, rec stepRecord, dry bool) (bool, error) {
-	full := filepath.Join(sh.dir, filepath.FromSlash(path))
-	now, err := os.Lstat(full)
-	switch {
-	case rec.after == nil && !errors.Is(err, fs.ErrNotExist):
-		return false, nil // written since
-	case rec.after != nil && (err != nil || !os.SameFile(now, rec.after) || now.Size() != rec.after.Size() || !now.ModTime().Equal(rec.after.ModTime())):
-		return false, nil
-	case dry:
-		return true, nil
-	case !rec.existed:
-		if err := os.Remove(full); err != nil {
-			return false, err
+// moveFile writes blob to (zero: no file) into the working file at path
+// if it holds what memd's write found or left there (rec), and reports
+// whether it did (dry: would). A file the person changed since is left as
+// it is.
+func (sh *Shard) moveFile(path string, rec stepRecord, to Hash, dry bool) (bool, error) {
+	var data []byte
+	if !to.IsZero() {
+		if to == rec.beforeBlob() && rec.beforeData != nil {
+			data = rec.beforeData
+		} else {
+			obj, err := sh.db.Get(to)
+			if err != nil {
+				return false, err
+			}
+			data = obj.Data
 		}
-		removeEmptyFolders(filepath.Dir(full))
-		return true, nil
 	}
-	data := rec.beforeData
-	if data == nil {
-		obj, err := sh.db.Get(rec.before)
-		if err != nil {
-			return false, err
+	moved := false
+	_, err := rewriteWorking(filepath.Join(sh.dir, filepath.FromSlash(path)), func(cur []byte, exists bool) ([]byte, bool) {
+		var at Hash
+		if exists {
+			at = odb.HashObject(plumbing.BlobObject, cur)
 		}
-		data = obj.Data
-	}
-	return true, replaceFile(full, data, 0o644, false)
-}
-
-// redoFileWrite writes blob want into the working file at path if it holds
-// blob before (dry: only says whether it would).
-func (sh *Shard) redoFileWrite(path string, before, want Hash, dry bool) (bool, error) {
-	full := filepath.Join(sh.dir, filepath.FromSlash(path))
-	cur, err := os.ReadFile(full)
-	if err != nil || odb.HashObject(plumbing.BlobObject, cur) != before {
-		return false, nil
-	}
-	if dry {
-		return true, nil
-	}
-	obj, err := sh.db.Get(want)
-	if err != nil {
-		return false, err
-	}
-	return true, replaceFile(full, obj.Data, 0o644, false)
+		if at == to || at != rec.after && at != rec.beforeBlob() {
+			return cur, !exists // already there, or changed since: as it is
+		}
+		moved = true
+		if dry {
+			return cur, !exists
+		}
+		return data, to.IsZero()
+	})
+	return moved, err
 }
 
 // setEntry sets path's index entry to blob (zero: none), without stat data:

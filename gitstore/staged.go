@@ -60,15 +60,7 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 	if !namesMain(head) {
 		return Staged{}, nil
 	}
-	// A linked worktree's git directory holds its HEAD and index; main
-	// and the objects are the repository's, which commondir names.
-	common := gitDir
-	if named, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		common = strings.TrimSpace(string(named))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-	}
+	common := commonDir(gitDir)
 	main, err := readRef(common, mainRef)
 	if err != nil {
 		return Staged{}, err
@@ -107,8 +99,8 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 		}
 	}
 	// One past the most is looked for, to say that more were left out.
-	st := Staged{Problems: c.problems, Prose: c.prose}
-	if st.TakenBack, err = stagedTakesBack(db, common, workTreeOf(gitDir), main, changed, removed); err != nil {
+	st := Staged{Checked: true, Problems: c.problems, Prose: c.prose}
+	if st.TakenBack, err = stagedTakesBack(db, commitsBehind(common, gitDir), workTreeOf(gitDir), main, changed, removed); err != nil {
 		return Staged{}, fmt.Errorf("check what the commit takes from main: %w", err)
 	}
 	if len(st.TakenBack) > maxLineProblems {
@@ -124,8 +116,9 @@ func CheckStaged(gitDir, indexFile string) (Staged, error) {
 }
 
 // stagedTakesBack returns the facts main holds that the commit would take
-// back from a checkout or index behind main (see takenBack).
-func stagedTakesBack(db *odb.DB, gitDir, workTree string, main Hash, changed, removed []stagedPath) ([]TakenLine, error) {
+// back from a checkout or index behind main (see takenBack), behind being
+// the commit since which the checkout may lack what main gained.
+func stagedTakesBack(db *odb.DB, behind Hash, workTree string, main Hash, changed, removed []stagedPath) ([]TakenLine, error) {
 	versions := make(map[string]Hash)
 	for _, p := range changed {
 		versions[p.path] = p.to
@@ -133,7 +126,44 @@ func stagedTakesBack(db *odb.DB, gitDir, workTree string, main Hash, changed, re
 	for _, p := range removed {
 		versions[p.path] = Hash{}
 	}
-	return takenBack(db, readAwayBase(gitDir), main, versions, workTree)
+	return takenBack(db, behind, main, versions, workTree)
+}
+
+// commitsBehind returns the commit since which what main gained may be
+// missing from what a person's checkout holds unbeknown to them: where
+// main was when memd first moved it with HEAD away (see markAwayBase), or
+// else, while a git merge is under way, where main was when it began
+// (ORIG_HEAD): a commit of memd's between git reading HEAD and marking the
+// merge under way is in neither side, and the merge commit, made on main
+// as it is, would take it back. Zero for none. common is the repository's
+// git directory, gitDir the worktree's.
+func commitsBehind(common, gitDir string) Hash {
+	if base := readAwayBase(common); !base.IsZero() {
+		return base
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "MERGE_HEAD")); err != nil {
+		return Hash{}
+	}
+	began, err := os.ReadFile(filepath.Join(gitDir, "ORIG_HEAD"))
+	if err != nil {
+		return Hash{}
+	}
+	return NewHash(strings.TrimSpace(string(began)))
+}
+
+// commonDir returns the git directory holding main and the objects for
+// gitDir: itself, or for a linked worktree's (which holds its HEAD and
+// index) the one its commondir file names.
+func commonDir(gitDir string) string {
+	named, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	common := strings.TrimSpace(string(named))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	return common
 }
 
 // workTreeOf returns the working tree of git directory gitDir: the folder
@@ -151,6 +181,7 @@ func workTreeOf(gitDir string) string {
 
 // Staged is what CheckStaged found.
 type Staged struct {
+	Checked  bool          // HEAD names main: the commit was checked
 	Problems []LineProblem // what memd would not read as meant: the commit is refused
 	Prose    []LineProblem // list items that are not fact lines, kept as prose
 	// TakenBack are facts main gained that the commit lacks from a

@@ -18,7 +18,9 @@ import (
 // wrote while HEAD was away. So the first time memd moves main with HEAD
 // away, it notes where main was (awayBaseName); while the note stands, the
 // commit hook refuses a commit that lacks a fact line main gained since
-// (TakenBack), and memd drops the note once the index holds them all.
+// (TakenBack). memd drops the note once the index holds them all when the
+// checkout of main is brought forward, and the hook once it passes a
+// commit.
 
 // awayBaseName is the file in a shard's git directory naming the commit
 // main was at when memd first moved it while HEAD was away.
@@ -35,6 +37,13 @@ func (sh *Shard) markAwayBase(main Hash) {
 	if err := os.WriteFile(path, []byte(main.String()+"\n"), 0o644); err != nil {
 		sh.store.log.Warn("noting where main was when memd moved it with HEAD away", "shard", sh.id, "err", err)
 	}
+}
+
+// DropAwayBase removes the note of where main was when memd first moved it
+// with HEAD away, from the git directory (or linked worktree's) gitDir:
+// the commit hook passed a commit that lacks none of the facts since.
+func DropAwayBase(gitDir string) {
+	os.Remove(filepath.Join(commonDir(gitDir), awayBaseName))
 }
 
 // readAwayBase returns the commit markAwayBase noted in gitDir, or zero.
@@ -131,7 +140,7 @@ func takenBack(db *odb.DB, base, main Hash, versions map[string]Hash, workTree s
 		if err != nil {
 			return nil, err
 		}
-		return strings.Split(strings.ReplaceAll(string(obj.Data), "\r\n", "\n"), "\n"), nil
+		return splitLines(obj.Data), nil
 	}
 	kept := make(map[string]bool)
 	for path, blob := range versions {
@@ -164,7 +173,7 @@ func takenBack(db *odb.DB, base, main Hash, versions map[string]Hash, workTree s
 		var working, atBase map[string]bool
 		if heldRecently(db, mainCommit.parents, path, versions[path], staleLookback) {
 			if data, err := os.ReadFile(filepath.Join(workTree, filepath.FromSlash(path))); err == nil {
-				working = lineSet(strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"))
+				working = lineSet(splitLines(data))
 			}
 		}
 		if !baseTree.IsZero() {
@@ -193,6 +202,11 @@ func takenBack(db *odb.DB, base, main Hash, versions map[string]Hash, workTree s
 		}
 	}
 	return taken, nil
+}
+
+// splitLines returns the lines of data, whatever their ends.
+func splitLines(data []byte) []string {
+	return strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 }
 
 func lineSet(lines []string) map[string]bool {

@@ -58,25 +58,22 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	}
 	var done []string
 	var failed error
+	steps := make(map[string]stepRecord) // see noteSteps
 	for _, path := range writeOrder(touched, files, move) {
 		fileOld, ahead := sh.worktreeAt[path]
 		if !ahead {
 			fileOld = touched[path]
 		}
-		var indexBefore Hash
-		if e, err := idx.Entry(path); err == nil {
-			indexBefore = Hash(e.Hash)
-		}
+		step := stepRecord{indexBefore: entryBlob(idx, path), committed: blobOf(files[path])}
 		found, w, err := sh.syncFile(idx, path, touched[path], fileOld, files[path])
 		if err == nil {
-			indexAfter := indexBefore // without the lock, the index is not written
-			if lock != nil {
-				indexAfter = Hash{}
-				if e, err := idx.Entry(path); err == nil {
-					indexAfter = Hash(e.Hash)
-				}
+			step.found(found, w, files[path])
+			step.indexAfter = entryBlob(idx, path) // if the index is written below
+			if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked {
+				// What the checkout held came before both writes.
+				step.before, step.beforeData, step.existed, step.indexBefore = prev.before, prev.beforeData, prev.existed, prev.indexBefore
 			}
-			sh.noteStep(path, found, w, indexBefore, indexAfter, lock == nil, ahead)
+			steps[path] = step
 		}
 		if err != nil {
 			wrote := slices.Clone(done)
@@ -98,17 +95,21 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		sh.worktreeAt[path] = files[path]
 	}
 	if lock == nil {
+		sh.noteSteps(steps, false)
 		return nil, failed
 	}
 	data, err := encodeIndex(idx)
 	if err != nil {
 		lock.release()
+		sh.noteSteps(steps, false)
 		return nil, fmt.Errorf("encode index: %w", err)
 	}
 	file, err := lock.replace(data)
 	if err != nil {
+		sh.noteSteps(steps, false)
 		return nil, err
 	}
+	sh.noteSteps(steps, true)
 	if file != nil {
 		sh.written = wrote(idx, data, file)
 	}
@@ -116,6 +117,14 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		delete(sh.worktreeAt, path)
 	}
 	return done, failed
+}
+
+// entryBlob returns path's blob in idx, zero for none.
+func entryBlob(idx *index.Index, path string) Hash {
+	if e, err := idx.Entry(path); err == nil {
+		return Hash(e.Hash)
+	}
+	return Hash{}
 }
 
 // writeOrder is the order syncWorktree writes the working files in: the
@@ -501,25 +510,34 @@ func (sh *Shard) wasIndexed(path string, blob Hash) bool {
 	return slices.Contains(sh.indexed[path], blob)
 }
 
-// earlierVersion returns the version memd put in the working tree and
-// index before, or main held in its last commits, that a working file
-// holding cur (not fileOld, memd's last) is, when next holds every line of
-// it; or else fileOld. A git command that held the index while memd wrote
-// the file without it may write the file back as it was when the command
-// began (git merge putting the tree back after a failed strategy, git
-// stash), and one restoring the file from an index memd had yet to bring
-// forward (git checkout -- file, git restore) writes a version behind: the
-// lines missing since are memd's to bring forward, not a person's deletion
-// for their next `git commit -a` to commit. A file holding lines next
-// lacks is left to the merge as ever: main may have lost them to a commit
-// from a stale index, which memd restores from the working file.
+// earlierVersion returns, for a working file holding cur (not fileOld,
+// memd's last version) within moments of memd's last write of it, the
+// version that write found in the file (or, made without the index lock,
+// in the index) when cur is exactly that and next holds every line of it;
+// or else fileOld. A git command running as memd wrote may write the file
+// back as it was when it began (git merge putting the tree back after a
+// failed strategy, git stash), and one restoring the file from the index
+// memd had yet to bring forward (git checkout -- file) writes the version
+// before: its lines missing since are memd's to bring forward, not a
+// person's deletion for their next `git commit -a` to commit (an editor
+// saving, unchanged, a copy read before memd's write is the same). Later,
+// a file holding an earlier version is the person's doing (they deleted
+// memd's newest fact), and a file holding lines next lacks is left to the
+// merge as ever (main may have lost them to a commit from a stale index,
+// which memd restores from the working file).
 func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile) *factFile {
-	if next == nil || !linesWithin(cur, next.data) {
+	rec, ok := sh.steps[path]
+	if !ok || !rec.recent(time.Now()) || next == nil || !linesWithin(cur, next.data) {
 		return fileOld
 	}
 	blob := odb.HashObject(plumbing.BlobObject, cur)
-	st := sh.cur.Load()
-	if !sh.wasIndexed(path, blob) && (st == nil || !sh.inRecentHistory(st.head, path, blob)) {
+	switch {
+	case blob == rec.beforeBlob():
+		if rec.beforeData != nil {
+			return &factFile{path: path, blob: blob, data: rec.beforeData}
+		}
+	case blob == rec.indexBefore && rec.unlocked:
+	default:
 		return fileOld
 	}
 	v, err := sh.fileVersion(path, blob)

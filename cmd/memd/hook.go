@@ -68,6 +68,9 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if len(staged.Prose) > 0 {
 		fmt.Fprintln(e.stderr, "memd: they go in as prose; give them a date to make them facts")
 	}
+	if staged.Checked {
+		gitstore.DropAwayBase(gitDir) // a commit on main taking nothing of memd's back
+	}
 	return nil
 }
 
