@@ -145,6 +145,22 @@ func shardOfTwo(t *testing.T, name string) (*gitstore.Shard, string) {
 	return sh, sh.Dir()
 }
 
+// storeOfTwo opens a store in a folder of its own with shard agent/erin
+// holding two facts. The test closes it, and may open dir again with opts.
+func storeOfTwo(t *testing.T) (dir string, opts gitstore.Options, s *gitstore.Store, sh *gitstore.Shard) {
+	t.Helper()
+	dir = t.TempDir()
+	opts = gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage}
+	s, err := gitstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh = createShard(t, s, "agent/erin")
+	remember(t, sh, "Erin one", memd.TierProfile, "m1")
+	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	return dir, opts, s, sh
+}
+
 func read(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -157,21 +173,13 @@ func read(t *testing.T, path string) string {
 // A start finds a shard checked out away from main as a person left it: it
 // opens, writes go on main, and the checkout is left alone.
 func TestStore_StartsWithAShardCheckedOutAwayFromMain(t *testing.T) {
-	dir := t.TempDir()
-	opts := gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage}
-	s, err := gitstore.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/erin")
-	remember(t, sh, "Erin one", memd.TierProfile, "m1")
-	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	dir, opts, s, sh := storeOfTwo(t)
 	shardDir := sh.Dir()
 	s.Close()
 	git(t, shardDir, "checkout", "-q", "HEAD~1")
 	looked := read(t, filepath.Join(shardDir, "profile.md"))
 
-	s, err = gitstore.Open(dir, opts)
+	s, err := gitstore.Open(dir, opts)
 	if err != nil {
 		t.Fatalf("open with a shard checked out away from main: %v", err)
 	}
@@ -318,15 +326,7 @@ func TestCheckStaged_FromALinkedWorktreeOfMain(t *testing.T) {
 // through as ever, and once memd finds the checkout in step it stops
 // looking.
 func TestCheckStaged_RefusesACommitTakingBackWhatMemdWroteWhileAway(t *testing.T) {
-	dir := t.TempDir()
-	opts := gitstore.Options{NoSync: true, RepackAt: -1, Restore: restoreMessage}
-	s, err := gitstore.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := createShard(t, s, "agent/erin")
-	remember(t, sh, "Erin one", memd.TierProfile, "m1")
-	remember(t, sh, "Erin two", memd.TierProfile, "m2")
+	dir, opts, s, sh := storeOfTwo(t)
 	shardDir, gitDir := sh.Dir(), filepath.Join(sh.Dir(), ".git")
 	git(t, shardDir, "checkout", "-q", "HEAD~1")
 	before := strings.TrimSpace(git(t, shardDir, "rev-parse", "main"))
@@ -345,6 +345,7 @@ func TestCheckStaged_RefusesACommitTakingBackWhatMemdWroteWhileAway(t *testing.T
 	// memd starts: the day's log, missing from the checkout, is brought
 	// forward; the staged profile.md is the person's, and still lacks the
 	// fact until they put it back.
+	var err error
 	if s, err = gitstore.Open(dir, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -447,19 +448,9 @@ func TestShard_AWriteRacingACheckoutAwayIsTakenOutOfIt(t *testing.T) {
 			git(t, dir, "update-ref", "--no-deref", "HEAD", old) // names the checkout
 
 			remember(t, sh, "Erin four while away", memd.TierProfile, "m4")
-			if got := read(t, filepath.Join(dir, "profile.md")); got != looked {
-				t.Errorf("the checkout away from main holds:\n%s\nwant it as checked out:\n%s", got, looked)
-			}
-			if st := git(t, dir, "status", "--porcelain"); st != "" {
-				t.Errorf("git status away from main: %q, want clean", st)
-			}
+			wantCheckoutOf(t, dir, old) // as checked out
 			git(t, dir, "checkout", "-q", "main")
-			if st := git(t, dir, "status", "--porcelain"); st != "" {
-				t.Errorf("git status back on main: %q, want clean", st)
-			}
-			if got, want := read(t, filepath.Join(dir, "profile.md")), git(t, dir, "show", "main:profile.md"); got != want {
-				t.Errorf("profile.md back on main:\n%s\nwant main's:\n%s", got, want)
-			}
+			wantCheckoutOf(t, dir, "main")
 		})
 	}
 }
@@ -498,12 +489,7 @@ func TestShard_AFileAGitCommandPutBackIsBroughtForward(t *testing.T) {
 			if !sh.SyncWorktree(time.Second) {
 				t.Fatal("the working tree is not in step once git let go of the index")
 			}
-			if got, want := read(t, file), git(t, dir, "show", "main:profile.md"); got != want {
-				t.Errorf("profile.md:\n%s\nwant main's:\n%s", got, want)
-			}
-			if st := git(t, dir, "status", "--porcelain"); st != "" {
-				t.Errorf("git status: %q, want clean", st)
-			}
+			wantCheckoutOf(t, dir, "main")
 		})
 	}
 }
@@ -520,18 +506,36 @@ func TestShard_ABranchMadeAsMemdWritesIsBroughtToItsCommit(t *testing.T) {
 	readIndex := read(t, filepath.Join(gitDir, "index"))
 	readFile := read(t, filepath.Join(dir, "profile.md"))
 	remember(t, sh, "Erin three as the branch is made", memd.TierProfile, "m3")
-	os.WriteFile(filepath.Join(gitDir, "index.new"), []byte(readIndex), 0o644)
-	os.Rename(filepath.Join(gitDir, "index.new"), filepath.Join(gitDir, "index"))
+	writeBackIndex(t, gitDir, readIndex)
 	os.WriteFile(filepath.Join(dir, "profile.md"), []byte(readFile), 0o644)
 	git(t, dir, "branch", "side", "main")
 	git(t, dir, "symbolic-ref", "HEAD", "refs/heads/side")
 
 	remember(t, sh, "Erin four while away", memd.TierProfile, "m4")
-	if got, want := read(t, filepath.Join(dir, "profile.md")), git(t, dir, "show", "side:profile.md"); got != want {
-		t.Errorf("profile.md on the branch:\n%s\nwant the branch's:\n%s", got, want)
+	wantCheckoutOf(t, dir, "side")
+}
+
+// writeBackIndex writes data over the shard's index, as a git command
+// writes back the index it read.
+func writeBackIndex(t *testing.T, gitDir, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(gitDir, "index.new"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(gitDir, "index.new"), filepath.Join(gitDir, "index")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantCheckoutOf checks that the shard in dir holds profile.md as rev does,
+// with nothing to commit.
+func wantCheckoutOf(t *testing.T, dir, rev string) {
+	t.Helper()
+	if got, want := read(t, filepath.Join(dir, "profile.md")), git(t, dir, "show", rev+":profile.md"); got != want {
+		t.Errorf("profile.md:\n%s\nwant %s's:\n%s", got, rev, want)
 	}
 	if st := git(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("git status on the branch: %q, want clean", st)
+		t.Errorf("git status: %q, want clean", st)
 	}
 }
 
@@ -545,8 +549,7 @@ func TestCheckStaged_RefusesACommitFromAnIndexWrittenBack(t *testing.T) {
 	gitDir := filepath.Join(dir, ".git")
 	readIndex := read(t, filepath.Join(gitDir, "index"))
 	remember(t, sh, "Erin three as git status runs", memd.TierProfile, "m3")
-	os.WriteFile(filepath.Join(gitDir, "index.new"), []byte(readIndex), 0o644)
-	os.Rename(filepath.Join(gitDir, "index.new"), filepath.Join(gitDir, "index"))
+	writeBackIndex(t, gitDir, readIndex)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x\n"), 0o644)
 	git(t, dir, "add", "notes.txt")
 	wantTakenBack(t, gitDir, "- (2026-11-03) Erin three as git status runs")
@@ -565,12 +568,7 @@ func TestCheckStaged_RefusesACommitFromAnIndexWrittenBack(t *testing.T) {
 // once moments have passed since memd wrote it (until then it is taken for
 // a git command putting the file back, above).
 func TestShard_APersonsDeletionOfTheNewestFactIsKept(t *testing.T) {
-	*gitstore.StepsKeptFor = 0 // memd's write long past
-	t.Cleanup(func() { *gitstore.StepsKeptFor = 5 * time.Second })
-	sh, dir := shardOfTwo(t, "erin")
-	file := filepath.Join(dir, "profile.md")
-	two := "- (2026-11-03) Erin two\n"
-	os.WriteFile(file, []byte(strings.Replace(read(t, file), two, "", 1)), 0o644)
+	sh, file, two := twoDeletedLater(t)
 	remember(t, sh, "Erin three", memd.TierProfile, "m3")
 	if got := read(t, file); strings.Contains(got, two) || !strings.Contains(got, "Erin three") {
 		t.Errorf("profile.md after memd's write:\n%s\nwant Erin two deleted, Erin three in", got)
@@ -580,12 +578,8 @@ func TestShard_APersonsDeletionOfTheNewestFactIsKept(t *testing.T) {
 // A checkout made well after memd's last write is the person's: a branch
 // made for a deletion they staged keeps it.
 func TestShard_ABranchMadeLaterKeepsAStagedDeletion(t *testing.T) {
-	*gitstore.StepsKeptFor = 0 // memd's write long past
-	t.Cleanup(func() { *gitstore.StepsKeptFor = 5 * time.Second })
-	sh, dir := shardOfTwo(t, "erin")
-	file := filepath.Join(dir, "profile.md")
-	two := "- (2026-11-03) Erin two\n"
-	os.WriteFile(file, []byte(strings.Replace(read(t, file), two, "", 1)), 0o644)
+	sh, file, two := twoDeletedLater(t)
+	dir := sh.Dir()
 	git(t, dir, "add", "profile.md")
 	git(t, dir, "switch", "-q", "-c", "fix")
 	sh.SyncWorktree(indexWaitForTests) // as when the ref watcher sees HEAD change
@@ -599,6 +593,20 @@ func TestShard_ABranchMadeLaterKeepsAStagedDeletion(t *testing.T) {
 }
 
 const indexWaitForTests = 20 * time.Millisecond
+
+// twoDeletedLater returns a shard of two facts whose second line a person
+// deleted from profile.md (file) well after memd wrote it.
+func twoDeletedLater(t *testing.T) (sh *gitstore.Shard, file, two string) {
+	t.Helper()
+	*gitstore.StepsKeptFor = 0 // memd's write long past
+	t.Cleanup(func() { *gitstore.StepsKeptFor = 5 * time.Second })
+	sh, dir := shardOfTwo(t, "erin")
+	file, two = filepath.Join(dir, "profile.md"), "- (2026-11-03) Erin two\n"
+	if err := os.WriteFile(file, []byte(strings.Replace(read(t, file), two, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sh, file, two
+}
 
 // git merge reads HEAD, merges, and only then marks the merge under way
 // (MERGE_HEAD), when memd's writes into a file in conflict are refused: a
