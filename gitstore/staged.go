@@ -184,10 +184,11 @@ type Staged struct {
 	Checked  bool          // HEAD names main: the commit was checked
 	Problems []LineProblem // what memd would not read as meant: the commit is refused
 	Prose    []LineProblem // list items that are not fact lines, kept as prose
-	// TakenBack are facts main gained that the commit lacks from a
-	// checkout or index behind main (a checkout of main that raced memd's
-	// move of it, an index a git command wrote back as it read it before
-	// memd's update): the commit is refused (see takenBack).
+	// TakenBack are facts main holds that the commit lacks from files or
+	// an index behind main (an index a git command wrote back as it read
+	// it before memd's update, a checkout of main that raced memd's move
+	// of it, a merge settled with the person's side while memd committed
+	// as it began): the commit is refused (see takenback.go).
 	TakenBack []TakenLine
 	// MoreProblems, MoreProse and MoreTakenBack say that there were more
 	// than the lists hold (they hold maxLineProblems each).
@@ -204,8 +205,8 @@ type stagedPath struct {
 }
 
 // stagedChanges asks git what the index file changes against commit main
-// (none: the empty tree): the paths it adds or changes, and the blobs of
-// the fact files it removes. Paths in conflict are left to git, which
+// (none: the empty tree): the paths it adds or changes, and the fact files
+// it removes (their blobs as from). Paths in conflict are left to git, which
 // refuses to commit them.
 func stagedChanges(gitDir, indexFile string, main Hash) (changed, removed []stagedPath, err error) {
 	base := emptyTree

@@ -11,16 +11,19 @@ import (
 	"github.com/memd/memd/gitstore/internal/odb"
 )
 
-// A checkout of main that raced memd's move of it (see catchUpCheckout)
-// holds main's files as they were a commit or more before: memd brings
-// them forward in milliseconds, but a person who edits and stages first,
-// or commits at once, would take back with their commit the facts memd
-// wrote while HEAD was away. So the first time memd moves main with HEAD
-// away, it notes where main was (awayBaseName); while the note stands, the
-// commit hook refuses a commit that lacks a fact line main gained since
-// (TakenBack). memd drops the note once the index holds them all when the
-// checkout of main is brought forward, and the hook once it passes a
-// commit.
+// A person's commit can take back facts main holds without their meaning
+// to, from files or an index a version behind main that a race with memd
+// left them: an index a git command wrote back as it read it before
+// memd's update (git status, git add), with the working file holding the
+// facts; a checkout of main that raced memd's move of it (see
+// catchUpCheckout), which memd brings forward in milliseconds unless the
+// person edits and stages first; a git merge whose conflict is settled
+// with their side while memd committed as it began. The commit hook
+// refuses such a commit, naming the facts (TakenBack). For the checkout,
+// the first time memd moves main with HEAD away it notes where main was
+// (awayBaseName); memd drops the note once the index holds all main gained
+// since when the checkout of main is brought forward, and the hook once it
+// passes a commit on main.
 
 // awayBaseName is the file in a shard's git directory naming the commit
 // main was at when memd first moved it while HEAD was away.
@@ -76,11 +79,7 @@ func (sh *Shard) dropAwayBaseIfInStep(head Hash) error {
 		if !IsFactFile(path) {
 			return nil
 		}
-		indexed := Hash{}
-		if e, err := idx.Entry(path); err == nil {
-			indexed = Hash(e.Hash)
-		}
-		if indexed != blob {
+		if indexed := entryBlob(idx, path); indexed != blob {
 			versions[path] = indexed
 		}
 		return nil
@@ -98,8 +97,8 @@ func (sh *Shard) dropAwayBaseIfInStep(head Hash) error {
 	return nil
 }
 
-// TakenLine is a fact line main gained while HEAD was away from it that a
-// commit made by hand would take back.
+// TakenLine is a fact line main holds that a commit made by hand would
+// take back from files or an index behind main.
 type TakenLine struct {
 	Path string
 	Line string
