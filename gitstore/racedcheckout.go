@@ -38,8 +38,8 @@ import (
 // working tree and index, kept for stepsKeptFor.
 type stepRecord struct {
 	at         time.Time
-	before     Hash   // the file's blob before the write (zero: none, or see beforeData)
-	beforeData []byte // the file's content before, when not a version memd committed
+	before     Hash   // the file's blob before the write (zero: none)
+	beforeData []byte // its content, when not a version memd committed (not in the store)
 	existed    bool   // a file was there before
 	after      Hash   // the blob of what the write left in the file (zero: none)
 	committed  Hash   // memd's version in the commit (zero: removed)
@@ -85,6 +85,9 @@ func beforeOf(cur []byte, exists bool, fileOld *factFile) fileBefore {
 func (rec *stepRecord) found(f fileBefore, w workWrite, next *factFile) {
 	rec.at = time.Now()
 	rec.before, rec.beforeData, rec.existed = f.blob, f.data, f.existed
+	if f.data != nil {
+		rec.before = odb.HashObject(plumbing.BlobObject, f.data) // a person's edit: rare
+	}
 	switch {
 	case w.gone:
 	case f.data == nil && next != nil:
@@ -190,7 +193,7 @@ func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed
 			want = e.hash
 		}
 		indexed := entryBlob(idx, path)
-		before := rec.beforeBlob()
+		before := rec.before
 		var to, entry Hash // what the file goes to from rec.after, and the index entry
 		setIndex := false
 		switch {
@@ -253,15 +256,6 @@ func (sh *Shard) checkedOutCommit() (Hash, error) {
 	return readRef(sh.gitDir, "HEAD")
 }
 
-// beforeBlob returns the blob of what the file held before memd's write
-// (zero: none).
-func (rec stepRecord) beforeBlob() Hash {
-	if rec.beforeData != nil {
-		return odb.HashObject(plumbing.BlobObject, rec.beforeData)
-	}
-	return rec.before
-}
-
 // moveFile writes blob to (zero: no file) into the working file at path
 // if it holds what memd's write found or left there (rec), and reports
 // whether it did (dry: would). A file the person changed since is left as
@@ -269,7 +263,7 @@ func (rec stepRecord) beforeBlob() Hash {
 func (sh *Shard) moveFile(path string, rec stepRecord, to Hash, dry bool) (bool, error) {
 	var data []byte
 	if !to.IsZero() {
-		if to == rec.beforeBlob() && rec.beforeData != nil {
+		if to == rec.before && rec.beforeData != nil {
 			data = rec.beforeData
 		} else {
 			obj, err := sh.db.Get(to)
@@ -285,7 +279,7 @@ func (sh *Shard) moveFile(path string, rec stepRecord, to Hash, dry bool) (bool,
 		if exists {
 			at = odb.HashObject(plumbing.BlobObject, cur)
 		}
-		if at == to || at != rec.after && at != rec.beforeBlob() {
+		if at == to || at != rec.after && at != rec.before {
 			return cur, !exists // already there, or changed since: as it is
 		}
 		moved = true

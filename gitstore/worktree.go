@@ -532,7 +532,7 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 	}
 	blob := odb.HashObject(plumbing.BlobObject, cur)
 	switch {
-	case blob == rec.beforeBlob():
+	case blob == rec.before:
 		if rec.beforeData != nil {
 			return &factFile{path: path, blob: blob, data: rec.beforeData}
 		}
