@@ -909,12 +909,7 @@ func TestShard_AWriteDuringAPersonsConflictedMerge(t *testing.T) {
 	person := []string{"-c", "user.name=pat", "-c", "user.email=pat@x"}
 	remember(t, sh, "Lives in Lisbon", memd.TierProfile, "m1")
 	git(t, dir, "checkout", "-q", "-b", "side")
-	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("- (2026-12-01) Written on a side branch\n")
-	f.Close()
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-12-01) Written on a side branch\n")
 	git(t, dir, append(person, "commit", "-qam", "side")...)
 	git(t, dir, "checkout", "-q", "main")
 	remember(t, sh, "Likes green tea", memd.TierProfile, "m2")

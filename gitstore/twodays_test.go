@@ -20,12 +20,7 @@ func TestShard_AFactOnTwoDaysIsItsNewestLine(t *testing.T) {
 	sh := createShard(t, s, "agent/erin")
 	dir := sh.Dir()
 	remember(t, sh, "Erin one", memd.TierProfile, "m1")
-	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("- (2026-11-20) Goes swimming\n- (2026-12-03) Goes swimming\n")
-	f.Close()
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-11-20) Goes swimming\n- (2026-12-03) Goes swimming\n")
 	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "recurring")
 	id := memd.FactID("Goes swimming")
 	got, err := sh.Fact(id)
@@ -84,12 +79,7 @@ func TestShard_AFactInTwoFilesIsEditedWhereItsNewestLineIs(t *testing.T) {
 	remember(t, sh, "Erin one", memd.TierProfile, "m1")
 	os.MkdirAll(filepath.Join(dir, "log"), 0o755)
 	os.WriteFile(filepath.Join(dir, "log", "2026-10.md"), []byte("- (2026-10-01) Goes swimming\n"), 0o644)
-	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("- (2026-11-05) Goes swimming\n")
-	f.Close()
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-11-05) Goes swimming\n")
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "in two files")
 	id := memd.FactID("Goes swimming")
@@ -120,12 +110,7 @@ func TestShard_AFactFileInConflictInAPersonsMergeIsNotWritten(t *testing.T) {
 	dir := sh.Dir()
 	remember(t, sh, "Alice one", memd.TierProfile, "m1")
 	git(t, dir, "switch", "-q", "-c", "mine")
-	f, err := os.OpenFile(filepath.Join(dir, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("- (2026-12-01) A person's fact\n")
-	f.Close()
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-12-01) A person's fact\n")
 	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "person")
 	git(t, dir, "switch", "-q", "main")
 	remember(t, sh, "Before the merge", memd.TierProfile, "m2")
@@ -136,7 +121,7 @@ func TestShard_AFactFileInConflictInAPersonsMergeIsNotWritten(t *testing.T) {
 	}
 	before := git(t, dir, "rev-parse", "main")
 	d, _ := memd.ParseDate("2026-11-04")
-	_, err = sh.Apply(gitstore.Change{Author: alice, Message: "remember: during",
+	_, err := sh.Apply(gitstore.Change{Author: alice, Message: "remember: during",
 		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "During the merge", Date: d, Tier: memd.TierProfile}}}})
 	if memd.ErrorCode(err) != memd.ECONFLICT || !strings.Contains(err.Error(), "profile.md") {
 		t.Fatalf("write into a fact file in conflict: %v, want conflict naming it", err)
