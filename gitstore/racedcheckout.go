@@ -192,26 +192,8 @@ func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed
 		if e, found, err := t.lookup(c.tree, path); err == nil && found {
 			want = e.hash
 		}
-		indexed := entryBlob(idx, path)
-		before := rec.before
-		var to, entry Hash // what the file goes to from rec.after, and the index entry
-		setIndex := false
-		switch {
-		case before == want && rec.existed == !want.IsZero():
-			// The checkout holds the version memd's write found: the
-			// write goes, where it is still there and the index is the
-			// checkout's (memd's write went to the file alone) or as
-			// the write left it.
-			if rec.unlocked && indexed != want || !rec.unlocked && indexed != rec.indexAfter {
-				continue
-			}
-			to, entry, setIndex = before, rec.indexBefore, !rec.unlocked && rec.indexBefore != indexed
-		case want == rec.committed && indexed == rec.indexBefore && indexed != want:
-			// The checkout names memd's commit, but git wrote back the
-			// index it read before memd's write (and the file, or not): a
-			// branch made from main as memd moved it.
-			to, entry, setIndex = want, want, true
-		default:
+		to, entry, setIndex, ok := rec.undoneIn(want, entryBlob(idx, path))
+		if !ok {
 			continue
 		}
 		moved, err := sh.moveFile(path, rec, to, dry)
@@ -241,6 +223,29 @@ func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed
 		sh.store.log.Warn("putting right a checkout's index", "shard", sh.id, "err", err)
 	}
 	return fixed
+}
+
+// undoneIn says how to put right memd's write recorded in rec, where the
+// checkout's commit holds want at its path and the index indexed: the
+// version the file goes to from rec.after, the index entry, and whether
+// the entry is set; ok is false where the write is not to be undone.
+func (rec stepRecord) undoneIn(want, indexed Hash) (to, entry Hash, setIndex, ok bool) {
+	switch {
+	case rec.before == want && rec.existed == !want.IsZero():
+		// The checkout holds the version memd's write found: the write
+		// goes, where it is still there and the index is the checkout's
+		// (memd's write went to the file alone) or as the write left it.
+		if rec.unlocked && indexed != want || !rec.unlocked && indexed != rec.indexAfter {
+			return Hash{}, Hash{}, false, false
+		}
+		return rec.before, rec.indexBefore, !rec.unlocked && rec.indexBefore != indexed, true
+	case want == rec.committed && indexed == rec.indexBefore && indexed != want:
+		// The checkout names memd's commit, but git wrote back the index
+		// it read before memd's write (and the file, or not): a branch
+		// made from main as memd moved it.
+		return want, want, true, true
+	}
+	return Hash{}, Hash{}, false, false
 }
 
 // checkedOutCommit returns the commit HEAD names, through a branch or

@@ -131,28 +131,9 @@ func takenBack(db *odb.DB, base, main Hash, versions map[string]Hash, workTree s
 	if err != nil {
 		return nil, err
 	}
-	linesOf := func(blob Hash) ([]string, error) {
-		if blob.IsZero() {
-			return nil, nil
-		}
-		obj, err := db.Get(blob)
-		if err != nil {
-			return nil, err
-		}
-		return splitLines(obj.Data), nil
-	}
-	kept := make(map[string]bool)
-	for path, blob := range versions {
-		if !IsFactFile(path) {
-			continue // no fact line is kept elsewhere (nor is each a blob: a submodule)
-		}
-		lines, err := linesOf(blob)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range lines {
-			kept[l] = true
-		}
+	kept, err := factFileLines(db, versions)
+	if err != nil {
+		return nil, err
 	}
 	var taken []TakenLine
 	for _, path := range slices.Sorted(mapKeys(versions)) {
@@ -180,7 +161,7 @@ func takenBack(db *odb.DB, base, main Hash, versions map[string]Hash, workTree s
 			if then, found, err := t.lookup(baseTree, path); err != nil {
 				return nil, err
 			} else if found {
-				old, err := linesOf(then.hash)
+				old, err := blobLines(db, then.hash)
 				if err != nil {
 					return nil, err
 				}
@@ -190,7 +171,7 @@ func takenBack(db *odb.DB, base, main Hash, versions map[string]Hash, workTree s
 		if working == nil && atBase == nil {
 			continue
 		}
-		lines, err := linesOf(now.hash)
+		lines, err := blobLines(db, now.hash)
 		if err != nil {
 			return nil, err
 		}
@@ -232,4 +213,35 @@ func heldRecently(db *odb.DB, parents []Hash, path string, blob Hash, limit int)
 		parents = c.parents
 	}
 	return false
+}
+
+// blobLines returns a blob's lines; the zero blob has none.
+func blobLines(db *odb.DB, blob Hash) ([]string, error) {
+	if blob.IsZero() {
+		return nil, nil
+	}
+	obj, err := db.Get(blob)
+	if err != nil {
+		return nil, err
+	}
+	return splitLines(obj.Data), nil
+}
+
+// factFileLines returns every line the fact files of versions (path to
+// blob) hold.
+func factFileLines(db *odb.DB, versions map[string]Hash) (map[string]bool, error) {
+	kept := make(map[string]bool)
+	for path, blob := range versions {
+		if !IsFactFile(path) {
+			continue // no fact line is kept elsewhere (nor is each a blob: a submodule)
+		}
+		lines, err := blobLines(db, blob)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			kept[l] = true
+		}
+	}
+	return kept, nil
 }

@@ -60,21 +60,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 	var failed error
 	steps := make(map[string]stepRecord) // see noteSteps
 	for _, path := range writeOrder(touched, files, move) {
-		fileOld, ahead := sh.worktreeAt[path]
-		if !ahead {
-			fileOld = touched[path]
-		}
-		step := stepRecord{indexBefore: entryBlob(idx, path), committed: blobOf(files[path])}
-		found, w, err := sh.syncFile(idx, path, touched[path], fileOld, files[path])
-		if err == nil {
-			step.found(found, w, files[path])
-			step.indexAfter = entryBlob(idx, path) // if the index is written below
-			if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked {
-				// What the checkout held came before both writes.
-				step.before, step.beforeData, step.existed, step.indexBefore = prev.before, prev.beforeData, prev.existed, prev.indexBefore
-			}
-			steps[path] = step
-		}
+		step, err := sh.syncPath(idx, path, touched, files)
 		if err != nil {
 			wrote := slices.Clone(done)
 			if _, ok := errors.AsType[*fileWrittenError](err); ok {
@@ -90,6 +76,7 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 			}
 			continue
 		}
+		steps[path] = step
 		done = append(done, path)
 		// Until the index is written, the file is ahead of it.
 		sh.worktreeAt[path] = files[path]
@@ -117,6 +104,28 @@ func (sh *Shard) syncWorktree(lock *lockFile, touched, files, move map[string]*f
 		delete(sh.worktreeAt, path)
 	}
 	return done, failed
+}
+
+// syncPath brings one working file, and its entry in idx, from touched's
+// version to files' (see syncWorktree), and returns the record of what it
+// found and left.
+func (sh *Shard) syncPath(idx *index.Index, path string, touched, files map[string]*factFile) (stepRecord, error) {
+	fileOld, ahead := sh.worktreeAt[path]
+	if !ahead {
+		fileOld = touched[path]
+	}
+	step := stepRecord{indexBefore: entryBlob(idx, path), committed: blobOf(files[path])}
+	found, w, err := sh.syncFile(idx, path, touched[path], fileOld, files[path])
+	if err != nil {
+		return step, err
+	}
+	step.found(found, w, files[path])
+	step.indexAfter = entryBlob(idx, path) // if the index is written below
+	if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked {
+		// What the checkout held came before both writes.
+		step.before, step.beforeData, step.existed, step.indexBefore = prev.before, prev.beforeData, prev.existed, prev.indexBefore
+	}
+	return step, nil
 }
 
 // entryBlob returns path's blob in idx, zero for none.
@@ -714,6 +723,9 @@ func (t threeFiles) mergeFactLines() []byte {
 // shared lines is in all three, so it is neither dropped nor added: only
 // the middles are read, and the shared lines only for the facts of the
 // middles.
+//
+// It is long because each rule above reads the same sets of the three
+// versions' lines and facts, built once at its start.
 func (t threeFiles) mergeFacts() (out []byte, clash bool) {
 	var in [3]map[lineKey]bool
 	inMiddles := make(map[lineKey]bool)

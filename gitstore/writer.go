@@ -550,6 +550,9 @@ const indexRetry = 100 * time.Millisecond
 // touched is a move of main under way (move), a person who kept changing
 // one of its files refuses it (see errMoveRefused); any other catch-up
 // waits and tries again. The caller holds sh.mu.
+//
+// It is long for the journal, the index lock's two ways (waited for, or
+// let go by) and their failures, in the order they happen.
 func (sh *Shard) syncIndex(commit Hash, touched, next map[string]*factFile, wait time.Duration, move bool) error {
 	behind, behindNext := maps.Clone(sh.behind), maps.Clone(sh.behindNext)
 	if behind == nil {

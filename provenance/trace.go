@@ -65,6 +65,9 @@ func touches(c gitstore.Commit, p memd.Provenance, id string) bool {
 // with the fact it replaced, and where it is a revert that put the fact
 // back, with the same fact, down to where the first version was learned.
 // ENOTFOUND if the shard never held the fact.
+//
+// It is long because one walk follows the versions back, its closure
+// keeping which version it follows and where each was introduced.
 func Trace(sh *gitstore.Shard, id string) (memd.Trace, error) {
 	tr := memd.Trace{History: []memd.Commit{}, Chain: []memd.Commit{}}
 	if f, err := sh.Fact(id); err == nil {
