@@ -29,7 +29,7 @@ import (
 
 // Tests stand in for a person writing at the worst moments through these;
 // atomic, as a retry timer may write a file while a test changes them.
-var testHookBeforeRename, testHookAfterRename, testHookBeforeAppend atomic.Pointer[func(full string)]
+var testHookBeforeRename, testHookAtRename, testHookAfterRename, testHookBeforeAppend atomic.Pointer[func(full string)]
 
 // testHookMainMoved is called once main names a commit memd is making,
 // before the shard's state is in step with it.
@@ -325,8 +325,22 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 		os.Remove(tmp.Name())
 		return workWrite{}, true, nil, nil
 	}
-	if err := os.Rename(tmp.Name(), full); err != nil {
-		return fail(err)
+	runHook(&testHookAtRename, full)
+	var read os.FileInfo // the file memd read, to be what it replaces
+	if old != nil {
+		read = before
+	}
+	if put, err := installWorking(tmp.Name(), full, written, read); err != nil {
+		tmp.Close()
+		// Removed only if it is memd's: a failed swap back leaves the
+		// person's save under that name.
+		if st, serr := os.Lstat(tmp.Name()); serr == nil && os.SameFile(st, written) {
+			os.Remove(tmp.Name())
+		}
+		return workWrite{}, false, nil, fmt.Errorf("write %s: %w", filepath.Base(full), err)
+	} else if !put {
+		tmp.Close()
+		return workWrite{}, true, nil, nil
 	}
 	w = workWrite{data: data}
 	// The rename changes the file's ctime, which git records: take the stat

@@ -857,3 +857,55 @@ func TestShard_RoomForManySmallAppends(t *testing.T) {
 		t.Errorf("%+v, want a fast-forward", in)
 	}
 }
+
+// A person's save that renames a file of its own over the working file
+// (sed -i, an editor's safe write) in the instant after memd's last look,
+// just before memd puts its version in place, is kept: memd sees that what
+// it replaced was not the file it read, puts the person's back, and merges
+// its change into it.
+func TestRewriteWorking_KeepsASaveRenamedInAtTheRename(t *testing.T) {
+	const path = "notes/runbook.md"
+	head := "# Runbook\n\nagent-end\n\n## Person\n\nperson-end\n"
+	mine := "# Runbook\n\nagent step 1\nagent-end\n\n## Person\n\nperson-end\n"
+	saved := "# Runbook\n\nagent-end\n\n## Person\n\nperson line 1\nperson-end\n"
+	old := &factFile{path: path, data: []byte(head)}
+	next := &factFile{path: path, data: []byte(mine)}
+	full := filepath.Join(t.TempDir(), "runbook.md")
+	if err := os.WriteFile(full, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fired := false
+	setHook(&testHookAtRename, func(string) {
+		if fired {
+			return
+		}
+		fired = true
+		tmp := full + ".sed"
+		if err := os.WriteFile(tmp, []byte(saved), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, full); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Cleanup(func() { setHook(&testHookAtRename, nil) })
+	w, err := rewriteWorking(full, func(c []byte, e bool) ([]byte, bool) { return mergeWorking(path, old, next, c, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fired {
+		t.Fatal("memd did not replace the file, so this test shows nothing")
+	}
+	got, _ := os.ReadFile(full)
+	for _, want := range []string{"agent step 1", "person line 1"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("%q lost; the file holds:\n%s", want, got)
+		}
+	}
+	if string(w.data) != string(got) {
+		t.Errorf("memd thinks the file holds\n%s\nbut it holds\n%s", w.data, got)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(full), worktreeTempPrefix+"*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
