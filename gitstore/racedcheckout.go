@@ -42,6 +42,7 @@ type stepRecord struct {
 	beforeData []byte // its content, when not a version memd committed (not in the store)
 	existed    bool   // a file was there before
 	after      Hash   // the blob of what the write left in the file (zero: none)
+	afterData  []byte // its content, when not a version memd committed
 	committed  Hash   // memd's version in the commit (zero: removed)
 	// indexBefore and indexAfter are the index entry's blob before and
 	// after (zero: no entry).
@@ -94,6 +95,9 @@ func (rec *stepRecord) found(f fileBefore, w workWrite, next *factFile) {
 		rec.after = next.blob
 	default:
 		rec.after = odb.HashObject(plumbing.BlobObject, w.data)
+		if f.data != nil {
+			rec.afterData = w.data
+		}
 	}
 }
 

@@ -270,7 +270,9 @@ func (sh *Shard) syncFile(idx *index.Index, path string, old, fileOld, next *fac
 			found = beforeOf(cur, exists, fileOld)
 			base := fileOld
 			if found.data != nil {
-				base = sh.earlierVersion(path, cur, fileOld, next)
+				if base = sh.earlierVersion(path, cur, fileOld, next); base == fileOld {
+					cur = sh.lastWriteAgain(path, cur, fileOld)
+				}
 			}
 			if exists && base != nil && !IsFactFile(path) && sh.lineEndsOnly(path, cur, base.data) {
 				cur = base.data // the person's git wrote it with CRLF: no edit of theirs
@@ -554,6 +556,70 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 		return fileOld
 	}
 	return v
+}
+
+// lastWriteAgain returns cur with memd's last write of path merged into
+// it again where, within moments of that write, cur holds none of the
+// lines it added: a copy of the file read just before the write and saved
+// just after (sed -i, a script, an editor's buffer) took the write out,
+// and the person's next git commit -a would commit that as their removal.
+// What the copy changed stays. Otherwise cur is returned as it is. (A
+// person deleting every line memd added in those moments sees them come
+// back; they are theirs to delete again.) Lines the version memd last
+// brought the file to, fileOld, no longer holds (a commit since took them
+// out) are not brought back.
+func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []byte {
+	rec, ok := sh.steps[path]
+	if !ok || !rec.recent(time.Now()) || !rec.existed || rec.after.IsZero() || fileOld == nil {
+		return cur
+	}
+	found, err := sh.versionOf(path, rec.before, rec.beforeData)
+	if err != nil {
+		return cur
+	}
+	left, err := sh.versionOf(path, rec.after, rec.afterData)
+	if err != nil {
+		return cur
+	}
+	held := make(map[string]bool)
+	for l := range strings.SplitSeq(string(cur), "\n") {
+		held[l] = true
+	}
+	stands := make(map[string]bool)
+	for l := range strings.SplitSeq(string(fileOld.data), "\n") {
+		stands[l] = true
+	}
+	added := linesAdded(found.data, left.data)
+	if len(added) == 0 || slices.ContainsFunc(added, func(l string) bool { return held[l] || !stands[l] }) {
+		return cur
+	}
+	merged, _ := mergeWorking(path, found, left, cur, true)
+	return merged
+}
+
+// versionOf is a version of path recorded by its blob and, when it is not
+// one memd committed, its content.
+func (sh *Shard) versionOf(path string, blob Hash, data []byte) (*factFile, error) {
+	if data != nil {
+		return &factFile{path: path, blob: blob, data: data}, nil
+	}
+	return sh.fileVersion(path, blob)
+}
+
+// linesAdded returns the lines, other than blank ones, that b holds more
+// often than a.
+func linesAdded(a, b []byte) []string {
+	count := make(map[string]int)
+	for l := range strings.SplitSeq(string(a), "\n") {
+		count[l]++
+	}
+	var added []string
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if count[l]--; count[l] < 0 && strings.TrimSpace(l) != "" {
+			added = append(added, l)
+		}
+	}
+	return added
 }
 
 // linesWithin reports whether every line of a is a line of b.
