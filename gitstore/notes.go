@@ -335,7 +335,9 @@ func (sh *Shard) refuseOverPersonsEdit(path string, at noteBases, next []byte, r
 	case err != nil:
 		return fmt.Errorf("read note %s: %w", name, err)
 	case at.file == nil || !bytes.Equal(cur, at.file.data) && !sh.lineEndsOnly(path, cur, at.file.data):
-		if err := takes(cur, at.file, "in the working tree"); err != nil {
+		// A copy saved over memd's last write is no edit of theirs there:
+		// the write merges it again (see syncFile).
+		if err := takes(sh.lastWriteAgain(path, cur, at.file), at.file, "in the working tree"); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
 )
 
 // A person's tool that reads a working file, then writes its copy back
@@ -14,38 +15,104 @@ import (
 // a buffer read a moment before), takes memd's write out of the working
 // tree; the person's next git commit -a would commit that as their
 // removal. Within moments of memd's write, memd's next write to the file
-// brings its lines back, and what the person changed stays.
+// brings its lines back, and what the person changed elsewhere stays.
 func TestShard_ACopyReadBeforeMemdsWriteIsMergedAgain(t *testing.T) {
-	for _, how := range []string{"with a line of theirs", "unchanged, holding an earlier line of theirs"} {
-		t.Run(how, func(t *testing.T) {
+	t.Run("a note, a line of theirs under another heading", func(t *testing.T) {
+		sh, _ := shardOfTwo(t, "erin")
+		file := createPlan(t, sh, "# Plan\n\nagent step 1\nagent-end\n\n## Person\n\nperson-end\n")
+		copied := read(t, file) // sed -i reads the note
+		insertBefore(t, sh, "agent-end", "agent step 2\n")
+		saveCopy(t, file, strings.Replace(copied, "person-end\n", "person line 1\nperson-end\n", 1))
+		insertBefore(t, sh, "agent-end", "agent step 3\n")
+		wantLines(t, file, "agent step 1", "agent step 2", "agent step 3", "person line 1")
+	})
+	t.Run("a fact file, a line of theirs at the top", func(t *testing.T) {
+		sh, dir := shardOfTwo(t, "erin")
+		file := filepath.Join(dir, "profile.md")
+		copied := read(t, file)
+		remember(t, sh, "Erin three", memd.TierProfile, "m3")
+		saveCopy(t, file, strings.Replace(copied, "# Profile\n", "# Profile\n\nErin's own notes follow.\n", 1))
+		remember(t, sh, "Erin four", memd.TierProfile, "m4")
+		wantLines(t, file, "Erin's own notes follow.", "- (2026-11-03) Erin one", "- (2026-11-03) Erin two", "- (2026-11-03) Erin three", "- (2026-11-03) Erin four")
+	})
+	t.Run("a fact file, unchanged, holding an earlier line of theirs", func(t *testing.T) {
+		sh, dir := shardOfTwo(t, "erin")
+		file := filepath.Join(dir, "profile.md")
+		appendTo(t, file, "- (2026-12-01) Erin by hand, kept uncommitted\n")
+		copied := read(t, file)
+		remember(t, sh, "Erin three", memd.TierProfile, "m3")
+		saveCopy(t, file, copied)
+		remember(t, sh, "Erin four", memd.TierProfile, "m4")
+		wantLines(t, file, "- (2026-12-01) Erin by hand, kept uncommitted", "- (2026-11-03) Erin three", "- (2026-11-03) Erin four")
+	})
+}
+
+// A line of memd's that a person's tool changed moments after memd wrote
+// it (reworded, redacted, its trailing spaces trimmed) stays as they left
+// it: memd's next write does not bring the old line back beside it.
+func TestShard_AnEditOfMemdsNewLineIsKept(t *testing.T) {
+	for _, c := range []struct{ name, wrote, edited string }{
+		{"reworded", "Erin is 30", "Erin is 31"},
+		{"redacted", "Erin token sk-12345", "Erin token [REDACTED]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			sh, dir := shardOfTwo(t, "erin")
 			file := filepath.Join(dir, "profile.md")
-			var want []string
-			if how != "with a line of theirs" {
-				appendTo(t, file, "- (2026-12-01) Erin by hand, kept uncommitted\n")
-				want = append(want, "Erin by hand, kept uncommitted")
-			}
-			copied := read(t, file) // the tool reads the file
-			remember(t, sh, "Erin three", memd.TierProfile, "m3")
-			saved := copied
-			if how == "with a line of theirs" {
-				saved += "- (2026-12-01) Erin by hand\n"
-				want = append(want, "Erin by hand")
-			}
-			if err := os.WriteFile(file+".new", []byte(saved), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(file+".new", file); err != nil { // and writes its copy back
-				t.Fatal(err)
-			}
+			remember(t, sh, c.wrote, memd.TierProfile, "m3")
+			saveCopy(t, file, strings.ReplaceAll(read(t, file), c.wrote, c.edited))
 			remember(t, sh, "Erin four", memd.TierProfile, "m4")
-			got := read(t, file)
-			for _, w := range append(want, "Erin one", "Erin two", "Erin three", "Erin four") {
-				if !strings.Contains(got, w) {
-					t.Errorf("%q is not in the working file:\n%s", w, got)
-				}
+			if got := read(t, file); strings.Contains(got, c.wrote) || !strings.Contains(got, c.edited) {
+				t.Errorf("the person's edit of %q is undone:\n%s", c.wrote, got)
 			}
 		})
+	}
+	t.Run("trimmed, in a note", func(t *testing.T) {
+		sh, _ := shardOfTwo(t, "erin")
+		file := createPlan(t, sh, "# Plan\n\nstep one\n")
+		insertBefore(t, sh, "", "step two  \n")
+		saveCopy(t, file, strings.ReplaceAll(read(t, file), "step two  \n", "step two\n"))
+		insertBefore(t, sh, "step one", "step zero\n")
+		if got := read(t, file); strings.Count(got, "step two") != 1 {
+			t.Errorf("step two is not there once:\n%q", got)
+		}
+	})
+}
+
+// insertBefore has memd insert text into notes/plan.md before the line
+// anchor ("": at the end).
+func insertBefore(t *testing.T, sh *gitstore.Shard, anchor, text string) {
+	t.Helper()
+	update := func(cur []byte, exists bool) ([]byte, bool, error) {
+		if anchor == "" {
+			return append(append([]byte{}, cur...), text...), false, nil
+		}
+		return []byte(strings.Replace(string(cur), anchor+"\n", text+anchor+"\n", 1)), false, nil
+	}
+	if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: plan", update)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveCopy writes text over file as sed -i and editors' safe writes do: a
+// file of its own renamed over it.
+func saveCopy(t *testing.T, file, text string) {
+	t.Helper()
+	if err := os.WriteFile(file+".new", []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file+".new", file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantLines checks that file holds each of lines.
+func wantLines(t *testing.T, file string, lines ...string) {
+	t.Helper()
+	got := read(t, file)
+	for _, l := range lines {
+		if !strings.Contains(got, l+"\n") {
+			t.Errorf("%q is not in the working file:\n%s", l, got)
+		}
 	}
 }
 

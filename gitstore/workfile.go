@@ -41,6 +41,16 @@ func runHook(h *atomic.Pointer[func(full string)], full string) {
 	}
 }
 
+// testHookAfterSwap is called when installWorking has swapped memd's file
+// in, with the name the replaced file is at.
+var testHookAfterSwap atomic.Pointer[func(tmp, full string)]
+
+func runSwapHook(tmp, full string) {
+	if fn := testHookAfterSwap.Load(); fn != nil {
+		(*fn)(tmp, full)
+	}
+}
+
 // testHookWatchDone is called when a watch of a replaced file ends.
 var testHookWatchDone atomic.Pointer[func()]
 

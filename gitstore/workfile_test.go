@@ -909,3 +909,100 @@ func TestRewriteWorking_KeepsASaveRenamedInAtTheRename(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// While memd swaps a person's save back (above), whatever else the person
+// does in that moment is kept: a line appended to memd's file, the file
+// moved away, a second save.
+func TestRewriteWorking_KeepsWhatComesAsASaveIsPutBack(t *testing.T) {
+	const path = "notes/runbook.md"
+	head := "# Runbook\n\nagent-end\n\n## Person\n\nperson-end\n"
+	mine := "# Runbook\n\nagent step 1\nagent-end\n\n## Person\n\nperson-end\n"
+	saved := "# Runbook\n\nagent-end\n\n## Person\n\nperson line 1\nperson-end\n"
+	for _, c := range []struct {
+		name  string
+		then  func(t *testing.T, full string) // as memd's file is in place
+		check func(t *testing.T, dir, got string, err error)
+	}{
+		{"a line appended to memd's file", func(t *testing.T, full string) {
+			f, err := os.OpenFile(full, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("appended by hand\n")
+			f.Close()
+		}, func(t *testing.T, dir, got string, err error) {
+			if err != nil || !strings.Contains(got, "appended by hand") || !strings.Contains(got, "person line 1") {
+				t.Errorf("err %v; the file holds:\n%s", err, got)
+			}
+		}},
+		{"the file moved away", func(t *testing.T, full string) {
+			if err := os.Rename(full, full+"~"); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, dir, got string, err error) {
+			if !strings.Contains(got, "person line 1") {
+				t.Errorf("err %v; the save is not in place:\n%s", err, got)
+			}
+		}},
+		{"a second save", func(t *testing.T, full string) {
+			if err := os.WriteFile(full+".2", append(readFile(t, full), "second save\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(full+".2", full); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, dir, got string, err error) {
+			if !strings.Contains(got, "second save") {
+				t.Errorf("the second save is not in place:\n%s", got)
+			}
+			kept, _ := filepath.Glob(filepath.Join(dir, "runbook.md.kept-*"))
+			if len(kept) != 1 || !strings.Contains(string(readFile(t, kept[0])), "person line 1") || err == nil || !strings.Contains(err.Error(), kept[0]) {
+				t.Errorf("the first save is not kept beside it, named in the error: kept %v, err %v", kept, err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			full := filepath.Join(dir, "runbook.md")
+			if err := os.WriteFile(full, []byte(head), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sedOnce, swapOnce := false, false
+			setHook(&testHookAtRename, func(string) {
+				if !sedOnce {
+					sedOnce = true
+					os.WriteFile(full+".sed", []byte(saved), 0o644)
+					os.Rename(full+".sed", full)
+				}
+			})
+			after := func(tmp, full string) {
+				if !swapOnce {
+					swapOnce = true
+					c.then(t, full)
+				}
+			}
+			testHookAfterSwap.Store(&after)
+			t.Cleanup(func() { setHook(&testHookAtRename, nil); testHookAfterSwap.Store(nil) })
+			_, err := rewriteWorking(full, func(b []byte, e bool) ([]byte, bool) {
+				return mergeWorking(path, &factFile{path: path, data: []byte(head)}, &factFile{path: path, data: []byte(mine)}, b, e)
+			})
+			if !swapOnce {
+				t.Fatal("memd did not swap the file in, so this test shows nothing")
+			}
+			got, _ := os.ReadFile(full)
+			c.check(t, dir, string(got), err)
+			if left, _ := filepath.Glob(filepath.Join(dir, worktreeTempPrefix+"*")); len(left) > 0 {
+				t.Errorf("left at names memd sweeps away at its next start: %v", left)
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -560,14 +560,15 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 
 // lastWriteAgain returns cur with memd's last write of path merged into
 // it again where, within moments of that write, cur holds none of the
-// lines it added: a copy of the file read just before the write and saved
-// just after (sed -i, a script, an editor's buffer) took the write out,
-// and the person's next git commit -a would commit that as their removal.
-// What the copy changed stays. Otherwise cur is returned as it is. (A
-// person deleting every line memd added in those moments sees them come
-// back; they are theirs to delete again.) Lines the version memd last
-// brought the file to, fileOld, no longer holds (a commit since took them
-// out) are not brought back.
+// lines it added and is, at the place the write changed, as the write
+// found it: a copy of the file read just before the write and saved just
+// after (sed -i, a script, an editor's buffer) took the write out, and the
+// person's next git commit -a would commit that as their removal. What the
+// copy changed elsewhere stays. A file changed at that place (memd's line
+// reworded, or a line of the person's added where memd's went, as at the
+// end of a log) is left as it is: a stale copy cannot be told from an edit
+// of memd's line there. So are lines the version memd last brought the
+// file to, fileOld, no longer holds (a commit since took them out).
 func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []byte {
 	rec, ok := sh.steps[path]
 	if !ok || !rec.recent(time.Now()) || !rec.existed || rec.after.IsZero() || fileOld == nil {
@@ -581,20 +582,59 @@ func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []by
 	if err != nil {
 		return cur
 	}
-	held := make(map[string]bool)
-	for l := range strings.SplitSeq(string(cur), "\n") {
-		held[l] = true
+	was, now, held := textLines(found.data), textLines(left.data), textLines(cur)
+	p, s := sharedEnds(was, now)
+	added := linesAdded(was[p:len(was)-s], now[p:len(now)-s])
+	holds, stands := lineSet(held), lineSet(textLines(fileOld.data))
+	if len(added) == 0 || slices.ContainsFunc(added, func(l string) bool { return holds[l] || !stands[l] }) {
+		return cur
 	}
-	stands := make(map[string]bool)
-	for l := range strings.SplitSeq(string(fileOld.data), "\n") {
-		stands[l] = true
-	}
-	added := linesAdded(found.data, left.data)
-	if len(added) == 0 || slices.ContainsFunc(added, func(l string) bool { return held[l] || !stands[l] }) {
+	// The place the write changed, with a line on each side (or the file's
+	// start or end), must be in cur as the write found it.
+	if p == 0 && s == 0 || !holdsRun(held, was[max(p-1, 0):len(was)-s+min(s, 1)], p == 0, s == 0) {
 		return cur
 	}
 	merged, _ := mergeWorking(path, found, left, cur, true)
 	return merged
+}
+
+// textLines splits a file into lines without their ends and trailing
+// white space (a CRLF file's, an editor's trim), for comparing versions.
+func textLines(data []byte) []string {
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return lines
+}
+
+// sharedEnds returns how many lines a and b share at their start, and at
+// their end beyond those.
+func sharedEnds(a, b []string) (p, s int) {
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return p, s
+}
+
+// holdsRun reports whether lines hold run at one place, at their start
+// with atStart and at their end with atEnd.
+func holdsRun(lines, run []string, atStart, atEnd bool) bool {
+	for i := 0; i+len(run) <= len(lines); i++ {
+		if atStart && i > 0 {
+			return false
+		}
+		if atEnd && i+len(run) != len(lines) {
+			continue
+		}
+		if slices.Equal(lines[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
 
 // versionOf is a version of path recorded by its blob and, when it is not
@@ -608,14 +648,14 @@ func (sh *Shard) versionOf(path string, blob Hash, data []byte) (*factFile, erro
 
 // linesAdded returns the lines, other than blank ones, that b holds more
 // often than a.
-func linesAdded(a, b []byte) []string {
+func linesAdded(a, b []string) []string {
 	count := make(map[string]int)
-	for l := range strings.SplitSeq(string(a), "\n") {
+	for _, l := range a {
 		count[l]++
 	}
 	var added []string
-	for l := range strings.SplitSeq(string(b), "\n") {
-		if count[l]--; count[l] < 0 && strings.TrimSpace(l) != "" {
+	for _, l := range b {
+		if count[l]--; count[l] < 0 && l != "" {
 			added = append(added, l)
 		}
 	}
