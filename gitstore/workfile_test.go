@@ -858,55 +858,76 @@ func TestShard_RoomForManySmallAppends(t *testing.T) {
 	}
 }
 
+// A runbook a person's save races memd's write of: as memd read it, as
+// memd writes it, and as the person's sed -i saves it.
+const (
+	runbookRead  = "# Runbook\n\nagent-end\n\n## Person\n\nperson-end\n"
+	runbookMine  = "# Runbook\n\nagent step 1\nagent-end\n\n## Person\n\nperson-end\n"
+	runbookSaved = "# Runbook\n\nagent-end\n\n## Person\n\nperson line 1\nperson-end\n"
+)
+
+// raceRunbookWrite writes runbookRead at dir/runbook.md and has memd write
+// runbookMine over it, while a person's sed -i saves runbookSaved in the
+// instant after memd's last look, just before memd puts its version in
+// place; and then (nil: nothing), called with the name the file memd
+// replaced is at as soon as memd swapped its own in.
+func raceRunbookWrite(t *testing.T, dir string, then func(tmp, full string)) (full string, w workWrite, err error) {
+	const path = "notes/runbook.md"
+	full = filepath.Join(dir, "runbook.md")
+	if err := os.WriteFile(full, []byte(runbookRead), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved, swapped := false, false
+	setHook(&testHookAtRename, func(string) {
+		if !saved {
+			saved = true
+			if err := os.WriteFile(full+".sed", []byte(runbookSaved), 0o644); err != nil {
+				t.Error(err)
+			}
+			if err := os.Rename(full+".sed", full); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	after := func(tmp, full string) {
+		if !swapped {
+			swapped = true
+			if then != nil {
+				then(tmp, full)
+			}
+		}
+	}
+	testHookAfterSwap.Store(&after)
+	t.Cleanup(func() { setHook(&testHookAtRename, nil); testHookAfterSwap.Store(nil) })
+	old, next := &factFile{path: path, data: []byte(runbookRead)}, &factFile{path: path, data: []byte(runbookMine)}
+	w, err = rewriteWorking(full, func(c []byte, e bool) ([]byte, bool) { return mergeWorking(path, old, next, c, e) })
+	if !saved || !swapped {
+		t.Fatal("memd did not swap its file in, so this test shows nothing")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, worktreeTempPrefix+"*")); len(left) > 0 {
+		t.Errorf("left at names memd sweeps away at its next start: %v", left)
+	}
+	return full, w, err
+}
+
 // A person's save that renames a file of its own over the working file
 // (sed -i, an editor's safe write) in the instant after memd's last look,
 // just before memd puts its version in place, is kept: memd sees that what
 // it replaced was not the file it read, puts the person's back, and merges
 // its change into it.
 func TestRewriteWorking_KeepsASaveRenamedInAtTheRename(t *testing.T) {
-	const path = "notes/runbook.md"
-	head := "# Runbook\n\nagent-end\n\n## Person\n\nperson-end\n"
-	mine := "# Runbook\n\nagent step 1\nagent-end\n\n## Person\n\nperson-end\n"
-	saved := "# Runbook\n\nagent-end\n\n## Person\n\nperson line 1\nperson-end\n"
-	old := &factFile{path: path, data: []byte(head)}
-	next := &factFile{path: path, data: []byte(mine)}
-	full := filepath.Join(t.TempDir(), "runbook.md")
-	if err := os.WriteFile(full, []byte(head), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fired := false
-	setHook(&testHookAtRename, func(string) {
-		if fired {
-			return
-		}
-		fired = true
-		tmp := full + ".sed"
-		if err := os.WriteFile(tmp, []byte(saved), 0o644); err != nil {
-			t.Error(err)
-		}
-		if err := os.Rename(tmp, full); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Cleanup(func() { setHook(&testHookAtRename, nil) })
-	w, err := rewriteWorking(full, func(c []byte, e bool) ([]byte, bool) { return mergeWorking(path, old, next, c, e) })
+	full, w, err := raceRunbookWrite(t, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fired {
-		t.Fatal("memd did not replace the file, so this test shows nothing")
-	}
-	got, _ := os.ReadFile(full)
+	got := string(readFile(t, full))
 	for _, want := range []string{"agent step 1", "person line 1"} {
-		if !strings.Contains(string(got), want) {
+		if !strings.Contains(got, want) {
 			t.Errorf("%q lost; the file holds:\n%s", want, got)
 		}
 	}
-	if string(w.data) != string(got) {
+	if string(w.data) != got {
 		t.Errorf("memd thinks the file holds\n%s\nbut it holds\n%s", w.data, got)
-	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(full), worktreeTempPrefix+"*")); len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
 	}
 }
 
@@ -914,10 +935,6 @@ func TestRewriteWorking_KeepsASaveRenamedInAtTheRename(t *testing.T) {
 // does in that moment is kept: a line appended to memd's file, the file
 // moved away, a second save.
 func TestRewriteWorking_KeepsWhatComesAsASaveIsPutBack(t *testing.T) {
-	const path = "notes/runbook.md"
-	head := "# Runbook\n\nagent-end\n\n## Person\n\nperson-end\n"
-	mine := "# Runbook\n\nagent step 1\nagent-end\n\n## Person\n\nperson-end\n"
-	saved := "# Runbook\n\nagent-end\n\n## Person\n\nperson line 1\nperson-end\n"
 	for _, c := range []struct {
 		name  string
 		then  func(t *testing.T, full string) // as memd's file is in place
@@ -963,37 +980,8 @@ func TestRewriteWorking_KeepsWhatComesAsASaveIsPutBack(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			full := filepath.Join(dir, "runbook.md")
-			if err := os.WriteFile(full, []byte(head), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			sedOnce, swapOnce := false, false
-			setHook(&testHookAtRename, func(string) {
-				if !sedOnce {
-					sedOnce = true
-					os.WriteFile(full+".sed", []byte(saved), 0o644)
-					os.Rename(full+".sed", full)
-				}
-			})
-			after := func(tmp, full string) {
-				if !swapOnce {
-					swapOnce = true
-					c.then(t, full)
-				}
-			}
-			testHookAfterSwap.Store(&after)
-			t.Cleanup(func() { setHook(&testHookAtRename, nil); testHookAfterSwap.Store(nil) })
-			_, err := rewriteWorking(full, func(b []byte, e bool) ([]byte, bool) {
-				return mergeWorking(path, &factFile{path: path, data: []byte(head)}, &factFile{path: path, data: []byte(mine)}, b, e)
-			})
-			if !swapOnce {
-				t.Fatal("memd did not swap the file in, so this test shows nothing")
-			}
-			got, _ := os.ReadFile(full)
-			c.check(t, dir, string(got), err)
-			if left, _ := filepath.Glob(filepath.Join(dir, worktreeTempPrefix+"*")); len(left) > 0 {
-				t.Errorf("left at names memd sweeps away at its next start: %v", left)
-			}
+			full, _, err := raceRunbookWrite(t, dir, func(_, full string) { c.then(t, full) })
+			c.check(t, dir, string(readFile(t, full)), err)
 		})
 	}
 }
