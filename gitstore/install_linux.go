@@ -1,9 +1,9 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,7 +12,7 @@ import (
 )
 
 // installWorking puts memd's new version of a working file, written at
-// tmp, in place of full, and reports whether what it replaced was the
+// tmp (data, stated mine), in place of full, and reports whether what it replaced was the
 // file memd read (before; nil: there was none). A person's save renamed in
 // after memd's last look (sed -i, an editor's safe write) would otherwise
 // vanish under memd's rename: the two names are swapped in one step, so
@@ -20,7 +20,7 @@ import (
 // swaps the person's back and reports false; the caller reads the file
 // again and merges into it. Where the file system cannot swap names, it
 // renames, trusting the last look.
-func installWorking(tmp, full string, mine, before os.FileInfo) (bool, error) {
+func installWorking(tmp, full string, data []byte, mine, before os.FileInfo) (bool, error) {
 	if before == nil {
 		// No file was there: put memd's there unless one has come since.
 		err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, full, unix.RENAME_NOREPLACE)
@@ -51,16 +51,19 @@ func installWorking(tmp, full string, mine, before os.FileInfo) (bool, error) {
 		os.Remove(tmp)
 		return true, nil
 	}
-	return false, putBackSave(tmp, full, mine)
+	return false, putBackSave(tmp, full, data, mine)
 }
 
 // putBackSave swaps back a person's save that installWorking found at tmp,
-// in place of full, which holds memd's file (mine), and removes memd's.
-// Nothing of the person's goes: a line they appended to memd's file
-// meanwhile goes onto their save; a save that came meanwhile in place of
-// memd's stays at full, and the one before it is kept beside it; a save
-// that cannot be put back is kept beside the file (the error names it).
-func putBackSave(tmp, full string, mine os.FileInfo) error {
+// in place of full, which holds memd's file (data, stated mine), and
+// removes memd's. Nothing of the person's goes: a line they appended to
+// memd's file meanwhile goes onto their save, and a file of memd's they
+// changed otherwise is kept beside it; a save that came meanwhile in place
+// of memd's stays at full, and the one before it is kept beside it; a save
+// that cannot be put back is kept beside the file. A file kept beside is
+// named in the error. (A file the person removed meanwhile gets their save
+// back, as memd writes a working file that is missing.)
+func putBackSave(tmp, full string, data []byte, mine os.FileInfo) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, full, unix.RENAME_EXCHANGE); err != nil {
 		// The file went meanwhile (moved away): put the save there unless
 		// another took its place.
@@ -81,10 +84,17 @@ func putBackSave(tmp, full string, mine os.FileInfo) error {
 		}
 		return keepBeside(tmp, full, errSavedTwice)
 	}
-	if st.Size() > mine.Size() {
-		if err := appendTail(tmp, mine.Size(), full); err != nil {
+	now, err := os.ReadFile(tmp)
+	switch {
+	case err != nil:
+		return keepBeside(tmp, full, err)
+	case bytes.Equal(now, data):
+	case len(now) > len(data) && bytes.HasPrefix(now, data):
+		if err := appendBytes(full, now[len(data):]); err != nil {
 			return keepBeside(tmp, full, err)
 		}
+	default:
+		return keepBeside(tmp, full, errChangedInPlace)
 	}
 	return os.Remove(tmp)
 }
@@ -93,35 +103,39 @@ func putBackSave(tmp, full string, mine os.FileInfo) error {
 // version in place.
 var errSavedTwice = errors.New("saved twice as memd wrote it")
 
+// errChangedInPlace is a person writing in place to memd's file in the
+// moment it stood in for their save.
+var errChangedInPlace = errors.New("written in place as memd wrote it")
+
 // keepBeside keeps a person's file found at tmp as memd wrote full under a
-// name beside it, which no sweep of memd's removes, and returns an error
-// naming it.
+// name beside it, which no sweep of memd's removes and no other file
+// takes, and returns an error naming it.
 func keepBeside(tmp, full string, cause error) error {
-	kept := fmt.Sprintf("%s.kept-%d", full, time.Now().UnixNano())
-	if err := os.Rename(tmp, kept); err != nil {
-		return fmt.Errorf("a save of %s made as memd wrote it is at %s (%v): %w", filepath.Base(full), tmp, cause, err)
+	var err error
+	for n := 0; n < 10; n++ {
+		kept := fmt.Sprintf("%s.kept-%d", full, time.Now().UnixNano()+int64(n))
+		if err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, kept, unix.RENAME_NOREPLACE); err == nil {
+			return fmt.Errorf("a save of %s made as memd wrote it is kept at %s: %w", filepath.Base(full), kept, cause)
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			break
+		}
 	}
-	return fmt.Errorf("a save of %s made as memd wrote it is kept at %s: %w", filepath.Base(full), kept, cause)
+	return fmt.Errorf("a save of %s made as memd wrote it is at %s (%v): %w", filepath.Base(full), tmp, cause, err)
 }
 
-// appendTail appends to the file at to what the file at from holds past
-// its first n bytes: a person's append to memd's file in the moment it was
-// in place.
-func appendTail(from string, n int64, to string) error {
-	src, err := os.Open(from)
+// appendBytes appends tail to the file at path: what a person appended to
+// memd's file in the moment it stood in for their save.
+func appendBytes(path string, tail []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
+	if _, err := f.Write(tail); err != nil {
+		f.Close()
 		return err
 	}
-	if _, err := io.Copy(dst, io.NewSectionReader(src, n, 1<<62)); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
+	return f.Close()
 }
 
 // cannotSwap says a file system (or a sandbox's filter of system calls)

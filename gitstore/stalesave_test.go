@@ -26,6 +26,15 @@ func TestShard_ACopyReadBeforeMemdsWriteIsMergedAgain(t *testing.T) {
 		insertBefore(t, sh, "agent-end", "agent step 3\n")
 		wantLines(t, file, "agent step 1", "agent step 2", "agent step 3", "person line 1")
 	})
+	t.Run("a note, memd's lines repeating lines the note holds", func(t *testing.T) {
+		sh, _ := shardOfTwo(t, "erin")
+		file := createPlan(t, sh, "# Plan\n\n```\nold code\n```\nagent-end\n\n## Person\n\nperson-end\n")
+		copied := read(t, file)
+		insertBefore(t, sh, "agent-end", "```\nnew code\n```\n")
+		saveCopy(t, file, strings.Replace(copied, "person-end\n", "person line 1\nperson-end\n", 1))
+		insertBefore(t, sh, "# Plan", "top\n")
+		wantLines(t, file, "new code", "person line 1")
+	})
 	t.Run("a fact file, a line of theirs at the top", func(t *testing.T) {
 		sh, dir := shardOfTwo(t, "erin")
 		file := filepath.Join(dir, "profile.md")
@@ -63,6 +72,21 @@ func TestShard_AnEditOfMemdsNewLineIsKept(t *testing.T) {
 			remember(t, sh, "Erin four", memd.TierProfile, "m4")
 			if got := read(t, file); strings.Contains(got, c.wrote) || !strings.Contains(got, c.edited) {
 				t.Errorf("the person's edit of %q is undone:\n%s", c.wrote, got)
+			}
+		})
+	}
+	for _, c := range []struct{ name, plan, entry string }{
+		{"redacted, an entry ending in a blank line", "# Plan\n\nentry one\n\n", "token sk-12345\n\n"},
+		{"redacted, an entry ending in the file's closing line", "# Plan\n\nentry one\n---\n", "token sk-12345\n---\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sh, _ := shardOfTwo(t, "erin")
+			file := createPlan(t, sh, c.plan)
+			insertBefore(t, sh, "", c.entry)
+			saveCopy(t, file, strings.ReplaceAll(read(t, file), "sk-12345", "[REDACTED]"))
+			insertBefore(t, sh, "entry one", "entry zero\n")
+			if got := read(t, file); strings.Contains(got, "sk-12345") {
+				t.Errorf("the redaction is undone:\n%s", got)
 			}
 		})
 	}
@@ -114,6 +138,37 @@ func wantLines(t *testing.T, file string, lines ...string) {
 			t.Errorf("%q is not in the working file:\n%s", l, got)
 		}
 	}
+}
+
+// A person's buffer holding their deletion, saved again after memd merged
+// its write into the file they had saved: the deletion stays.
+func TestShard_ADeletionSavedAgainOverMemdsWriteIsKept(t *testing.T) {
+	t.Run("a fact file", func(t *testing.T) {
+		sh, dir := shardOfTwo(t, "erin")
+		file := filepath.Join(dir, "profile.md")
+		buffer := strings.Replace(read(t, file), "- (2026-11-03) Erin one\n", "", 1)
+		saveCopy(t, file, buffer)
+		remember(t, sh, "Erin three", memd.TierProfile, "m3")
+		saveCopy(t, file, buffer)
+		remember(t, sh, "Erin four", memd.TierProfile, "m4")
+		if got := read(t, file); strings.Contains(got, "Erin one") {
+			t.Errorf("the person's deletion is undone:\n%s", got)
+		}
+		wantLines(t, file, "- (2026-11-03) Erin three", "- (2026-11-03) Erin four")
+	})
+	t.Run("a note", func(t *testing.T) {
+		sh, _ := shardOfTwo(t, "erin")
+		file := createPlan(t, sh, "# Plan\n\nsecret line\nstep one\nagent-end\n\n## Person\n\nperson-end\n")
+		buffer := strings.Replace(read(t, file), "secret line\n", "", 1)
+		saveCopy(t, file, buffer)
+		insertBefore(t, sh, "person-end", "agent person x\n")
+		saveCopy(t, file, buffer)
+		insertBefore(t, sh, "agent-end", "step two\n")
+		if got := read(t, file); strings.Contains(got, "secret line") {
+			t.Errorf("the person's deletion is undone:\n%s", got)
+		}
+		wantLines(t, file, "agent person x", "step two")
+	})
 }
 
 // A fact memd wrote moments ago that the person took out and committed is

@@ -340,7 +340,7 @@ func replaceWorking(full string, old *os.File, before os.FileInfo, data []byte) 
 	if old != nil {
 		read = before
 	}
-	if put, err := installWorking(tmp.Name(), full, written, read); err != nil {
+	if put, err := installWorking(tmp.Name(), full, data, written, read); err != nil {
 		tmp.Close()
 		// Removed only if it is memd's: a failed swap back leaves the
 		// person's save under that name.

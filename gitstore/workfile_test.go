@@ -952,6 +952,16 @@ func TestRewriteWorking_KeepsWhatComesAsASaveIsPutBack(t *testing.T) {
 				t.Errorf("err %v; the file holds:\n%s", err, got)
 			}
 		}},
+		{"memd's file written over in place", func(t *testing.T, full string) {
+			if err := os.WriteFile(full, []byte("# Runbook, rewritten in place\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, dir, got string, err error) {
+			kept, _ := filepath.Glob(filepath.Join(dir, "runbook.md.kept-*"))
+			if !strings.Contains(got, "person line 1") || len(kept) != 1 || !strings.Contains(string(readFile(t, kept[0])), "rewritten in place") || err == nil || !strings.Contains(err.Error(), kept[0]) {
+				t.Errorf("the save is not in place, or the write in place not kept beside it, named in the error: kept %v, err %v; the file holds:\n%s", kept, err, got)
+			}
+		}},
 		{"the file moved away", func(t *testing.T, full string) {
 			if err := os.Rename(full, full+"~"); err != nil {
 				t.Fatal(err)

@@ -545,7 +545,10 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 	switch {
 	case blob == rec.before:
 		if rec.beforeData != nil {
-			return &factFile{path: path, blob: blob, data: rec.beforeData}
+			// What the write found held the person's edits: as a base it
+			// would take them out with memd's change. lastWriteAgain
+			// merges the write in again instead.
+			return fileOld
 		}
 	case blob == rec.indexBefore && rec.unlocked:
 	default:
@@ -567,8 +570,12 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 // copy changed elsewhere stays. A file changed at that place (memd's line
 // reworded, or a line of the person's added where memd's went, as at the
 // end of a log) is left as it is: a stale copy cannot be told from an edit
-// of memd's line there. So are lines the version memd last brought the
-// file to, fileOld, no longer holds (a commit since took them out).
+// of memd's line there. (One that took out just the lines memd added, or
+// put back the line memd replaced, and changed nothing around them, can
+// be told from a stale copy no more: those lines come back.) So are lines
+// the version memd last brought the file to, fileOld, no longer holds (a
+// commit since took them out). A write that only took lines out is not
+// made again.
 func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []byte {
 	rec, ok := sh.steps[path]
 	if !ok || !rec.recent(time.Now()) || !rec.existed || rec.after.IsZero() || fileOld == nil {
@@ -585,17 +592,44 @@ func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []by
 	was, now, held := textLines(found.data), textLines(left.data), textLines(cur)
 	p, s := sharedEnds(was, now)
 	added := linesAdded(was[p:len(was)-s], now[p:len(now)-s])
-	holds, stands := lineSet(held), lineSet(textLines(fileOld.data))
-	if len(added) == 0 || slices.ContainsFunc(added, func(l string) bool { return holds[l] || !stands[l] }) {
+	// A line is held where cur has it more often than the write found it.
+	inCur, inFound, stands := lineCounts(held), lineCounts(was), lineCounts(textLines(fileOld.data))
+	if len(added) == 0 || slices.ContainsFunc(added, func(l string) bool { return inCur[l] > inFound[l] || stands[l] == 0 }) {
 		return cur
 	}
-	// The place the write changed, with a line on each side (or the file's
-	// start or end), must be in cur as the write found it.
-	if p == 0 && s == 0 || !holdsRun(held, was[max(p-1, 0):len(was)-s+min(s, 1)], p == 0, s == 0) {
+	// The place the write changed, with the nearest line on each side that
+	// is not blank (or the file's start or end), must be in cur as the
+	// write found it.
+	from, to := p, len(was)-s
+	for from > 0 && was[from-1] == "" {
+		from--
+	}
+	for to < len(was) && was[to] == "" {
+		to++
+	}
+	from, to = max(from-1, 0), min(to+1, len(was))
+	if p == 0 && s == 0 || !holdsRun(held, was[from:to], from == 0, to == len(was)) {
 		return cur
+	}
+	if !IsFactFile(path) {
+		// git's line merge, where lines put at one place by both conflict.
+		merged, conflict, err := mergeLines(left.data, found.data, cur, "working file")
+		if err != nil || conflict {
+			return cur
+		}
+		return merged
 	}
 	merged, _ := mergeWorking(path, found, left, cur, true)
 	return merged
+}
+
+// lineCounts counts how often each line stands in lines.
+func lineCounts(lines []string) map[string]int {
+	n := make(map[string]int, len(lines))
+	for _, l := range lines {
+		n[l]++
+	}
+	return n
 }
 
 // textLines splits a file into lines without their ends and trailing
