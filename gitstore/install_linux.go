@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -114,10 +115,17 @@ func keepBeside(tmp, full string, cause error) error {
 	var err error
 	for n := 0; n < 10; n++ {
 		kept := fmt.Sprintf("%s.kept-%d", full, time.Now().UnixNano()+int64(n))
-		if err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, kept, unix.RENAME_NOREPLACE); err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, kept, unix.RENAME_NOREPLACE)
+		if cannotSwap(err) {
+			// A link refuses to take an existing name too.
+			if err = os.Link(tmp, kept); err == nil {
+				os.Remove(tmp)
+			}
+		}
+		if err == nil {
 			return fmt.Errorf("a save of %s made as memd wrote it is kept at %s: %w", filepath.Base(full), kept, cause)
 		}
-		if !errors.Is(err, unix.EEXIST) {
+		if !errors.Is(err, unix.EEXIST) && !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
@@ -127,9 +135,16 @@ func keepBeside(tmp, full string, cause error) error {
 // appendBytes appends tail to the file at path: what a person appended to
 // memd's file in the moment it stood in for their save.
 func appendBytes(path string, tail []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return err
+	}
+	// After the save's last line, not joined to it.
+	var last [1]byte
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		if _, err := f.ReadAt(last[:], st.Size()-1); err == nil && last[0] != '\n' {
+			tail = append([]byte{'\n'}, tail...)
+		}
 	}
 	if _, err := f.Write(tail); err != nil {
 		f.Close()

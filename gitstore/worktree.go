@@ -581,6 +581,9 @@ func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []by
 	if !ok || !rec.recent(time.Now()) || !rec.existed || rec.after.IsZero() || fileOld == nil {
 		return cur
 	}
+	if odb.HashObject(plumbing.BlobObject, cur) == rec.after {
+		return cur // as memd's write left it: the common case, and cheap
+	}
 	found, err := sh.versionOf(path, rec.before, rec.beforeData)
 	if err != nil {
 		return cur
@@ -607,8 +610,14 @@ func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []by
 	for to < len(was) && was[to] == "" {
 		to++
 	}
-	from, to = max(from-1, 0), min(to+1, len(was))
-	if p == 0 && s == 0 || !holdsRun(held, was[from:to], from == 0, to == len(was)) {
+	atStart, atEnd := from == 0, to == len(was)
+	if !atStart {
+		from--
+	}
+	if !atEnd {
+		to++
+	}
+	if p == 0 && s == 0 || !holdsRun(held, was[from:to], atStart, atEnd) {
 		return cur
 	}
 	if !IsFactFile(path) {
