@@ -62,6 +62,18 @@ func TestShard_ACopyReadBeforeMemdsWriteIsMergedAgain(t *testing.T) {
 		remember(t, sh, "Erin four", memd.TierProfile, "m4")
 		wantLines(t, file, "Erin's own notes follow.", "- (2026-11-03) Erin one", "- (2026-11-03) Erin two", "- (2026-11-03) Erin three", "- (2026-11-03) Erin four")
 	})
+	t.Run("a fact file, a fact memd forgot", func(t *testing.T) {
+		sh, dir := shardOfTwo(t, "erin")
+		file := filepath.Join(dir, "profile.md")
+		copied := read(t, file)
+		forget(t, sh, "Erin two")
+		saveCopy(t, file, strings.Replace(copied, "# Profile\n", "# Profile\n\nErin's own notes follow.\n", 1))
+		remember(t, sh, "Erin four", memd.TierProfile, "m4")
+		if got := read(t, file); strings.Contains(got, "Erin two") {
+			t.Errorf("the fact memd forgot is back:\n%s", got)
+		}
+		wantLines(t, file, "Erin's own notes follow.", "- (2026-11-03) Erin four")
+	})
 	t.Run("a fact file, unchanged, holding an earlier line of theirs", func(t *testing.T) {
 		sh, dir := shardOfTwo(t, "erin")
 		file := filepath.Join(dir, "profile.md")

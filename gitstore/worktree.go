@@ -574,8 +574,8 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 // put back the line memd replaced, and changed nothing around them, can
 // be told from a stale copy no more: those lines come back.) So are lines
 // the version memd last brought the file to, fileOld, no longer holds (a
-// commit since took them out). A write that only took lines out is not
-// made again.
+// commit since took them out). A write that only took lines out is made
+// again the same way, where main still lacks them.
 func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []byte {
 	rec, ok := sh.steps[path]
 	if !ok || !rec.recent(time.Now()) || !rec.existed || rec.after.IsZero() || fileOld == nil {
@@ -595,9 +595,21 @@ func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []by
 	was, now, held := textLines(found.data), textLines(left.data), textLines(cur)
 	p, s := sharedEnds(was, now)
 	added := linesAdded(was[p:len(was)-s], now[p:len(now)-s])
+	removed := linesAdded(now[p:len(now)-s], was[p:len(was)-s])
 	// A line is held where cur has it more often than the write found it.
 	inCur, inFound, stands := lineCounts(held), lineCounts(was), lineCounts(textLines(fileOld.data))
-	if len(added) == 0 || slices.ContainsFunc(added, func(l string) bool { return inCur[l] > inFound[l] || stands[l] == 0 }) {
+	switch {
+	case len(added) > 0:
+		if slices.ContainsFunc(added, func(l string) bool { return inCur[l] > inFound[l] || stands[l] == 0 }) {
+			return cur
+		}
+	case len(removed) > 0:
+		// A write that only took lines out (a forget), where main still
+		// lacks them: the place check below finds them in cur.
+		if slices.ContainsFunc(removed, func(l string) bool { return stands[l] >= inFound[l] }) {
+			return cur
+		}
+	default:
 		return cur
 	}
 	// The place the write changed, with the nearest line on each side that
