@@ -13,8 +13,9 @@ import (
 )
 
 // installWorking puts memd's new version of a working file, written at
-// tmp (data, stated mine), in place of full, and reports whether what it replaced was the
-// file memd read (before; nil: there was none). A person's save renamed in
+// tmp (data, stated mine), in place of full, and reports whether what it
+// replaced was the file memd read (before; nil: there was none). A
+// person's save renamed in
 // after memd's last look (sed -i, an editor's safe write) would otherwise
 // vanish under memd's rename: the two names are swapped in one step, so
 // memd sees what it replaced, and where that is not the file it read it

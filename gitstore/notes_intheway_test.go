@@ -144,7 +144,7 @@ func TestShard_StagedBeforeTheIndexWaited(t *testing.T) {
 	sh := createShard(t, s, "agent/alice")
 	file := filepath.Join(sh.Dir(), "notes", "plan.md")
 	createPlan(t, sh, "# Plan\n")
-	appendToFile(t, file, "draft\n")
+	appendTo(t, file, "draft\n")
 	git(t, sh.Dir(), "add", "notes/plan.md")
 	lock := filepath.Join(sh.Dir(), ".git", "index.lock")
 	os.WriteFile(lock, []byte("DIRC"), 0o644)

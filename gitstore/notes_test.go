@@ -469,7 +469,7 @@ func TestShard_NoteChangesAndThePersonsTree(t *testing.T) {
 	}
 	t.Run("staged from a working file ahead of the index", func(t *testing.T) {
 		sh, file := a1WhileTheIndexWaits(t)
-		appendToFile(t, file, "draft\n")
+		appendTo(t, file, "draft\n")
 		git(t, sh.Dir(), "add", "notes/plan.md") // before memd's index caught up
 		if _, err := sh.Apply(noteChange("notes/plan.md", "note-edit: a2", appendNote("a2\n"))); err != nil {
 			t.Fatal(err)
@@ -553,18 +553,6 @@ func a1WhileTheIndexWaits(t *testing.T) (*gitstore.Shard, string) {
 	}
 	os.Remove(lock)
 	return sh, filepath.Join(sh.Dir(), "notes", "plan.md")
-}
-
-func appendToFile(t *testing.T, file, text string) {
-	t.Helper()
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(text); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func readFile(t *testing.T, file string) string {

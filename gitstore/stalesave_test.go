@@ -26,24 +26,20 @@ func TestShard_ACopyReadBeforeMemdsWriteIsMergedAgain(t *testing.T) {
 		insertBefore(t, sh, "agent-end", "agent step 3\n")
 		wantLines(t, file, "agent step 1", "agent step 2", "agent step 3", "person line 1")
 	})
-	t.Run("a note, memd's line beside its last, a line of theirs after it", func(t *testing.T) {
-		sh, _ := shardOfTwo(t, "erin")
-		file := createPlan(t, sh, "# Plan\n\n- a\n- b\n")
-		copied := read(t, file)
-		insertBefore(t, sh, "- b", "- memd line\n")
-		saveCopy(t, file, copied+"- person line\n")
-		insertBefore(t, sh, "# Plan", "top\n")
-		wantLines(t, file, "- memd line", "- person line", "top")
-	})
-	t.Run("a note, memd's line beside its first, a line of theirs before it", func(t *testing.T) {
-		sh, _ := shardOfTwo(t, "erin")
-		file := createPlan(t, sh, "# Plan\n\nstep one\nagent-end\n\n## Person\n\nperson-end\n")
-		copied := read(t, file)
-		insertBefore(t, sh, "step one", "step zero\n")
-		saveCopy(t, file, "<!-- person -->\n"+copied)
-		insertBefore(t, sh, "agent-end", "step two\n")
-		wantLines(t, file, "step zero", "<!-- person -->", "step two")
-	})
+	for _, c := range []struct{ name, plan, anchor, line, before, after, next string }{
+		{"a note, memd's line beside its last, a line of theirs after it", "# Plan\n\n- a\n- b\n", "- b", "- memd line", "", "- person line\n", "# Plan"},
+		{"a note, memd's line beside its first, a line of theirs before it", "# Plan\n\nstep one\nagent-end\n\n## Person\n\nperson-end\n", "step one", "step zero", "<!-- person -->\n", "", "agent-end"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sh, _ := shardOfTwo(t, "erin")
+			file := createPlan(t, sh, c.plan)
+			copied := read(t, file)
+			insertBefore(t, sh, c.anchor, c.line+"\n")
+			saveCopy(t, file, c.before+copied+c.after)
+			insertBefore(t, sh, c.next, "memd's next line\n")
+			wantLines(t, file, c.line, strings.TrimSuffix(c.before+c.after, "\n"), "memd's next line")
+		})
+	}
 	t.Run("a note, memd's lines repeating lines the note holds", func(t *testing.T) {
 		sh, _ := shardOfTwo(t, "erin")
 		file := createPlan(t, sh, "# Plan\n\n```\nold code\n```\nagent-end\n\n## Person\n\nperson-end\n")
@@ -69,9 +65,7 @@ func TestShard_ACopyReadBeforeMemdsWriteIsMergedAgain(t *testing.T) {
 		forget(t, sh, "Erin two")
 		saveCopy(t, file, strings.Replace(copied, "# Profile\n", "# Profile\n\nErin's own notes follow.\n", 1))
 		remember(t, sh, "Erin four", memd.TierProfile, "m4")
-		if got := read(t, file); strings.Contains(got, "Erin two") {
-			t.Errorf("the fact memd forgot is back:\n%s", got)
-		}
+		wantLacking(t, file, "Erin two", "the fact memd forgot is back")
 		wantLines(t, file, "Erin's own notes follow.", "- (2026-11-03) Erin four")
 	})
 	t.Run("a fact file, unchanged, holding an earlier line of theirs", func(t *testing.T) {
@@ -181,9 +175,7 @@ func TestShard_ADeletionSavedAgainOverMemdsWriteIsKept(t *testing.T) {
 		remember(t, sh, "Erin three", memd.TierProfile, "m3")
 		saveCopy(t, file, buffer)
 		remember(t, sh, "Erin four", memd.TierProfile, "m4")
-		if got := read(t, file); strings.Contains(got, "Erin one") {
-			t.Errorf("the person's deletion is undone:\n%s", got)
-		}
+		wantLacking(t, file, "Erin one", "the person's deletion is undone")
 		wantLines(t, file, "- (2026-11-03) Erin three", "- (2026-11-03) Erin four")
 	})
 	t.Run("a note", func(t *testing.T) {
@@ -194,9 +186,7 @@ func TestShard_ADeletionSavedAgainOverMemdsWriteIsKept(t *testing.T) {
 		insertBefore(t, sh, "person-end", "agent person x\n")
 		saveCopy(t, file, buffer)
 		insertBefore(t, sh, "agent-end", "step two\n")
-		if got := read(t, file); strings.Contains(got, "secret line") {
-			t.Errorf("the person's deletion is undone:\n%s", got)
-		}
+		wantLacking(t, file, "secret line", "the person's deletion is undone")
 		wantLines(t, file, "agent person x", "step two")
 	})
 }
@@ -228,5 +218,13 @@ func TestShard_AFactTakenOutByACommitStaysOut(t *testing.T) {
 		if !strings.Contains(got, w) {
 			t.Errorf("%q is not in the working file:\n%s", w, got)
 		}
+	}
+}
+
+// wantLacking checks that file does not hold text, saying why it should not.
+func wantLacking(t *testing.T, file, text, why string) {
+	t.Helper()
+	if got := read(t, file); strings.Contains(got, text) {
+		t.Errorf("%s:\n%s", why, got)
 	}
 }
