@@ -42,8 +42,8 @@ func benchScale(ctx context.Context, e *env, dir, sizes string, dims int) error 
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 	p := readbench.Percentile
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "facts\tshards\tfirst start (all indexed)\trestart · after writes\treindex (peak)\tRSS steady / peak (first start)\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000; decoded by a Go client)\tremember first · p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\twrites/s: git CLI · memd over HTTP, 1 client · 8 clients\t")
-	fmt.Fprintln(tw, "target at 1M\t\t≤ 2 s\t≤ 2 s\t≤ 15 s\t≤ 500 MB\t≤ 500\t≤ 1 / ≤ 5 ms (warm)\t\t\t≤ 2×\tclean\t≥ 5× · ≥ 20× git CLI\t")
+	fmt.Fprintln(tw, "facts\tshards\tfirst start (all indexed)\trestart · after writes\treindex (peak)\tRSS steady / peak (first start)\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000; decoded by a Go client)\tcaches emptied before each\tremember first · p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\twrites/s: git CLI · memd over HTTP, 1 client · 8 clients\t")
+	fmt.Fprintln(tw, "target at 1M\t\t≤ 2 s\t≤ 2 s\t≤ 15 s\t≤ 500 MB\t≤ 500\t≤ 1 / ≤ 5 ms (warm)\t\t\t\t≤ 2×\tclean\t≥ 5× · ≥ 20× git CLI\t")
 	for _, n := range ns {
 		shapes := []scalebench.Shape{{Facts: n, Shards: 1}, {Facts: n, Shards: 100}}
 		if dims > 0 {
@@ -79,10 +79,11 @@ func benchScale(ctx context.Context, e *env, dir, sizes string, dims int) error 
 				}
 			}
 			peak, w := max(row.Peak, row.FirstPeak), row.Writes
-			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s · %s\t%s (%d MB)\t%d / %d (%d) MB\t%d / %d\t%s / %s · %s / %s (%s / %s)\t%s · %s / %s\t%d\t%.2f×\t%s\t%.0f · %.0f (%.1f×) · %.0f (%.1f×)\t\n",
+			fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s · %s\t%s (%d MB)\t%d / %d (%d) MB\t%d / %d\t%s / %s · %s / %s (%s / %s)\t%s / %s\t%s · %s / %s\t%d\t%.2f×\t%s\t%.0f · %.0f (%.1f×) · %.0f (%.1f×)\t\n",
 				n, label, sec(row.FirstStart), sec(row.FirstIndexed), sec(row.Restart), sec(row.RestartAfterWrites), sec(row.Reindex), row.ReindexPeak>>20,
 				row.Steady>>20, row.Peak>>20, row.FirstPeak>>20, row.Steady/int64(n), peak/int64(n),
 				ms(p(row.RecallCold, 50)), ms(p(row.RecallCold, 99)), ms(p(row.Recall, 50)), ms(p(row.Recall, 99)), ms(p(row.RecallDecoded, 50)), ms(p(row.RecallDecoded, 99)),
+				ms(p(row.RecallEmptied, 50)), ms(p(row.RecallEmptied, 99)),
 				ms(row.Remember[0]), ms(p(row.Remember, 50)), ms(p(row.Remember, 99)),
 				row.Disk/int64(n), float64(row.Repacked)/float64(max(row.Markdown, 1)), fsck,
 				w.GitCLI.PerSecond(), w.OneClient.PerSecond(), w.OneClient.PerSecond()/w.GitCLI.PerSecond(),

@@ -21,7 +21,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,6 +69,7 @@ type Row struct {
 	Steady, Peak        int64           // memd serve's resident memory once idle, and its peak
 	RecallCold, Recall  []time.Duration // the first 1,000 recalls after memd sat idle, and the 2,000 after
 	RecallDecoded       []time.Duration // the 2,000 after, with the client's decoding of each answer
+	RecallEmptied       []time.Duration // 1,000 more, the processor's caches emptied before each
 	Remember            []time.Duration // remember over HTTP into the largest shard's log of today, a full day: the first after memd sat idle, then 99 more
 	Markdown            int64           // bytes of fact files
 	Disk, Repacked      int64           // bytes under the shards' .git, before and after git repack
@@ -278,6 +281,21 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 			row.Recall = append(row.Recall, took)
 			row.RecallDecoded = append(row.RecallDecoded, decoded)
 		}
+	}
+	// Back to back, a recall finds the index in the processor's caches
+	// where the one before left it. An agent's calls come seconds apart,
+	// with other programs' work between them: these are timed after the
+	// client has written through more memory than any cache here holds,
+	// on both cores.
+	progress("recall, the caches emptied before each")
+	var spill cacheSpill
+	for i := range 1000 {
+		spill.empty()
+		start := time.Now()
+		if _, err := get(ctx, d.URL, token, recallPath(readbench.Queries[i%len(readbench.Queries)])); err != nil {
+			return row, err
+		}
+		row.RecallEmptied = append(row.RecallEmptied, time.Since(start))
 	}
 	progress("remember into today's full log")
 	for i := 0; i < 100; i++ {
@@ -618,4 +636,33 @@ func repackAll(ctx context.Context, shards string) error {
 		}
 	}
 	return nil
+}
+
+// cacheSpill empties the processor's caches of what other programs left
+// in them, by writing through buffers larger than any cache of this
+// machine, one a core, at once.
+type cacheSpill struct {
+	bufs [][]byte
+}
+
+// spillBytes is several times the largest last-level cache of a server
+// processor of a few cores' share.
+const spillBytes = 64 << 20
+
+func (c *cacheSpill) empty() {
+	if c.bufs == nil {
+		c.bufs = make([][]byte, runtime.NumCPU())
+		for i := range c.bufs {
+			c.bufs[i] = make([]byte, spillBytes)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, b := range c.bufs {
+		wg.Go(func() {
+			for j := 0; j < len(b); j += 64 {
+				b[j]++
+			}
+		})
+	}
+	wg.Wait()
 }
