@@ -147,6 +147,18 @@ func (q *queryTerms) eachPosting(t string, fn func(i int32, tf float64)) {
 	}
 }
 
+// termScore is BM25 of one term in a fact, for the passes over its
+// postings: a method the compiler puts inline, where a function value
+// cost a call a posting.
+type termScore struct {
+	idf, norm float64
+	lengths   []uint16 // by entry
+}
+
+func (t termScore) of(i int32, tf float64) float64 {
+	return t.idf * tf * (k1 + 1) / (tf + k1*(1-b) + t.norm*float64(t.lengths[i]))
+}
+
 // bm25 is what a term of weight idf, tf times in fact i, scores.
 func (q *queryTerms) bm25(idf, tf float64, i int32) float64 {
 	return idf * tf * (k1 + 1) / (tf + k1*(1-b) + q.norm*float64(q.x.lengths[i]))
@@ -222,14 +234,17 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 	// The first term scored makes every fact holding it a candidate, and
 	// parts hold distinct facts: none is one yet.
 	fresh := len(sc.touched) == 0 && sc.parts == nil
+	score := termScore{idf, norm, x.lengths}
 	for _, part := range st.parts {
 		var one [1]posting
 		all := part.noneDead() // every posting is of a fact searched
 		ps := part.postings(t, &one)
-		if all && fresh {
-			sc.fill(ps, func(i int32, tf float64) float64 {
-				return idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
-			}, bit)
+		switch {
+		case all && fresh:
+			sc.fill(ps, score, bit)
+			continue
+		case all && sc.parts == nil:
+			sc.merge(ps, score, bit)
 			continue
 		}
 		for _, p := range ps {
@@ -237,8 +252,7 @@ func (x *Engine) scoreTerm(sc *scores, st stats, t string, idf, norm float64, bi
 			if !all && !x.alive[i] {
 				continue
 			}
-			tf := float64(p.tf())
-			v := idf * tf * (k1 + 1) / (tf + k1*(1-b) + norm*float64(x.lengths[i]))
+			v := score.of(i, float64(p.tf()))
 			sc.terms[sc.add(i, v)] |= bit
 			if e := sc.explain(i); e != nil {
 				e.Terms = append(e.Terms, memd.TermScore{Term: t, Weight: v})

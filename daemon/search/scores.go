@@ -99,7 +99,7 @@ func (s *scores) add(i int32, v float64) int {
 
 // fill makes candidates of the entries of a list, none of them one yet:
 // each takes the next place, with no look-up.
-func (s *scores) fill(ps []posting, score func(i int32, tf float64) float64, bit uint64) {
+func (s *scores) fill(ps []posting, score termScore, bit uint64) {
 	base, n := len(s.touched), len(ps)
 	s.touched = slices.Grow(s.touched, n)[:base+n]
 	s.v = slices.Grow(s.v, n)[:base+n]
@@ -110,9 +110,35 @@ func (s *scores) fill(ps []posting, score func(i int32, tf float64) float64, bit
 		member[i>>6] |= 1 << (i & 63)
 		slot[i] = uint32(base + k)
 		touched[k] = i
-		v[k] = score(i, float64(p.tf()))
+		v[k] = score.of(i, float64(p.tf()))
 		terms[k] = bit
 	}
+}
+
+// merge adds a list's scores to the candidates, making a candidate of
+// each entry not yet one at the next place, as add does; the room for
+// the new ones is made once for the whole list rather than at each.
+func (s *scores) merge(ps []posting, score termScore, bit uint64) {
+	n := len(s.touched)
+	touched := slices.Grow(s.touched, len(ps))[:n+len(ps)]
+	v := slices.Grow(s.v, len(ps))[:n+len(ps)]
+	terms := slices.Grow(s.terms, len(ps))[:n+len(ps)]
+	member, slot := s.member, s.slot
+	for _, p := range ps {
+		i := p.doc()
+		add := score.of(i, float64(p.tf()))
+		if m, b := &member[i>>6], uint64(1)<<(i&63); *m&b == 0 {
+			*m |= b
+			slot[i] = uint32(n)
+			touched[n], v[n], terms[n] = i, add, bit
+			n++
+			continue
+		}
+		k := slot[i]
+		v[k] += add
+		terms[k] |= bit
+	}
+	s.touched, s.v, s.terms = touched[:n], v[:n], terms[:n]
 }
 
 // gainOf returns where the gain of the candidate at place k is held.

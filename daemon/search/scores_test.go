@@ -61,10 +61,11 @@ func TestScores_CandidatesGoneInTheNextSearch(t *testing.T) {
 	}
 }
 
-// The first term of a search fills the candidates in one pass; any later
-// one adds to them posting by posting, as explaining a search does for
-// every term. Both give the same hits with the same scores to the bit,
-// with removed facts among the postings and several shards searched.
+// The first term of a search fills the candidates in one pass, and a
+// later one is merged into them with room made once for its list;
+// explaining a search adds every term posting by posting. Both give the
+// same hits with the same scores to the bit, with removed facts among the
+// postings and several shards searched.
 func TestScores_FilledAsAdded(t *testing.T) {
 	alice, pat := memd.AgentShard("alice"), memd.UserShard("pat")
 	x := New()
