@@ -117,12 +117,15 @@ func (s *scores) fill(ps []posting, score termScore, bit uint64) {
 
 // merge adds a list's scores to the candidates, making a candidate of
 // each entry not yet one at the next place, as add does; the room for
-// the new ones is made once for the whole list rather than at each.
+// the new ones is made once for the whole list rather than at each, no
+// more than the entries not yet candidates (the arrays are kept from one
+// search to the next).
 func (s *scores) merge(ps []posting, score termScore, bit uint64) {
 	n := len(s.touched)
-	touched := slices.Grow(s.touched, len(ps))[:n+len(ps)]
-	v := slices.Grow(s.v, len(ps))[:n+len(ps)]
-	terms := slices.Grow(s.terms, len(ps))[:n+len(ps)]
+	room := n + min(len(ps), len(s.slot)-n)
+	touched := slices.Grow(s.touched, room-n)[:room]
+	v := slices.Grow(s.v, room-n)[:room]
+	terms := slices.Grow(s.terms, room-n)[:room]
 	member, slot := s.member, s.slot
 	for _, p := range ps {
 		i := p.doc()

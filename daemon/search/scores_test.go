@@ -84,7 +84,10 @@ func TestScores_FilledAsAdded(t *testing.T) {
 	}
 	x.PutAll(docs)
 	x.Apply(Update{Shard: alice, Delete: []string{docs[1].ID, docs[2].ID}}) // alice's part now has dead postings
-	for _, q := range []string{"budget", "hiring budget Tokyo", "travel Lisbon", "Fact 42"} {
+	// "Tokyo travel" over pat: Tokyo's facts are candidates when travel,
+	// which every one of pat's facts holds, is merged in, so its list
+	// mixes candidates and facts not yet ones.
+	for _, q := range []string{"budget", "hiring budget Tokyo", "travel Lisbon", "Fact 42", "Tokyo travel", "Oslo hiring budget"} {
 		for _, shards := range [][]memd.ShardID{{pat}, {alice}, {alice, pat}} {
 			query := Query{Text: q, Shards: shards, K: 40, Now: time.Now()}
 			filled := x.Search(query).Hits
