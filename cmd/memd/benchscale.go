@@ -42,7 +42,7 @@ func benchScale(ctx context.Context, e *env, dir, sizes string, dims int) error 
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 	p := readbench.Percentile
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "facts\tshards\tfirst start (all indexed)\trestart · after writes\treindex (peak)\tRSS steady / peak (first start)\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000; decoded by a Go client)\tcaches emptied before each\tremember first · p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\twrites/s: git CLI · memd over HTTP, 1 client · 8 clients\t")
+	fmt.Fprintln(tw, "facts\tshards\tfirst start (all indexed)\trestart · after writes\treindex (peak)\tRSS steady / peak (first start)\tB/fact\trecall p50 / p99 (first 1,000 · next 2,000; decoded by a Go client)\tp50 / p99, caches emptied before each\tremember first · p50 / p99\tdisk B/fact\trepacked / Markdown\tgit fsck\twrites/s: git CLI · memd over HTTP, 1 client · 8 clients\t")
 	fmt.Fprintln(tw, "target at 1M\t\t≤ 2 s\t≤ 2 s\t≤ 15 s\t≤ 500 MB\t≤ 500\t≤ 1 / ≤ 5 ms (warm)\t\t\t\t≤ 2×\tclean\t≥ 5× · ≥ 20× git CLI\t")
 	for _, n := range ns {
 		shapes := []scalebench.Shape{{Facts: n, Shards: 1}, {Facts: n, Shards: 100}}

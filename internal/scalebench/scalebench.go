@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -282,20 +283,9 @@ func Measure(ctx context.Context, self, data string, s Shape, progress func(stri
 			row.RecallDecoded = append(row.RecallDecoded, decoded)
 		}
 	}
-	// Back to back, a recall finds the index in the processor's caches
-	// where the one before left it. An agent's calls come seconds apart,
-	// with other programs' work between them: these are timed after the
-	// client has written through more memory than any cache here holds,
-	// on both cores.
 	progress("recall, the caches emptied before each")
-	var spill cacheSpill
-	for i := range 1000 {
-		spill.empty()
-		start := time.Now()
-		if _, err := get(ctx, d.URL, token, recallPath(readbench.Queries[i%len(readbench.Queries)])); err != nil {
-			return row, err
-		}
-		row.RecallEmptied = append(row.RecallEmptied, time.Since(start))
+	if row.RecallEmptied, err = recallCachesEmptied(ctx, d.URL, token, s.Dims > 0); err != nil {
+		return row, err
 	}
 	progress("remember into today's full log")
 	for i := 0; i < 100; i++ {
@@ -638,31 +628,77 @@ func repackAll(ctx context.Context, shards string) error {
 	return nil
 }
 
-// cacheSpill empties the processor's caches of what other programs left
-// in them, by writing through buffers larger than any cache of this
-// machine, one a core, at once.
+// recallCachesEmptied times 1,000 recalls, each after the processor's
+// caches were emptied. Back to back, a recall finds the index in the
+// caches where the one before left it; an agent's calls come seconds
+// apart, with other programs' work between them. The client's own
+// sending and reading are cold too, and timed, as in every recall column.
+// byMeaning: each answer must be by meaning, not by words alone.
+func recallCachesEmptied(ctx context.Context, url, token string, byMeaning bool) ([]time.Duration, error) {
+	spill := newCacheSpill()
+	// The buffers go with this call: the client measuring memd is a
+	// light one again for what comes after.
+	defer debug.FreeOSMemory()
+	var out []time.Duration
+	for i := range 1000 {
+		spill.empty()
+		start := time.Now()
+		body, err := get(ctx, url, token, recallPath(readbench.Queries[i%len(readbench.Queries)]))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(start))
+		var res memd.RecallResult
+		if err := json.Unmarshal(body, &res); err != nil {
+			return nil, fmt.Errorf("recall: %w", err)
+		}
+		if byMeaning && res.ByWordsAlone != "" {
+			return nil, fmt.Errorf("recall by meaning answered by words alone: %s", res.ByWordsAlone)
+		}
+	}
+	return out, nil
+}
+
+// cacheSpill empties the processor's caches of what was in them, by
+// reading buffers larger than any cache of this machine, one for each
+// processor Go runs on, at once. Reading rather than writing leaves the
+// caches holding clean lines, which memd's reads replace without writing
+// them back first.
 type cacheSpill struct {
 	bufs [][]byte
+	sum  byte // what the reads add up to, so that they are not left out
 }
 
 // spillBytes is several times the largest last-level cache of a server
 // processor of a few cores' share.
 const spillBytes = 64 << 20
 
-func (c *cacheSpill) empty() {
-	if c.bufs == nil {
-		c.bufs = make([][]byte, runtime.NumCPU())
-		for i := range c.bufs {
-			c.bufs[i] = make([]byte, spillBytes)
+func newCacheSpill() *cacheSpill {
+	c := &cacheSpill{bufs: make([][]byte, runtime.GOMAXPROCS(0))}
+	for i := range c.bufs {
+		b := make([]byte, spillBytes)
+		for j := range b {
+			b[j] = byte(j) // pages of their own, not the kernel's one page of zeros
 		}
+		c.bufs[i] = b
 	}
+	return c
+}
+
+func (c *cacheSpill) empty() {
+	sums := make([]byte, len(c.bufs))
 	var wg sync.WaitGroup
-	for _, b := range c.bufs {
+	for i, b := range c.bufs {
 		wg.Go(func() {
+			var sum byte
 			for j := 0; j < len(b); j += 64 {
-				b[j]++
+				sum += b[j]
 			}
+			sums[i] = sum
 		})
 	}
 	wg.Wait()
+	for _, s := range sums {
+		c.sum += s
+	}
 }
