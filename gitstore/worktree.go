@@ -704,10 +704,7 @@ func (sh *Shard) versionOf(path string, blob Hash, data []byte) (*factFile, erro
 // linesAdded returns the lines, other than blank ones, that b holds more
 // often than a.
 func linesAdded(a, b []string) []string {
-	count := make(map[string]int)
-	for _, l := range a {
-		count[l]++
-	}
+	count := lineCounts(a)
 	var added []string
 	for _, l := range b {
 		if count[l]--; count[l] < 0 && l != "" {

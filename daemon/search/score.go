@@ -147,9 +147,9 @@ func (q *queryTerms) eachPosting(t string, fn func(i int32, tf float64)) {
 	}
 }
 
-// termScore is BM25 of one term in a fact, for the passes over its
-// postings: a method the compiler puts inline, where a function value
-// cost a call a posting.
+// termScore is BM25 of one term in a fact, the one place it is written:
+// a method the compiler puts inline in the passes over a term's postings,
+// where a function value cost a call a posting.
 type termScore struct {
 	idf, norm float64
 	lengths   []uint16 // by entry
@@ -161,7 +161,7 @@ func (t termScore) of(i int32, tf float64) float64 {
 
 // bm25 is what a term of weight idf, tf times in fact i, scores.
 func (q *queryTerms) bm25(idf, tf float64, i int32) float64 {
-	return idf * tf * (k1 + 1) / (tf + k1*(1-b) + q.norm*float64(q.x.lengths[i]))
+	return termScore{idf, q.norm, q.x.lengths}.of(i, tf)
 }
 
 // lists returns a term's postings in each part searched, in a buffer
