@@ -99,6 +99,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/index/
 	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzContainsFold$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
+	go test -run '^$$' -fuzz '^FuzzWords_SameFromFolded$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzReadPostings$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/
 	go test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./web/markdown/
 	go test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/vectors/

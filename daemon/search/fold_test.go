@@ -165,3 +165,71 @@ func TestAnalyzeAll_EachFactItsOwnTerms(t *testing.T) {
 		}
 	}
 }
+
+// Words of scripts written without spaces are read in pairs of
+// neighbouring characters; other words, and the pieces of a word in
+// other scripts, whole; however the text was typed (composed or not).
+func TestWords_PairsCJK(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"我们决定把年会放在东京举办", []string{"我们", "们决", "决定", "定把", "把年", "年会", "会放", "放在", "在东", "东京", "京举", "举办"}},
+		{"北京团队把Postgres升级到16版", []string{"北京", "京团", "团队", "队把", "postgres", "升级", "级到", "16", "版"}},
+		{"李娜喜欢喝绿茶，不喝咖啡", []string{"李娜", "娜喜", "喜欢", "欢喝", "喝绿", "绿茶", "不喝", "喝咖", "咖啡"}},
+		{"東", []string{"東"}},
+		{"Q3の予算", []string{"q3", "の予", "予算"}},
+		{"アップグレードはPMの承認", []string{"アッ", "ップ", "プグ", "グレ", "レー", "ード", "ドは", "pm", "の承", "承認"}},
+		{"서울에서 회의가", []string{"서울", "울에", "에서", "회의", "의가"}},
+		{"\u1109\u1165\u110b\u116e\u11af", []string{"서울"}}, // 서울 typed as letters
+		{"Мы перенесли конференцию в Москве", []string{"мы", "перенесли", "конференцию", "в", "москве"}},
+		{"Й\u0418\u0306 ёлка", []string{"йй", "елка"}},
+		{"Café naïve", []string{"cafe", "naive"}},
+		{"हिन्दी भाषा", []string{"हिनदी", "भाषा"}}, // vowel signs are of the word; the virama is dropped as accents are
+	} {
+		if got := words(fold(c.text)); !slices.Equal(got, c.want) {
+			t.Errorf("words(fold(%q)) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// Russian words stem by Russian's rules: the cases of a noun, the forms
+// of an adjective, meet.
+func TestStem_Russian(t *testing.T) {
+	for _, forms := range [][]string{
+		{"москва", "москве", "москву"},
+		{"конференция", "конференцию", "конференции"},
+		{"красный", "красного", "красным"},
+		{"сертификаты", "сертификатов"},
+	} {
+		for _, w := range forms[1:] {
+			if stem(w) != stem(forms[0]) {
+				t.Errorf("stem(%q) = %q, stem(%q) = %q", w, stem(w), forms[0], stem(forms[0]))
+			}
+		}
+	}
+}
+
+// A fact's folded text is read again as words (its surface words, see
+// substrings.go): they must be the words its text gave, whatever the
+// text, and folding again changes nothing.
+func FuzzWords_SameFromFolded(f *testing.F) {
+	for _, s := range []string{"北京团队把Postgres升级到16版", "서울에서 회의가", "Й\u0418\u0306 ёлка", "हिन्दी भाषा", "Café naïve", "a東b", "ー", "ｶﾀｶﾅ ＡＢＣ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		folded, _ := foldWords(s)
+		ws := words(fold(s))
+		if again := words(folded); !slices.Equal(again, ws) {
+			t.Fatalf("words of %q: %q; of its folded text %q: %q", s, ws, folded, again)
+		}
+		if again := fold(folded); again != folded {
+			t.Fatalf("fold(%q) = %q, folded again %q", s, folded, again)
+		}
+		for _, w := range ws {
+			if w == "" || strings.IndexFunc(w, notInWord) >= 0 {
+				t.Fatalf("words(fold(%q)) gave %q", s, w)
+			}
+		}
+	})
+}

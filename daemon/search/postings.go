@@ -138,7 +138,7 @@ func uvarintLen(v uint64) int {
 var analysis = sync.OnceValue(func() uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(unicode.Version))
-	for _, w := range words(fold("Running flights migrated auditors' allergies generously; CAFÉ naïve Straße İstanbul ǅemal 東京 Q3-4242 e-mail don't ﬁnance Ωmega")) {
+	for _, w := range words(fold("Running flights migrated auditors' allergies generously; CAFÉ naïve Straße İstanbul ǅemal 東京 Q3-4242 e-mail don't ﬁnance Ωmega 年会在东京举办 サーバーの証明書 서울에서 Москве красный हिन्दी")) {
 		h.Write([]byte(w))
 		h.Write([]byte{0})
 		h.Write([]byte(stem(w)))

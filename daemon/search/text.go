@@ -9,39 +9,127 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
+	"github.com/kljensen/snowball/russian"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/memd/memd"
 )
 
-// fold lowercases text and strips accents, so "Café" and "cafe" match.
+// fold lowercases text and strips accents, so "Café" and "cafe" match,
+// and reads compatibility forms as their letters ("ﬁ", "Ａ", "ｶ"). A
+// Hangul syllable, a kana and the Cyrillic й are kept whole, however they
+// were typed: taken apart, Korean would be read as letters rather than
+// syllables, Japanese would lose the marks that make "バス" (bus) another
+// word than "ハス" (lotus), and Russian the й its endings are told by.
 func fold(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
+	s = norm.NFKC.String(s)
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range norm.NFKD.String(s) {
-		if unicode.Is(unicode.Mn, r) {
-			continue
+	for i := 0; i < len(s); {
+		p := norm.NFD.PropertiesString(s[i:])
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if d := p.Decomposition(); d != nil && !keptWhole(r) {
+			for _, r := range string(d) {
+				writeFolded(&b, r)
+			}
+		} else {
+			writeFolded(&b, r)
 		}
-		b.WriteRune(unicode.ToLower(r))
+		i += size
 	}
 	return b.String()
 }
 
-// words splits folded text into words: runs of letters and digits, of any
-// length, so "NYC", "SQL" and "Q3" are words like any other.
+func keptWhole(r rune) bool {
+	return r == 'й' || r == 'Й' || kanaFirst <= r && r <= kanaLast || hangulFirst <= r && r <= hangulLast
+}
+
+// The hiragana and katakana, and the Hangul syllables, all composed.
+const (
+	kanaFirst, kanaLast     = 0x3040, 0x30FF
+	hangulFirst, hangulLast = 0xAC00, 0xD7A3
+)
+
+// writeFolded writes r lowered, or nothing if it is an accent or another
+// mark that takes no space.
+func writeFolded(b *strings.Builder, r rune) {
+	if r < 0x80 {
+		b.WriteByte(byte(unicode.ToLower(r)))
+		return
+	}
+	if !unicode.Is(unicode.Mn, r) {
+		b.WriteRune(unicode.ToLower(r))
+	}
+}
+
+// words splits folded text into words: runs of letters, digits and the
+// marks of scripts that write vowels as marks, of any length, so "NYC",
+// "SQL" and "Q3" are words like any other. Chinese, Japanese and Korean
+// put no space between the words of a phrase, or join their particles
+// to them: each pair of neighbouring characters of theirs is a word, so
+// that "东京" is found in "把年会放在东京举办" and "서울" in "서울에서".
 func words(folded string) []string {
 	if isASCII(folded) {
 		return wordsASCII(folded)
 	}
-	return strings.FieldsFunc(folded, notInWord)
+	ws := strings.FieldsFunc(folded, notInWord)
+	if !slices.ContainsFunc(ws, hasCJK) {
+		return ws
+	}
+	out := make([]string, 0, len(ws)+len(folded)/6)
+	for _, w := range ws {
+		out = appendPaired(out, w)
+	}
+	return out
 }
 
-func notInWord(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+func notInWord(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) }
+
+// isCJK tells a character of the scripts written without spaces between
+// words (Korean, with spaces, joins particles to them), and Japanese's
+// mark of a long vowel, which belongs to its word.
+func isCJK(r rune) bool {
+	return r >= 0x1100 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー')
+}
+
+func hasCJK(w string) bool { return strings.IndexFunc(w, isCJK) >= 0 }
+
+// appendPaired appends the words of w, a run of letters and digits: its
+// pieces in other scripts whole, and of each piece of CJK characters,
+// each pair of neighbours, or the one character where it stands alone.
+func appendPaired(out []string, w string) []string {
+	piece := 0 // where the piece being read starts
+	cjk := false
+	pairs := 0 // pairs taken from the CJK piece being read
+	last := 0  // where its last character starts
+	for i, r := range w {
+		switch c := isCJK(r); {
+		case c && cjk:
+			out = append(out, w[last:i+utf8.RuneLen(r)])
+			pairs++
+		case c != cjk:
+			out = closePiece(out, w[piece:i], cjk, pairs)
+			piece, cjk, pairs = i, c, 0
+		}
+		last = i
+	}
+	return closePiece(out, w[piece:], cjk, pairs)
+}
+
+// closePiece appends what a piece of a word gives that its pairs did not:
+// the piece itself, unless it was of CJK characters paired.
+func closePiece(out []string, piece string, cjk bool, pairs int) []string {
+	if piece == "" || cjk && pairs > 0 {
+		return out
+	}
+	return append(out, piece)
+}
 
 // wordsASCII is words for ASCII text, read a byte at a time: decoding
 // runes and asking Unicode of each took a third of analysing a fact,
@@ -88,13 +176,18 @@ var (
 
 type stemmed struct{ word, stem string }
 
-// stem returns the Snowball (Porter2) English stem of a folded word, so
-// "flights" matches "flight" and "migrated" matches "migration".
+// stem returns the Snowball stem of a folded word, so "flights" matches
+// "flight" and "migrated" matches "migration": the Russian one for a word
+// in Cyrillic ("Москве" matches "Москва"), the English (Porter2) one for
+// the others, which leaves the CJK pairs as they are.
 func stem(w string) string { return stemWord(w, hasDigit(w)) }
 
 // stemWord is stem, told whether the word holds a digit.
 func stemWord(w string, digit bool) string {
 	if len(w) <= 2 || digit {
+		return w
+	}
+	if r, _ := utf8.DecodeRuneInString(w); isCJK(r) {
 		return w
 	}
 	h := maphash.String(stemSeed, w) & (uint64(len(stemSlots)) - 1)
@@ -106,7 +199,12 @@ func stemWord(w string, digit bool) string {
 	case e2 != nil && e2.word == w:
 		return e2.stem
 	}
-	s := english.Stem(w, true)
+	var s string
+	if r, _ := utf8.DecodeRuneInString(w); unicode.Is(unicode.Cyrillic, r) {
+		s = russian.Stem(w, true)
+	} else {
+		s = english.Stem(w, true)
+	}
 	if s == "" {
 		s = w
 	}
