@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/memd/memd"
@@ -29,5 +30,52 @@ func multilingualSets(t testing.TB) []qualitySet {
 	return []qualitySet{
 		newQualitySet("intl tuning", "facts", tuning, x, ids, all, byText),
 		newQualitySet("intl held-out", "facts", heldOut, x, ids, all, byText),
+	}
+}
+
+// A query of one CJK character finds it inside a run of them, where the
+// index holds it only in pairs, even when another fact holds it alone
+// (so no fallback runs); a Russian stem of three letters is not taken
+// for the start of every longer word; Russian's stop words count for
+// nothing.
+func TestSearch_OtherScriptsAsUsersWriteThem(t *testing.T) {
+	x := index(
+		doc(alice, "2026-10-01", "我的猫叫小白", 0),
+		doc(alice, "2026-10-02", "宠物：猫，狗", 100),
+		doc(alice, "2026-10-03", "Tom喜欢喝绿茶", 200),
+		doc(alice, "2026-10-04", "집에서 일하는 날은 화요일입니다", 300),
+		doc(alice, "2026-10-05", "우리 집 주소가 바뀌었습니다", 400),
+		doc(alice, "2026-10-06", "Мы обсуждали проект, который начался вчера", 500),
+		doc(alice, "2026-10-07", "Кот спит на диване", 600),
+		doc(alice, "2026-10-08", "Это было в Берлине", 700),
+		doc(alice, "2026-10-09", "Встреча в Берлине перенесена", 800),
+	)
+	for _, c := range []struct {
+		q         string
+		want, not []string
+	}{
+		{q: "猫", want: []string{"我的猫叫小白", "宠物：猫，狗"}},
+		{q: "茶", want: []string{"Tom喜欢喝绿茶"}},
+		{q: "집", want: []string{"집에서 일하는 날은 화요일입니다", "우리 집 주소가 바뀌었습니다"}},
+		{q: "кота", want: []string{"Кот спит на диване"}, not: []string{"Мы обсуждали проект, который начался вчера"}},
+	} {
+		hits := x.Search(search.Query{Text: c.q, Shards: []memd.ShardID{alice}, K: 5, Now: now}).Hits
+		got := texts(hits)
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: hits %q, want %q among them", c.q, got, w)
+			}
+		}
+		for _, n := range c.not {
+			for _, h := range x.Search(search.Query{Text: c.q, Shards: []memd.ShardID{alice}, K: 5, Now: now, Explain: true}).Hits {
+				if h.Text == n && len(h.Explain.Terms) > 0 {
+					t.Errorf("%q: %q matched by %+v", c.q, n, h.Explain.Terms)
+				}
+			}
+		}
+	}
+	// "Это было" (it was) are stop words: the fact naming the meeting wins.
+	if got := first(t, x, "встреча в Берлине это было"); got != "Встреча в Берлине перенесена" {
+		t.Errorf("first hit %q", got)
 	}
 }

@@ -110,7 +110,10 @@ func distractors(n int) []search.Doc {
 }
 
 func loadQueries(t testing.TB, known map[string]bool) []judged {
-	qs, _ := loadQueriesFrom(t, "../../testdata/recall/queries.txt", known)
+	qs, heldOut := loadQueriesFrom(t, "../../testdata/recall/queries.txt", known)
+	if len(heldOut) > 0 {
+		t.Fatalf("queries.txt has a held-out part, which the store set would not judge")
+	}
 	return qs
 }
 

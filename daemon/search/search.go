@@ -45,7 +45,7 @@ const (
 	dateWindow        = 3   // days around a named date that still count
 	maxLenders        = 256
 	minIDF            = 0.3 // below this a word is in most facts (about 70% or more)
-	prefixLen         = 5   // letters two terms must share to match by prefix
+	prefixLen         = 5   // letters (not bytes) two terms must share to match by prefix
 	prefixShare       = 0.6 // weight of a term matched by prefix
 	namedShardBoost   = 0.5 // added share for facts of a shard the query names
 	namedProfileScore = 1.0 // score of a named shard's lasting facts, about one matched word
@@ -143,10 +143,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	qt.relateNeighbours(sc.near)
 	top = x.lendContext(sc, top, sc.near, ok)
 	x.liftChatDays(sc, top, qt.weights)
-	for _, w := range qt.weights {
-		full += w // BM25 of one occurrence at the average length is the IDF
-	}
-	return x.collect(sc, q, top), full
+	return x.collect(sc, q, top), qt.full()
 }
 
 // stats are BM25's statistics over the shards a search reads, and their

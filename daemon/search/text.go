@@ -31,41 +31,41 @@ func fold(s string) string {
 	s = norm.NFKC.String(s)
 	var b strings.Builder
 	b.Grow(len(s))
+	dropped := false
 	for i := 0; i < len(s); {
 		p := norm.NFD.PropertiesString(s[i:])
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if d := p.Decomposition(); d != nil && !keptWhole(r) {
 			for _, r := range string(d) {
-				writeFolded(&b, r)
+				dropped = !writeFolded(&b, r) || dropped
 			}
 		} else {
-			writeFolded(&b, r)
+			dropped = !writeFolded(&b, r) || dropped
 		}
 		i += size
 	}
-	return b.String()
+	folded := b.String()
+	if dropped && strings.ContainsFunc(folded, isJamo) {
+		// An accent between a syllable and a letter of Hangul kept them
+		// apart; gone, they make one syllable, as the same text typed
+		// without it does.
+		return fold(folded)
+	}
+	return folded
 }
 
-func keptWhole(r rune) bool {
-	return r == 'й' || r == 'Й' || kanaFirst <= r && r <= kanaLast || hangulFirst <= r && r <= hangulLast
-}
-
-// The hiragana and katakana, and the Hangul syllables, all composed.
-const (
-	kanaFirst, kanaLast     = 0x3040, 0x30FF
-	hangulFirst, hangulLast = 0xAC00, 0xD7A3
-)
-
-// writeFolded writes r lowered, or nothing if it is an accent or another
-// mark that takes no space.
-func writeFolded(b *strings.Builder, r rune) {
+// writeFolded writes r lowered, or nothing if it is an accent (see
+// droppedMark), and tells whether it wrote it.
+func writeFolded(b *strings.Builder, r rune) bool {
 	if r < 0x80 {
 		b.WriteByte(byte(unicode.ToLower(r)))
-		return
+		return true
 	}
-	if !unicode.Is(unicode.Mn, r) {
-		b.WriteRune(unicode.ToLower(r))
+	if droppedMark(r) {
+		return false
 	}
+	b.WriteRune(unicode.ToLower(r))
+	return true
 }
 
 // words splits folded text into words: runs of letters, digits and the
@@ -87,48 +87,6 @@ func words(folded string) []string {
 		out = appendPaired(out, w)
 	}
 	return out
-}
-
-func notInWord(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) }
-
-// isCJK tells a character of the scripts written without spaces between
-// words (Korean, with spaces, joins particles to them), and Japanese's
-// mark of a long vowel, which belongs to its word.
-func isCJK(r rune) bool {
-	return r >= 0x1100 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー')
-}
-
-func hasCJK(w string) bool { return strings.IndexFunc(w, isCJK) >= 0 }
-
-// appendPaired appends the words of w, a run of letters and digits: its
-// pieces in other scripts whole, and of each piece of CJK characters,
-// each pair of neighbours, or the one character where it stands alone.
-func appendPaired(out []string, w string) []string {
-	piece := 0 // where the piece being read starts
-	cjk := false
-	pairs := 0 // pairs taken from the CJK piece being read
-	last := 0  // where its last character starts
-	for i, r := range w {
-		switch c := isCJK(r); {
-		case c && cjk:
-			out = append(out, w[last:i+utf8.RuneLen(r)])
-			pairs++
-		case c != cjk:
-			out = closePiece(out, w[piece:i], cjk, pairs)
-			piece, cjk, pairs = i, c, 0
-		}
-		last = i
-	}
-	return closePiece(out, w[piece:], cjk, pairs)
-}
-
-// closePiece appends what a piece of a word gives that its pairs did not:
-// the piece itself, unless it was of CJK characters paired.
-func closePiece(out []string, piece string, cjk bool, pairs int) []string {
-	if piece == "" || cjk && pairs > 0 {
-		return out
-	}
-	return append(out, piece)
 }
 
 // wordsASCII is words for ASCII text, read a byte at a time: decoding
@@ -384,6 +342,9 @@ var asciiFolds = func() (t [256]byte) {
 func isStop(w string) bool {
 	if english.IsStopWord(w) {
 		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(w); unicode.Is(unicode.Cyrillic, r) {
+		return russian.IsStopWord(w)
 	}
 	switch w {
 	case "what", "when", "where", "which", "who", "whom", "why", "did", "does", "do", "we", "us", "you", "your", "i", "tell", "know", "remember", "anything", "something":
