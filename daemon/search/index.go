@@ -176,7 +176,7 @@ type part struct {
 	ids          idMap               // ID -> live entry
 	terms        termDict            // term -> its postings
 	lists        [][]posting         // the entries holding terms held more than once
-	prefixes     map[string][]string // by prefixKeys: the terms listed under each key
+	prefixes     map[string][]string // by prefixOf: the terms starting so, but codes
 	dates        map[int][]int32     // day -> the facts dated that day
 	entries      []int32             // every entry, dead ones until compaction
 	removed      []string            // IDs of the facts removed, in order, until compaction
@@ -227,9 +227,10 @@ func (x *part) listOf(r termRef, one *[1]posting) []posting {
 // place put at slot with tag.
 func (x *part) newTerm(t string, r termRef, slot int, tag uint32) {
 	t = x.terms.add(t, r, slot, tag) // the dictionary's copy
-	keys, n := prefixKeys(t)
-	for _, k := range keys[:n] {
-		x.prefixes[k] = append(x.prefixes[k], t)
+	// Numbers and codes are not listed: "4242" is not the start of
+	// "42421" (a query's "postgres16" still finds "postgres").
+	if p, ok := prefixOf(t); ok && !hasDigit(t) {
+		x.prefixes[p] = append(x.prefixes[p], t)
 	}
 }
 

@@ -141,7 +141,7 @@ var analysis = sync.OnceValue(func() uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(unicode.Version))
 	h.Write([]byte(norm.Version))
-	for _, w := range words(fold("Running flights migrated auditors' allergies generously; CAFÉ naïve Straße İstanbul ǅemal 東京 Q3-4242 e-mail don't ﬁnance Ωmega 年会在东京举办 サーバーの証明書 ｶﾞ 서울에서 \u1109\u1165\u110b\u116e\u11af 가\u0301\u11a8 Москве красный Й ёлка हिन्दी ข้าว 1\ufe0f\u20e3 二〇二四年 猫，")) {
+	for _, w := range words(fold("Running flights migrated auditors' allergies generously; CAFÉ naïve Straße İstanbul ǅemal 東京 Q3-4242 e-mail don't ﬁnance Ωmega 年会在东京举办 サーバーの証明書 ｶﾞ 서울에서 \u1109\u1165\u110b\u116e\u11af 가\u0301\u11a8 Москве красный Й ёлка हिन्दी ข้าว 1\ufe0f\u20e3 二〇二四年 猫， ㄅㄆㄇ שָׁלוֹם مَرْحَبًا")) {
 		h.Write([]byte(w))
 		h.Write([]byte{0})
 		h.Write([]byte(stem(w)))

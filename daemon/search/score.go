@@ -28,7 +28,7 @@ type queryTerms struct {
 	weights []float64
 	bits    map[string]uint64
 	// padding holds the bits of terms whose weight says nothing of what
-	// there was to find (see full).
+	// there was to find (see padding1).
 	padding uint64
 	scored  []string // the terms scored, in order
 	// depth is how many of the strongest candidates a search reads;
@@ -70,47 +70,43 @@ func (q *queryTerms) freq(t string) int {
 	if n, seen := q.freqs[t]; seen {
 		return n
 	}
-	n := q.freqIn(t, q.lists(t))
-	if loneCJK(t) {
-		// The character is in the facts holding a pair of it too (at
-		// most that many: a fact may hold several).
-		for _, pair := range q.pairsOf(t) {
-			n += q.freqIn(pair, q.lists(pair))
-		}
-		n = min(n, q.st.live)
-		q.freqs[t] = n
-	}
-	return n
-}
-
-// pairsOf returns the pairs of CJK characters holding one, c, in the
-// parts searched, each once, in order.
-func (q *queryTerms) pairsOf(c string) []string {
-	var pairs []string
-	for _, p := range q.st.parts {
-		for _, pair := range p.prefixes[c] {
-			if !slices.Contains(pairs, pair) {
-				pairs = append(pairs, pair)
-			}
-		}
-	}
-	slices.Sort(pairs)
-	return pairs
+	return q.freqIn(t, q.lists(t))
 }
 
 func (q *queryTerms) idf(t string) float64 { return idfOf(q.freq(t), q.st) }
+
+// padding1 tells a pair of CJK characters no fact searched holds, each of
+// whose characters some fact does: most often the end of one word and the
+// start of the next, not a word, it says nothing of how much there was to
+// find.
+func (q *queryTerms) padding1(t string) bool {
+	first, second, ok := cjkPair(t)
+	return ok && q.freq(t) == 0 && q.freq(first) > 0 && q.freq(second) > 0
+}
 
 // full is the score of a fact holding each of the query's terms once, at
 // the length of most (BM25 of one occurrence at the average length is
 // the IDF), but the padding.
 func (q *queryTerms) full() float64 {
 	full := 0.0
-	for j, w := range q.weights {
-		if q.padding&(1<<j) == 0 {
-			full += w
-		}
+	for _, w := range q.meant() {
+		full += w
 	}
 	return full
+}
+
+// meant returns the weights of the terms scored, by bit, the padding's 0.
+func (q *queryTerms) meant() []float64 {
+	if q.padding == 0 {
+		return q.weights
+	}
+	out := slices.Clone(q.weights)
+	for j := range out {
+		if q.padding&(1<<j) != 0 {
+			out[j] = 0
+		}
+	}
+	return out
 }
 
 // inner returns the bits of the terms of the phrase's inner words: a text
@@ -155,29 +151,17 @@ func (q *queryTerms) score(t string) {
 		q.weights = append(q.weights, q.idf(t))
 		q.bits[t] = bit
 	}
-	if q.freq(t) == 0 && !loneCJK(t) && hasCJK(t) {
-		// A pair no fact holds is most often two words' ends, not a
-		// word: it says nothing of how much there was to find.
+	if q.padding1(t) {
 		q.padding |= bit
 	}
 	q.x.scoreTerm(q.sc, q.st, t, q.idf(t), q.norm, bit)
-	if loneCJK(t) {
-		// Found in the pairs holding it, at a share of its weight: it may
-		// be the start of a word, or a word alone.
-		for _, pair := range q.pairsOf(t) {
-			if !q.seen[pair] {
-				q.x.scoreTerm(q.sc, q.st, pair, prefixShare*q.idf(t), q.norm, bit)
-			}
-		}
-		return
-	}
-	keys, n := prefixKeys(t)
-	if n == 0 || hasCJK(t) {
+	prefix, ok := prefixOf(t)
+	if !ok {
 		return
 	}
 	var others []string
 	for _, p := range q.st.parts {
-		for _, other := range p.prefixes[keys[0]] {
+		for _, other := range p.prefixes[prefix] {
 			if other != t && !q.seen[other] && !slices.Contains(others, other) && (strings.HasPrefix(other, t) || strings.HasPrefix(t, other)) {
 				others = append(others, other)
 			}

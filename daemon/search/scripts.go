@@ -67,69 +67,60 @@ func isCJK(r rune) bool {
 
 func hasCJK(w string) bool { return strings.IndexFunc(w, isCJK) >= 0 }
 
-// loneCJK tells a term of one CJK character: one that stood alone in its
-// text, or in a query, one to be found in the pairs holding it too.
-func loneCJK(t string) bool {
-	r, size := utf8.DecodeRuneInString(t)
-	return size == len(t) && isCJK(r)
-}
-
 // appendPaired appends the words of w, a run of letters and digits: its
-// pieces in other scripts whole, and of each piece of CJK characters,
-// each pair of neighbours, or the one character where it stands alone.
+// pieces in other scripts whole, and of each piece of CJK characters each
+// character and each pair of neighbours, in the order they stand (a, ab,
+// b, bc, c): a pair says the two stand together, as a word of two
+// characters mostly does, and a character alone finds it wherever it is.
+// The words of a piece inside another piece stand together in its words,
+// so a phrase of them is found as the phrase of any other words is.
 func appendPaired(out []string, w string) []string {
-	piece := 0 // where the piece being read starts
-	cjk := false
-	pairs := 0 // pairs taken from the CJK piece being read
-	last := 0  // where its last character starts
+	piece := 0   // where the piece of other scripts being read starts
+	cjk := false // whether a CJK piece is being read instead
+	last := 0    // where its last character starts
 	for i, r := range w {
-		switch c := isCJK(r); {
-		case c && cjk:
-			out = append(out, w[last:i+utf8.RuneLen(r)])
-			pairs++
-		case c != cjk:
-			out = closePiece(out, w[piece:i], cjk, pairs)
-			piece, cjk, pairs = i, c, 0
+		if !isCJK(r) {
+			if cjk {
+				piece, cjk = i, false
+			}
+			continue
 		}
-		last = i
+		end := i + utf8.RuneLen(r)
+		if cjk {
+			out = append(out, w[last:end])
+		} else if piece < i {
+			out = append(out, w[piece:i])
+		}
+		out = append(out, w[i:end])
+		cjk, last = true, i
 	}
-	return closePiece(out, w[piece:], cjk, pairs)
+	if !cjk && piece < len(w) {
+		out = append(out, w[piece:])
+	}
+	return out
 }
 
-// closePiece appends what a piece of a word gives that its pairs did not:
-// the piece itself, unless it was of CJK characters paired.
-func closePiece(out []string, piece string, cjk bool, pairs int) []string {
-	if piece == "" || cjk && pairs > 0 {
-		return out
-	}
-	return append(out, piece)
-}
-
-// prefixKeys returns what a part lists a term under in its prefixes: a
-// term of prefixLen letters or more, without a digit ("4242" is not
-// "42421"), under its first prefixLen letters, for the terms that extend
-// or shorten it; a pair of CJK characters under each of the two, for a
-// query naming one alone (a pair never extends another).
-func prefixKeys(t string) (keys [2]string, n int) {
-	if hasDigit(t) {
-		return keys, 0
-	}
+// cjkPair tells a term of two CJK characters.
+func cjkPair(t string) (first, second string, ok bool) {
 	r, size := utf8.DecodeRuneInString(t)
-	if isCJK(r) {
-		if size == len(t) {
-			return keys, 0
-		}
-		keys[0], keys[1] = t[:size], t[size:]
-		if keys[1] == keys[0] {
-			return keys, 1
-		}
-		return keys, 2
+	if !isCJK(r) || size == len(t) {
+		return "", "", false
+	}
+	return t[:size], t[size:], true
+}
+
+// prefixOf returns the first prefixLen letters of a term that has as
+// many or more: terms sharing them are matched by prefix when one extends
+// the other ("auditor", "audit"). Terms of CJK characters have none: each
+// character is a term already.
+func prefixOf(t string) (string, bool) {
+	if r, _ := utf8.DecodeRuneInString(t); isCJK(r) {
+		return "", false
 	}
 	if end, ok := firstLetters(t, prefixLen); ok {
-		keys[0] = t[:end]
-		return keys, 1
+		return t[:end], true
 	}
-	return keys, 0
+	return "", false
 }
 
 // firstLetters returns where the first n characters of t end, and false

@@ -142,7 +142,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	sc.near = x.neighboursOf(top, sc.near[:0])
 	qt.relateNeighbours(sc.near)
 	top = x.lendContext(sc, top, sc.near, ok)
-	x.liftChatDays(sc, top, qt.weights)
+	x.liftChatDays(sc, top, qt.meant())
 	return x.collect(sc, q, top), qt.full()
 }
 

@@ -338,13 +338,28 @@ var asciiFolds = func() (t [256]byte) {
 	return t
 }()
 
+// russianStop reports whether a folded word in Cyrillic carries little
+// meaning in a query: Snowball's Russian stop words and forms of "это",
+// but those a question may turn on, as English's are kept ("one", "never",
+// "after", "without"). Ukrainian and Bulgarian words are read as Russian.
+func russianStop(w string) bool {
+	switch w {
+	case "один", "два", "три", "нельзя", "можно", "надо", "всегда", "никогда", "иногда", "хорошо", "лучше",
+		"после", "перед", "до", "без", "через", "между", "больше", "более", "много", "сейчас", "теперь", "вдруг":
+		return false
+	case "это", "эта", "эти", "этот", "этих", "этим":
+		return true
+	}
+	return russian.IsStopWord(w)
+}
+
 // isStop reports whether a folded word carries little meaning in a query.
 func isStop(w string) bool {
 	if english.IsStopWord(w) {
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); unicode.Is(unicode.Cyrillic, r) {
-		return russian.IsStopWord(w)
+		return russianStop(w)
 	}
 	switch w {
 	case "what", "when", "where", "which", "who", "whom", "why", "did", "does", "do", "we", "us", "you", "your", "i", "tell", "know", "remember", "anything", "something":
