@@ -13,30 +13,16 @@ import (
 // its tuning and held-out parts, among the English store's distractors
 // too: words of other scripts must not be lost in a store of English.
 func multilingualSets(t testing.TB) []qualitySet {
-	docs := loadMemoryFrom(t, "../../testdata/recall/multilingual.txt")
-	known := map[string]bool{}
-	shards := map[memd.ShardID]bool{memd.AgentShard("noise"): true}
-	for _, d := range docs {
-		known[d.Text] = true
-		shards[d.Shard] = true
-	}
-	tuning, heldOut := loadQueriesFrom(t, "../../testdata/recall/multilingual-queries.txt", known)
-	all := append(docs, distractors(3000)...)
-	x := search.New()
-	x.PutAll(all)
-	var ids []memd.ShardID
-	for s := range shards {
-		ids = append(ids, s)
-	}
+	s := amongDistractors(loadMemoryFrom(t, "../../testdata/recall/multilingual.txt"))
+	tuning, heldOut := loadQueriesFrom(t, "../../testdata/recall/multilingual-queries.txt", s.known)
 	return []qualitySet{
-		newQualitySet("intl tuning", "facts", tuning, x, ids, all, byText),
-		newQualitySet("intl held-out", "facts", heldOut, x, ids, all, byText),
+		newQualitySet("intl tuning", "facts", tuning, s.x, s.shards, s.all, byText),
+		newQualitySet("intl held-out", "facts", heldOut, s.x, s.shards, s.all, byText),
 	}
 }
 
-// A query of one CJK character finds it inside a run of them, where the
-// index holds it only in pairs, even when another fact holds it alone
-// (so no fallback runs); a Russian stem of three letters is not taken
+// A query of one CJK character finds it inside a run of them as well as
+// alone; a Russian stem of three letters is not taken
 // for the start of every longer word; Russian's stop words count for
 // nothing.
 func TestSearch_OtherScriptsAsUsersWriteThem(t *testing.T) {
@@ -53,6 +39,8 @@ func TestSearch_OtherScriptsAsUsersWriteThem(t *testing.T) {
 		doc(alice, "2026-10-10", "Postgres upgrade planned for Friday", 900),
 		doc(alice, "2026-10-11", "Upgrade the office printers", 1000),
 		doc(alice, "2026-10-12", "В пятницу нельзя выкатывать релизы", 1100),
+		doc(alice, "2026-09-01", "我们把年会放在东京举办", 1400),
+		doc(alice, "2026-09-02", "东京的分公司下周举办培训", 1500),
 		doc(alice, "2026-10-13", "В пятницу можно уйти", 1200),
 	)
 	for _, c := range []struct {
@@ -90,6 +78,11 @@ func TestSearch_OtherScriptsAsUsersWriteThem(t *testing.T) {
 		if got := first(t, x, q); got != want {
 			t.Errorf("%q: first hit %q, want %q", q, got, want)
 		}
+	}
+	// Characters standing together as the query has them are a phrase.
+	hits := x.Search(search.Query{Text: "东京举办", Shards: []memd.ShardID{alice}, K: 5, Now: now, Explain: true}).Hits
+	if len(hits) == 0 || hits[0].Text != "我们把年会放在东京举办" || hits[0].Explain.Phrase <= 0 {
+		t.Errorf("东京举办: hits %q, the first without a phrase's share", texts(hits))
 	}
 }
 

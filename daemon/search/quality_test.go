@@ -322,21 +322,33 @@ func shardsOf(docs []search.Doc) []memd.ShardID {
 }
 
 func loadStoreSet(t testing.TB) qualitySet {
-	docs := loadMemory(t)
-	known := map[string]bool{}
+	s := amongDistractors(loadMemory(t))
+	return newQualitySet("store", "facts", loadQueries(t, s.known), s.x, s.shards, s.all, byText)
+}
+
+// judgedStore is a judged memory indexed among 3,000 distractors: the
+// engine, every fact, the shards, and the texts of the judged facts.
+type judgedStore struct {
+	x      *search.Engine
+	all    []search.Doc
+	shards []memd.ShardID
+	known  map[string]bool
+}
+
+func amongDistractors(docs []search.Doc) judgedStore {
+	s := judgedStore{known: map[string]bool{}}
 	shards := map[memd.ShardID]bool{memd.AgentShard("noise"): true}
 	for _, d := range docs {
-		known[d.Text] = true
+		s.known[d.Text] = true
 		shards[d.Shard] = true
 	}
-	all := append(docs, distractors(3000)...)
-	x := search.New()
-	x.PutAll(all)
-	var ids []memd.ShardID
-	for s := range shards {
-		ids = append(ids, s)
+	s.all = append(docs, distractors(3000)...)
+	s.x = search.New()
+	s.x.PutAll(s.all)
+	for id := range shards {
+		s.shards = append(s.shards, id)
 	}
-	return newQualitySet("store", "facts", loadQueries(t, known), x, ids, all, byText)
+	return s
 }
 
 // storeFloor is memd's recall@10 on the store set when the conversation

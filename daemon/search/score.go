@@ -53,7 +53,7 @@ type relative struct {
 func (x *Engine) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
 	q := &queryTerms{x: x, sc: sc, st: st, ok: ok, freqs: make(map[string]int), seen: make(map[string]bool, len(content)), bits: make(map[string]uint64)}
 	q.norm = k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
-	for _, w := range content {
+	for _, w := range paired(content) {
 		t := stem(w)
 		if q.freq(t) == 0 && !slices.Contains(q.unknown, w) {
 			q.unknown = append(q.unknown, w)
@@ -114,7 +114,10 @@ func (q *queryTerms) meant() []float64 {
 // may end or start a longer word ("lisbon air" is in "Lisbon airport").
 func (q *queryTerms) inner(phrase []string) uint64 {
 	var all uint64
-	for _, w := range phrase[1 : len(phrase)-1] {
+	if len(phrase) < 3 {
+		return 0
+	}
+	for _, w := range paired(phrase[1 : len(phrase)-1]) {
 		all |= q.bits[stem(w)]
 	}
 	return all

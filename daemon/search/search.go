@@ -135,7 +135,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := x.strongest(sc, maxLenders)
-	if len(content) >= 2 {
+	if len(content) >= 2 || len(qt.terms) >= 2 && hasCJK(content[0]) {
 		x.boostPhrase(sc, strings.Join(content, " "), top, qt.inner(content))
 	}
 	// Both passes read the strongest candidates' neighbours: found once.
@@ -173,13 +173,13 @@ func (x *Engine) statsOf(shards []memd.ShardID) (allowed map[memd.ShardID]bool, 
 	return allowed, allowedNum, st
 }
 
-// contentWords returns the folded words of a query but its stop words and
-// numeric dates, or all its words when it has nothing else.
+// contentWords returns the folded runs of a query (see runs) but its stop
+// words and numeric dates, or all its runs when it has nothing else.
 func contentWords(query string) []string {
 	if hasDigit(query) {
 		query = isoDate.ReplaceAllString(query, " ")
 	}
-	qwords := words(fold(query))
+	qwords := runs(fold(query))
 	content := make([]string, 0, len(qwords))
 	for _, w := range qwords {
 		if !isStop(w) {

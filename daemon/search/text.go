@@ -68,22 +68,31 @@ func writeFolded(b *strings.Builder, r rune) bool {
 	return true
 }
 
-// words splits folded text into words: runs of letters, digits and the
-// marks of scripts that write vowels as marks, of any length, so "NYC",
-// "SQL" and "Q3" are words like any other. Chinese, Japanese and Korean
-// put no space between the words of a phrase, or join their particles
-// to them: each pair of neighbouring characters of theirs is a word, so
-// that "东京" is found in "把年会放在东京举办" and "서울" in "서울에서".
-func words(folded string) []string {
+// runs splits folded text into runs of letters, digits and the marks of
+// scripts that write vowels as marks, of any length, so "NYC", "SQL" and
+// "Q3" are words like any other. A fact's folded text is its runs joined
+// by single spaces.
+func runs(folded string) []string {
 	if isASCII(folded) {
 		return wordsASCII(folded)
 	}
-	ws := strings.FieldsFunc(folded, notInWord)
-	if !slices.ContainsFunc(ws, hasCJK) {
-		return ws
+	return strings.FieldsFunc(folded, notInWord)
+}
+
+// words returns the words of folded text: its runs, but that Chinese,
+// Japanese and Korean put no space between the words of a phrase, or join
+// their particles to them: of a run of their characters each character
+// and each pair of neighbours is a word (see appendPaired), so that "东京"
+// is found in "把年会放在东京举办" and "서울" in "서울에서".
+func words(folded string) []string { return paired(runs(folded)) }
+
+// paired returns the words of runs (see words).
+func paired(rs []string) []string {
+	if !slices.ContainsFunc(rs, hasCJK) {
+		return rs
 	}
-	out := make([]string, 0, len(ws)+len(folded)/6)
-	for _, w := range ws {
+	out := make([]string, 0, 3*len(rs))
+	for _, w := range rs {
 		out = appendPaired(out, w)
 	}
 	return out
@@ -183,11 +192,12 @@ func analyze(text string) (folded string, ts []string) {
 	return folded, stemAll(ws)
 }
 
-// foldWords returns a text's folded words, and them joined by single
-// spaces.
+// foldWords returns a text's folded words, and its folded text: its runs
+// joined by single spaces (a run of CJK characters whole, so that it is
+// held once and a phrase of them is found in it as it is written).
 func foldWords(text string) (folded string, ws []string) {
-	ws = words(fold(text))
-	return strings.Join(ws, " "), ws
+	rs := runs(fold(text))
+	return strings.Join(rs, " "), paired(rs)
 }
 
 // terms returns the stemmed terms of a folded text, in order.
