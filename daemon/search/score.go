@@ -75,10 +75,10 @@ func (q *queryTerms) freq(t string) int {
 
 func (q *queryTerms) idf(t string) float64 { return idfOf(q.freq(t), q.st) }
 
-// padding1 tells a pair of CJK characters no fact searched holds, each of
-// whose characters some fact does: most often the end of one word and the
-// start of the next, not a word, it says nothing of how much there was to
-// find.
+// padding1 tells whether t is a pair of CJK characters no fact searched
+// holds while some fact holds each of the two: most often one word's end
+// and the next one's start rather than a word, it says nothing of how
+// much there was to find.
 func (q *queryTerms) padding1(t string) bool {
 	first, second, ok := cjkPair(t)
 	return ok && q.freq(t) == 0 && q.freq(first) > 0 && q.freq(second) > 0
