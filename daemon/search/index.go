@@ -229,7 +229,10 @@ func (x *part) newTerm(t string, r termRef, slot int, tag uint32) {
 	t = x.terms.add(t, r, slot, tag) // the dictionary's copy
 	// Numbers and codes are not listed: "4242" is not the start of
 	// "42421" (a query's "postgres16" still finds "postgres").
-	if p, ok := prefixOf(t); ok && !hasDigit(t) {
+	if hasDigit(t) {
+		return // a start puts a million numbers: asked first
+	}
+	if p, ok := prefixOf(t); ok {
 		x.prefixes[p] = append(x.prefixes[p], t)
 	}
 }

@@ -28,7 +28,7 @@ type queryTerms struct {
 	weights []float64
 	bits    map[string]uint64
 	// padding holds the bits of terms whose weight says nothing of what
-	// there was to find (see padding1).
+	// there was to find (see isPadding).
 	padding uint64
 	scored  []string // the terms scored, in order
 	// depth is how many of the strongest candidates a search reads;
@@ -75,11 +75,11 @@ func (q *queryTerms) freq(t string) int {
 
 func (q *queryTerms) idf(t string) float64 { return idfOf(q.freq(t), q.st) }
 
-// padding1 tells whether t is a pair of CJK characters no fact searched
+// isPadding tells whether t is a pair of CJK characters no fact searched
 // holds while some fact holds each of the two: most often one word's end
 // and the next one's start rather than a word, it says nothing of how
 // much there was to find.
-func (q *queryTerms) padding1(t string) bool {
+func (q *queryTerms) isPadding(t string) bool {
 	first, second, ok := cjkPair(t)
 	return ok && q.freq(t) == 0 && q.freq(first) > 0 && q.freq(second) > 0
 }
@@ -154,7 +154,7 @@ func (q *queryTerms) score(t string) {
 		q.weights = append(q.weights, q.idf(t))
 		q.bits[t] = bit
 	}
-	if q.padding1(t) {
+	if q.isPadding(t) {
 		q.padding |= bit
 	}
 	q.x.scoreTerm(q.sc, q.st, t, q.idf(t), q.norm, bit)

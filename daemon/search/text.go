@@ -154,7 +154,8 @@ func stemWord(w string, digit bool) string {
 	if len(w) <= 2 || digit {
 		return w
 	}
-	if r, _ := utf8.DecodeRuneInString(w); isCJK(r) {
+	r, _ := utf8.DecodeRuneInString(w)
+	if isCJK(r) {
 		return w
 	}
 	h := maphash.String(stemSeed, w) & (uint64(len(stemSlots)) - 1)
@@ -167,7 +168,7 @@ func stemWord(w string, digit bool) string {
 		return e2.stem
 	}
 	var s string
-	if r, _ := utf8.DecodeRuneInString(w); unicode.Is(unicode.Cyrillic, r) {
+	if unicode.Is(unicode.Cyrillic, r) {
 		s = russian.Stem(w, true)
 	} else {
 		s = english.Stem(w, true)
