@@ -21,6 +21,18 @@ func multilingualSets(t testing.TB) []qualitySet {
 	}
 }
 
+// europeanSets are the judged set of testdata/recall/european.txt, German,
+// French, Spanish, Italian and Portuguese, among the English store's
+// distractors, its tuning and held-out parts.
+func europeanSets(t testing.TB) []qualitySet {
+	s := amongDistractors(loadMemoryFrom(t, "../../testdata/recall/european.txt"))
+	tuning, heldOut := loadQueriesFrom(t, "../../testdata/recall/european-queries.txt", s.known)
+	return []qualitySet{
+		newQualitySet("eu tuning", "facts", tuning, s.x, s.shards, s.all, byText),
+		newQualitySet("eu held-out", "facts", heldOut, s.x, s.shards, s.all, byText),
+	}
+}
+
 // A query of one CJK character finds it inside a run of them as well as
 // alone; a Russian stem of three letters is not taken
 // for the start of every longer word; Russian's stop words count for

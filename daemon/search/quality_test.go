@@ -382,6 +382,7 @@ func TestRecallQuality(t *testing.T) {
 	sets = append(sets, conversationSets(t)...)
 	sets = append(sets, paraphraseSets(t)...)
 	sets = append(sets, multilingualSets(t)...)
+	sets = append(sets, europeanSets(t)...)
 	es := conceptembed.New("concepts")
 	defer es.Close()
 	vs := &meanings{client: vectors.NewClient(vectors.Config{BaseURL: es.URL + "/v1", Model: "concepts"}), dir: t.TempDir(), sets: map[*search.Engine]*vectors.Set{}}
