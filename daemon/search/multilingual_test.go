@@ -9,28 +9,22 @@ import (
 	"github.com/memd/memd/daemon/search"
 )
 
-// multilingualSets are the judged set of testdata/recall/multilingual.txt,
-// its tuning and held-out parts, among the English store's distractors
-// too: words of other scripts must not be lost in a store of English.
-func multilingualSets(t testing.TB) []qualitySet {
-	s := amongDistractors(loadMemoryFrom(t, "../../testdata/recall/multilingual.txt"))
-	tuning, heldOut := loadQueriesFrom(t, "../../testdata/recall/multilingual-queries.txt", s.known)
-	return []qualitySet{
-		newQualitySet("intl tuning", "facts", tuning, s.x, s.shards, s.all, byText),
-		newQualitySet("intl held-out", "facts", heldOut, s.x, s.shards, s.all, byText),
+// otherLanguageSets are the judged sets in languages other than English,
+// each with its tuning and held-out parts, among the English store's
+// distractors too: their words must not be lost in a store of English.
+// "intl" is testdata/recall/multilingual.txt (Chinese, Japanese, Korean,
+// Russian), "eu" european.txt (German, French, Spanish, Italian,
+// Portuguese).
+func otherLanguageSets(t testing.TB) []qualitySet {
+	var sets []qualitySet
+	for _, set := range []struct{ name, file string }{{"intl", "multilingual"}, {"eu", "european"}} {
+		s := amongDistractors(loadMemoryFrom(t, "../../testdata/recall/"+set.file+".txt"))
+		tuning, heldOut := loadQueriesFrom(t, "../../testdata/recall/"+set.file+"-queries.txt", s.known)
+		sets = append(sets,
+			newQualitySet(set.name+" tuning", "facts", tuning, s.x, s.shards, s.all, byText),
+			newQualitySet(set.name+" held-out", "facts", heldOut, s.x, s.shards, s.all, byText))
 	}
-}
-
-// europeanSets are the judged set of testdata/recall/european.txt, German,
-// French, Spanish, Italian and Portuguese, among the English store's
-// distractors, its tuning and held-out parts.
-func europeanSets(t testing.TB) []qualitySet {
-	s := amongDistractors(loadMemoryFrom(t, "../../testdata/recall/european.txt"))
-	tuning, heldOut := loadQueriesFrom(t, "../../testdata/recall/european-queries.txt", s.known)
-	return []qualitySet{
-		newQualitySet("eu tuning", "facts", tuning, s.x, s.shards, s.all, byText),
-		newQualitySet("eu held-out", "facts", heldOut, s.x, s.shards, s.all, byText),
-	}
+	return sets
 }
 
 // A query of one CJK character finds it inside a run of them as well as

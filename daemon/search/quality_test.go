@@ -26,8 +26,9 @@ import (
 // keep them: every turn a fact, or the facts a learner extracts.
 // paraphrases.txt: queries that share no word with the fact they should
 // find (paraphrase_test.go). multilingual.txt and multilingual-queries.txt:
-// facts and queries in Chinese, Japanese, Korean and Russian
-// (multilingual_test.go).
+// facts and queries in Chinese, Japanese, Korean and Russian; european.txt
+// and european-queries.txt in German, French, Spanish, Italian and
+// Portuguese (multilingual_test.go).
 
 // judged is a query and what it should find: fact texts, or for the
 // conversation sets the message IDs of its evidence turns.
@@ -381,8 +382,7 @@ func TestRecallQuality(t *testing.T) {
 	}
 	sets = append(sets, conversationSets(t)...)
 	sets = append(sets, paraphraseSets(t)...)
-	sets = append(sets, multilingualSets(t)...)
-	sets = append(sets, europeanSets(t)...)
+	sets = append(sets, otherLanguageSets(t)...)
 	es := conceptembed.New("concepts")
 	defer es.Close()
 	vs := &meanings{client: vectors.NewClient(vectors.Config{BaseURL: es.URL + "/v1", Model: "concepts"}), dir: t.TempDir(), sets: map[*search.Engine]*vectors.Set{}}
