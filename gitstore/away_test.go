@@ -413,22 +413,48 @@ func appendTo(t *testing.T, path, text string) {
 // just wrote; once HEAD names the checkout, that change shows as the
 // person's own edit, and their `git checkout main` is refused (the ref
 // watcher sees HEAD change, or memd's next write finds it away). memd puts
-// back what the checkout held where its write is still there.
+// back what the checkout held where its write is still there: whether git
+// wrote the file before memd's write or after it, whether memd's retry
+// took the index lock the moment git let it go, and however many writes
+// of memd's came in the window.
 func TestShard_AWriteRacingACheckoutAwayIsTakenOutOfIt(t *testing.T) {
-	for _, moment := range []string{"while git holds the index", "while git holds the index, caught up as it lets go", "between the index and HEAD"} {
-		t.Run(moment, func(t *testing.T) {
+	for _, moment := range []struct {
+		name string
+		// locked: memd's write comes while git holds the index lock;
+		// overwritten: git writes the file after it (it looked at the
+		// file first); caughtUp: memd's retry takes the lock the moment
+		// git lets it go, HEAD still naming main; again: memd writes once
+		// more before HEAD names the checkout.
+		locked, overwritten, caughtUp, again bool
+	}{
+		{name: "while git holds the index", locked: true},
+		{name: "while git holds the index, caught up as it lets go", locked: true, caughtUp: true},
+		{name: "while git holds the index, then again", locked: true, again: true},
+		{name: "while git holds the index, caught up, then again", locked: true, caughtUp: true, again: true},
+		{name: "while git holds the index, written over", locked: true, overwritten: true},
+		{name: "while git holds the index, written over, caught up", locked: true, overwritten: true, caughtUp: true},
+		{name: "between the index and HEAD"},
+		{name: "between the index and HEAD, twice", again: true},
+	} {
+		t.Run(moment.name, func(t *testing.T) {
 			sh, dir := shardOfTwo(t, "erin")
 			gitDir := filepath.Join(dir, ".git")
 			old := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD~1"))
 			looked := git(t, dir, "show", old+":profile.md")
-			if strings.HasPrefix(moment, "while git holds the index") {
-				// git has taken the lock and written profile.md.
+			if moment.locked {
+				// git has taken the lock, and has written profile.md
+				// (or, overwritten, is yet to).
 				lock := filepath.Join(gitDir, "index.lock")
 				if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
+				if !moment.overwritten {
+					os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
+				}
 				remember(t, sh, "Erin three while checking out", memd.TierProfile, "m3")
+				if moment.overwritten {
+					os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
+				}
 				// It writes the index and lets go.
 				tmp := filepath.Join(gitDir, "index.checkout")
 				readTree := exec.Command("git", "read-tree", old)
@@ -440,15 +466,16 @@ func TestShard_AWriteRacingACheckoutAwayIsTakenOutOfIt(t *testing.T) {
 					t.Fatal(err)
 				}
 				os.Remove(lock)
-				if strings.HasSuffix(moment, "as it lets go") {
-					// memd's retry, waiting for the lock, takes it the
-					// moment git lets it go, HEAD still naming main.
+				if moment.caughtUp {
 					sh.SyncWorktree(time.Second)
 				}
 			} else {
 				// git has written the files and index, and let go.
 				git(t, dir, "read-tree", "-u", "--reset", old)
 				remember(t, sh, "Erin three while checking out", memd.TierProfile, "m3")
+			}
+			if moment.again {
+				remember(t, sh, "Erin three again, HEAD still on main", memd.TierProfile, "m3b")
 			}
 			git(t, dir, "update-ref", "--no-deref", "HEAD", old) // names the checkout
 

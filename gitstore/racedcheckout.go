@@ -108,6 +108,7 @@ func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 	for path, rec := range sh.steps {
 		if !rec.recent(now) {
 			delete(sh.steps, path)
+			delete(sh.raced, path)
 		}
 	}
 	if len(steps) == 0 {
@@ -116,12 +117,44 @@ func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 	if sh.steps == nil {
 		sh.steps = make(map[string]stepRecord)
 	}
+	if sh.raced == nil {
+		sh.raced = make(map[string]stepRecord)
+	}
 	for path, rec := range steps {
 		if !indexed {
 			rec.indexAfter, rec.unlocked = rec.indexBefore, true
 		}
 		sh.steps[path] = rec
+		if prev, ok := sh.raced[path]; ok {
+			rec = rec.following(prev)
+		}
+		sh.raced[path] = rec
 	}
+}
+
+// following returns rec, a write of a path, run back through prev, the
+// write before it (itself run back), for undoing both where a checkout
+// raced them: where rec found what prev left, back to what prev found. A
+// checkout may race two writes: memd's retry taking the index lock the
+// moment git let it go, then a write before git names HEAD. Where the
+// file changed between (git wrote the checkout's version over prev's
+// write, or the person saved), rec's own is what to go back to.
+func (rec stepRecord) following(prev stepRecord) stepRecord {
+	if rec.before != prev.after || rec.existed != !prev.after.IsZero() {
+		return rec // the file changed between: git's or the person's
+	}
+	rec.before, rec.beforeData, rec.existed = prev.before, prev.beforeData, prev.existed
+	switch {
+	case rec.unlocked:
+		// rec left the index alone: prev's part in it stands, if the
+		// index is still as prev left it.
+		if !prev.unlocked && rec.indexBefore == prev.indexAfter {
+			rec.indexBefore, rec.unlocked = prev.indexBefore, false
+		}
+	case !prev.unlocked && rec.indexBefore == prev.indexAfter:
+		rec.indexBefore = prev.indexBefore
+	}
+	return rec
 }
 
 // settleRacedCheckout brings, HEAD being away from main, the files and
@@ -135,13 +168,13 @@ func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 // once it does (catchUpCheckout). It reports false when the lock could not
 // be had, the records kept for a later try. The caller holds sh.mu.
 func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
-	if len(sh.steps) == 0 {
+	if len(sh.raced) == 0 {
 		return true
 	}
 	// Looked at first without the lock, which most checkouts need not be
 	// kept from: only one that raced a write has anything to put right.
-	if n := sh.fixCheckout(nil, sh.steps); n == 0 {
-		sh.steps = nil
+	if n := sh.fixCheckout(nil, sh.steps, sh.raced); n == 0 {
+		sh.steps, sh.raced = nil, nil
 		return true
 	}
 	lock := held
@@ -152,18 +185,19 @@ func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
 		}
 		defer lock.release()
 	}
-	steps := sh.steps
-	sh.steps = nil
+	last, raced := sh.steps, sh.raced
+	sh.steps, sh.raced = nil, nil
 	if !sh.headOnMain() {
-		sh.fixCheckout(lock, steps)
+		sh.fixCheckout(lock, last, raced)
 	}
 	return true
 }
 
 // fixCheckout is settleRacedCheckout's work, done with the index lock,
-// or only counted without it (nil). It returns how many paths it put
-// right, or would; what it cannot do for a path it logs, and goes on.
-func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed int) {
+// or only counted without it (nil), given sh.steps (last) and sh.raced.
+// It returns how many paths it put right, or would; what it cannot do
+// for a path it logs, and goes on.
+func (sh *Shard) fixCheckout(lock *lockFile, last, raced map[string]stepRecord) (fixed int) {
 	dry := lock == nil
 	head, err := sh.checkedOutCommit()
 	if err != nil {
@@ -187,16 +221,25 @@ func (sh *Shard) fixCheckout(lock *lockFile, steps map[string]stepRecord) (fixed
 	}
 	t := &trees{db: sh.db}
 	entriesChanged := false
-	for _, path := range slices.Sorted(mapKeys(steps)) {
-		rec := steps[path]
-		if !rec.recent(named.ModTime()) {
-			continue
-		}
+	for _, path := range slices.Sorted(mapKeys(raced)) {
 		var want Hash
 		if e, found, err := t.lookup(c.tree, path); err == nil && found {
 			want = e.hash
 		}
-		to, entry, setIndex, ok := rec.undoneIn(want, entryBlob(idx, path))
+		// The writes since the file was last as memd found it first (a
+		// checkout that raced one of them left the file or index at what
+		// the last left), then the last alone (one whose index git wrote
+		// back as it was before that write).
+		var rec stepRecord
+		var to, entry Hash
+		var setIndex, ok bool
+		for _, rec = range []stepRecord{raced[path], last[path]} {
+			if rec.recent(named.ModTime()) {
+				if to, entry, setIndex, ok = rec.undoneIn(want, entryBlob(idx, path)); ok {
+					break
+				}
+			}
+		}
 		if !ok {
 			continue
 		}

@@ -104,8 +104,10 @@ type Shard struct {
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
 	// steps holds what memd's last write of each path found and left
-	// (see settleRacedCheckout).
-	steps map[string]stepRecord
+	// (see earlierVersion); raced the same, each record run back through
+	// the writes before it that left the file as it found it (see
+	// settleRacedCheckout).
+	steps, raced map[string]stepRecord
 	// ownNotes holds, while memd's own commits move main, the notes they
 	// change, and ownTracked the files of the commit they build on (see
 	// noteSavedOver).
@@ -323,7 +325,7 @@ func (sh *Shard) close() {
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
 	}
-	sh.behind, sh.behindNext, sh.worktreeAt, sh.written, sh.steps = nil, nil, nil, nil, nil
+	sh.behind, sh.behindNext, sh.worktreeAt, sh.written, sh.steps, sh.raced = nil, nil, nil, nil, nil, nil
 	sh.savePlaces(sh.cur.Load())
 	sh.db.Close()
 }

@@ -121,13 +121,6 @@ func (sh *Shard) syncPath(idx *index.Index, path string, touched, files map[stri
 	}
 	step.found(found, w, files[path])
 	step.indexAfter = entryBlob(idx, path) // if the index is written below
-	if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked {
-		// What the checkout held in the file came before both writes; in
-		// the index, it is what this write found: the last one left the
-		// index alone, and git may have written it since (a checkout
-		// letting the lock go, memd's wait for it ending at once).
-		step.before, step.beforeData, step.existed = prev.before, prev.beforeData, prev.existed
-	}
 	return step, nil
 }
 
