@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -666,4 +667,135 @@ func TestCheckStaged_RefusesAMergeTakingBackWhatMemdWroteAsItBegan(t *testing.T)
 	git(t, dir, "checkout", "--ours", "profile.md")
 	git(t, dir, "add", "profile.md")
 	wantTakenBack(t, gitDir, "- (2026-11-03) Erin three as the merge began")
+}
+
+// A checkout racing several of memd's writes, in each order they can
+// come: before git lets go of the index, "w" is a write of memd's (to the
+// file alone) and "o" git writing the checkout's version of the file
+// (before or after memd's write: a checkout that did not write it would
+// have found it changed); after, "c" is memd's retry catching the index
+// up and "W" a write, all before git names HEAD. However many writes, the
+// checkout is put back as git made it.
+func TestShard_ACheckoutRacingSeveralWritesIsTakenOutOfThem(t *testing.T) {
+	for _, seq := range []struct{ locked, after string }{
+		{"ow", "cWW"}, {"wo", "cW"}, {"wow", "c"}, {"wow", "cW"}, {"", "WWW"}, {"oww", "cW"}, {"ow", "WcW"},
+	} {
+		t.Run(seq.locked+"|"+seq.after, func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin")
+			gitDir := filepath.Join(dir, ".git")
+			old := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD~1"))
+			looked := git(t, dir, "show", old+":profile.md")
+			n := 0
+			write := func() {
+				n++
+				remember(t, sh, fmt.Sprintf("Erin's write %d", n), memd.TierProfile, "m")
+			}
+			if seq.locked != "" {
+				lock := filepath.Join(gitDir, "index.lock")
+				if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, step := range seq.locked {
+					if step == 'w' {
+						write()
+					} else {
+						os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
+					}
+				}
+				tmp := filepath.Join(gitDir, "index.checkout")
+				readTree := exec.Command("git", "read-tree", old)
+				readTree.Dir, readTree.Env = dir, append(os.Environ(), "GIT_INDEX_FILE="+tmp)
+				if out, err := readTree.CombinedOutput(); err != nil {
+					t.Fatalf("git read-tree: %v\n%s", err, out)
+				}
+				if err := os.Rename(tmp, filepath.Join(gitDir, "index")); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(lock)
+			} else {
+				git(t, dir, "read-tree", "-u", "--reset", old)
+			}
+			for _, step := range seq.after {
+				if step == 'c' {
+					sh.SyncWorktree(time.Second)
+				} else {
+					write()
+				}
+			}
+			git(t, dir, "update-ref", "--no-deref", "HEAD", old) // names the checkout
+			sh.SyncWorktree(time.Second)                         // the ref watcher sees it
+			wantCheckoutOf(t, dir, old)
+			git(t, dir, "checkout", "-q", "main")
+			wantCheckoutOf(t, dir, "main")
+		})
+	}
+}
+
+// No race: memd wrote while a git command held the index (git status
+// from a prompt, an editor's git integration) and caught the index up
+// once it was let go; moments later the person makes a branch of main as
+// it is. The branch is clean, memd's fact in it.
+func TestShard_ABranchMadeAfterACatchUpIsLeftAsItIs(t *testing.T) {
+	for _, how := range [][]string{
+		{"switch", "-q", "-c", "fix"},
+		{"checkout", "-q", "-b", "fix"},
+		{"switch", "-q", "--detach"},
+	} {
+		t.Run(strings.Join(how, " "), func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin")
+			lock := filepath.Join(dir, ".git", "index.lock")
+			if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			remember(t, sh, "Erin three while git status runs", memd.TierProfile, "m3")
+			os.Remove(lock)
+			if !sh.SyncWorktree(time.Second) { // memd's retry
+				t.Fatal("the working tree is not in step once git let go of the index")
+			}
+			wantCheckoutOf(t, dir, "main")
+			git(t, dir, how...)
+			sh.SyncWorktree(time.Second) // the ref watcher sees HEAD change
+			wantCheckoutOf(t, dir, "HEAD")
+			remember(t, sh, "Erin four on main", memd.TierProfile, "m4")
+			wantCheckoutOf(t, dir, "HEAD")
+		})
+	}
+}
+
+// No race either: moments after memd's writes, the person stages a file
+// as it was some commits back (or its removal) on purpose and makes a
+// branch to work on it. What they staged stays staged. (Restoring the
+// version of memd's write just before, HEAD~1 here, looks exactly like a
+// branch made as memd wrote, whose index git wrote back as it read it:
+// that one is brought forward.)
+func TestShard_AChangeStagedBeforeABranchIsKept(t *testing.T) {
+	for _, back := range []string{"HEAD~2", "HEAD~3", "removed", "removed, memd's new file"} {
+		t.Run(back, func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin") // memd made profile.md, and wrote it again
+			file := filepath.Join(dir, "profile.md")
+			if back != "removed, memd's new file" {
+				appendTo(t, file, "- (2026-12-01) Erin by hand\n")
+				git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "by hand")
+				for _, n := range []string{"three", "four", "five"} {
+					remember(t, sh, "Erin "+n, memd.TierProfile, "m-"+n)
+				}
+			}
+			wantStatus := "M  profile.md\n"
+			if strings.HasPrefix(back, "removed") {
+				git(t, dir, "rm", "-q", "profile.md")
+				wantStatus = "D  profile.md\n"
+			} else {
+				git(t, dir, "checkout", back, "--", "profile.md")
+			}
+			staged, _ := os.ReadFile(file)
+			git(t, dir, "switch", "-q", "-c", "fix")
+			sh.SyncWorktree(time.Second) // the ref watcher sees HEAD change
+			if got, _ := os.ReadFile(file); string(got) != string(staged) {
+				t.Errorf("profile.md:\n%s\nwant as staged:\n%s", got, staged)
+			}
+			if st := git(t, dir, "status", "--porcelain"); st != wantStatus {
+				t.Errorf("git status: %q, want %q", st, wantStatus)
+			}
+		})
+	}
 }

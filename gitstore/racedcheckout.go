@@ -34,16 +34,20 @@ import (
 // new HEAD holds, where it is still at one of the two: back to what memd's
 // write found, or forward to what it left.
 
-// stepRecord is what memd's last write of a path found and left in the
-// working tree and index, kept for stepsKeptFor.
+// stepRecord is what a write of memd's found and left in a path's working
+// file and index entry, kept for stepsKeptFor: in sh.steps the last
+// write's (with the write it caught the index up with, made to the file
+// alone), in sh.raced the same run back through the writes before it
+// (following).
 type stepRecord struct {
 	at         time.Time
-	before     Hash   // the file's blob before the write (zero: none)
-	beforeData []byte // its content, when not a version memd committed (not in the store)
-	existed    bool   // a file was there before
-	after      Hash   // the blob of what the write left in the file (zero: none)
-	afterData  []byte // its content, when not a version memd committed
-	committed  Hash   // memd's version in the commit (zero: removed)
+	since      time.Time // the first write's, run back
+	before     Hash      // the file's blob before the write (zero: none)
+	beforeData []byte    // its content, when not a version memd committed (not in the store)
+	existed    bool      // a file was there before
+	after      Hash      // the blob of what the write left in the file (zero: none)
+	afterData  []byte    // its content, when not a version memd committed
+	committed  Hash      // memd's version in the commit (zero: removed)
 	// indexBefore and indexAfter are the index entry's blob before and
 	// after (zero: no entry).
 	indexBefore, indexAfter Hash
@@ -52,7 +56,8 @@ type stepRecord struct {
 
 // stepsKeptFor is how long after memd's write a checkout is taken to have
 // raced it: git names the new HEAD within moments of writing the files.
-// Older records would take a person's own edit made since for git's.
+// Older records would take a person's own edit made since for git's. A
+// record is run back through earlier writes over no longer than this.
 var stepsKeptFor = 5 * time.Second
 
 // recent reports whether a checkout made at t may have raced the write.
@@ -85,6 +90,7 @@ func beforeOf(cur []byte, exists bool, fileOld *factFile) fileBefore {
 // last version, and what the write merged otherwise.
 func (rec *stepRecord) found(f fileBefore, w workWrite, next *factFile) {
 	rec.at = time.Now()
+	rec.since = rec.at
 	rec.before, rec.beforeData, rec.existed = f.blob, f.data, f.existed
 	if f.data != nil {
 		rec.before = odb.HashObject(plumbing.BlobObject, f.data) // a person's edit: rare
@@ -135,14 +141,16 @@ func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 // following returns rec, a write of a path, run back through prev, the
 // write before it (itself run back), for undoing both where a checkout
 // raced them: where rec found what prev left, back to what prev found. A
-// checkout may race two writes: memd's retry taking the index lock the
-// moment git let it go, then a write before git names HEAD. Where the
-// file changed between (git wrote the checkout's version over prev's
-// write, or the person saved), rec's own is what to go back to.
+// checkout may race more than one write: memd's retry taking the index
+// lock the moment git let it go, then a write before git names HEAD.
+// Where the file changed between (git wrote the checkout's version over
+// prev's write, or the person saved), or the first write is older than
+// stepsKeptFor, rec's own is what to go back to.
 func (rec stepRecord) following(prev stepRecord) stepRecord {
-	if rec.before != prev.after || rec.existed != !prev.after.IsZero() {
-		return rec // the file changed between: git's or the person's
+	if rec.before != prev.after || rec.existed != !prev.after.IsZero() || rec.at.Sub(prev.since) > stepsKeptFor {
+		return rec // the file changed between, git's or the person's; or long ago
 	}
+	rec.since = prev.since
 	rec.before, rec.beforeData, rec.existed = prev.before, prev.beforeData, prev.existed
 	switch {
 	case rec.unlocked:
@@ -226,16 +234,22 @@ func (sh *Shard) fixCheckout(lock *lockFile, last, raced map[string]stepRecord) 
 		if e, found, err := t.lookup(c.tree, path); err == nil && found {
 			want = e.hash
 		}
-		// The writes since the file was last as memd found it first (a
-		// checkout that raced one of them left the file or index at what
-		// the last left), then the last alone (one whose index git wrote
-		// back as it was before that write).
+		// Back to what the checkout holds: through the writes since the
+		// file was last as it found it (one that raced any of them left
+		// the file or index at what the last left), or the last alone.
+		// Forward to the checkout's commit, where git wrote back the index
+		// it read before the last write: that write alone, for a version
+		// of memd's staged since then is the person's.
+		indexed := entryBlob(idx, path)
 		var rec stepRecord
 		var to, entry Hash
 		var setIndex, ok bool
-		for _, rec = range []stepRecord{raced[path], last[path]} {
-			if rec.recent(named.ModTime()) {
-				if to, entry, setIndex, ok = rec.undoneIn(want, entryBlob(idx, path)); ok {
+		for _, try := range []struct {
+			rec  stepRecord
+			undo func(stepRecord, Hash, Hash) (Hash, Hash, bool, bool)
+		}{{raced[path], stepRecord.undoneBack}, {last[path], stepRecord.undoneBack}, {last[path], stepRecord.broughtForward}} {
+			if rec = try.rec; rec.recent(named.ModTime()) {
+				if to, entry, setIndex, ok = try.undo(rec, want, indexed); ok {
 					break
 				}
 			}
@@ -272,27 +286,32 @@ func (sh *Shard) fixCheckout(lock *lockFile, last, raced map[string]stepRecord) 
 	return fixed
 }
 
-// undoneIn says how to put right memd's write recorded in rec, where the
-// checkout's commit holds want at its path and the index indexed: the
-// version the file goes to from rec.after, the index entry, and whether
-// the entry is set; ok is false where the write is not to be undone.
-func (rec stepRecord) undoneIn(want, indexed Hash) (to, entry Hash, setIndex, ok bool) {
-	switch {
-	case rec.before == want && rec.existed == !want.IsZero():
-		// The checkout holds the version memd's write found: the write
-		// goes, where it is still there and the index is the checkout's
-		// (memd's write went to the file alone) or as the write left it.
-		if rec.unlocked && indexed != want || !rec.unlocked && indexed != rec.indexAfter {
-			return Hash{}, Hash{}, false, false
-		}
-		return rec.before, rec.indexBefore, !rec.unlocked && rec.indexBefore != indexed, true
-	case want == rec.committed && indexed == rec.indexBefore && indexed != want:
-		// The checkout names memd's commit, but git wrote back the index
-		// it read before memd's write (and the file, or not): a branch
-		// made from main as memd moved it.
-		return want, want, true, true
+// undoneBack says how to undo memd's write recorded in rec where the
+// checkout's commit holds want at its path, the version the write found,
+// and the index holds indexed: the version the file goes to from
+// rec.after, the index entry, and whether the entry is set; ok is false
+// where the write is not to be undone. It is undone where it is still
+// there and the index is the checkout's (memd's write went to the file
+// alone) or as the write left it.
+func (rec stepRecord) undoneBack(want, indexed Hash) (to, entry Hash, setIndex, ok bool) {
+	if rec.before != want || rec.existed != !want.IsZero() {
+		return Hash{}, Hash{}, false, false
 	}
-	return Hash{}, Hash{}, false, false
+	if rec.unlocked && indexed != want || !rec.unlocked && indexed != rec.indexAfter {
+		return Hash{}, Hash{}, false, false
+	}
+	return rec.before, rec.indexBefore, !rec.unlocked && rec.indexBefore != indexed, true
+}
+
+// broughtForward is undoneBack for a checkout that names memd's commit
+// while git wrote back the index it read before memd's write (and the
+// file, or not): a branch made from main as memd moved it. The file and
+// entry go forward to the commit's version.
+func (rec stepRecord) broughtForward(want, indexed Hash) (to, entry Hash, setIndex, ok bool) {
+	if want != rec.committed || indexed != rec.indexBefore || indexed == want {
+		return Hash{}, Hash{}, false, false
+	}
+	return want, want, true, true
 }
 
 // checkedOutCommit returns the commit HEAD names, through a branch or

@@ -1,10 +1,12 @@
 package gitstore_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memd/memd"
 	"github.com/memd/memd/gitstore"
@@ -226,5 +228,38 @@ func wantLacking(t *testing.T, file, text, why string) {
 	t.Helper()
 	if got := read(t, file); strings.Contains(got, text) {
 		t.Errorf("%s:\n%s", why, got)
+	}
+}
+
+// A copy read before memd's write and saved after it is merged again
+// when memd's write went to the file alone (a git command held the index)
+// and its retry caught the index up before the copy was saved, as when it
+// was made with the index.
+func TestShard_ACopySavedAfterACatchUpIsMergedAgain(t *testing.T) {
+	for _, caughtUp := range []bool{true, false} {
+		t.Run(fmt.Sprintf("caught up %v", caughtUp), func(t *testing.T) {
+			sh := createShard(t, openStore(t), "agent/erin")
+			for _, n := range []string{"one", "two"} {
+				remember(t, sh, "Erin "+n, memd.TierProfile, "m-"+n)
+			}
+			file := filepath.Join(sh.Dir(), "profile.md")
+			copyRead := read(t, file)
+			lock := filepath.Join(sh.Dir(), ".git", "index.lock")
+			if caughtUp {
+				if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			remember(t, sh, "Erin three", memd.TierProfile, "m3")
+			if caughtUp {
+				os.Remove(lock)
+				if !sh.SyncWorktree(time.Second) { // memd's retry
+					t.Fatal("the working tree is not in step once git let go of the index")
+				}
+			}
+			os.WriteFile(file, []byte(copyRead), 0o644) // the copy saved
+			remember(t, sh, "Erin four", memd.TierProfile, "m4")
+			wantCheckoutOf(t, sh.Dir(), "main")
+		})
 	}
 }

@@ -121,6 +121,14 @@ func (sh *Shard) syncPath(idx *index.Index, path string, touched, files map[stri
 	}
 	step.found(found, w, files[path])
 	step.indexAfter = entryBlob(idx, path) // if the index is written below
+	if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked && step.before == prev.after && step.existed == !prev.after.IsZero() {
+		// This write brings the index to the file the last one wrote
+		// alone, found as it left it: one write with it, what was in the
+		// file before both is what it found. (In the index, it is what
+		// this write found: git may have written it since, a checkout
+		// letting the lock go and memd's wait for it ending at once.)
+		step.before, step.beforeData, step.existed = prev.before, prev.beforeData, prev.existed
+	}
 	return step, nil
 }
 
