@@ -671,11 +671,13 @@ func TestCheckStaged_RefusesAMergeTakingBackWhatMemdWroteAsItBegan(t *testing.T)
 
 // A checkout racing several of memd's writes, in each order they can
 // come: before git lets go of the index, "w" is a write of memd's (to the
-// file alone) and "o" git writing the checkout's version of the file
-// (before or after memd's write: a checkout that did not write it would
-// have found it changed); after, "c" is memd's retry catching the index
-// up and "W" a write, all before git names HEAD. However many writes, the
-// checkout is put back as git made it.
+// file alone) and "o" git writing the checkout's version of the file,
+// which differs from main's (before or after memd's write); after, "c" is
+// memd's retry catching the index up and "W" a write, all before git
+// names HEAD. However many writes, the checkout is put back as git made
+// it. (A checkout whose version of the file is main's carries the file
+// and entry over: TestShard_ABranchRacingTwoWritesIsTakenOutOfThem and
+// the test after it.)
 func TestShard_ACheckoutRacingSeveralWritesIsTakenOutOfThem(t *testing.T) {
 	for _, seq := range []struct{ locked, after string }{
 		{"ow", "cWW"}, {"wo", "cW"}, {"wow", "c"}, {"wow", "cW"}, {"", "WWW"}, {"oww", "cW"}, {"ow", "WcW"},
@@ -764,8 +766,9 @@ func TestShard_ABranchMadeAfterACatchUpIsLeftAsItIs(t *testing.T) {
 
 // No race either: moments after memd's writes, the person stages a file
 // as it was some commits back (or its removal) on purpose and makes a
-// branch to work on it. What they staged stays staged. (Restoring the
-// version of memd's write just before, HEAD~1 here, looks exactly like a
+// branch to work on it. What they staged stays staged. (Staging the
+// version memd's last write found, HEAD~1 here, or HEAD~k where memd's
+// retry indexed k writes to the file alone at once, looks exactly like a
 // branch made as memd wrote, whose index git wrote back as it read it:
 // that one is brought forward.)
 func TestShard_AChangeStagedBeforeABranchIsKept(t *testing.T) {
@@ -796,6 +799,77 @@ func TestShard_AChangeStagedBeforeABranchIsKept(t *testing.T) {
 			if st := git(t, dir, "status", "--porcelain"); st != wantStatus {
 				t.Errorf("git status: %q, want %q", st, wantStatus)
 			}
+		})
+	}
+}
+
+// handCommit has the person change profile.md and commit it: memd's next
+// write finds the file as the person left it, which starts its run anew.
+func handCommit(t *testing.T, dir string) {
+	t.Helper()
+	appendTo(t, filepath.Join(dir, "profile.md"), "- (2026-12-01) Erin by hand\n")
+	git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "by hand")
+}
+
+// git switch -c resolves HEAD; memd writes profile.md twice (with the
+// index: git has yet to take it, or never does); git names the new branch
+// at the commit it resolved and leaves file and index alone, main's
+// version and the branch's being one. The branch would show memd's two
+// writes as the person's staged change. Both are taken out of it, after
+// earlier writes of memd's moments before or not.
+func TestShard_ABranchRacingTwoWritesIsTakenOutOfThem(t *testing.T) {
+	for _, before := range []string{"memd wrote the file just before", "the person committed the file just before"} {
+		t.Run(before, func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin") // memd's two writes of profile.md, moments ago
+			if before == "the person committed the file just before" {
+				handCommit(t, dir)
+			}
+			start := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")) // git resolves HEAD
+			remember(t, sh, "Erin three as the branch is made", memd.TierProfile, "m3")
+			remember(t, sh, "Erin four as the branch is made", memd.TierProfile, "m4")
+			git(t, dir, "branch", "fix", start)
+			git(t, dir, "symbolic-ref", "HEAD", "refs/heads/fix") // names it
+			sh.SyncWorktree(time.Second)                          // the ref watcher sees it
+			wantCheckoutOf(t, dir, "fix")
+			git(t, dir, "checkout", "-q", "main")
+			wantCheckoutOf(t, dir, "main")
+		})
+	}
+}
+
+// git checkout side, side holding profile.md as main did when git read
+// HEAD: memd writes before git takes the index lock, then once while git
+// holds it (to the file alone); git writes back the index it read (the
+// entry carried over) and lets go; then memd's retry takes the lock, or
+// memd writes once more, before HEAD names side. The writes are taken out
+// of the checkout.
+func TestShard_ACheckoutRacingALockedThenAnUnlockedWriteIsTakenOutOfThem(t *testing.T) {
+	for _, then := range []string{"nothing", "memd's retry", "another write"} {
+		t.Run(then, func(t *testing.T) {
+			sh, dir := shardOfTwo(t, "erin")
+			handCommit(t, dir)
+			gitDir := filepath.Join(dir, ".git")
+			git(t, dir, "branch", "side")
+			remember(t, sh, "Erin three before git takes the lock", memd.TierProfile, "m3")
+			lock := filepath.Join(gitDir, "index.lock")
+			if err := os.WriteFile(lock, []byte("DIRC"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			readIndex := read(t, filepath.Join(gitDir, "index"))
+			remember(t, sh, "Erin four while git holds the index", memd.TierProfile, "m4")
+			writeBackIndex(t, gitDir, readIndex)
+			os.Remove(lock)
+			switch then {
+			case "memd's retry":
+				sh.SyncWorktree(time.Second)
+			case "another write":
+				remember(t, sh, "Erin five before HEAD is named", memd.TierProfile, "m5")
+			}
+			git(t, dir, "symbolic-ref", "HEAD", "refs/heads/side")
+			sh.SyncWorktree(time.Second) // the ref watcher sees it
+			wantCheckoutOf(t, dir, "side")
+			git(t, dir, "checkout", "-q", "main")
+			wantCheckoutOf(t, dir, "main")
 		})
 	}
 }

@@ -36,18 +36,22 @@ import (
 
 // stepRecord is what a write of memd's found and left in a path's working
 // file and index entry, kept for stepsKeptFor: in sh.steps the last
-// write's (with the write it caught the index up with, made to the file
-// alone), in sh.raced the same run back through the writes before it
-// (following).
+// write's (run back through a write to the file alone that it found as
+// that write left it, see syncPath); in sh.raced that write's, and the
+// same run back through each run of the writes before it (following).
 type stepRecord struct {
-	at         time.Time
-	since      time.Time // the first write's, run back
-	before     Hash      // the file's blob before the write (zero: none)
-	beforeData []byte    // its content, when not a version memd committed (not in the store)
-	existed    bool      // a file was there before
-	after      Hash      // the blob of what the write left in the file (zero: none)
-	afterData  []byte    // its content, when not a version memd committed
-	committed  Hash      // memd's version in the commit (zero: removed)
+	at    time.Time
+	since time.Time // the first write's, run back
+	// saw and sawFile are the file's blob this write itself found, and
+	// whether there was a file: before, not run back.
+	saw        Hash
+	sawFile    bool
+	before     Hash   // the file's blob before the write (zero: none)
+	beforeData []byte // its content, when not a version memd committed (not in the store)
+	existed    bool   // a file was there before
+	after      Hash   // the blob of what the write left in the file (zero: none)
+	afterData  []byte // its content, when not a version memd committed
+	committed  Hash   // memd's version in the commit (zero: removed)
 	// indexBefore and indexAfter are the index entry's blob before and
 	// after (zero: no entry).
 	indexBefore, indexAfter Hash
@@ -95,6 +99,7 @@ func (rec *stepRecord) found(f fileBefore, w workWrite, next *factFile) {
 	if f.data != nil {
 		rec.before = odb.HashObject(plumbing.BlobObject, f.data) // a person's edit: rare
 	}
+	rec.saw, rec.sawFile = rec.before, rec.existed
 	switch {
 	case w.gone:
 	case f.data == nil && next != nil:
@@ -124,31 +129,35 @@ func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 		sh.steps = make(map[string]stepRecord)
 	}
 	if sh.raced == nil {
-		sh.raced = make(map[string]stepRecord)
+		sh.raced = make(map[string][]stepRecord)
 	}
 	for path, rec := range steps {
 		if !indexed {
 			rec.indexAfter, rec.unlocked = rec.indexBefore, true
 		}
 		sh.steps[path] = rec
-		if prev, ok := sh.raced[path]; ok {
-			rec = rec.following(prev)
+		cands := []stepRecord{rec}
+		for _, prev := range sh.raced[path] {
+			if r, ok := rec.following(prev); ok {
+				cands = append(cands, r)
+			}
 		}
-		sh.raced[path] = rec
+		sh.raced[path] = cands
 	}
 }
 
-// following returns rec, a write of a path, run back through prev, the
-// write before it (itself run back), for undoing both where a checkout
-// raced them: where rec found what prev left, back to what prev found. A
-// checkout may race more than one write: memd's retry taking the index
-// lock the moment git let it go, then a write before git names HEAD.
-// Where the file changed between (git wrote the checkout's version over
-// prev's write, or the person saved), or the first write is older than
-// stepsKeptFor, rec's own is what to go back to.
-func (rec stepRecord) following(prev stepRecord) stepRecord {
-	if rec.before != prev.after || rec.existed != !prev.after.IsZero() || rec.at.Sub(prev.since) > stepsKeptFor {
-		return rec // the file changed between, git's or the person's; or long ago
+// following returns rec, a write of a path, run back through prev, a
+// record of the write before it (itself run back, or not), for undoing
+// both where a checkout raced them; ok is false where rec did not find
+// the file as prev left it (git wrote the checkout's version over prev's
+// write, or the person saved), or the run would span more than
+// stepsKeptFor (which bounds how many records a path keeps). A checkout
+// may race any number of writes: memd's retry taking the index lock the
+// moment git let it go, writes before git names HEAD, writes after git
+// read HEAD for a branch.
+func (rec stepRecord) following(prev stepRecord) (stepRecord, bool) {
+	if rec.saw != prev.after || rec.sawFile != !prev.after.IsZero() || rec.at.Sub(prev.since) > stepsKeptFor {
+		return rec, false
 	}
 	rec.since = prev.since
 	rec.before, rec.beforeData, rec.existed = prev.before, prev.beforeData, prev.existed
@@ -162,7 +171,7 @@ func (rec stepRecord) following(prev stepRecord) stepRecord {
 	case !prev.unlocked && rec.indexBefore == prev.indexAfter:
 		rec.indexBefore = prev.indexBefore
 	}
-	return rec
+	return rec, true
 }
 
 // settleRacedCheckout brings, HEAD being away from main, the files and
@@ -181,7 +190,7 @@ func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
 	}
 	// Looked at first without the lock, which most checkouts need not be
 	// kept from: only one that raced a write has anything to put right.
-	if n := sh.fixCheckout(nil, sh.steps, sh.raced); n == 0 {
+	if n := sh.fixCheckout(nil, sh.raced); n == 0 {
 		sh.steps, sh.raced = nil, nil
 		return true
 	}
@@ -193,19 +202,19 @@ func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
 		}
 		defer lock.release()
 	}
-	last, raced := sh.steps, sh.raced
+	raced := sh.raced
 	sh.steps, sh.raced = nil, nil
 	if !sh.headOnMain() {
-		sh.fixCheckout(lock, last, raced)
+		sh.fixCheckout(lock, raced)
 	}
 	return true
 }
 
 // fixCheckout is settleRacedCheckout's work, done with the index lock,
-// or only counted without it (nil), given sh.steps (last) and sh.raced.
+// or only counted without it (nil), given sh.raced.
 // It returns how many paths it put right, or would; what it cannot do
 // for a path it logs, and goes on.
-func (sh *Shard) fixCheckout(lock *lockFile, last, raced map[string]stepRecord) (fixed int) {
+func (sh *Shard) fixCheckout(lock *lockFile, raced map[string][]stepRecord) (fixed int) {
 	dry := lock == nil
 	head, err := sh.checkedOutCommit()
 	if err != nil {
@@ -234,26 +243,7 @@ func (sh *Shard) fixCheckout(lock *lockFile, last, raced map[string]stepRecord) 
 		if e, found, err := t.lookup(c.tree, path); err == nil && found {
 			want = e.hash
 		}
-		// Back to what the checkout holds: through the writes since the
-		// file was last as it found it (one that raced any of them left
-		// the file or index at what the last left), or the last alone.
-		// Forward to the checkout's commit, where git wrote back the index
-		// it read before the last write: that write alone, for a version
-		// of memd's staged since then is the person's.
-		indexed := entryBlob(idx, path)
-		var rec stepRecord
-		var to, entry Hash
-		var setIndex, ok bool
-		for _, try := range []struct {
-			rec  stepRecord
-			undo func(stepRecord, Hash, Hash) (Hash, Hash, bool, bool)
-		}{{raced[path], stepRecord.undoneBack}, {last[path], stepRecord.undoneBack}, {last[path], stepRecord.broughtForward}} {
-			if rec = try.rec; rec.recent(named.ModTime()) {
-				if to, entry, setIndex, ok = try.undo(rec, want, indexed); ok {
-					break
-				}
-			}
-		}
+		rec, to, entry, setIndex, ok := undoFor(raced[path], want, entryBlob(idx, path), named.ModTime())
 		if !ok {
 			continue
 		}
@@ -284,6 +274,32 @@ func (sh *Shard) fixCheckout(lock *lockFile, last, raced map[string]stepRecord) 
 		sh.store.log.Warn("putting right a checkout's index", "shard", sh.id, "err", err)
 	}
 	return fixed
+}
+
+// undoFor chooses how to put right memd's writes of a path for a checkout
+// whose commit holds want there, made at named, the index holding indexed,
+// given the path's records in sh.raced (the last write's first, then runs
+// each one write longer): the record to undo and undoneBack's or
+// broughtForward's answer. Back to what the checkout holds through the
+// longest run of writes that can be (one that raced any of them left the
+// file or index at what the last left; a shorter run first would set the
+// entry to what a later write of the run found), down to the last write
+// alone. Forward to the checkout's commit, where git wrote back the index
+// it read before the last write: that write alone, for a version of
+// memd's staged since is the person's.
+func undoFor(runs []stepRecord, want, indexed Hash, named time.Time) (rec stepRecord, to, entry Hash, setIndex, ok bool) {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if rec = runs[i]; rec.recent(named) {
+			if to, entry, setIndex, ok = rec.undoneBack(want, indexed); ok {
+				return rec, to, entry, setIndex, ok
+			}
+		}
+	}
+	if len(runs) == 0 || !runs[0].recent(named) {
+		return stepRecord{}, Hash{}, Hash{}, false, false
+	}
+	to, entry, setIndex, ok = runs[0].broughtForward(want, indexed)
+	return runs[0], to, entry, setIndex, ok
 }
 
 // undoneBack says how to undo memd's write recorded in rec where the

@@ -104,10 +104,11 @@ type Shard struct {
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
 	// steps holds what memd's last write of each path found and left
-	// (see earlierVersion); raced the same, each record run back through
-	// the writes before it that left the file as it found it (see
-	// settleRacedCheckout).
-	steps, raced map[string]stepRecord
+	// (see earlierVersion); raced the same first, then that write run
+	// back through each run of the writes before it that found the file
+	// as the one before left it (see following, settleRacedCheckout).
+	steps map[string]stepRecord
+	raced map[string][]stepRecord
 	// ownNotes holds, while memd's own commits move main, the notes they
 	// change, and ownTracked the files of the commit they build on (see
 	// noteSavedOver).

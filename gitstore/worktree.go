@@ -122,8 +122,9 @@ func (sh *Shard) syncPath(idx *index.Index, path string, touched, files map[stri
 	step.found(found, w, files[path])
 	step.indexAfter = entryBlob(idx, path) // if the index is written below
 	if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked && step.before == prev.after && step.existed == !prev.after.IsZero() {
-		// This write brings the index to the file the last one wrote
-		// alone, found as it left it: one write with it, what was in the
+		// The last write went to the file alone, and this one found the
+		// file as it left it: one write with it (this one bringing the
+		// index to it, or going to the file alone too), what was in the
 		// file before both is what it found. (In the index, it is what
 		// this write found: git may have written it since, a checkout
 		// letting the lock go and memd's wait for it ending at once.)
