@@ -136,15 +136,20 @@ func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 			rec.indexAfter, rec.unlocked = rec.indexBefore, true
 		}
 		sh.steps[path] = rec
-		cands := []stepRecord{rec}
+		runs := []stepRecord{rec}
 		for _, prev := range sh.raced[path] {
-			if r, ok := rec.following(prev); ok {
-				cands = append(cands, r)
+			if r, ok := rec.following(prev); ok && len(runs) < maxRun {
+				runs = append(runs, r)
 			}
 		}
-		sh.raced[path] = cands
+		sh.raced[path] = runs
 	}
 }
+
+// maxRun is how many writes of a path a checkout is taken to have raced at
+// most: a checkout's moments hold a few, even of a busy agent's (tens of
+// writes a second), and a longer run's records cost each write.
+const maxRun = 32
 
 // following returns rec, a write of a path, run back through prev, a
 // record of the write before it (itself run back, or not), for undoing
