@@ -39,7 +39,7 @@ func foldedOnly(docs []Doc, lengths []int) []analysed {
 	for i, d := range docs {
 		out[i].length = lengths[i]
 		if !isASCII(d.Text) {
-			out[i].folded, _ = foldWords(d.Text)
+			out[i].folded = foldedText(d.Text)
 		}
 	}
 	return out
@@ -50,7 +50,7 @@ func foldedOnly(docs []Doc, lengths []int) []analysed {
 // (clone what is kept). It returns buf for reuse.
 func (x *Engine) foldedString(i int32, buf []byte) (string, []byte) {
 	if x.entries.at(i).foldKept {
-		return x.folded[i], buf
+		return x.texts.get(x.folded[i]), buf
 	}
 	buf = foldASCII(buf[:0], x.textOf(i))
 	return unsafe.String(unsafe.SliceData(buf), len(buf)), buf

@@ -2,11 +2,13 @@ package search
 
 import (
 	"cmp"
-	"github.com/kljensen/snowball/english"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // The index keeps no folded copy of a plain ASCII text and folds it again
@@ -142,6 +144,36 @@ func BenchmarkAnalyzeAll(b *testing.B) {
 	}
 }
 
+// otherScripts are ten thousand facts as teams outside the English-speaking
+// world write them: Chinese, Japanese, Korean, Russian and accented Latin.
+func otherScripts() []Doc {
+	texts := []string{"王伟在上海批准了第三季度预算，编号", "田中さんは来月大阪に転勤します、番号", "서울 사무실의 임대 계약은 12월에 끝납니다 번호",
+		"Ольга отвечает за бюджет петербургского офиса, номер", "La réunion annuelle aura lieu à Lyon en novembre, réf"}
+	docs := make([]Doc, 10000)
+	for i := range docs {
+		docs[i].Text = texts[i%len(texts)] + strconv.Itoa(i)
+	}
+	return docs
+}
+
+// BenchmarkFoldedOnly times what a start does for each fact not in ASCII
+// whose terms a snapshot holds: its folded text, kept for phrases.
+func BenchmarkFoldedOnly(b *testing.B) {
+	docs := otherScripts()
+	lengths := make([]int, len(docs))
+	for b.Loop() {
+		foldedOnly(docs, lengths)
+	}
+}
+
+// BenchmarkAnalyzeAll_OtherScripts is BenchmarkAnalyzeAll for them.
+func BenchmarkAnalyzeAll_OtherScripts(b *testing.B) {
+	docs := otherScripts()
+	for b.Loop() {
+		analyzeAll(docs)
+	}
+}
+
 // A batch's facts share the arrays their terms are in: each fact's terms
 // are its own still, whether it is ASCII or not, on one processor or
 // several, and a fact's terms grown do not reach the next fact's.
@@ -243,7 +275,7 @@ func TestStem_Russian(t *testing.T) {
 // substrings.go): they must be the words its text gave, whatever the
 // text, and folding again changes nothing.
 func FuzzWords_SameFromFolded(f *testing.F) {
-	for _, s := range []string{"北京团队把Postgres升级到16版", "서울에서 회의가", "Й\u0418\u0306 ёлка", "हिन्दी भाषा", "Café naïve", "a東b", "ー", "ｶﾀｶﾅ ＡＢＣ", "가\u0301\u11a8", "1\ufe0f\u20e3", "ㅅㅓㅇㅜㄹ"} {
+	for _, s := range []string{"北京团队把Postgres升级到16版", "서울에서 회의가", "Й\u0418\u0306 ёлка", "हिन्दी भाषा", "Café naïve", "a東b", "ー", "ｶﾀｶﾅ ＡＢＣ", "가\u0301\u11a8", "1\ufe0f\u20e3", "ㅅㅓㅇㅜㄹ", "王伟在上海批准了预算，编号１２３。　ＡＢＣ「京」", "ОЛЬГА Москве ЙОД", "か\u3099ン\u309a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -258,5 +290,39 @@ func FuzzWords_SameFromFolded(f *testing.F) {
 		if again := fold(fold(s)); again != fold(s) {
 			t.Fatalf("fold(%q) = %q, folded again %q", s, fold(s), again)
 		}
+		if alone := foldedText(s); alone != folded {
+			t.Fatalf("folded text of %q: %q, made alone %q", s, folded, alone)
+		}
+		if byTables := foldByTables(s); fold(s) != byTables && !isASCII(s) {
+			t.Fatalf("fold(%q) = %q, by Unicode's tables %q", s, fold(s), byTables)
+		}
 	})
+}
+
+// Each rune fold writes without Unicode's tables (plainRune) is written
+// as the tables have it, and is in a word exactly where notInWord says.
+func TestPlainRune_AsTheTablesHaveIt(t *testing.T) {
+	n := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r < 0x80 {
+			if inWord(r) == notInWord(r) {
+				t.Fatalf("inWord(%q) = %v, as notInWord", r, inWord(r))
+			}
+			continue
+		}
+		lower, ok := plainRune(r)
+		if !ok {
+			continue
+		}
+		n++
+		if got, want := string(lower), foldByTables(string(r)); got != want {
+			t.Fatalf("plainRune(%U) = %q, by the tables %q", r, got, want)
+		}
+		if inWord(r) == notInWord(r) {
+			t.Fatalf("inWord(%U) = %v, as notInWord", r, inWord(r))
+		}
+	}
+	if n < 32000 {
+		t.Fatalf("%d runes are plain; the ranges lost some", n)
+	}
 }

@@ -142,9 +142,10 @@ type Engine struct {
 	tiers   []memd.Tier
 	factors []float64
 	logs    []float64 // the base-2 log of each tier's weight, for Rank
-	// The folded text of entries whose text is not plain ASCII; the
-	// others' is folded when needed (see foldInto).
-	folded map[int32]string
+	// The folded text of entries whose text is not plain ASCII, in texts,
+	// by entry up to the last such (see keepFolded); the others' is folded
+	// when needed (see foldedString).
+	folded []ref
 	// The note each passage is of.
 	noteOf   map[int32]string
 	shardIDs []memd.ShardID
@@ -278,7 +279,7 @@ func (x *Engine) reset() {
 	x.alive, x.shardOf, x.shardIDs, x.shardOrder, x.byName, x.parts, x.idKeys, x.tier = nil, nil, nil, nil, nil, nil, nil, nil
 	x.lengths, x.days, x.newest, x.offsets = nil, nil, nil, nil
 	x.tiers, x.factors, x.logs = nil, nil, nil
-	x.folded = make(map[int32]string)
+	x.folded = nil
 	x.noteOf = make(map[int32]string)
 	x.shardNum = make(map[memd.ShardID]uint32)
 	x.dead, x.live = 0, 0

@@ -112,7 +112,9 @@ func (x *Engine) kill(shard memd.ShardID, i int32) {
 func (x *Engine) retire(i int32) {
 	e := x.entries.at(i)
 	p := x.parts[x.shardOf[i]]
-	delete(x.folded, i)
+	if int(i) < len(x.folded) {
+		x.folded[i] = ref{}
+	}
 	x.alive[i] = false
 	x.live--
 	x.dead++

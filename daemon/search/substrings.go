@@ -152,7 +152,7 @@ func (x *Engine) holds(i int32, n string) bool {
 	if e := x.entries.at(i); !e.foldKept {
 		return containsFold(x.texts.get(e.text), n)
 	}
-	return strings.Contains(x.folded[i], n)
+	return strings.Contains(x.texts.get(x.folded[i]), n)
 }
 
 // entrySet is a set of a part's entries, a bit each from the part's

@@ -28,13 +28,64 @@ func fold(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
+	if folded, ok := foldPlain(s); ok {
+		return folded
+	}
+	return foldByTables(s)
+}
+
+// foldPlain is fold for a text of ASCII and plainRune's runes alone, which
+// most texts in Chinese, Japanese, Korean and Russian are: Unicode's
+// normal forms change none of those runes but as plainRune says, and join
+// none of them to its neighbour (only marks and jamo join), so the text
+// is folded a rune at a time with no look-up in Unicode's tables. ok is
+// false for any other text.
+func foldPlain(s string) (folded string, ok bool) {
+	for _, r := range s {
+		if _, ok := plainRune(r); r >= 0x80 && !ok {
+			return "", false
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteByte(lowerASCII(byte(r)))
+			continue
+		}
+		lower, _ := plainRune(r)
+		if lower < 0x80 {
+			b.WriteByte(lowerASCII(byte(lower)))
+		} else {
+			b.WriteRune(lower)
+		}
+	}
+	return b.String(), true
+}
+
+// lowerASCII lowers an ASCII letter.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// foldByTables is fold, by Unicode's tables a rune.
+func foldByTables(s string) string {
+	if !utf8.ValidString(s) {
+		// Each byte that is not UTF-8 made U+FFFD, as the loop below
+		// reads it, before NFKC: after such a byte NFKC leaves some text
+		// as it is ("΅" for " ̈́"), and fold would not give the same again.
+		s = strings.Map(func(r rune) rune { return r }, s)
+	}
 	s = norm.NFKC.String(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	dropped := false
 	for i := 0; i < len(s); {
-		p := norm.NFD.PropertiesString(s[i:])
 		r, size := utf8.DecodeRuneInString(s[i:])
+		p := norm.NFD.PropertiesString(s[i:])
 		if d := p.Decomposition(); d != nil && !keptWhole(r) {
 			for _, r := range string(d) {
 				dropped = !writeFolded(&b, r) || dropped
@@ -49,9 +100,31 @@ func fold(s string) string {
 		// An accent between a syllable and a letter of Hangul kept them
 		// apart; gone, they make one syllable, as the same text typed
 		// without it does.
-		return fold(folded)
+		return foldByTables(folded)
 	}
 	return folded
+}
+
+// plainRune returns a rune other than ASCII as fold writes it, where that
+// needs none of Unicode's tables (see foldPlain): the ideographs, kana and
+// Hangul syllables most of a text in Chinese, Japanese or Korean is, the
+// ideographic space, stops and brackets, the full-width forms of ASCII
+// (NFKC's ASCII, lowered) and Russian's letters (capitals lowered). A
+// start folds every such fact's text.
+func plainRune(r rune) (lower rune, ok bool) {
+	switch {
+	case 0x4E00 <= r && r <= 0x9FFF, 0x3041 <= r && r <= 0x3096, 0x30A1 <= r && r <= 0x30FA,
+		hangulFirst <= r && r <= hangulLast, 0x430 <= r && r <= 0x44F,
+		0x3001 <= r && r <= 0x3002, 0x3008 <= r && r <= 0x3011:
+		return r, true
+	case 0x410 <= r && r <= 0x42F:
+		return r + 0x20, true
+	case 0xFF01 <= r && r <= 0xFF5E:
+		return rune(lowerASCII(byte(r - 0xFEE0))), true
+	case r == 0x3000:
+		return ' ', true
+	}
+	return 0, false
 }
 
 // writeFolded writes r lowered, or nothing if it is an accent (see
@@ -191,6 +264,48 @@ func stemWord(w string, digit bool) string {
 func analyze(text string) (folded string, ts []string) {
 	folded, ws := foldWords(text)
 	return folded, stemAll(ws)
+}
+
+// inWord is !notInWord, told at once for ASCII and the letters of
+// plainRune.
+func inWord(r rune) bool {
+	switch {
+	case r < 0x80:
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	case 0x4E00 <= r && r <= 0x9FFF, 0x3041 <= r && r <= 0x3096, 0x30A1 <= r && r <= 0x30FA,
+		hangulFirst <= r && r <= hangulLast, 0x410 <= r && r <= 0x44F:
+		return true
+	}
+	return !notInWord(r)
+}
+
+// foldedText is the folded text foldWords returns, alone: the runs of
+// fold(text) joined by single spaces, written in one pass. A start makes
+// it for every fact not in ASCII whose terms a snapshot holds.
+func foldedText(text string) string {
+	f := fold(text)
+	var b strings.Builder
+	b.Grow(len(f))
+	start := -1 // of the run being read
+	for i, r := range f {
+		switch in := inWord(r); {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(f[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f[start:])
+	}
+	return b.String()
 }
 
 // foldWords returns a text's folded words, and its folded text: its runs
