@@ -107,15 +107,16 @@ func foldByTables(s string) string {
 
 // plainRune returns a rune other than ASCII as fold writes it, where that
 // needs none of Unicode's tables (see foldPlain): the ideographs, kana and
-// Hangul syllables most of a text in Chinese, Japanese or Korean is, the
-// ideographic space, stops and brackets, the full-width forms of ASCII
+// Hangul syllables most of a text in Chinese, Japanese or Korean is (with
+// kana's long vowel and iteration marks), the ideographic space, stops,
+// brackets and iteration marks, the full-width forms of ASCII
 // (NFKC's ASCII, lowered) and Russian's letters (capitals lowered). A
 // start folds every such fact's text.
 func plainRune(r rune) (lower rune, ok bool) {
 	switch {
 	case 0x4E00 <= r && r <= 0x9FFF, 0x3041 <= r && r <= 0x3096, 0x30A1 <= r && r <= 0x30FA,
 		hangulFirst <= r && r <= hangulLast, 0x430 <= r && r <= 0x44F,
-		0x3001 <= r && r <= 0x3002, 0x3008 <= r && r <= 0x3011:
+		0x3001 <= r && r <= 0x3002, 0x3005 <= r && r <= 0x3011, 0x309D <= r && r <= 0x309E, 0x30FB <= r && r <= 0x30FE:
 		return r, true
 	case 0x410 <= r && r <= 0x42F:
 		return r + 0x20, true
