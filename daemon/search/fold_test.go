@@ -275,7 +275,7 @@ func TestStem_Russian(t *testing.T) {
 // substrings.go): they must be the words its text gave, whatever the
 // text, and folding again changes nothing.
 func FuzzWords_SameFromFolded(f *testing.F) {
-	for _, s := range []string{"北京团队把Postgres升级到16版", "서울에서 회의가", "Й\u0418\u0306 ёлка", "हिन्दी भाषा", "Café naïve", "a東b", "ー", "ｶﾀｶﾅ ＡＢＣ", "가\u0301\u11a8", "1\ufe0f\u20e3", "ㅅㅓㅇㅜㄹ", "王伟在上海批准了预算，编号１２３。　ＡＢＣ「京」", "ОЛЬГА Москве ЙОД", "コーヒー・ゝゞ々〆〇ヽヾ", "か\u3099ン\u309a"} {
+	for _, s := range []string{"北京团队把Postgres升级到16版", "서울에서 회의가", "Й\u0418\u0306 ёлка", "हिन्दी भाषा", "Café naïve", "a東b", "ー", "ｶﾀｶﾅ ＡＢＣ", "가\u0301\u11a8", "1\ufe0f\u20e3", "ㅅㅓㅇㅜㄹ", "王伟在上海批准了预算，编号１２３。　ＡＢＣ「京」", "ОЛЬГА Москве ЙОД", "コーヒー・ゝゞ々〆〇ヽヾ", "Alice\u2019s “flight” — booked\u00a0today", "か\u3099ン\u309a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

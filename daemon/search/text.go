@@ -110,8 +110,9 @@ func foldByTables(s string) string {
 // Hangul syllables most of a text in Chinese, Japanese or Korean is (with
 // kana's long vowel and iteration marks), the ideographic space, stops,
 // brackets and iteration marks, the full-width forms of ASCII
-// (NFKC's ASCII, lowered) and Russian's letters (capitals lowered). A
-// start folds every such fact's text.
+// (NFKC's ASCII, lowered), Russian's letters (capitals lowered), and the
+// curly quotes, dashes and no-break space texts written by a model hold
+// in any language. A start folds every such fact's text.
 func plainRune(r rune) (lower rune, ok bool) {
 	switch {
 	case 0x4E00 <= r && r <= 0x9FFF, 0x3041 <= r && r <= 0x3096, 0x30A1 <= r && r <= 0x30FA,
@@ -122,8 +123,10 @@ func plainRune(r rune) (lower rune, ok bool) {
 		return r + 0x20, true
 	case 0xFF01 <= r && r <= 0xFF5E:
 		return rune(lowerASCII(byte(r - 0xFEE0))), true
-	case r == 0x3000:
+	case r == 0x3000, r == 0xA0:
 		return ' ', true
+	case r == 0x2013, r == 0x2014, r == 0x2018, r == 0x2019, r == 0x201C, r == 0x201D:
+		return r, true
 	}
 	return 0, false
 }
