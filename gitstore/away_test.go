@@ -456,17 +456,7 @@ func TestShard_AWriteRacingACheckoutAwayIsTakenOutOfIt(t *testing.T) {
 				if moment.overwritten {
 					os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
 				}
-				// It writes the index and lets go.
-				tmp := filepath.Join(gitDir, "index.checkout")
-				readTree := exec.Command("git", "read-tree", old)
-				readTree.Dir, readTree.Env = dir, append(os.Environ(), "GIT_INDEX_FILE="+tmp)
-				if out, err := readTree.CombinedOutput(); err != nil {
-					t.Fatalf("git read-tree: %v\n%s", err, out)
-				}
-				if err := os.Rename(tmp, filepath.Join(gitDir, "index")); err != nil {
-					t.Fatal(err)
-				}
-				os.Remove(lock)
+				checkoutLetsGo(t, dir, old)
 				if moment.caughtUp {
 					sh.SyncWorktree(time.Second)
 				}
@@ -704,16 +694,7 @@ func TestShard_ACheckoutRacingSeveralWritesIsTakenOutOfThem(t *testing.T) {
 						os.WriteFile(filepath.Join(dir, "profile.md"), []byte(looked), 0o644)
 					}
 				}
-				tmp := filepath.Join(gitDir, "index.checkout")
-				readTree := exec.Command("git", "read-tree", old)
-				readTree.Dir, readTree.Env = dir, append(os.Environ(), "GIT_INDEX_FILE="+tmp)
-				if out, err := readTree.CombinedOutput(); err != nil {
-					t.Fatalf("git read-tree: %v\n%s", err, out)
-				}
-				if err := os.Rename(tmp, filepath.Join(gitDir, "index")); err != nil {
-					t.Fatal(err)
-				}
-				os.Remove(lock)
+				checkoutLetsGo(t, dir, old)
 			} else {
 				git(t, dir, "read-tree", "-u", "--reset", old)
 			}
@@ -872,4 +853,22 @@ func TestShard_ACheckoutRacingALockedThenAnUnlockedWriteIsTakenOutOfThem(t *test
 			wantCheckoutOf(t, dir, "main")
 		})
 	}
+}
+
+// checkoutLetsGo plays the end of a git checkout of rev in the shard in
+// dir that holds its index lock: the index written as rev's, put in place,
+// and the lock let go. HEAD is still to be named.
+func checkoutLetsGo(t *testing.T, dir, rev string) {
+	t.Helper()
+	gitDir := filepath.Join(dir, ".git")
+	tmp := filepath.Join(gitDir, "index.checkout")
+	readTree := exec.Command("git", "read-tree", rev)
+	readTree.Dir, readTree.Env = dir, append(os.Environ(), "GIT_INDEX_FILE="+tmp)
+	if out, err := readTree.CombinedOutput(); err != nil {
+		t.Fatalf("git read-tree: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, filepath.Join(gitDir, "index")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(gitDir, "index.lock"))
 }
