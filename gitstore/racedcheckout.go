@@ -156,10 +156,9 @@ const maxRun = 32
 // both where a checkout raced them; ok is false where rec did not find
 // the file as prev left it (git wrote the checkout's version over prev's
 // write, or the person saved), or the run would span more than
-// stepsKeptFor (which bounds how many records a path keeps). A checkout
-// may race any number of writes: memd's retry taking the index lock the
-// moment git let it go, writes before git names HEAD, writes after git
-// read HEAD for a branch.
+// stepsKeptFor. A checkout may race several writes (up to maxRun are
+// kept): memd's retry taking the index lock the moment git let it go,
+// writes before git names HEAD, writes after git read HEAD for a branch.
 func (rec stepRecord) following(prev stepRecord) (stepRecord, bool) {
 	if rec.saw != prev.after || rec.sawFile != !prev.after.IsZero() || rec.at.Sub(prev.since) > stepsKeptFor {
 		return rec, false
