@@ -35,10 +35,10 @@ import (
 // write found, or forward to what it left.
 
 // stepRecord is what a write of memd's found and left in a path's working
-// file and index entry, kept for stepsKeptFor: in sh.steps the last
+// file and index entry, kept in sh.steps for stepsKeptFor: the last
 // write's (run back through a write to the file alone that it found as
-// that write left it, see syncPath); in sh.raced that write's, and the
-// same run back through each run of the writes before it (following).
+// that write left it, see syncPath), and the same run back through each
+// run of the writes before it (following).
 type stepRecord struct {
 	at    time.Time
 	since time.Time // the first write's, run back
@@ -116,34 +116,38 @@ func (rec *stepRecord) found(f fileBefore, w workWrite, next *factFile) {
 // index), and forgets those too old to matter. The caller holds sh.mu.
 func (sh *Shard) noteSteps(steps map[string]stepRecord, indexed bool) {
 	now := time.Now()
-	for path, rec := range sh.steps {
-		if !rec.recent(now) {
+	for path, runs := range sh.steps {
+		if !runs[0].recent(now) {
 			delete(sh.steps, path)
-			delete(sh.raced, path)
 		}
 	}
 	if len(steps) == 0 {
 		return
 	}
 	if sh.steps == nil {
-		sh.steps = make(map[string]stepRecord)
-	}
-	if sh.raced == nil {
-		sh.raced = make(map[string][]stepRecord)
+		sh.steps = make(map[string][]stepRecord)
 	}
 	for path, rec := range steps {
 		if !indexed {
 			rec.indexAfter, rec.unlocked = rec.indexBefore, true
 		}
-		sh.steps[path] = rec
 		runs := []stepRecord{rec}
-		for _, prev := range sh.raced[path] {
+		for _, prev := range sh.steps[path] {
 			if r, ok := rec.following(prev); ok && len(runs) < maxRun {
 				runs = append(runs, r)
 			}
 		}
-		sh.raced[path] = runs
+		sh.steps[path] = runs
 	}
+}
+
+// lastStep returns the record of memd's last write of path, if it is
+// kept.
+func (sh *Shard) lastStep(path string) (stepRecord, bool) {
+	if runs := sh.steps[path]; len(runs) > 0 {
+		return runs[0], true
+	}
+	return stepRecord{}, false
 }
 
 // maxRun is how many writes of a path a checkout is taken to have raced at
@@ -189,13 +193,13 @@ func (rec stepRecord) following(prev stepRecord) (stepRecord, bool) {
 // once it does (catchUpCheckout). It reports false when the lock could not
 // be had, the records kept for a later try. The caller holds sh.mu.
 func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
-	if len(sh.raced) == 0 {
+	if len(sh.steps) == 0 {
 		return true
 	}
 	// Looked at first without the lock, which most checkouts need not be
 	// kept from: only one that raced a write has anything to put right.
-	if n := sh.fixCheckout(nil, sh.raced); n == 0 {
-		sh.steps, sh.raced = nil, nil
+	if n := sh.fixCheckout(nil, sh.steps); n == 0 {
+		sh.steps = nil
 		return true
 	}
 	lock := held
@@ -206,19 +210,19 @@ func (sh *Shard) settleRacedCheckout(held *lockFile) bool {
 		}
 		defer lock.release()
 	}
-	raced := sh.raced
-	sh.steps, sh.raced = nil, nil
+	steps := sh.steps
+	sh.steps = nil
 	if !sh.headOnMain() {
-		sh.fixCheckout(lock, raced)
+		sh.fixCheckout(lock, steps)
 	}
 	return true
 }
 
 // fixCheckout is settleRacedCheckout's work, done with the index lock,
-// or only counted without it (nil), given sh.raced.
+// or only counted without it (nil), given sh.steps.
 // It returns how many paths it put right, or would; what it cannot do
 // for a path it logs, and goes on.
-func (sh *Shard) fixCheckout(lock *lockFile, raced map[string][]stepRecord) (fixed int) {
+func (sh *Shard) fixCheckout(lock *lockFile, steps map[string][]stepRecord) (fixed int) {
 	dry := lock == nil
 	head, err := sh.checkedOutCommit()
 	if err != nil {
@@ -242,12 +246,12 @@ func (sh *Shard) fixCheckout(lock *lockFile, raced map[string][]stepRecord) (fix
 	}
 	t := &trees{db: sh.db}
 	entriesChanged := false
-	for _, path := range slices.Sorted(mapKeys(raced)) {
+	for _, path := range slices.Sorted(mapKeys(steps)) {
 		var want Hash
 		if e, found, err := t.lookup(c.tree, path); err == nil && found {
 			want = e.hash
 		}
-		rec, to, entry, setIndex, ok := undoFor(raced[path], want, entryBlob(idx, path), named.ModTime())
+		rec, to, entry, setIndex, ok := undoFor(steps[path], want, entryBlob(idx, path), named.ModTime())
 		if !ok {
 			continue
 		}
@@ -282,7 +286,7 @@ func (sh *Shard) fixCheckout(lock *lockFile, raced map[string][]stepRecord) (fix
 
 // undoFor chooses how to put right memd's writes of a path for a checkout
 // whose commit holds want there, made at named, the index holding indexed,
-// given the path's records in sh.raced (the last write's first, then runs
+// given the path's records in sh.steps (the last write's first, then runs
 // each one write longer): the record to undo and undoneBack's or
 // broughtForward's answer. Back to what the checkout holds through the
 // longest run of writes that can be (one that raced any of them left the

@@ -103,12 +103,11 @@ type Shard struct {
 	// memd brought the working file to (nil: removed): the base to merge
 	// memd's next change into what the file holds.
 	worktreeAt map[string]*factFile
-	// steps holds what memd's last write of each path found and left
-	// (see earlierVersion); raced the same first, then that write run
-	// back through each run of the writes before it that found the file
-	// as the one before left it (see following, settleRacedCheckout).
-	steps map[string]stepRecord
-	raced map[string][]stepRecord
+	// steps holds, for each path, what memd's last write found and left
+	// (see lastStep), then that write run back through each run of the
+	// writes before it that found the file as the one before left it (see
+	// following, settleRacedCheckout).
+	steps map[string][]stepRecord
 	// ownNotes holds, while memd's own commits move main, the notes they
 	// change, and ownTracked the files of the commit they build on (see
 	// noteSavedOver).
@@ -326,7 +325,7 @@ func (sh *Shard) close() {
 	if sh.indexTimer != nil {
 		sh.indexTimer.Stop()
 	}
-	sh.behind, sh.behindNext, sh.worktreeAt, sh.written, sh.steps, sh.raced = nil, nil, nil, nil, nil, nil
+	sh.behind, sh.behindNext, sh.worktreeAt, sh.written, sh.steps = nil, nil, nil, nil, nil
 	sh.savePlaces(sh.cur.Load())
 	sh.db.Close()
 }

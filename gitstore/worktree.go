@@ -121,7 +121,7 @@ func (sh *Shard) syncPath(idx *index.Index, path string, touched, files map[stri
 	}
 	step.found(found, w, files[path])
 	step.indexAfter = entryBlob(idx, path) // if the index is written below
-	if prev, ok := sh.steps[path]; ok && ahead && prev.unlocked && step.before == prev.after && step.existed == !prev.after.IsZero() {
+	if prev, ok := sh.lastStep(path); ok && ahead && prev.unlocked && step.before == prev.after && step.existed == !prev.after.IsZero() {
 		// The last write went to the file alone, and this one found the
 		// file as it left it: one write with it (this one bringing the
 		// index to it, or going to the file alone too), what was in the
@@ -542,7 +542,7 @@ func (sh *Shard) wasIndexed(path string, blob Hash) bool {
 // merge as ever (main may have lost them to a commit from a stale index,
 // which memd restores from the working file).
 func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile) *factFile {
-	rec, ok := sh.steps[path]
+	rec, ok := sh.lastStep(path)
 	if !ok || !rec.recent(time.Now()) || next == nil || !linesWithin(cur, next.data) {
 		return fileOld
 	}
@@ -582,7 +582,7 @@ func (sh *Shard) earlierVersion(path string, cur []byte, fileOld, next *factFile
 // commit since took them out). A write that only took lines out is made
 // again the same way, where main still lacks them.
 func (sh *Shard) lastWriteAgain(path string, cur []byte, fileOld *factFile) []byte {
-	rec, ok := sh.steps[path]
+	rec, ok := sh.lastStep(path)
 	if !ok || !rec.recent(time.Now()) || !rec.existed || rec.after.IsZero() || fileOld == nil {
 		return cur
 	}
