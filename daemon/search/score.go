@@ -19,6 +19,7 @@ type queryTerms struct {
 	norm  float64        // BM25's length normalisation over the facts searched
 	freqs map[string]int // facts searched holding each term
 	seen  map[string]bool
+	words []string // the query's content words, CJK runs paired (see words)
 	terms []string // stemmed, each once, in the query's order
 	// unknown holds the query's words no fact searched holds; common the
 	// terms left unscored as in nearly every fact.
@@ -53,7 +54,8 @@ type relative struct {
 func (x *Engine) queryTerms(sc *scores, content []string, st stats, ok func(int32) bool) *queryTerms {
 	q := &queryTerms{x: x, sc: sc, st: st, ok: ok, freqs: make(map[string]int), seen: make(map[string]bool, len(content)), bits: make(map[string]uint64)}
 	q.norm = k1 * b / (float64(st.length) / math.Max(1, float64(st.live)))
-	for _, w := range paired(content) {
+	q.words = paired(content)
+	for _, w := range q.words {
 		t := stem(w)
 		if q.freq(t) == 0 && !slices.Contains(q.unknown, w) {
 			q.unknown = append(q.unknown, w)

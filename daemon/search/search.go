@@ -135,7 +135,7 @@ func (x *Engine) search(sc *scores, q Query, parts map[int32]*memd.ScoreParts) (
 	// The phrase and the context only change the order of the strongest
 	// candidates; weaker ones could not reach the results anyway.
 	top := x.strongest(sc, maxLenders)
-	if len(paired(content)) >= 2 { // two runs, or CJK characters together
+	if len(qt.words) >= 2 { // two runs, or CJK characters together
 		x.boostPhrase(sc, strings.Join(content, " "), top, qt.inner(content))
 	}
 	// Both passes read the strongest candidates' neighbours: found once.

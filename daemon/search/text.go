@@ -115,12 +115,11 @@ func foldByTables(s string) string {
 // in any language. A start folds every such fact's text.
 func plainRune(r rune) (lower rune, ok bool) {
 	switch {
-	case 0x4E00 <= r && r <= 0x9FFF, 0x3041 <= r && r <= 0x3096, 0x30A1 <= r && r <= 0x30FA,
-		hangulFirst <= r && r <= hangulLast, 0x430 <= r && r <= 0x44F,
-		0x3001 <= r && r <= 0x3002, 0x3005 <= r && r <= 0x3011, 0x309D <= r && r <= 0x309E, 0x30FB <= r && r <= 0x30FE:
-		return r, true
 	case 0x410 <= r && r <= 0x42F:
 		return r + 0x20, true
+	case plainLetter(r),
+		0x3001 <= r && r <= 0x3002, 0x3005 <= r && r <= 0x3011, 0x309D <= r && r <= 0x309E, 0x30FB <= r && r <= 0x30FE:
+		return r, true
 	case 0xFF01 <= r && r <= 0xFF5E:
 		return rune(lowerASCII(byte(r - 0xFEE0))), true
 	case r == 0x3000, r == 0xA0:
@@ -270,17 +269,19 @@ func analyze(text string) (folded string, ts []string) {
 	return folded, stemAll(ws)
 }
 
-// inWord is !notInWord, told at once for ASCII and the letters of
-// plainRune.
+// plainLetter tells the letters among plainRune's runes: the ideographs,
+// kana, Hangul syllables and Russian's letters.
+func plainLetter(r rune) bool {
+	return 0x4E00 <= r && r <= 0x9FFF || 0x3041 <= r && r <= 0x3096 || 0x30A1 <= r && r <= 0x30FA ||
+		hangulFirst <= r && r <= hangulLast || 0x410 <= r && r <= 0x44F
+}
+
+// inWord is !notInWord, told at once for ASCII and plain letters.
 func inWord(r rune) bool {
-	switch {
-	case r < 0x80:
+	if r < 0x80 {
 		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
-	case 0x4E00 <= r && r <= 0x9FFF, 0x3041 <= r && r <= 0x3096, 0x30A1 <= r && r <= 0x30FA,
-		hangulFirst <= r && r <= hangulLast, 0x410 <= r && r <= 0x44F:
-		return true
 	}
-	return !notInWord(r)
+	return plainLetter(r) || !notInWord(r)
 }
 
 // foldedText is the folded text foldWords returns, alone: the runs of
