@@ -34,30 +34,45 @@ func fold(s string) string {
 	return foldByTables(s)
 }
 
-// foldPlain is fold for a text of ASCII and plainRune's runes alone, which
-// most texts in Chinese, Japanese, Korean and Russian are: Unicode's
-// normal forms change none of those runes but as plainRune says, and join
-// none of them to its neighbour (only marks and jamo join), so the text
-// is folded a rune at a time with no look-up in Unicode's tables. ok is
-// false for any other text.
+// foldPlain is fold for a text of ASCII, plainRune's runes and the runes
+// foldedAlone knows, which most texts are whatever their language:
+// Unicode's normal forms join none of them to its neighbour (only marks
+// and jamo join), so the text is folded a rune at a time with no look-up
+// in Unicode's tables. ok is false for any other text.
 func foldPlain(s string) (folded string, ok bool) {
+	var alone *runesAlone
 	for _, r := range s {
-		if _, ok := plainRune(r); r >= 0x80 && !ok {
-			return "", false
+		switch {
+		case r < 0x80:
+		case r < aloneEnd:
+			if alone == nil {
+				alone = foldedAlone()
+			}
+			if _, ok := alone.lookUp(r); !ok {
+				return "", false
+			}
+		default:
+			if _, ok := plainRune(r); !ok {
+				return "", false
+			}
 		}
 	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if r < 0x80 {
+		switch {
+		case r < 0x80:
 			b.WriteByte(lowerASCII(byte(r)))
-			continue
-		}
-		lower, _ := plainRune(r)
-		if lower < 0x80 {
-			b.WriteByte(lowerASCII(byte(lower)))
-		} else {
-			b.WriteRune(lower)
+		case r < aloneEnd:
+			f, _ := alone.lookUp(r)
+			b.WriteString(f)
+		default:
+			lower, _ := plainRune(r)
+			if lower < 0x80 {
+				b.WriteByte(lowerASCII(byte(lower)))
+			} else {
+				b.WriteRune(lower)
+			}
 		}
 	}
 	return b.String(), true
@@ -105,27 +120,23 @@ func foldByTables(s string) string {
 	return folded
 }
 
-// plainRune returns a rune other than ASCII as fold writes it, where that
+// plainRune returns a rune from aloneEnd on as fold writes it, where that
 // needs none of Unicode's tables (see foldPlain): the ideographs, kana and
 // Hangul syllables most of a text in Chinese, Japanese or Korean is (with
 // kana's long vowel and iteration marks), the ideographic space, stops,
-// brackets and iteration marks, the full-width forms of ASCII
-// (NFKC's ASCII, lowered), Russian's letters (capitals lowered), and the
-// curly quotes, dashes and no-break space texts written by a model hold
-// in any language. A start folds every such fact's text.
+// brackets and iteration marks, and the full-width forms of ASCII
+// (NFKC's ASCII, lowered). A start folds every such fact's text.
 func plainRune(r rune) (lower rune, ok bool) {
 	switch {
-	case 0x410 <= r && r <= 0x42F:
-		return r + 0x20, true
+	case r < aloneEnd:
+		return 0, false
 	case plainLetter(r),
 		0x3001 <= r && r <= 0x3002, 0x3005 <= r && r <= 0x3011, 0x309D <= r && r <= 0x309E, 0x30FB <= r && r <= 0x30FE:
 		return r, true
 	case 0xFF01 <= r && r <= 0xFF5E:
 		return rune(lowerASCII(byte(r - 0xFEE0))), true
-	case r == 0x3000, r == 0xA0:
+	case r == 0x3000:
 		return ' ', true
-	case r == 0x2013, r == 0x2014, r == 0x2018, r == 0x2019, r == 0x201C, r == 0x201D:
-		return r, true
 	}
 	return 0, false
 }
