@@ -22,6 +22,7 @@ const aloneEnd = 0x3000
 // is taken from the tables once, the first time a text needs them.
 type runesAlone struct {
 	folded [aloneEnd - 0x80]string
+	one    [aloneEnd - 0x80]rune // the folded rune, where it is one (most are)
 	known  [(aloneEnd - 0x80 + 63) / 64]uint64
 }
 
@@ -38,10 +39,17 @@ var foldedAlone = sync.OnceValue(func() *runesAlone {
 		}
 		i := r - 0x80
 		t.folded[i] = f
+		if r, size := utf8.DecodeRuneInString(f); size == len(f) && size > 0 {
+			t.one[i] = r
+		}
 		t.known[i/64] |= 1 << (i % 64)
 	}
 	return t
 })
+
+// single returns the rune fold makes of r, below aloneEnd, where that is
+// one rune and the same wherever r stands, or 0.
+func (t *runesAlone) single(r rune) rune { return t.one[r-0x80] }
 
 // lookUp returns what fold makes of r, below aloneEnd, and whether that
 // is the same wherever r stands.

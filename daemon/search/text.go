@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 	"github.com/kljensen/snowball/russian"
@@ -39,7 +40,11 @@ func fold(s string) string {
 // Unicode's normal forms join none of them to its neighbour (only marks
 // and jamo join), so the text is folded a rune at a time with no look-up
 // in Unicode's tables. ok is false for any other text.
-func foldPlain(s string) (folded string, ok bool) {
+func foldPlain(s string) (folded string, ok bool) { return foldPlainTo(s, false) }
+
+// foldPlainTo is foldPlain, writing only the runs of the folded text
+// joined by single spaces if runsOnly (see foldedText).
+func foldPlainTo(s string, runsOnly bool) (string, bool) {
 	var alone *runesAlone
 	for _, r := range s {
 		switch {
@@ -57,25 +62,74 @@ func foldPlain(s string) (folded string, ok bool) {
 			}
 		}
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
+	w := foldWriter{buf: make([]byte, 0, len(s)), runsOnly: runsOnly}
+	for i := 0; i < len(s); {
+		if c := s[i]; c < 0x80 {
+			w.ascii(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		switch {
-		case r < 0x80:
-			b.WriteByte(lowerASCII(byte(r)))
 		case r < aloneEnd:
+			if one := alone.single(r); one != 0 {
+				w.rune(one)
+				continue
+			}
 			f, _ := alone.lookUp(r)
-			b.WriteString(f)
+			for _, r := range f {
+				w.rune(r)
+			}
 		default:
 			lower, _ := plainRune(r)
-			if lower < 0x80 {
-				b.WriteByte(lowerASCII(byte(lower)))
-			} else {
-				b.WriteRune(lower)
-			}
+			w.rune(lower)
 		}
 	}
-	return b.String(), true
+	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf)), true
+}
+
+// foldWriter writes folded runes, lowering ASCII; if runsOnly, only the
+// runs of runes in words, joined by single spaces.
+type foldWriter struct {
+	buf      []byte
+	runsOnly bool
+	gap      bool // a rune outside words since the last one written
+}
+
+func (w *foldWriter) ascii(c byte) {
+	if !w.runsOnly {
+		w.buf = append(w.buf, lowerASCII(c))
+		return
+	}
+	f := asciiFolds[c] // 0 outside words
+	switch {
+	case f == 0:
+		w.gap = len(w.buf) > 0
+	case w.gap:
+		w.buf = append(w.buf, ' ', f)
+		w.gap = false
+	default:
+		w.buf = append(w.buf, f)
+	}
+}
+
+func (w *foldWriter) rune(r rune) {
+	if r < 0x80 {
+		w.ascii(byte(r))
+		return
+	}
+	if w.runsOnly {
+		if !inWord(r) {
+			w.gap = len(w.buf) > 0
+			return
+		}
+		if w.gap {
+			w.buf = append(w.buf, ' ')
+			w.gap = false
+		}
+	}
+	w.buf = utf8.AppendRune(w.buf, r)
 }
 
 // lowerASCII lowers an ASCII letter.
@@ -299,7 +353,10 @@ func inWord(r rune) bool {
 // fold(text) joined by single spaces, written in one pass. A start makes
 // it for every fact not in ASCII whose terms a snapshot holds.
 func foldedText(text string) string {
-	f := fold(text)
+	if folded, ok := foldPlainTo(text, true); ok {
+		return folded
+	}
+	f := foldByTables(text)
 	var b strings.Builder
 	b.Grow(len(f))
 	start := -1 // of the run being read
