@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The index keeps no folded copy of a plain ASCII text and folds it again
@@ -361,6 +363,38 @@ func TestFoldedAlone_SameBesideAnyPlainRune(t *testing.T) {
 			if got, want := of+f, foldByTables(string(o)+string(r)); got != want {
 				t.Fatalf("%U after %U: folded alone %q, together %q", r, o, got, want)
 			}
+		}
+	}
+}
+
+// No rune folded a rune at a time starts with anything Unicode's normal
+// forms join to the rune before it: the first rune of its compatibility
+// decomposition is a starter that is the second half of no composition
+// (a Hangul vowel or final jamo among them). This is what norm's
+// BoundaryBefore, on which foldedAlone rests, promises; a new version of
+// Unicode's tables must keep it.
+func TestPlainRunes_JoinNothingOnTheirLeft(t *testing.T) {
+	seconds := map[rune]bool{}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if d := []rune(norm.NFD.String(string(r))); len(d) == 2 && norm.NFC.String(string(d)) == string(r) {
+			seconds[d[1]] = true // r is a primary composite
+		}
+	}
+	for r := rune(0x1161); r <= 0x11C2; r++ {
+		seconds[r] = true // a syllable's vowel or final consonant
+	}
+	alone := foldedAlone()
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		_, plain := plainRune(r)
+		if r < aloneEnd {
+			_, plain = alone.lookUp(r)
+		}
+		if !plain {
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(norm.NFKD.String(string(r)))
+		if p := norm.NFD.PropertiesString(string(first)); p.CCC() != 0 || seconds[first] {
+			t.Errorf("%U is folded alone, but its first rune %U (class %d) joins the rune before it", r, first, p.CCC())
 		}
 	}
 }
