@@ -291,3 +291,46 @@ func texts(hits []Hit) []string {
 	}
 	return out
 }
+
+// A long query (an agent passing a person's whole message) has the
+// relatives of its rarest terms scored, not of all: the commonest words'
+// relatives cost the most postings and move little. Here each of ten
+// words is held by one more fact than the one before, and a fact holds a
+// synonym of each: the synonyms of the two commonest find nothing.
+func TestScoreRelated_ALongQueryRelatesItsRarestTerms(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	words := strings.Fields("car purchase begin assist house quick large speak error doctor")
+	synonyms := map[string]string{"car": "automobile", "error": "mistake", "doctor": "physician"}
+	shard := memd.ProjectShard("fleet")
+	var docs []Doc
+	add := func(text string) {
+		docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: memd.DateOf(now), Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: 60 * len(docs)})
+	}
+	for k, w := range words {
+		for n := range k + 1 {
+			add(fmt.Sprintf("%s noted in report %d-%d", w, k, n))
+		}
+	}
+	for _, w := range []string{"car", "error", "doctor"} {
+		add("The " + synonyms[w] + " came up at the standup")
+	}
+	x := New()
+	x.PutAll(docs)
+	related := func(q string) map[string]bool {
+		got := map[string]bool{}
+		for _, h := range x.Search(Query{Text: q, Shards: []memd.ShardID{shard}, K: 100, Now: now, Explain: true}).Hits {
+			for _, ts := range h.Explain.Terms {
+				if strings.HasPrefix(ts.Term, "~") {
+					got[ts.Term] = true
+				}
+			}
+		}
+		return got
+	}
+	if got := related(strings.Join(words, " ")); !got["~car"] || got["~error"] || got["~doctor"] {
+		t.Errorf("ten words: relatives scored %v, want ~car, not ~error or ~doctor", got)
+	}
+	if got := related("error doctor"); !got["~error"] || !got["~doctor"] {
+		t.Errorf("two words: relatives scored %v, want ~error and ~doctor", got)
+	}
+}
