@@ -129,23 +129,22 @@ func (q *queryTerms) eachAbove(t string, fn func(i int32, tf float64)) {
 func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 	relatives = make([][]relative, len(q.scored))
 	q.relatives = relatives
-	done := map[string]bool{}
 	limit := max(minRelatedBound, int(maxRelatedShare*float64(q.st.live)))
-	related := q.relatedTerms()
-	for n, t := range q.scored {
-		e := thesaurus.Lookup(t)
-		if e == nil || !related[n] {
+	worth := func(r string) bool {
+		// Each part's postings are looked up once, for both counts.
+		lists := q.lists(r)
+		return held(lists) <= limit && q.freqIn(r, lists) > 0
+	}
+	done := map[string]bool{}
+	for n, e := range q.relatedEntries(worth) {
+		if e == nil {
 			continue
 		}
+		t := q.scored[n]
 		most := 0.0
 		for kind, list := range e.ByKind() {
 			for _, r := range list {
-				if q.seen[r] || done[r] {
-					continue
-				}
-				// Each part's postings are looked up once, for both counts.
-				lists := q.lists(r)
-				if held(lists) > limit || q.freqIn(r, lists) == 0 {
+				if q.seen[r] || done[r] || !worth(r) {
 					continue
 				}
 				done[r] = true
@@ -160,33 +159,47 @@ func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 }
 
 // maxRelatedTerms is how many of a query's terms have their relatives
-// scored: the rarest, which weigh the most. A query as long as a person's
-// whole message (an agent passing it on) holds twenty terms or more, and
-// the relatives of its common ones read the most postings and move the
-// least: over a million facts they were two thirds of such a recall. On
-// the judged sets' tuning parts, eight leaves every figure as scoring
-// all; five or three moved some by up to 0.009, either way.
+// scored: of those with a relative worth scoring, the rarest, whose
+// relatives weigh the most (a relative counts for a share of the lesser
+// IDF of the two). A query as long as a person's whole message (an agent
+// passing it on) holds twenty such terms or more, and scoring every one's
+// relatives was two thirds of such a recall over a million facts, as the
+// bound on what they add grew until it pruned nothing. On the judged
+// sets' tuning parts, eight leaves every figure as scoring all; five or
+// three moved some by up to 0.009, either way.
 const maxRelatedTerms = 8
 
-// relatedTerms tells, by place in scored, the terms whose relatives are
-// scored.
-func (q *queryTerms) relatedTerms() []bool {
-	related := make([]bool, len(q.scored))
-	if len(q.scored) <= maxRelatedTerms {
-		for n := range related {
-			related[n] = true
+// relatedEntries returns, by place in scored, the thesaurus entries of
+// the terms whose relatives are scored (nil for the others): of the terms
+// with a relative worth scoring, the maxRelatedTerms rarest.
+func (q *queryTerms) relatedEntries(worth func(string) bool) []*thesaurus.Entry {
+	entries := make([]*thesaurus.Entry, len(q.scored))
+	var with []int // the places of the terms with relatives worth scoring
+	for n, t := range q.scored {
+		if entries[n] = thesaurus.Lookup(t); entries[n] != nil {
+			with = append(with, n)
 		}
-		return related
 	}
-	order := make([]int, len(q.scored))
-	for n := range order {
-		order[n] = n
+	if len(with) <= maxRelatedTerms {
+		return entries
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(q.idf(q.scored[b]), q.idf(q.scored[a])) })
-	for _, n := range order[:maxRelatedTerms] {
-		related[n] = true
+	with = slices.DeleteFunc(with, func(n int) bool {
+		for _, list := range entries[n].ByKind() {
+			if slices.ContainsFunc(list, func(r string) bool { return !q.seen[r] && worth(r) }) {
+				return false
+			}
+		}
+		entries[n] = nil
+		return true
+	})
+	if len(with) <= maxRelatedTerms {
+		return entries
 	}
-	return related
+	slices.SortStableFunc(with, func(a, b int) int { return cmp.Compare(q.freq(q.scored[a]), q.freq(q.scored[b])) })
+	for _, n := range with[maxRelatedTerms:] {
+		entries[n] = nil
+	}
+	return entries
 }
 
 // markAbove marks the candidates at floor or above: only they gain from

@@ -52,7 +52,8 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 				}
 			}
 		},
-		queries: queries("car rental", "rental car Lisbon", "automobile", "car"),
+		queries: queries("car rental", "rental car Lisbon", "automobile", "car",
+			"booked the car rental in Lisbon, paid for the train to Porto, parked and sold the automobile in Oslo"),
 	}, {
 		// The line after the best hit, of the same day and file, says
 		// "automobile": it borrows context by the lead the hit has over
@@ -294,24 +295,27 @@ func texts(hits []Hit) []string {
 
 // A long query (an agent passing a person's whole message) has the
 // relatives of its rarest terms scored, not of all: the commonest words'
-// relatives cost the most postings and move little. Here each of ten
-// words is held by one more fact than the one before, and a fact holds a
-// synonym of each: the synonyms of the two commonest find nothing.
+// relatives weigh the least. Here each of ten words is held by one fact
+// fewer than the one before, and a fact holds a synonym of each: the
+// synonyms of the two commonest find nothing, the rarest's do. Words the
+// store does not hold, with no relative it holds, take no place among
+// the rarest.
 func TestScoreRelated_ALongQueryRelatesItsRarestTerms(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	words := strings.Fields("car purchase begin assist house quick large speak error doctor")
-	synonyms := map[string]string{"car": "automobile", "error": "mistake", "doctor": "physician"}
+	words := strings.Fields("doctor error speak large quick house assist begin purchase car")
+	synonyms := map[string]string{"doctor": "physician", "error": "mistake", "speak": "oral", "large": "ample", "quick": "adroit",
+		"house": "firm", "assist": "aid", "begin": "commence", "purchase": "buy", "car": "automobile"}
 	shard := memd.ProjectShard("fleet")
 	var docs []Doc
 	add := func(text string) {
 		docs = append(docs, Doc{Fact: memd.Fact{ID: memd.FactID(text), Shard: shard, Date: memd.DateOf(now), Tier: memd.TierLog, Text: text, File: "log/2026-11.md"}, Offset: 60 * len(docs)})
 	}
 	for k, w := range words {
-		for n := range k + 1 {
+		for n := range len(words) - k {
 			add(fmt.Sprintf("%s noted in report %d-%d", w, k, n))
 		}
 	}
-	for _, w := range []string{"car", "error", "doctor"} {
+	for _, w := range words {
 		add("The " + synonyms[w] + " came up at the standup")
 	}
 	x := New()
@@ -327,10 +331,13 @@ func TestScoreRelated_ALongQueryRelatesItsRarestTerms(t *testing.T) {
 		}
 		return got
 	}
-	if got := related(strings.Join(words, " ")); !got["~car"] || got["~error"] || got["~doctor"] {
-		t.Errorf("ten words: relatives scored %v, want ~car, not ~error or ~doctor", got)
+	unheld := "banana guitar umbrella violin penguin volcano tulip walrus"
+	for _, q := range []string{strings.Join(words, " "), unheld + " " + strings.Join(words, " ")} {
+		if got := related(q); !got["~car"] || got["~error"] || got["~doctor"] {
+			t.Errorf("%q: relatives scored %v, want ~car, not ~error or ~doctor", q, got)
+		}
 	}
-	if got := related("error doctor"); !got["~error"] || !got["~doctor"] {
-		t.Errorf("two words: relatives scored %v, want ~error and ~doctor", got)
+	if got := related("error doctor " + unheld); !got["~error"] || !got["~doctor"] {
+		t.Errorf("two words held: relatives scored %v, want ~error and ~doctor", got)
 	}
 }

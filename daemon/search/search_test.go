@@ -413,7 +413,7 @@ func BenchmarkSearch_CostlyQueries(b *testing.B) {
 }
 
 // BenchmarkSearch_AWholeMessage times a recall whose query is a person's
-// whole message, as an agent passes it on (30–60 words), over 200,000
+// whole message, as an agent passes it on (30–52 words), over 200,000
 // facts of one shard: most of its words are held by thousands of facts,
 // and many have relatives in the thesaurus.
 //
