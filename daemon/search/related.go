@@ -162,11 +162,12 @@ func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 // scored: of those with a relative worth scoring, the rarest, whose
 // relatives weigh the most (a relative counts for a share of the lesser
 // IDF of the two). A query as long as a person's whole message (an agent
-// passing it on) holds twenty such terms or more, and scoring every one's
-// relatives was two thirds of such a recall over a million facts, as the
-// bound on what they add grew until it pruned nothing. On the judged
-// sets' tuning parts, eight leaves every figure as scoring all; five or
-// three moved some by up to 0.009, either way.
+// passing it on) holds many such terms, and the bound on what all their
+// relatives add grew until it pruned nothing: over a million facts they
+// were two thirds of such a recall. Eight leaves every figure of the
+// judged sets, held-out parts included, as scoring all; five or three
+// (tried as the rarest of all terms) moved some by up to 0.009, either
+// way.
 const maxRelatedTerms = 8
 
 // relatedEntries returns, by place in scored, the thesaurus entries of
