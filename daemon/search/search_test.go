@@ -412,36 +412,6 @@ func BenchmarkSearch_CostlyQueries(b *testing.B) {
 	}
 }
 
-// BenchmarkSearch_AWholeMessage times a recall whose query is a person's
-// whole message, as an agent passes it on (30–52 words), over 200,000
-// facts of one shard: most of its words are held by thousands of facts,
-// and many have relatives in the thesaurus.
-//
-//	go test -run X -bench AWholeMessage ./daemon/search
-func BenchmarkSearch_AWholeMessage(b *testing.B) {
-	people := strings.Fields("Alice Farid Marta Priya Omar Lena Yara Tom")
-	verbs := strings.Fields("approved booked rejected migrated reviewed hired rotated patched cancelled moved")
-	things := []string{"the Q3 budget", "the vendor contract", "the rooftop venue", "the billing service", "the staging database",
-		"the AWS keys", "the release checklist", "the onboarding guide", "the flight", "the design review", "the travel policy", "the payroll run"}
-	places := strings.Fields("Lisbon Berlin Tokyo London Porto Oslo")
-	var docs []search.Doc
-	for i := range 200000 {
-		text := fmt.Sprintf("%s %s %s in %s, ref %d", people[i%len(people)], verbs[i/7%len(verbs)], things[i/3%len(things)], places[i/11%len(places)], i)
-		docs = append(docs, doc(alice, "2026-10-01", text, i*80))
-	}
-	x := index(docs...)
-	messages := []string{
-		"Hey, can you remind me what Marta decided about the Q3 budget for the Lisbon offsite? I think she talked with Priya in Tokyo about the vendor contract and the rooftop venue.",
-		"I also need to know whether the billing service migration to Postgres was approved before the design review, and who rotated the AWS keys on the staging database last month.",
-		"Please summarise everything we know about Lena, the rooftop venue in Lisbon, the vendor contract renewal, the Q3 budget approval, the travel policy, the expense reports and the payroll run, because I have a meeting with finance in ten minutes and I want to make sure I do not forget anything important.",
-	}
-	for b.Loop() {
-		for _, m := range messages {
-			x.Search(search.Query{Text: m, Shards: []memd.ShardID{alice}, K: 20, Now: now})
-		}
-	}
-}
-
 // BenchmarkSearch_TiedOldestFirst times a word that 100,000 facts of one
 // length hold, so that all tie on score and are told apart by day: once
 // with the facts put in oldest first, once newest first, and once all of

@@ -249,6 +249,17 @@ var Queries = []string{
 	"kube", "Lisbn",
 }
 
+// Messages are queries as agents often send them: a person's whole
+// message passed on (30–63 words), most of its words held by many facts
+// and related by the thesaurus to many more.
+var Messages = []string{
+	"Hey, can you remind me what Marta decided about the Q3 budget for the Lisbon offsite? I think she talked with Priya in Tokyo about the vendor contract and the rooftop venue.",
+	"I also need to know whether the billing service migration to Postgres was approved before the design review, and who rotated the AWS keys on the staging database last month.",
+	"Before I write the release checklist for next week, tell me which certificates were patched, whether the onboarding guide was updated, and if anyone booked the flight to Lisbon for Alice and Omar.",
+	"Quick question from the team standup this morning: who hired engineers in Berlin, what happened with the SQL Server cluster, and did Farid ever finish the dashboard redesign for the pricing page?",
+	"Please summarise everything we know about Lena, the rooftop venue in Lisbon, the vendor contract renewal, the Q3 budget approval, the travel policy, the expense reports and the payroll run, because I have a meeting with finance in ten minutes and I want to make sure I do not forget anything important that was decided by the team over the last few weeks.",
+}
+
 func caller() context.Context {
 	return memd.NewContext(context.Background(), memd.Caller{Agent: "bench", ChatKind: memd.ChatGroup})
 }

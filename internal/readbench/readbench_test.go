@@ -98,7 +98,8 @@ func ownRSS(b *testing.B) int64 {
 // process, over one shard of 1,000,000 facts (the benchmark's memory, 16
 // months of it, a file a day), for each of Queries in turn at recall's default k: the
 // shard a team's busiest project reaches in a year. It reports the p50
-// and p99 over the queries, with and without the thesaurus's relatives.
+// and p99 over the queries, with and without the thesaurus's relatives,
+// and over Messages (a person's whole message as the query).
 // Slow to set up (about 20 s); run it alone:
 //
 //	go test -run X -bench OneShardOfAMillion -benchtime 400x ./internal/readbench
@@ -116,17 +117,17 @@ func BenchmarkSearch_OneShardOfAMillion(b *testing.B) {
 	// start).
 	x.SetHead(shard, "bench")
 	x.WaitWords()
-	for _, literal := range []bool{false, true} {
-		name := "with-relatives"
-		if literal {
-			name = "literal"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		queries []string
+		literal bool
+	}{{"with-relatives", readbench.Queries, false}, {"literal", readbench.Queries, true}, {"messages", readbench.Messages, false}} {
+		b.Run(c.name, func(b *testing.B) {
 			took := make([]time.Duration, 0, b.N)
 			for i := 0; i < b.N; i++ {
-				q := readbench.Queries[i%len(readbench.Queries)]
+				q := c.queries[i%len(c.queries)]
 				start := time.Now()
-				x.Search(search.Query{Text: q, Shards: []memd.ShardID{shard}, K: 20, Now: now, Literal: literal})
+				x.Search(search.Query{Text: q, Shards: []memd.ShardID{shard}, K: 20, Now: now, Literal: c.literal})
 				took = append(took, time.Since(start))
 			}
 			report(b, took)
