@@ -43,25 +43,10 @@ func fold(s string) string {
 func foldPlain(s string) (folded string, ok bool) { return foldPlainTo(s, false) }
 
 // foldPlainTo is foldPlain, writing only the runs of the folded text
-// joined by single spaces if runsOnly (see foldedText).
+// joined by single spaces if runsOnly (see foldedText). It gives up at the
+// first rune it does not know.
 func foldPlainTo(s string, runsOnly bool) (string, bool) {
 	var alone *runesAlone
-	for _, r := range s {
-		switch {
-		case r < 0x80:
-		case r < aloneEnd:
-			if alone == nil {
-				alone = foldedAlone()
-			}
-			if _, ok := alone.lookUp(r); !ok {
-				return "", false
-			}
-		default:
-			if _, ok := plainRune(r); !ok {
-				return "", false
-			}
-		}
-	}
 	w := foldWriter{buf: make([]byte, 0, len(s)), runsOnly: runsOnly}
 	for i := 0; i < len(s); {
 		if c := s[i]; c < 0x80 {
@@ -71,22 +56,30 @@ func foldPlainTo(s string, runsOnly bool) (string, bool) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		switch {
-		case r < aloneEnd:
-			if one := alone.single(r); one != 0 {
-				w.rune(one)
-				continue
+		if r >= aloneEnd {
+			lower, ok := plainRune(r)
+			if !ok {
+				return "", false
 			}
-			f, _ := alone.lookUp(r)
-			for _, r := range f {
-				w.rune(r)
-			}
-		default:
-			lower, _ := plainRune(r)
 			w.rune(lower)
+			continue
+		}
+		if alone == nil {
+			alone = foldedAlone()
+		}
+		if one := alone.single(r); one != 0 {
+			w.rune(one)
+			continue
+		}
+		f, ok := alone.lookUp(r)
+		if !ok {
+			return "", false
+		}
+		for _, r := range f {
+			w.rune(r)
 		}
 	}
-	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf)), true
+	return w.text(), true
 }
 
 // foldWriter writes folded runes, lowering ASCII; if runsOnly, only the
@@ -96,6 +89,9 @@ type foldWriter struct {
 	runsOnly bool
 	gap      bool // a rune outside words since the last one written
 }
+
+// text returns what was written. The writer is not used again.
+func (w *foldWriter) text() string { return unsafe.String(unsafe.SliceData(w.buf), len(w.buf)) }
 
 func (w *foldWriter) ascii(c byte) {
 	if !w.runsOnly {
@@ -357,28 +353,11 @@ func foldedText(text string) string {
 		return folded
 	}
 	f := foldByTables(text)
-	var b strings.Builder
-	b.Grow(len(f))
-	start := -1 // of the run being read
-	for i, r := range f {
-		switch in := inWord(r); {
-		case in && start < 0:
-			start = i
-		case !in && start >= 0:
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(f[start:i])
-			start = -1
-		}
+	w := foldWriter{buf: make([]byte, 0, len(f)), runsOnly: true}
+	for _, r := range f {
+		w.rune(r)
 	}
-	if start >= 0 {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(f[start:])
-	}
-	return b.String()
+	return w.text()
 }
 
 // foldWords returns a text's folded words, and its folded text: its runs
