@@ -95,6 +95,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzExactKeys$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/httpapi/
 	go test -run '^$$' -fuzz '^FuzzFactID_ASCIIAsTheGeneralForm$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
 	go test -run '^$$' -fuzz '^FuzzParseDate$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
+	go test -run '^$$' -fuzz '^FuzzCheckJSONText$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) .
 	go test -run '^$$' -fuzz '^FuzzSnapshot$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/index/
 	go test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/index/
 	go test -run '^$$' -fuzz '^FuzzFoldASCII$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./daemon/search/

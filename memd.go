@@ -44,10 +44,14 @@ type ChatKindFrom struct {
 
 // AgreedChatKind returns the chat kind several declarations of one call
 // agree on (the connection's, the query's, the source's): one that is empty
-// says nothing, and two that differ are an EINVALID error naming both.
+// says nothing, and one that names no kind, or two that differ, are an
+// EINVALID error naming where they were made.
 func AgreedChatKind(declared ...ChatKindFrom) (ChatKind, error) {
 	var agreed ChatKindFrom
 	for _, d := range declared {
+		if _, err := ParseChatKind(string(d.Kind)); err != nil {
+			return "", Errorf(EINVALID, "%s in %s", ErrorMessage(err), d.Where)
+		}
 		switch {
 		case d.Kind == "":
 		case agreed.Kind == "":
@@ -115,6 +119,9 @@ const (
 
 // ops are the Memory-Op values memd writes.
 var ops = []string{OpRemember, OpForget, OpEdit, OpNoteEdit, OpRevert, OpImport, OpMerge, OpReject}
+
+// Ops lists the Memory-Op values memd writes.
+func Ops() []string { return slices.Clone(ops) }
 
 // CheckOp refuses a Memory-Op filter no commit memd writes could match.
 func CheckOp(v string) error { return checkFilter("op", v, ops) }

@@ -88,6 +88,14 @@ func TestBadInput(t *testing.T) {
 		{"an array for a body", "POST", "/v1/shards/agent/alice/facts", `[{"text": "x"}]`, "", memd.EINVALID},
 		{"a byte-order mark", "POST", "/v1/shards/agent/alice/facts", "\uFEFF{\"text\": \"x\"}", "", memd.EINVALID},
 		{"invalid UTF-8", "POST", "/v1/shards/agent/alice/facts", "{\"text\": \"caf\xe9\"}", "", memd.EINVALID},
+		// encoding/json reads both as U+FFFD: the fact would be kept with other text than sent.
+		{"a lone surrogate escape", "POST", "/v1/shards/agent/alice/facts", `{"text": "lone \ud800 half"}`, "", memd.EINVALID},
+		{"a low surrogate escape first", "POST", "/v1/shards/agent/alice/facts", `{"text": "\udc00\ud800"}`, "", memd.EINVALID},
+		{"a query not valid UTF-8", "GET", "/v1/recall?q=%ff%fe", "", "alice", memd.EINVALID},
+		{"a parameter given twice", "POST", "/v1/shards/user/pat/facts?chat_kind=direct&chat_kind=group", `{"text": "x"}`, "alice", memd.EINVALID},
+		{"an unknown chat kind in the source", "POST", "/v1/shards/user/pat/facts", `{"text": "x", "source": {"chat_kind": "bogus"}}`, "alice", memd.EINVALID},
+		{"a body cut short", "POST", "/v1/shards/agent/alice/facts", `{"text": "a"`, "", memd.EINVALID},
+		{"an empty body", "POST", "/v1/shards/agent/alice/facts", ``, "", memd.EINVALID},
 		{"February 30th", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "2026-02-30"}`, "", memd.EINVALID},
 		{"date in another format", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "date": "30/11/2026"}`, "", memd.EINVALID},
 		{"unknown tier", "POST", "/v1/shards/agent/alice/facts", `{"text": "x", "tier": "secret"}`, "", memd.EINVALID},
@@ -133,6 +141,7 @@ func TestBadInput(t *testing.T) {
 		{"revert a commit that is not hex", "POST", "/v1/revert", `{"shard": "agent/alice", "commit": "HEAD~1"}`, "", memd.EINVALID},
 		{"revert an unknown message", "POST", "/v1/revert", `{"message": "never-sent"}`, "", memd.ENOTFOUND},
 		{"revert another agent's commit", "POST", "/v1/revert", `{"shard": "agent/bob", "commit": "abc"}`, "alice", memd.EFORBIDDEN},
+		{"revert confirming what is not a commit", "POST", "/v1/revert", `{"message": "never-sent", "confirmed": ["zzz"]}`, "", memd.EINVALID},
 		// Agents.
 		{"agent named with a path", "POST", "/v1/agents", `{"name": "../x"}`, "", memd.EINVALID},
 		{"agent named in capitals", "POST", "/v1/agents", `{"name": "Alice"}`, "", memd.EINVALID},
@@ -182,6 +191,8 @@ func TestBadInput(t *testing.T) {
 		{"feed since another shard's commit", "GET", "/v1/feed?since=agent/alice:0123456789abcdef0123456789abcdef01234567", "", "alice", memd.ENOTFOUND},
 		{"feed since without a shard", "GET", "/v1/feed?since=abc", "", "alice", memd.EINVALID},
 		{"unknown endpoint", "GET", "/v1/secrets", "", "", memd.ENOTFOUND},
+		{"a method the endpoint does not take", "PUT", "/v1/shards/agent/alice/facts", `{"text": "x"}`, "", "method_not_allowed"},
+		{"recall by POST", "POST", "/v1/recall?q=x", `{}`, "alice", "method_not_allowed"},
 		// A typo in a name makes no new shard.
 		{"remember in the shard of no agent", "POST", "/v1/shards/agent/alcie/facts", `{"text": "x"}`, "", memd.ENOTFOUND},
 		{"a note in the shard of no agent", "POST", "/v1/shards/agent/alcie/notes", `{"path": "a.md", "text": "x"}`, "", memd.ENOTFOUND},

@@ -165,6 +165,11 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 // revert other commits than those the caller confirmed: a commit citing
 // the messages made since the preview would be undone unseen.
 func stillAsConfirmed(r provenance.Reverter, shards []*gitstore.Shard, msgs []string, chat string, confirmed []string) error {
+	for _, c := range confirmed {
+		if len(c) != 40 || strings.Trim(c, "0123456789abcdef") != "" {
+			return memd.Errorf(memd.EINVALID, "confirmed: %q is not a commit as a dry run names it (40 hex digits, lower case)", memd.Shorten(c, 50))
+		}
+	}
 	r.DryRun = true
 	now, err := r.RevertMessages(shards, msgs, chat)
 	if err != nil {

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -169,5 +170,49 @@ func TestMCP_ChatKinds(t *testing.T) {
 			}
 			t.Logf("%s %s %.120s: isError=%v %.200q", q, c.tool, args, res.IsError, callText(res))
 		}
+	}
+}
+
+// A remember over MCP whose JSON would be read as other text than sent
+// (a byte that is not UTF-8, half a surrogate pair) is refused before
+// the tool runs, and nothing is kept; the same call with the text whole
+// is made.
+func TestMCP_TextSentAsMeant(t *testing.T) {
+	e := start(t)
+	a, err := e.admin.AddAgent(context.Background(), "alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(text string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"text":"` + text + `"}}}`
+		req, err := http.NewRequest(http.MethodPost, e.d.URL()+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+a.Token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, text := range []string{"bad \xff byte", `lone \ud800 half`} {
+		if status, body := call(text); status != http.StatusBadRequest || !strings.Contains(body, "UTF") {
+			t.Errorf("remember %q: %d %s, want 400 naming UTF-8 or UTF-16", text, status, body)
+		}
+	}
+	if status, body := call(`whole \ud83d\ude00 pair`); status != http.StatusOK || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("remember with the pair whole: %d %s", status, body)
+	}
+	list, err := e.admin.Facts(context.Background(), memd.FactsQuery{Shard: memd.AgentShard("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Facts) != 1 || list.Facts[0].Text != "whole \U0001F600 pair" {
+		t.Errorf("facts kept: %+v, want the whole pair's alone", list.Facts)
 	}
 }

@@ -117,8 +117,31 @@ func (s *Server) routes() {
 		writeJSON(w, code, map[string]any{"status": status, "waiting": waiting})
 	})
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		if allowed := s.methodsFor(r); len(allowed) > 0 {
+			var body ErrorBody
+			body.Error.Code = "method_not_allowed"
+			body.Error.Message = fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allowed, ", "), r.Method)
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, body)
+			return
+		}
 		writeError(w, memd.Errorf(memd.ENOTFOUND, "no API endpoint %s %s", r.Method, r.URL.Path))
 	})
+}
+
+// methodsFor lists the methods an endpoint at r's path takes, none when
+// there is no endpoint there: the mux's catch-all for /v1/ takes every
+// path any method of an endpoint does not, where the mux alone would
+// have answered 405.
+func (s *Server) methodsFor(r *http.Request) []string {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	return allowed
 }
 
 // handle registers an authenticated JSON endpoint.
@@ -314,10 +337,39 @@ func (s *Server) authenticate(r *http.Request) (memd.Caller, error) {
 	if err != nil {
 		return c, err
 	}
-	if c.ChatKind, err = memd.ParseChatKind(r.URL.Query().Get("chat_kind")); err != nil {
+	query := r.URL.Query()
+	if err := checkQuery(query); err != nil {
+		return c, err
+	}
+	if c.ChatKind, err = memd.ParseChatKind(query.Get("chat_kind")); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// repeatable are the query parameters that may be given more than once:
+// a list each. Any other given twice is refused rather than one of the two
+// taken.
+var repeatable = map[string]bool{"message": true, "projects": true, "shards": true, "since": true}
+
+// checkQuery refuses a query whose names or values are not valid UTF-8
+// (decoded, they would stand for other text than was sent) or that gives
+// a parameter twice that is not a list.
+func checkQuery(query url.Values) error {
+	for key, vs := range query {
+		if !utf8.ValidString(key) {
+			return memd.Errorf(memd.EINVALID, "a query parameter's name is not valid UTF-8")
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return memd.Errorf(memd.EINVALID, "query parameter %s is not valid UTF-8", key)
+			}
+		}
+		if len(vs) > 1 && !repeatable[key] {
+			return memd.Errorf(memd.EINVALID, "query parameter %s is given %d times; give it once", key, len(vs))
+		}
+	}
+	return nil
 }
 
 // identify returns who a request's token or session names, in no chat.
@@ -416,11 +468,14 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil {
 		return memd.Errorf(memd.EINVALID, "read request body: %v", err)
 	}
-	if !utf8.Valid(body) {
-		return memd.Errorf(memd.EINVALID, "request body is not valid UTF-8")
+	if err := memd.CheckJSONText(body); err != nil {
+		return memd.Errorf(memd.EINVALID, "request body: %s", memd.ErrorMessage(err))
 	}
 	if bytes.HasPrefix(body, []byte("\uFEFF")) {
 		return memd.Errorf(memd.EINVALID, "request body begins with a byte-order mark; send the JSON without it")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return memd.Errorf(memd.EINVALID, "request body is empty; expected a JSON object")
 	}
 	if err := exactKeys(body, reflect.TypeOf(v)); err != nil {
 		return memd.Errorf(memd.EINVALID, "request body: %s", jsonError(err))
@@ -447,8 +502,8 @@ func jsonError(err error) string {
 		return fmt.Sprintf("expected a JSON object, got a JSON %s", typeErr.Value)
 	case errors.As(err, &typeErr):
 		return fmt.Sprintf("field %q has the wrong type (got a JSON %s)", typeErr.Field, typeErr.Value)
-	case errors.Is(err, io.EOF):
-		return "empty body; expected a JSON object"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends before its value does; expected a whole JSON object"
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
