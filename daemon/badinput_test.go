@@ -327,6 +327,9 @@ func mcpBadInput(t *testing.T, e *env, token string) int {
 		{"delete_note", map[string]any{"path": "plan.md", "expectedRevision": strings.Repeat("0", 64)}, "revision_mismatch: "},
 		{"delete_note", map[string]any{"path": "plan.md", "expected_revision": strings.Repeat("0", 64)}, "revision_mismatch: "},
 		{"delete_note", map[string]any{"path": "plan.md", "expectedRevision": strings.Repeat("0", 64), "expected_revision": strings.Repeat("1", 64)}, "invalid: "},
+		// Folded, "#\u00a0Plan" is the heading; exact, it is nowhere.
+		{"edit_note", map[string]any{"path": "plan.md", "edits": []map[string]any{{"op": "replace", "find": "#\u00a0Plan", "replace": "# Goal", "exact": true}}}, "anchor_not_found: edit 1 (replace)"},
+		{"edit_fact", map[string]any{"id": memd.FactID("Lives in Lisbon"), "text": "Lives in Porto", "source_messages": []string{"m9"}, "source_excerpt": strings.Repeat("e", 2001)}, "invalid: "},
 	}
 	for _, c := range cases {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})

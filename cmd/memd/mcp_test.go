@@ -352,6 +352,58 @@ func TestMCP_StdioWithAnUnknownToken(t *testing.T) {
 	}
 }
 
+// A line memd mcp cannot read (not JSON, or JSON that is no JSON-RPC
+// message) is answered with an error, and the requests before and after
+// it are answered and made: it does not end the session.
+func TestMCP_StdioGoesOnPastALineItCannotRead(t *testing.T) {
+	s := serve(t)
+	token := agentToken(t, s, "piper")
+	requests := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"text":"Before the garbage"}}}`,
+		`garbage{{`,
+		`{"foo":1}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remember","arguments":{"text":"After the garbage"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(memdBin, "mcp")
+	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN="+token, "MEMD_ADDR="+s.url)
+	cmd.Stdin = strings.NewReader(requests)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("memd mcp: %v; answered:\n%s", err, out)
+	}
+	answers := map[string]string{} // by ID, "error" or "result"
+	refused := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID    json.RawMessage     `json:"id"`
+			Error *struct{ Code int } `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("answer %q: %v", line, err)
+		}
+		switch {
+		case string(m.ID) == "null" && m.Error != nil && (m.Error.Code == -32700 || m.Error.Code == -32600):
+			refused++
+		case m.Error != nil:
+			answers[string(m.ID)] = "error"
+		default:
+			answers[string(m.ID)] = "result"
+		}
+	}
+	if refused != 2 || answers["1"] != "result" || answers["2"] != "result" || answers["3"] != "result" {
+		t.Errorf("answered %v and refused %d lines, want 1, 2 and 3 answered and 2 lines refused:\n%s", answers, refused, out)
+	}
+	facts := s.must("facts", "--shard", "agent/piper")
+	for _, text := range []string{"Before the garbage", "After the garbage"} {
+		if !strings.Contains(facts, text) {
+			t.Errorf("%q was not remembered: %s", text, facts)
+		}
+	}
+}
+
 // A client that writes its requests and closes memd mcp's input, as a
 // script piping them in does, gets every answer (in any order), and its
 // remember is made.

@@ -8,6 +8,10 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/memd/memd"
 )
 
 // answeredFirst is memd mcp's standard input and output for the MCP
@@ -16,7 +20,10 @@ import (
 // answer, or memd mcp is stopped. The server cancels what is in flight
 // when its input ends, so a client that writes its requests and closes
 // its input (a script piping them in) would get no answers, and a
-// remember could be cut off halfway. Messages are read one a line.
+// remember could be cut off halfway. Messages are read one a line; a line
+// the server could not read is answered here with a JSON-RPC error and not
+// passed on, since the server ends the session at the first it cannot
+// decode, dropping the requests it was still answering.
 type answeredFirst struct {
 	ctx   context.Context
 	in    io.Reader
@@ -30,6 +37,12 @@ type answeredFirst struct {
 	partIn     []byte          // a line read in part
 	partOut    []byte          // a line written in part
 	ended      bool            // the input ended: the next Read says so
+	read       []byte          // room for reading the input
+	ready      []byte          // whole lines the server may read, not yet read
+	refusals   [][]byte        // errors for lines the server could not read, not yet written
+	version    string          // the protocol version the server answered initialize with
+
+	writing sync.Mutex // one line written at a time, the server's or a refusal
 }
 
 // drainLimit is how long the end of the input waits for an answer before
@@ -43,35 +56,68 @@ func newAnsweredFirst(ctx context.Context, in io.Reader, out io.Writer) *answere
 	return a
 }
 
-// Read passes the input on, noting the requests in it; at its end, it
-// waits for their answers first.
+// Read passes the input on a line at a time, noting the requests in it;
+// at its end, it waits for their answers first.
 func (a *answeredFirst) Read(p []byte) (int, error) {
-	if a.ended {
-		a.drain()
-		return 0, io.EOF
+	for len(a.ready) == 0 {
+		if a.ended {
+			a.drain()
+			return 0, io.EOF
+		}
+		if a.read == nil {
+			a.read = make([]byte, 64<<10)
+		}
+		n, err := a.in.Read(a.read)
+		a.mu.Lock()
+		a.partIn = eachLine(append(a.partIn, a.read[:n]...), a.take)
+		if err == io.EOF {
+			// A last line without its line end is a message too, and
+			// what came with the end reaches the server first.
+			a.partIn = eachLine(append(a.partIn, '\n'), a.take)
+			a.ended = true
+		}
+		a.mu.Unlock()
+		a.refuse()
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
 	}
-	n, err := a.in.Read(p)
+	n := copy(p, a.ready)
+	if a.ready = a.ready[n:]; len(a.ready) == 0 {
+		a.ready = nil
+	}
+	return n, nil
+}
+
+// take passes a line of the input on to the server, or keeps the error
+// that answers it when the server could not read it.
+func (a *answeredFirst) take(line []byte) {
+	if refusal := a.unreadable(line); refusal != nil {
+		a.refusals = append(a.refusals, refusal)
+		return
+	}
+	a.noteRequest(line)
+	a.ready = append(append(a.ready, line...), '\n')
+}
+
+// refuse writes the errors kept for lines the server could not read.
+func (a *answeredFirst) refuse() {
 	a.mu.Lock()
-	a.partIn = eachLine(append(a.partIn, p[:n]...), a.noteRequest)
-	if err == io.EOF {
-		// A last line without its line end is a message too.
-		a.partIn = eachLine(append(a.partIn, '\n'), a.noteRequest)
-	}
+	refusals := a.refusals
+	a.refusals = nil
 	a.mu.Unlock()
-	if err == io.EOF && n > 0 {
-		// What came with the end reaches the server first, and is waited for.
-		a.ended = true
-		return n, nil
+	a.writing.Lock()
+	defer a.writing.Unlock()
+	for _, r := range refusals {
+		a.out.Write(r)
 	}
-	if err == io.EOF {
-		a.drain()
-	}
-	return n, err
 }
 
 // Write passes the server's output on, noting the answers in it.
 func (a *answeredFirst) Write(p []byte) (int, error) {
+	a.writing.Lock()
 	n, err := a.out.Write(p)
+	a.writing.Unlock()
 	a.mu.Lock()
 	a.partOut = eachLine(append(a.partOut, p[:n]...), a.noteAnswer)
 	a.mu.Unlock()
@@ -116,6 +162,76 @@ type message struct {
 	Params struct {
 		RequestID json.RawMessage `json:"requestId"`
 	} `json:"params"`
+	Result struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	} `json:"result"`
+}
+
+// batchesDropped is the first version of MCP without JSON-RPC batches:
+// the server ends a session of that version or later that sends one.
+const batchesDropped = "2025-06-18"
+
+// unreadable returns the JSON-RPC error that answers a line the server
+// could not read (not JSON, not text as sent, or not a JSON-RPC message
+// of the session's version), nil for a line it can.
+func (a *answeredFirst) unreadable(line []byte) []byte {
+	if !json.Valid(line) {
+		return rpcError(nil, jsonrpc.CodeParseError, "parse error: the line is not one JSON value (memd mcp reads one message a line)")
+	}
+	if err := memd.CheckJSONText(line); err != nil {
+		return rpcError(nil, jsonrpc.CodeParseError, "parse error: "+memd.ErrorMessage(err))
+	}
+	if line[0] != '[' {
+		if _, err := jsonrpc.DecodeMessage(line); err != nil {
+			var m message
+			json.Unmarshal(line, &m)
+			return rpcError(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		}
+		return nil
+	}
+	var batch []json.RawMessage
+	json.Unmarshal(line, &batch)
+	switch {
+	case a.version >= batchesDropped:
+		return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: MCP "+a.version+" has no JSON-RPC batches; send one message a line")
+	case len(batch) == 0:
+		return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty batch")
+	}
+	ids := map[string]bool{}
+	for _, raw := range batch {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: in the batch: "+err.Error())
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			id := fmt.Sprint(req.ID.Raw())
+			if ids[id] {
+				return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: the batch holds request "+id+" twice")
+			}
+			ids[id] = true
+		}
+	}
+	return nil
+}
+
+// rpcError is a JSON-RPC error answering a message with the given ID
+// (null when it had none that could be read), a line.
+func rpcError(id json.RawMessage, code int64, message string) []byte {
+	if idKey(id) == "" {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, message}})
+	return append(b, '\n')
 }
 
 // messages decodes a line: one message, or a batch of them.
@@ -155,6 +271,9 @@ func (a *answeredFirst) noteAnswer(line []byte) {
 		if m.Method == "" {
 			delete(a.open, idKey(m.ID))
 			a.lastAnswer = time.Now()
+			if m.Result.ProtocolVersion != "" {
+				a.version = m.Result.ProtocolVersion // initialize's answer
+			}
 		}
 	}
 }

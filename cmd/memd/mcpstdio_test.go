@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"maps"
 	"slices"
@@ -123,4 +124,76 @@ func (r *lastWithEOF) Read(p []byte) (int, error) {
 	n := copy(p, r.s)
 	r.s = r.s[n:]
 	return n, io.EOF
+}
+
+// A line the server could not read is answered with a JSON-RPC error and
+// kept from it (the server would end the session), and the lines around
+// it go on: not JSON, not UTF-8, half a surrogate pair, not JSON-RPC, a
+// batch the session's version does not have.
+func TestAnsweredFirst_LinesTheServerCannotRead(t *testing.T) {
+	valid := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
+	}
+	bad := []struct {
+		line string
+		code int
+		id   string
+	}{
+		{`garbage{{`, -32700, "null"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"text\":\"\xff\"}}", -32700, "null"},
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"text":"\ud800"}}`, -32700, "null"},
+		{`{"foo":1}`, -32600, "null"},
+		{`{"jsonrpc":"1.0","id":"six","method":"ping"}`, -32600, `"six"`},
+		{`[]`, -32600, "null"},
+		{`[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"ping"}]`, -32600, "null"},
+	}
+	var in strings.Builder
+	in.WriteString(valid[0] + "\n")
+	for i, b := range bad {
+		in.WriteString(b.line + "\n")
+		if i == 2 {
+			in.WriteString(valid[1] + "\n")
+		}
+	}
+	in.WriteString(valid[2] + "\n")
+	var out bytes.Buffer
+	a := newAnsweredFirst(context.Background(), strings.NewReader(in.String()), &out)
+	passed, err := io.ReadAll(io.LimitReader(a, int64(in.Len())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(valid, "\n") + "\n"; string(passed) != want {
+		t.Errorf("passed on:\n%s\nwant:\n%s", passed, want)
+	}
+	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(answers) != len(bad) {
+		t.Fatalf("%d answers for %d lines: %s", len(answers), len(bad), out.String())
+	}
+	for i, b := range bad {
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(answers[i]), &m); err != nil || m.JSONRPC != "2.0" || m.Error.Code != b.code || string(m.ID) != b.id || m.Error.Message == "" {
+			t.Errorf("%q answered %s, want code %d and id %s", b.line, answers[i], b.code, b.id)
+		}
+	}
+
+	// Once the server answers initialize with a version without batches,
+	// a batch is refused rather than passed on.
+	a = newAnsweredFirst(context.Background(), strings.NewReader(valid[2]+"\n"+valid[1]+"\n"), &out)
+	a.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}` + "\n"))
+	out.Reset()
+	if passed, _ := io.ReadAll(io.LimitReader(a, int64(len(valid[1])+1))); string(passed) != valid[1]+"\n" {
+		t.Errorf("passed on %q, want the message alone", passed)
+	}
+	if !strings.Contains(out.String(), "-32600") {
+		t.Errorf("the batch answered %q", out.String())
+	}
 }

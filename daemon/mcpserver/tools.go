@@ -355,12 +355,13 @@ type NoteEdit struct {
 	Anchor  string `json:"anchor,omitempty" jsonschema:"insert_after and insert_before: the exact text to insert next to"`
 	Text    string `json:"text,omitempty" jsonschema:"insert_after and insert_before: the text to insert"`
 	All     bool   `json:"all,omitempty" jsonschema:"replace and delete: every occurrence rather than exactly one"`
+	Exact   bool   `json:"exact,omitempty" jsonschema:"match find or anchor only as given, byte for byte: by default, when the text as given is absent, a match forgiving other spaces, quotes, dashes and accents is tried"`
 }
 
 func (t *tools) editNote(ctx context.Context, s memd.ShardID, in EditNoteInput) (_ string, out memd.NoteResult, err error) {
 	edits := make([]memd.NoteEdit, len(in.Edits))
 	for i, e := range in.Edits {
-		edits[i] = memd.NoteEdit{Op: e.Op, Find: e.Find, Replace: e.Replace, Anchor: e.Anchor, Text: e.Text, All: e.All}
+		edits[i] = memd.NoteEdit{Op: e.Op, Find: e.Find, Replace: e.Replace, Anchor: e.Anchor, Text: e.Text, All: e.All, Exact: e.Exact}
 	}
 	res, err := t.svc.EditNote(ctx, memd.EditNoteRequest{Shard: s, Path: in.Path, ExpectedRevision: in.ExpectedRevision, Edits: edits, Source: in.source(ctx)})
 	if err != nil {
@@ -388,10 +389,13 @@ type EditFactInput struct {
 	ID   string `json:"id" jsonschema:"the fact's ID: 12 hex digits"`
 	Text string `json:"text" jsonschema:"the new text, one line, at most 500 characters"`
 	Source
+	SourceExcerpt string `json:"source_excerpt,omitempty" jsonschema:"what was said in the source messages, quoted (at most 2,000 characters), so people reviewing the edit can read it"`
 }
 
 func (t *tools) editFact(ctx context.Context, s memd.ShardID, in EditFactInput) (_ string, out memd.EditFactResult, err error) {
-	res, err := t.svc.EditFact(ctx, memd.EditFactRequest{Shard: s, ID: in.ID, Text: in.Text, Source: in.source(ctx)})
+	req := memd.EditFactRequest{Shard: s, ID: in.ID, Text: in.Text, Source: in.source(ctx)}
+	req.Source.Excerpt = in.SourceExcerpt
+	res, err := t.svc.EditFact(ctx, req)
 	if err != nil {
 		return "", out, err
 	}
