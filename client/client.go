@@ -22,10 +22,13 @@ import (
 
 // Client calls a memd daemon.
 type Client struct {
-	BaseURL  string        // e.g. http://127.0.0.1:7420
-	Token    string        // bearer token
-	ChatKind memd.ChatKind // declared on every call, if set
-	HTTP     *http.Client
+	BaseURL string // e.g. http://127.0.0.1:7420
+	Token   string // bearer token
+	// TokenFrom says where Token came from ("in MEMD_TOKEN"), for the
+	// error of a daemon that does not know it.
+	TokenFrom string
+	ChatKind  memd.ChatKind // declared on every call, if set
+	HTTP      *http.Client
 }
 
 var _ memd.Service = (*Client)(nil)
@@ -91,6 +94,9 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		}
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
 			return &memd.Error{Code: memd.EINTERNAL, Message: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(data)))}
+		}
+		if e.Error.Code == memd.EUNAUTHORIZED && c.TokenFrom != "" {
+			e.Error.Message += " (the token " + c.TokenFrom + ")"
 		}
 		return &memd.Error{Code: e.Error.Code, Message: e.Error.Message, Rule: e.Error.Rule}
 	}

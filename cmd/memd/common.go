@@ -26,10 +26,11 @@ func (l *strList) Set(v string) error { *l = append(*l, v); return nil }
 
 // clientFlags are the flags of every command that talks to the daemon.
 type clientFlags struct {
-	addr  string
-	token string
-	data  string
-	json  bool
+	addr     string
+	token    string
+	envToken string // MEMD_TOKEN, to tell the flag's value from it
+	data     string
+	json     bool
 }
 
 func (c *clientFlags) register(fs *flags, e *env) {
@@ -38,7 +39,8 @@ func (c *clientFlags) register(fs *flags, e *env) {
 		addr = "http://" + daemon.DefaultListen
 	}
 	fs.StringVar(&c.addr, "addr", addr, "daemon URL (env MEMD_ADDR)")
-	fs.StringVar(&c.token, "token", e.getenv("MEMD_TOKEN"), "bearer token (env MEMD_TOKEN; default: the admin token in the data directory)")
+	c.envToken = e.getenv("MEMD_TOKEN")
+	fs.StringVar(&c.token, "token", c.envToken, "bearer token (env MEMD_TOKEN; default: the admin token in the data directory)")
 	fs.StringVar(&c.data, "data", dataDir(e), "data directory, to find the admin token (env MEMD_DATA)")
 	fs.BoolVar(&c.json, "json", false, "print JSON")
 }
@@ -46,20 +48,30 @@ func (c *clientFlags) register(fs *flags, e *env) {
 // client returns an API client with the token from the flags, the
 // environment, or the data directory's admin token file.
 func (c *clientFlags) client() (*client.Client, error) {
-	token := c.token
-	if token == "" {
+	token, from := c.token, "given with --token"
+	switch {
+	case token == "":
+		file := filepath.Join(c.data, auth.AdminTokenFile)
 		t, err := auth.ReadAdminToken(c.data)
 		if err != nil {
-			return nil, memd.Errorf(memd.EUNAUTHORIZED, "no token: pass --token or set MEMD_TOKEN, or run where the admin token is readable (%s)", filepath.Join(c.data, auth.AdminTokenFile))
+			return nil, memd.Errorf(memd.EUNAUTHORIZED, "no token: pass --token or set MEMD_TOKEN, or run where the admin token is readable (%s; %s)", file, sameData)
 		}
-		token = t
+		token, from = t, "in "+file+"; "+sameData
+	case token == c.envToken:
+		from = "in MEMD_TOKEN"
 	}
 	addr := c.addr
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	return client.New(addr, token), nil
+	cl := client.New(addr, token)
+	cl.TokenFrom = from
+	return cl, nil
 }
+
+// sameData tells where the admin token of a daemon serving another data
+// directory is.
+const sameData = "a daemon started with --data or MEMD_DATA keeps its admin token there: give the CLI the same"
 
 // dataDir is the data directory: MEMD_DATA, else $XDG_DATA_HOME/memd, else
 // ~/.local/share/memd.

@@ -123,7 +123,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	sf.register(fs, e, false)
 	message := fs.String("message", "", "only commits citing this source message")
 	agent := fs.String("agent", "", "only commits by this agent (or \"admin\")")
-	op := fs.String("op", "", "only this operation: remember, forget, revert, import, note-edit")
+	op := fs.String("op", "", "only this operation (the Memory-Op trailer): "+strings.Join(memd.Ops(), ", "))
 	limit := fs.Int("limit", 20, "at most this many commits")
 	if _, err := positional(fs, args, 0, "no arguments"); err != nil {
 		return err

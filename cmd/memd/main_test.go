@@ -241,6 +241,11 @@ func TestCLI_TraceFollowsEdits(t *testing.T) {
 func TestCLI_Errors(t *testing.T) {
 	s := serve(t)
 	bob := []string{"MEMD_TOKEN=" + agentToken(t, s, "bob")}
+	// The admin token of another data directory than the daemon's.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "admin.token"), []byte("memd_0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		env  []string
 		args []string
@@ -248,7 +253,10 @@ func TestCLI_Errors(t *testing.T) {
 	}{
 		{bob, []string{"remember", "--shard", "agent/alice", "x"}, "rule: agent-own-shard"},
 		{bob, []string{"remember", "--shard", "user/pat", "x"}, "rule: user-memory-direct-chat"},
-		{[]string{"MEMD_TOKEN=memd_wrong"}, []string{"facts", "--shard", "agent/bob"}, "unknown token"},
+		{[]string{"MEMD_TOKEN=memd_wrong"}, []string{"facts", "--shard", "agent/bob"}, "unknown token (the token in MEMD_TOKEN)"},
+		{nil, []string{"facts", "--shard", "agent/bob", "--token", "memd_wrong"}, "unknown token (the token given with --token)"},
+		{[]string{"MEMD_DATA=" + other}, []string{"facts", "--shard", "agent/bob"}, "a daemon started with --data or MEMD_DATA keeps its admin token there"},
+		{[]string{"MEMD_DATA=" + t.TempDir()}, []string{"facts", "--shard", "agent/bob"}, "no token: pass --token or set MEMD_TOKEN"},
 		{nil, []string{"remember", "--shard", "agent/../x", "x"}, "use lowercase letters"},
 		{nil, []string{"remember", "--shard", "agent/bob", "--date", "2026-02-30", "x"}, "not a calendar date"},
 		{nil, []string{"remember", "--shard", "agent/bob", strings.Repeat("x", 501)}, "the limit is 500"},
