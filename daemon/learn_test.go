@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -379,6 +380,35 @@ func TestLearn_Episodes(t *testing.T) {
 	}
 	if ev.Provenance.Prompt != learn.EpisodePrompt || ev.Provenance.Prompt == learn.ExtractionPrompt {
 		t.Errorf("episode prompt %q, want %q", ev.Provenance.Prompt, learn.EpisodePrompt)
+	}
+}
+
+// A summary answered NONE (not offered, but what a model says when it
+// sees no work worth a line) adds no episode; the next six turns' does.
+func TestLearn_EpisodeAnsweredNone(t *testing.T) {
+	var summaries atomic.Int32
+	m := newModelServer(t, func(r modelRequest) (int, string) {
+		if strings.Contains(r.System, "summarise") && summaries.Add(1) > 1 {
+			return http.StatusOK, "Planned the Lisbon offsite with Pat."
+		}
+		return http.StatusOK, "NONE"
+	})
+	e, feed := startLearning(t, m)
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	for i := 0; i < 12; i++ {
+		ex := exchange("alice", fmt.Sprintf("t%d", i), memd.ChatDirect, "pat", fmt.Sprintf("Step %d of planning the offsite", i), "OK")
+		if _, err := alice.Learn(ctx, ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, feed, "the second episode", func(ev memd.FeedEvent) bool { return ev.Provenance.LearnedBy == memd.LearnedEpisode })
+	list, err := e.admin.Facts(ctx, memd.FactsQuery{Shard: memd.AgentShard("alice"), Tier: memd.TierEpisode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Facts) != 1 || list.Facts[0].Text != "Planned the Lisbon offsite with Pat." {
+		t.Errorf("episodes: %+v, want the second summary's alone", list.Facts)
 	}
 }
 

@@ -576,6 +576,11 @@ func (l *Learner) ask(ctx context.Context, j *job) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if noneLine.MatchString(unwrap(strings.TrimSpace(answer))) {
+			// Not offered, but what a model says when it sees no work
+			// worth a line: no episode, rather than one reading "NONE".
+			return &plan{Model: l.cfg.Model.Name(), Prompt: EpisodePrompt}, nil
+		}
 		text, err := episodeText(answer)
 		if err != nil {
 			return nil, fmt.Errorf("episode summary unusable: %s", memd.ErrorMessage(err))
