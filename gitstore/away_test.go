@@ -872,3 +872,78 @@ func checkoutLetsGo(t *testing.T, dir, rev string) {
 	}
 	os.Remove(filepath.Join(gitDir, "index.lock"))
 }
+
+// A write that checked for a rebase of main a moment before one began,
+// and moved main after the rebase had read it, is answered; the rebase
+// then cannot finish (it moves main only from where it read it), and its
+// abort sets main back to where the rebase began, taking the answered
+// write off main. memd puts it back before its next write, the person's
+// own commits of the rebase gone with the abort as they meant.
+func TestShard_AnAbortedRebaseGivesBackWhatMemdWroteMeanwhile(t *testing.T) {
+	sh, dir := shardOfTwo(t, "dave")
+	fifo := filepath.Join(t.TempDir(), "go")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	cmd := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "-i", "HEAD~1")
+	cmd.Dir = dir
+	// The list is kept as it is; the editor waits for the test.
+	// The editor says it is open (every state of the rebase written), then
+	// waits for the test, as a person's would.
+	ready := filepath.Join(filepath.Dir(fifo), "ready")
+	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=touch "+ready+"; read x < "+fifo+"; true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []byte, 1)
+	go func() { cmd.Wait(); done <- nil }()
+	state := filepath.Join(dir, ".git", "rebase-merge")
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatal("git rebase ended before its editor opened")
+		default:
+			runtime.Gosched()
+		}
+	}
+	began := git(t, dir, "rev-parse", "main")
+	// The rebase has read main; memd's write checked before its state
+	// was written: the state is out of memd's sight for the write alone.
+	hidden := state + ".hidden"
+	if err := os.Rename(state, hidden); err != nil {
+		t.Fatal(err)
+	}
+	remember(t, sh, "Dave during the rebase", memd.TierProfile, "m3")
+	if err := os.Rename(hidden, state); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(fifo, []byte("\n"), 0o644)
+	<-done
+	if main := git(t, dir, "rev-parse", "main"); main == began {
+		t.Fatal("the rebase finished over memd's write; the race this test stands for did not happen")
+	}
+	git(t, dir, "rebase", "--abort")
+	if main := git(t, dir, "rev-parse", "main"); main != began {
+		t.Fatalf("git rebase --abort left main at %s, want %s where the rebase began", main, began)
+	}
+
+	remember(t, sh, "Dave after the abort", memd.TierProfile, "m4")
+	want := []string{"Dave after the abort", "Dave during the rebase", "Dave one", "Dave two"}
+	if got := texts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts after the abort: %q, want %q", got, want)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q, want clean", st)
+	}
+	for _, text := range want {
+		if !strings.Contains(read(t, filepath.Join(dir, "profile.md")), text) {
+			t.Errorf("profile.md lacks %q", text)
+		}
+	}
+	if log := git(t, dir, "reflog", "-3", "--format=%gs", "main"); !strings.Contains(log, "git rebase --abort") {
+		t.Errorf("main's reflog does not say memd put back what the abort took:\n%s", log)
+	}
+}

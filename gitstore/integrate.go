@@ -56,6 +56,14 @@ func (sh *Shard) Integrate(theirs Hash, opts IntegrateOptions) (Integration, err
 	if err := sh.errIfClosed(); err != nil {
 		return Integration{}, err
 	}
+	if err := sh.restoreAbortedRebase(); err != nil {
+		return Integration{}, fmt.Errorf("shard %s: integrate %s: %w", sh.id, short(theirs), err)
+	}
+	return sh.integrate(theirs, opts)
+}
+
+// integrate is Integrate, with sh.mu held.
+func (sh *Shard) integrate(theirs Hash, opts IntegrateOptions) (Integration, error) {
 	if !theirs.IsZero() && !sh.db.Has(theirs) {
 		return Integration{}, fmt.Errorf("shard %s: integrate %s: commit not in the shard", sh.id, short(theirs))
 	}

@@ -251,7 +251,8 @@ func (s *Store) open(id memd.ShardID, create bool) (sh *Shard, created bool, err
 // open shard takes out of a checkout away from main what memd wrote into
 // it as it was made (see undoUnlockedWrites), or brings its working tree
 // to main if a checkout of main raced memd's move of it (catchUpCheckout),
-// before the person's next git command if it can.
+// before the person's next git command if it can, and puts back what an
+// aborted rebase took off main (restoreAbortedRebase).
 func (s *Store) checkedOut(id memd.ShardID) {
 	s.mu.Lock()
 	sh := s.shards[id]
@@ -260,6 +261,7 @@ func (s *Store) checkedOut(id memd.ShardID) {
 	if sh != nil && !closed {
 		sh.SyncWorktree(indexWait)
 		sh.catchUpCheckout()
+		sh.restoreAbortedRebaseNow()
 	}
 }
 

@@ -362,6 +362,9 @@ func (sh *Shard) commitGroup(batch []*request) (answered time.Time) {
 // tryGroup builds and publishes a batch's commits on main's head, and
 // returns the versions of large files they wrote whole (see takeAsBases).
 func (sh *Shard) tryGroup(batch []*request) (rebase []*factFile, err error) {
+	if err := sh.restoreAbortedRebase(); err != nil {
+		return nil, err
+	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
 		return nil, err
