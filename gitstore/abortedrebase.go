@@ -50,18 +50,20 @@ func (sh *Shard) restoreAbortedRebaseNow() {
 // under way past abortWait (git resets main first, then ends the rebase),
 // as a write during a rebase does.
 func (sh *Shard) restoreAbortedRebase() error {
-	old, next, ok := lastReflogMove(filepath.Join(sh.gitDir, "logs", filepath.FromSlash(mainRef)))
+	reflog := filepath.Join(sh.gitDir, "logs", filepath.FromSlash(mainRef))
+	old, next, ok := lastReflogMove(reflog)
 	if !ok || old == next || old.IsZero() {
 		return nil
 	}
-	if main, err := readRef(sh.gitDir, mainRef); err != nil || main != next || !sh.db.Has(old) {
-		return nil
+	// Still as the abort left it: sh.mu keeps memd from moving main, not
+	// a person's git command.
+	asLeft := func() bool {
+		main, err := readRef(sh.gitDir, mainRef)
+		o, n, ok := lastReflogMove(reflog)
+		return err == nil && main == next && ok && o == old && n == next
 	}
-	for waited := time.Duration(0); sh.rebasingMain(); waited += abortStep {
-		if waited >= abortWait {
-			return sh.errRebasingMain()
-		}
-		time.Sleep(abortStep)
+	if !asLeft() || !sh.db.Has(old) {
+		return nil
 	}
 	if back, err := sh.IsAncestor(next, old); err != nil || !back {
 		if err != nil {
@@ -70,7 +72,16 @@ func (sh *Shard) restoreAbortedRebase() error {
 		}
 		return nil
 	}
-	in, err := sh.integrate(old, IntegrateOptions{From: "main before git rebase --abort"})
+	for waited := time.Duration(0); sh.rebasingMain(); waited += abortStep {
+		if waited >= abortWait {
+			return sh.errRebasingMain()
+		}
+		time.Sleep(abortStep)
+	}
+	if !asLeft() {
+		return nil // a person moved main meanwhile: theirs to keep
+	}
+	in, err := sh.integrate(old, IntegrateOptions{From: "main before git rebase --abort", ForwardOnly: true})
 	if err != nil {
 		return fmt.Errorf("put back the commits git rebase --abort took off main (%s): %w", short(old), err)
 	}

@@ -880,6 +880,42 @@ func checkoutLetsGo(t *testing.T, dir, rev string) {
 // write off main. memd puts it back before its next write, the person's
 // own commits of the rebase gone with the abort as they meant.
 func TestShard_AnAbortedRebaseGivesBackWhatMemdWroteMeanwhile(t *testing.T) {
+	sh, dir := abortedOverAWrite(t)
+	remember(t, sh, "Dave after the abort", memd.TierProfile, "m4")
+	want := []string{"Dave after the abort", "Dave during the rebase", "Dave one", "Dave two"}
+	if got := texts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts after the abort: %q, want %q", got, want)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %q, want clean", st)
+	}
+	for _, text := range want {
+		if !strings.Contains(read(t, filepath.Join(dir, "profile.md")), text) {
+			t.Errorf("profile.md lacks %q", text)
+		}
+	}
+	if log := git(t, dir, "reflog", "-3", "--format=%gs", "main"); !strings.Contains(log, "git rebase --abort") {
+		t.Errorf("main's reflog does not say memd put back what the abort took:\n%s", log)
+	}
+}
+
+// A person who resets main after the abort (git reset: meaning to drop
+// what it drops) has main as they left it: memd puts nothing back.
+func TestShard_AResetAfterAnAbortedRebaseIsLeftAlone(t *testing.T) {
+	sh, dir := abortedOverAWrite(t)
+	git(t, dir, "reset", "-q", "--hard", "HEAD~1")
+	remember(t, sh, "Dave after the reset", memd.TierProfile, "m4")
+	want := []string{"Dave after the reset", "Dave one"}
+	if got := texts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts after the reset: %q, want %q", got, want)
+	}
+}
+
+// abortedOverAWrite makes dave's shard of two facts, a third memd wrote
+// in the moment a person's git rebase -i had read main, and the rebase,
+// unable to finish, aborted: main is back where the rebase began.
+func abortedOverAWrite(t *testing.T) (*gitstore.Shard, string) {
+	t.Helper()
 	sh, dir := shardOfTwo(t, "dave")
 	fifo := filepath.Join(t.TempDir(), "go")
 	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
@@ -929,21 +965,21 @@ func TestShard_AnAbortedRebaseGivesBackWhatMemdWroteMeanwhile(t *testing.T) {
 	if main := git(t, dir, "rev-parse", "main"); main != began {
 		t.Fatalf("git rebase --abort left main at %s, want %s where the rebase began", main, began)
 	}
+	return sh, dir
+}
 
-	remember(t, sh, "Dave after the abort", memd.TierProfile, "m4")
-	want := []string{"Dave after the abort", "Dave during the rebase", "Dave one", "Dave two"}
-	if got := texts(t, sh); !slices.Equal(got, want) {
-		t.Errorf("facts after the abort: %q, want %q", got, want)
+// Integrating with ForwardOnly moves main only forward: to a commit
+// beside main it merges nothing (what the put-back of an aborted rebase
+// asks, so that a person's move of main in the meantime stays).
+func TestShard_IntegrateForwardOnly(t *testing.T) {
+	sh, dir := shardOfTwo(t, "dave")
+	main := git(t, dir, "rev-parse", "main")
+	beside := strings.TrimSpace(git(t, dir, "-c", "user.name=p", "-c", "user.email=p@x", "commit-tree", "-p", "HEAD~1", "-m", "beside", "HEAD^{tree}"))
+	in, err := sh.Integrate(gitstore.NewHash(beside), gitstore.IntegrateOptions{From: "a test", ForwardOnly: true})
+	if err != nil || in.Kind != gitstore.IntegrateNone {
+		t.Fatalf("integrate beside main, forward only: %+v, %v; want nothing done", in, err)
 	}
-	if st := git(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("git status: %q, want clean", st)
-	}
-	for _, text := range want {
-		if !strings.Contains(read(t, filepath.Join(dir, "profile.md")), text) {
-			t.Errorf("profile.md lacks %q", text)
-		}
-	}
-	if log := git(t, dir, "reflog", "-3", "--format=%gs", "main"); !strings.Contains(log, "git rebase --abort") {
-		t.Errorf("main's reflog does not say memd put back what the abort took:\n%s", log)
+	if now := git(t, dir, "rev-parse", "main"); now != main {
+		t.Errorf("main moved to %s", now)
 	}
 }

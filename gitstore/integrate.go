@@ -37,6 +37,9 @@ type IntegrateOptions struct {
 	// RefuseConflicts makes a merge that would keep conflict markers fail
 	// with ECONFLICT instead, as for a push whose author can merge.
 	RefuseConflicts bool
+	// ForwardOnly moves main only where theirs is ahead of it, and
+	// merges nothing: main that moved meanwhile is left as it is.
+	ForwardOnly bool
 }
 
 // maxIntegrate bounds the commits one integration walks.
@@ -127,6 +130,9 @@ func (sh *Shard) tryIntegrate(theirs Hash, opts IntegrateOptions) (Integration, 
 			return in, err
 		}
 		in.Kind, in.Head = IntegrateFastForward, theirs
+		return in, nil
+	}
+	if opts.ForwardOnly {
 		return in, nil
 	}
 	m, err := sh.merge(st, theirs, newer, opts.From)
