@@ -93,6 +93,7 @@ func TestBadInput(t *testing.T) {
 		{"a low surrogate escape first", "POST", "/v1/shards/agent/alice/facts", `{"text": "\udc00\ud800"}`, "", memd.EINVALID},
 		{"a query not valid UTF-8", "GET", "/v1/recall?q=%ff%fe", "", "alice", memd.EINVALID},
 		{"a parameter given twice", "POST", "/v1/shards/user/pat/facts?chat_kind=direct&chat_kind=group", `{"text": "x"}`, "alice", memd.EINVALID},
+		{"a list's parameter given twice where one is read", "GET", "/v1/context?since=agent/alice@abcd1234&since=agent/alice@0123abcd", "", "alice", memd.EINVALID},
 		{"an unknown chat kind in the source", "POST", "/v1/shards/user/pat/facts", `{"text": "x", "source": {"chat_kind": "bogus"}}`, "alice", memd.EINVALID},
 		{"a body cut short", "POST", "/v1/shards/agent/alice/facts", `{"text": "a"`, "", memd.EINVALID},
 		{"an empty body", "POST", "/v1/shards/agent/alice/facts", ``, "", memd.EINVALID},
@@ -193,6 +194,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown endpoint", "GET", "/v1/secrets", "", "", memd.ENOTFOUND},
 		{"a method the endpoint does not take", "PUT", "/v1/shards/agent/alice/facts", `{"text": "x"}`, "", "method_not_allowed"},
 		{"recall by POST", "POST", "/v1/recall?q=x", `{}`, "alice", "method_not_allowed"},
+		// GET and POST take it; DELETE only redirects to notes/, which no
+		// method's endpoint is. TestBadInput_AllowNamesTheEndpoints reads Allow.
+		{"a note list by PUT", "PUT", "/v1/shards/agent/alice/notes", `{}`, "", "method_not_allowed"},
 		// A typo in a name makes no new shard.
 		{"remember in the shard of no agent", "POST", "/v1/shards/agent/alcie/facts", `{"text": "x"}`, "", memd.ENOTFOUND},
 		{"a note in the shard of no agent", "POST", "/v1/shards/agent/alcie/notes", `{"path": "a.md", "text": "x"}`, "", memd.ENOTFOUND},
@@ -351,6 +355,31 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A method a path does not take is answered 405 with the methods it
+// does, and only those: a path the mux would only redirect is none.
+func TestBadInput_AllowNamesTheEndpoints(t *testing.T) {
+	e := start(t)
+	for _, c := range []struct{ method, path, allow string }{
+		{"PUT", "/v1/shards/agent/alice/notes", "GET, POST"},
+		{"DELETE", "/v1/recall", "GET"},
+		{"POST", "/v1/shards/agent/alice/facts/0debdaf7d96f", "PATCH, DELETE"},
+	} {
+		req, err := http.NewRequest(c.method, e.d.URL()+c.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+e.admin.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d, Allow %q; want 405 and %q", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
+		}
+	}
 }
 
 // Frames and bodies: a feed client sending a huge frame is cut off, and a

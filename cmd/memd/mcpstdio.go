@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memd/memd"
 )
@@ -40,7 +41,7 @@ type answeredFirst struct {
 	read       []byte          // room for reading the input
 	ready      []byte          // whole lines the server may read, not yet read
 	refusals   [][]byte        // errors for lines the server could not read, not yet written
-	version    string          // the protocol version the server answered initialize with
+	skipping   bool            // the rest of a line too long to pass on is read and dropped
 
 	writing sync.Mutex // one line written at a time, the server's or a refusal
 }
@@ -69,11 +70,25 @@ func (a *answeredFirst) Read(p []byte) (int, error) {
 		}
 		n, err := a.in.Read(a.read)
 		a.mu.Lock()
-		a.partIn = eachLine(append(a.partIn, a.read[:n]...), a.take)
+		data := a.read[:n]
+		if a.skipping {
+			if i := bytes.IndexByte(data, '\n'); i < 0 {
+				data = nil
+			} else {
+				data, a.skipping = data[i+1:], false
+			}
+		}
+		a.partIn = eachLine(append(a.partIn, data...), a.take)
+		if len(a.partIn) > maxLine { // and no line end yet
+			a.refusals = append(a.refusals, rpcError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine)))
+			a.partIn, a.skipping = nil, true
+		}
 		if err == io.EOF {
 			// A last line without its line end is a message too, and
 			// what came with the end reaches the server first.
-			a.partIn = eachLine(append(a.partIn, '\n'), a.take)
+			if !a.skipping {
+				a.partIn = eachLine(append(a.partIn, '\n'), a.take)
+			}
 			a.ended = true
 		}
 		a.mu.Unlock()
@@ -92,6 +107,10 @@ func (a *answeredFirst) Read(p []byte) (int, error) {
 // take passes a line of the input on to the server, or keeps the error
 // that answers it when the server could not read it.
 func (a *answeredFirst) take(line []byte) {
+	if len(line) > maxLine {
+		a.refusals = append(a.refusals, rpcError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine)))
+		return
+	}
 	if refusal := a.unreadable(line); refusal != nil {
 		a.refusals = append(a.refusals, refusal)
 		return
@@ -162,18 +181,17 @@ type message struct {
 	Params struct {
 		RequestID json.RawMessage `json:"requestId"`
 	} `json:"params"`
-	Result struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	} `json:"result"`
 }
 
-// batchesDropped is the first version of MCP without JSON-RPC batches:
-// the server ends a session of that version or later that sends one.
-const batchesDropped = "2025-06-18"
+// maxLine bounds a line passed on to the server, as /mcp bounds a
+// request: a tool's arguments are far smaller (a note is at most 256 KiB).
+const maxLine = mcp.DefaultMaxRequestBodyBytes
 
 // unreadable returns the JSON-RPC error that answers a line the server
-// could not read (not JSON, not text as sent, or not a JSON-RPC message
-// of the session's version), nil for a line it can.
+// could not read (not JSON, not text as sent, not a JSON-RPC message, or
+// a batch), nil for a line it can. MCP has had no batches since
+// 2025-06-18, and the server reads those of earlier versions so that one
+// holding a notification ends the session.
 func (a *answeredFirst) unreadable(line []byte) []byte {
 	if !json.Valid(line) {
 		return rpcError(nil, jsonrpc.CodeParseError, "parse error: the line is not one JSON value (memd mcp reads one message a line)")
@@ -181,35 +199,13 @@ func (a *answeredFirst) unreadable(line []byte) []byte {
 	if err := memd.CheckJSONText(line); err != nil {
 		return rpcError(nil, jsonrpc.CodeParseError, "parse error: "+memd.ErrorMessage(err))
 	}
-	if line[0] != '[' {
-		if _, err := jsonrpc.DecodeMessage(line); err != nil {
-			var m message
-			json.Unmarshal(line, &m)
-			return rpcError(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
-		}
-		return nil
+	if line[0] == '[' {
+		return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: memd mcp takes one message a line, not a JSON-RPC batch (MCP has none since 2025-06-18)")
 	}
-	var batch []json.RawMessage
-	json.Unmarshal(line, &batch)
-	switch {
-	case a.version >= batchesDropped:
-		return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: MCP "+a.version+" has no JSON-RPC batches; send one message a line")
-	case len(batch) == 0:
-		return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty batch")
-	}
-	ids := map[string]bool{}
-	for _, raw := range batch {
-		msg, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: in the batch: "+err.Error())
-		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			id := fmt.Sprint(req.ID.Raw())
-			if ids[id] {
-				return rpcError(nil, jsonrpc.CodeInvalidRequest, "invalid request: the batch holds request "+id+" twice")
-			}
-			ids[id] = true
-		}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		var m message
+		json.Unmarshal(line, &m)
+		return rpcError(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 	}
 	return nil
 }
@@ -271,9 +267,6 @@ func (a *answeredFirst) noteAnswer(line []byte) {
 		if m.Method == "" {
 			delete(a.open, idKey(m.ID))
 			a.lastAnswer = time.Now()
-			if m.Result.ProtocolVersion != "" {
-				a.version = m.Result.ProtocolVersion // initialize's answer
-			}
 		}
 	}
 }

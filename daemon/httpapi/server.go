@@ -137,7 +137,9 @@ func (s *Server) methodsFor(r *http.Request) []string {
 	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
-		if _, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+		// A path the mux would redirect (to add a slash) is answered by
+		// a handler of its own: not an endpoint of that method.
+		if h, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "" && fmt.Sprintf("%T", h) != "*http.redirectHandler" {
 			allowed = append(allowed, m)
 		}
 	}
@@ -521,7 +523,15 @@ type params struct {
 
 func paramsOf(r *http.Request) *params { return &params{v: r.URL.Query()} }
 
-func (p *params) get(key string) string { return p.v.Get(key) }
+// get reads a parameter given once; a list's given several times where
+// one is read (since for the memory section, message for the log) keeps
+// an error rather than the first.
+func (p *params) get(key string) string {
+	if vs := p.v[key]; len(vs) > 1 && p.err == nil {
+		p.err = memd.Errorf(memd.EINVALID, "query parameter %s is given %d times here; give it once", key, len(vs))
+	}
+	return p.v.Get(key)
+}
 
 // list reads a comma-separated or repeated parameter.
 func (p *params) list(key string) []string {
