@@ -47,15 +47,33 @@ const relatedCap = 0.5
 // Relatives add to the facts that could reach the strongest candidates
 // with them; in a large store most facts holding a relative cannot, and
 // scoring them would cost more than the rest of the search.
+//
+// Which facts can is asked again before each term's relatives while none
+// are ruled out: the cut rises with what the terms before added, and what
+// the terms left can add falls, so a long query's later terms are pruned
+// though its first could not be. The relatives are still added term by
+// term in the order scored, every fact's sum as without pruning.
 func (q *queryTerms) scoreRelated() {
 	sc := q.sc
-	relatives, bound := q.findRelatives()
-	floor, pruned := q.relatedFloor(bound)
-	if pruned {
+	relatives, bounds := q.findRelatives()
+	// With no relatives at all the floor is the cut: the passes after
+	// read only the candidates at it or above.
+	floor, cut := q.relatedFloor(sum(bounds))
+	if floor > 0 {
 		q.markAbove(floor)
 		q.pruned = true
+		relativesPrunedFrom(0)
 	}
 	for n, t := range q.scored {
+		// The cut can have risen by no more than the terms before added:
+		// short of that, looking again cannot rule a fact out.
+		if !q.pruned && cut > 0 && len(relatives[n]) > 0 && q.couldPrune(cut+sum(bounds[:n]), sum(bounds[n:])) {
+			if floor, cut = q.relatedFloor(sum(bounds[n:])); floor > 0 {
+				q.markAbove(floor)
+				q.pruned, q.prunedFrom = true, n
+				relativesPrunedFrom(n)
+			}
+		}
 		own := q.bits[t]
 		for _, r := range relatives[n] {
 			gain := func(i int32, tf float64) {
@@ -71,7 +89,7 @@ func (q *queryTerms) scoreRelated() {
 				}
 				*g += q.bm25(r.idf, tf, i)
 			}
-			if pruned {
+			if q.pruned {
 				// Only the candidates at the floor or above gain: their
 				// entries are looked up in the relative's postings,
 				// which may hold a tenth of the facts searched.
@@ -125,9 +143,10 @@ func (q *queryTerms) eachAbove(t string, fn func(i int32, tf float64)) {
 }
 
 // findRelatives lists the words related to each scored term that are
-// worth scoring, and bounds what they can add to a fact.
-func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
+// worth scoring, and bounds what each term's can add to a fact.
+func (q *queryTerms) findRelatives() (relatives [][]relative, bounds []float64) {
 	relatives = make([][]relative, len(q.scored))
+	bounds = make([]float64, len(q.scored))
 	q.relatives = relatives
 	limit := max(minRelatedBound, int(maxRelatedShare*float64(q.st.live)))
 	worth := func(r string) bool {
@@ -153,9 +172,17 @@ func (q *queryTerms) findRelatives() (relatives [][]relative, bound float64) {
 				most += idf * (k1 + 1) // BM25 never reaches idf × (k1+1)
 			}
 		}
-		bound += math.Min(most, relatedCap*q.idf(t))
+		bounds[n] = math.Min(most, relatedCap*q.idf(t))
 	}
-	return relatives, bound
+	return relatives, bounds
+}
+
+func sum(vs []float64) float64 {
+	total := 0.0
+	for _, v := range vs {
+		total += v
+	}
+	return total
 }
 
 // maxRelatedTerms is how many of a query's terms have their relatives
@@ -227,36 +254,45 @@ func (q *queryTerms) markAbove(floor float64) {
 	sc.narrowed = len(sc.live) <= len(sc.touched)/4
 }
 
-// Tests compare the hits with and without pruning, and see it happen,
-// and see relatives' postings looked up for the candidates above.
+// Tests compare the hits with and without pruning, and see it happen
+// (and from which term), and see relatives' postings looked up for the
+// candidates above.
 var (
-	pruneRelatives    = true
-	relativesPruned   = func() {}
-	relativesLookedUp = func() {}
+	pruneRelatives      = true
+	relativesPruned     = func() {}
+	relativesPrunedFrom = func(term int) {}
+	relativesLookedUp   = func() {}
 )
 
 // relatedFloor returns the score a fact needs before relatives adding at
 // most bound could bring it among the candidates a search reads (the
-// strongest, maxLenders, or the hits collect weighs, if more), and whether
-// that rules out any fact: not when fewer are candidates, or when
-// relatives alone could reach them. Tier factors count at their most for
-// the fact gaining and their least for the others, and the cut is lowered
-// by more than what collect takes for a tie.
-func (q *queryTerms) relatedFloor(bound float64) (float64, bool) {
+// strongest, maxLenders, or the hits collect weighs, if more), 0 when
+// that rules out no fact: when fewer are candidates, or when relatives
+// alone could reach them; and the cut it found, 0 if it did not look.
+// Tier factors count at their most for the fact gaining and their least
+// for the others, and the cut is lowered by more than what collect takes
+// for a tie.
+func (q *queryTerms) relatedFloor(bound float64) (floor, cut float64) {
 	sc := q.sc
 	depth := max(maxLenders, q.depth)
 	if len(sc.touched) < depth || !pruneRelatives {
-		return 0, false
+		return 0, 0
 	}
-	var cut float64
 	cut, sc.spare = largest(sc.v, depth, sc.spare)
 	cut *= 1 - tieMargin
-	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
-	if cut*least <= bound*most {
-		return 0, false
+	if !q.couldPrune(cut, bound) {
+		return 0, cut
 	}
+	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
 	relativesPruned()
-	return cut*least/most - bound, true
+	return cut*least/most - bound, cut
+}
+
+// couldPrune tells whether a cut rules out the facts relatives adding at
+// most bound cannot lift to it (see relatedFloor).
+func (q *queryTerms) couldPrune(cut, bound float64) bool {
+	least, most := slices.Min(q.x.factors), slices.Max(q.x.factors)
+	return cut*least > bound*most
 }
 
 // tieMargin is far wider than the share within which collect takes two
@@ -265,14 +301,15 @@ const tieMargin = 1e-6
 
 // relateNeighbours adds to the conversation neighbours of the strongest
 // candidates what their relatives add, where scoreRelated passed them by
-// (below its floor): a neighbour borrows context by the lead a candidate
+// (below its floor, from the term it began pruning at on; the terms
+// before gave every fact its gain): a neighbour borrows context by the lead a candidate
 // has over it, and that lead is what it is with its relatives. Those
 // holding a relative are found in the relatives' postings, which say how
 // often each holds it: the postings count a fact's terms as reading its
 // text would, and tokenizing the texts of a few hundred neighbours was
 // most of this pass.
 func (q *queryTerms) relateNeighbours(near []neighbour) {
-	if !q.pruned || !slices.ContainsFunc(q.relatives, func(rs []relative) bool { return len(rs) > 0 }) {
+	if !q.pruned || !slices.ContainsFunc(q.relatives[q.prunedFrom:], func(rs []relative) bool { return len(rs) > 0 }) {
 		return
 	}
 	sc := q.sc
@@ -339,8 +376,10 @@ func (q *queryTerms) gainFrom(j int32, hs []holding) {
 		}
 		term := hs[:k]
 		hs = hs[k:]
-		if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 {
-			continue // a fact holding the term gains nothing from its relatives
+		if own := q.bits[t]; own != 0 && sc.termsOf(j)&own != 0 || n < q.prunedFrom {
+			// A fact holding the term gains nothing from its relatives;
+			// the terms before pruning began gave every fact its gain.
+			continue
 		}
 		gain := 0.0
 		for _, h := range term {
@@ -363,7 +402,7 @@ func (q *queryTerms) gainFrom(j int32, hs []holding) {
 // (sorted in place for it), else the postings read against the marks.
 func (q *queryTerms) holdingRelatives(below []int32, marks []uint64, holdings []holding) []holding {
 	sorted := false
-	for n := range q.scored {
+	for n := q.prunedFrom; n < len(q.scored); n++ {
 		for r, rel := range q.relatives[n] {
 			hold := func(p posting) {
 				holdings = append(holdings, holding{j: p.doc(), n: int32(n), r: int32(r), tf: int32(p.tf())})

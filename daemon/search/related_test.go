@@ -25,6 +25,7 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 		queries []Query
 		noSkip  bool // every fact holding a relative could reach the hits
 		lookUp  bool // the relative's postings are looked up, in one shard
+		late    bool // facts are skipped from a later term's relatives on
 	}{{
 		// Facts holding both words lead; then those of the rarer word,
 		// among which the longer ones (a lower BM25) holding a synonym of
@@ -111,6 +112,33 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			}
 		},
 		queries: queries("rental car Lisbon Porto Oslo", "car rental Lisbon Porto Oslo"),
+	}, {
+		// What the first term's relatives could add rules out no fact,
+		// what the second's could does once the first's are added: the
+		// rarer word first, its relatives scored for every fact, the
+		// other's only for the facts that can still reach the hits. A
+		// neighbour of the best fact holds a relative of each, and gets
+		// each once.
+		name: "pruning from the second term",
+		docs: func(add func(string, int, string, int)) {
+			add("buy car north", 1, "log/2026-11.md", 0)
+			add("The purchase of an automobile, signed "+unique("p", 0, 30), 1, "log/2026-11.md", 100)
+			for n := range 300 {
+				add(fmt.Sprintf("car site %d", n), 2+n%300, fmt.Sprintf("log/x%d.md", n), 0)
+			}
+			for n := range 10 {
+				add(fmt.Sprintf("buy order %d", n), 2+n, fmt.Sprintf("log/b%d.md", n), 0)
+			}
+			for n := range 60 {
+				add(fmt.Sprintf("automobile lot %d", n), 2+n, fmt.Sprintf("log/a%d.md", n), 0)
+				add(fmt.Sprintf("purchase slip %d", n), 2+n, fmt.Sprintf("log/p%d.md", n), 0)
+			}
+			for n := range 5000 {
+				add(fmt.Sprintf("other filler %d", n), 60+n%300, fmt.Sprintf("log/y%d.md", n), 0)
+			}
+		},
+		queries: queries("buy car", "buy car north site"),
+		late:    true,
 	}, {
 		// The same, the neighbour holding a query word as well as a
 		// relative of it ("car", "automobile"), below the cut.
@@ -207,6 +235,7 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			queries []Query
 			noSkip  bool
 			lookUp  bool
+			late    bool
 		}{
 			name: fmt.Sprintf("a tie at the cut, %d facts", ns),
 			docs: func(add func(string, int, string, int)) {
@@ -221,7 +250,9 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			queries: queries("bought zebra"),
 		})
 	}
-	defer func() { relativesPruned, relativesLookedUp, pruneRelatives = func() {}, func() {}, true }()
+	defer func() {
+		relativesPruned, relativesPrunedFrom, relativesLookedUp, pruneRelatives = func() {}, func(int) {}, func() {}, true
+	}()
 	// Each case in one shard, and its files dealt between three shards
 	// searched together (each its own part of the index).
 	for _, shards := range [][]memd.ShardID{
@@ -242,8 +273,13 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			})
 			x := New()
 			x.PutAll(docs)
-			pruned, lookedUp := 0, 0
+			pruned, lookedUp, late := 0, 0, 0
 			relativesPruned = func() { pruned++ }
+			relativesPrunedFrom = func(term int) {
+				if term > 0 {
+					late++
+				}
+			}
 			relativesLookedUp = func() { lookedUp++ }
 			for _, q := range c.queries {
 				q.Shards, q.Now = shards, now
@@ -257,6 +293,9 @@ func TestScoreRelated_SkipsOnlyFactsThatCannotReachTheHits(t *testing.T) {
 			}
 			if skipped := pruned > 0; skipped == c.noSkip && len(shards) == 1 {
 				t.Errorf("%s: searches skipping facts: %d", c.name, pruned)
+			}
+			if c.late && late == 0 && len(shards) == 1 {
+				t.Errorf("%s: no search began skipping facts at a later term", c.name)
 			}
 			if c.lookUp && lookedUp == 0 && len(shards) == 1 {
 				t.Errorf("%s: no relative's postings looked up", c.name)

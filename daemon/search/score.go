@@ -36,9 +36,10 @@ type queryTerms struct {
 	// relatives holds the relatives scored for each term of scored.
 	depth     int
 	relatives [][]relative
-	// pruned says scoreRelated gave relatives only to the candidates at
-	// its floor or above.
-	pruned bool
+	// pruned says scoreRelated gave the relatives of the terms from
+	// prunedFrom on only to the candidates at its floor or above.
+	pruned     bool
+	prunedFrom int
 	// listed and ones are room for lists.
 	listed [][]posting
 	ones   [][1]posting
