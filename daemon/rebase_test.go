@@ -3,13 +3,13 @@ package daemon_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/internal/memdtest"
 )
 
 // A remember memd answered during the moment a person's git rebase -i of
@@ -25,33 +25,8 @@ func TestRebase_AbortGivesBackAnAnsweredWriteUnasked(t *testing.T) {
 		remember(t, alice, "agent/alice", text, memd.TierProfile, memd.Source{})
 	}
 	dir := e.d.Store.ShardDir(s)
-	fifo := filepath.Join(t.TempDir(), "go")
-	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	cmd := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "-i", "HEAD~1")
-	cmd.Dir = dir
-	// The editor says it is open (every state of the rebase written), then
-	// waits for the test, as a person's would.
-	ready := filepath.Join(filepath.Dir(fifo), "ready")
-	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=touch "+ready+"; read x < "+fifo+"; true")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	finish := memdtest.RebaseInEditor(t, dir)
 	state := filepath.Join(dir, ".git", "rebase-merge")
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		select {
-		case <-done:
-			t.Fatal("git rebase ended before its editor opened")
-		default:
-			runtime.Gosched()
-		}
-	}
 	// The rebase has read main; the write checked before its state was
 	// written (the state out of memd's sight for the write alone).
 	if err := os.Rename(state, state+".hidden"); err != nil {
@@ -61,8 +36,7 @@ func TestRebase_AbortGivesBackAnAnsweredWriteUnasked(t *testing.T) {
 	if err := os.Rename(state+".hidden", state); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(fifo, []byte("\n"), 0o644)
-	<-done
+	finish()
 	gitIn(t, dir, "rebase", "--abort")
 
 	// Nothing is written after the abort: the ref watcher alone brings

@@ -917,34 +917,8 @@ func TestShard_AResetAfterAnAbortedRebaseIsLeftAlone(t *testing.T) {
 func abortedOverAWrite(t *testing.T) (*gitstore.Shard, string) {
 	t.Helper()
 	sh, dir := shardOfTwo(t, "dave")
-	fifo := filepath.Join(t.TempDir(), "go")
-	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	cmd := exec.Command("git", "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "-i", "HEAD~1")
-	cmd.Dir = dir
-	// The list is kept as it is; the editor waits for the test.
-	// The editor says it is open (every state of the rebase written), then
-	// waits for the test, as a person's would.
-	ready := filepath.Join(filepath.Dir(fifo), "ready")
-	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=touch "+ready+"; read x < "+fifo+"; true")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan []byte, 1)
-	go func() { cmd.Wait(); done <- nil }()
+	finish := memdtest.RebaseInEditor(t, dir)
 	state := filepath.Join(dir, ".git", "rebase-merge")
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		select {
-		case <-done:
-			t.Fatal("git rebase ended before its editor opened")
-		default:
-			runtime.Gosched()
-		}
-	}
 	began := git(t, dir, "rev-parse", "main")
 	// The rebase has read main; memd's write checked before its state
 	// was written: the state is out of memd's sight for the write alone.
@@ -956,8 +930,7 @@ func abortedOverAWrite(t *testing.T) (*gitstore.Shard, string) {
 	if err := os.Rename(hidden, state); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(fifo, []byte("\n"), 0o644)
-	<-done
+	finish()
 	if main := git(t, dir, "rev-parse", "main"); main == began {
 		t.Fatal("the rebase finished over memd's write; the race this test stands for did not happen")
 	}

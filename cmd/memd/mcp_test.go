@@ -359,21 +359,13 @@ func TestMCP_StdioGoesOnPastALineItCannotRead(t *testing.T) {
 	s := serve(t)
 	token := agentToken(t, s, "piper")
 	requests := strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		initializeLine, initializedLine,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"text":"Before the garbage"}}}`,
 		`garbage{{`,
 		`{"foo":1}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remember","arguments":{"text":"After the garbage"}}}`,
 	}, "\n") + "\n"
-	cmd := exec.Command(memdBin, "mcp")
-	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN="+token, "MEMD_ADDR="+s.url)
-	cmd.Stdin = strings.NewReader(requests)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("memd mcp: %v; answered:\n%s", err, out)
-	}
+	out := mcpPipedIn(t, s, token, requests)
 	answers := map[string]string{} // by ID, "error" or "result"
 	refused := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -411,19 +403,11 @@ func TestMCP_StdioAnswersRequestsPipedIn(t *testing.T) {
 	s := serve(t)
 	token := agentToken(t, s, "piper")
 	requests := strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		initializeLine, initializedLine,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"remember","arguments":{"text":"Piped in from a script"}}}`,
 	}, "\n") // the last without its line end, as printf '%s' leaves it
-	cmd := exec.Command(memdBin, "mcp")
-	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN="+token, "MEMD_ADDR="+s.url)
-	cmd.Stdin = strings.NewReader(requests)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := mcpPipedIn(t, s, token, requests)
 	var ids []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var m struct {
@@ -441,4 +425,25 @@ func TestMCP_StdioAnswersRequestsPipedIn(t *testing.T) {
 	if facts := s.must("facts", "--shard", "agent/piper"); !strings.Contains(facts, "Piped in from a script") {
 		t.Errorf("the remember piped in was not made: %s", facts)
 	}
+}
+
+// The first two lines a client sends memd mcp.
+const (
+	initializeLine  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`
+	initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// mcpPipedIn runs memd mcp as token's agent with requests as its whole
+// input, as a script piping them in does, and returns what it answered.
+func mcpPipedIn(t *testing.T, s *server, token, requests string) []byte {
+	t.Helper()
+	cmd := exec.Command(memdBin, "mcp")
+	cmd.Env = append(os.Environ(), "HOME="+s.home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN="+token, "MEMD_ADDR="+s.url)
+	cmd.Stdin = strings.NewReader(requests)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("memd mcp: %v; answered:\n%s", err, out)
+	}
+	return out
 }
