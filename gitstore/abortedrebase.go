@@ -25,8 +25,9 @@ import (
 // reset), and an abort means "back to where I was", where memd's commits
 // made meanwhile never were.
 
-// abortedRebaseFrom names, in a reflog entry's message, git's abort of a
-// rebase of main (its interactive and apply forms alike).
+// abortedRebaseFrom ends git's reflog entry for an abort of a rebase of
+// main ("rebase (abort): returning to refs/heads/main" as git 2.39 writes
+// it); what comes before it is not held to, git's wording having moved.
 const abortedRebaseFrom = "(abort): returning to " + mainRef
 
 // restoreAbortedRebaseNow takes sh.mu for restoreAbortedRebase: for the

@@ -80,7 +80,7 @@ func (a *answeredFirst) Read(p []byte) (int, error) {
 		}
 		a.partIn = eachLine(append(a.partIn, data...), a.take)
 		if len(a.partIn) > maxLine { // and no line end yet
-			a.refusals = append(a.refusals, rpcError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine)))
+			a.refusals = append(a.refusals, lineTooLong())
 			a.partIn, a.skipping = nil, true
 		}
 		if err == io.EOF {
@@ -108,7 +108,7 @@ func (a *answeredFirst) Read(p []byte) (int, error) {
 // that answers it when the server could not read it.
 func (a *answeredFirst) take(line []byte) {
 	if len(line) > maxLine {
-		a.refusals = append(a.refusals, rpcError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine)))
+		a.refusals = append(a.refusals, lineTooLong())
 		return
 	}
 	if refusal := a.unreadable(line); refusal != nil {
@@ -187,6 +187,10 @@ type message struct {
 // request: a tool's arguments are far smaller (a note is at most 256 KiB).
 const maxLine = mcp.DefaultMaxRequestBodyBytes
 
+func lineTooLong() []byte {
+	return rpcError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine))
+}
+
 // unreadable returns the JSON-RPC error that answers a line the server
 // could not read (not JSON, not text as sent, not a JSON-RPC message, or
 // a batch), nil for a line it can. MCP has had no batches since
@@ -219,14 +223,8 @@ func rpcError(id json.RawMessage, code int64, message string) []byte {
 	b, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{code, message}})
+		Error   jsonrpc.Error   `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: jsonrpc.Error{Code: code, Message: message}})
 	return append(b, '\n')
 }
 
