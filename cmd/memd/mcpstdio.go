@@ -228,45 +228,31 @@ func rpcError(id json.RawMessage, code int64, message string) []byte {
 	return append(b, '\n')
 }
 
-// messages decodes a line: one message, or a batch of them.
-func messages(line []byte) []message {
-	var batch []message
-	if line[0] == '[' {
-		if json.Unmarshal(line, &batch) != nil {
-			return nil
-		}
-		return batch
-	}
+// noteRequest notes a client's request (a message with a method and an
+// ID), and forgets one the client cancelled: it is not answered. Lines
+// reach it one message each: batches are refused (see unreadable).
+func (a *answeredFirst) noteRequest(line []byte) {
 	var m message
 	if json.Unmarshal(line, &m) != nil {
-		return nil
+		return
 	}
-	return []message{m}
-}
-
-// noteRequest notes the requests of the client's (messages with a method
-// and an ID) in a line, and forgets those the client cancelled: they are
-// not answered.
-func (a *answeredFirst) noteRequest(line []byte) {
-	for _, m := range messages(line) {
-		switch id := idKey(m.ID); {
-		case m.Method == "notifications/cancelled":
-			delete(a.open, idKey(m.Params.RequestID))
-		case m.Method != "" && id != "":
-			a.open[id] = true
-		}
+	switch id := idKey(m.ID); {
+	case m.Method == "notifications/cancelled":
+		delete(a.open, idKey(m.Params.RequestID))
+	case m.Method != "" && id != "":
+		a.open[id] = true
 	}
 }
 
-// noteAnswer forgets the requests the server's answers (messages with an
-// ID and no method) in a line answer.
+// noteAnswer forgets the request a line of the server's answers (a
+// message with an ID and no method).
 func (a *answeredFirst) noteAnswer(line []byte) {
-	for _, m := range messages(line) {
-		if m.Method == "" {
-			delete(a.open, idKey(m.ID))
-			a.lastAnswer = time.Now()
-		}
+	var m message
+	if json.Unmarshal(line, &m) != nil || m.Method != "" {
+		return
 	}
+	delete(a.open, idKey(m.ID))
+	a.lastAnswer = time.Now()
 }
 
 // idKey is a JSON-RPC ID as a key: 7 and 7.0 are the same ID, "7" another;
