@@ -365,6 +365,14 @@ func (sh *Shard) tryGroup(batch []*request) (rebase []*factFile, err error) {
 	if err := sh.restoreAbortedRebase(); err != nil {
 		return nil, err
 	}
+	// Refused before its pack is written, not only at the move: an agent
+	// retrying within the second writes the same commits, so a pack of the
+	// same name, which a git gc that found the first unreferenced may be
+	// deleting as memd names it. A rebase begun after this look is still
+	// refused at the move (awayFromMain).
+	if sh.rebasingMain() {
+		return nil, sh.errRebasingMain()
+	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
 		return nil, err
