@@ -458,6 +458,10 @@ type Revert struct {
 // RevertResult lists the commits undone, newest first.
 type RevertResult struct {
 	Reverts []Revert `json:"reverts"`
+	// LearningDropped counts what the learner still held of reverted
+	// messages and dropped (exchanges waiting to be learned, episode
+	// turns, synthesis evidence), so that nothing is learned of them again.
+	LearningDropped int `json:"learning_dropped,omitempty"`
 }
 
 // ShardInfo describes a shard the caller may read.

@@ -141,8 +141,25 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 				return memd.RevertResult{}, err
 			}
 		}
+		var dropped int
+		if s.Learner != nil && !req.DryRun {
+			// First, so that nothing the learner still holds of the
+			// messages is written after the walk, or learned again later.
+			agent := c.Agent
+			if c.Admin {
+				agent = "" // every agent's
+			}
+			var err error
+			if dropped, err = s.Learner.DropMessages(agent, req.Chat, msgs); err != nil {
+				return memd.RevertResult{}, err
+			}
+		}
 		reverts, err := r.RevertMessages(shards, msgs, req.Chat)
-		return memd.RevertResult{Reverts: reverts}, err
+		if memd.ErrorCode(err) == memd.ENOTFOUND && dropped > 0 {
+			// Nothing was committed of them yet; what waited is gone.
+			reverts, err = []memd.Revert{}, nil
+		}
+		return memd.RevertResult{Reverts: reverts, LearningDropped: dropped}, err
 	case req.Commit != "":
 		sh, err := s.shard(req.Shard)
 		if err != nil {

@@ -85,6 +85,12 @@ type Learner struct {
 	quiet   time.Time
 	wake    chan struct{}
 	running sync.WaitGroup
+
+	// dropMu is held for reading while a job is applied and for writing
+	// by DropMessages, which adds to dropped: the messages reverts took
+	// back since the start (what is stored of them goes at once).
+	dropMu  sync.RWMutex
+	dropped reverted
 }
 
 // job is one unit of the learner's work, as stored.
@@ -540,6 +546,16 @@ func (l *Learner) work(ctx context.Context, j *job) {
 	if l.gone(j) {
 		return
 	}
+	// Or for a revert to take back a message the answer read: nothing of
+	// it is written, and a revert waits for what is being written.
+	l.dropMu.RLock()
+	defer l.dropMu.RUnlock()
+	if l.dropFrom(j) {
+		if err := l.save(j); err != nil {
+			l.cfg.Logger.Error("learner: storing a job a revert changed", "job", j.id(), "err", err)
+		}
+		return
+	}
 	var commits []string
 	var err error
 	if j.Kind == kindSynthesis {
@@ -676,6 +692,11 @@ func (l *Learner) apply(ctx context.Context, j *job) ([]string, error) {
 		prov.ChatKind = ""
 		for _, t := range j.Turns {
 			prov.SourceMessages = append(prov.SourceMessages, t.Messages...)
+		}
+		// Turns of one chat name it, so that a revert by message in
+		// another chat, whose IDs may be the same, leaves the episode.
+		if chat := j.Turns[0].Chat; !slices.ContainsFunc(j.Turns, func(t Turn) bool { return t.Chat != chat }) {
+			prov.SourceChat = chat
 		}
 	} else {
 		prov.SourceMessages = j.Exchange.MessageIDs()

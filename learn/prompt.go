@@ -121,8 +121,9 @@ func extractionPrompt(agent string, ex memd.Exchange, known []memd.Fact, maxAdds
 // Turn is one exchange remembered for the next episode summary.
 type Turn struct {
 	Exchange string    `json:"exchange"`
-	Messages []string  `json:"messages"` // message IDs
-	Text     string    `json:"text"`     // what was said, shortened
+	Chat     string    `json:"chat,omitempty"` // none in turns stored before it was kept
+	Messages []string  `json:"messages"`       // message IDs
+	Text     string    `json:"text"`           // what was said, shortened
 	Time     time.Time `json:"time"`
 }
 
@@ -136,7 +137,7 @@ func turnOf(ex memd.Exchange) Turn {
 		}
 		fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
 	}
-	return Turn{Exchange: ex.ID, Messages: ex.MessageIDs(), Text: b.String(), Time: ex.Time}
+	return Turn{Exchange: ex.ID, Chat: ex.Chat, Messages: ex.MessageIDs(), Text: b.String(), Time: ex.Time}
 }
 
 // episodePrompt asks for one or two sentences on what the turns worked on.
