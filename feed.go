@@ -81,6 +81,9 @@ func ParseFeedQuery(shards, since []string) (FeedQuery, error) {
 		if err != nil {
 			return q, err
 		}
+		if _, twice := q.Since[id]; twice {
+			return q, Errorf(EINVALID, "since names shard %s twice: give one commit to resume it after", id)
+		}
 		q.Since[id] = v[i+1:]
 	}
 	return q, nil

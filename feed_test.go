@@ -23,6 +23,8 @@ func TestParseFeedQuery(t *testing.T) {
 		{[]string{"nobody"}, nil},
 		{nil, []string{"agent/a"}},
 		{nil, []string{"agent/A:0123"}},
+		// Two places to resume one shard from: which is meant?
+		{nil, []string{"agent/a:0123abcd", "agent/a:fedcba98"}},
 	} {
 		if _, err := memd.ParseFeedQuery(bad.shards, bad.since); memd.ErrorCode(err) != memd.EINVALID {
 			t.Errorf("ParseFeedQuery(%q, %q) = %v, want EINVALID", bad.shards, bad.since, err)

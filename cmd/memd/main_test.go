@@ -314,7 +314,8 @@ func TestCLI_NoDaemon(t *testing.T) {
 }
 
 // memd watch prints changes as they happen, and resumes by itself after the
-// daemon restarts, with what was committed meanwhile.
+// daemon restarts, with what was committed meanwhile: in a shard it printed
+// a commit of, and in one it printed nothing of yet (bob's).
 func TestWatch_ResumesAfterARestart(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -325,8 +326,10 @@ func TestWatch_ResumesAfterARestart(t *testing.T) {
 	home := t.TempDir()
 	s := serveAt(t, home, addr)
 	s.must("agent", "add", "alice")
+	s.must("agent", "add", "bob")
+	s.must("remember", "--shard", "agent/bob", "Bob's fact before the watch")
 
-	watch := exec.Command(memdBin, "watch", "agent/alice")
+	watch := exec.Command(memdBin, "watch", "agent/alice", "agent/bob")
 	watch.Env = append(os.Environ(), "HOME="+home, "XDG_DATA_HOME=", "MEMD_DATA=", "MEMD_TOKEN=", "MEMD_ADDR="+s.url)
 	out, err := watch.StdoutPipe()
 	if err != nil {
@@ -378,15 +381,24 @@ func TestWatch_ResumesAfterARestart(t *testing.T) {
 	expect("Before the restart")
 
 	s.stop()
-	shard := filepath.Join(s.data, "shards", "agent", "alice")
-	logs, _ := filepath.Glob(filepath.Join(shard, "log", "*.md"))
-	f, _ := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
-	fmt.Fprintf(f, "- (%s) Written by hand while memd was down\n", time.Now().Format("2006-01-02"))
-	f.Close()
-	git(t, shard, "commit", "-qam", "by hand")
+	for _, name := range []string{"alice", "bob"} {
+		shard := filepath.Join(s.data, "shards", "agent", name)
+		file := filepath.Join(shard, "profile.md") // bob's one fact
+		if logs, _ := filepath.Glob(filepath.Join(shard, "log", "*.md")); len(logs) > 0 {
+			file = logs[0]
+		}
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, "- (%s) Written by hand in %s's shard while memd was down\n", time.Now().Format("2006-01-02"), name)
+		f.Close()
+		git(t, shard, "commit", "-qam", "by hand")
+	}
 
 	s2 := serveAt(t, home, addr)
-	expect("Written by hand while memd was down")
+	expect("Written by hand in alice's shard while memd was down")
+	expect("Written by hand in bob's shard while memd was down")
 	s2.must("remember", "--shard", "agent/alice", "--tier", "log", "After the restart")
 	expect("After the restart")
 }

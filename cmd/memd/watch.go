@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/memd/memd"
@@ -13,7 +14,7 @@ import (
 )
 
 func runWatch(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "watch", "[flags] [SHARD...]", "Print memory changes as they happen: one line per fact added (+) or removed (-), per note changed (~). Without shards, follows every shard you may read. Resumes by itself, from the last commit it printed, when the connection drops.")
+	fs := newFlags(e, "watch", "[flags] [SHARD...]", "Print memory changes as they happen: one line per fact added (+) or removed (-), per note changed (~). Without shards, follows every shard you may read. Resumes by itself when the connection drops, in each shard from the last commit it printed (from the head it started at if none).")
 	var cf clientFlags
 	cf.register(fs, e)
 	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
@@ -35,12 +36,43 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	return watch(ctx, e, c, q, cf.json)
 }
 
+// startAtHeads sets each shard the watch follows, not given a commit to
+// start after, to start after its head now. "From now" would mean from
+// each reconnection: a shard nothing was printed of before a drop would
+// skip what was committed in it meanwhile. A commit made between the look
+// and the subscription is replayed, not missed. It looks once, the first
+// time the daemon answers (started).
+func startAtHeads(ctx context.Context, c *client.Client, q memd.FeedQuery, started *bool) error {
+	if *started {
+		return nil
+	}
+	list, err := c.Shards(ctx)
+	if err != nil {
+		return err
+	}
+	*started = true
+	for _, s := range list {
+		if _, given := q.Since[s.Shard]; given || s.Head == "" {
+			continue
+		}
+		if len(q.Shards) == 0 || slices.Contains(q.Shards, s.Shard) {
+			q.Since[s.Shard] = s.Head
+		}
+	}
+	return nil
+}
+
 // watch follows the feed until ctx ends, reconnecting after drops with
 // since set to the last commit seen in each shard.
 func watch(ctx context.Context, e *env, c *client.Client, q memd.FeedQuery, asJSON bool) error {
 	wait := 100 * time.Millisecond
+	started := false
 	for {
-		sub, err := c.Subscribe(ctx, q)
+		var sub memd.Subscription
+		err := startAtHeads(ctx, c, q, &started)
+		if err == nil {
+			sub, err = c.Subscribe(ctx, q)
+		}
 		if err != nil {
 			code := memd.ErrorCode(err)
 			if code != memd.EUNAVAILABLE || ctx.Err() != nil {
