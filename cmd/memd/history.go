@@ -167,6 +167,7 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	fs.Var(&messages, "message", "revert every commit citing this source message (repeatable)")
 	dry := fs.Bool("dry-run", false, "show what would be undone, and commit nothing")
 	chat := fs.String("chat", "", "with --message: only commits learned in this chat")
+	kind := fs.String("chat-kind", "", "chat kind to declare: an agent's revert by message reaches the person's memory (user/...) only in a direct chat")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -192,6 +193,9 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 	}
 	c, err := cf.client()
 	if err != nil {
+		return err
+	}
+	if c.ChatKind, err = memd.ParseChatKind(*kind); err != nil {
 		return err
 	}
 	res, err := c.Revert(ctx, req)

@@ -237,6 +237,22 @@ func TestCLI_TraceFollowsEdits(t *testing.T) {
 	}
 }
 
+// An agent reverting what it learned in a direct chat reaches the person's
+// memory when it declares the chat direct, as it did to write there.
+func TestCLI_AnAgentRevertsInThePersonsMemory(t *testing.T) {
+	s := serve(t)
+	alice := []string{"MEMD_TOKEN=" + agentToken(t, s, "alice")}
+	if out, err := s.memd(alice, "remember", "--shard", "user/pat", "--chat-kind", "direct", "--chat", "d1", "--message", "m1", "Lives in Porto"); err != nil {
+		t.Fatalf("remember in pat's memory: %v %s", err, out)
+	}
+	if out, err := s.memd(alice, "revert", "--message", "m1", "--chat", "d1", "--chat-kind", "direct"); err != nil || !strings.Contains(out, "user/pat") || !strings.Contains(out, "reverted by") {
+		t.Errorf("alice's revert in a direct chat: %v %s", err, out)
+	}
+	if out := s.must("facts", "--shard", "user/pat"); strings.Contains(out, "Porto") {
+		t.Errorf("pat's facts after the revert:\n%s", out)
+	}
+}
+
 // Errors say what was wrong, name the rule that refused, and exit non-zero.
 func TestCLI_Errors(t *testing.T) {
 	s := serve(t)
