@@ -462,6 +462,9 @@ type RevertResult struct {
 	// messages and dropped (exchanges waiting to be learned, episode
 	// turns, synthesis evidence), so that nothing is learned of them again.
 	LearningDropped int `json:"learning_dropped,omitempty"`
+	// Rejected lists the proposals waiting for review that cited the
+	// messages, rejected so that no accept brings them onto main.
+	Rejected []Reviewed `json:"rejected_proposals,omitempty"`
 }
 
 // ShardInfo describes a shard the caller may read.

@@ -154,12 +154,19 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 				return memd.RevertResult{}, err
 			}
 		}
+		var rejected []memd.Reviewed
+		if !req.DryRun {
+			var err error
+			if rejected, err = s.rejectCiting(ctx, shards, msgs, req.Chat); err != nil {
+				return memd.RevertResult{Rejected: rejected, LearningDropped: dropped}, err
+			}
+		}
 		reverts, err := r.RevertMessages(shards, msgs, req.Chat)
-		if memd.ErrorCode(err) == memd.ENOTFOUND && dropped > 0 {
-			// Nothing was committed of them yet; what waited is gone.
+		if memd.ErrorCode(err) == memd.ENOTFOUND && (dropped > 0 || len(rejected) > 0) {
+			// Nothing was committed of them on main; what waited is gone.
 			reverts, err = []memd.Revert{}, nil
 		}
-		return memd.RevertResult{Reverts: reverts, LearningDropped: dropped}, err
+		return memd.RevertResult{Reverts: reverts, Rejected: rejected, LearningDropped: dropped}, err
 	case req.Commit != "":
 		sh, err := s.shard(req.Shard)
 		if err != nil {
@@ -205,4 +212,38 @@ func stillAsConfirmed(r provenance.Reverter, shards []*gitstore.Shard, msgs []st
 		return memd.Errorf(memd.ECONFLICT, "what reverting %s changes is no longer what was confirmed (%d commit(s) now, %d then): preview it again", strings.Join(msgs, ", "), len(would), len(want))
 	}
 	return nil
+}
+
+// rejectCiting rejects the proposals waiting for review in the given
+// shards that cite any of msgs (in chat, when it is named), as a person's
+// rejection does: a revert by message leaves nothing of them for a later
+// accept to bring onto main.
+func (s *Service) rejectCiting(ctx context.Context, shards []*gitstore.Shard, msgs []string, chat string) ([]memd.Reviewed, error) {
+	s.reviews.deciding.Lock()
+	defer s.reviews.deciding.Unlock()
+	var out []memd.Reviewed
+	for _, sh := range shards {
+		if !sh.HasProposals() {
+			continue
+		}
+		list, err := s.refreshProposals(sh)
+		if err != nil {
+			return out, err
+		}
+		var chosen []gitstore.Commit
+		for _, c := range list {
+			if provenance.Cites(provenance.Parse(c.Message), msgs, chat) {
+				chosen = append(chosen, c)
+			}
+		}
+		if len(chosen) == 0 {
+			continue
+		}
+		done, err := s.reviewIn(ctx, sh, chosen, memd.ReviewReject, callerOf(ctx).Name())
+		out = append(out, done...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

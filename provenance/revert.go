@@ -521,8 +521,7 @@ func CitingCommits(sh *gitstore.Shard, msgs []string, chat string) (commits []gi
 		if err := rv.see(c, p); err != nil {
 			return err
 		}
-		inChat := chat == "" || p.SourceChat == "" || p.SourceChat == chat || p.Op == memd.OpEdit
-		if !inChat || !slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) }) {
+		if !Cites(p, msgs, chat) {
 			return nil
 		}
 		cited = true
@@ -534,6 +533,15 @@ func CitingCommits(sh *gitstore.Shard, msgs []string, chat string) (commits []gi
 		return nil
 	})
 	return commits, cited, err
+}
+
+// Cites reports whether a commit's provenance names any of msgs as its
+// source, in chat when one is named: a commit naming no chat (an episode
+// of several chats' turns) and an edit (which carries the messages of the
+// version it rewrote) are taken as in any chat.
+func Cites(p memd.Provenance, msgs []string, chat string) bool {
+	inChat := chat == "" || p.SourceChat == "" || p.SourceChat == chat || p.Op == memd.OpEdit
+	return inChat && slices.ContainsFunc(p.SourceMessages, func(m string) bool { return slices.Contains(msgs, m) })
 }
 
 // RevertMessages undoes every commit that cites any of msgs (the messages

@@ -229,8 +229,11 @@ func runRevert(ctx context.Context, e *env, args []string) error {
 // printReverts prints what a revert did, or with dry what it would do: a
 // line a commit, then its changes.
 func printReverts(e *env, res memd.RevertResult, dry bool) {
-	if len(res.Reverts) == 0 && res.LearningDropped == 0 {
+	if len(res.Reverts) == 0 && res.LearningDropped == 0 && len(res.Rejected) == 0 {
 		fmt.Fprintln(e.stdout, "nothing left to undo")
+	}
+	for _, r := range res.Rejected {
+		fmt.Fprintf(e.stdout, "%s proposal %s rejected: %s\n", r.Shard, r.ID, r.Subject)
 	}
 	if res.LearningDropped > 0 {
 		fmt.Fprintf(e.stdout, "the learner's unfinished work dropped the messages: %d exchange(s), episode buffer(s) or synthesis evidence\n", res.LearningDropped)
