@@ -1,7 +1,9 @@
 package gitstore_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,6 +277,44 @@ func TestStore_AWorktreeBesideAShardIsNoShard(t *testing.T) {
 	}
 	if _, err := s.Shard(memd.AgentShard("alice-wt")); memd.ErrorCode(err) != memd.ENOTFOUND {
 		t.Errorf("the worktree named as a shard: %v, want not_found", err)
+	}
+}
+
+// A shard's folder whose .git has no HEAD (what a removal of the folder
+// while memd ran can leave) holds no repository: it is not listed, so the
+// shards beside it are served, and naming it says what to do. A shard
+// whose folder goes while it is open refuses writes, leaving no .git
+// behind.
+func TestStore_AFolderWithoutARepositoryIsNoShard(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Alice one", memd.TierProfile, "m1")
+	broken := filepath.Join(filepath.Dir(sh.Dir()), "bob")
+	if err := os.MkdirAll(filepath.Join(broken, ".git", "objects", "pack"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.Shards()
+	if err != nil || len(ids) != 1 || ids[0] != memd.AgentShard("alice") {
+		t.Errorf("shards beside a .git without HEAD: %v %v, want agent/alice alone", ids, err)
+	}
+	if _, err := s.Shard(memd.AgentShard("bob")); memd.ErrorCode(err) != memd.ENOTFOUND {
+		t.Errorf("the broken folder read as a shard: %v, want not_found", err)
+	}
+	if _, err := s.CreateShard(memd.AgentShard("bob")); memd.ErrorCode(err) != memd.ECONFLICT || !strings.Contains(err.Error(), "move") {
+		t.Errorf("the broken folder written as a shard: %v, want conflict saying to move it", err)
+	}
+
+	if err := os.RemoveAll(sh.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := memd.ParseDate("2026-11-03")
+	_, err = sh.Apply(gitstore.Change{Author: alice, Message: "remember: after the removal",
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: "After the removal", Date: d, Tier: memd.TierProfile}}}})
+	if memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("a write into a shard whose folder was removed: %v, want unavailable", err)
+	}
+	if _, err := os.Stat(sh.Dir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the write left %s behind: %v", sh.Dir(), err)
 	}
 }
 

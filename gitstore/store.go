@@ -238,6 +238,11 @@ func (s *Store) open(id memd.ShardID, create bool) (sh *Shard, created bool, err
 		created = true
 	} else if err != nil {
 		return nil, false, fmt.Errorf("open shard %s: %w", id, err)
+	} else if !isRepo(dir) {
+		if !create {
+			return nil, false, memd.Errorf(memd.ENOTFOUND, "no shard %s: its folder's .git has no HEAD, so holds no repository", id)
+		}
+		return nil, false, memd.Errorf(memd.ECONFLICT, "shard %s: its folder's .git has no HEAD, so holds no repository (a removal of the folder left half done?); move %s away and memd makes the shard again", id, dir)
 	}
 	sh, err = openShard(s, id, dir)
 	if err != nil {
@@ -281,13 +286,27 @@ func (s *Store) Shards() ([]memd.ShardID, error) {
 				continue
 			}
 			// A repository's own .git is a folder; a linked worktree's
-			// (git worktree add beside the shard) is a file naming it.
-			if st, err := os.Stat(filepath.Join(s.dir, "shards", string(kind), e.Name(), ".git")); err == nil && st.IsDir() {
+			// (git worktree add beside the shard) is a file naming it. A
+			// .git without HEAD is no repository (git says so too): what a
+			// removal of the folder left half done, say. It is not listed,
+			// so that the shards beside it are served (see open).
+			if isRepo(filepath.Join(s.dir, "shards", string(kind), e.Name())) {
 				ids = append(ids, memd.ShardID{Kind: kind, Name: e.Name()})
 			}
 		}
 	}
 	return ids, nil
+}
+
+// isRepo reports whether dir holds a repository of its own: a .git folder
+// with a HEAD.
+func isRepo(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, ".git"))
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, ".git", "HEAD"))
+	return err == nil
 }
 
 // initRepo creates a non-bare repository on branch main. It is built in a

@@ -373,6 +373,11 @@ func (sh *Shard) tryGroup(batch []*request) (rebase []*factFile, err error) {
 	if sh.rebasingMain() {
 		return nil, sh.errRebasingMain()
 	}
+	// A shard whose folder was removed while memd had it open: writing on
+	// would make a .git of memd's pack alone, no repository.
+	if _, err := os.Stat(filepath.Join(sh.gitDir, "HEAD")); err != nil {
+		return nil, memd.Errorf(memd.EUNAVAILABLE, "shard %s: its repository is gone from %s (removed while memd ran?); nothing was committed", sh.id, sh.dir)
+	}
 	head, err := readRef(sh.gitDir, mainRef)
 	if err != nil {
 		return nil, err
