@@ -32,8 +32,9 @@ const staleLookback = 64
 const ownLookback = 1 << 14
 
 // RestoreMessage formats the message of a commit restoring facts, or a
-// note (its file), that a commit built from a stale index dropped.
-type RestoreMessage func(dropper Commit, facts []memd.Fact, note string) string
+// note (its file), that a commit built from a stale index dropped, and
+// taking back the facts memd had removed that it brought back (removed).
+type RestoreMessage func(dropper Commit, restored, removed []memd.Fact, note string) string
 
 // droppedNote is a note a commit from a stale index took back.
 type droppedNote struct {
@@ -45,19 +46,19 @@ type droppedNote struct {
 
 // droppedByStaleIndex returns the facts c removed by committing a fact file
 // exactly as it was in a recent ancestor, and which its working file still
-// holds, and the notes it took back to a recent version (or removed) while
-// their working files hold something else.
-func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, error) {
+// holds; the facts it brought back so, which its working file lacks (memd
+// removed them: a forget or a revert the stale index predates); and the
+// notes it took back to a recent version (or removed) while their working
+// files hold something else.
+func (sh *Shard) droppedByStaleIndex(c Commit) (lost, back []memd.Fact, notes []droppedNote, err error) {
 	if c.ByMemd() || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	parent, err := sh.readCommit(c.Parents[0])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t := &trees{db: sh.db}
-	var lost []memd.Fact
-	var notes []droppedNote
 	err = t.diffFiles(parent.tree, c.Tree, "", keepPushedPaths, func(path string, before, after Hash) error {
 		// A file the commit removed counts too: a stale index that predates
 		// a new file (a new month's or day's log, a note) drops it whole.
@@ -89,16 +90,26 @@ func (sh *Shard) droppedByStaleIndex(c Commit) ([]memd.Fact, []droppedNote, erro
 			}
 		}
 		inWorking := factIDs(parseFactFile(path, working))
+		holds := func(facts []lineFact, id string) bool {
+			return slices.ContainsFunc(facts, func(f lineFact) bool { return f.ID == id })
+		}
 		for _, lf := range was.facts {
-			if inWorking[lf.ID] && !slices.ContainsFunc(now.facts, func(n lineFact) bool { return n.ID == lf.ID }) {
+			if inWorking[lf.ID] && !holds(now.facts, lf.ID) {
 				f := lf.Fact
 				f.Shard = sh.id
 				lost = append(lost, f)
 			}
 		}
+		for _, lf := range now.facts {
+			if !inWorking[lf.ID] && !holds(was.facts, lf.ID) {
+				f := lf.Fact
+				f.Shard = sh.id
+				back = append(back, f)
+			}
+		}
 		return nil
 	})
-	return lost, notes, err
+	return lost, back, notes, err
 }
 
 // droppedNote returns the note at path as it was (before, at parent) if
@@ -259,7 +270,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		return st, nil
 	}
 	var dropper Commit
-	var lost []memd.Fact
+	var lost, back []memd.Fact
 	notes := map[string]droppedNote{}
 	n, walked := 0, 0
 	reached := false
@@ -279,13 +290,25 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		if n++; n > staleLookback {
 			return ErrStop
 		}
-		facts, dropped, err := sh.droppedByStaleIndex(c)
+		facts, brought, dropped, err := sh.droppedByStaleIndex(c)
 		if err != nil {
 			return err
 		}
+		seen := func(id string) bool {
+			return slices.ContainsFunc(lost, func(l memd.Fact) bool { return l.ID == id }) ||
+				slices.ContainsFunc(back, func(l memd.Fact) bool { return l.ID == id })
+		}
+		// Only what HEAD still shows as the drop left it: a change since is
+		// someone's decision.
 		for _, f := range facts {
-			if !slices.ContainsFunc(lost, func(l memd.Fact) bool { return l.ID == f.ID }) && !st.where.has(f.ID) {
+			if !seen(f.ID) && !st.where.has(f.ID) {
 				lost = append(lost, f)
+				dropper = c
+			}
+		}
+		for _, f := range brought {
+			if !seen(f.ID) && st.where.has(f.ID) {
+				back = append(back, f)
 				dropper = c
 			}
 		}
@@ -307,12 +330,15 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		return st, err
 	}
 	g := newGroup(sh, st)
-	if len(lost) > 0 {
-		edits := make([]Edit, len(lost))
-		for i, f := range lost {
-			edits[i] = Edit{Op: AddFact, Fact: f}
+	if len(lost)+len(back) > 0 {
+		var edits []Edit
+		for _, f := range lost {
+			edits = append(edits, Edit{Op: AddFact, Fact: f})
 		}
-		if _, err := g.add(Change{Author: Committer(), Message: msgf(dropper, lost, ""), Edits: edits}); err != nil {
+		for _, f := range back {
+			edits = append(edits, Edit{Op: RemoveFact, Fact: memd.Fact{ID: f.ID}})
+		}
+		if _, err := g.add(Change{Author: Committer(), Message: msgf(dropper, lost, back, ""), Edits: edits}); err != nil {
 			return st, err
 		}
 	}
@@ -327,7 +353,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		}
 		data := d.data
 		set := func([]byte, bool) ([]byte, bool, error) { return data, false, nil }
-		if _, err := g.add(Change{Author: Committer(), Message: msgf(d.dropper, nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
+		if _, err := g.add(Change{Author: Committer(), Message: msgf(d.dropper, nil, nil, path), Note: &NoteChange{Path: path, Update: set}}); err != nil {
 			// A person is editing the note (conflict), or it could not be
 			// checked: restoring it over their edit would take theirs
 			// away, and failing the group would keep the facts out too.
@@ -339,7 +365,7 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 		}
 		restoredNotes = append(restoredNotes, path)
 	}
-	if len(lost) == 0 && len(restoredNotes) == 0 {
+	if len(lost) == 0 && len(back) == 0 && len(restoredNotes) == 0 {
 		return st, nil
 	}
 	if err := g.build(); err != nil || g.b.Len() == 0 {
@@ -355,6 +381,10 @@ func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	if len(lost) > 0 {
 		sh.store.log.Warn("a git commit made from a stale index dropped facts memd had written; restored them",
 			"shard", sh.id, "commit", short(dropper.Hash), "facts", len(lost))
+	}
+	if len(back) > 0 {
+		sh.store.log.Warn("a git commit made from a stale index brought back facts memd had removed; took them back",
+			"shard", sh.id, "commit", short(dropper.Hash), "facts", len(back))
 	}
 	for _, path := range restoredNotes {
 		sh.store.log.Warn("a git commit made from a stale index took back a note memd had written; restored it",

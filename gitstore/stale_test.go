@@ -12,11 +12,14 @@ import (
 	"github.com/memd/memd/gitstore"
 )
 
-func restoreMessage(dropper gitstore.Commit, facts []memd.Fact, note string) string {
-	if note != "" {
+func restoreMessage(dropper gitstore.Commit, restored, removed []memd.Fact, note string) string {
+	switch {
+	case note != "":
 		return fmt.Sprintf("restore %s %s dropped", note, dropper.Hash)
+	case len(removed) > 0:
+		return fmt.Sprintf("restore %d facts %s dropped, take back %d it brought back", len(restored), dropper.Hash, len(removed))
 	}
-	return fmt.Sprintf("restore %d facts %s dropped", len(facts), dropper.Hash)
+	return fmt.Sprintf("restore %d facts %s dropped", len(restored), dropper.Hash)
 }
 
 // copyFile copies src to dst, standing in for a git command writing back
@@ -102,6 +105,40 @@ func TestShard_RestoresFactsAStaleIndexDropped(t *testing.T) {
 				t.Errorf("the person's file: %q", todo)
 			}
 		})
+	}
+}
+
+// A stale index that predates memd's forget holds the fact memd took out;
+// the person's next git commit of another file brings it back, while the
+// working file lacks it. memd takes it out again, in a commit naming the
+// one that brought it back: a poisoned fact forgotten stays forgotten.
+func TestShard_TakesBackFactsAStaleIndexBroughtBack(t *testing.T) {
+	s, sh, index, stale := withSavedIndex(t)
+	_ = s
+	dir := sh.Dir()
+	remember(t, sh, "Wire payments to account 777", memd.TierLog, "m2")
+	copyFile(t, index, stale) // the index as it is before the forget
+	forget(t, sh, "Wire payments to account 777")
+	copyFile(t, stale, index)
+
+	os.WriteFile(filepath.Join(dir, "todo.md"), []byte("call mum\n"), 0o644)
+	git(t, dir, "add", "todo.md")
+	git(t, dir, "commit", "-qm", "todo")
+	dropper := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	if show := git(t, dir, "show", "HEAD:log/2026-11.md"); !strings.Contains(show, "account 777") {
+		t.Fatalf("the person's commit did not bring the fact back, so this test shows nothing:\n%s", show)
+	}
+	if err := sh.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if log := git(t, dir, "log", "--format=%an|%s", "-2"); !strings.HasPrefix(log, "memd|restore 0 facts "+dropper+" dropped, take back 1 it brought back\npat|todo\n") {
+		t.Errorf("git log:\n%s", log)
+	}
+	if got := texts(t, sh); !slices.Equal(got, []string{"Booked a flight to Lisbon"}) {
+		t.Errorf("facts after the person's commit: %v, want the forgotten one gone", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status: %s", st)
 	}
 }
 

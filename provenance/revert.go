@@ -631,16 +631,25 @@ func quoteAll(msgs []string) string {
 // RestoreMessage is the message of the commit that puts back facts, or a
 // note, a git commit dropped by committing a stale index (see gitstore): a
 // revert of that commit's removals.
-func RestoreMessage(dropper gitstore.Commit, facts []memd.Fact, note string) string {
+func RestoreMessage(dropper gitstore.Commit, restored, removed []memd.Fact, note string) string {
+	by := dropper.Hash.String()[:12]
 	if note != "" {
-		subject := fmt.Sprintf("revert: restore %s, which %s took back by committing a stale index", note, dropper.Hash.String()[:12])
+		subject := fmt.Sprintf("revert: restore %s, which %s took back by committing a stale index", note, by)
 		return Message(subject, memd.Provenance{Op: memd.OpRevert, LearnedBy: memd.LearnedExplicit, Reverts: dropper.Hash.String()})
 	}
-	ids := make([]string, len(facts))
-	for i, f := range facts {
-		ids[i] = f.ID
+	var ids []string
+	for _, f := range slices.Concat(restored, removed) {
+		ids = append(ids, f.ID)
 	}
-	subject := fmt.Sprintf("revert: restore %d %s that %s dropped by committing a stale index", len(facts), plural(len(facts), "fact", "facts"), dropper.Hash.String()[:12])
+	var subject string
+	switch {
+	case len(removed) == 0:
+		subject = fmt.Sprintf("revert: restore %d %s that %s dropped by committing a stale index", len(restored), plural(len(restored), "fact", "facts"), by)
+	case len(restored) == 0:
+		subject = fmt.Sprintf("revert: take back %d %s that %s brought back by committing a stale index", len(removed), plural(len(removed), "fact", "facts"), by)
+	default:
+		subject = fmt.Sprintf("revert: restore %d and take back %d facts that %s dropped and brought back by committing a stale index", len(restored), len(removed), by)
+	}
 	return Message(subject, memd.Provenance{Op: memd.OpRevert, FactIDs: ids, LearnedBy: memd.LearnedExplicit, Reverts: dropper.Hash.String()})
 }
 
