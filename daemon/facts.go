@@ -197,7 +197,7 @@ func editTrailers(c memd.Caller, sh *gitstore.Shard, old memd.Fact, newID string
 	// the first learned first.
 	own := p.SourceMessages
 	older := slices.DeleteFunc(slices.Clone(was.Messages), func(m string) bool { return slices.Contains(own, m) })
-	older = older[:min(len(older), max(0, provenance.MaxMessages-len(own)))]
+	older = older[:min(len(older), max(0, provenance.MaxInherited-len(own)))]
 	p.SourceMessages = appendNew(older, own...)
 	return p, nil
 }

@@ -183,8 +183,8 @@ func (m learnerMemory) ApplySynthesis(ctx context.Context, agent string, c learn
 	for _, f := range present {
 		p.FactIDs = appendNew(p.FactIDs, f.ID)
 	}
-	if len(p.SourceMessages) > provenance.MaxMessages {
-		p.SourceMessages = p.SourceMessages[:provenance.MaxMessages]
+	if len(p.SourceMessages) > provenance.MaxInherited {
+		p.SourceMessages = p.SourceMessages[:provenance.MaxInherited]
 	}
 	res, err := s.commitLearned(agent, sh, gitstore.Change{
 		Author:  author(memd.Caller{Agent: agent}),

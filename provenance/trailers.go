@@ -35,8 +35,16 @@ const (
 	KeyConflict  = "Conflict"
 )
 
-// MaxMessages bounds the Source-Message trailers of one change.
+// MaxMessages bounds the Source-Message trailers of one change as its
+// caller gives them.
 const MaxMessages = 100
+
+// MaxInherited bounds the Source-Message trailers a change carries over
+// from the facts it rewrites (an edit, a synthesis merge): every message
+// behind them, so that a revert by any of them finds the change (an
+// episode alone cites up to 300), yet a merge of merges keeps a commit
+// message git and a person can read.
+const MaxInherited = 2000
 
 // maxSubject is where a subject's fact text is cut.
 const maxSubject = 72
