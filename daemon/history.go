@@ -141,25 +141,23 @@ func (s *Service) Revert(ctx context.Context, req memd.RevertRequest) (memd.Reve
 				return memd.RevertResult{}, err
 			}
 		}
+		// The learner's work and the proposals first, so that nothing of
+		// the messages is written after the walk, or learned again later;
+		// a dry run counts and lists them.
+		agent := c.Agent
+		if c.Admin {
+			agent = "" // every agent's
+		}
 		var dropped int
-		if s.Learner != nil && !req.DryRun {
-			// First, so that nothing the learner still holds of the
-			// messages is written after the walk, or learned again later.
-			agent := c.Agent
-			if c.Admin {
-				agent = "" // every agent's
-			}
+		if s.Learner != nil {
 			var err error
-			if dropped, err = s.Learner.DropMessages(agent, req.Chat, msgs); err != nil {
+			if dropped, err = s.Learner.DropMessages(agent, req.Chat, msgs, req.DryRun); err != nil {
 				return memd.RevertResult{}, err
 			}
 		}
-		var rejected []memd.Reviewed
-		if !req.DryRun {
-			var err error
-			if rejected, err = s.rejectCiting(ctx, shards, msgs, req.Chat); err != nil {
-				return memd.RevertResult{Rejected: rejected, LearningDropped: dropped}, err
-			}
+		rejected, err := s.rejectCiting(ctx, shards, agent, msgs, req.Chat, req.DryRun)
+		if err != nil {
+			return memd.RevertResult{Rejected: rejected, LearningDropped: dropped}, err
 		}
 		reverts, err := r.RevertMessages(shards, msgs, req.Chat)
 		if memd.ErrorCode(err) == memd.ENOTFOUND && (dropped > 0 || len(rejected) > 0) {
@@ -196,6 +194,9 @@ func stillAsConfirmed(r provenance.Reverter, shards []*gitstore.Shard, msgs []st
 	}
 	r.DryRun = true
 	now, err := r.RevertMessages(shards, msgs, chat)
+	if memd.ErrorCode(err) == memd.ENOTFOUND {
+		err = nil // what the learner or a proposal holds of them, alone
+	}
 	if err != nil {
 		return err
 	}
@@ -215,10 +216,11 @@ func stillAsConfirmed(r provenance.Reverter, shards []*gitstore.Shard, msgs []st
 }
 
 // rejectCiting rejects the proposals waiting for review in the given
-// shards that cite any of msgs (in chat, when it is named), as a person's
-// rejection does: a revert by message leaves nothing of them for a later
-// accept to bring onto main.
-func (s *Service) rejectCiting(ctx context.Context, shards []*gitstore.Shard, msgs []string, chat string) ([]memd.Reviewed, error) {
+// shards that cite any of msgs (in chat, when it is named), agent's own
+// (every one for ""), as a person's rejection does: a revert by message
+// leaves nothing of them for a later accept to bring onto main. With dry,
+// it lists them.
+func (s *Service) rejectCiting(ctx context.Context, shards []*gitstore.Shard, agent string, msgs []string, chat string, dry bool) ([]memd.Reviewed, error) {
 	s.reviews.deciding.Lock()
 	defer s.reviews.deciding.Unlock()
 	var out []memd.Reviewed
@@ -232,11 +234,17 @@ func (s *Service) rejectCiting(ctx context.Context, shards []*gitstore.Shard, ms
 		}
 		var chosen []gitstore.Commit
 		for _, c := range list {
-			if provenance.Cites(provenance.Parse(c.Message), msgs, chat) {
+			if (agent == "" || c.Author.Name == agent) && provenance.Cites(provenance.Parse(c.Message), msgs, chat) {
 				chosen = append(chosen, c)
 			}
 		}
 		if len(chosen) == 0 {
+			continue
+		}
+		if dry {
+			for _, c := range chosen {
+				out = append(out, memd.Reviewed{ID: proposalID(c), Shard: sh.ID(), Subject: c.Subject(), Proposal: c.Hash.String()})
+			}
 			continue
 		}
 		done, err := s.reviewIn(ctx, sh, chosen, memd.ReviewReject, callerOf(ctx).Name())

@@ -2,31 +2,44 @@ package learn
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/buntdb"
+	"github.com/tidwall/gjson"
 
 	"github.com/memd/memd"
 )
 
-// reverted holds the messages a revert by message took back, by message
-// ID, each with the chats it was named in ("" for any chat): the learner
-// must not learn from them again, whatever of its work still holds them.
-type reverted map[string][]string
-
-// has reports whether message id of chat was reverted; a message of no
-// known chat (a turn stored before turns kept their chat) is taken as
-// reverted when its ID was in any chat.
-func (r reverted) has(chat, id string) bool {
-	chats, ok := r[id]
-	return ok && (chat == "" || slices.Contains(chats, "") || slices.Contains(chats, chat))
+// drop is one revert's hold on a message: the agent whose work it takes
+// the message out of ("" for every agent's, an admin's revert), the chat
+// it was named in ("" for any), and the last job queued when it was made.
+// Work queued after it is not held to it: a message sent again is new.
+type drop struct {
+	agent, chat string
+	upTo        uint64
 }
 
-func (r reverted) any(chat string, ids []string) (string, bool) {
+// reverted holds the messages reverts took back, by message ID.
+type reverted map[string][]drop
+
+// has reports whether message id of chat, in agent's job seq (0 for work
+// queued before any revert, as the episode buffers are), was taken back. A
+// message of no known chat (a turn stored before turns kept their chat)
+// is taken as held by a drop in any chat.
+func (r reverted) has(agent, chat, id string, seq uint64) bool {
+	return slices.ContainsFunc(r[id], func(d drop) bool {
+		return (d.agent == "" || d.agent == agent) && (d.chat == "" || chat == "" || d.chat == chat) && seq <= d.upTo
+	})
+}
+
+// first returns the first of ids that was taken back.
+func (r reverted) first(agent, chat string, ids []string, seq uint64) (string, bool) {
 	for _, id := range ids {
-		if r.has(chat, id) {
+		if r.has(agent, chat, id, seq) {
 			return id, true
 		}
 	}
@@ -34,43 +47,47 @@ func (r reverted) any(chat string, ids []string) (string, bool) {
 }
 
 // DropMessages keeps the learner from learning again from messages a
-// revert took back (in chat, or in any chat when it is ""), of agent's
-// work or, for "" (an admin), every agent's. What it still holds of them
-// goes: an exchange waiting to be learned is skipped, the turns gathering
-// for an episode or in one not yet written lose theirs (an episode left
-// with none is skipped), the evidence synthesis keeps drops theirs, and a
-// pass whose answer read them asks again. Work under way when it is called
-// is waited for, and work under way after it writes nothing of them, so a
-// revert by message that walks history once this returns finds every
-// commit the learner made of them.
+// revert took back (in chat, or in any chat when it is ""), in agent's
+// work or, for "" (an admin), every agent's. What it holds of them goes:
+// an exchange waiting to be learned is skipped; the turns gathering for an
+// episode, or in one not yet written, lose theirs (an episode left with
+// none is skipped); the exchanges synthesis keeps as evidence go; and the
+// changes of a pass answered already that rest on one are refused. Work
+// under way when it is called is waited for, and work under way after it
+// writes nothing of them, so a revert by message that walks history once
+// this returns finds every commit the learner made of them. Work queued
+// after it is not held to it.
 //
-// It returns how many pieces of waiting work it changed.
-func (l *Learner) DropMessages(agent, chat string, ids []string) (int, error) {
+// It returns how many pieces of waiting work held the messages; with dry,
+// it only counts them.
+func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int, error) {
 	l.dropMu.Lock()
 	defer l.dropMu.Unlock()
-	if l.dropped == nil {
-		l.dropped = make(reverted)
-	}
-	for _, id := range ids {
-		if !slices.Contains(l.dropped[id], chat) {
-			l.dropped[id] = append(l.dropped[id], chat)
-		}
-	}
 	mine := func(a string) bool { return agent == "" || a == agent }
 	changed := 0
 	err := l.db.Update(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(seqKey)
+		if err != nil && !errors.Is(err, buntdb.ErrNotFound) {
+			return err
+		}
+		upTo, _ := strconv.ParseUint(v, 10, 64)
+		this := make(reverted, len(ids))
+		for _, id := range ids {
+			this[id] = []drop{{agent: agent, chat: chat, upTo: upTo}}
+		}
 		var jobs []*job
 		var bad error
 		for _, state := range []string{memd.ExchangePending, memd.ExchangeFailed} {
 			err := tx.AscendEqual(stateIndex, stateDoc(state), func(k, v string) bool {
+				if !mine(gjson.Get(v, "agent").String()) {
+					return true
+				}
 				j, err := decodeJob(k, v)
 				if err != nil {
 					bad = err
 					return false
 				}
-				if mine(j.Agent) {
-					jobs = append(jobs, j)
-				}
+				jobs = append(jobs, j)
 				return true
 			})
 			if err == nil {
@@ -81,22 +98,34 @@ func (l *Learner) DropMessages(agent, chat string, ids []string) (int, error) {
 			}
 		}
 		for _, j := range jobs {
-			if !l.dropFrom(j) {
+			if !dropFrom(j, this) {
 				continue
 			}
 			changed++
+			if dry {
+				continue
+			}
 			if err := putJob(tx, j); err != nil {
 				return err
 			}
 		}
-		n, err := l.dropTurns(tx, mine)
+		n, err := dropTurns(tx, this, mine, dry)
 		changed += n
 		if err != nil {
 			return err
 		}
-		n, err = l.dropEvidenceIn(tx, mine)
+		n, err = dropEvidence(tx, this, mine, dry)
 		changed += n
-		return err
+		if err != nil || dry {
+			return err
+		}
+		if l.dropped == nil {
+			l.dropped = make(reverted)
+		}
+		for id, ds := range this {
+			l.dropped[id] = append(l.dropped[id], ds...)
+		}
+		return nil
 	})
 	if err != nil {
 		return changed, fmt.Errorf("drop the learner's work from reverted messages: %w", err)
@@ -104,25 +133,27 @@ func (l *Learner) DropMessages(agent, chat string, ids []string) (int, error) {
 	return changed, nil
 }
 
-// dropFrom takes the reverted messages out of a job, and reports whether
+// dropFrom takes the messages r holds out of a job, and reports whether
 // it changed it: an exchange holding one is skipped; an episode loses the
-// turns holding one, and is asked again (skipped if none is left); a
-// synthesis pass whose answer read one asks again. The caller holds
-// dropMu.
-func (l *Learner) dropFrom(j *job) bool {
+// turns holding one, and is asked again (skipped if none is left); the
+// changes a pass's answer rests on one of are refused.
+func dropFrom(j *job, r reverted) bool {
 	switch j.Kind {
 	case kindExchange:
 		if j.Exchange == nil {
 			return false
 		}
-		id, ok := l.dropped.any(j.Exchange.Chat, j.Exchange.MessageIDs())
+		id, ok := r.first(j.Agent, j.Exchange.Chat, j.Exchange.MessageIDs(), j.Seq)
 		if !ok {
 			return false
 		}
 		j.State, j.Reason, j.Plan = memd.ExchangeSkipped, revertedReason(id), nil
 		return true
 	case kindEpisode:
-		kept := slices.DeleteFunc(slices.Clone(j.Turns), func(t Turn) bool { _, ok := l.dropped.any(t.Chat, t.Messages); return ok })
+		kept := slices.DeleteFunc(slices.Clone(j.Turns), func(t Turn) bool {
+			_, ok := r.first(j.Agent, t.Chat, t.Messages, j.Seq)
+			return ok
+		})
 		if len(kept) == len(j.Turns) {
 			return false
 		}
@@ -132,28 +163,35 @@ func (l *Learner) dropFrom(j *job) bool {
 		}
 		return true
 	case kindSynthesis:
-		if j.Plan == nil || !slices.ContainsFunc(j.Plan.Changes, func(c Change) bool { return l.citesDropped(c) }) {
+		if j.Plan == nil {
 			return false
 		}
-		j.Plan = nil
-		return true
+		changed := false
+		for i := range j.Plan.Changes {
+			c := &j.Plan.Changes[i]
+			if c.Verdict != VerdictApproved || c.Commit != "" {
+				continue
+			}
+			for _, id := range c.Evidence {
+				if r.has(j.Agent, c.Chats[id], id, j.Seq) {
+					c.Verdict, c.Reason = VerdictRefused, fmt.Sprintf("it rests on message %s, which was reverted", memd.Shorten(id, 60))
+					changed = true
+					break
+				}
+			}
+		}
+		return changed
 	}
 	return false
-}
-
-// citesDropped reports whether a synthesis change rests on a reverted
-// message. The caller holds dropMu.
-func (l *Learner) citesDropped(c Change) bool {
-	return slices.ContainsFunc(c.Evidence, func(id string) bool { return l.dropped.has(c.Chats[id], id) })
 }
 
 func revertedReason(id string) string {
 	return fmt.Sprintf("message %s was reverted before this was learned; nothing of it was written", memd.Shorten(id, 60))
 }
 
-// dropTurns takes the reverted messages' turns out of the agents' episode
-// buffers. The caller holds dropMu.
-func (l *Learner) dropTurns(tx *buntdb.Tx, mine func(agent string) bool) (int, error) {
+// dropTurns takes the turns holding a message r holds out of the agents'
+// episode buffers.
+func dropTurns(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry bool) (int, error) {
 	buffers := make(map[string][]Turn)
 	err := tx.AscendKeys(turnsPrefix+"*", func(k, v string) bool {
 		if agent := strings.TrimPrefix(k, turnsPrefix); mine(agent) {
@@ -168,11 +206,18 @@ func (l *Learner) dropTurns(tx *buntdb.Tx, mine func(agent string) bool) (int, e
 	}
 	changed := 0
 	for k, turns := range buffers {
-		kept := slices.DeleteFunc(slices.Clone(turns), func(t Turn) bool { _, ok := l.dropped.any(t.Chat, t.Messages); return ok })
+		agent := strings.TrimPrefix(k, turnsPrefix)
+		kept := slices.DeleteFunc(slices.Clone(turns), func(t Turn) bool {
+			_, ok := r.first(agent, t.Chat, t.Messages, 0)
+			return ok
+		})
 		if len(kept) == len(turns) {
 			continue
 		}
 		changed++
+		if dry {
+			continue
+		}
 		b, _ := json.Marshal(kept)
 		if _, _, err := tx.Set(k, string(b), nil); err != nil {
 			return changed, err
@@ -181,23 +226,24 @@ func (l *Learner) dropTurns(tx *buntdb.Tx, mine func(agent string) bool) (int, e
 	return changed, nil
 }
 
-// dropEvidenceIn takes the exchanges holding a reverted message out of
-// synthesis's evidence. The caller holds dropMu.
-func (l *Learner) dropEvidenceIn(tx *buntdb.Tx, mine func(agent string) bool) (int, error) {
+// dropEvidence takes the exchanges holding a message r holds out of
+// synthesis's evidence.
+func dropEvidence(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry bool) (int, error) {
 	var keys []string
 	err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
-		agent, _, _ := strings.Cut(strings.TrimPrefix(k, evidencePrefix), ":")
+		agent, seq, _ := strings.Cut(strings.TrimPrefix(k, evidencePrefix), ":")
+		n, _ := strconv.ParseUint(seq, 10, 64)
 		var e evidenceExchange
 		if !mine(agent) || json.Unmarshal([]byte(v), &e) != nil {
 			return true
 		}
-		if slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return l.dropped.has(e.Chat, m.ID) }) {
+		if slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return r.has(agent, e.Chat, m.ID, n) }) {
 			keys = append(keys, k)
 		}
 		return true
 	})
-	if err != nil {
-		return 0, err
+	if err != nil || dry {
+		return len(keys), err
 	}
 	for _, k := range keys {
 		if _, err := tx.Delete(k); err != nil {
@@ -206,3 +252,7 @@ func (l *Learner) dropEvidenceIn(tx *buntdb.Tx, mine func(agent string) bool) (i
 	}
 	return len(keys), nil
 }
+
+// errEnded refuses to store a job's copy over the job a revert ended
+// meanwhile (see save).
+var errEnded = errors.New("a revert ended this job meanwhile")

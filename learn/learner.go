@@ -523,7 +523,7 @@ func (l *Learner) work(ctx context.Context, j *job) {
 		l.failed(j, errors.New("synthesis is off: start memd serve with --synthesis to run this pass"))
 		return
 	}
-	if l.gone(j) {
+	if l.gone(j) || l.droppedMeanwhile(j) {
 		return
 	}
 	if j.Plan == nil {
@@ -536,7 +536,9 @@ func (l *Learner) work(ctx context.Context, j *job) {
 			return
 		}
 		j.Plan = p
-		if err := l.save(j); err != nil {
+		if err := l.save(j); errors.Is(err, errEnded) {
+			return
+		} else if err != nil {
 			l.cfg.Logger.Error("learner: storing the model's answer", "job", j.id(), "err", err)
 			l.pauseIfFull(err) // or the model is asked again at once
 			return
@@ -550,8 +552,9 @@ func (l *Learner) work(ctx context.Context, j *job) {
 	// it is written, and a revert waits for what is being written.
 	l.dropMu.RLock()
 	defer l.dropMu.RUnlock()
-	if l.dropFrom(j) {
-		if err := l.save(j); err != nil {
+	if dropFrom(j, l.dropped) && j.Kind != kindSynthesis {
+		// A pass goes on with its changes that rest on none.
+		if err := l.save(j); err != nil && !errors.Is(err, errEnded) {
 			l.cfg.Logger.Error("learner: storing a job a revert changed", "job", j.id(), "err", err)
 		}
 		return
@@ -766,7 +769,9 @@ func (l *Learner) failed(j *job, err error) {
 		l.cfg.Logger.Info("learner: will retry", "job", j.id(), "attempt", j.Attempts, "err", err)
 	}
 	l.pauseIfFull(err)
-	if serr := l.save(j); serr != nil {
+	if serr := l.save(j); errors.Is(serr, errEnded) {
+		return
+	} else if serr != nil {
 		l.cfg.Logger.Error("learner: storing a failure", "job", j.id(), "err", serr)
 		l.pauseIfFull(serr)
 		return
@@ -800,8 +805,33 @@ func (l *Learner) quietFor(d time.Duration) {
 	l.mu.Unlock()
 }
 
+// save stores a job as the worker holds it, unless a revert ended it since
+// the worker read it (errEnded): the worker's copy would bring it back.
 func (l *Learner) save(j *job) error {
-	return l.db.Update(func(tx *buntdb.Tx) error { return putJob(tx, j) })
+	return l.db.Update(func(tx *buntdb.Tx) error {
+		if j.State != memd.ExchangeSkipped {
+			if v, err := tx.Get(jobKey(j.Seq)); err == nil && gjson.Get(v, "state").String() == memd.ExchangeSkipped {
+				return errEnded
+			}
+		}
+		return putJob(tx, j)
+	})
+}
+
+// droppedMeanwhile takes out of a job what a revert took back after the
+// job was read, before its model is asked, and reports whether the job is
+// to be left (stored as the revert left it, to be picked up again if work
+// is left in it).
+func (l *Learner) droppedMeanwhile(j *job) bool {
+	l.dropMu.RLock()
+	defer l.dropMu.RUnlock()
+	if j.Plan != nil || !dropFrom(j, l.dropped) {
+		return false
+	}
+	if err := l.save(j); err != nil && !errors.Is(err, errEnded) {
+		l.cfg.Logger.Error("learner: storing a job a revert changed", "job", j.id(), "err", err)
+	}
+	return true
 }
 
 // finish marks a job done and, for an exchange, adds its turn to the

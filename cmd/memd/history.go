@@ -232,11 +232,13 @@ func printReverts(e *env, res memd.RevertResult, dry bool) {
 	if len(res.Reverts) == 0 && res.LearningDropped == 0 && len(res.Rejected) == 0 {
 		fmt.Fprintln(e.stdout, "nothing left to undo")
 	}
+	done := map[bool]string{false: "rejected", true: "would be rejected"}[dry]
 	for _, r := range res.Rejected {
-		fmt.Fprintf(e.stdout, "%s proposal %s rejected: %s\n", r.Shard, r.ID, r.Subject)
+		fmt.Fprintf(e.stdout, "%s proposal %s %s: %s\n", r.Shard, r.ID, done, r.Subject)
 	}
 	if res.LearningDropped > 0 {
-		fmt.Fprintf(e.stdout, "the learner's unfinished work dropped the messages: %d exchange(s), episode buffer(s) or synthesis evidence\n", res.LearningDropped)
+		taken := map[bool]string{false: "taken", true: "would be taken"}[dry]
+		fmt.Fprintf(e.stdout, "the learner will not learn from the messages again: they %s out of %d piece(s) of its unfinished work (exchanges waiting, episode turns, synthesis evidence)\n", taken, res.LearningDropped)
 	}
 	for _, r := range res.Reverts {
 		switch {
