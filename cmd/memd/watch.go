@@ -14,7 +14,7 @@ import (
 )
 
 func runWatch(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "watch", "[flags] [SHARD...]", "Print memory changes as they happen: one line per fact added (+) or removed (-), per note changed (~). Without shards, follows every shard you may read. Resumes by itself when the connection drops, in each shard from the last commit it printed (from the head it started at if none).")
+	fs := newFlags(e, "watch", "[flags] [SHARD...]", "Print memory changes as they happen: one line per fact added (+) or removed (-), per note changed (~). Without shards, follows every shard you may read. Resumes by itself when the connection drops, in each shard from the last commit it printed (a shard it names and printed nothing of, from the head it started at).")
 	var cf clientFlags
 	cf.register(fs, e)
 	kind := fs.String("chat-kind", "", "chat kind to declare (user memory needs direct)")
@@ -36,14 +36,17 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	return watch(ctx, e, c, q, cf.json)
 }
 
-// startAtHeads sets each shard the watch follows, not given a commit to
+// startAtHeads sets each shard the watch names, not given a commit to
 // start after, to start after its head now. "From now" would mean from
 // each reconnection: a shard nothing was printed of before a drop would
 // skip what was committed in it meanwhile. A commit made between the look
 // and the subscription is replayed, not missed. It looks once, the first
-// time the daemon answers (started).
+// time the daemon answers (started). A watch of every shard it may read
+// is left from now: naming them all could outgrow what a request's
+// header holds, and one gone or forbidden since would end it.
 func startAtHeads(ctx context.Context, c *client.Client, q memd.FeedQuery, started *bool) error {
-	if *started {
+	if *started || len(q.Shards) == 0 {
+		*started = true
 		return nil
 	}
 	list, err := c.Shards(ctx)
@@ -55,7 +58,7 @@ func startAtHeads(ctx context.Context, c *client.Client, q memd.FeedQuery, start
 		if _, given := q.Since[s.Shard]; given || s.Head == "" {
 			continue
 		}
-		if len(q.Shards) == 0 || slices.Contains(q.Shards, s.Shard) {
+		if slices.Contains(q.Shards, s.Shard) {
 			q.Since[s.Shard] = s.Head
 		}
 	}
