@@ -50,8 +50,12 @@ type droppedNote struct {
 // removed them: a forget or a revert the stale index predates); and the
 // notes it took back to a recent version (or removed) while their working
 // files hold something else.
+//
+// Only while the shard's own checkout is on main: its working files are
+// then what the commit is judged against. Away from main (a detached HEAD,
+// main checked out in a linked worktree), they are another version's.
 func (sh *Shard) droppedByStaleIndex(c Commit) (lost, back []memd.Fact, notes []droppedNote, err error) {
-	if c.ByMemd() || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
+	if c.ByMemd() || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") || !sh.headOnMain() {
 		return nil, nil, nil, nil
 	}
 	parent, err := sh.readCommit(c.Parents[0])

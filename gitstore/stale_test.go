@@ -142,6 +142,28 @@ func TestShard_TakesBackFactsAStaleIndexBroughtBack(t *testing.T) {
 	}
 }
 
+// A fact put back on purpose from a linked worktree of main, the shard's
+// own checkout detached, stays: the shard's working files are not main's
+// then, so lacking the fact says nothing.
+func TestShard_KeepsAFactPutBackFromALinkedWorktree(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
+	remember(t, sh, "Wire payments to account 777", memd.TierLog, "m2")
+	forget(t, sh, "Wire payments to account 777")
+	git(t, sh.Dir(), "switch", "-q", "--detach")
+	wt := filepath.Join(filepath.Dir(sh.Dir()), "alice-main")
+	git(t, sh.Dir(), "worktree", "add", "-q", wt, "main")
+	git(t, wt, "checkout", "main~1", "--", "log/2026-11.md")
+	git(t, wt, "commit", "-qm", "put back the payment fact: it was right")
+	if err := sh.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, sh); !slices.Contains(got, "Wire payments to account 777") {
+		t.Errorf("facts after pat put one back on purpose: %v", got)
+	}
+}
+
 // Taking facts out on purpose, by editing them away or with git revert, is
 // not mistaken for a stale index.
 func TestShard_KeepsDeliberateRemovals(t *testing.T) {
