@@ -90,7 +90,7 @@ function errorPage(err) {
 function confirmDialog(title, body, okLabel) {
   const dlg = document.getElementById('confirm');
   document.getElementById('confirm-title').textContent = title;
-  document.getElementById('confirm-body').replaceChildren(...[body].flat());
+  document.getElementById('confirm-body').replaceChildren(...[body].flat(Infinity).filter((p) => p !== null && p !== undefined && p !== false));
   document.getElementById('confirm-ok').textContent = okLabel || 'Confirm';
   dlg.returnValue = '';
   dlg.showModal();
@@ -478,12 +478,19 @@ async function revert(req, title) {
   const changes = preview.reverts.flatMap((r) => r.changes.map((ch) => ({ ...ch, shard: r.shard })));
   const notes = preview.reverts.flatMap((r) => (r.notes || []).map((n) => ({ note: n, shard: r.shard })));
   const refused = preview.reverts.filter((r) => r.refused).map((r) => h('div', { class: 'change' }, `${r.shard} ${short(r.reverted)} is left as it is: ${r.refused}`));
+  // A revert by message also rejects the proposals that cite it and takes
+  // it out of the learner's waiting work.
+  const rejected = (preview.rejected_proposals || []).map((p) => h('div', { class: 'change' }, `${p.shard}: proposal ${p.id} (${p.subject}) will be rejected`));
+  const learning = preview.learning_dropped
+    ? h('p', {}, `The learner will not learn from it again: it is taken out of ${preview.learning_dropped} piece(s) of its waiting work.`)
+    : null;
   const body = changes.length + notes.length === 0
-    ? [h('p', {}, 'Nothing is left to undo: what it changed has been changed again since.'), refused]
+    ? [h('p', {}, rejected.length || learning ? 'Nothing on main is left to undo.' : 'Nothing is left to undo: what it changed has been changed again since.'), refused, rejected, learning]
     : [h('p', {}, `This will make ${preview.reverts.filter((r) => r.changes.length || (r.notes || []).length).length} revert commit(s) changing exactly:`),
       h('div', { id: 'revert-preview' }, changes.map((ch) => [h('div', { class: 'muted' }, ch.shard), changeLine(ch)]),
-        notes.map((n) => [h('div', { class: 'muted' }, n.shard), h('div', { class: 'change' }, '~ note ' + n.note + ', as it was before')]), refused)];
-  const any = changes.length + notes.length > 0;
+        notes.map((n) => [h('div', { class: 'muted' }, n.shard), h('div', { class: 'change' }, '~ note ' + n.note + ', as it was before')]), refused),
+      rejected, learning];
+  const any = changes.length + notes.length + rejected.length > 0 || !!preview.learning_dropped;
   if (!await confirmDialog(title + '?', body, any ? 'Revert' : 'OK') || !any) return;
   // A revert by message undoes exactly what was shown: memd refuses it if
   // a commit citing the messages came since.
@@ -493,7 +500,9 @@ async function revert(req, title) {
   try {
     const res = await api('POST', '/v1/revert', confirmed);
     const made = res.reverts.filter((r) => r.commit);
-    toast(`Reverted: ${made.length} commit(s)`);
+    const rejectedNow = (res.rejected_proposals || []).length;
+    toast(`Reverted: ${made.length} commit(s)` + (rejectedNow ? `; ${rejectedNow} proposal(s) rejected` : '') +
+      (res.learning_dropped ? '; the learner will not learn from it again' : ''));
     route();
   } catch (err) {
     view.prepend(errorBox(err));
