@@ -318,6 +318,17 @@ func TestStore_AFolderWithoutARepositoryIsNoShard(t *testing.T) {
 	}
 }
 
+// linkedWorktreeOfMain detaches the shard's own checkout and checks main
+// out in a linked worktree beside it (git worktree add), a person's way to
+// work on main elsewhere; it returns the worktree's folder.
+func linkedWorktreeOfMain(t *testing.T, sh *gitstore.Shard) string {
+	t.Helper()
+	git(t, sh.Dir(), "switch", "-q", "--detach")
+	wt := filepath.Join(filepath.Dir(sh.Dir()), filepath.Base(sh.Dir())+"-main")
+	git(t, sh.Dir(), "worktree", "add", "-q", wt, "main")
+	return wt
+}
+
 // A commit made on main from a linked worktree (git worktree add) is
 // checked as one made in the shard itself: its objects and main are in the
 // shard's own git directory, not the worktree's.
@@ -325,9 +336,7 @@ func TestCheckStaged_FromALinkedWorktreeOfMain(t *testing.T) {
 	s := openStore(t)
 	sh := createShard(t, s, "agent/alice")
 	remember(t, sh, "Alice one", memd.TierProfile, "m1")
-	git(t, sh.Dir(), "switch", "-q", "--detach")
-	wt := filepath.Join(filepath.Dir(sh.Dir()), "alice-main")
-	git(t, sh.Dir(), "worktree", "add", "-q", wt, "main")
+	wt := linkedWorktreeOfMain(t, sh)
 	f, err := os.OpenFile(filepath.Join(wt, "profile.md"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

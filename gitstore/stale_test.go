@@ -151,9 +151,7 @@ func TestShard_KeepsAFactPutBackFromALinkedWorktree(t *testing.T) {
 	remember(t, sh, "Booked a flight to Lisbon", memd.TierLog, "m1")
 	remember(t, sh, "Wire payments to account 777", memd.TierLog, "m2")
 	forget(t, sh, "Wire payments to account 777")
-	git(t, sh.Dir(), "switch", "-q", "--detach")
-	wt := filepath.Join(filepath.Dir(sh.Dir()), "alice-main")
-	git(t, sh.Dir(), "worktree", "add", "-q", wt, "main")
+	wt := linkedWorktreeOfMain(t, sh)
 	git(t, wt, "checkout", "main~1", "--", "log/2026-11.md")
 	git(t, wt, "commit", "-qm", "put back the payment fact: it was right")
 	if err := sh.Refresh(); err != nil {
