@@ -23,15 +23,37 @@ type drop struct {
 	upTo        uint64
 }
 
-// reverted holds the messages reverts took back, by message ID.
-type reverted map[string][]drop
+// reverted holds the messages reverts took back, by message ID, and the
+// exchanges of synthesis's evidence dropped for them, by agent and job.
+type reverted struct {
+	messages map[string][]drop
+	evidence map[string]map[uint64]bool
+}
+
+// add takes in what another drop holds.
+func (r *reverted) add(o reverted) {
+	if r.messages == nil {
+		r.messages, r.evidence = make(map[string][]drop), make(map[string]map[uint64]bool)
+	}
+	for id, ds := range o.messages {
+		r.messages[id] = append(r.messages[id], ds...)
+	}
+	for agent, seqs := range o.evidence {
+		if r.evidence[agent] == nil {
+			r.evidence[agent] = make(map[uint64]bool)
+		}
+		for seq := range seqs {
+			r.evidence[agent][seq] = true
+		}
+	}
+}
 
 // has reports whether message id of chat, in agent's job seq (0 for work
 // queued before any revert, as the episode buffers are), was taken back. A
 // message of no known chat (a turn stored before turns kept their chat)
 // is taken as held by a drop in any chat.
 func (r reverted) has(agent, chat, id string, seq uint64) bool {
-	return slices.ContainsFunc(r[id], func(d drop) bool {
+	return slices.ContainsFunc(r.messages[id], func(d drop) bool {
 		return (d.agent == "" || d.agent == agent) && (d.chat == "" || chat == "" || d.chat == chat) && seq <= d.upTo
 	})
 }
@@ -71,9 +93,16 @@ func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int,
 			return err
 		}
 		upTo, _ := strconv.ParseUint(v, 10, 64)
-		this := make(reverted, len(ids))
+		this := reverted{messages: make(map[string][]drop, len(ids)), evidence: make(map[string]map[uint64]bool)}
 		for _, id := range ids {
-			this[id] = []drop{{agent: agent, chat: chat, upTo: upTo}}
+			this.messages[id] = []drop{{agent: agent, chat: chat, upTo: upTo}}
+		}
+		// The evidence first: a pass that read an exchange dropped from
+		// it is held to the drop too.
+		n, err := dropEvidence(tx, this, mine, dry)
+		changed += n
+		if err != nil {
+			return err
 		}
 		var jobs []*job
 		var bad error
@@ -109,22 +138,12 @@ func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int,
 				return err
 			}
 		}
-		n, err := dropTurns(tx, this, mine, dry)
-		changed += n
-		if err != nil {
-			return err
-		}
-		n, err = dropEvidence(tx, this, mine, dry)
+		n, err = dropTurns(tx, this, mine, dry)
 		changed += n
 		if err != nil || dry {
 			return err
 		}
-		if l.dropped == nil {
-			l.dropped = make(reverted)
-		}
-		for id, ds := range this {
-			l.dropped[id] = append(l.dropped[id], ds...)
-		}
+		l.dropped.add(this)
 		return nil
 	})
 	if err != nil {
@@ -136,7 +155,8 @@ func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int,
 // dropFrom takes the messages r holds out of a job, and reports whether
 // it changed it: an exchange holding one is skipped; an episode loses the
 // turns holding one, and is asked again (skipped if none is left); the
-// changes a pass's answer rests on one of are refused.
+// changes of a pass that read an exchange dropped from its evidence, or
+// that rest on such a message, are refused.
 func dropFrom(j *job, r reverted) bool {
 	switch j.Kind {
 	case kindExchange:
@@ -166,10 +186,16 @@ func dropFrom(j *job, r reverted) bool {
 		if j.Plan == nil {
 			return false
 		}
+		read := slices.ContainsFunc(j.Plan.Evidence, func(seq uint64) bool { return r.evidence[j.Agent][seq] })
 		changed := false
 		for i := range j.Plan.Changes {
 			c := &j.Plan.Changes[i]
 			if c.Verdict != VerdictApproved || c.Commit != "" {
+				continue
+			}
+			if read {
+				c.Verdict, c.Reason = VerdictRefused, "the pass read an exchange of a message reverted since"
+				changed = true
 				continue
 			}
 			for _, id := range c.Evidence {
@@ -242,10 +268,19 @@ func dropEvidence(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry b
 		}
 		return true
 	})
-	if err != nil || dry {
-		return len(keys), err
+	if err != nil {
+		return 0, err
 	}
 	for _, k := range keys {
+		agent, seq, _ := strings.Cut(strings.TrimPrefix(k, evidencePrefix), ":")
+		n, _ := strconv.ParseUint(seq, 10, 64)
+		if r.evidence[agent] == nil {
+			r.evidence[agent] = make(map[uint64]bool)
+		}
+		r.evidence[agent][n] = true
+		if dry {
+			continue
+		}
 		if _, err := tx.Delete(k); err != nil {
 			return 0, err
 		}

@@ -14,8 +14,8 @@ func TestDropFrom(t *testing.T) {
 		return &job{Seq: seq, Kind: kindExchange, Agent: agent, State: memd.ExchangePending,
 			Exchange: &memd.Exchange{Agent: agent, Chat: chat, Messages: []memd.Message{{ID: "0-q", Role: "user"}, {ID: "0-a", Role: "agent"}}}}
 	}
-	alices := reverted{"0-q": {{agent: "alice", chat: "c", upTo: 10}}}
-	admins := reverted{"0-q": {{upTo: 10}}}
+	alices := reverted{messages: map[string][]drop{"0-q": {{agent: "alice", chat: "c", upTo: 10}}}}
+	admins := reverted{messages: map[string][]drop{"0-q": {{upTo: 10}}}}
 	for _, c := range []struct {
 		name string
 		r    reverted
@@ -45,5 +45,14 @@ func TestDropFrom(t *testing.T) {
 	}}}
 	if !dropFrom(pass, alices) || pass.Plan.Changes[0].Verdict != VerdictRefused || pass.Plan.Changes[1].Verdict != VerdictApproved || pass.State != memd.ExchangePending {
 		t.Errorf("pass after the drop: %+v, want the change resting on 0-q refused and the other kept", pass.Plan.Changes)
+	}
+	// A pass that read an exchange dropped from the evidence has none of
+	// its changes applied, whatever they cite.
+	read := &job{Seq: 9, Kind: kindSynthesis, Agent: "alice", State: memd.ExchangePending, Plan: &plan{Evidence: []uint64{4, 5}, Changes: []Change{
+		{Op: SynthMerge, Evidence: []string{"f1", "f2"}, Verdict: VerdictApproved},
+	}}}
+	dropped := reverted{evidence: map[string]map[uint64]bool{"alice": {5: true}}}
+	if !dropFrom(read, dropped) || read.Plan.Changes[0].Verdict != VerdictRefused {
+		t.Errorf("pass that read dropped evidence: %+v, want its change refused", read.Plan.Changes)
 	}
 }
