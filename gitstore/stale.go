@@ -50,12 +50,10 @@ type droppedNote struct {
 // removed them: a forget or a revert the stale index predates); and the
 // notes it took back to a recent version (or removed) while their working
 // files hold something else.
-//
-// Only while the shard's own checkout is on main: its working files are
-// then what the commit is judged against. Away from main (a detached HEAD,
-// main checked out in a linked worktree), they are another version's.
+// The caller checks that the shard's checkout is on main (see
+// restoreDropped).
 func (sh *Shard) droppedByStaleIndex(c Commit) (lost, back []memd.Fact, notes []droppedNote, err error) {
-	if c.ByMemd() || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") || !sh.headOnMain() {
+	if c.ByMemd() || len(c.Parents) != 1 || strings.Contains(c.Message, "This reverts commit ") {
 		return nil, nil, nil, nil
 	}
 	parent, err := sh.readCommit(c.Parents[0])
@@ -270,7 +268,10 @@ func (sh *Shard) readJudged() Hash { return readHashFile(filepath.Join(sh.gitDir
 // them in one group.
 func (sh *Shard) restoreDropped(from Hash, st *state) (*state, error) {
 	msgf := sh.store.opts.Restore
-	if msgf == nil || from.IsZero() {
+	// Only while the shard's own checkout is on main are its working files
+	// what a commit is judged against; away from main (a detached HEAD,
+	// main checked out in a linked worktree) they are another version's.
+	if msgf == nil || from.IsZero() || !sh.headOnMain() {
 		return st, nil
 	}
 	var dropper Commit

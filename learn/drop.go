@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/buntdb"
-	"github.com/tidwall/gjson"
 
 	"github.com/memd/memd"
 )
@@ -99,32 +97,18 @@ func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int,
 		}
 		// The evidence first: a pass that read an exchange dropped from
 		// it is held to the drop too.
-		n, err := dropEvidence(tx, this, mine, dry)
+		n, err := dropHeldEvidence(tx, this, mine, dry)
 		changed += n
 		if err != nil {
 			return err
 		}
 		var jobs []*job
-		var bad error
 		for _, state := range []string{memd.ExchangePending, memd.ExchangeFailed} {
-			err := tx.AscendEqual(stateIndex, stateDoc(state), func(k, v string) bool {
-				if !mine(gjson.Get(v, "agent").String()) {
-					return true
-				}
-				j, err := decodeJob(k, v)
-				if err != nil {
-					bad = err
-					return false
-				}
-				jobs = append(jobs, j)
-				return true
-			})
-			if err == nil {
-				err = bad
-			}
+			all, err := jobsIn(tx, state)
 			if err != nil {
 				return err
 			}
+			jobs = append(jobs, slices.DeleteFunc(all, func(j *job) bool { return !mine(j.Agent) })...)
 		}
 		for _, j := range jobs {
 			if !dropFrom(j, this) {
@@ -218,21 +202,15 @@ func revertedReason(id string) string {
 // dropTurns takes the turns holding a message r holds out of the agents'
 // episode buffers.
 func dropTurns(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry bool) (int, error) {
-	buffers := make(map[string][]Turn)
-	err := tx.AscendKeys(turnsPrefix+"*", func(k, v string) bool {
-		if agent := strings.TrimPrefix(k, turnsPrefix); mine(agent) {
-			var turns []Turn
-			json.Unmarshal([]byte(v), &turns)
-			buffers[k] = turns
-		}
-		return true
-	})
+	buffers, err := turnBuffers(tx)
 	if err != nil {
 		return 0, err
 	}
 	changed := 0
-	for k, turns := range buffers {
-		agent := strings.TrimPrefix(k, turnsPrefix)
+	for agent, turns := range buffers {
+		if !mine(agent) {
+			continue
+		}
 		kept := slices.DeleteFunc(slices.Clone(turns), func(t Turn) bool {
 			_, ok := r.first(agent, t.Chat, t.Messages, 0)
 			return ok
@@ -245,39 +223,28 @@ func dropTurns(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry bool
 			continue
 		}
 		b, _ := json.Marshal(kept)
-		if _, _, err := tx.Set(k, string(b), nil); err != nil {
+		if _, _, err := tx.Set(turnsPrefix+agent, string(b), nil); err != nil {
 			return changed, err
 		}
 	}
 	return changed, nil
 }
 
-// dropEvidence takes the exchanges holding a message r holds out of
-// synthesis's evidence.
-func dropEvidence(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry bool) (int, error) {
-	var keys []string
-	err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
-		agent, seq, _ := strings.Cut(strings.TrimPrefix(k, evidencePrefix), ":")
-		n, _ := strconv.ParseUint(seq, 10, 64)
-		var e evidenceExchange
-		if !mine(agent) || json.Unmarshal([]byte(v), &e) != nil {
-			return true
-		}
-		if slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return r.has(agent, e.Chat, m.ID, n) }) {
-			keys = append(keys, k)
-		}
-		return true
+// dropHeldEvidence takes the exchanges holding a message r holds out of
+// synthesis's evidence, and notes them in r.
+func dropHeldEvidence(tx *buntdb.Tx, r reverted, mine func(agent string) bool, dry bool) (int, error) {
+	keys, err := evidenceWhere(tx, func(agent string, seq uint64, e evidenceExchange) bool {
+		return mine(agent) && slices.ContainsFunc(e.Messages, func(m evidenceMessage) bool { return r.has(agent, e.Chat, m.ID, seq) })
 	})
 	if err != nil {
 		return 0, err
 	}
 	for _, k := range keys {
-		agent, seq, _ := strings.Cut(strings.TrimPrefix(k, evidencePrefix), ":")
-		n, _ := strconv.ParseUint(seq, 10, 64)
+		agent, seq := evidenceOwner(k)
 		if r.evidence[agent] == nil {
 			r.evidence[agent] = make(map[uint64]bool)
 		}
-		r.evidence[agent][n] = true
+		r.evidence[agent][seq] = true
 		if dry {
 			continue
 		}

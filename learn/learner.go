@@ -450,28 +450,49 @@ func stateDoc(state string) string {
 
 // jobs returns the stored jobs in a state (all when state is ""), oldest
 // first.
-func (l *Learner) jobs(state string) ([]*job, error) {
+func (l *Learner) jobs(state string) (out []*job, err error) {
+	err = l.db.View(func(tx *buntdb.Tx) error {
+		out, err = jobsIn(tx, state)
+		return err
+	})
+	return out, err
+}
+
+// jobsIn is jobs, in a transaction.
+func jobsIn(tx *buntdb.Tx, state string) ([]*job, error) {
 	var out []*job
 	var bad error
-	err := l.db.View(func(tx *buntdb.Tx) error {
-		each := func(k, v string) bool {
-			j, err := decodeJob(k, v)
-			if err != nil {
-				bad = err
-				return false
-			}
-			out = append(out, j)
-			return true
+	each := func(k, v string) bool {
+		j, err := decodeJob(k, v)
+		if err != nil {
+			bad = err
+			return false
 		}
-		if state == "" {
-			return tx.AscendKeys(jobPrefix+"*", each)
-		}
-		return tx.AscendEqual(stateIndex, stateDoc(state), each)
-	})
+		out = append(out, j)
+		return true
+	}
+	var err error
+	if state == "" {
+		err = tx.AscendKeys(jobPrefix+"*", each)
+	} else {
+		err = tx.AscendEqual(stateIndex, stateDoc(state), each)
+	}
 	if err == nil {
 		err = bad
 	}
 	return out, err
+}
+
+// turnBuffers returns the turns gathering for each agent's next episode.
+func turnBuffers(tx *buntdb.Tx) (map[string][]Turn, error) {
+	buffers := make(map[string][]Turn)
+	err := tx.AscendKeys(turnsPrefix+"*", func(k, v string) bool {
+		var turns []Turn
+		json.Unmarshal([]byte(v), &turns)
+		buffers[strings.TrimPrefix(k, turnsPrefix)] = turns
+		return true
+	})
+	return buffers, err
 }
 
 // Waiting reports the messages the learner may still learn from: those of
@@ -498,17 +519,15 @@ func (l *Learner) Waiting() (func(agent, id string) bool, error) {
 		}
 	}
 	err := l.db.View(func(tx *buntdb.Tx) error {
-		return tx.AscendKeys(turnsPrefix+"*", func(k, v string) bool {
-			agent := strings.TrimPrefix(k, turnsPrefix)
-			var turns []Turn
-			json.Unmarshal([]byte(v), &turns)
+		buffers, err := turnBuffers(tx)
+		for agent, turns := range buffers {
 			for _, t := range turns {
 				for _, id := range t.Messages {
 					held[[2]string{agent, id}] = true
 				}
 			}
-			return true
-		})
+		}
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read the learner's unfinished work: %w", err)

@@ -284,14 +284,7 @@ func (l *Learner) PurgeEvidence(id, chat string) error {
 // dropEvidence drops the queued exchanges, of every agent, that drop says.
 func (l *Learner) dropEvidence(drop func(evidenceExchange) bool) error {
 	return l.db.Update(func(tx *buntdb.Tx) error {
-		var keys []string
-		err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
-			var e evidenceExchange
-			if json.Unmarshal([]byte(v), &e) == nil && drop(e) {
-				keys = append(keys, k)
-			}
-			return true
-		})
+		keys, err := evidenceWhere(tx, func(_ string, _ uint64, e evidenceExchange) bool { return drop(e) })
 		for _, k := range keys {
 			if _, err := tx.Delete(k); err != nil {
 				return err
@@ -299,6 +292,28 @@ func (l *Learner) dropEvidence(drop func(evidenceExchange) bool) error {
 		}
 		return err
 	})
+}
+
+// evidenceWhere returns the keys of the queued exchanges that match says,
+// given each one's agent and job.
+func evidenceWhere(tx *buntdb.Tx, match func(agent string, seq uint64, e evidenceExchange) bool) ([]string, error) {
+	var keys []string
+	err := tx.AscendKeys(evidencePrefix+"*", func(k, v string) bool {
+		agent, seq := evidenceOwner(k)
+		var e evidenceExchange
+		if json.Unmarshal([]byte(v), &e) == nil && match(agent, seq, e) {
+			keys = append(keys, k)
+		}
+		return true
+	})
+	return keys, err
+}
+
+// evidenceOwner reads the agent and job out of a key evidenceKey made.
+func evidenceOwner(key string) (agent string, seq uint64) {
+	agent, n, _ := strings.Cut(strings.TrimPrefix(key, evidencePrefix), ":")
+	seq, _ = strconv.ParseUint(n, 10, 64)
+	return agent, seq
 }
 
 func (l *Learner) evidenceOf(agent string) ([]evidence, error) {

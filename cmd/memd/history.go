@@ -232,13 +232,15 @@ func printReverts(e *env, res memd.RevertResult, dry bool) {
 	if len(res.Reverts) == 0 && res.LearningDropped == 0 && len(res.Rejected) == 0 {
 		fmt.Fprintln(e.stdout, "nothing left to undo")
 	}
-	done := map[bool]string{false: "rejected", true: "would be rejected"}[dry]
+	rejected, were := "rejected", "were"
+	if dry {
+		rejected, were = "would be rejected", "would be"
+	}
 	for _, r := range res.Rejected {
-		fmt.Fprintf(e.stdout, "%s proposal %s %s: %s\n", r.Shard, r.ID, done, r.Subject)
+		fmt.Fprintf(e.stdout, "%s proposal %s %s: %s\n", r.Shard, r.ID, rejected, r.Subject)
 	}
 	if res.LearningDropped > 0 {
-		taken := map[bool]string{false: "taken", true: "would be taken"}[dry]
-		fmt.Fprintf(e.stdout, "the learner will not learn from the messages again: they %s out of %d piece(s) of its unfinished work (exchanges waiting, episode turns, synthesis evidence)\n", taken, res.LearningDropped)
+		fmt.Fprintf(e.stdout, "the learner will not learn from the messages again: they %s taken out of %d piece(s) of its unfinished work (exchanges waiting, episode turns, synthesis evidence)\n", were, res.LearningDropped)
 	}
 	for _, r := range res.Reverts {
 		switch {
