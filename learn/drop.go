@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -43,6 +44,25 @@ func (r *reverted) add(o reverted) {
 		for seq := range seqs {
 			r.evidence[agent][seq] = true
 		}
+	}
+}
+
+// forgetBefore forgets the drops no job a worker may still hold can meet:
+// those made before the oldest pending job was queued (a job a drop ended
+// is kept from being stored again by save, and from being applied by
+// work, whatever is held here), and, with none pending, the evidence
+// noted. So reverts in a loop do not grow what is held.
+func (r *reverted) forgetBefore(oldest uint64) {
+	for id, ds := range r.messages {
+		ds = slices.DeleteFunc(ds, func(d drop) bool { return d.upTo < oldest })
+		if len(ds) == 0 {
+			delete(r.messages, id)
+		} else {
+			r.messages[id] = ds
+		}
+	}
+	if oldest == math.MaxUint64 {
+		clear(r.evidence)
 	}
 }
 
@@ -103,10 +123,16 @@ func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int,
 			return err
 		}
 		var jobs []*job
+		oldest := uint64(math.MaxUint64) // the oldest job a worker may hold
 		for _, state := range []string{memd.ExchangePending, memd.ExchangeFailed} {
 			all, err := jobsIn(tx, state)
 			if err != nil {
 				return err
+			}
+			for _, j := range all {
+				if state == memd.ExchangePending {
+					oldest = min(oldest, j.Seq)
+				}
 			}
 			jobs = append(jobs, slices.DeleteFunc(all, func(j *job) bool { return !mine(j.Agent) })...)
 		}
@@ -128,6 +154,7 @@ func (l *Learner) DropMessages(agent, chat string, ids []string, dry bool) (int,
 			return err
 		}
 		l.dropped.add(this)
+		l.dropped.forgetBefore(oldest)
 		return nil
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/memd/memd"
@@ -54,5 +55,20 @@ func TestDropFrom(t *testing.T) {
 	dropped := reverted{evidence: map[string]map[uint64]bool{"alice": {5: true}}}
 	if !dropFrom(read, dropped) || read.Plan.Changes[0].Verdict != VerdictRefused {
 		t.Errorf("pass that read dropped evidence: %+v, want its change refused", read.Plan.Changes)
+	}
+}
+
+// What reverts hold is forgotten once no job a worker may hold can meet
+// it, so reverts in a loop do not grow it.
+func TestReverted_ForgetBefore(t *testing.T) {
+	var r reverted
+	r.add(reverted{messages: map[string][]drop{"a": {{upTo: 3}}, "b": {{upTo: 8}}}, evidence: map[string]map[uint64]bool{"alice": {2: true}}})
+	r.forgetBefore(5) // the oldest pending job is the fifth
+	if len(r.messages) != 1 || r.messages["b"] == nil || len(r.evidence) != 1 {
+		t.Errorf("held with job 5 pending: %+v, want b's drop and the evidence", r)
+	}
+	r.forgetBefore(math.MaxUint64) // none pending
+	if len(r.messages) != 0 || len(r.evidence) != 0 {
+		t.Errorf("held with nothing pending: %+v, want nothing", r)
 	}
 }

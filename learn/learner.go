@@ -571,6 +571,9 @@ func (l *Learner) work(ctx context.Context, j *job) {
 	// it is written, and a revert waits for what is being written.
 	l.dropMu.RLock()
 	defer l.dropMu.RUnlock()
+	if l.endedMeanwhile(j) {
+		return
+	}
 	if dropFrom(j, l.dropped) && j.Kind != kindSynthesis {
 		// A pass goes on with its changes that rest on none.
 		if err := l.save(j); err != nil && !errors.Is(err, errEnded) {
@@ -835,6 +838,18 @@ func (l *Learner) save(j *job) error {
 		}
 		return putJob(tx, j)
 	})
+}
+
+// endedMeanwhile reports whether a revert ended the job since the worker
+// read it (stored skipped).
+func (l *Learner) endedMeanwhile(j *job) bool {
+	ended := false
+	l.db.View(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(jobKey(j.Seq))
+		ended = err == nil && gjson.Get(v, "state").String() == memd.ExchangeSkipped
+		return nil
+	})
+	return ended
 }
 
 // droppedMeanwhile takes out of a job what a revert took back after the
