@@ -2,6 +2,7 @@ package memd
 
 import (
 	"errors"
+	"iter"
 	"strings"
 	"time"
 )
@@ -97,8 +98,10 @@ type Following struct {
 }
 
 // Subscription is a running feed. Read Replay, then Events until Done.
+// Replay's events are read from history as they are asked for; an error
+// ends it.
 type Subscription interface {
-	Replay() []FeedEvent
+	Replay() iter.Seq2[FeedEvent, error]
 	Events() <-chan FeedEvent
 	Done() <-chan struct{}
 	Err() error // why it ended

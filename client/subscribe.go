@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"strings"
@@ -96,7 +97,10 @@ func (e *FeedClosed) Error() string { return "feed closed: " + e.Reason }
 // in which case the subscriber resumes with since.
 func (e *FeedClosed) Overrun() bool { return e.Code == memd.CloseOverrun }
 
-func (s *wsSubscription) Replay() []memd.FeedEvent      { return nil }
+// Replay is empty: over a websocket the replay comes first on Events.
+func (s *wsSubscription) Replay() iter.Seq2[memd.FeedEvent, error] {
+	return func(func(memd.FeedEvent, error) bool) {}
+}
 func (s *wsSubscription) Events() <-chan memd.FeedEvent { return s.ch }
 func (s *wsSubscription) Done() <-chan struct{}         { return s.done }
 func (s *wsSubscription) Err() error                    { return s.err }

@@ -129,6 +129,7 @@ func openFeed(cfg Config, store *gitstore.Store, m *metrics.Metrics, service *at
 	return feed.New(store, cfg.Logger, feed.Hooks{
 		Published: func(op string) { m.Commits.WithLabelValues(op).Inc(); m.FeedDelivered.Inc() },
 		Dropped:   func() { m.FeedDrops.Inc() },
+		Described: func() { m.FeedReplayed.Inc() },
 		// Proposals stay on top of main, whoever moves it.
 		Moved: func(id memd.ShardID) {
 			if s := service.Load(); s != nil {

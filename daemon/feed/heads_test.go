@@ -201,7 +201,7 @@ func TestHub_AResumeFromTheHeadReadsNoEarlierHeads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(s.Replay()); n != 0 {
+		if n := len(replayOf(t, s)); n != 0 {
 			t.Fatalf("resume from the head replayed %d", n)
 		}
 		h.Unsubscribe(s)
@@ -243,6 +243,19 @@ func pulledMerge(t *testing.T, h *Hub, id memd.ShardID, dir string, base gitstor
 		t.Fatal(err)
 	}
 	return m1, p, x
+}
+
+// replayOf reads a subscriber's replay whole.
+func replayOf(t *testing.T, s *Subscriber) []memd.FeedEvent {
+	t.Helper()
+	var out []memd.FeedEvent
+	for ev, err := range s.Replay() {
+		if err != nil {
+			t.Fatalf("replay: %v", err)
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // hashes lists the events' commits, short.
@@ -297,12 +310,12 @@ func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Unsubscribe(s0)
-	if got := hashes(s0.Replay()); got != want {
+	if got := hashes(replayOf(t, s0)); got != want {
 		t.Fatalf("control: resume after M1 replayed %s, want %s", got, want)
 	}
 
 	// Subscribe, split where it lets go of the shard's feed.
-	s := &Subscriber{wants: func(memd.ShardID) bool { return true }, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
+	s := h.newSubscriber("", func(memd.ShardID) bool { return true })
 	resumes, err := h.register(s, map[memd.ShardID]Since{id: {Commit: m1}})
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +329,7 @@ func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 	if err := s.readReplay(resumes[0]); err != nil {
 		t.Fatal(err)
 	}
-	if got := hashes(s.Replay()); got != want {
+	if got := hashes(replayOf(t, s)); got != want {
 		t.Errorf("resume after M1 (a commit of the previous run), a reset published between registering and reading the replay: replayed %s, want what the live feed sent after M1 before the reset: %s", got, want)
 	}
 	select {

@@ -30,12 +30,14 @@ import (
 const Buffer = 512
 
 // maxReplay bounds how many commits a subscriber resuming with since may
-// ask to replay. maxBacklog bounds how far the hub itself may fall behind a
+// ask to replay: enough for one cut off in a push of that many commits to
+// resume where it stopped. A replay holds a commit's name (20 bytes) until
+// it is read; ordering it reads each commit once. maxBacklog bounds how far the hub itself may fall behind a
 // shard under sustained writes before it gives up and sends a reset: it is
 // large, because a reset under load would break the promise of every commit
 // once, in order, for every subscriber of the shard.
 const (
-	maxReplay  = 10000
+	maxReplay  = 200_000
 	maxBacklog = 1 << 20
 )
 
@@ -44,6 +46,7 @@ type Hooks struct {
 	Published func(op string)    // a commit was sent; op is its Memory-Op, or "person"
 	Dropped   func()             // a subscriber was cut off for falling behind
 	Moved     func(memd.ShardID) // a shard's branch moved, by memd or anyone (after its events went out)
+	Described func()             // a commit was read from history and described for a replay
 }
 
 // Hub publishes commits to subscribers.
@@ -62,6 +65,9 @@ type Hub struct {
 	wake       chan struct{}
 
 	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
+
+	replaying chan struct{} // turns at reading history for replays (replaySlot)
+	described *eventCache   // replay events described lately
 }
 
 // New returns a hub for a store. Shards are published from their current
@@ -69,7 +75,8 @@ type Hub struct {
 // through since.
 func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}),
-		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1)}
+		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1),
+		replaying: replaySlots(), described: newEventCache(describedBytes)}
 	ids, err := store.Shards()
 	if err != nil {
 		return nil, err
@@ -371,7 +378,8 @@ type Subscriber struct {
 	done   chan struct{}
 	once   sync.Once
 	reason error
-	replay []memd.FeedEvent
+	hub    *Hub
+	replay []pending // what it resumes with, shard by shard
 }
 
 // Events returns the live events; read Replay first.
@@ -382,9 +390,6 @@ func (s *Subscriber) Done() <-chan struct{} { return s.done }
 
 // Err is why the subscriber was cut off.
 func (s *Subscriber) Err() error { return s.reason }
-
-// Replay returns the events from history that precede the live ones.
-func (s *Subscriber) Replay() []memd.FeedEvent { return s.replay }
 
 func (s *Subscriber) cut(err error) {
 	s.once.Do(func() {
@@ -399,14 +404,14 @@ func (s *Subscriber) cut(err error) {
 // nothing is missed or sent twice. A commit the feed never sent (not on
 // the shard's branch, or too far back) is an error.
 func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]Since) (*Subscriber, error) {
-	s := &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{})}
+	s := h.newSubscriber(agent, wants)
 	resumes, err := h.register(s, since)
 	if err != nil {
 		return nil, err
 	}
-	// The replay is read with the shards' feeds free: a resume from far
-	// back holds up no one's live events (which wait in the subscriber's
-	// buffer meanwhile, behind the replay).
+	// What to replay is read with the shards' feeds free: a resume from
+	// far back holds up no one's live events (which wait in the
+	// subscriber's buffer meanwhile, behind the replay).
 	for _, r := range resumes {
 		if err := s.readReplay(r); err != nil {
 			h.Unsubscribe(s)
@@ -416,36 +421,16 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 	return s, nil
 }
 
+func (h *Hub) newSubscriber(agent string, wants func(memd.ShardID) bool) *Subscriber {
+	return &Subscriber{agent: agent, wants: wants, ch: make(chan memd.FeedEvent, Buffer), done: make(chan struct{}), hub: h}
+}
+
 // Since is where a subscriber resumes a shard: after a commit the feed
 // sent, or, named by a date, after everything the last commit of that day
 // holds (commits of a branch merged later, made after the day, included).
 type Since struct {
 	Commit gitstore.Hash
 	ByDate bool
-}
-
-// readReplay adds to the replay the commits of a shard the feed sent
-// after where r resumes it.
-func (s *Subscriber) readReplay(r resume) error {
-	var commits []gitstore.Commit
-	var err error
-	if r.from.ByDate {
-		commits, err = historyAfter(r.shard, r.from.Commit, r.sent[len(r.sent)-1], maxReplay, false)
-	} else {
-		commits, err = replayAfter(r.shard, r.from.Commit, r.sent, r.earlier, maxReplay)
-	}
-	if err != nil {
-		return err
-	}
-	for _, c := range commits {
-		ev, err := event(r.shard, c)
-		if err != nil {
-			return err
-		}
-		ev.Replay = true
-		s.replay = append(s.replay, ev)
-	}
-	return nil
 }
 
 // resume is a shard a subscriber resumes, from where, and the heads its

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -87,7 +88,11 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 		conn.SetWriteDeadline(time.Now().Add(stallWait))
 		return conn.WriteMessage(websocket.TextMessage, b) == nil
 	}
-	for _, ev := range sub.Replay() {
+	for ev, err := range sub.Replay() {
+		if err != nil {
+			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, closeReason("replaying history: "+err.Error())), time.Now().Add(writeWait))
+			return
+		}
 		// An agent removed, or memd stopping, ends the feed at once; one
 		// cut off for falling behind still gets its replay, then why.
 		select {
@@ -97,6 +102,8 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 				return
 			}
 		case <-signedOut:
+			return
+		case <-gone:
 			return
 		default:
 		}
@@ -150,8 +157,18 @@ func endFeed(conn *websocket.Conn, sub memd.Subscription, send func(memd.FeedEve
 		}
 		break
 	}
-	if len(reason) > 120 {
-		reason = reason[:120]
+	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, closeReason(reason)), time.Now().Add(writeWait))
+}
+
+// closeReason cuts a close frame's reason to what the frame holds (123
+// bytes), on a character's boundary.
+func closeReason(reason string) string {
+	if len(reason) <= 120 {
+		return reason
 	}
-	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
+	cut := 120
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut]
 }

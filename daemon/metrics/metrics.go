@@ -23,6 +23,7 @@ type Metrics struct {
 	WriteSeconds    prometheus.Histogram
 	RecallSeconds   prometheus.Histogram
 	FeedDrops       prometheus.Counter
+	FeedReplayed    prometheus.Counter
 	FeedDelivered   prometheus.Counter
 	CatchUpSeconds  prometheus.Histogram
 	LearnerQueue    prometheus.Gauge
@@ -59,6 +60,8 @@ func New(subscribers func() int, version, goVersion string) *Metrics {
 			Help: "Time to answer a recall.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14)}),
 		FeedDrops: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_feed_drops_total",
 			Help: "Feed subscribers cut off for falling behind their buffer."}),
+		FeedReplayed: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_feed_replayed_total",
+			Help: "Commits read from history for feed replays (once for every subscriber resuming from them while they are kept)."}),
 		FeedDelivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "memd_feed_events_total",
 			Help: "Feed events published."}),
 		CatchUpSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "memd_index_catchup_seconds",
@@ -88,7 +91,7 @@ func New(subscribers func() int, version, goVersion string) *Metrics {
 		EmbeddedFacts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memd_embedded_facts_total",
 			Help: "Fact texts sent to the embeddings endpoint for their vectors, by result (ok or error)."}, []string{"result"}),
 	}
-	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis, m.Reviews, m.ProposalsPending, m.Requests, m.ModelCalls,
+	r.MustRegister(m.Commits, m.WriteSeconds, m.RecallSeconds, m.FeedDrops, m.FeedReplayed, m.FeedDelivered, m.CatchUpSeconds, m.LearnerQueue, m.LearnerFailures, m.Synthesis, m.Reviews, m.ProposalsPending, m.Requests, m.ModelCalls,
 		m.RemotePushes, m.RemoteFetches, m.RemoteIntegrations, m.RemoteConflicts, m.EmbeddedFacts,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memd_feed_subscribers", Help: "Feed subscribers connected."},
 			func() float64 { return float64(subscribers()) }),

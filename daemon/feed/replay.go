@@ -1,0 +1,167 @@
+package feed
+
+import (
+	"container/list"
+	"encoding/json"
+	"iter"
+	"runtime"
+	"sync"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+)
+
+// A replay is read in two steps. Subscribe orders the commits to replay
+// and keeps their names only; each event is described as the subscriber
+// reads it. So a resume from thousands of commits back answers at once,
+// holds a few bytes a commit rather than every diff, and stops costing
+// anything when its reader leaves. Events described for one replay are
+// kept a while for the next: agents reconnecting together after a restart
+// resume from the same commits, and each is described once.
+
+// pending is a shard's commits a subscriber replays, in the order they go
+// out.
+type pending struct {
+	shard   *gitstore.Shard
+	commits []gitstore.Hash
+}
+
+// readReplay adds to the replay the commits of a shard the feed sent
+// after where r resumes it.
+func (s *Subscriber) readReplay(r resume) error {
+	release := s.hub.replaySlot()
+	defer release()
+	var commits []gitstore.Commit
+	var err error
+	if r.from.ByDate {
+		commits, err = historyAfter(r.shard, r.from.Commit, r.sent[len(r.sent)-1], maxReplay, false)
+	} else {
+		commits, err = replayAfter(r.shard, r.from.Commit, r.sent, r.earlier, maxReplay)
+	}
+	if err != nil || len(commits) == 0 {
+		return err
+	}
+	p := pending{shard: r.shard, commits: make([]gitstore.Hash, len(commits))}
+	for i, c := range commits {
+		p.commits[i] = c.Hash
+	}
+	s.replay = append(s.replay, p)
+	return nil
+}
+
+// Replay yields the events from history that precede the live ones, each
+// described as it is read; a reader that stops early stops the work. An
+// error (a commit that cannot be read) ends it.
+func (s *Subscriber) Replay() iter.Seq2[memd.FeedEvent, error] {
+	return func(yield func(memd.FeedEvent, error) bool) {
+		for _, p := range s.replay {
+			for _, h := range p.commits {
+				ev, err := s.hub.replayed(p.shard, h)
+				if !yield(ev, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// replaySlot waits for a turn to read history for a replay and returns
+// its release. Replays take turns an event at a time, on all but one
+// processor: many agents resuming from far back at once share them, and
+// leave the live feed a processor to describe new commits on.
+func (h *Hub) replaySlot() func() {
+	h.replaying <- struct{}{}
+	return func() { <-h.replaying }
+}
+
+// replayed returns the replay event of a commit, encoded.
+func (h *Hub) replayed(sh *gitstore.Shard, commit gitstore.Hash) (memd.FeedEvent, error) {
+	key := replayKey{sh.ID(), commit}
+	if ev, ok := h.described.get(key); ok {
+		return ev, nil
+	}
+	release := h.replaySlot()
+	defer release()
+	if ev, ok := h.described.get(key); ok { // described while this one waited
+		return ev, nil
+	}
+	c, err := sh.ReadCommit(commit)
+	if err != nil {
+		return memd.FeedEvent{}, err
+	}
+	ev, err := event(sh, c)
+	if err != nil {
+		return memd.FeedEvent{}, err
+	}
+	ev.Replay = true
+	ev.Encoded, _ = json.Marshal(ev)
+	h.described.put(key, ev)
+	if h.hooks.Described != nil {
+		h.hooks.Described()
+	}
+	return ev, nil
+}
+
+func replaySlots() chan struct{} {
+	return make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+}
+
+// describedBytes bounds what the events kept for replays hold: each is
+// counted at twice its encoding, which it holds beside its fields.
+const describedBytes = 32 << 20
+
+type replayKey struct {
+	shard  memd.ShardID
+	commit gitstore.Hash
+}
+
+// eventCache keeps the replay events described last, up to a number of
+// encoded bytes, dropping the least recently read first.
+type eventCache struct {
+	mu    sync.Mutex
+	limit int
+	size  int
+	order *list.List // of *cached, most recently read first
+	byKey map[replayKey]*list.Element
+}
+
+type cached struct {
+	key replayKey
+	ev  memd.FeedEvent
+}
+
+func newEventCache(limit int) *eventCache {
+	return &eventCache{limit: limit, order: list.New(), byKey: make(map[replayKey]*list.Element)}
+}
+
+func (c *eventCache) get(k replayKey) (memd.FeedEvent, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byKey[k]
+	if !ok {
+		return memd.FeedEvent{}, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*cached).ev, true
+}
+
+func (c *eventCache) put(k replayKey, ev memd.FeedEvent) {
+	n := 2 * len(ev.Encoded)
+	if n > c.limit/16 {
+		return // one huge diff would push out the rest
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[k]; ok {
+		return
+	}
+	c.byKey[k] = c.order.PushFront(&cached{k, ev})
+	c.size += n
+	for c.size > c.limit {
+		last := c.order.Back()
+		old := last.Value.(*cached)
+		c.order.Remove(last)
+		delete(c.byKey, old.key)
+		c.size -= 2 * len(old.ev.Encoded)
+	}
+}
