@@ -67,6 +67,7 @@ type Hub struct {
 	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
 
 	replaying chan struct{} // turns at reading history for replays (replaySlot)
+	listed    *listings     // replays listed lately
 	described *eventCache   // replay events described lately
 }
 
@@ -76,7 +77,7 @@ type Hub struct {
 func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}),
 		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1),
-		replaying: replaySlots(), described: newEventCache(describedBytes)}
+		replaying: replaySlots(), listed: newListings(), described: newEventCache(describedBytes)}
 	ids, err := store.Shards()
 	if err != nil {
 		return nil, err

@@ -2,9 +2,12 @@ package feed
 
 import (
 	"container/list"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"iter"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/memd/memd"
@@ -13,11 +16,12 @@ import (
 
 // A replay is read in two steps. Subscribe orders the commits to replay
 // and keeps their names only; each event is described as the subscriber
-// reads it. So a resume from thousands of commits back answers at once,
-// holds a few bytes a commit rather than every diff, and stops costing
-// anything when its reader leaves. Events described for one replay are
-// kept a while for the next: agents reconnecting together after a restart
-// resume from the same commits, and each is described once.
+// reads it. So a resume from thousands of commits back answers once its
+// commits are listed, holds a few bytes a commit rather than every diff,
+// and stops costing anything when its reader leaves. Listings and events
+// are kept a while for the next subscriber: agents reconnecting together
+// after a restart resume from the same commits, which are listed and
+// described once.
 
 // pending is a shard's commits a subscriber replays, in the order they go
 // out.
@@ -29,8 +33,27 @@ type pending struct {
 // readReplay adds to the replay the commits of a shard the feed sent
 // after where r resumes it.
 func (s *Subscriber) readReplay(r resume) error {
-	release := s.hub.replaySlot()
+	commits, err := s.hub.listReplay(r)
+	if err != nil || len(commits) == 0 {
+		return err
+	}
+	s.replay = append(s.replay, pending{shard: r.shard, commits: commits})
+	return nil
+}
+
+// listReplay returns the commits a resume replays, in order. Listing
+// reads every commit of the range; agents resuming from the same commit
+// of the same heads (as after a restart) share one listing.
+func (h *Hub) listReplay(r resume) ([]gitstore.Hash, error) {
+	key := r.key()
+	if commits, ok := h.listed.get(key); ok {
+		return commits, nil
+	}
+	release := h.replaySlot()
 	defer release()
+	if commits, ok := h.listed.get(key); ok { // listed while this one waited
+		return commits, nil
+	}
 	var commits []gitstore.Commit
 	var err error
 	if r.from.ByDate {
@@ -38,15 +61,67 @@ func (s *Subscriber) readReplay(r resume) error {
 	} else {
 		commits, err = replayAfter(r.shard, r.from.Commit, r.sent, r.earlier, maxReplay)
 	}
-	if err != nil || len(commits) == 0 {
-		return err
+	if err != nil {
+		return nil, err
 	}
-	p := pending{shard: r.shard, commits: make([]gitstore.Hash, len(commits))}
+	hashes := make([]gitstore.Hash, len(commits))
 	for i, c := range commits {
-		p.commits[i] = c.Hash
+		hashes[i] = c.Hash
 	}
-	s.replay = append(s.replay, p)
-	return nil
+	h.listed.put(key, hashes)
+	return hashes, nil
+}
+
+// key names what a resume's listing depends on: the shard, where it
+// resumes from, and the heads the feed had published.
+func (r resume) key() string {
+	d := sha256.New()
+	d.Write([]byte(r.shard.ID().String()))
+	d.Write(r.from.Commit[:])
+	if r.from.ByDate {
+		d.Write([]byte{1})
+	}
+	for _, hs := range [][]gitstore.Hash{r.sent, r.earlier} {
+		binary.Write(d, binary.LittleEndian, uint64(len(hs)))
+		for _, h := range hs {
+			d.Write(h[:])
+		}
+	}
+	return string(d.Sum(nil))
+}
+
+// listings keeps the last few replay listings, shared read-only by the
+// subscribers given them.
+type listings struct {
+	mu   sync.Mutex
+	keys []string // oldest first
+	by   map[string][]gitstore.Hash
+}
+
+// keptListings is how many listings are kept: 32 MB at most.
+const keptListings = 8
+
+func newListings() *listings { return &listings{by: make(map[string][]gitstore.Hash)} }
+
+func (l *listings) get(key string) ([]gitstore.Hash, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	hs, ok := l.by[key]
+	return hs, ok
+}
+
+func (l *listings) put(key string, hs []gitstore.Hash) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.by[key]; ok {
+		return
+	}
+	if len(l.keys) == keptListings {
+		delete(l.by, l.keys[0])
+		l.keys = l.keys[1:]
+	}
+	l.keys = append(l.keys, key)
+	l.by[key] = slices.Clip(hs)
 }
 
 // Replay yields the events from history that precede the live ones, each
