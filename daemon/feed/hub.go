@@ -32,10 +32,11 @@ const Buffer = 512
 // maxReplay bounds how many commits a subscriber resuming with since may
 // ask to replay: enough for one cut off in a push of that many commits to
 // resume where it stopped. A replay holds a commit's name (20 bytes) until
-// it is read; ordering it reads each commit once. maxBacklog bounds how far the hub itself may fall behind a
-// shard under sustained writes before it gives up and sends a reset: it is
-// large, because a reset under load would break the promise of every commit
-// once, in order, for every subscriber of the shard.
+// it is read; listing it reads each commit once. maxBacklog bounds how far
+// the hub itself may fall behind a shard under sustained writes before it
+// gives up and sends a reset: it is large, because a reset under load
+// would break the promise of every commit once, in order, for every
+// subscriber of the shard.
 const (
 	maxReplay  = 200_000
 	maxBacklog = 1 << 20
