@@ -91,6 +91,9 @@ type Config struct {
 	// instead, removes the hooks memd wrote.
 	PreCommit   string
 	RemoveHooks bool
+	// FeedPing is how often an open feed connection is pinged; one
+	// silent for three times that is dropped (20s when zero).
+	FeedPing time.Duration
 }
 
 // SynthesisConfig configures synthesis passes.
@@ -389,6 +392,7 @@ func (d *Daemon) httpServer(cfg Config, m *metrics.Metrics) *http.Server {
 	guarded := m.Instrument(access.Guard(svc, access.Rules{Member: reg.IsMember, Projects: reg.Projects}))
 	api := httpapi.New(guarded, reg, cfg.Logger, m.Handler())
 	api.Ready = svc.ready
+	api.FeedPing = cfg.FeedPing
 	api.Observe = func(route string, status int, took time.Duration) {
 		m.Requests.WithLabelValues(route, strconv.Itoa(status)).Observe(took.Seconds())
 	}

@@ -256,3 +256,80 @@ func replayedCount(t *testing.T, e *env) int {
 	}
 	return n
 }
+
+// A replay that takes longer than a connection may stay silent goes on to
+// its end: memd pings the connection while it replays, as it does live,
+// and the client's answers keep it open.
+func TestFeed_AReplayLongerThanTheSilenceAllowedGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	const ping = 50 * time.Millisecond // a connection silent for 150 ms is dropped
+	e := startQuietIn(t, dir, daemon.Config{FeedPing: ping})
+	alice := e.agent(t, "alice")
+	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
+	sdir := e.d.Store.ShardDir(memd.AgentShard("alice"))
+	const n = 2000
+	fastImport(t, sdir, first, n)
+	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+
+	start := time.Now()
+	conn := dialFeed(t, e, alice.Token, "/v1/feed?shards=agent/alice&since=agent/alice:"+first)
+	readReplay(t, conn, first, n)
+	if took := time.Since(start); took < 3*ping {
+		t.Fatalf("the replay took %v, too short to show anything (want more than %v)", took, 3*ping)
+	}
+}
+
+// An agent cut off for falling behind while memd still sends its replay
+// is removed: what it receives after the removal is what was already on
+// its way, not the rest of the replay.
+func TestFeed_RemovingAnAgentEndsTheReplayOfOneCutOff(t *testing.T) {
+	dir := t.TempDir()
+	e := startQuietIn(t, dir, daemon.Config{})
+	ctx := context.Background()
+	alice := e.agent(t, "alice")
+	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
+	sdir := e.d.Store.ShardDir(memd.AgentShard("alice"))
+	fastImport(t, sdir, first, 3000)
+	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+
+	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}
+	url := strings.Replace(e.d.URL(), "http://", "ws://", 1) + "/v1/feed?shards=agent/alice&since=agent/alice:" + first
+	conn, _, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + alice.Token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	readReplay(t, conn, first, 1)
+	// While alice reads nothing more, a person's push of 600 commits
+	// overruns her buffer.
+	fastImport(t, sdir, gitIn(t, sdir, "rev-parse", "HEAD"), 600)
+	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	for deadline := time.Now().Add(30 * time.Second); metricLine(metricsOf(t, e), "memd_feed_drops_total") != "memd_feed_drops_total 1"; {
+		if time.Now().After(deadline) {
+			t.Fatal("alice was not cut off for falling behind")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the metric, not a synchronisation
+	}
+	if err := e.admin.RemoveAgent(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var end error
+	for {
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, _, err := conn.ReadMessage(); err != nil {
+			end = err
+			break
+		}
+		n++
+	}
+	if n > 300 || !strings.Contains(fmt.Sprint(end), "removed") {
+		t.Errorf("agent alice, cut off for falling behind during her replay, was removed; her feed went on to send %d more events and ended with %v, want a few and the removal", n, end)
+	}
+}

@@ -30,7 +30,7 @@ func (s *Service) SubscribeAs(ctx context.Context, f memd.Following, q memd.Feed
 		_, notADate := memd.ParseDate(rev) // Resolve took it as a date, or as a commit
 		since[id] = feed.Since{Commit: h, ByDate: notADate == nil}
 	}
-	sub, err := s.Feed.Subscribe(f.Agent, f.Wants, since)
+	sub, err := s.Feed.Subscribe(ctx, f.Agent, f.Wants, since)
 	if err != nil {
 		return nil, err
 	}

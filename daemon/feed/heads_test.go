@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -197,7 +198,7 @@ func TestHub_AResumeFromTheHeadReadsNoEarlierHeads(t *testing.T) {
 	}
 	before := heap()
 	for _, id := range ids { // each agent reconnects from the head it took
-		s, err := h.Subscribe("", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: heads[id]}})
+		s, err := h.Subscribe(context.Background(), "", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: heads[id]}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +306,7 @@ func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 	want := strings.Join([]string{p.String()[:7], x.String()[:7], y.String()[:7]}, ",")
 
 	// Without a publisher in between, the replay is the live suffix.
-	s0, err := h.Subscribe("", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: m1}})
+	s0, err := h.Subscribe(context.Background(), "", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: m1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestHub_AResetWhileAReplayIsReadLosesNoBatch(t *testing.T) {
 	if err := h.publish(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.readReplay(resumes[0]); err != nil {
+	if err := s.readReplay(context.Background(), resumes[0]); err != nil {
 		t.Fatal(err)
 	}
 	if got := hashes(replayOf(t, s)); got != want {

@@ -31,14 +31,15 @@ const Buffer = 512
 
 // maxReplay bounds how many commits a subscriber resuming with since may
 // ask to replay: enough for one cut off in a push of that many commits to
-// resume where it stopped. A replay holds a commit's name (20 bytes) until
-// it is read; listing it reads each commit once. maxBacklog bounds how far
+// resume where it stopped. Listing a replay holds some 2 KB a commit until
+// it is done (100 MB at the bound, one listing at a time), the replay 20
+// bytes a commit until it is read. maxBacklog bounds how far
 // the hub itself may fall behind a shard under sustained writes before it
 // gives up and sends a reset: it is large, because a reset under load
 // would break the promise of every commit once, in order, for every
 // subscriber of the shard.
 const (
-	maxReplay  = 200_000
+	maxReplay  = 50_000
 	maxBacklog = 1 << 20
 )
 
@@ -56,8 +57,12 @@ type Hub struct {
 	log   *slog.Logger
 	hooks Hooks
 
-	mu     sync.Mutex // guards subs
-	subs   map[*Subscriber]struct{}
+	mu   sync.Mutex // guards subs and cutOff
+	subs map[*Subscriber]struct{}
+	// cutOff holds the subscribers cut off for falling behind until they
+	// unsubscribe: sent nothing more, they may still be sending their
+	// replay, which an agent's removal or memd stopping ends.
+	cutOff map[*Subscriber]struct{}
 	shards sync.Map // memd.ShardID -> *shardFeed
 
 	dirtyMu    sync.Mutex
@@ -68,6 +73,7 @@ type Hub struct {
 	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
 
 	replaying chan struct{} // turns at reading history for replays (replaySlot)
+	listing   chan struct{} // the one listing of a replay read at a time
 	listed    *listings     // replays listed lately
 	described *eventCache   // replay events described lately
 }
@@ -76,9 +82,9 @@ type Hub struct {
 // HEAD on: commits made before the hub started reach subscribers only
 // through since.
 func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
-	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}),
+	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}), cutOff: make(map[*Subscriber]struct{}),
 		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1),
-		replaying: replaySlots(), listed: newListings(), described: newEventCache(describedBytes)}
+		replaying: replaySlots(), listing: make(chan struct{}, 1), listed: newListings(), described: newEventCache(describedBytes)}
 	ids, err := store.Shards()
 	if err != nil {
 		return nil, err
@@ -363,6 +369,7 @@ func (h *Hub) deliver(ev memd.FeedEvent) {
 		case s.ch <- ev:
 		default:
 			delete(h.subs, s)
+			h.cutOff[s] = struct{}{}
 			s.cut(memd.ErrOverrun)
 			h.log.Warn("feed: cut off a subscriber that fell behind; it resumes with since", "shard", ev.Shard, "commit", ev.Commit)
 			if h.hooks.Dropped != nil {
@@ -379,6 +386,7 @@ type Subscriber struct {
 	ch     chan memd.FeedEvent
 	done   chan struct{}
 	once   sync.Once
+	mu     sync.Mutex // guards reason
 	reason error
 	hub    *Hub
 	replay []pending // what it resumes with, shard by shard
@@ -391,13 +399,24 @@ func (s *Subscriber) Events() <-chan memd.FeedEvent { return s.ch }
 func (s *Subscriber) Done() <-chan struct{} { return s.done }
 
 // Err is why the subscriber was cut off.
-func (s *Subscriber) Err() error { return s.reason }
+func (s *Subscriber) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason
+}
 
-func (s *Subscriber) cut(err error) {
-	s.once.Do(func() {
+func (s *Subscriber) cut(err error) { s.end(err, false) }
+
+// end cuts the subscriber off; over says err is why even when it was cut
+// off for falling behind already (its agent removed, or memd stopping,
+// ends the replay it is still sent).
+func (s *Subscriber) end(err error, over bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason == nil || over && errors.Is(s.reason, memd.ErrOverrun) {
 		s.reason = err
-		close(s.done)
-	})
+	}
+	s.once.Do(func() { close(s.done) })
 }
 
 // Subscribe registers a subscriber for the shards wants accepts. For each
@@ -405,7 +424,10 @@ func (s *Subscriber) cut(err error) {
 // up to the last commit published; live events follow from there, so
 // nothing is missed or sent twice. A commit the feed never sent (not on
 // the shard's branch, or too far back) is an error.
-func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]Since) (*Subscriber, error) {
+//
+// Listing what to replay waits its turn; a ctx that ends meanwhile (the
+// client left) ends the wait.
+func (h *Hub) Subscribe(ctx context.Context, agent string, wants func(memd.ShardID) bool, since map[memd.ShardID]Since) (*Subscriber, error) {
 	s := h.newSubscriber(agent, wants)
 	resumes, err := h.register(s, since)
 	if err != nil {
@@ -415,7 +437,7 @@ func (h *Hub) Subscribe(agent string, wants func(memd.ShardID) bool, since map[m
 	// far back holds up no one's live events (which wait in the
 	// subscriber's buffer meanwhile, behind the replay).
 	for _, r := range resumes {
-		if err := s.readReplay(r); err != nil {
+		if err := s.readReplay(ctx, r); err != nil {
 			h.Unsubscribe(s)
 			return nil, err
 		}
@@ -490,6 +512,7 @@ func (h *Hub) register(s *Subscriber, since map[memd.ShardID]Since) ([]resume, e
 func (h *Hub) Unsubscribe(s *Subscriber) {
 	h.mu.Lock()
 	delete(h.subs, s)
+	delete(h.cutOff, s)
 	h.mu.Unlock()
 	s.cut(fmt.Errorf("unsubscribed"))
 }
@@ -499,10 +522,12 @@ func (h *Hub) Unsubscribe(s *Subscriber) {
 func (h *Hub) CutAgent(agent string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
-		if s.agent == agent && agent != "" {
-			s.cut(ErrAgentRemoved)
-			delete(h.subs, s)
+	for _, set := range []map[*Subscriber]struct{}{h.subs, h.cutOff} {
+		for s := range set {
+			if s.agent == agent && agent != "" {
+				s.end(ErrAgentRemoved, true)
+				delete(set, s)
+			}
 		}
 	}
 }
@@ -515,9 +540,11 @@ var ErrAgentRemoved = memd.Errorf(memd.EUNAUTHORIZED, "the agent was removed; it
 func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
-		s.cut(ErrShutdown)
-		delete(h.subs, s)
+	for _, set := range []map[*Subscriber]struct{}{h.subs, h.cutOff} {
+		for s := range set {
+			s.end(ErrShutdown, true)
+			delete(set, s)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -32,8 +33,8 @@ type pending struct {
 
 // readReplay adds to the replay the commits of a shard the feed sent
 // after where r resumes it.
-func (s *Subscriber) readReplay(r resume) error {
-	commits, err := s.hub.listReplay(r)
+func (s *Subscriber) readReplay(ctx context.Context, r resume) error {
+	commits, err := s.hub.listReplay(ctx, r)
 	if err != nil || len(commits) == 0 {
 		return err
 	}
@@ -44,18 +45,28 @@ func (s *Subscriber) readReplay(r resume) error {
 // listReplay returns the commits a resume replays, in order. Listing
 // reads every commit of the range; agents resuming from the same commit
 // of the same heads (as after a restart) share one listing.
-func (h *Hub) listReplay(r resume) ([]gitstore.Hash, error) {
+func (h *Hub) listReplay(ctx context.Context, r resume) ([]gitstore.Hash, error) {
 	key := r.key()
 	if commits, ok := h.listed.get(key); ok {
 		return commits, nil
 	}
-	release := h.replaySlot()
+	// One listing at a time, whatever the processors: its memory is
+	// large until done. It takes a replay's turn too, as its reading is.
+	select {
+	case h.listing <- struct{}{}:
+		defer func() { <-h.listing }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release, err := h.replaySlotFor(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer release()
 	if commits, ok := h.listed.get(key); ok { // listed while this one waited
 		return commits, nil
 	}
 	var commits []gitstore.Commit
-	var err error
 	if r.from.ByDate {
 		commits, err = historyAfter(r.shard, r.from.Commit, r.sent[len(r.sent)-1], maxReplay, false)
 	} else {
@@ -98,7 +109,7 @@ type listings struct {
 	by   map[string][]gitstore.Hash
 }
 
-// keptListings is how many listings are kept: 32 MB at most.
+// keptListings is how many listings are kept: 8 MB at most.
 const keptListings = 8
 
 func newListings() *listings { return &listings{by: make(map[string][]gitstore.Hash)} }
@@ -147,6 +158,16 @@ func (s *Subscriber) Replay() iter.Seq2[memd.FeedEvent, error] {
 func (h *Hub) replaySlot() func() {
 	h.replaying <- struct{}{}
 	return func() { <-h.replaying }
+}
+
+// replaySlotFor is replaySlot, giving up when ctx ends.
+func (h *Hub) replaySlotFor(ctx context.Context) (func(), error) {
+	select {
+	case h.replaying <- struct{}{}:
+		return func() { <-h.replaying }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // replayed returns the replay event of a commit, encoded.

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"context"
 	"testing"
 
 	"github.com/memd/memd"
@@ -27,7 +28,7 @@ func TestHub_ResumesFromOneCommitShareTheirListing(t *testing.T) {
 	}
 	all := func(memd.ShardID) bool { return true }
 	resume := func(from Since) *Subscriber {
-		s, err := h.Subscribe("", all, map[memd.ShardID]Since{id: from})
+		s, err := h.Subscribe(context.Background(), "", all, map[memd.ShardID]Since{id: from})
 		if err != nil {
 			t.Fatal(err)
 		}

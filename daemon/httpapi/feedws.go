@@ -13,19 +13,16 @@ import (
 	"github.com/memd/memd"
 )
 
-// Feed connection limits.
+// Feed connection limits. A connection is pinged every FeedPing (see
+// Server) and dropped when silent for three times that; an event may wait
+// as long for a subscriber that stopped reading (an agent in a long tool
+// call), so that one reading again by then gets what it missed, or, cut
+// off for falling behind, the close frame saying why.
 const (
-	pingEvery = 20 * time.Second
-	pongWait  = 60 * time.Second
-	writeWait = 10 * time.Second
-	// stallWait is how long an event may wait for a subscriber that
-	// stopped reading (an agent in a long tool call): as long as one
-	// silent since its last pong is kept, so that one reading again by
-	// then gets what it missed, or, cut off for falling behind, the close
-	// frame saying why.
-	stallWait    = pongWait
-	maxFrameRead = 4 << 10   // clients only send control frames and small texts
-	sendBuffer   = 256 << 10 // kernel send buffer of one feed connection
+	defaultFeedPing = 20 * time.Second
+	writeWait       = 10 * time.Second
+	maxFrameRead    = 4 << 10   // clients only send control frames and small texts
+	sendBuffer      = 256 << 10 // kernel send buffer of one feed connection
 )
 
 // upgrader refuses cross-origin browser pages (gorilla's default origin
@@ -65,9 +62,16 @@ func (s *Server) feed(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stream writes a subscription's events to a websocket until either ends.
+// The connection is pinged throughout, a replay included: a replay may
+// take minutes, and a client reading it is not silent.
 func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <-chan struct{}) {
 	defer conn.Close()
 	defer sub.Close()
+	pingEvery := s.FeedPing
+	if pingEvery <= 0 {
+		pingEvery = defaultFeedPing
+	}
+	pongWait := 3 * pingEvery
 	gone := make(chan struct{})
 	go func() {
 		defer close(gone)
@@ -80,12 +84,28 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 			}
 		}
 	}()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // WriteControl may be called beside the writes of events
+		ping := time.NewTicker(pingEvery)
+		defer ping.Stop()
+		for {
+			select {
+			case <-ping.C:
+				if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+					return
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
 	send := func(ev memd.FeedEvent) bool {
 		b := ev.Encoded
 		if b == nil {
 			b, _ = json.Marshal(ev)
 		}
-		conn.SetWriteDeadline(time.Now().Add(stallWait))
+		conn.SetWriteDeadline(time.Now().Add(pongWait))
 		return conn.WriteMessage(websocket.TextMessage, b) == nil
 	}
 	for ev, err := range sub.Replay() {
@@ -111,16 +131,10 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 			return
 		}
 	}
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
 	for {
 		select {
 		case ev := <-sub.Events():
 			if !send(ev) {
-				return
-			}
-		case <-ping.C:
-			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
 				return
 			}
 		case <-gone:

@@ -52,7 +52,10 @@ type Server struct {
 	// Observe, when set, is told of every API request answered: its route
 	// pattern, status and duration.
 	Observe func(route string, status int, took time.Duration)
-	csrf    *http.CrossOriginProtection
+	// FeedPing is how often an open feed is pinged; one silent for three
+	// times that is dropped. 20s when zero.
+	FeedPing time.Duration
+	csrf     *http.CrossOriginProtection
 }
 
 // New returns the API handler for a service, with metrics (when given)
