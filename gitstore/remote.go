@@ -120,12 +120,15 @@ func (sh *Shard) Push(ctx context.Context, url string, commit Hash) error {
 
 // pushRejected reads git push --porcelain's report: a ref line flagged "!"
 // whose summary is "[rejected]" is a push the remote's history refused
-// (fetch first, or not a fast-forward), rather than a hook or a failure.
+// (fetch first, or not a fast-forward), rather than a hook or a failure;
+// so is "[remote rejected] (failed to update ref)", the remote's main
+// moved by another push between the remote's check and its update
+// ("cannot lock ref … is at … but expected …").
 func pushRejected(out string) bool {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) >= 3 && f[0] == "!" && strings.HasPrefix(f[2], "[rejected]") {
+		if len(f) >= 3 && f[0] == "!" && (strings.HasPrefix(f[2], "[rejected]") || f[2] == "[remote rejected] (failed to update ref)") {
 			return true
 		}
 	}
