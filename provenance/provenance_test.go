@@ -564,3 +564,60 @@ func BenchmarkRevertMessages_OldMessage(b *testing.B) {
 		}
 	}
 }
+
+// Two daemons learned one fact from two messages before they synced: the
+// merge holds its line once. Reverting either message leaves the fact,
+// which the other still teaches, as the history replayed without that
+// message would; reverting both takes it away.
+func TestRevertMessage_AFactTaughtOnBothSidesOfAMerge(t *testing.T) {
+	for _, reverted := range [][]string{{"ours"}, {"theirs"}, {"ours", "theirs"}} {
+		t.Run(strings.Join(reverted, "+"), func(t *testing.T) {
+			sh := newShard(t)
+			base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+			theirs := change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs")
+			// The other daemon's commit moves aside; ours is made on base.
+			git(t, sh.Dir(), "branch", "peer", theirs.String())
+			git(t, sh.Dir(), "reset", "-q", "--hard", base.String())
+			change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
+			if in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: "peer"}); err != nil || in.Kind != gitstore.IntegrateMerge {
+				t.Fatalf("merge: %+v, %v", in, err)
+			}
+			if got := facts(t, sh); !slices.Equal(got, []string{"Office is in Lisbon", "Vendor is Acme"}) {
+				t.Fatalf("facts after the merge: %v", got)
+			}
+			if _, err := byAdmin.RevertMessages([]*gitstore.Shard{sh}, reverted, ""); err != nil && memd.ErrorCode(err) != memd.ENOTFOUND {
+				t.Fatal(err)
+			}
+			want := []string{"Office is in Lisbon", "Vendor is Acme"}
+			if len(reverted) == 2 {
+				want = want[:1]
+			}
+			if got := facts(t, sh); !slices.Equal(got, want) {
+				t.Errorf("facts after reverting %v: %v, want %v", reverted, got, want)
+			}
+		})
+	}
+}
+
+// Both daemons forgot one fact before they synced: reverting one side's
+// forgetting does not put it back, as the other side forgot it too.
+func TestRevertMessage_AFactForgottenOnBothSidesOfAMerge(t *testing.T) {
+	sh := newShard(t)
+	base := change(t, sh, memd.OpRemember, "Vendor is Acme", "taught")
+	theirs := change(t, sh, memd.OpForget, "Vendor is Acme", "theirs")
+	git(t, sh.Dir(), "branch", "peer", theirs.String())
+	git(t, sh.Dir(), "reset", "-q", "--hard", base.String())
+	change(t, sh, memd.OpForget, "Vendor is Acme", "ours")
+	change(t, sh, memd.OpRemember, "Office is in Lisbon", "later")
+	if in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: "peer"}); err != nil || in.Kind != gitstore.IntegrateMerge {
+		t.Fatalf("merge: %+v, %v", in, err)
+	}
+	for _, msg := range []string{"ours", "theirs"} {
+		if _, err := byAdmin.RevertMessages([]*gitstore.Shard{sh}, []string{msg}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := facts(t, sh); !slices.Equal(got, []string{"Office is in Lisbon"}) {
+			t.Errorf("facts after reverting %s: %v, want the fact both sides forgot still gone", msg, got)
+		}
+	}
+}
