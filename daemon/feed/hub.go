@@ -74,6 +74,7 @@ type Hub struct {
 
 	replaying chan struct{} // turns at reading history for replays (replaySlot)
 	listing   chan struct{} // the one listing of a replay read at a time
+	closing   chan struct{} // closed by Close: replays waiting for a turn give up
 	listed    *listings     // replays listed lately
 	described *eventCache   // replay events described lately
 }
@@ -84,7 +85,7 @@ type Hub struct {
 func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}), cutOff: make(map[*Subscriber]struct{}),
 		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1),
-		replaying: replaySlots(), listing: make(chan struct{}, 1), listed: newListings(), described: newEventCache(describedBytes)}
+		replaying: replaySlots(), listing: make(chan struct{}, 1), closing: make(chan struct{}), listed: newListings(), described: newEventCache(describedBytes)}
 	ids, err := store.Shards()
 	if err != nil {
 		return nil, err
@@ -540,6 +541,11 @@ var ErrAgentRemoved = memd.Errorf(memd.EUNAUTHORIZED, "the agent was removed; it
 func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	select {
+	case <-h.closing:
+	default:
+		close(h.closing)
+	}
 	for _, set := range []map[*Subscriber]struct{}{h.subs, h.cutOff} {
 		for s := range set {
 			s.end(ErrShutdown, true)

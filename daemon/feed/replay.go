@@ -57,6 +57,8 @@ func (h *Hub) listReplay(ctx context.Context, r resume) ([]gitstore.Hash, error)
 		defer func() { <-h.listing }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-h.closing:
+		return nil, errClosing
 	}
 	release, err := h.replaySlotFor(ctx)
 	if err != nil {
@@ -160,13 +162,19 @@ func (h *Hub) replaySlot() func() {
 	return func() { <-h.replaying }
 }
 
-// replaySlotFor is replaySlot, giving up when ctx ends.
+// errClosing refuses a subscription whose replay waited for its turn as
+// memd began to stop.
+var errClosing = memd.Errorf(memd.EUNAVAILABLE, "%v", ErrShutdown)
+
+// replaySlotFor is replaySlot, giving up when ctx ends or the hub closes.
 func (h *Hub) replaySlotFor(ctx context.Context) (func(), error) {
 	select {
 	case h.replaying <- struct{}{}:
 		return func() { <-h.replaying }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-h.closing:
+		return nil, errClosing
 	}
 }
 

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/memd/memd"
@@ -42,5 +43,41 @@ func TestHub_ResumesFromOneCommitShareTheirListing(t *testing.T) {
 	c := resume(Since{Commit: second})
 	if got := hashes(replayOf(t, c)); got != hashes(replayOf(t, a)[1:]) {
 		t.Errorf("a resume from the second commit replayed %s, want %s", got, hashes(replayOf(t, a)[1:]))
+	}
+}
+
+// A subscriber waiting for its turn to list a replay as memd stops is
+// refused as unavailable, not kept waiting past the shutdown; one whose
+// client left is refused with its context's error.
+func TestHub_AWaitingResumeGivesUp(t *testing.T) {
+	data := t.TempDir()
+	store, id, dir := aliceStore(t, data)
+	defer store.Close()
+	base := gitCommitIn(t, dir, "base")
+	h, err := New(store, quiet(), Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitCommitIn(t, dir, "two")
+	h.listing <- struct{}{} // another listing is under way
+	all := func(memd.ShardID) bool { return true }
+	since := map[memd.ShardID]Since{id: {Commit: base}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Subscribe(ctx, "", all, since); !errors.Is(err, context.Canceled) {
+		t.Errorf("a resume whose client left: %v, want its context's end", err)
+	}
+	refused := make(chan error)
+	go func() {
+		_, err := h.Subscribe(context.Background(), "", all, since)
+		refused <- err
+	}()
+	h.Close()
+	if err := <-refused; memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("a resume waiting as memd stops: %v, want unavailable", err)
+	}
+	if n := h.Subscribers(); n != 0 {
+		t.Errorf("%d subscribers left registered", n)
 	}
 }
