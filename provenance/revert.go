@@ -75,20 +75,7 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 	c, d := u.c, u.d
 	h := c.Hash
 	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
-	var err error
-	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool {
-		if later[ch.Fact.ID] == alsoTaught && ch.Op == "+" && err == nil {
-			// Taught on another line of history too: it stays, but for
-			// the commit's own line where the merge kept both.
-			var lines []memd.Fact
-			lines, err = sh.FactLines(ch.Fact.ID)
-			return len(lines) < 2 || lastLike(lines, ch.Fact) < 0
-		}
-		return later[ch.Fact.ID] == ch.Op
-	})
-	if err != nil {
-		return out, err
-	}
+	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
 	for _, ch := range d.Facts {
 		// A person's line memd would now refuse to write (a text of
 		// nothing visible) cannot be put back as it was, if it is gone.
@@ -239,25 +226,16 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 // the history without it would. A revert's changes do not count: it puts
 // a fact back as it stood, taught by what taught it before.
 //
-// A commit of another line of history, merged in (another daemon's, come
-// through a remote), counts too when it made the last change of the fact
-// on its line: there the fact was removed as well, or taught as well
-// (alsoTaught, as a merge keeps one line of a fact both sides added).
-//
 // One walk from head serves every commit of us, down to the oldest: a
 // revert by message undoes several commits, and a walk for each would read
 // the shard's history again each time.
 func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[gitstore.Hash]map[string]string, error) {
-	type target struct {
-		op, again map[string]string
-		merged    map[string]bool // facts another line of history changed last
-	}
+	type target struct{ op, again map[string]string }
 	pending := make(map[gitstore.Hash]target, len(us))
-	var passed []target // walked past: a commit after them is of another line
 	out := make(map[gitstore.Hash]map[string]string, len(us))
 	changed := make(map[string]string) // every fact one of us changed, by how
 	for _, u := range us {
-		t := target{op: make(map[string]string, len(u.d.Facts)), again: make(map[string]string), merged: make(map[string]bool)}
+		t := target{op: make(map[string]string, len(u.d.Facts)), again: make(map[string]string)}
 		for _, ch := range u.d.Facts {
 			t.op[ch.Fact.ID] = ch.Op
 			changed[ch.Fact.ID] = ch.Op
@@ -270,19 +248,12 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[git
 	if len(pending) == 0 {
 		return out, nil
 	}
-	lines := newLinesOfHistory()
 	rv := newReverts(sh)
 	err := sh.Walk(head, func(c gitstore.Commit) error {
-		if len(pending) == 0 && lines.onlyBelow() {
-			return gitstore.ErrStop // c, and all left, are below us
-		}
-		elsewhere := lines.visit(c) && len(passed) > 0
 		// Each commit of hs counts as a later one for those older.
-		if t, ok := pending[c.Hash]; ok {
-			delete(pending, c.Hash)
-			passed = append(passed, t)
-			lines.below(c)
-			elsewhere = false
+		delete(pending, c.Hash)
+		if len(pending) == 0 {
+			return gitstore.ErrStop
 		}
 		p := Parse(c.Message)
 		// A later commit a standing revert undid changed nothing again.
@@ -326,84 +297,9 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[git
 				}
 			}
 		}
-		if !elsewhere {
-			return nil
-		}
-		// Newest first: the first change of a fact on the other line is
-		// where that line left it.
-		for _, t := range passed {
-			for id, o := range ops {
-				if t.op[id] == "" || t.merged[id] {
-					continue
-				}
-				t.merged[id] = true
-				switch {
-				case o == "+" && t.op[id] == "+":
-					if t.again[id] == "" {
-						t.again[id] = alsoTaught
-					}
-				case o == t.op[id]:
-					t.again[id] = o
-				}
-			}
-		}
 		return nil
 	})
 	return out, err
-}
-
-// alsoTaught marks, in what changedAgain returns, a fact another line of
-// history taught too: the revert leaves it where the merge kept one line
-// of it, and takes back the commit's own line where it kept both.
-const alsoTaught = "+also"
-
-// linesOfHistory follows a walk newest first, telling the commits below
-// some of those it was told of (their ancestors) from the others, those
-// of another line of history merged in.
-type linesOfHistory struct {
-	seen     map[gitstore.Hash]bool
-	queued   map[gitstore.Hash]bool // seen, not yet visited
-	ancestor map[gitstore.Hash]bool
-}
-
-func newLinesOfHistory() *linesOfHistory {
-	return &linesOfHistory{seen: make(map[gitstore.Hash]bool), queued: make(map[gitstore.Hash]bool), ancestor: make(map[gitstore.Hash]bool)}
-}
-
-// visit records c as visited, its parents as queued, and reports whether
-// it is not below a commit told of (below).
-func (l *linesOfHistory) visit(c gitstore.Commit) bool {
-	l.seen[c.Hash] = true
-	delete(l.queued, c.Hash)
-	for _, p := range c.Parents {
-		if !l.seen[p] {
-			l.seen[p] = true
-			l.queued[p] = true
-		}
-	}
-	if l.ancestor[c.Hash] {
-		l.below(c)
-		return false
-	}
-	return true
-}
-
-// below marks c's parents as ancestors of a commit told of.
-func (l *linesOfHistory) below(c gitstore.Commit) {
-	for _, p := range c.Parents {
-		l.ancestor[p] = true
-	}
-}
-
-// onlyBelow reports whether every commit still to visit is below one told
-// of: the walk can meet no other line of history.
-func (l *linesOfHistory) onlyBelow() bool {
-	for h := range l.queued {
-		if !l.ancestor[h] {
-			return false
-		}
-	}
-	return true
 }
 
 // preview is a shard's fact lines as a dry run of several reverts leaves
