@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/client"
 	"github.com/memd/memd/daemon"
 )
 
@@ -72,19 +73,7 @@ func TestFeed_RemovingAnAgentEndsItsReplay(t *testing.T) {
 	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
 	e2 := startQuietIn(t, dir, daemon.Config{})
 
-	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			c.(*net.TCPConn).SetReadBuffer(64 << 10)
-		}
-		return c, err
-	}}
-	url := strings.Replace(e2.d.URL(), "http://", "ws://", 1) + "/v1/feed?shards=agent/alice&since=agent/alice:" + first
-	conn, _, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + alice.Token}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialFeedNarrow(t, e2, alice.Token, "/v1/feed?shards=agent/alice&since=agent/alice:"+first)
 	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, _, err := conn.ReadMessage(); err != nil {
 		t.Fatal(err)
@@ -92,16 +81,7 @@ func TestFeed_RemovingAnAgentEndsItsReplay(t *testing.T) {
 	if err := e2.admin.RemoveAgent(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	var end error
-	for {
-		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-		if _, _, err := conn.ReadMessage(); err != nil {
-			end = err
-			break
-		}
-		n++
-	}
+	n, end := readToEnd(t, conn)
 	t.Logf("after the removal: %d more events, then %v", n, end)
 	if n > 300 {
 		t.Errorf("agent alice was removed, yet its open feed went on to send %d more events of agent/alice (ended: %v)", n, end)
@@ -146,11 +126,45 @@ func TestFeed_ALargeBatchHoldsUpNoOtherShard(t *testing.T) {
 	}
 }
 
+// aliceWithHistory starts memd with agent alice, whose shard holds her
+// first fact and then n commits of a person's (notes of lines of about
+// width bytes, one line rewritten a commit), brought in at once; it
+// returns the first fact's commit and the shard's folder.
+func aliceWithHistory(t *testing.T, cfg daemon.Config, n, width int) (e *env, alice *client.Client, first, sdir string) {
+	t.Helper()
+	e = startQuietIn(t, t.TempDir(), cfg)
+	alice = e.agent(t, "alice")
+	first = remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
+	sdir = e.d.Store.ShardDir(memd.AgentShard("alice"))
+	fastImportWide(t, sdir, first, n, width)
+	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	return e, alice, first, sdir
+}
+
 // dialFeed opens a websocket feed for a token, at path (query included).
 func dialFeed(t *testing.T, e *env, token, path string) *websocket.Conn {
 	t.Helper()
+	return dialFeedWith(t, websocket.DefaultDialer, e, token, path)
+}
+
+// dialFeedNarrow is dialFeed with a small kernel receive buffer (64 KB), so
+// that what memd has sent but the client not read is little: a test can
+// tell what memd sent after a moment from what was on its way.
+func dialFeedNarrow(t *testing.T, e *env, token, path string) *websocket.Conn {
+	t.Helper()
+	return dialFeedWith(t, &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}, e, token, path)
+}
+
+func dialFeedWith(t *testing.T, dialer *websocket.Dialer, e *env, token, path string) *websocket.Conn {
+	t.Helper()
 	url := strings.Replace(e.d.URL(), "http://", "ws://", 1) + path
-	conn, resp, err := websocket.DefaultDialer.Dial(url, http.Header{"Authorization": {"Bearer " + token}})
+	conn, resp, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + token}})
 	if err != nil {
 		var body string
 		if resp != nil {
@@ -161,6 +175,19 @@ func dialFeed(t *testing.T, e *env, token, path string) *websocket.Conn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// readToEnd reads a feed until it ends, and returns how many messages it
+// read and how it ended.
+func readToEnd(t *testing.T, conn *websocket.Conn) (n int, end error) {
+	t.Helper()
+	for {
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, _, err := conn.ReadMessage(); err != nil {
+			return n, err
+		}
+		n++
+	}
 }
 
 // readReplay reads n events from a feed and returns their commits, each
@@ -186,15 +213,8 @@ func readReplay(t *testing.T, conn *websocket.Conn, after string, n int) []strin
 // An agent cut off in a person's push of more than 10,000 commits resumes
 // from the last one it received: memd replays the rest, however many.
 func TestFeed_AResumeFarBackReplaysEveryCommit(t *testing.T) {
-	dir := t.TempDir()
-	e := startQuietIn(t, dir, daemon.Config{})
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
-	sdir := e.d.Store.ShardDir(s)
 	const n = 10_050
-	fastImportWide(t, sdir, first, n, 4)
-	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	e, alice, first, sdir := aliceWithHistory(t, daemon.Config{}, n, 4)
 	head := gitIn(t, sdir, "rev-parse", "HEAD")
 
 	conn := dialFeed(t, e, alice.Token, "/v1/feed?shards=agent/alice&since=agent/alice:"+first)
@@ -208,15 +228,8 @@ func TestFeed_AResumeFarBackReplaysEveryCommit(t *testing.T) {
 // reads each commit of that history once for all of them, and stops
 // reading it for one that leaves.
 func TestFeed_FarResumesShareTheReadingAndStopWhenLeft(t *testing.T) {
-	dir := t.TempDir()
-	e := startQuietIn(t, dir, daemon.Config{})
-	alice := e.agent(t, "alice")
-	s := memd.AgentShard("alice")
-	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
-	sdir := e.d.Store.ShardDir(s)
 	const n = 2000
-	fastImport(t, sdir, first, n)
-	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	e, alice, first, _ := aliceWithHistory(t, daemon.Config{}, n, 490)
 	path := "/v1/feed?shards=agent/alice&since=agent/alice:" + first
 
 	// One reads ten events and leaves.
@@ -261,15 +274,9 @@ func replayedCount(t *testing.T, e *env) int {
 // its end: memd pings the connection while it replays, as it does live,
 // and the client's answers keep it open.
 func TestFeed_AReplayLongerThanTheSilenceAllowedGoesOn(t *testing.T) {
-	dir := t.TempDir()
 	const ping = 400 * time.Millisecond // a connection silent for 1.2 s is dropped
-	e := startQuietIn(t, dir, daemon.Config{FeedPing: ping})
-	alice := e.agent(t, "alice")
-	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
-	sdir := e.d.Store.ShardDir(memd.AgentShard("alice"))
 	const n = 2000
-	fastImport(t, sdir, first, n)
-	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	e, alice, first, _ := aliceWithHistory(t, daemon.Config{FeedPing: ping}, n, 490)
 
 	start := time.Now()
 	conn := dialFeed(t, e, alice.Token, "/v1/feed?shards=agent/alice&since=agent/alice:"+first)
@@ -285,28 +292,10 @@ func TestFeed_AReplayLongerThanTheSilenceAllowedGoesOn(t *testing.T) {
 // is removed: what it receives after the removal is what was already on
 // its way, not the rest of the replay.
 func TestFeed_RemovingAnAgentEndsTheReplayOfOneCutOff(t *testing.T) {
-	dir := t.TempDir()
-	e := startQuietIn(t, dir, daemon.Config{})
 	ctx := context.Background()
-	alice := e.agent(t, "alice")
-	first := remember(t, alice, "agent/alice", "Before the history", memd.TierProfile, memd.Source{}).Commit
-	sdir := e.d.Store.ShardDir(memd.AgentShard("alice"))
-	fastImport(t, sdir, first, 3000)
-	gitIn(t, sdir, "merge", "-q", "--ff-only", "side")
+	e, alice, first, sdir := aliceWithHistory(t, daemon.Config{}, 3000, 490)
 
-	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			c.(*net.TCPConn).SetReadBuffer(64 << 10)
-		}
-		return c, err
-	}}
-	url := strings.Replace(e.d.URL(), "http://", "ws://", 1) + "/v1/feed?shards=agent/alice&since=agent/alice:" + first
-	conn, _, err := dialer.Dial(url, http.Header{"Authorization": {"Bearer " + alice.Token}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialFeedNarrow(t, e, alice.Token, "/v1/feed?shards=agent/alice&since=agent/alice:"+first)
 	readReplay(t, conn, first, 1)
 	// While alice reads nothing more, a person's push of 600 commits
 	// overruns her buffer.
@@ -321,16 +310,7 @@ func TestFeed_RemovingAnAgentEndsTheReplayOfOneCutOff(t *testing.T) {
 	if err := e.admin.RemoveAgent(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	var end error
-	for {
-		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-		if _, _, err := conn.ReadMessage(); err != nil {
-			end = err
-			break
-		}
-		n++
-	}
+	n, end := readToEnd(t, conn)
 	if n > 300 || !strings.Contains(fmt.Sprint(end), "removed") {
 		t.Errorf("agent alice, cut off for falling behind during her replay, was removed; her feed went on to send %d more events and ended with %v, want a few and the removal", n, end)
 	}

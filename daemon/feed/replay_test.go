@@ -6,20 +6,14 @@ import (
 	"testing"
 
 	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
 )
 
 // Agents reconnecting after a restart resume from the same commit: the
 // second is given the first's listing of what to replay, not a walk of
 // the history of its own; one resuming from elsewhere walks its own.
 func TestHub_ResumesFromOneCommitShareTheirListing(t *testing.T) {
-	data := t.TempDir()
-	store, id, dir := aliceStore(t, data)
-	defer store.Close()
-	base := gitCommitIn(t, dir, "base")
-	h, err := New(store, quiet(), Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, id, dir, base := hubOfOneCommit(t)
 	second := gitCommitIn(t, dir, "two")
 	for _, msg := range []string{"three", "four"} {
 		gitCommitIn(t, dir, msg)
@@ -50,14 +44,7 @@ func TestHub_ResumesFromOneCommitShareTheirListing(t *testing.T) {
 // refused as unavailable, not kept waiting past the shutdown; one whose
 // client left is refused with its context's error.
 func TestHub_AWaitingResumeGivesUp(t *testing.T) {
-	data := t.TempDir()
-	store, id, dir := aliceStore(t, data)
-	defer store.Close()
-	base := gitCommitIn(t, dir, "base")
-	h, err := New(store, quiet(), Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, id, dir, base := hubOfOneCommit(t)
 	gitCommitIn(t, dir, "two")
 	h.listing <- struct{}{} // another listing is under way
 	all := func(memd.ShardID) bool { return true }
@@ -80,4 +67,18 @@ func TestHub_AWaitingResumeGivesUp(t *testing.T) {
 	if n := h.Subscribers(); n != 0 {
 		t.Errorf("%d subscribers left registered", n)
 	}
+}
+
+// hubOfOneCommit starts a hub on alice's shard, holding one commit, base,
+// made by a person; dir is the shard's folder.
+func hubOfOneCommit(t *testing.T) (h *Hub, id memd.ShardID, dir string, base gitstore.Hash) {
+	t.Helper()
+	store, id, dir := aliceStore(t, t.TempDir())
+	t.Cleanup(func() { store.Close() })
+	base = gitCommitIn(t, dir, "base")
+	h, err := New(store, quiet(), Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, id, dir, base
 }
