@@ -33,11 +33,11 @@ const Buffer = 512
 // ask to replay: enough for one cut off in a push of that many commits to
 // resume where it stopped. Listing a replay holds some 2 KB a commit until
 // it is done (100 MB at the bound, one listing at a time), the replay 20
-// bytes a commit until it is read. maxBacklog bounds how far
-// the hub itself may fall behind a shard under sustained writes before it
-// gives up and sends a reset: it is large, because a reset under load
-// would break the promise of every commit once, in order, for every
-// subscriber of the shard.
+// bytes a commit until it is read. maxBacklog bounds how far the hub
+// itself may fall behind a shard under sustained writes before it gives
+// up and sends a reset: it is large, because a reset under load would
+// break the promise of every commit once, in order, for every subscriber
+// of the shard.
 const (
 	maxReplay  = 50_000
 	maxBacklog = 1 << 20
@@ -72,7 +72,7 @@ type Hub struct {
 
 	watch *gitstore.RefWatcher // set and used by Run's goroutine alone
 
-	replaying chan struct{} // turns at reading history for replays (replaySlot)
+	replaying chan struct{} // turns at reading history for replays (replaySlotFor)
 	listing   chan struct{} // the one listing of a replay read at a time
 	closing   chan struct{} // closed by Close: replays waiting for a turn give up
 	listed    *listings     // replays listed lately

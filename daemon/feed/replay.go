@@ -153,20 +153,15 @@ func (s *Subscriber) Replay() iter.Seq2[memd.FeedEvent, error] {
 	}
 }
 
-// replaySlot waits for a turn to read history for a replay and returns
-// its release. Replays take turns an event at a time, on all but one
-// processor: many agents resuming from far back at once share them, and
-// leave the live feed a processor to describe new commits on.
-func (h *Hub) replaySlot() func() {
-	h.replaying <- struct{}{}
-	return func() { <-h.replaying }
-}
-
-// errClosing refuses a subscription whose replay waited for its turn as
-// memd began to stop.
+// errClosing refuses a subscription, or ends a replay, that waited for
+// its turn as memd began to stop.
 var errClosing = memd.Errorf(memd.EUNAVAILABLE, "%v", ErrShutdown)
 
-// replaySlotFor is replaySlot, giving up when ctx ends or the hub closes.
+// replaySlotFor waits for a turn to read history for a replay and returns
+// its release, giving up when ctx ends or the hub closes. Replays take
+// turns an event at a time, on all but one processor: many agents
+// resuming from far back at once share them, and leave the live feed a
+// processor to describe new commits on.
 func (h *Hub) replaySlotFor(ctx context.Context) (func(), error) {
 	select {
 	case h.replaying <- struct{}{}:
@@ -184,7 +179,10 @@ func (h *Hub) replayed(sh *gitstore.Shard, commit gitstore.Hash) (memd.FeedEvent
 	if ev, ok := h.described.get(key); ok {
 		return ev, nil
 	}
-	release := h.replaySlot()
+	release, err := h.replaySlotFor(context.Background())
+	if err != nil {
+		return memd.FeedEvent{}, err
+	}
 	defer release()
 	if ev, ok := h.described.get(key); ok { // described while this one waited
 		return ev, nil

@@ -82,3 +82,30 @@ func hubOfOneCommit(t *testing.T) (h *Hub, id memd.ShardID, dir string, base git
 	}
 	return h, id, dir, base
 }
+
+// A replay waiting for its turn to read the next commit as memd stops
+// ends with memd's stopping, rather than waiting for turns that replays
+// of other subscribers hold.
+func TestHub_AReplayWaitingForATurnEndsAsMemdStops(t *testing.T) {
+	h, id, dir, base := hubOfOneCommit(t)
+	gitCommitIn(t, dir, "two")
+	s, err := h.Subscribe(context.Background(), "", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range cap(h.replaying) { // other replays hold every turn
+		h.replaying <- struct{}{}
+	}
+	ended := make(chan error)
+	go func() {
+		for _, err := range s.Replay() {
+			ended <- err
+			return
+		}
+		ended <- nil
+	}()
+	h.Close()
+	if err := <-ended; memd.ErrorCode(err) != memd.EUNAVAILABLE {
+		t.Errorf("a replay waiting for its turn as memd stops: %v, want unavailable", err)
+	}
+}

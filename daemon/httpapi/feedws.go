@@ -110,6 +110,14 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 	}
 	for ev, err := range sub.Replay() {
 		if err != nil {
+			select {
+			case <-sub.Done(): // memd stopping, or the agent removed: say so
+				if !errors.Is(sub.Err(), memd.ErrOverrun) {
+					endFeed(conn, sub, send)
+					return
+				}
+			default:
+			}
 			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, closeReason("replaying history: "+err.Error())), time.Now().Add(writeWait))
 			return
 		}
