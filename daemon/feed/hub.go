@@ -541,16 +541,18 @@ var ErrAgentRemoved = memd.Errorf(memd.EUNAUTHORIZED, "the agent was removed; it
 func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	select {
-	case <-h.closing:
-	default:
-		close(h.closing)
-	}
 	for _, set := range []map[*Subscriber]struct{}{h.subs, h.cutOff} {
 		for s := range set {
 			s.end(ErrShutdown, true)
 			delete(set, s)
 		}
+	}
+	// After the cuts: a replay that gives up its wait finds its
+	// subscriber ended, and its feed says why.
+	select {
+	case <-h.closing:
+	default:
+		close(h.closing)
 	}
 }
 

@@ -208,9 +208,12 @@ func replaySlots() chan struct{} {
 	return make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 }
 
-// describedBytes bounds what the events kept for replays hold: each is
-// counted at twice its encoding, which it holds beside its fields.
+// describedBytes bounds what the events kept for replays hold (cost).
 const describedBytes = 32 << 20
+
+// cost is what a kept event holds: twice its encoding, which it holds
+// beside its fields.
+func cost(ev memd.FeedEvent) int { return 2 * len(ev.Encoded) }
 
 type replayKey struct {
 	shard  memd.ShardID
@@ -248,7 +251,7 @@ func (c *eventCache) get(k replayKey) (memd.FeedEvent, bool) {
 }
 
 func (c *eventCache) put(k replayKey, ev memd.FeedEvent) {
-	n := 2 * len(ev.Encoded)
+	n := cost(ev)
 	if n > c.limit/16 {
 		return // one huge diff would push out the rest
 	}
@@ -264,6 +267,6 @@ func (c *eventCache) put(k replayKey, ev memd.FeedEvent) {
 		old := last.Value.(*cached)
 		c.order.Remove(last)
 		delete(c.byKey, old.key)
-		c.size -= 2 * len(old.ev.Encoded)
+		c.size -= cost(old.ev)
 	}
 }

@@ -109,18 +109,6 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 		return conn.WriteMessage(websocket.TextMessage, b) == nil
 	}
 	for ev, err := range sub.Replay() {
-		if err != nil {
-			select {
-			case <-sub.Done(): // memd stopping, or the agent removed: say so
-				if !errors.Is(sub.Err(), memd.ErrOverrun) {
-					endFeed(conn, sub, send)
-					return
-				}
-			default:
-			}
-			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, closeReason("replaying history: "+err.Error())), time.Now().Add(writeWait))
-			return
-		}
 		// An agent removed, or memd stopping, ends the feed at once; one
 		// cut off for falling behind still gets its replay, then why.
 		select {
@@ -134,6 +122,10 @@ func (s *Server) stream(conn *websocket.Conn, sub memd.Subscription, signedOut <
 		case <-gone:
 			return
 		default:
+		}
+		if err != nil {
+			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, closeReason("replaying history: "+err.Error())), time.Now().Add(writeWait))
+			return
 		}
 		if !send(ev) {
 			return
