@@ -46,6 +46,9 @@ func (s *Subscriber) readReplay(ctx context.Context, r resume) error {
 // reads every commit of the range; agents resuming from the same commit
 // of the same heads (as after a restart) share one listing.
 func (h *Hub) listReplay(ctx context.Context, r resume) ([]gitstore.Hash, error) {
+	if len(r.sent) == 0 || r.from.Commit == r.sent[len(r.sent)-1] {
+		return nil, nil // resumed from the last head sent: nothing to list, no turn to wait for
+	}
 	key := r.key()
 	if commits, ok := h.listed.get(key); ok {
 		return commits, nil

@@ -109,3 +109,24 @@ func TestHub_AReplayWaitingForATurnEndsAsMemdStops(t *testing.T) {
 		t.Errorf("a replay waiting for its turn as memd stops: %v, want unavailable", err)
 	}
 }
+
+// An agent reconnecting from the last commit it was sent, the common
+// case, has nothing to replay and waits for no other's listing.
+func TestHub_AResumeFromTheHeadWaitsForNoListing(t *testing.T) {
+	h, id, dir, _ := hubOfOneCommit(t)
+	head := gitCommitIn(t, dir, "two")
+	if err := h.publish(id); err != nil {
+		t.Fatal(err)
+	}
+	h.listing <- struct{}{} // a long listing is under way
+	for range cap(h.replaying) {
+		h.replaying <- struct{}{}
+	}
+	s, err := h.Subscribe(context.Background(), "", func(memd.ShardID) bool { return true }, map[memd.ShardID]Since{id: {Commit: head}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(replayOf(t, s)); n != 0 {
+		t.Errorf("a resume from the head replayed %d commits", n)
+	}
+}
