@@ -40,7 +40,7 @@ func (r Reverter) Revert(sh *gitstore.Shard, h gitstore.Hash) (memd.Revert, erro
 	if err != nil {
 		return memd.Revert{}, err
 	}
-	again, err := changedAgain(sh, head, us)
+	again, err := changedAgain(sh, head, us, us)
 	if err != nil {
 		return memd.Revert{}, err
 	}
@@ -75,7 +75,19 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 	c, d := u.c, u.d
 	h := c.Hash
 	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
-	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool { return later[ch.Fact.ID] == ch.Op })
+	// A fact taught elsewhere too stands, but for its line of this commit
+	// when another line holds it (the merge kept both); one removed
+	// elsewhere too stays removed.
+	var alsoTaught []memd.Fact
+	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool {
+		if later[ch.Fact.ID] != ch.Op {
+			return false
+		}
+		if ch.Op == taught {
+			alsoTaught = append(alsoTaught, ch.Fact)
+		}
+		return true
+	})
 	for _, ch := range d.Facts {
 		// A person's line memd would now refuse to write (a text of
 		// nothing visible) cannot be put back as it was, if it is gone.
@@ -98,6 +110,16 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 			ids = appendID(ids, ch.Fact.ID)
 		}
 	}
+	for _, f := range alsoTaught {
+		lines, err := linesNow(sh, f.ID, r.preview) // a dry run's, as the reverts before left them
+		if err != nil {
+			return out, err
+		}
+		if len(lines) > 1 && lastLike(lines, f) >= 0 {
+			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveLine, Fact: memd.Fact{ID: f.ID, File: f.File, Date: f.Date}})
+			ids = appendID(ids, f.ID)
+		}
+	}
 	// A line it removed goes back in its file, even where another file
 	// holds the fact too, as in the history replayed without the commit.
 	for _, ch := range d.Facts {
@@ -115,7 +137,7 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 	}
 	if r.DryRun {
 		var err error
-		out.Changes, err = wouldChange(sh, d.Facts, r.preview)
+		out.Changes, err = wouldChange(sh, d.Facts, alsoTaught, r.preview)
 		return out, err
 	}
 	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{
@@ -219,89 +241,6 @@ func (r Reverter) revertNote(sh *gitstore.Shard, c gitstore.Commit, out memd.Rev
 	return out, nil
 }
 
-// changedAgain returns, for each commit of hs, the facts it changed that
-// a later commit changed the same way: taught again after it added them,
-// or removed again after it removed them. Each stands, or is gone, by that
-// later commit, and a revert of the commit leaves it so, as a replay of
-// the history without it would. A revert's changes do not count: it puts
-// a fact back as it stood, taught by what taught it before.
-//
-// One walk from head serves every commit of us, down to the oldest: a
-// revert by message undoes several commits, and a walk for each would read
-// the shard's history again each time.
-func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[gitstore.Hash]map[string]string, error) {
-	type target struct{ op, again map[string]string }
-	pending := make(map[gitstore.Hash]target, len(us))
-	out := make(map[gitstore.Hash]map[string]string, len(us))
-	changed := make(map[string]string) // every fact one of us changed, by how
-	for _, u := range us {
-		t := target{op: make(map[string]string, len(u.d.Facts)), again: make(map[string]string)}
-		for _, ch := range u.d.Facts {
-			t.op[ch.Fact.ID] = ch.Op
-			changed[ch.Fact.ID] = ch.Op
-		}
-		out[u.c.Hash] = t.again
-		if len(t.op) > 0 {
-			pending[u.c.Hash] = t
-		}
-	}
-	if len(pending) == 0 {
-		return out, nil
-	}
-	rv := newReverts(sh)
-	err := sh.Walk(head, func(c gitstore.Commit) error {
-		// Each commit of hs counts as a later one for those older.
-		delete(pending, c.Hash)
-		if len(pending) == 0 {
-			return gitstore.ErrStop
-		}
-		p := Parse(c.Message)
-		// A later commit a standing revert undid changed nothing again.
-		if err := rv.see(c, p); err != nil {
-			return err
-		}
-		if undone, err := rv.undone(c); err != nil || undone {
-			return err
-		}
-		byMemd := madeByMemd(c, p)
-		if p.Op == memd.OpRevert && byMemd {
-			return nil
-		}
-		names := func(op map[string]string) bool {
-			return !byMemd || slices.ContainsFunc(p.FactIDs, func(id string) bool { return op[id] != "" })
-		}
-		if !names(changed) {
-			return nil // memd's commit, whose trailers name none of them
-		}
-		d, err := sh.Diff(c)
-		if err != nil {
-			return err
-		}
-		// A fact both removed and added by one commit was rewritten where
-		// it stood (its case, or its date), not taught or removed again.
-		ops := make(map[string]string)
-		for _, ch := range d.Facts {
-			if prev, ok := ops[ch.Fact.ID]; ok && prev != ch.Op {
-				ops[ch.Fact.ID] = "rewritten"
-			} else {
-				ops[ch.Fact.ID] = ch.Op
-			}
-		}
-		for _, t := range pending {
-			if !names(t.op) {
-				continue
-			}
-			for id, o := range ops {
-				if t.op[id] == o {
-					t.again[id] = o
-				}
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
 // preview is a shard's fact lines as a dry run of several reverts leaves
 // them: what each would change is reckoned on what the ones before it
 // changed, as the real reverts would find it.
@@ -310,18 +249,29 @@ type preview map[string][]memd.Fact // a fact's lines, by ID
 // wouldChange is what undoing fact changes would do on HEAD (as p says it
 // stands, when given), line by line as Revert does it (takeBack, then
 // gitstore.RestoreLine): take back the lines added, the fact's every line
-// unless another holds it, and put back the lines removed that their file
-// lacks.
-func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]memd.FactChange, error) {
+// unless another holds it, and the lines of facts taught elsewhere too
+// (alsoTaught) where another holds it; and put back the lines removed
+// that their file lacks.
+func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, alsoTaught []memd.Fact, p preview) ([]memd.FactChange, error) {
 	out := []memd.FactChange{}
 	if p == nil {
 		// A fact the revert removes and restores (an edit that kept its ID)
 		// is absent when its restore is reckoned.
 		p = make(preview)
 	}
-	// Removals first, as Revert makes them.
+	// Removals first, as Revert makes them: its own lines, then those
+	// taught elsewhere too (marked by their op).
 	changes = slices.Clone(changes)
 	slices.SortStableFunc(changes, func(a, b memd.FactChange) int { return strings.Compare(a.Op, b.Op) }) // "+" sorts before "-"
+	restores := slices.IndexFunc(changes, func(ch memd.FactChange) bool { return ch.Op != "+" })
+	if restores < 0 {
+		restores = len(changes)
+	}
+	const elsewhereToo = "+also"
+	for _, f := range alsoTaught {
+		changes = slices.Insert(changes, restores, memd.FactChange{Op: elsewhereToo, Fact: f})
+		restores++
+	}
 	for _, ch := range changes {
 		lines, err := linesNow(sh, ch.Fact.ID, p)
 		if err != nil {
@@ -329,9 +279,10 @@ func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, p preview) ([]me
 		}
 		at := lastLike(lines, ch.Fact)
 		switch {
-		case ch.Op == "+" && len(lines) > 1 && at >= 0:
+		case (ch.Op == "+" || ch.Op == elsewhereToo) && len(lines) > 1 && at >= 0:
 			out = append(out, memd.FactChange{Op: "-", Fact: lines[at]})
 			p[ch.Fact.ID] = slices.Delete(slices.Clone(lines), at, at+1)
+		case ch.Op == elsewhereToo:
 		case ch.Op == "+":
 			for _, f := range lines {
 				out = append(out, memd.FactChange{Op: "-", Fact: f})
@@ -560,9 +511,10 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			r.preview, r.notes = make(preview), make(map[string]gitstore.NoteState)
 		}
 		cited = cited || ever
-		// One walk for all the commits while HEAD moves by these reverts
-		// alone. A commit someone else makes meanwhile may teach again
-		// what a revert would take: then the commits left walk anew.
+		// What the rest of the history changed again is reckoned once
+		// for all the commits while HEAD moves by these reverts alone. A
+		// commit someone else makes meanwhile may teach again what a
+		// revert would take: then it is reckoned anew for those left.
 		us, err := readUndoing(sh, commits)
 		if err != nil {
 			return out, err
@@ -576,7 +528,7 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 				return out, err
 			}
 			if again == nil || now != head {
-				if again, err = changedAgain(sh, now, us[n:]); err != nil {
+				if again, err = changedAgain(sh, now, us[n:], us); err != nil {
 					return out, err
 				}
 				head = now

@@ -1,0 +1,355 @@
+package provenance_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memd/memd"
+	"github.com/memd/memd/gitstore"
+	"github.com/memd/memd/provenance"
+)
+
+// Two daemons keeping one shard through a remote each learn on their own
+// line of history until a merge joins them. A revert by message must
+// leave each fact as the history without that message has it, whichever
+// line merged the other and whatever the commits' times say.
+
+// stepClock is a commit clock a test sets, minute by minute; left alone,
+// every commit falls in one second, as a learner's burst does.
+type stepClock struct{ t time.Time }
+
+func (c *stepClock) now() time.Time { return c.t }
+func (c *stepClock) at(minute int)  { c.t = time.Date(2026, 10, 1, 10, minute, 0, 0, time.UTC) }
+
+func newClockedShard(t *testing.T) (*gitstore.Shard, *stepClock) {
+	t.Helper()
+	clk := &stepClock{}
+	clk.at(0)
+	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Now: clk.now, Merge: provenance.MergeMessage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sh, err := s.CreateShard(memd.AgentShard("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh, clk
+}
+
+// fork sets the shard's main back to base after the peer's line was made
+// on it, and returns the peer's tip, kept on a branch.
+func fork(t *testing.T, sh *gitstore.Shard, base, theirs gitstore.Hash) gitstore.Hash {
+	t.Helper()
+	git(t, sh.Dir(), "branch", "-f", "peer", theirs.String())
+	git(t, sh.Dir(), "reset", "-q", "--hard", base.String())
+	return theirs
+}
+
+// merge integrates the peer's line into main as the daemon does, by a
+// merge commit.
+func merge(t *testing.T, sh *gitstore.Shard, theirs gitstore.Hash) {
+	t.Helper()
+	if in, err := sh.Integrate(theirs, gitstore.IntegrateOptions{From: "peer"}); err != nil || in.Kind != gitstore.IntegrateMerge {
+		t.Fatalf("merge: %+v, %v", in, err)
+	}
+}
+
+func revertMessages(t *testing.T, sh *gitstore.Shard, msgs ...string) []memd.Revert {
+	t.Helper()
+	rvs, err := byAdmin.RevertMessages([]*gitstore.Shard{sh}, msgs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rvs
+}
+
+func wantFacts(t *testing.T, sh *gitstore.Shard, want ...string) {
+	t.Helper()
+	if got := facts(t, sh); !slices.Equal(got, want) {
+		t.Errorf("facts: %q, want %q", got, want)
+	}
+}
+
+func TestRevert_AFactBothLinesTaughtStandsWhicheverMessageGoes(t *testing.T) {
+	for _, peerFirst := range []bool{true, false} {
+		for _, reverted := range []string{"ours", "theirs"} {
+			t.Run(fmt.Sprintf("peer first %v, reverting %s", peerFirst, reverted), func(t *testing.T) {
+				sh, clk := newClockedShard(t)
+				base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+				peerAt, oursAt := 1, 2
+				if !peerFirst {
+					peerAt, oursAt = 2, 1
+				}
+				clk.at(peerAt)
+				theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
+				clk.at(oursAt)
+				change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
+				clk.at(4)
+				merge(t, sh, theirs)
+				clk.at(5)
+				revertMessages(t, sh, reverted)
+				wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
+				if lines, err := sh.FactLines(memd.FactID("Vendor is Acme")); err != nil || len(lines) != 1 {
+					t.Errorf("lines of the fact: %+v, %v; want one", lines, err)
+				}
+			})
+		}
+	}
+}
+
+// The peer taught a fact and then forgot it, around the time we taught
+// it: without our message the fact is gone, so the revert takes it.
+func TestRevert_AFactTheOtherLineTaughtAndForgotGoes(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "p1")
+	clk.at(3)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpForget, "Vendor is Acme", "p2"))
+	clk.at(2)
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
+	clk.at(4)
+	merge(t, sh, theirs)
+	wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
+	clk.at(5)
+	revertMessages(t, sh, "ours")
+	wantFacts(t, sh, "Office is in Lisbon")
+}
+
+// The mirror: the peer forgot a fact and was taught it again, around the
+// time we forgot it; undoing our forgetting puts it back.
+func TestRevert_AFactTheOtherLineForgotAndTaughtAgainComesBack(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Vendor is Acme", "base")
+	clk.at(1)
+	change(t, sh, memd.OpForget, "Vendor is Acme", "p1")
+	clk.at(3)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "p2"))
+	clk.at(2)
+	change(t, sh, memd.OpForget, "Vendor is Acme", "ours")
+	change(t, sh, memd.OpRemember, "Office is in Lisbon", "later")
+	clk.at(4)
+	merge(t, sh, theirs)
+	wantFacts(t, sh, "Office is in Lisbon")
+	clk.at(5)
+	revertMessages(t, sh, "ours")
+	wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
+}
+
+// An exchange of two messages, one learned on each line; a third message
+// of the peer's taught one of the facts too.
+func TestRevert_AnExchangeLearnedOnBothLinesLeavesWhatAnotherMessageTaught(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "other")
+	clk.at(2)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Pat drinks tea", "m2"))
+	clk.at(3)
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "m1")
+	clk.at(4)
+	merge(t, sh, theirs)
+	clk.at(5)
+	revertMessages(t, sh, "m1", "m2")
+	wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
+}
+
+// editCase rewrites a fact's case where it stands (its ID stays), as a
+// person's edit through memd does.
+func editCase(t *testing.T, sh *gitstore.Shard, text, to string) gitstore.Hash {
+	t.Helper()
+	id := memd.FactID(text)
+	p := memd.Provenance{Op: memd.OpEdit, FactIDs: []string{id}, Replaces: id, SourceMessages: []string{"edit"}, LearnedBy: memd.LearnedPerson}
+	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(memd.OpEdit, to), p),
+		Edits: []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: id}, With: memd.Fact{Text: to}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Commit
+}
+
+// An edit in place is undone, though the other line taught the fact
+// again: it rewrote the fact, it did not teach it.
+func TestRevert_AnEditIsUndoneThoughTheOtherLineTaughtTheFactAgain(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Colour is green", "base")
+	clk.at(1)
+	change(t, sh, memd.OpForget, "Colour is green", "p1")
+	clk.at(2)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Colour is green", "p2"))
+	clk.at(3)
+	edit := editCase(t, sh, "Colour is green", "COLOUR is green")
+	clk.at(4)
+	merge(t, sh, theirs)
+	wantFacts(t, sh, "COLOUR is green")
+	clk.at(5)
+	if _, err := byAdmin.Revert(sh, edit); err != nil {
+		t.Fatal(err)
+	}
+	wantFacts(t, sh, "Colour is green")
+}
+
+// Every commit in one second: what came after the edit is told by the
+// history, not by the time (which would take our own older commits for
+// another line's).
+func TestRevert_CommitsOfOneSecondAreOrderedByTheirHistory(t *testing.T) {
+	sh, _ := newClockedShard(t)
+	change(t, sh, memd.OpRemember, "Colour is green", "a")
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "f")
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Pat drinks tea", "b"))
+	edit := editCase(t, sh, "Colour is green", "COLOUR is green")
+	change(t, sh, memd.OpRemember, "Pat drinks coffee", "o2")
+	merge(t, sh, theirs)
+	if _, err := byAdmin.Revert(sh, edit); err != nil {
+		t.Fatal(err)
+	}
+	wantFacts(t, sh, "Colour is green", "Office is in Lisbon", "Pat drinks coffee", "Pat drinks tea")
+}
+
+// rememberDated teaches a fact dated as given.
+func rememberDated(t *testing.T, sh *gitstore.Shard, text, date, msg string) gitstore.Hash {
+	t.Helper()
+	d, _ := memd.ParseDate(date)
+	p := memd.Provenance{Op: memd.OpRemember, FactIDs: []string{memd.FactID(text)}, Tier: memd.TierProfile, SourceMessages: []string{msg}, LearnedBy: memd.LearnedLearner}
+	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(memd.OpRemember, text), p),
+		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierProfile}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Commit
+}
+
+// We were taught a fact and then told to forget it, by one message; the
+// peer was taught it at another date. Undoing the message leaves the
+// peer's line, and the dry run says what the revert then does.
+func TestRevert_DryRunOfAMessageWhoseFactTheOtherLineTaughtAgrees(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	theirs := fork(t, sh, base, rememberDated(t, sh, "Vendor is Acme", "2026-10-02", "other"))
+	clk.at(2)
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-01", "m")
+	clk.at(3)
+	change(t, sh, memd.OpForget, "Vendor is Acme", "m")
+	clk.at(4)
+	merge(t, sh, theirs)
+	clk.at(5)
+	changes := func(rvs []memd.Revert) string {
+		var s []string
+		for _, rv := range rvs {
+			for _, ch := range rv.Changes {
+				s = append(s, ch.Op+ch.Fact.Text+"@"+ch.Fact.Date.String())
+			}
+		}
+		return strings.Join(s, " ")
+	}
+	dry := byAdmin
+	dry.DryRun = true
+	pre, err := dry.RevertMessages([]*gitstore.Shard{sh}, []string{"m"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := revertMessages(t, sh, "m")
+	if changes(pre) != changes(done) {
+		t.Errorf("the dry run said %q, the revert did %q", changes(pre), changes(done))
+	}
+	lines, err := sh.FactLines(memd.FactID("Vendor is Acme"))
+	if err != nil || len(lines) != 1 || lines[0].Date.String() != "2026-10-02" {
+		t.Errorf("lines of the fact: %+v, %v; want the peer's alone", lines, err)
+	}
+}
+
+// Each daemon merged the other's line, then one merged the other's merge.
+func TestRevert_AFactBothLinesTaughtStandsAfterCrossedMerges(t *testing.T) {
+	for _, reverted := range []string{"ours", "theirs"} {
+		t.Run(reverted, func(t *testing.T) {
+			sh, clk := newClockedShard(t)
+			base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+			clk.at(1)
+			theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
+			clk.at(2)
+			ours := change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
+			// The peer merges our line into its own.
+			git(t, sh.Dir(), "reset", "-q", "--hard", theirs.String())
+			clk.at(3)
+			if _, err := sh.Integrate(ours, gitstore.IntegrateOptions{From: "us"}); err != nil {
+				t.Fatal(err)
+			}
+			peerMerge, err := sh.Head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fork(t, sh, ours, peerMerge)
+			merge(t, sh, theirs)
+			clk.at(4)
+			change(t, sh, memd.OpRemember, "Later", "later")
+			clk.at(5)
+			merge(t, sh, peerMerge)
+			clk.at(6)
+			revertMessages(t, sh, reverted)
+			wantFacts(t, sh, "Later", "Office is in Lisbon", "Vendor is Acme")
+		})
+	}
+}
+
+// A person wrote the fact again on a line of their own after memd taught
+// it: undoing memd's teaching takes memd's line, and the person's stays,
+// as in the history without it.
+func TestRevert_AFactWrittenAgainByHandKeepsThePersonsLine(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	taught := rememberDated(t, sh, "Vendor is Acme", "2026-10-01", "m")
+	clk.at(1)
+	profile := filepath.Join(sh.Dir(), "profile.md")
+	b, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(profile, append(b, "- (2026-10-05) Vendor is Acme\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-am", "profile: Acme again")
+	clk.at(2)
+	if _, err := byAdmin.Revert(sh, taught); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := sh.FactLines(memd.FactID("Vendor is Acme"))
+	if err != nil || len(lines) != 1 || lines[0].Date.String() != "2026-10-05" {
+		t.Errorf("lines of the fact: %+v, %v; want the person's alone", lines, err)
+	}
+}
+
+// Both teachings undone at once: the history without them holds nothing
+// of the fact.
+func TestRevert_AFactBothLinesTaughtGoesWithBothMessages(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
+	clk.at(2)
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
+	clk.at(4)
+	merge(t, sh, theirs)
+	clk.at(5)
+	revertMessages(t, sh, "ours", "theirs")
+	wantFacts(t, sh, "Office is in Lisbon")
+}
+
+// One message taught a fact, had it forgotten and taught it again: the
+// history without it holds nothing of the fact.
+func TestRevert_AMessageThatTaughtForgotAndTaughtAgainLeavesNothing(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	for n, op := range []string{memd.OpRemember, memd.OpForget, memd.OpRemember} {
+		clk.at(1 + n)
+		change(t, sh, op, "Vendor is Acme", "m")
+	}
+	clk.at(5)
+	revertMessages(t, sh, "m")
+	wantFacts(t, sh, "Office is in Lisbon")
+}
