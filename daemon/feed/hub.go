@@ -74,9 +74,11 @@ type Hub struct {
 
 	replaying chan struct{} // turns at reading history for replays (replaySlotFor)
 	listing   chan struct{} // the one listing of a replay read at a time
-	closing   chan struct{} // closed by Close: replays waiting for a turn give up
-	listed    *listings     // replays listed lately
-	described *eventCache   // replay events described lately
+	listersMu sync.Mutex
+	listers   map[string]*agentTurn // by agent: its resumes' one place in the queue for listing
+	closing   chan struct{}         // closed by Close: replays waiting for a turn give up
+	listed    *listings             // replays listed lately
+	described *eventCache           // replay events described lately
 }
 
 // New returns a hub for a store. Shards are published from their current
@@ -85,7 +87,7 @@ type Hub struct {
 func New(store *gitstore.Store, log *slog.Logger, hooks Hooks) (*Hub, error) {
 	h := &Hub{store: store, log: log, hooks: hooks, subs: make(map[*Subscriber]struct{}), cutOff: make(map[*Subscriber]struct{}),
 		dirty: make(map[memd.ShardID]bool), publishing: make(map[memd.ShardID]bool), wake: make(chan struct{}, 1),
-		replaying: replaySlots(), listing: make(chan struct{}, 1), closing: make(chan struct{}), listed: newListings(), described: newEventCache(describedBytes)}
+		replaying: replaySlots(), listing: make(chan struct{}, 1), listers: make(map[string]*agentTurn), closing: make(chan struct{}), listed: newListings(), described: newEventCache(describedBytes)}
 	ids, err := store.Shards()
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ type pending struct {
 // readReplay adds to the replay the commits of a shard the feed sent
 // after where r resumes it.
 func (s *Subscriber) readReplay(ctx context.Context, r resume) error {
-	commits, err := s.hub.listReplay(ctx, r)
+	commits, err := s.hub.listReplay(ctx, s.agent, r)
 	if err != nil || len(commits) == 0 {
 		return err
 	}
@@ -42,10 +42,10 @@ func (s *Subscriber) readReplay(ctx context.Context, r resume) error {
 	return nil
 }
 
-// listReplay returns the commits a resume replays, in order. Listing
-// reads every commit of the range; agents resuming from the same commit
-// of the same heads (as after a restart) share one listing.
-func (h *Hub) listReplay(ctx context.Context, r resume) ([]gitstore.Hash, error) {
+// listReplay returns the commits a resume of agent's replays, in order.
+// Listing reads every commit of the range; agents resuming from the same
+// commit of the same heads (as after a restart) share one listing.
+func (h *Hub) listReplay(ctx context.Context, agent string, r resume) ([]gitstore.Hash, error) {
 	if len(r.sent) == 0 || r.from.Commit == r.sent[len(r.sent)-1] {
 		return nil, nil // resumed from the last head sent: nothing to list, no turn to wait for
 	}
@@ -55,8 +55,18 @@ func (h *Hub) listReplay(ctx context.Context, r resume) ([]gitstore.Hash, error)
 	}
 	// One listing at a time, whatever the processors: its memory is
 	// large until done. It takes a replay's turn too, as its reading is.
+	// An agent's resumes wait for each other first: one agent opening
+	// many far resumes (a connection each) waits behind itself, and holds
+	// one place in the queue the other agents wait in, not one a resume.
+	done, err := h.agentListingTurn(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	testHookListing("waits", agent)
 	select {
 	case h.listing <- struct{}{}:
+		testHookListing("lists", agent)
 		defer func() { <-h.listing }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -87,6 +97,48 @@ func (h *Hub) listReplay(ctx context.Context, r resume) ([]gitstore.Hash, error)
 	h.listed.put(key, hashes)
 	return hashes, nil
 }
+
+// agentTurn is an agent's place in the queue for the listing turn.
+type agentTurn struct {
+	held  chan struct{} // by the agent's resume waiting for the listing turn, or listing
+	users int           // the agent's resumes holding it or waiting for it
+}
+
+// agentListingTurn waits until none of an agent's other resumes is
+// listing or waiting to, and returns what lets the next one go.
+func (h *Hub) agentListingTurn(ctx context.Context, agent string) (done func(), err error) {
+	h.listersMu.Lock()
+	t := h.listers[agent]
+	if t == nil {
+		t = &agentTurn{held: make(chan struct{}, 1)}
+		h.listers[agent] = t
+	}
+	t.users++
+	h.listersMu.Unlock()
+	leave := func() {
+		h.listersMu.Lock()
+		if t.users--; t.users == 0 {
+			delete(h.listers, agent)
+		}
+		h.listersMu.Unlock()
+	}
+	testHookListing("waits behind its own", agent)
+	select {
+	case t.held <- struct{}{}:
+		return func() { <-t.held; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	case <-h.closing:
+		leave()
+		return nil, errClosing
+	}
+}
+
+// testHookListing is called as an agent's resume is about to wait for
+// the agent's turn ("waits behind its own") and the listing turn
+// ("waits"), and as it takes the latter ("lists").
+var testHookListing = func(step, agent string) {}
 
 // key names what a resume's listing depends on: the shard, where it
 // resumes from, and the heads the feed had published.

@@ -3,6 +3,8 @@ package feed
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memd/memd"
@@ -128,5 +130,67 @@ func TestHub_AResumeFromTheHeadWaitsForNoListing(t *testing.T) {
 	}
 	if n := len(replayOf(t, s)); n != 0 {
 		t.Errorf("a resume from the head replayed %d commits", n)
+	}
+}
+
+// One agent's many resumes from far back wait behind each other for the
+// listing turn, not in front of every other agent's: another agent
+// resuming after them lists after the first of them, not after all.
+func TestHub_AnAgentsManyResumesHoldOnePlaceInTheQueue(t *testing.T) {
+	h, id, dir, base := hubOfOneCommit(t)
+	gitCommitIn(t, dir, "two")
+	steps := make(chan string, 16)
+	testHookListing = func(step, agent string) { steps <- agent + " " + step }
+	t.Cleanup(func() { testHookListing = func(string, string) {} })
+	waitFor := func(want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if got := <-steps; got != w {
+				t.Fatalf("step %q, want %q", got, w)
+			}
+		}
+	}
+	all := func(memd.ShardID) bool { return true }
+	since := map[memd.ShardID]Since{id: {Commit: base}}
+	errs := make(chan error, 4)
+	resume := func(agent string) {
+		go func() {
+			s, err := h.Subscribe(context.Background(), agent, all, since)
+			if err == nil {
+				h.Unsubscribe(s)
+			}
+			errs <- err
+		}()
+	}
+	h.listing <- struct{}{} // another listing is under way
+	resume("bob")
+	waitFor("bob waits behind its own", "bob waits")
+	resume("bob")
+	waitFor("bob waits behind its own")
+	resume("bob")
+	waitFor("bob waits behind its own")
+	resume("carol")
+	waitFor("carol waits behind its own", "carol waits")
+	<-h.listing
+	// The first of bob's resumes takes the turn, then carol's, then bob's
+	// others (which find the listing made).
+	var order []string
+	for len(order) < 4 {
+		if step := <-steps; strings.HasSuffix(step, " lists") {
+			order = append(order, strings.TrimSuffix(step, " lists"))
+		}
+	}
+	if want := []string{"bob", "carol", "bob", "bob"}; !slices.Equal(order, want) {
+		t.Errorf("the listing turn went to %v, want %v", order, want)
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.listersMu.Lock()
+	defer h.listersMu.Unlock()
+	if len(h.listers) != 0 {
+		t.Errorf("%d agents' places kept after their resumes", len(h.listers))
 	}
 }
