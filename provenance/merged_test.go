@@ -1,7 +1,6 @@
 package provenance_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,16 +29,7 @@ func newClockedShard(t *testing.T) (*gitstore.Shard, *stepClock) {
 	t.Helper()
 	clk := &stepClock{}
 	clk.at(0)
-	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1, Now: clk.now, Merge: provenance.MergeMessage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	sh, err := s.CreateShard(memd.AgentShard("alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sh, clk
+	return openShard(t, gitstore.Options{NoSync: true, RepackAt: -1, Now: clk.now, Merge: provenance.MergeMessage}), clk
 }
 
 // fork sets the shard's main back to base after the peer's line was made
@@ -76,88 +66,84 @@ func wantFacts(t *testing.T, sh *gitstore.Shard, want ...string) {
 	}
 }
 
-func TestRevert_AFactBothLinesTaughtStandsWhicheverMessageGoes(t *testing.T) {
-	for _, peerFirst := range []bool{true, false} {
-		for _, reverted := range []string{"ours", "theirs"} {
-			t.Run(fmt.Sprintf("peer first %v, reverting %s", peerFirst, reverted), func(t *testing.T) {
-				sh, clk := newClockedShard(t)
-				base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-				peerAt, oursAt := 1, 2
-				if !peerFirst {
-					peerAt, oursAt = 2, 1
+// step is a commit of a scenario: at a minute, remember or forget a
+// fact, citing a message.
+type step struct {
+	at        int
+	op        string
+	text, msg string
+}
+
+func (s step) commit(t *testing.T, sh *gitstore.Shard, clk *stepClock) gitstore.Hash {
+	clk.at(s.at)
+	return change(t, sh, s.op, s.text, s.msg)
+}
+
+func remembers(at int, text, msg string) step { return step{at, memd.OpRemember, text, msg} }
+func forgets(at int, text, msg string) step   { return step{at, memd.OpForget, text, msg} }
+
+// Each scenario: a base commit, the peer's line and ours from it, the
+// daemon merging the peer's; then the revert of some messages.
+func TestRevert_LeavesWhatTheHistoryWithoutTheMessagesHolds(t *testing.T) {
+	lisbon, acme := "Office is in Lisbon", "Vendor is Acme"
+	for _, c := range []struct {
+		name         string
+		base         step
+		theirs, ours []step
+		revert       []string
+		merged, want []string
+	}{
+		{name: "both taught it, the peer first, ours reverted", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(1, acme, "theirs")}, ours: []step{remembers(2, acme, "ours")},
+			revert: []string{"ours"}, want: []string{lisbon, acme}},
+		{name: "both taught it, the peer first, theirs reverted", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(1, acme, "theirs")}, ours: []step{remembers(2, acme, "ours")},
+			revert: []string{"theirs"}, want: []string{lisbon, acme}},
+		{name: "both taught it, we first, ours reverted", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(2, acme, "theirs")}, ours: []step{remembers(1, acme, "ours")},
+			revert: []string{"ours"}, want: []string{lisbon, acme}},
+		{name: "both taught it, we first, theirs reverted", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(2, acme, "theirs")}, ours: []step{remembers(1, acme, "ours")},
+			revert: []string{"theirs"}, want: []string{lisbon, acme}},
+		{name: "both taught it, both reverted at once", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(1, acme, "theirs")}, ours: []step{remembers(2, acme, "ours")},
+			revert: []string{"ours", "theirs"}, want: []string{lisbon}},
+		{name: "the peer taught it and forgot it around our teaching", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(1, acme, "p1"), forgets(3, acme, "p2")}, ours: []step{remembers(2, acme, "ours")},
+			revert: []string{"ours"}, merged: []string{lisbon, acme}, want: []string{lisbon}},
+		{name: "the peer forgot it and was taught it again around our forgetting", base: remembers(0, acme, "base"),
+			theirs: []step{forgets(1, acme, "p1"), remembers(3, acme, "p2")}, ours: []step{forgets(2, acme, "ours"), remembers(2, lisbon, "later")},
+			revert: []string{"ours"}, merged: []string{lisbon}, want: []string{lisbon, acme}},
+		{name: "an exchange learned on both lines, a fact of it taught by another message too", base: remembers(0, lisbon, "base"),
+			theirs: []step{remembers(1, acme, "other"), remembers(2, "Pat drinks tea", "m2")}, ours: []step{remembers(3, acme, "m1")},
+			revert: []string{"m1", "m2"}, want: []string{lisbon, acme}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sh, clk := newClockedShard(t)
+			base := c.base.commit(t, sh, clk)
+			var theirs gitstore.Hash
+			for _, s := range c.theirs {
+				theirs = s.commit(t, sh, clk)
+			}
+			fork(t, sh, base, theirs)
+			for _, s := range c.ours {
+				s.commit(t, sh, clk)
+			}
+			clk.at(4)
+			merge(t, sh, theirs)
+			if c.merged != nil {
+				wantFacts(t, sh, c.merged...)
+			}
+			clk.at(5)
+			revertMessages(t, sh, c.revert...)
+			wantFacts(t, sh, c.want...)
+			if slices.Contains(c.want, acme) {
+				if lines, err := sh.FactLines(memd.FactID(acme)); err != nil || len(lines) != 1 {
+					t.Errorf("lines of %q: %+v, %v; want one", acme, lines, err)
 				}
-				clk.at(peerAt)
-				theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
-				clk.at(oursAt)
-				change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
-				clk.at(4)
-				merge(t, sh, theirs)
-				clk.at(5)
-				revertMessages(t, sh, reverted)
-				wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
-				if lines, err := sh.FactLines(memd.FactID("Vendor is Acme")); err != nil || len(lines) != 1 {
-					t.Errorf("lines of the fact: %+v, %v; want one", lines, err)
-				}
-			})
-		}
+			}
+		})
 	}
-}
-
-// The peer taught a fact and then forgot it, around the time we taught
-// it: without our message the fact is gone, so the revert takes it.
-func TestRevert_AFactTheOtherLineTaughtAndForgotGoes(t *testing.T) {
-	sh, clk := newClockedShard(t)
-	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-	clk.at(1)
-	change(t, sh, memd.OpRemember, "Vendor is Acme", "p1")
-	clk.at(3)
-	theirs := fork(t, sh, base, change(t, sh, memd.OpForget, "Vendor is Acme", "p2"))
-	clk.at(2)
-	change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
-	clk.at(4)
-	merge(t, sh, theirs)
-	wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
-	clk.at(5)
-	revertMessages(t, sh, "ours")
-	wantFacts(t, sh, "Office is in Lisbon")
-}
-
-// The mirror: the peer forgot a fact and was taught it again, around the
-// time we forgot it; undoing our forgetting puts it back.
-func TestRevert_AFactTheOtherLineForgotAndTaughtAgainComesBack(t *testing.T) {
-	sh, clk := newClockedShard(t)
-	base := change(t, sh, memd.OpRemember, "Vendor is Acme", "base")
-	clk.at(1)
-	change(t, sh, memd.OpForget, "Vendor is Acme", "p1")
-	clk.at(3)
-	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "p2"))
-	clk.at(2)
-	change(t, sh, memd.OpForget, "Vendor is Acme", "ours")
-	change(t, sh, memd.OpRemember, "Office is in Lisbon", "later")
-	clk.at(4)
-	merge(t, sh, theirs)
-	wantFacts(t, sh, "Office is in Lisbon")
-	clk.at(5)
-	revertMessages(t, sh, "ours")
-	wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
-}
-
-// An exchange of two messages, one learned on each line; a third message
-// of the peer's taught one of the facts too.
-func TestRevert_AnExchangeLearnedOnBothLinesLeavesWhatAnotherMessageTaught(t *testing.T) {
-	sh, clk := newClockedShard(t)
-	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-	clk.at(1)
-	change(t, sh, memd.OpRemember, "Vendor is Acme", "other")
-	clk.at(2)
-	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Pat drinks tea", "m2"))
-	clk.at(3)
-	change(t, sh, memd.OpRemember, "Vendor is Acme", "m1")
-	clk.at(4)
-	merge(t, sh, theirs)
-	clk.at(5)
-	revertMessages(t, sh, "m1", "m2")
-	wantFacts(t, sh, "Office is in Lisbon", "Vendor is Acme")
 }
 
 // editCase rewrites a fact's case where it stands (its ID stays), as a
@@ -166,12 +152,7 @@ func editCase(t *testing.T, sh *gitstore.Shard, text, to string) gitstore.Hash {
 	t.Helper()
 	id := memd.FactID(text)
 	p := memd.Provenance{Op: memd.OpEdit, FactIDs: []string{id}, Replaces: id, SourceMessages: []string{"edit"}, LearnedBy: memd.LearnedPerson}
-	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(memd.OpEdit, to), p),
-		Edits: []gitstore.Edit{{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: id}, With: memd.Fact{Text: to}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Commit
+	return commitEdit(t, sh, provenance.Subject(memd.OpEdit, to), p, gitstore.Edit{Op: gitstore.ReplaceFact, Fact: memd.Fact{ID: id}, With: memd.Fact{Text: to}})
 }
 
 // An edit in place is undone, though the other line taught the fact
@@ -217,12 +198,7 @@ func rememberDated(t *testing.T, sh *gitstore.Shard, text, date, msg string) git
 	t.Helper()
 	d, _ := memd.ParseDate(date)
 	p := memd.Provenance{Op: memd.OpRemember, FactIDs: []string{memd.FactID(text)}, Tier: memd.TierProfile, SourceMessages: []string{msg}, LearnedBy: memd.LearnedLearner}
-	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(memd.OpRemember, text), p),
-		Edits: []gitstore.Edit{{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierProfile}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Commit
+	return commitEdit(t, sh, provenance.Subject(memd.OpRemember, text), p, gitstore.Edit{Op: gitstore.AddFact, Fact: memd.Fact{Text: text, Date: d, Tier: memd.TierProfile}})
 }
 
 // We were taught a fact and then told to forget it, by one message; the
@@ -322,22 +298,6 @@ func TestRevert_AFactWrittenAgainByHandKeepsThePersonsLine(t *testing.T) {
 	if err != nil || len(lines) != 1 || lines[0].Date.String() != "2026-10-05" {
 		t.Errorf("lines of the fact: %+v, %v; want the person's alone", lines, err)
 	}
-}
-
-// Both teachings undone at once: the history without them holds nothing
-// of the fact.
-func TestRevert_AFactBothLinesTaughtGoesWithBothMessages(t *testing.T) {
-	sh, clk := newClockedShard(t)
-	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-	clk.at(1)
-	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
-	clk.at(2)
-	change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
-	clk.at(4)
-	merge(t, sh, theirs)
-	clk.at(5)
-	revertMessages(t, sh, "ours", "theirs")
-	wantFacts(t, sh, "Office is in Lisbon")
 }
 
 // One message taught a fact, had it forgotten and taught it again: the

@@ -20,7 +20,14 @@ var bot = gitstore.Signature{Name: "alice", Email: "alice@agents.memd"}
 
 func newShard(t *testing.T) *gitstore.Shard {
 	t.Helper()
-	s, err := gitstore.Open(t.TempDir(), gitstore.Options{NoSync: true, RepackAt: -1})
+	return openShard(t, gitstore.Options{NoSync: true, RepackAt: -1})
+}
+
+// openShard opens a store in a folder of the test's and makes alice's
+// shard in it.
+func openShard(t *testing.T, opts gitstore.Options) *gitstore.Shard {
+	t.Helper()
+	s, err := gitstore.Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +54,13 @@ func change(t *testing.T, sh *gitstore.Shard, op, text, msg string) gitstore.Has
 	}
 	p := memd.Provenance{Op: op, FactIDs: []string{id}, Tier: memd.TierProfile, SourceMessages: []string{msg},
 		SourceChat: "chat_41", ChatKind: memd.ChatDirect, LearnedBy: memd.LearnedLearner, Model: "gpt-4o-mini"}
-	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(provenance.Subject(op, text), p), Edits: []gitstore.Edit{edit}})
+	return commitEdit(t, sh, provenance.Subject(op, text), p, edit)
+}
+
+// commitEdit commits one edit as memd does, with p's trailers.
+func commitEdit(t *testing.T, sh *gitstore.Shard, subject string, p memd.Provenance, edit gitstore.Edit) gitstore.Hash {
+	t.Helper()
+	res, err := sh.Apply(gitstore.Change{Author: bot, Message: provenance.Message(subject, p), Edits: []gitstore.Edit{edit}})
 	if err != nil {
 		t.Fatal(err)
 	}
