@@ -16,17 +16,42 @@ const (
 	rewritten = "rewritten"
 )
 
-// factOps returns how a diff changed each fact it touches.
-func factOps(d gitstore.Diff) map[string]string {
-	ops := make(map[string]string, len(d.Facts))
+// lineAt names a fact's line by its file and date, as RemoveLine does.
+type lineAt struct {
+	file string
+	date memd.Date
+}
+
+// factChange is how a commit changed a fact, and the lines it wrote.
+type factChange struct {
+	op    string
+	wrote []lineAt
+}
+
+// factChanges returns how a diff changed each fact it touches.
+func factChanges(d gitstore.Diff) map[string]factChange {
+	out := make(map[string]factChange, len(d.Facts))
 	for _, ch := range d.Facts {
-		if prev, ok := ops[ch.Fact.ID]; ok && prev != ch.Op {
-			ops[ch.Fact.ID] = rewritten
-		} else {
-			ops[ch.Fact.ID] = ch.Op
+		fc, seen := out[ch.Fact.ID]
+		if !seen {
+			fc.op = ch.Op
+		} else if fc.op != ch.Op {
+			fc.op = rewritten
 		}
+		if ch.Op == "+" {
+			fc.wrote = append(fc.wrote, lineAt{ch.Fact.File, ch.Fact.Date})
+		}
+		out[ch.Fact.ID] = fc
 	}
-	return ops
+	return out
+}
+
+// agreed is how the rest of the history changed a fact as the reverted
+// commit did: taught it too, with the lines those teachings wrote, or
+// removed it too.
+type agreed struct {
+	op    string
+	wrote []lineAt
 }
 
 // changedAgain returns, for each commit of us, the facts it taught or
@@ -36,142 +61,245 @@ func factOps(d gitstore.Diff) map[string]string {
 //
 // The rest of the history is every commit HEAD reaches and the commit
 // does not (git's commit..HEAD): those after it, and those of another
-// line merged in (another daemon's, a person's clone). For each fact the
-// commit changed, what counts is the last change of it on each line down
-// from HEAD, in the history's order rather than by commit times (a
+// line merged in (another daemon's, a person's clone). What counts of it
+// for a fact are its last changes: those no other change of the fact in
+// it comes after, in the history's order rather than by commit times (a
 // burst of commits shares one second, and another machine's clock may be
-// off): a fact the peer taught and then forgot was taken away on that
-// line, and one forgotten there and taught again stands there. A fact
-// the commit taught stands by another teaching, or by a rewrite on a line
-// it is not below (the fact stood there without it); one it took away is
-// gone by another removal. An edit of the commit's own (a rewrite) is
-// always undone. Merges pass what their lines did; a revert's changes do
-// not count (it puts a fact back as it stood, taught by what taught it
-// before), nor those of a commit a standing revert undid, nor those of
-// the commits undone together with it (together: the history replayed is
-// without all of them).
-func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing) (map[gitstore.Hash]map[string]string, error) {
-	out := make(map[gitstore.Hash]map[string]string, len(us))
-	read := make(map[gitstore.Hash]map[string]string) // each commit's fact changes, diffed once
-	for _, u := range together {
-		read[u.c.Hash] = nil // changes nothing that counts
-	}
+// off). So a fact another line taught and then forgot was taken away
+// there, and one it forgot and taught again stands there. A fact the
+// commit taught stands by another teaching, or by a rewrite on a line it
+// is not below (the fact stood there without it); a rewrite below it, of
+// what it taught or of what another line taught too, passes the question
+// on to what it rewrote. One it took away is gone by another removal. An
+// edit of the commit's own (a rewrite) is never counted here. Merges pass
+// on what their lines did; a revert's changes do not count (it puts a fact
+// back as it stood, taught by what taught it before), nor those of a commit
+// a standing revert undid, nor those of the commits undone together with
+// it (together: the history replayed is without all of them).
+func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing) (map[gitstore.Hash]map[string]agreed, error) {
+	out := make(map[gitstore.Hash]map[string]agreed, len(us))
+	facts := make(map[string]bool) // the facts any of us taught or removed
 	for _, u := range us {
-		again := make(map[string]string)
-		out[u.c.Hash] = again
-		ops := factOps(u.d)
-		for id, op := range ops {
-			if op == rewritten {
-				delete(ops, id)
+		out[u.c.Hash] = make(map[string]agreed)
+		for id, fc := range factChanges(u.d) {
+			if fc.op != rewritten {
+				facts[id] = true
 			}
 		}
-		if len(ops) == 0 {
-			continue
-		}
-		rest, _, err := sh.Range(u.c.Hash, head, -1)
-		if err != nil {
+	}
+	if len(facts) == 0 {
+		return out, nil
+	}
+	rests, walked, err := restsOf(sh, head, us)
+	if err != nil {
+		return nil, err
+	}
+	skip := make(map[gitstore.Hash]bool, len(together))
+	for _, u := range together {
+		skip[u.c.Hash] = true
+	}
+	changes := make(map[gitstore.Hash]map[string]factChange) // of every commit read, those that count
+	for _, w := range walked {
+		if err := countChanges(sh, w.commits, facts, skip, changes); err != nil {
 			return nil, err
 		}
-		changes, err := restChanges(sh, rest, ops, read)
-		if err != nil {
-			return nil, err
-		}
-		below := descendants(u.c.Hash, rest)
-		for id, op := range ops {
-			if lastChangesAgree(head, rest, changes, id, func(c gitstore.Hash, other string) bool {
-				return other == op || op == taught && other == rewritten && !below[c]
-			}) {
-				again[id] = op
+	}
+	for _, u := range us {
+		rest := rests[u.c.Hash]
+		again := out[u.c.Hash]
+		for id, fc := range factChanges(u.d) {
+			if fc.op == rewritten {
+				continue
+			}
+			if a, ok := rest.lastAgreeing(u.c.Hash, id, fc.op, changes); ok {
+				again[id] = a
 			}
 		}
 	}
 	return out, nil
 }
 
-// restChanges returns how each commit of rest (parents first) changed the
-// facts of ops, for the commits that changed any and count: not merges,
-// not memd's reverts, not commits a revert still standing undid. memd's
-// own commits whose trailers name none of the facts are not diffed. read
-// keeps every commit's changes between calls.
-func restChanges(sh *gitstore.Shard, rest []gitstore.Commit, ops map[string]string, read map[gitstore.Hash]map[string]string) (map[gitstore.Hash]map[string]string, error) {
-	changes := make(map[gitstore.Hash]map[string]string)
+// rest is the rest of the history of one reverted commit: the commits of
+// a walk (parents first, maybe shared with other reverted commits), but
+// those it leaves out.
+type rest struct {
+	walk *walk
+	out  map[gitstore.Hash]bool // commits of the walk that are not of this rest
+}
+
+// walk is the commits of one walk from HEAD, parents first, with what is
+// made of them when first needed.
+type walk struct {
+	commits []gitstore.Commit
+	parents map[gitstore.Hash][]gitstore.Hash
+	// byFact lists, for each fact, the commits that changed it and count,
+	// in order.
+	byFact map[string][]gitstore.Hash
+}
+
+func (w *walk) parentsOf() map[gitstore.Hash][]gitstore.Hash {
+	if w.parents == nil {
+		w.parents = make(map[gitstore.Hash][]gitstore.Hash, len(w.commits))
+		for _, c := range w.commits {
+			w.parents[c.Hash] = c.Parents
+		}
+	}
+	return w.parents
+}
+
+// restsOf returns the rest of the history of each commit of us, and the
+// walks that read them. When the oldest of them is an ancestor of all the
+// others (one line of history, the common case), one walk serves them
+// all: a message's commits would each walk the history again.
+func restsOf(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[gitstore.Hash]*rest, []*walk, error) {
+	out := make(map[gitstore.Hash]*rest, len(us))
+	oldest := us[len(us)-1].c.Hash
+	all, _, err := sh.Range(oldest, head, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	whole := &walk{commits: all}
+	below := descendants(oldest, all, nil)
+	if slices.ContainsFunc(us[:len(us)-1], func(u undoing) bool { return !below[u.c.Hash] }) {
+		var walks []*walk
+		for _, u := range us {
+			commits, _, err := sh.Range(u.c.Hash, head, -1)
+			if err != nil {
+				return nil, nil, err
+			}
+			w := &walk{commits: commits}
+			out[u.c.Hash] = &rest{walk: w}
+			walks = append(walks, w)
+		}
+		return out, walks, nil
+	}
+	out[oldest] = &rest{walk: whole}
+	for _, u := range us[:len(us)-1] {
+		// Its rest is the oldest's but for its ancestors, and itself.
+		before := out[oldest].ancestors(u.c.Hash)
+		before[u.c.Hash] = true
+		out[u.c.Hash] = &rest{walk: whole, out: before}
+	}
+	return out, []*walk{whole}, nil
+}
+
+// countChanges records in changes how each commit of commits (parents
+// first) changed the facts, for the commits that changed any and count:
+// not merges, not memd's reverts, not commits a revert still standing
+// undid, not those of skip. memd's own commits whose trailers name none
+// of the facts are not diffed. A commit already in changes, or known to
+// change none, is not read again.
+func countChanges(sh *gitstore.Shard, commits []gitstore.Commit, facts map[string]bool, skip map[gitstore.Hash]bool, changes map[gitstore.Hash]map[string]factChange) error {
 	rv := newReverts(sh)
-	for _, c := range slices.Backward(rest) { // newest first: a revert before what it undid
+	for _, c := range slices.Backward(commits) { // newest first: a revert before what it undid
 		p := Parse(c.Message)
 		if err := rv.see(c, p); err != nil {
-			return nil, err
+			return err
 		}
-		if undone, err := rv.undone(c); err != nil || undone {
-			if err != nil {
-				return nil, err
-			}
+		if _, read := changes[c.Hash]; read || skip[c.Hash] {
 			continue
+		}
+		undone, err := rv.undone(c)
+		if err != nil {
+			return err
 		}
 		byMemd := madeByMemd(c, p)
-		if len(c.Parents) > 1 || p.Op == memd.OpRevert && byMemd {
+		if undone || len(c.Parents) > 1 || p.Op == memd.OpRevert && byMemd ||
+			byMemd && !slices.ContainsFunc(p.FactIDs, func(id string) bool { return facts[id] }) {
+			changes[c.Hash] = nil
 			continue
 		}
-		if byMemd && !slices.ContainsFunc(p.FactIDs, func(id string) bool { return ops[id] != "" }) {
-			continue
+		d, err := sh.Diff(c)
+		if err != nil {
+			return err
 		}
-		did, ok := read[c.Hash] // nil for a commit undone together
-		if !ok {
-			d, err := sh.Diff(c)
-			if err != nil {
-				return nil, err
+		did := factChanges(d)
+		for id := range did {
+			if !facts[id] {
+				delete(did, id)
 			}
-			did = factOps(d)
-			read[c.Hash] = did
 		}
-		for id := range ops {
-			if op, ok := did[id]; ok {
-				if changes[c.Hash] == nil {
-					changes[c.Hash] = make(map[string]string)
-				}
-				changes[c.Hash][id] = op
+		changes[c.Hash] = did
+	}
+	return nil
+}
+
+// lastAgreeing reports whether a last change of fact id in the rest of
+// the history of commit c (see changedAgain) is as c's op, and how.
+func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore.Hash]map[string]factChange) (agreed, bool) {
+	w := r.walk
+	if w.byFact == nil {
+		w.byFact = make(map[string][]gitstore.Hash)
+		for _, wc := range w.commits {
+			for id := range changes[wc.Hash] {
+				w.byFact[id] = append(w.byFact[id], wc.Hash)
 			}
 		}
 	}
-	return changes, nil
+	var below map[gitstore.Hash]bool // below c, made when first needed
+	var at []gitstore.Hash           // the commits that changed the fact, and count for it
+	for _, h := range w.byFact[id] {
+		if r.out[h] {
+			continue
+		}
+		if op == taught && changes[h][id].op == rewritten {
+			if below == nil {
+				below = descendants(c, w.commits, r.out)
+			}
+			if below[h] {
+				continue // a rewrite of what was taught: what it rewrote decides
+			}
+		}
+		at = append(at, h)
+	}
+	var hidden map[gitstore.Hash]bool // changes a later change of the fact comes after
+	if len(at) > 1 {
+		hidden = make(map[gitstore.Hash]bool)
+		for _, h := range at {
+			for a := range r.ancestors(h) {
+				hidden[a] = true
+			}
+		}
+	}
+	var a agreed
+	for _, h := range at {
+		fc := changes[h][id]
+		if hidden[h] || fc.op != op && (op != taught || fc.op != rewritten) {
+			continue
+		}
+		a.op = op
+		a.wrote = append(a.wrote, fc.wrote...)
+	}
+	return a, a.op != ""
 }
 
-// descendants returns the commits of rest (parents first) that have c
-// among their ancestors.
-func descendants(c gitstore.Hash, rest []gitstore.Commit) map[gitstore.Hash]bool {
+// ancestors returns the commits of the rest that h reaches through its
+// parents, h not among them.
+func (r *rest) ancestors(h gitstore.Hash) map[gitstore.Hash]bool {
+	parents := r.walk.parentsOf()
+	seen := make(map[gitstore.Hash]bool)
+	stack := slices.Clone(parents[h])
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		ps, in := parents[p]
+		if !in || seen[p] || r.out[p] {
+			continue
+		}
+		seen[p] = true
+		stack = append(stack, ps...)
+	}
+	return seen
+}
+
+// descendants returns the commits of commits (parents first), but those
+// of out, that have c among their ancestors.
+func descendants(c gitstore.Hash, commits []gitstore.Commit, out map[gitstore.Hash]bool) map[gitstore.Hash]bool {
 	below := make(map[gitstore.Hash]bool)
-	for _, r := range rest {
-		if slices.ContainsFunc(r.Parents, func(p gitstore.Hash) bool { return p == c || below[p] }) {
+	for _, r := range commits {
+		if !out[r.Hash] && slices.ContainsFunc(r.Parents, func(p gitstore.Hash) bool { return p == c || below[p] }) {
 			below[r.Hash] = true
 		}
 	}
 	return below
-}
-
-// lastChangesAgree reports whether, going down from head through the
-// commits of rest, any change of fact id met first on its line (no
-// commit between it and head changing the fact) is one agree accepts.
-func lastChangesAgree(head gitstore.Hash, rest []gitstore.Commit, changes map[gitstore.Hash]map[string]string, id string, agree func(c gitstore.Hash, op string) bool) bool {
-	parents := make(map[gitstore.Hash][]gitstore.Hash, len(rest))
-	for _, c := range rest {
-		parents[c.Hash] = c.Parents
-	}
-	seen := make(map[gitstore.Hash]bool)
-	stack := []gitstore.Hash{head}
-	for len(stack) > 0 {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		ps, inRest := parents[c]
-		if seen[c] || !inRest {
-			continue
-		}
-		seen[c] = true
-		if op, ok := changes[c][id]; ok {
-			if agree(c, op) {
-				return true
-			}
-			continue // this line's last change of it: what is below does not count
-		}
-		stack = append(stack, ps...)
-	}
-	return false
 }

@@ -281,35 +281,173 @@ func TestRevert_AFactWrittenAgainByHandKeepsThePersonsLine(t *testing.T) {
 	sh, clk := newClockedShard(t)
 	taught := rememberDated(t, sh, "Vendor is Acme", "2026-10-01", "m")
 	clk.at(1)
-	profile := filepath.Join(sh.Dir(), "profile.md")
-	b, err := os.ReadFile(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(profile, append(b, "- (2026-10-05) Vendor is Acme\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, sh.Dir(), "commit", "-q", "-am", "profile: Acme again")
+	personAppends(t, sh, "profile: Acme again", map[string]string{"profile.md": "- (2026-10-05) Vendor is Acme"})
 	clk.at(2)
 	if _, err := byAdmin.Revert(sh, taught); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := sh.FactLines(memd.FactID("Vendor is Acme"))
-	if err != nil || len(lines) != 1 || lines[0].Date.String() != "2026-10-05" {
-		t.Errorf("lines of the fact: %+v, %v; want the person's alone", lines, err)
+	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-05")
+}
+
+// personAppends appends a line to each file named (made if absent) and
+// commits them with git, as a person does.
+func personAppends(t *testing.T, sh *gitstore.Shard, msg string, lines map[string]string) gitstore.Hash {
+	t.Helper()
+	for path, line := range lines {
+		full := filepath.Join(sh.Dir(), path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(full)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, append(b, line+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, sh.Dir(), "add", path)
+	}
+	git(t, sh.Dir(), "commit", "-q", "-m", msg)
+	h, err := sh.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// wantLines checks a fact's lines, each as file@date.
+func wantLines(t *testing.T, sh *gitstore.Shard, text string, want ...string) {
+	t.Helper()
+	lines, err := sh.FactLines(memd.FactID(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, l.File+"@"+l.Date.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines of %q: %q, want %q", text, got, want)
 	}
 }
 
-// One message taught a fact, had it forgotten and taught it again: the
-// history without it holds nothing of the fact.
-func TestRevert_AMessageThatTaughtForgotAndTaughtAgainLeavesNothing(t *testing.T) {
+// A person's commit wrote a fact in the profile and in the log; the peer
+// taught the same profile line, which the merge holds once. Without the
+// person's commit the peer's line stands: the revert takes the log's
+// alone, as its dry run says.
+func TestRevert_AFactInTwoFilesKeepsTheLineAnotherLineWroteToo(t *testing.T) {
 	sh, clk := newClockedShard(t)
-	change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-	for n, op := range []string{memd.OpRemember, memd.OpForget, memd.OpRemember} {
-		clk.at(1 + n)
-		change(t, sh, op, "Vendor is Acme", "m")
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
+	clk.at(2)
+	ours := personAppends(t, sh, "vendor, by hand", map[string]string{
+		"profile.md":     "- (2026-10-01) Vendor is Acme",
+		"log/2026-10.md": "- (2026-10-01) Vendor is Acme",
+	})
+	clk.at(3)
+	merge(t, sh, theirs)
+	clk.at(4)
+	dry := byAdmin
+	dry.DryRun = true
+	pre, err := dry.Revert(sh, ours)
+	if err != nil {
+		t.Fatal(err)
 	}
+	done, err := byAdmin.Revert(sh, ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pre.Changes, done.Changes) {
+		t.Errorf("the dry run said %+v, the revert did %+v", pre.Changes, done.Changes)
+	}
+	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-01")
+}
+
+// An edit of a fact forgotten since, here or on the peer's line merged
+// in, is not undone by putting the fact back: without the edit it is
+// forgotten all the same.
+func TestRevert_AnEditOfAFactForgottenSinceLeavesItForgotten(t *testing.T) {
+	t.Run("here", func(t *testing.T) {
+		sh, clk := newClockedShard(t)
+		change(t, sh, memd.OpRemember, "Colour is green", "m0")
+		clk.at(1)
+		edit := editCase(t, sh, "Colour is green", "COLOUR is green")
+		clk.at(2)
+		change(t, sh, memd.OpForget, "Colour is green", "m2")
+		clk.at(3)
+		if _, err := byAdmin.Revert(sh, edit); err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, sh)
+	})
+	t.Run("by the peer", func(t *testing.T) {
+		sh, clk := newClockedShard(t)
+		base := change(t, sh, memd.OpRemember, "Colour is green", "base")
+		clk.at(1)
+		theirs := fork(t, sh, base, change(t, sh, memd.OpForget, "Colour is green", "p1"))
+		clk.at(2)
+		edit := editCase(t, sh, "Colour is green", "COLOUR is green")
+		change(t, sh, memd.OpRemember, "Later", "later")
+		clk.at(3)
+		merge(t, sh, theirs)
+		clk.at(4)
+		if _, err := byAdmin.Revert(sh, edit); err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, sh, "Later")
+	})
+}
+
+// Both lines taught a fact, and a person edited it after the merge: the
+// fact stands edited whichever teaching is undone (the edit rewrote what
+// both taught).
+func TestRevert_AFactBothLinesTaughtAndAPersonEditedStandsEdited(t *testing.T) {
+	for _, reverted := range []string{"ours", "theirs"} {
+		t.Run(reverted, func(t *testing.T) {
+			sh, clk := newClockedShard(t)
+			base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+			clk.at(1)
+			theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Colour is green", "theirs"))
+			clk.at(2)
+			change(t, sh, memd.OpRemember, "Colour is green", "ours")
+			clk.at(3)
+			merge(t, sh, theirs)
+			clk.at(4)
+			personRewrites(t, sh, "Colour is green", "COLOUR is green", "capitals, by hand")
+			clk.at(5)
+			revertMessages(t, sh, reverted)
+			wantFacts(t, sh, "COLOUR is green", "Office is in Lisbon")
+		})
+	}
+}
+
+// We taught a fact and merged the peer's teaching of it; the peer then
+// forgot it, and we merged that too. The peer's teaching is reached from
+// HEAD through the first merge without passing its forgetting, but it
+// comes before the forgetting: without ours, the fact is gone.
+func TestRevert_AChangeTheOtherLineMadeAgainLaterDoesNotCount(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	taught := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
+	clk.at(2)
+	ours := personAppends(t, sh, "vendor in the log, by hand", map[string]string{"log/2026-10.md": "- (2026-10-01) Vendor is Acme"})
+	clk.at(3)
+	merge(t, sh, taught)
+	merged, err := sh.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.at(4)
+	git(t, sh.Dir(), "reset", "-q", "--hard", taught.String())
+	forgot := change(t, sh, memd.OpForget, "Vendor is Acme", "p2")
+	git(t, sh.Dir(), "reset", "-q", "--hard", merged.String())
 	clk.at(5)
-	revertMessages(t, sh, "m")
+	merge(t, sh, forgot)
+	clk.at(6)
+	if _, err := byAdmin.Revert(sh, ours); err != nil {
+		t.Fatal(err)
+	}
 	wantFacts(t, sh, "Office is in Lisbon")
 }

@@ -70,17 +70,16 @@ func readUndoing(sh *gitstore.Shard, hs []gitstore.Hash) ([]undoing, error) {
 }
 
 // revert undoes commit u, which no standing revert undid, but for the
-// facts later commits changed again as it did (changedAgain).
-func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string) (memd.Revert, error) {
+// facts the rest of the history changed as it did (changedAgain).
+func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]agreed) (memd.Revert, error) {
 	c, d := u.c, u.d
 	h := c.Hash
 	out := memd.Revert{Shard: sh.ID(), Reverted: h.String(), Changes: []memd.FactChange{}}
-	// A fact taught elsewhere too stands, but for its line of this commit
-	// when another line holds it (the merge kept both); one removed
-	// elsewhere too stays removed.
+	// A fact taught elsewhere too stands (its lines of this commit are
+	// weighed below); one removed elsewhere too stays removed.
 	var alsoTaught []memd.Fact
 	d.Facts = slices.DeleteFunc(slices.Clone(d.Facts), func(ch memd.FactChange) bool {
-		if later[ch.Fact.ID] != ch.Op {
+		if later[ch.Fact.ID].op != ch.Op {
 			return false
 		}
 		if ch.Op == taught {
@@ -88,6 +87,10 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 		}
 		return true
 	})
+	var err error
+	if d.Facts, err = r.withoutRewritesGone(sh, d.Facts); err != nil {
+		return out, err
+	}
 	for _, ch := range d.Facts {
 		// A person's line memd would now refuse to write (a text of
 		// nothing visible) cannot be put back as it was, if it is gone.
@@ -110,15 +113,13 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 			ids = appendID(ids, ch.Fact.ID)
 		}
 	}
-	for _, f := range alsoTaught {
-		lines, err := linesNow(sh, f.ID, r.preview) // a dry run's, as the reverts before left them
-		if err != nil {
-			return out, err
-		}
-		if len(lines) > 1 && lastLike(lines, f) >= 0 {
-			edits = append(edits, gitstore.Edit{Op: gitstore.RemoveLine, Fact: memd.Fact{ID: f.ID, File: f.File, Date: f.Date}})
-			ids = appendID(ids, f.ID)
-		}
+	ownLines, err := r.ownLines(sh, alsoTaught, later)
+	if err != nil {
+		return out, err
+	}
+	for _, f := range ownLines {
+		edits = append(edits, gitstore.Edit{Op: gitstore.RemoveLine, Fact: memd.Fact{ID: f.ID, File: f.File, Date: f.Date}})
+		ids = appendID(ids, f.ID)
 	}
 	// A line it removed goes back in its file, even where another file
 	// holds the fact too, as in the history replayed without the commit.
@@ -137,7 +138,7 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 	}
 	if r.DryRun {
 		var err error
-		out.Changes, err = wouldChange(sh, d.Facts, alsoTaught, r.preview)
+		out.Changes, err = wouldChange(sh, d.Facts, ownLines, r.preview)
 		return out, err
 	}
 	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{
@@ -155,6 +156,62 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]string)
 		out.Changes = res.Changes
 	}
 	return out, nil
+}
+
+// ownLines returns the lines of facts a commit taught that the rest of
+// the history taught too, which its revert takes back: each that no other
+// teaching wrote (file and date), while the fact keeps another line.
+// Lines are reckoned as the dry run's earlier reverts left them.
+func (r Reverter) ownLines(sh *gitstore.Shard, alsoTaught []memd.Fact, later map[string]agreed) ([]memd.Fact, error) {
+	var out []memd.Fact
+	left := make(map[string][]memd.Fact) // each fact's lines as the lines before leave it
+	for _, f := range alsoTaught {
+		if slices.Contains(later[f.ID].wrote, lineAt{f.File, f.Date}) {
+			continue // the other teaching's line too
+		}
+		lines, ok := left[f.ID]
+		if !ok {
+			var err error
+			if lines, err = linesNow(sh, f.ID, r.preview); err != nil {
+				return nil, err
+			}
+		}
+		if at := lastLike(lines, f); len(lines) > 1 && at >= 0 {
+			out = append(out, f)
+			lines = slices.Delete(slices.Clone(lines), at, at+1)
+		}
+		left[f.ID] = lines
+	}
+	return out, nil
+}
+
+// withoutRewritesGone returns a commit's fact changes but those of a fact
+// it rewrote (a line removed and one added, one ID) whose new line is no
+// longer there: forgotten since, here or on another line merged in, it
+// stays forgotten, as in the history without the rewrite.
+func (r Reverter) withoutRewritesGone(sh *gitstore.Shard, changes []memd.FactChange) ([]memd.FactChange, error) {
+	ops := make(map[string]string)
+	for _, ch := range changes {
+		if prev, ok := ops[ch.Fact.ID]; ok && prev != ch.Op {
+			ops[ch.Fact.ID] = rewritten
+		} else {
+			ops[ch.Fact.ID] = ch.Op
+		}
+	}
+	gone := make(map[string]bool)
+	for _, ch := range changes {
+		if ch.Op != "+" || ops[ch.Fact.ID] != rewritten {
+			continue
+		}
+		lines, err := linesNow(sh, ch.Fact.ID, r.preview)
+		if err != nil {
+			return nil, err
+		}
+		if lastLike(lines, ch.Fact) < 0 {
+			gone[ch.Fact.ID] = true
+		}
+	}
+	return slices.DeleteFunc(changes, func(ch memd.FactChange) bool { return gone[ch.Fact.ID] }), nil
 }
 
 // takeBack is the edit that takes back a line a commit added: the fact,
@@ -249,10 +306,9 @@ type preview map[string][]memd.Fact // a fact's lines, by ID
 // wouldChange is what undoing fact changes would do on HEAD (as p says it
 // stands, when given), line by line as Revert does it (takeBack, then
 // gitstore.RestoreLine): take back the lines added, the fact's every line
-// unless another holds it, and the lines of facts taught elsewhere too
-// (alsoTaught) where another holds it; and put back the lines removed
-// that their file lacks.
-func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, alsoTaught []memd.Fact, p preview) ([]memd.FactChange, error) {
+// unless another holds it, and the lines ownLines chose; and put back the
+// lines removed that their file lacks.
+func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, ownLines []memd.Fact, p preview) ([]memd.FactChange, error) {
 	out := []memd.FactChange{}
 	if p == nil {
 		// A fact the revert removes and restores (an edit that kept its ID)
@@ -268,7 +324,7 @@ func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, alsoTaught []mem
 		restores = len(changes)
 	}
 	const elsewhereToo = "+also"
-	for _, f := range alsoTaught {
+	for _, f := range ownLines {
 		changes = slices.Insert(changes, restores, memd.FactChange{Op: elsewhereToo, Fact: f})
 		restores++
 	}
@@ -520,7 +576,7 @@ func (r Reverter) RevertMessages(shards []*gitstore.Shard, msgs []string, chat s
 			return out, err
 		}
 		var head gitstore.Hash
-		var again map[gitstore.Hash]map[string]string
+		var again map[gitstore.Hash]map[string]agreed
 		for n, u := range us {
 			h := u.c.Hash
 			now, err := sh.Head()
