@@ -649,7 +649,9 @@ func TestOrigin_AfterAnAmendDeletesTheCopyHeld(t *testing.T) {
 // A fact memd forgot that a person then wrote again in two places, one of
 // which came with another fact memd reverted, is attributed to the commit
 // that wrote the line held, not to the forgotten commit nor to the
-// reverted commit's other fact's undoing: live, rebuilt and by trace.
+// revert, which took back the reverted commit's line of it with its other
+// fact (the older copy holds the fact without it): live, rebuilt and by
+// trace.
 func TestOrigin_AForgottenFactWrittenAgainByAPerson(t *testing.T) {
 	dir, d, admin, first := allergyServed(t)
 	ctx, s := context.Background(), first.Fact.Shard
@@ -658,17 +660,21 @@ func TestOrigin_AForgottenFactWrittenAgainByAPerson(t *testing.T) {
 	}
 	repo := d.Store.ShardDir(s)
 	both := commitLines(t, repo, "log/2026-12.md", "- (2026-12-03) Allergic to peanuts\n- (2026-12-03) Plays the oboe\n", "two facts")
-	commitLines(t, repo, "log/2026-11.md", "- (2026-11-10) Allergic to peanuts\n", "an older copy")
+	older := commitLines(t, repo, "log/2026-11.md", "- (2026-11-10) Allergic to peanuts\n", "an older copy")
 	if _, err := admin.Recall(ctx, memd.RecallQuery{Q: "peanuts", Agent: "carol"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: both}); err != nil {
+	rv, err := admin.Revert(ctx, memd.RevertRequest{Shard: s, Commit: both})
+	if err != nil {
 		t.Fatal(err)
 	}
-	wantOrigin(t, admin, first, both, "while memd runs")
+	if len(rv.Reverts) != 1 || len(rv.Reverts[0].Changes) != 2 {
+		t.Fatalf("the revert: %+v, want the oboe and the commit's line of the allergy taken back", rv)
+	}
+	wantOrigin(t, admin, first, older, "while memd runs")
 	d, admin = rebuiltIndex(t, d, dir)
 	defer d.Shutdown(ctx)
-	wantOrigin(t, admin, first, both, "rebuilt from history")
+	wantOrigin(t, admin, first, older, "rebuilt from history")
 }
 
 // rebuiltIndex stops d, deletes its index and snapshots, and starts a
