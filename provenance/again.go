@@ -61,21 +61,23 @@ type agreed struct {
 //
 // The rest of the history is every commit HEAD reaches and the commit
 // does not (git's commit..HEAD): those after it, and those of another
-// line merged in (another daemon's, a person's clone). What counts of it
-// for a fact are its last changes: those no other change of the fact in
-// it comes after, in the history's order rather than by commit times (a
-// burst of commits shares one second, and another machine's clock may be
-// off). So a fact another line taught and then forgot was taken away
-// there, and one it forgot and taught again stands there. A fact the
-// commit taught stands by another teaching, or by a rewrite on a line it
-// is not below (the fact stood there without it); a rewrite below it, of
-// what it taught or of what another line taught too, passes the question
-// on to what it rewrote. One it took away is gone by another removal. An
-// edit of the commit's own (a rewrite) is never counted here. Merges pass
-// on what their lines did; a revert's changes do not count (it puts a fact
-// back as it stood, taught by what taught it before), nor those of a commit
-// a standing revert undid, nor those of the commits undone together with
-// it (together: the history replayed is without all of them).
+// line merged in (another daemon's, a person's clone), ordered by the
+// history rather than by commit times (a burst of commits shares one
+// second, and another machine's clock may be off). For a fact the commit
+// taught, what counts are the last changes of it in the rest (those no
+// other change of the fact comes after): a fact another line taught and
+// then forgot was taken away there, and one it forgot and taught again
+// stands there. It stands by another teaching, or by a rewrite on a line
+// the commit is not below (the fact stood there without it); a rewrite
+// below it, of what it taught or of what another line taught too, passes
+// the question on to what it rewrote. A fact the commit took away stays
+// gone by a removal after it (a removal takes away every line the fact
+// has), or by another line's last change removing it too. An edit of the
+// commit's own (a rewrite) is never counted here. Merges pass on what
+// their lines did; a revert's changes do not count (it puts a fact back
+// as it stood, taught by what taught it before), nor those of a commit a
+// standing revert undid, nor those of the commits undone together with it
+// (together: the history replayed is without all of them).
 func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing) (map[gitstore.Hash]map[string]agreed, error) {
 	out := make(map[gitstore.Hash]map[string]agreed, len(us))
 	facts := make(map[string]bool) // the facts any of us taught or removed
@@ -123,8 +125,9 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing
 // a walk (parents first, maybe shared with other reverted commits), but
 // those it leaves out.
 type rest struct {
-	walk *walk
-	out  map[gitstore.Hash]bool // commits of the walk that are not of this rest
+	walk   *walk
+	out    map[gitstore.Hash]bool // commits of the walk that are not of this rest
+	belowC map[gitstore.Hash]bool // its commits below the reverted one (below)
 }
 
 // walk is the commits of one walk from HEAD, parents first, with what is
@@ -133,8 +136,9 @@ type walk struct {
 	commits []gitstore.Commit
 	parents map[gitstore.Hash][]gitstore.Hash
 	// byFact lists, for each fact, the commits that changed it and count,
-	// in order.
+	// in order; index is each commit's place.
 	byFact map[string][]gitstore.Hash
+	index  map[gitstore.Hash]int
 }
 
 func (w *walk) parentsOf() map[gitstore.Hash][]gitstore.Hash {
@@ -224,8 +228,13 @@ func countChanges(sh *gitstore.Shard, commits []gitstore.Commit, facts map[strin
 	return nil
 }
 
-// lastAgreeing reports whether a last change of fact id in the rest of
-// the history of commit c (see changedAgain) is as c's op, and how.
+// lastAgreeing reports whether the rest of the history of commit c (see
+// changedAgain) changed fact id as c's op did, and how. A fact c removed
+// stays removed by a removal in the rest below c (a removal by ID takes
+// away any line the fact had), or by a last change of another line that
+// removed it. A fact c taught stands by a last change that taught it (or
+// rewrote it on a line not below c); the lines it stands by are those of
+// every such teaching no removal came after.
 func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore.Hash]map[string]factChange) (agreed, bool) {
 	w := r.walk
 	if w.byFact == nil {
@@ -236,41 +245,92 @@ func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore
 			}
 		}
 	}
-	var below map[gitstore.Hash]bool // below c, made when first needed
-	var at []gitstore.Hash           // the commits that changed the fact, and count for it
+	var at []gitstore.Hash // the commits that changed the fact, and count for it
 	for _, h := range w.byFact[id] {
 		if r.out[h] {
 			continue
 		}
-		if op == taught && changes[h][id].op == rewritten {
-			if below == nil {
-				below = descendants(c, w.commits, r.out)
-			}
-			if below[h] {
-				continue // a rewrite of what was taught: what it rewrote decides
-			}
+		if op == taught && changes[h][id].op == rewritten && r.below(c)[h] {
+			continue // a rewrite of what was taught: what it rewrote decides
 		}
 		at = append(at, h)
 	}
-	var hidden map[gitstore.Hash]bool // changes a later change of the fact comes after
-	if len(at) > 1 {
-		hidden = make(map[gitstore.Hash]bool)
-		for _, h := range at {
-			for a := range r.ancestors(h) {
-				hidden[a] = true
-			}
-		}
-	}
+	later, removedLater := r.after(at, func(h gitstore.Hash) bool { return changes[h][id].op == removed })
 	var a agreed
 	for _, h := range at {
 		fc := changes[h][id]
-		if hidden[h] || fc.op != op && (op != taught || fc.op != rewritten) {
-			continue
+		switch {
+		case op == removed && fc.op == removed && (!later[h] || r.below(c)[h]):
+			a.op = removed
+		case op == taught && fc.op != removed:
+			if !later[h] {
+				a.op = taught
+			}
+			if !removedLater[h] {
+				a.wrote = append(a.wrote, fc.wrote...)
+			}
 		}
-		a.op = op
-		a.wrote = append(a.wrote, fc.wrote...)
 	}
 	return a, a.op != ""
+}
+
+// below returns the commits of the rest that have c among their
+// ancestors, made once.
+func (r *rest) below(c gitstore.Hash) map[gitstore.Hash]bool {
+	if r.belowC == nil {
+		r.belowC = descendants(c, r.walk.commits, r.out)
+	}
+	return r.belowC
+}
+
+// after returns the commits of at (changes of one fact in the rest) that
+// another of them comes after in the history, and those a removal of
+// them (removal tells) comes after: one pass, children first, from the
+// newest of them down.
+func (r *rest) after(at []gitstore.Hash, removal func(gitstore.Hash) bool) (later, removedLater map[gitstore.Hash]bool) {
+	if len(at) < 2 {
+		return nil, nil
+	}
+	w := r.walk
+	if w.index == nil {
+		w.index = make(map[gitstore.Hash]int, len(w.commits))
+		for i, c := range w.commits {
+			w.index[c.Hash] = i
+		}
+	}
+	const (
+		belowAChange = 1 << iota
+		belowARemoval
+	)
+	changed := make(map[gitstore.Hash]bool, len(at))
+	newest := 0
+	for _, h := range at {
+		changed[h] = true
+		newest = max(newest, w.index[h])
+	}
+	later, removedLater = make(map[gitstore.Hash]bool), make(map[gitstore.Hash]bool)
+	marks := make(map[gitstore.Hash]uint8)
+	for i := newest; i >= 0; i-- {
+		c := w.commits[i]
+		if r.out[c.Hash] {
+			continue
+		}
+		m := marks[c.Hash]
+		if changed[c.Hash] {
+			later[c.Hash] = m&belowAChange != 0
+			removedLater[c.Hash] = m&belowARemoval != 0
+			m |= belowAChange
+			if removal(c.Hash) {
+				m |= belowARemoval
+			}
+		}
+		if m != 0 {
+			for _, p := range c.Parents {
+				marks[p] |= m
+			}
+		}
+	}
+	return later, removedLater
 }
 
 // ancestors returns the commits of the rest that h reaches through its

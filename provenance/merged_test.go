@@ -451,3 +451,111 @@ func TestRevert_AChangeTheOtherLineMadeAgainLaterDoesNotCount(t *testing.T) {
 	}
 	wantFacts(t, sh, "Office is in Lisbon")
 }
+
+// dryThenReal runs a revert as a dry run and then for real, and fails the
+// test where the dry run said other than the revert did.
+func dryThenReal(t *testing.T, revert func(provenance.Reverter) ([]memd.Revert, error)) []memd.Revert {
+	t.Helper()
+	dry := byAdmin
+	dry.DryRun = true
+	said, err := revert(dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	did, err := revert(byAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := func(rvs []memd.Revert) (all []memd.FactChange) {
+		for _, rv := range rvs {
+			all = append(all, rv.Changes...)
+		}
+		return all
+	}
+	if !slices.Equal(changes(said), changes(did)) {
+		t.Errorf("the dry run said %+v, the revert did %+v", changes(said), changes(did))
+	}
+	return did
+}
+
+func byCommit(sh *gitstore.Shard, h gitstore.Hash) func(provenance.Reverter) ([]memd.Revert, error) {
+	return func(r provenance.Reverter) ([]memd.Revert, error) {
+		rv, err := r.Revert(sh, h)
+		return []memd.Revert{rv}, err
+	}
+}
+
+// A forgetting undone, where a later one took the fact away again after
+// it was taught again: without the first, the later forgetting takes the
+// old line all the same.
+func TestRevert_AForgettingStaysWhereALaterOneTookTheFactAgain(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "m0")
+	forgot := change(t, sh, memd.OpForget, "Vendor is Acme", "m1")
+	change(t, sh, memd.OpRemember, "Vendor is Acme", "m2")
+	change(t, sh, memd.OpForget, "Vendor is Acme", "m3")
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-05", "m4")
+	dryThenReal(t, byCommit(sh, forgot))
+	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-05")
+}
+
+// Both lines taught a fact (the merge holds its line once) and a person
+// wrote it in the log later: undoing either teaching leaves the other's
+// line and the person's.
+func TestRevert_TheOtherTeachingsLineStaysThoughAPersonWroteTheFactAfter(t *testing.T) {
+	for _, reverted := range []string{"theirs", "ours"} {
+		t.Run(reverted, func(t *testing.T) {
+			sh, clk := newClockedShard(t)
+			base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+			clk.at(1)
+			theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
+			clk.at(2)
+			change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
+			clk.at(3)
+			merge(t, sh, theirs)
+			clk.at(4)
+			personAppends(t, sh, "vendor in the log, by hand", map[string]string{"log/2026-10.md": "- (2026-10-01) Vendor is Acme"})
+			clk.at(5)
+			dryThenReal(t, func(r provenance.Reverter) ([]memd.Revert, error) {
+				return r.RevertMessages([]*gitstore.Shard{sh}, []string{reverted}, "")
+			})
+			wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-01", "log/2026-10.md@2026-10-01")
+		})
+	}
+}
+
+// personReplaces replaces old by new once in each file named and commits
+// that with git, as a person does.
+func personReplaces(t *testing.T, sh *gitstore.Shard, msg, old, new string, paths ...string) gitstore.Hash {
+	t.Helper()
+	for _, path := range paths {
+		full := filepath.Join(sh.Dir(), path)
+		b, err := os.ReadFile(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, sh.Dir(), "commit", "-qam", msg)
+	h, err := sh.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// A person rewrote a fact's case on both its lines, and later deleted the
+// log's: undoing the edit puts the profile's line back as it was, and the
+// log's stays deleted.
+func TestRevert_AnEditOfTwoLinesIsUndoneWhereItsLineIsLeft(t *testing.T) {
+	sh := newShard(t)
+	change(t, sh, memd.OpRemember, "Colour is green", "m")
+	personAppends(t, sh, "colour in the log, by hand", map[string]string{"log/2026-10.md": "- (2026-10-01) Colour is green"})
+	edit := personReplaces(t, sh, "capitals, by hand", "Colour is green", "COLOUR is green", "profile.md", "log/2026-10.md")
+	personReplaces(t, sh, "drop the log's line", "- (2026-10-01) COLOUR is green\n", "", "log/2026-10.md")
+	dryThenReal(t, byCommit(sh, edit))
+	wantFacts(t, sh, "Colour is green")
+	wantLines(t, sh, "Colour is green", "profile.md@2026-10-01")
+}

@@ -185,22 +185,26 @@ func (r Reverter) ownLines(sh *gitstore.Shard, alsoTaught []memd.Fact, later map
 	return out, nil
 }
 
-// withoutRewritesGone returns a commit's fact changes but those of a fact
-// it rewrote (a line removed and one added, one ID) whose new line is no
-// longer there: forgotten since, here or on another line merged in, it
-// stays forgotten, as in the history without the rewrite.
+// withoutRewritesGone returns a commit's fact changes but the rewrites
+// (a line removed and one added, one ID, in one file) whose new line is no
+// longer there: forgotten or deleted since, here or on another line
+// merged in, it stays gone, as in the history without the rewrite. The
+// commit's other lines of the fact are still undone.
 func (r Reverter) withoutRewritesGone(sh *gitstore.Shard, changes []memd.FactChange) ([]memd.FactChange, error) {
-	ops := make(map[string]string)
+	type inFile struct{ id, file string }
+	ops := make(map[inFile]string)
 	for _, ch := range changes {
-		if prev, ok := ops[ch.Fact.ID]; ok && prev != ch.Op {
-			ops[ch.Fact.ID] = rewritten
+		k := inFile{ch.Fact.ID, ch.Fact.File}
+		if prev, ok := ops[k]; ok && prev != ch.Op {
+			ops[k] = rewritten
 		} else {
-			ops[ch.Fact.ID] = ch.Op
+			ops[k] = ch.Op
 		}
 	}
-	gone := make(map[string]bool)
+	gone := make(map[inFile]bool)
 	for _, ch := range changes {
-		if ch.Op != "+" || ops[ch.Fact.ID] != rewritten {
+		k := inFile{ch.Fact.ID, ch.Fact.File}
+		if ch.Op != "+" || ops[k] != rewritten {
 			continue
 		}
 		lines, err := linesNow(sh, ch.Fact.ID, r.preview)
@@ -208,10 +212,10 @@ func (r Reverter) withoutRewritesGone(sh *gitstore.Shard, changes []memd.FactCha
 			return nil, err
 		}
 		if lastLike(lines, ch.Fact) < 0 {
-			gone[ch.Fact.ID] = true
+			gone[k] = true
 		}
 	}
-	return slices.DeleteFunc(changes, func(ch memd.FactChange) bool { return gone[ch.Fact.ID] }), nil
+	return slices.DeleteFunc(changes, func(ch memd.FactChange) bool { return gone[inFile{ch.Fact.ID, ch.Fact.File}] }), nil
 }
 
 // takeBack is the edit that takes back a line a commit added: the fact,
