@@ -534,8 +534,8 @@ func (g *group) removeLine(f memd.Fact, pend func(string) *pendingFile, res *Res
 	removed.Shard = g.sh.id
 	res.Facts[i] = removed
 	res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: removed})
-	if len(left) > 1 {
-		return nil // the file still holds it
+	if len(left) > 1 || slices.ContainsFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID }) {
+		return nil // the file still holds it, or a line of it this change adds
 	}
 	paths := slices.DeleteFunc(slices.Clone(g.where(f.ID)), func(path string) bool { return path == f.File })
 	if len(paths) == 0 {

@@ -620,3 +620,28 @@ func TestStore_StartRemovesMergeFoldersAKillLeft(t *testing.T) {
 		}
 	}
 }
+
+// One change that puts a line of a fact back and takes away its other
+// line in the same file leaves the fact held, by the line put back, as
+// the file has it.
+func TestShard_ALinePutBackAndAnotherTakenInOneChange(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	r := remember(t, sh, "Has a cat", memd.TierProfile, "m1")
+	back := r.Facts[0]
+	back.Date, _ = memd.ParseDate("2026-10-01")
+	back.File = "profile.md"
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "put back one, take the other\n", Edits: []gitstore.Edit{
+		{Op: gitstore.RestoreLine, Fact: back},
+		{Op: gitstore.RemoveLine, Fact: memd.Fact{ID: back.ID, File: "profile.md", Date: r.Facts[0].Date}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := sh.FactLines(back.ID)
+	if err != nil || len(lines) != 1 || lines[0].Date != back.Date {
+		t.Errorf("the fact's lines: %+v, %v; want the line put back alone", lines, err)
+	}
+	if got := texts(t, sh); !slices.Contains(got, "Has a cat") {
+		t.Errorf("facts: %v, want the fact still held", got)
+	}
+}

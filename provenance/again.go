@@ -48,10 +48,14 @@ func factChanges(d gitstore.Diff) map[string]factChange {
 
 // agreed is how the rest of the history changed a fact as the reverted
 // commit did: taught it too, with the lines those teachings wrote, or
-// removed it too.
+// removed it too (op); or, for a fact the commit removed and the rest
+// did not (op ""), the lines taught again below the commit since, which
+// the history without the removal would not hold: taught while the fact
+// stood, they would have added nothing.
 type agreed struct {
-	op    string
-	wrote []lineAt
+	op       string
+	wrote    []lineAt
+	retaught []lineAt
 }
 
 // changedAgain returns, for each commit of us, the facts it taught or
@@ -113,12 +117,36 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing
 			if fc.op == rewritten {
 				continue
 			}
-			if a, ok := rest.lastAgreeing(u.c.Hash, id, fc.op, changes); ok {
+			a, ok := rest.lastAgreeing(u.c.Hash, id, fc.op, changes)
+			if len(a.retaught) > 0 && taughtBefore(u, id, together, rest) {
+				// What it removed goes back and away again with the
+				// teaching undone with it: the lines taught since stay.
+				a.retaught = nil
+				ok = a.op != ""
+			}
+			if ok {
 				again[id] = a
 			}
 		}
 	}
 	return out, nil
+}
+
+// taughtBefore reports whether a commit undone together with u, before it
+// in the history, wrote a line of fact id that u removed.
+func taughtBefore(u undoing, id string, together []undoing, r *rest) bool {
+	var gone []lineAt
+	for _, ch := range u.d.Facts {
+		if ch.Fact.ID == id && ch.Op == "-" {
+			gone = append(gone, lineAt{ch.Fact.File, ch.Fact.Date})
+		}
+	}
+	return slices.ContainsFunc(together, func(t undoing) bool {
+		if t.c.Hash == u.c.Hash || r.has(t.c.Hash) {
+			return false
+		}
+		return slices.ContainsFunc(factChanges(t.d)[id].wrote, func(l lineAt) bool { return slices.Contains(gone, l) })
+	})
 }
 
 // rest is the rest of the history of one reverted commit: the commits of
@@ -139,6 +167,16 @@ type walk struct {
 	// in order; index is each commit's place.
 	byFact map[string][]gitstore.Hash
 	index  map[gitstore.Hash]int
+}
+
+func (w *walk) indexOf() map[gitstore.Hash]int {
+	if w.index == nil {
+		w.index = make(map[gitstore.Hash]int, len(w.commits))
+		for i, c := range w.commits {
+			w.index[c.Hash] = i
+		}
+	}
+	return w.index
 }
 
 func (w *walk) parentsOf() map[gitstore.Hash][]gitstore.Hash {
@@ -262,6 +300,8 @@ func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore
 		switch {
 		case op == removed && fc.op == removed && (!later[h] || r.below(c)[h]):
 			a.op = removed
+		case op == removed && fc.op == taught && r.below(c)[h] && !removedLater[h]:
+			a.retaught = append(a.retaught, fc.wrote...)
 		case op == taught && fc.op != removed:
 			if !later[h] {
 				a.op = taught
@@ -271,7 +311,16 @@ func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore
 			}
 		}
 	}
-	return a, a.op != ""
+	if a.op != "" {
+		a.retaught = nil
+	}
+	return a, a.op != "" || len(a.retaught) > 0
+}
+
+// has reports whether commit h is of the rest.
+func (r *rest) has(h gitstore.Hash) bool {
+	_, in := r.walk.indexOf()[h]
+	return in && !r.out[h]
 }
 
 // below returns the commits of the rest that have c among their
@@ -292,12 +341,7 @@ func (r *rest) after(at []gitstore.Hash, removal func(gitstore.Hash) bool) (late
 		return nil, nil
 	}
 	w := r.walk
-	if w.index == nil {
-		w.index = make(map[gitstore.Hash]int, len(w.commits))
-		for i, c := range w.commits {
-			w.index[c.Hash] = i
-		}
-	}
+	index := w.indexOf()
 	const (
 		belowAChange = 1 << iota
 		belowARemoval
@@ -306,7 +350,7 @@ func (r *rest) after(at []gitstore.Hash, removal func(gitstore.Hash) bool) (late
 	newest := 0
 	for _, h := range at {
 		changed[h] = true
-		newest = max(newest, w.index[h])
+		newest = max(newest, index[h])
 	}
 	later, removedLater = make(map[gitstore.Hash]bool), make(map[gitstore.Hash]bool)
 	marks := make(map[gitstore.Hash]uint8)

@@ -559,3 +559,16 @@ func TestRevert_AnEditOfTwoLinesIsUndoneWhereItsLineIsLeft(t *testing.T) {
 	wantFacts(t, sh, "Colour is green")
 	wantLines(t, sh, "Colour is green", "profile.md@2026-10-01")
 }
+
+// A forgetting undone where the fact was taught again since at another
+// date: without the forgetting the fact stood when it was taught again,
+// which added nothing, so the line goes back as it was and the later
+// line goes.
+func TestRevert_AForgettingUndoneTakesBackTheLineTaughtSince(t *testing.T) {
+	sh := newShard(t)
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-01", "m1")
+	forgot := change(t, sh, memd.OpForget, "Vendor is Acme", "m0")
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-03", "m2")
+	dryThenReal(t, byCommit(sh, forgot))
+	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-01")
+}

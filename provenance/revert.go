@@ -133,12 +133,19 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]agreed)
 			ids = appendID(ids, ch.Fact.ID)
 		}
 	}
+	retaught, err := r.retaughtLines(sh, d.Facts, later)
+	if err != nil {
+		return out, err
+	}
+	for _, f := range retaught {
+		edits = append(edits, gitstore.Edit{Op: gitstore.RemoveLine, Fact: f})
+	}
 	if len(edits) == 0 {
 		return r.revertNote(sh, c, out)
 	}
 	if r.DryRun {
 		var err error
-		out.Changes, err = wouldChange(sh, d.Facts, ownLines, r.preview)
+		out.Changes, err = wouldChange(sh, d.Facts, ownLines, retaught, r.preview)
 		return out, err
 	}
 	msg := Message(Subject(memd.OpRevert, c.Subject()), memd.Provenance{
@@ -181,6 +188,43 @@ func (r Reverter) ownLines(sh *gitstore.Shard, alsoTaught []memd.Fact, later map
 			lines = slices.Delete(slices.Clone(lines), at, at+1)
 		}
 		left[f.ID] = lines
+	}
+	return out, nil
+}
+
+// retaughtLines returns the lines a revert takes back after putting back
+// the lines a commit removed: those taught again since (agreed.retaught),
+// still there, and unlike any line put back. Lines are reckoned as the
+// dry run's earlier reverts left them.
+func (r Reverter) retaughtLines(sh *gitstore.Shard, changes []memd.FactChange, later map[string]agreed) ([]memd.Fact, error) {
+	var out []memd.Fact
+	done := make(map[string]bool)
+	for _, ch := range changes {
+		id := ch.Fact.ID
+		if ch.Op != "-" || done[id] || len(later[id].retaught) == 0 {
+			continue
+		}
+		done[id] = true
+		lines, err := linesNow(sh, id, r.preview)
+		if err != nil {
+			return nil, err
+		}
+		putBack := func(l lineAt) bool {
+			return slices.ContainsFunc(changes, func(c memd.FactChange) bool {
+				return c.Op == "-" && c.Fact.ID == id && c.Fact.File == l.file && c.Fact.Date == l.date
+			})
+		}
+		if !slices.ContainsFunc(changes, func(c memd.FactChange) bool {
+			return c.Op == "-" && c.Fact.ID == id && c.Fact.File != "" && lastLike(lines, c.Fact) < 0
+		}) {
+			continue // nothing of it goes back
+		}
+		for _, l := range slices.Compact(slices.Clone(later[id].retaught)) {
+			f := memd.Fact{ID: id, File: l.file, Date: l.date}
+			if !putBack(l) && lastLike(lines, f) >= 0 {
+				out = append(out, f)
+			}
+		}
 	}
 	return out, nil
 }
@@ -310,27 +354,32 @@ type preview map[string][]memd.Fact // a fact's lines, by ID
 // wouldChange is what undoing fact changes would do on HEAD (as p says it
 // stands, when given), line by line as Revert does it (takeBack, then
 // gitstore.RestoreLine): take back the lines added, the fact's every line
-// unless another holds it, and the lines ownLines chose; and put back the
-// lines removed that their file lacks.
-func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, ownLines []memd.Fact, p preview) ([]memd.FactChange, error) {
+// unless another holds it, and the lines ownLines chose; put back the
+// lines removed that their file lacks; then take back the lines
+// retaughtLines chose.
+func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, ownLines, retaught []memd.Fact, p preview) ([]memd.FactChange, error) {
 	out := []memd.FactChange{}
 	if p == nil {
 		// A fact the revert removes and restores (an edit that kept its ID)
 		// is absent when its restore is reckoned.
 		p = make(preview)
 	}
-	// Removals first, as Revert makes them: its own lines, then those
-	// taught elsewhere too (marked by their op).
+	// In the order Revert makes them: removals of its own lines, then of
+	// those taught elsewhere too, restores, then removals of the lines
+	// taught again (marked by their ops).
 	changes = slices.Clone(changes)
 	slices.SortStableFunc(changes, func(a, b memd.FactChange) int { return strings.Compare(a.Op, b.Op) }) // "+" sorts before "-"
 	restores := slices.IndexFunc(changes, func(ch memd.FactChange) bool { return ch.Op != "+" })
 	if restores < 0 {
 		restores = len(changes)
 	}
-	const elsewhereToo = "+also"
+	const elsewhereToo, taughtAgain = "+also", "-again"
 	for _, f := range ownLines {
 		changes = slices.Insert(changes, restores, memd.FactChange{Op: elsewhereToo, Fact: f})
 		restores++
+	}
+	for _, f := range retaught {
+		changes = append(changes, memd.FactChange{Op: taughtAgain, Fact: f})
 	}
 	for _, ch := range changes {
 		lines, err := linesNow(sh, ch.Fact.ID, p)
@@ -343,6 +392,11 @@ func wouldChange(sh *gitstore.Shard, changes []memd.FactChange, ownLines []memd.
 			out = append(out, memd.FactChange{Op: "-", Fact: lines[at]})
 			p[ch.Fact.ID] = slices.Delete(slices.Clone(lines), at, at+1)
 		case ch.Op == elsewhereToo:
+		case ch.Op == taughtAgain:
+			if at >= 0 {
+				out = append(out, memd.FactChange{Op: "-", Fact: lines[at]})
+				p[ch.Fact.ID] = slices.Delete(slices.Clone(lines), at, at+1)
+			}
 		case ch.Op == "+":
 			for _, f := range lines {
 				out = append(out, memd.FactChange{Op: "-", Fact: f})
