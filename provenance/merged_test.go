@@ -399,20 +399,29 @@ func TestRevert_AnEditOfAFactForgottenSinceLeavesItForgotten(t *testing.T) {
 	})
 }
 
+// bothLinesTaught makes a shard where "Office is in Lisbon" stood, the
+// peer's line (message "theirs") and ours ("ours") each taught text, and
+// ours merged the peer's, at minutes 0 to 3.
+func bothLinesTaught(t *testing.T, text string) (*gitstore.Shard, *stepClock) {
+	t.Helper()
+	sh, clk := newClockedShard(t)
+	base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
+	clk.at(1)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, text, "theirs"))
+	clk.at(2)
+	change(t, sh, memd.OpRemember, text, "ours")
+	clk.at(3)
+	merge(t, sh, theirs)
+	return sh, clk
+}
+
 // Both lines taught a fact, and a person edited it after the merge: the
 // fact stands edited whichever teaching is undone (the edit rewrote what
 // both taught).
 func TestRevert_AFactBothLinesTaughtAndAPersonEditedStandsEdited(t *testing.T) {
 	for _, reverted := range []string{"ours", "theirs"} {
 		t.Run(reverted, func(t *testing.T) {
-			sh, clk := newClockedShard(t)
-			base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-			clk.at(1)
-			theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Colour is green", "theirs"))
-			clk.at(2)
-			change(t, sh, memd.OpRemember, "Colour is green", "ours")
-			clk.at(3)
-			merge(t, sh, theirs)
+			sh, clk := bothLinesTaught(t, "Colour is green")
 			clk.at(4)
 			personRewrites(t, sh, "Colour is green", "COLOUR is green", "capitals, by hand")
 			clk.at(5)
@@ -505,14 +514,7 @@ func TestRevert_AForgettingStaysWhereALaterOneTookTheFactAgain(t *testing.T) {
 func TestRevert_TheOtherTeachingsLineStaysThoughAPersonWroteTheFactAfter(t *testing.T) {
 	for _, reverted := range []string{"theirs", "ours"} {
 		t.Run(reverted, func(t *testing.T) {
-			sh, clk := newClockedShard(t)
-			base := change(t, sh, memd.OpRemember, "Office is in Lisbon", "base")
-			clk.at(1)
-			theirs := fork(t, sh, base, change(t, sh, memd.OpRemember, "Vendor is Acme", "theirs"))
-			clk.at(2)
-			change(t, sh, memd.OpRemember, "Vendor is Acme", "ours")
-			clk.at(3)
-			merge(t, sh, theirs)
+			sh, clk := bothLinesTaught(t, "Vendor is Acme")
 			clk.at(4)
 			personAppends(t, sh, "vendor in the log, by hand", map[string]string{"log/2026-10.md": "- (2026-10-01) Vendor is Acme"})
 			clk.at(5)
