@@ -144,7 +144,6 @@ func (r Reverter) revert(sh *gitstore.Shard, u undoing, later map[string]agreed)
 		return r.revertNote(sh, c, out)
 	}
 	if r.DryRun {
-		var err error
 		out.Changes, err = wouldChange(sh, d.Facts, ownLines, retaught, r.preview)
 		return out, err
 	}
