@@ -24,8 +24,8 @@ type lineAt struct {
 
 // factChange is how a commit changed a fact, and the lines it wrote.
 type factChange struct {
-	op    string
-	wrote []lineAt
+	op          string
+	wrote, took []lineAt
 }
 
 // factChanges returns how a diff changed each fact it touches.
@@ -38,8 +38,10 @@ func factChanges(d gitstore.Diff) map[string]factChange {
 		} else if fc.op != ch.Op {
 			fc.op = rewritten
 		}
-		if ch.Op == "+" {
-			fc.wrote = append(fc.wrote, lineAt{ch.Fact.File, ch.Fact.Date})
+		if l := (lineAt{ch.Fact.File, ch.Fact.Date}); ch.Op == "+" {
+			fc.wrote = append(fc.wrote, l)
+		} else {
+			fc.took = append(fc.took, l)
 		}
 		out[ch.Fact.ID] = fc
 	}
@@ -76,7 +78,8 @@ type agreed struct {
 // below it, of what it taught or of what another line taught too, passes
 // the question on to what it rewrote. A fact the commit took away stays
 // gone by a removal after it (a removal takes away every line the fact
-// has), or by another line's last change removing it too. An edit of the
+// has), or by another line's last change removing it too, or by a removal
+// of the very lines it took that no change after wrote again. An edit of the
 // commit's own (a rewrite) is never counted here. Merges pass on what
 // their lines did; a revert's changes do not count (it puts a fact back
 // as it stood, taught by what taught it before), nor those of a commit a
@@ -117,7 +120,7 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing
 			if fc.op == rewritten {
 				continue
 			}
-			a, ok := rest.lastAgreeing(u.c.Hash, id, fc.op, changes)
+			a, ok := rest.lastAgreeing(u.c.Hash, id, fc, changes)
 			if len(a.retaught) > 0 && taughtBefore(u, id, together, rest) {
 				// What it removed goes back and away again with the
 				// teaching undone with it: the lines taught since stay.
@@ -273,7 +276,8 @@ func countChanges(sh *gitstore.Shard, commits []gitstore.Commit, facts map[strin
 // removed it. A fact c taught stands by a last change that taught it (or
 // rewrote it on a line not below c); the lines it stands by are those of
 // every such teaching no removal came after.
-func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore.Hash]map[string]factChange) (agreed, bool) {
+func (r *rest) lastAgreeing(c gitstore.Hash, id string, own factChange, changes map[gitstore.Hash]map[string]factChange) (agreed, bool) {
+	op := own.op
 	w := r.walk
 	if w.byFact == nil {
 		w.byFact = make(map[string][]gitstore.Hash)
@@ -295,6 +299,9 @@ func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore
 	}
 	later, removedLater := r.after(at, func(h gitstore.Hash) bool { return changes[h][id].op == removed })
 	var a agreed
+	if op == removed && r.lineTakenLast(at, id, own.took, changes) {
+		a.op = removed
+	}
 	for _, h := range at {
 		fc := changes[h][id]
 		switch {
@@ -321,6 +328,25 @@ func (r *rest) lastAgreeing(c gitstore.Hash, id, op string, changes map[gitstore
 func (r *rest) has(h gitstore.Hash) bool {
 	_, in := r.walk.indexOf()[h]
 	return in && !r.out[h]
+}
+
+// lineTakenLast reports whether a last change of the lines gone (those a
+// reverted commit took of fact id) among the changes at is a removal of
+// one: that line of history lost the line, and no change after it wrote
+// it again. A change that wrote such a line again (the fact forgotten
+// and taught again as it stood) leaves it standing.
+func (r *rest) lineTakenLast(at []gitstore.Hash, id string, gone []lineAt, changes map[gitstore.Hash]map[string]factChange) bool {
+	touches := func(ls []lineAt) bool {
+		return slices.ContainsFunc(ls, func(l lineAt) bool { return slices.Contains(gone, l) })
+	}
+	var onLine []gitstore.Hash
+	for _, h := range at {
+		if fc := changes[h][id]; fc.op == removed && touches(fc.took) || touches(fc.wrote) {
+			onLine = append(onLine, h)
+		}
+	}
+	later, _ := r.after(onLine, func(gitstore.Hash) bool { return false })
+	return slices.ContainsFunc(onLine, func(h gitstore.Hash) bool { return !later[h] && changes[h][id].op == removed })
 }
 
 // below returns the commits of the rest that have c among their

@@ -574,3 +574,26 @@ func TestRevert_AForgettingUndoneTakesBackTheLineTaughtSince(t *testing.T) {
 	dryThenReal(t, byCommit(sh, forgot))
 	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-01")
 }
+
+// The peer forgot a fact around our forgetting of it, and after the merge
+// it was taught again at another date: the line we took the peer took
+// too, so undoing our forgetting leaves the new line alone, as the history
+// without it has it (the merge would have taken the old line all the same).
+func TestRevert_AForgettingUndoneLeavesALineThePeerTookToo(t *testing.T) {
+	sh, clk := newClockedShard(t)
+	base := rememberDated(t, sh, "Vendor is Acme", "2026-10-01", "base")
+	clk.at(1)
+	theirs := fork(t, sh, base, change(t, sh, memd.OpForget, "Vendor is Acme", "p1"))
+	clk.at(2)
+	change(t, sh, memd.OpForget, "Vendor is Acme", "ours")
+	change(t, sh, memd.OpRemember, "Office is in Lisbon", "later")
+	clk.at(3)
+	merge(t, sh, theirs)
+	clk.at(4)
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-03", "again")
+	clk.at(5)
+	dryThenReal(t, func(r provenance.Reverter) ([]memd.Revert, error) {
+		return r.RevertMessages([]*gitstore.Shard{sh}, []string{"ours"}, "")
+	})
+	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-03")
+}
