@@ -309,10 +309,14 @@ func (g *group) add(c Change) (*Result, error) {
 			res.Facts[i] = f
 			for _, path := range g.where(f.ID) {
 				p := pend(path)
-				if j := slices.IndexFunc(p.added, func(a memd.Fact) bool { return a.ID == f.ID }); j >= 0 {
-					res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: p.added[j]})
-					p.added = slices.Delete(p.added, j, j+1)
-				}
+				// Every line of it this change adds to the file goes too.
+				p.added = slices.DeleteFunc(p.added, func(a memd.Fact) bool {
+					if a.ID != f.ID {
+						return false
+					}
+					res.Changes = append(res.Changes, memd.FactChange{Op: "-", Fact: a})
+					return true
+				})
 				ff, err := g.file(path)
 				if err != nil {
 					return nil, err

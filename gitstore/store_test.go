@@ -645,3 +645,26 @@ func TestShard_ALinePutBackAndAnotherTakenInOneChange(t *testing.T) {
 		t.Errorf("facts: %v, want the fact still held", got)
 	}
 }
+
+// One change that puts back two lines of a fact and then forgets it
+// leaves none of them in the file.
+func TestShard_LinesPutBackThenForgottenInOneChange(t *testing.T) {
+	s := openStore(t)
+	sh := createShard(t, s, "agent/alice")
+	remember(t, sh, "Works at Acme", memd.TierProfile, "m0")
+	var edits []gitstore.Edit
+	for _, day := range []string{"2026-10-01", "2026-10-02"} {
+		d, _ := memd.ParseDate(day)
+		edits = append(edits, gitstore.Edit{Op: gitstore.RestoreLine, Fact: memd.Fact{ID: memd.FactID("Has a cat"), Text: "Has a cat", File: "profile.md", Date: d, Tier: memd.TierProfile}})
+	}
+	edits = append(edits, gitstore.Edit{Op: gitstore.RemoveFact, Fact: memd.Fact{ID: memd.FactID("Has a cat")}})
+	if _, err := sh.Apply(gitstore.Change{Author: alice, Message: "back and gone\n", Edits: edits}); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, sh.Dir(), "show", "HEAD:profile.md"); strings.Contains(got, "Has a cat") {
+		t.Errorf("the file still holds the fact:\n%s", got)
+	}
+	if got := texts(t, sh); !slices.Equal(got, []string{"Works at Acme"}) {
+		t.Errorf("facts: %v", got)
+	}
+}

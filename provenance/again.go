@@ -26,6 +26,7 @@ type lineAt struct {
 type factChange struct {
 	op          string
 	wrote, took []lineAt
+	byMemd      bool // memd's own commit, which writes no line of a fact it holds
 }
 
 // factChanges returns how a diff changed each fact it touches.
@@ -135,20 +136,18 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing
 	return out, nil
 }
 
-// taughtBefore reports whether a commit undone together with u, before it
-// in the history, wrote a line of fact id that u removed.
+// taughtBefore reports whether each line of fact id that u removed was
+// written by a commit undone together with u, before it in the history:
+// then nothing u removed stays once they are undone.
 func taughtBefore(u undoing, id string, together []undoing, r *rest) bool {
-	var gone []lineAt
-	for _, ch := range u.d.Facts {
-		if ch.Fact.ID == id && ch.Op == "-" {
-			gone = append(gone, lineAt{ch.Fact.File, ch.Fact.Date})
-		}
-	}
-	return slices.ContainsFunc(together, func(t undoing) bool {
-		if t.c.Hash == u.c.Hash || r.has(t.c.Hash) {
+	return !slices.ContainsFunc(u.d.Facts, func(ch memd.FactChange) bool {
+		if ch.Fact.ID != id || ch.Op != "-" {
 			return false
 		}
-		return slices.ContainsFunc(factChanges(t.d)[id].wrote, func(l lineAt) bool { return slices.Contains(gone, l) })
+		l := lineAt{ch.Fact.File, ch.Fact.Date}
+		return !slices.ContainsFunc(together, func(t undoing) bool {
+			return t.c.Hash != u.c.Hash && !r.has(t.c.Hash) && slices.Contains(factChanges(t.d)[id].wrote, l)
+		})
 	})
 }
 
@@ -259,10 +258,13 @@ func countChanges(sh *gitstore.Shard, commits []gitstore.Commit, facts map[strin
 			return err
 		}
 		did := factChanges(d)
-		for id := range did {
+		for id, fc := range did {
 			if !facts[id] {
 				delete(did, id)
+				continue
 			}
+			fc.byMemd = byMemd
+			did[id] = fc
 		}
 		changes[c.Hash] = did
 	}
@@ -307,7 +309,7 @@ func (r *rest) lastAgreeing(c gitstore.Hash, id string, own factChange, changes 
 		switch {
 		case op == removed && fc.op == removed && (!later[h] || r.below(c)[h]):
 			a.op = removed
-		case op == removed && fc.op == taught && r.below(c)[h] && !removedLater[h]:
+		case op == removed && fc.op == taught && fc.byMemd && r.below(c)[h] && !removedLater[h]:
 			a.retaught = append(a.retaught, fc.wrote...)
 		case op == taught && fc.op != removed:
 			if !later[h] {

@@ -597,3 +597,30 @@ func TestRevert_AForgettingUndoneLeavesALineThePeerTookToo(t *testing.T) {
 	})
 	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-03")
 }
+
+// A person's line written by hand after a forgetting is theirs, whatever
+// memd held: undoing the forgetting keeps it beside the line put back.
+func TestRevert_AForgettingUndoneKeepsALineAPersonWroteSince(t *testing.T) {
+	sh := newShard(t)
+	personAppends(t, sh, "vendor in the log, by hand", map[string]string{"log/2026-10.md": "- (2026-10-01) Vendor is Acme"})
+	forgot := change(t, sh, memd.OpForget, "Vendor is Acme", "m")
+	personAppends(t, sh, "vendor in the profile, by hand", map[string]string{"profile.md": "- (2026-10-03) Vendor is Acme"})
+	dryThenReal(t, byCommit(sh, forgot))
+	wantLines(t, sh, "Vendor is Acme", "profile.md@2026-10-03", "log/2026-10.md@2026-10-01")
+}
+
+// A message taught a fact and forgot it, with the line a person wrote of
+// it too; another message taught it again after. Undoing the first
+// message leaves the person's line, which stood when the fact was taught
+// again: that teaching added nothing, and its line goes.
+func TestRevert_AMessageUndoneLeavesAPersonsLineAndNotALaterTeachings(t *testing.T) {
+	sh := newShard(t)
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-01", "m")
+	personAppends(t, sh, "vendor in the log, by hand", map[string]string{"log/2026-10.md": "- (2026-10-01) Vendor is Acme"})
+	change(t, sh, memd.OpForget, "Vendor is Acme", "m")
+	rememberDated(t, sh, "Vendor is Acme", "2026-10-03", "m2")
+	dryThenReal(t, func(r provenance.Reverter) ([]memd.Revert, error) {
+		return r.RevertMessages([]*gitstore.Shard{sh}, []string{"m"}, "")
+	})
+	wantLines(t, sh, "Vendor is Acme", "log/2026-10.md@2026-10-01")
+}
