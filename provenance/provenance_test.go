@@ -507,15 +507,7 @@ var byAdmin = provenance.Reverter{Author: gitstore.Signature{Name: "admin", Emai
 // commits it with git, as a person editing by hand does.
 func personRewrites(t *testing.T, sh *gitstore.Shard, old, new, msg string) {
 	t.Helper()
-	profile := filepath.Join(sh.Dir(), "profile.md")
-	b, err := os.ReadFile(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(profile, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, sh.Dir(), "commit", "-qam", msg)
+	personReplaces(t, sh, msg, old, new, "profile.md")
 }
 
 // A commit made by someone else while a revert by message undoes its
