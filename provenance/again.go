@@ -89,9 +89,13 @@ type agreed struct {
 func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing) (map[gitstore.Hash]map[string]agreed, error) {
 	out := make(map[gitstore.Hash]map[string]agreed, len(us))
 	facts := make(map[string]bool) // the facts any of us taught or removed
+	did := make(map[gitstore.Hash]map[string]factChange, len(together))
+	for _, u := range together {
+		did[u.c.Hash] = factChanges(u.d)
+	}
 	for _, u := range us {
 		out[u.c.Hash] = make(map[string]agreed)
-		for id, fc := range factChanges(u.d) {
+		for id, fc := range did[u.c.Hash] {
 			if fc.op != rewritten {
 				facts[id] = true
 			}
@@ -117,12 +121,12 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing
 	for _, u := range us {
 		rest := rests[u.c.Hash]
 		again := out[u.c.Hash]
-		for id, fc := range factChanges(u.d) {
+		for id, fc := range did[u.c.Hash] {
 			if fc.op == rewritten {
 				continue
 			}
 			a, ok := rest.lastAgreeing(u.c.Hash, id, fc, changes)
-			if len(a.retaught) > 0 && taughtBefore(u, id, together, rest) {
+			if len(a.retaught) > 0 && taughtBefore(u, id, together, did, rest) {
 				// What it removed goes back and away again with the
 				// teaching undone with it: the lines taught since stay.
 				a.retaught = nil
@@ -139,14 +143,14 @@ func changedAgain(sh *gitstore.Shard, head gitstore.Hash, us, together []undoing
 // taughtBefore reports whether each line of fact id that u removed was
 // written by a commit undone together with u, before it in the history:
 // then nothing u removed stays once they are undone.
-func taughtBefore(u undoing, id string, together []undoing, r *rest) bool {
+func taughtBefore(u undoing, id string, together []undoing, did map[gitstore.Hash]map[string]factChange, r *rest) bool {
 	return !slices.ContainsFunc(u.d.Facts, func(ch memd.FactChange) bool {
 		if ch.Fact.ID != id || ch.Op != "-" {
 			return false
 		}
 		l := lineAt{ch.Fact.File, ch.Fact.Date}
 		return !slices.ContainsFunc(together, func(t undoing) bool {
-			return t.c.Hash != u.c.Hash && !r.has(t.c.Hash) && slices.Contains(factChanges(t.d)[id].wrote, l)
+			return t.c.Hash != u.c.Hash && !r.has(t.c.Hash) && slices.Contains(did[t.c.Hash][id].wrote, l)
 		})
 	})
 }
@@ -205,8 +209,9 @@ func restsOf(sh *gitstore.Shard, head gitstore.Hash, us []undoing) (map[gitstore
 	whole := &walk{commits: all}
 	below := descendants(oldest, all, nil)
 	if slices.ContainsFunc(us[:len(us)-1], func(u undoing) bool { return !below[u.c.Hash] }) {
-		var walks []*walk
-		for _, u := range us {
+		walks := []*walk{whole}
+		out[oldest] = &rest{walk: whole}
+		for _, u := range us[:len(us)-1] {
 			commits, _, err := sh.Range(u.c.Hash, head, -1)
 			if err != nil {
 				return nil, nil, err
